@@ -1,0 +1,5 @@
+"""The allocation every solver and online policy returns, and the invariant checks on it."""
+
+from fairshare.allocation.types import Allocation
+
+__all__ = ["Allocation"]

@@ -1,0 +1,5 @@
+"""The cluster layer: resources, machines and the placement-constraint language."""
+
+from fairshare.cluster.model import AttributeValue, BoolArray, Cluster, FloatArray, Machine
+
+__all__ = ["AttributeValue", "BoolArray", "Cluster", "FloatArray", "Machine"]

@@ -1,0 +1,57 @@
+"""The solver policies by their SPEC names (section 2), and the one entry point ``solve``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from fairshare.allocation import Allocation
+from fairshare.solvers.pooled import solve_pooled
+from fairshare.workload.model import Scenario
+
+SolveFunction = Callable[[Scenario, str, bool], Allocation]
+
+
+@dataclass(frozen=True)
+class SolverPolicy:
+    """A policy ``fairshare solve`` can compute: its SPEC name, what it equalises, the paper
+    section it implements, and whether it pools the cluster (and so gives no placement)."""
+
+    name: str
+    summary: str
+    source: str
+    pools_cluster: bool
+    run: SolveFunction
+
+
+SOLVER_POLICIES: dict[str, SolverPolicy] = {
+    p.name: p
+    for p in (
+        SolverPolicy("max-min", "weighted max-min with minimum shares and caps, one resource",
+                     "FAIR Appendix A, Algorithm 2", True, solve_pooled),
+        SolverPolicy("drf", "weighted Dominant Resource Fairness", "DRF sections 4.2-4.3",
+                     True, solve_pooled),
+        SolverPolicy("asset", "asset fairness: equal sums of resource shares", "DRF section 5.1",
+                     True, solve_pooled),
+        SolverPolicy("ceei", "competitive equilibrium from equal incomes", "DRF section 5.2",
+                     True, solve_pooled),
+        SolverPolicy("hdrf", "static hierarchical DRF over the queues", "H-DRF section 3.1",
+                     True, solve_pooled),
+        SolverPolicy("collapsed-drf", "weighted DRF with flattened hierarchy weights",
+                     "H-DRF section 3.2", True, solve_pooled),
+    )
+}
+
+
+class UnknownPolicy(ValueError):
+    """A policy name that is not in :data:`SOLVER_POLICIES`."""
+
+
+def solve(scenario: Scenario, policy: str, *, integral: bool = False) -> Allocation:
+    """The fair allocation of ``scenario``'s users under ``policy``, from scratch (offline)."""
+    try:
+        entry = SOLVER_POLICIES[policy]
+    except KeyError:
+        allowed = ", ".join(SOLVER_POLICIES)
+        raise UnknownPolicy(f"unknown policy {policy!r}; allowed: {allowed}") from None
+    return entry.run(scenario, policy, integral)

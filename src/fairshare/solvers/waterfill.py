@@ -1,0 +1,230 @@
+"""Exact progressive filling ("water-filling") over a weighted tree, event by event.
+
+This one engine computes the divisible allocations of weighted max-min fairness with minimum
+shares (FAIR Appendix A, Algorithm 2), DRF (DRF section 4.2, weighted as in section 4.3),
+asset fairness (DRF section 5), static H-DRF (H-DRF section 3.1, Algorithm 1) and the
+collapsed hierarchy (H-DRF section 3.2). It is the continuous limit of the papers' epsilon loops:
+starting at the root, flow goes to the demanding children with the lowest weighted share, and
+each internal node's share is the dominant share of the sum of its children's allocations.
+
+Between two events every allocation grows linearly, so the engine computes the velocities once
+per interval and jumps to the next event:
+
+- a resource saturates: every leaf that needs it is blocked (it can no longer be scheduled);
+- a user reaches its cap (``max_tasks``/``max_share``) or a queue its ``max_share``;
+- a waiting child's weighted share is reached by its lagging siblings (it joins them);
+- an internal node's dominant resource changes (another resource's share overtakes it).
+
+Flow is measured in units of leaf share, the quantity the epsilon loop hands out one sliver at
+a time. At an internal node, the flow is split among the receiving children (the demanding
+children at the lowest weighted share) so that their weighted shares rise together. A child
+whose share cannot rise (its dominant resource is saturated while its other resources still
+grow) takes all of its parent's flow until it catches up, exactly as the epsilon loop keeps
+picking it; several such children share the flow equally (the documented tie rule).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from fairshare.cluster import BoolArray, FloatArray
+from fairshare.solvers.errors import SolverFailure
+from fairshare.workload.hierarchy import Hierarchy, IntArray
+
+_REL_TOL = 1e-10
+
+
+@dataclass(frozen=True)
+class WaterfillProblem:
+    """A water-filling instance.
+
+    ``share_per_task[i]`` converts user i's tasks into the share the policy equalises (for DRF
+    its dominant share of one task). ``initial`` is the allocation filling starts from (minimum
+    shares); caps come from ``tree.max_tasks`` (users and queues).
+    """
+
+    tree: Hierarchy
+    demands: FloatArray
+    capacity: FloatArray
+    share_per_task: FloatArray
+    initial: FloatArray
+
+
+@dataclass(frozen=True)
+class _Level:
+    """The nodes at one depth, grouped by parent for segment reductions."""
+
+    nodes: IntArray
+    parents: IntArray
+    starts: IntArray
+    group: IntArray
+
+
+def waterfill(problem: WaterfillProblem) -> FloatArray:
+    """The divisible allocation (tasks per user) of ``problem``."""
+    return _Engine(problem).run()
+
+
+class _Engine:
+    def __init__(self, problem: WaterfillProblem) -> None:
+        tree = problem.tree
+        self.tree = tree
+        self.demands = problem.demands
+        self.capacity = problem.capacity
+        self.delta = problem.share_per_task
+        self.x = problem.initial.astype(np.float64).copy()
+        self.leaf = tree.leaf_node
+        self.ancestors = tree.ancestors
+        self.cap_leaf = tree.max_tasks[self.leaf]
+        internal = np.ones(tree.size, dtype=np.bool_)
+        internal[self.leaf] = False
+        self.internal = internal
+        self.capped_queues = np.flatnonzero(internal & np.isfinite(tree.max_tasks))
+        self.below_root = np.flatnonzero(internal)[1:]
+        used = self.capacity > 0
+        self.inv_capacity = np.where(used, 1.0 / np.where(used, self.capacity, 1.0), 0.0)
+        self.usage_per_share = self.demands / self.delta[:, None]
+        self.levels = self._group_levels()
+        self.frozen = np.zeros(len(self.x), dtype=np.bool_)
+        self.saturated = np.zeros(len(self.capacity), dtype=np.bool_)
+
+    def _group_levels(self) -> list[_Level]:
+        tree = self.tree
+        out = []
+        for depth in range(int(tree.depth.max(initial=0)), 0, -1):
+            nodes = np.flatnonzero(tree.depth == depth)
+            parents = tree.parent[nodes]
+            order = np.argsort(parents, kind="stable")
+            nodes, parents = nodes[order], parents[order]
+            boundary = np.flatnonzero(np.diff(parents)) + 1
+            starts = np.concatenate(([0], boundary)).astype(np.int64)
+            group = np.cumsum(np.isin(np.arange(len(nodes)), boundary)).astype(np.int64)
+            out.append(_Level(nodes, parents, starts, group))
+        return out
+
+    def run(self) -> FloatArray:
+        self._freeze()
+        budget = 20 * (self.tree.size + 1) * (len(self.capacity) + 2)
+        for _ in range(budget):
+            if self.frozen.all():
+                return self.x
+            self._step()
+        raise SolverFailure("water-filling did not converge (event budget exhausted)")
+
+    def _step(self) -> None:
+        tree = self.tree
+        usage = np.asarray(self.ancestors @ (self.x[:, None] * self.demands))
+        ratio = usage * self.inv_capacity
+        share = ratio.max(axis=1)
+        share[self.leaf] = self.x * self.delta
+        level = share / tree.weight
+        active = np.asarray(self.ancestors @ (~self.frozen).astype(np.float64)) > 0
+
+        size, m = tree.size, len(self.capacity)
+        sigma = np.zeros(size)
+        velocity = np.zeros((size, m))
+        sigma[self.leaf] = 1.0
+        velocity[self.leaf] = self.usage_per_share
+        fraction = np.zeros(size)
+        level_rate = np.zeros(size)
+        floor = np.full(size, np.inf)
+        receiving = np.zeros(size, dtype=np.bool_)
+        tied_max = ratio >= share[:, None] - _REL_TOL * np.maximum(1.0, share[:, None])
+
+        for lv in self.levels:
+            kids = lv.nodes
+            kid_active = active[kids]
+            kid_level = np.where(kid_active, level[kids], np.inf)
+            group_floor = np.minimum.reduceat(kid_level, lv.starts)
+            kid_floor = group_floor[lv.group]
+            recv = kid_active & (kid_level <= kid_floor + _REL_TOL * np.maximum(1.0, kid_floor))
+            stuck = recv & (sigma[kids] <= 0.0)
+            stuck_count = np.add.reduceat(stuck.astype(np.float64), lv.starts)
+            any_stuck = stuck_count[lv.group] > 0
+            kid_sigma = sigma[kids]
+            safe_sigma = np.where(kid_sigma > 0, kid_sigma, 1.0)
+            speed = np.where(recv & ~any_stuck & (kid_sigma > 0), tree.weight[kids] / safe_sigma, 0)
+            speed_sum = np.add.reduceat(speed, lv.starts)
+            split = np.where(
+                any_stuck,
+                stuck / np.maximum(stuck_count[lv.group], 1.0),
+                speed / np.where(speed_sum[lv.group] > 0, speed_sum[lv.group], 1.0),
+            )
+            fraction[kids] = split
+            receiving[kids] = recv
+            parents = lv.parents[lv.starts]
+            floor[parents] = group_floor
+            velocity[parents] = np.add.reduceat(split[:, None] * velocity[kids], lv.starts)
+            level_rate[parents] = np.where(
+                (stuck_count == 0) & (speed_sum > 0), 1.0 / np.where(speed_sum > 0, speed_sum, 1), 0
+            )
+            growth = velocity[parents] * self.inv_capacity
+            sigma[parents] = np.where(tied_max[parents], growth, 0.0).max(axis=1)
+
+        flow = np.zeros(size)
+        flow[0] = 1.0 if active[0] else 0.0
+        for lv in reversed(self.levels):
+            flow[lv.nodes] = flow[lv.parents] * fraction[lv.nodes]
+        rate = flow[self.leaf] / self.delta
+
+        step = np.inf
+        resource_rate = rate @ self.demands
+        total = usage[0]
+        open_resources = (resource_rate > 0) & ~self.saturated
+        if open_resources.any():
+            gap = self.capacity[open_resources] - total[open_resources]
+            step = min(step, float((np.maximum(gap, 0) / resource_rate[open_resources]).min()))
+        growing = rate > 0
+        if growing.any():
+            room = self.cap_leaf[growing] - self.x[growing]
+            step = min(step, float((np.maximum(room, 0) / rate[growing]).min()))
+        if len(self.capped_queues):
+            queue_rate = np.asarray(self.ancestors @ rate)[self.capped_queues]
+            queue_tasks = np.asarray(self.ancestors @ self.x)[self.capped_queues]
+            filling = queue_rate > 0
+            if filling.any():
+                room = tree.max_tasks[self.capped_queues][filling] - queue_tasks[filling]
+                step = min(step, float((np.maximum(room, 0) / queue_rate[filling]).min()))
+        waiting = active & ~receiving & np.isfinite(level)
+        waiting[0] = False
+        if waiting.any():
+            parent_of_waiting = tree.parent[waiting]
+            catch_up = flow[parent_of_waiting] * level_rate[parent_of_waiting]
+            moving = catch_up > 0
+            if moving.any():
+                gap = level[waiting][moving] - floor[parent_of_waiting][moving]
+                step = min(step, float((np.maximum(gap, 0) / catch_up[moving]).min()))
+        inner = self.below_root[flow[self.below_root] > 0]
+        if len(inner):
+            growth = velocity[inner] * self.inv_capacity
+            overtake = (~tied_max[inner]) & (growth > sigma[inner, None])
+            if overtake.any():
+                gap = share[inner, None] - ratio[inner]
+                speed = flow[inner, None] * (growth - sigma[inner, None])
+                times = np.where(overtake, gap / np.where(overtake, speed, 1.0), np.inf)
+                step = min(step, float(times.min()))
+        if not np.isfinite(step):
+            raise SolverFailure("water-filling found demanding users but no next event")
+        self.x += step * rate
+        self._freeze()
+
+    def _freeze(self) -> None:
+        """Block users that can no longer grow, snapping values that reached a bound."""
+        total = self.x @ self.demands
+        self.saturated |= total >= self.capacity * (1 - _REL_TOL)
+        needs_saturated = (self.demands[:, self.saturated] > 0).any(axis=1)
+        finite_cap = np.isfinite(self.cap_leaf)
+        cap_or_zero = np.where(finite_cap, self.cap_leaf, 0.0)
+        at_cap = finite_cap & (self.x >= cap_or_zero - _REL_TOL * np.maximum(1.0, cap_or_zero))
+        self.x = np.where(at_cap, np.minimum(self.x, self.cap_leaf), self.x)
+        frozen: BoolArray = self.frozen | needs_saturated | at_cap
+        if len(self.capped_queues):
+            queue_tasks = np.asarray(self.ancestors @ self.x)[self.capped_queues]
+            limit = self.tree.max_tasks[self.capped_queues]
+            full = self.capped_queues[queue_tasks >= limit - _REL_TOL * np.maximum(1.0, limit)]
+            if len(full):
+                below_full = np.asarray(self.ancestors[full].sum(axis=0)).ravel() > 0
+                frozen |= below_full
+        self.frozen = frozen

@@ -1,0 +1,137 @@
+"""The scheduling tree: queues as internal nodes, users as leaves (H-DRF section 2.1).
+
+Node 0 is the root. Children appear in scenario order (queues in declaration order, then
+users), which is also the documented tie-break order of every solver that walks the tree.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+from scipy import sparse
+
+from fairshare.cluster import FloatArray
+from fairshare.workload.model import ROOT, Scenario
+
+IntArray = npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True)
+class Hierarchy:
+    """A weighted tree over the scenario's queues and users.
+
+    ``parent[k]`` is -1 for the root; ``leaf_node[i]`` is the node of user i and ``user_of[k]``
+    the user of node k (-1 for internal nodes). ``ancestors`` is the nodes x users 0/1 matrix
+    with a 1 where the node is the user's leaf or one of its ancestors, so that
+    ``ancestors @ per_user_vector`` aggregates any quantity up the tree in one product.
+    """
+
+    names: tuple[str, ...]
+    parent: IntArray
+    depth: IntArray
+    weight: FloatArray
+    max_tasks: FloatArray
+    leaf_node: IntArray
+    user_of: IntArray
+    children: tuple[tuple[int, ...], ...]
+    ancestors: sparse.csr_array
+
+    @property
+    def size(self) -> int:
+        return len(self.names)
+
+    @property
+    def is_flat(self) -> bool:
+        return bool(np.all(self.depth[self.leaf_node] == 1))
+
+    def path_to_root(self, node: int) -> list[int]:
+        """The node and its ancestors, root last."""
+        path = []
+        while node >= 0:
+            path.append(node)
+            node = int(self.parent[node])
+        return path
+
+    def collapsed_weights(self) -> FloatArray:
+        """Each user's weight in the flattened hierarchy (H-DRF section 3.2): the product,
+        along its path, of the node's weight over the summed weights of it and its siblings.
+        Empty queues (no user below them) demand nothing and are left out of the sums."""
+        has_user = np.asarray(self.ancestors.sum(axis=1)).ravel() > 0
+        out = np.ones(len(self.leaf_node), dtype=np.float64)
+        for user, leaf in enumerate(self.leaf_node):
+            factor = 1.0
+            for node in self.path_to_root(int(leaf))[:-1]:
+                siblings = self.children[int(self.parent[node])]
+                total = sum(self.weight[s] for s in siblings if has_user[s])
+                factor *= self.weight[node] / total
+            out[user] = factor
+        return out
+
+
+def build_hierarchy(scenario: Scenario, *, flat: bool = False) -> Hierarchy:
+    """The tree of ``scenario``; with ``flat`` every user hangs below the root (plain DRF)."""
+    names: list[str] = [ROOT]
+    parent: list[int] = [-1]
+    weight: list[float] = [1.0]
+    max_tasks: list[float] = [math.inf]
+    index = {ROOT: 0}
+    if not flat:
+        for queue in scenario.queues:
+            index[queue.path] = len(names)
+            names.append(queue.path)
+            parent.append(-2)
+            weight.append(queue.weight)
+            max_tasks.append(queue.max_share)
+        for queue in scenario.queues:
+            parent[index[queue.path]] = index[queue.parent]
+    leaf_node = []
+    for user in scenario.users:
+        leaf_node.append(len(names))
+        names.append(user.name)
+        parent.append(0 if flat else index[user.queue])
+        weight.append(user.weight)
+        max_tasks.append(user.cap)
+    size = len(names)
+    children: list[list[int]] = [[] for _ in range(size)]
+    for node in range(1, size):
+        children[parent[node]].append(node)
+    depth = [0] * size
+    for node in _preorder(children):
+        if node:
+            depth[node] = depth[parent[node]] + 1
+    rows, cols = [], []
+    for user, leaf in enumerate(leaf_node):
+        node = leaf
+        while node >= 0:
+            rows.append(node)
+            cols.append(user)
+            node = parent[node]
+    ancestors = sparse.csr_array(
+        (np.ones(len(rows)), (np.array(rows, dtype=np.int64), np.array(cols, dtype=np.int64))),
+        shape=(size, len(leaf_node)),
+    )
+    user_of = np.full(size, -1, dtype=np.int64)
+    user_of[np.array(leaf_node, dtype=np.int64)] = np.arange(len(leaf_node))
+    return Hierarchy(
+        names=tuple(names),
+        parent=np.array(parent, dtype=np.int64),
+        depth=np.array(depth, dtype=np.int64),
+        weight=np.array(weight, dtype=np.float64),
+        max_tasks=np.array(max_tasks, dtype=np.float64),
+        leaf_node=np.array(leaf_node, dtype=np.int64),
+        user_of=user_of,
+        children=tuple(tuple(c) for c in children),
+        ancestors=ancestors,
+    )
+
+
+def _preorder(children: list[list[int]]) -> list[int]:
+    order, stack = [], [0]
+    while stack:
+        node = stack.pop()
+        order.append(node)
+        stack.extend(reversed(children[node]))
+    return order
