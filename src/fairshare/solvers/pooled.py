@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from fairshare.allocation import Allocation
-from fairshare.cluster import FloatArray
+from fairshare.cluster import BoolArray, FloatArray
 from fairshare.solvers.ceei import ceei
 from fairshare.solvers.errors import InvalidRequest
 from fairshare.solvers.progressive import progressive_fill
@@ -57,22 +57,30 @@ def prepare(scenario: Scenario, policy: str) -> PooledInput:
     caps = scenario.caps
     warnings = []
     eligible = scenario.eligibility()
-    nowhere = ~eligible.any(axis=1)
+    nowhere: BoolArray = ~np.asarray(eligible.any(axis=1), dtype=np.bool_)
     for i in np.flatnonzero(nowhere):
-        warnings.append(f"user {scenario.users[i].name!r}: its constraint matches no machine; "
-                        "it receives nothing")
+        warnings.append(
+            f"user {scenario.users[i].name!r}: its constraint matches no machine; "
+            "it receives nothing"
+        )
     caps = np.where(nowhere, 0.0, caps)
-    constrained = [u.name for i, u in enumerate(scenario.users) if u.is_constrained and not nowhere[i]]
+    constrained = [
+        u.name for i, u in enumerate(scenario.users) if u.is_constrained and not nowhere[i]
+    ]
     if constrained:
-        listed = ", ".join(repr(n) for n in constrained[:5]) + (", ..." if len(constrained) > 5 else "")
-        warnings.append(f"{policy} pools the cluster into one machine and ignores the placement "
-                        f"constraints of {listed}; use tsf, cdrf or cmmf to honour them")
+        listed = ", ".join(repr(n) for n in constrained[:5]) + (
+            ", ..." if len(constrained) > 5 else ""
+        )
+        warnings.append(
+            f"{policy} pools the cluster into one machine and ignores the placement "
+            f"constraints of {listed}; use tsf, cdrf or cmmf to honour them"
+        )
     initial = np.minimum(scenario.min_shares, caps)
     needed = initial @ demands
     over = needed > capacity * (1 + 1e-12)
     if over.any():
         r = int(np.flatnonzero(over)[0])
-        name = np.array(cluster.resources)[used][r]
+        name = [n for n, u in zip(cluster.resources, used, strict=True) if u][r]
         raise InvalidRequest(
             "users[*].min_share",
             f"the minimum shares need {needed[r]:g} {name} but the cluster has {capacity[r]:g}; "
@@ -87,7 +95,9 @@ def solve_pooled(scenario: Scenario, policy: str, integral: bool) -> Allocation:
     if policy == "max-min":
         resources_used = np.flatnonzero((data.demands > 0).any(axis=0))
         if len(resources_used) > 1:
-            names = [scenario.cluster.resources[i] for i in np.flatnonzero(scenario.cluster.total > 0)]
+            names = [
+                scenario.cluster.resources[i] for i in np.flatnonzero(scenario.cluster.total > 0)
+            ]
             raise InvalidRequest(
                 "--policy",
                 "max-min shares a single resource, but the users demand "
@@ -128,14 +138,18 @@ def _ceei(scenario: Scenario, data: PooledInput, integral: bool) -> FloatArray:
     start = np.maximum(np.floor(divisible + 1e-9), np.floor(data.initial + 1e-9))
     problem = WaterfillProblem(tree, data.demands, data.capacity, ratio_share, data.initial)
     completed = progressive_fill(problem, start=start)
-    leftover = WaterfillProblem(tree, data.demands, data.capacity, np.ones(len(divisible)), data.initial)
+    leftover = WaterfillProblem(
+        tree, data.demands, data.capacity, np.ones(len(divisible)), data.initial
+    )
     return progressive_fill(leftover, start=completed)
 
 
 def _queue_warnings(scenario: Scenario, policy: str) -> tuple[str, ...]:
     if policy == "hdrf" and any(q.min_share > 0 for q in scenario.queues):
-        return ("static H-DRF has no minimum guarantees for queues; queue min_share is used by "
-                "the online fair scheduler (fairshare simulate --policy fair)",)
+        return (
+            "static H-DRF has no minimum guarantees for queues; queue min_share is used by "
+            "the online fair scheduler (fairshare simulate --policy fair)",
+        )
     return ()
 
 

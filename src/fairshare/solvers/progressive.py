@@ -86,5 +86,7 @@ def progressive_fill(problem: WaterfillProblem, start: FloatArray | None = None)
             usage[member] += demand
         for member in path[:-1]:
             version[member] += 1
-            heapq.heappush(heaps[int(parent[member])], (level(member), member, int(version[member])))
+            heapq.heappush(
+                heaps[int(parent[member])], (level(member), member, int(version[member]))
+            )
         node = 0

@@ -27,18 +27,44 @@ class SolverPolicy:
 SOLVER_POLICIES: dict[str, SolverPolicy] = {
     p.name: p
     for p in (
-        SolverPolicy("max-min", "weighted max-min with minimum shares and caps, one resource",
-                     "FAIR Appendix A, Algorithm 2", True, solve_pooled),
-        SolverPolicy("drf", "weighted Dominant Resource Fairness", "DRF sections 4.2-4.3",
-                     True, solve_pooled),
-        SolverPolicy("asset", "asset fairness: equal sums of resource shares", "DRF section 5.1",
-                     True, solve_pooled),
-        SolverPolicy("ceei", "competitive equilibrium from equal incomes", "DRF section 5.2",
-                     True, solve_pooled),
-        SolverPolicy("hdrf", "static hierarchical DRF over the queues", "H-DRF section 3.1",
-                     True, solve_pooled),
-        SolverPolicy("collapsed-drf", "weighted DRF with flattened hierarchy weights",
-                     "H-DRF section 3.2", True, solve_pooled),
+        SolverPolicy(
+            "max-min",
+            "weighted max-min with minimum shares and caps, one resource",
+            "FAIR Appendix A, Algorithm 2",
+            True,
+            solve_pooled,
+        ),
+        SolverPolicy(
+            "drf", "weighted Dominant Resource Fairness", "DRF sections 4.2-4.3", True, solve_pooled
+        ),
+        SolverPolicy(
+            "asset",
+            "asset fairness: equal sums of resource shares",
+            "DRF section 5.1",
+            True,
+            solve_pooled,
+        ),
+        SolverPolicy(
+            "ceei",
+            "competitive equilibrium from equal incomes",
+            "DRF section 5.2",
+            True,
+            solve_pooled,
+        ),
+        SolverPolicy(
+            "hdrf",
+            "static hierarchical DRF over the queues",
+            "H-DRF section 3.1",
+            True,
+            solve_pooled,
+        ),
+        SolverPolicy(
+            "collapsed-drf",
+            "weighted DRF with flattened hierarchy weights",
+            "H-DRF section 3.2",
+            True,
+            solve_pooled,
+        ),
     )
 }
 

@@ -103,11 +103,11 @@ def build_hierarchy(scenario: Scenario, *, flat: bool = False) -> Hierarchy:
         if node:
             depth[node] = depth[parent[node]] + 1
     rows, cols = [], []
-    for user, leaf in enumerate(leaf_node):
+    for user_index, leaf in enumerate(leaf_node):
         node = leaf
         while node >= 0:
             rows.append(node)
-            cols.append(user)
+            cols.append(user_index)
             node = parent[node]
     ancestors = sparse.csr_array(
         (np.ones(len(rows)), (np.array(rows, dtype=np.int64), np.array(cols, dtype=np.int64))),

@@ -1,0 +1,160 @@
+"""The invariants every allocation must satisfy, for solvers and online policies alike.
+
+Each check returns human-readable violations (empty when the allocation is sound), so tests can
+assert on them and the fairness checker can explain them. ``check_allocation`` runs them all.
+
+- feasible: no resource (pooled) or machine (placed) over capacity; placement sums to tasks;
+- constraints: no task on a machine outside the user's constraint or whitelist;
+- caps: no user above ``max_tasks``/``max_share``, no queue above its ``max_share``;
+- integral: whole tasks when the allocation claims to be integral;
+- maximal: when integral, no user can be given one more task (SPEC section 2);
+- non-wasteful: when divisible, every user is at its cap or needs a saturated resource (the
+  Pareto-efficiency condition for Leontief demands, DRF section 3).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fairshare.allocation.types import Allocation
+from fairshare.cluster import FloatArray
+from fairshare.workload.hierarchy import build_hierarchy
+from fairshare.workload.model import Scenario
+
+TOLERANCE = 1e-7
+
+
+def _over(amount: FloatArray, limit: FloatArray) -> FloatArray:
+    return np.asarray(amount > limit + TOLERANCE * np.maximum(1.0, np.abs(limit)))
+
+
+def feasibility_violations(scenario: Scenario, allocation: Allocation) -> list[str]:
+    out = []
+    names = scenario.cluster.resources
+    if np.any(allocation.tasks < -TOLERANCE):
+        out.append("negative task counts")
+    used = allocation.tasks @ scenario.demands
+    for r in np.flatnonzero(_over(used, scenario.cluster.total)):
+        out.append(f"{names[r]}: {used[r]:g} allocated of {scenario.cluster.total[r]:g}")
+    placement = allocation.placement
+    if placement is not None:
+        dense = placement.toarray()
+        per_machine = dense.T @ scenario.demands
+        over = _over(per_machine, scenario.cluster.capacities)
+        for j, r in zip(*np.nonzero(over), strict=True):
+            machine = scenario.cluster.machines[j]
+            amount = f"{per_machine[j, r]:g} of {machine.capacity[r]:g}"
+            out.append(f"machine {machine.name}: {names[r]} {amount}")
+        placed = dense.sum(axis=1)
+        for i in np.flatnonzero(
+            np.abs(placed - allocation.tasks) > TOLERANCE * np.maximum(1, placed)
+        ):
+            name = scenario.users[i].name
+            out.append(f"user {name}: {placed[i]:g} placed but {allocation.tasks[i]:g} tasks")
+    return out
+
+
+def constraint_violations(scenario: Scenario, allocation: Allocation) -> list[str]:
+    if allocation.placement is None:
+        return []
+    dense = allocation.placement.toarray()
+    outside = (dense > TOLERANCE) & ~scenario.eligibility()
+    return [
+        f"user {scenario.users[i].name}: {dense[i, j]:g} tasks on ineligible machine "
+        f"{scenario.cluster.machines[j].name}"
+        for i, j in zip(*np.nonzero(outside), strict=True)
+    ]
+
+
+def cap_violations(scenario: Scenario, allocation: Allocation) -> list[str]:
+    out = [
+        f"user {scenario.users[i].name}: {allocation.tasks[i]:g} tasks above its cap "
+        f"{scenario.users[i].cap:g}"
+        for i in np.flatnonzero(_over(allocation.tasks, scenario.caps))
+    ]
+    tree = build_hierarchy(scenario)
+    per_node = tree.ancestors @ allocation.tasks
+    for node in np.flatnonzero(_over(per_node, tree.max_tasks)):
+        out.append(
+            f"queue {tree.names[node]}: {per_node[node]:g} tasks above max_share "
+            f"{tree.max_tasks[node]:g}"
+        )
+    return out
+
+
+def integrality_violations(allocation: Allocation) -> list[str]:
+    if not allocation.integral:
+        return []
+    frac = np.abs(allocation.tasks - np.round(allocation.tasks))
+    out = [
+        f"user #{i}: {allocation.tasks[i]:g} tasks is not whole"
+        for i in np.flatnonzero(frac > 1e-9)
+    ]
+    if allocation.placement is not None:
+        data = allocation.placement.data
+        if np.any(np.abs(data - np.round(data)) > 1e-9):
+            out.append("placement holds fractional tasks")
+    return out
+
+
+def _headroom(scenario: Scenario, allocation: Allocation) -> FloatArray:
+    """Tasks each user could still add before hitting its own or a queue's cap."""
+    tree = build_hierarchy(scenario)
+    per_node = np.asarray(tree.ancestors @ allocation.tasks)
+    room = scenario.caps - allocation.tasks
+    for i, leaf in enumerate(tree.leaf_node):
+        for node in tree.path_to_root(int(leaf))[1:]:
+            room[i] = min(room[i], tree.max_tasks[node] - per_node[node])
+    return room
+
+
+def maximality_violations(scenario: Scenario, allocation: Allocation) -> list[str]:
+    """Integral allocations only: a user with room under its caps whose next task still fits."""
+    if not allocation.integral:
+        return []
+    demands = scenario.demands
+    room = _headroom(scenario, allocation)
+    eligible = scenario.eligibility()
+    out = []
+    if allocation.placement is None:
+        free = scenario.cluster.total - allocation.tasks @ demands
+        for i in np.flatnonzero(room >= 1 - 1e-9):
+            if eligible[i].any() and np.all(demands[i] <= free + TOLERANCE):
+                out.append(f"user {scenario.users[i].name}: one more task still fits")
+        return out
+    free_per_machine = scenario.cluster.capacities - allocation.placement.toarray().T @ demands
+    fits = np.all(demands[:, None, :] <= free_per_machine[None, :, :] + TOLERANCE, axis=2)
+    for i in np.flatnonzero(room >= 1 - 1e-9):
+        where = np.flatnonzero(fits[i] & eligible[i])
+        if len(where):
+            machine = scenario.cluster.machines[int(where[0])].name
+            out.append(f"user {scenario.users[i].name}: one more task still fits on {machine}")
+    return out
+
+
+def waste_violations(scenario: Scenario, allocation: Allocation) -> list[str]:
+    """Divisible pooled allocations only: a user below its caps whose resources are all free."""
+    if allocation.integral or allocation.placement is not None:
+        return []
+    demands = scenario.demands
+    free = scenario.cluster.total - allocation.tasks @ demands
+    saturated = free <= TOLERANCE * np.maximum(1.0, scenario.cluster.total)
+    room = _headroom(scenario, allocation)
+    eligible = scenario.eligibility().any(axis=1)
+    blocked = (demands[:, saturated] > 0).any(axis=1)
+    return [
+        f"user {scenario.users[i].name}: below its cap and needs no saturated resource"
+        for i in np.flatnonzero((room > TOLERANCE) & ~blocked & eligible)
+    ]
+
+
+def check_allocation(scenario: Scenario, allocation: Allocation) -> list[str]:
+    """Every invariant violation of ``allocation`` for ``scenario`` (empty when sound)."""
+    return (
+        feasibility_violations(scenario, allocation)
+        + constraint_violations(scenario, allocation)
+        + cap_violations(scenario, allocation)
+        + integrality_violations(allocation)
+        + maximality_violations(scenario, allocation)
+        + waste_violations(scenario, allocation)
+    )
