@@ -21,6 +21,7 @@ from fairshare.solvers.ceei import ceei
 from fairshare.solvers.errors import InvalidRequest
 from fairshare.solvers.progressive import progressive_fill
 from fairshare.solvers.waterfill import WaterfillProblem, waterfill
+from fairshare.workload.eligibility import machine_types
 from fairshare.workload.hierarchy import Hierarchy, build_hierarchy
 from fairshare.workload.model import Scenario
 
@@ -56,7 +57,7 @@ def prepare(scenario: Scenario, policy: str) -> PooledInput:
     capacity = cluster.total[used]
     caps = scenario.caps
     warnings = []
-    eligible = scenario.eligibility()
+    eligible = machine_types(scenario).eligible
     nowhere: BoolArray = ~np.asarray(eligible.any(axis=1), dtype=np.bool_)
     for i in np.flatnonzero(nowhere):
         warnings.append(

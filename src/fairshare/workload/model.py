@@ -156,12 +156,9 @@ class Scenario:
 
     def eligibility(self) -> BoolArray:
         """The users x machines matrix: True where the user's constraint and whitelist allow
-        the machine (Choosy section 3's constraint graph)."""
-        machines = self.cluster.machines
-        out = np.ones((len(self.users), len(machines)), dtype=np.bool_)
-        for i, user in enumerate(self.users):
-            if user.constraint is not None:
-                out[i] = [user.constraint.matches(machine) for machine in machines]
-            if user.machines is not None:
-                out[i] &= [machine.name in user.machines for machine in machines]
-        return out
+        the machine (Choosy section 3's constraint graph). For large clusters prefer
+        ``fairshare.workload.eligibility.machine_types``, which evaluates per machine type."""
+        from fairshare.workload.eligibility import machine_types  # noqa: PLC0415
+
+        types = machine_types(self)
+        return np.asarray(types.eligible[:, types.machine_type], dtype=np.bool_)
