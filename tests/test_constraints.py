@@ -859,3 +859,18 @@ def test_arbitrary_text_parses_or_raises_a_syntax_error(text: str) -> None:
         assert error.message and "\n" not in error.message
     else:
         assert isinstance(constraint.matches(machine(a=1, b="x")), bool)
+
+
+@settings(max_examples=500, deadline=None)
+@given(leaves(), st.lists(machines_st, min_size=1, max_size=10), st.sampled_from(["", " "]))
+def test_random_single_conditions_match_reference(
+    e: Node, machines: list[Machine], space: str
+) -> None:
+    """Single conditions, where no and / or can mask a wrong answer."""
+    text = render(e, 1, space)
+    constraint = parse_constraint(text)
+    expected = [reference(e, m) for m in machines]
+    assert constraint.mask(machines).tolist() == expected, text
+    assert [parse_constraint(f"not {text}").matches(m) for m in machines] == [
+        not x for x in expected
+    ], text

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Annotated, NoReturn
 
+import numpy as np
 import typer
 from rich.console import Console
 from rich.table import Table
@@ -45,19 +46,22 @@ def _round(value: float, digits: int = 6) -> float:
 def allocation_document(scenario: Scenario, allocation: Allocation) -> dict[str, object]:
     """The JSON document of SPEC section 2 for ``allocation``."""
     users: dict[str, object] = {}
-    placement = allocation.placement.toarray() if allocation.placement is not None else None
-    machine_names = scenario.cluster.machine_names
+    placed: list[dict[str, float]] = [{} for _ in scenario.users]
+    if allocation.placement is not None:
+        p = allocation.placement
+        names = scenario.cluster.machine_names
+        for user, machine, tasks in sorted(
+            zip(p.users.tolist(), p.machines.tolist(), p.tasks, strict=True)
+        ):
+            if _round(tasks) != 0:
+                placed[user][names[machine]] = _round(tasks)
     for i, user in enumerate(scenario.users):
         entry: dict[str, object] = {
             "tasks": _round(allocation.tasks[i]),
             "share": _round(allocation.shares[i]),
         }
-        if placement is not None:
-            entry["placement"] = {
-                machine_names[j]: _round(placement[i, j])
-                for j in range(len(machine_names))
-                if _round(placement[i, j]) != 0
-            }
+        if allocation.placement is not None:
+            entry["placement"] = placed[i]
         users[user.name] = entry
     allocated = allocation.tasks @ scenario.demands
     resources = {
@@ -87,7 +91,11 @@ def _print_table(scenario: Scenario, allocation: Allocation, console: Console) -
     table.add_column("share", justify="right")
     if allocation.placement is not None:
         table.add_column("machines", justify="right")
-    placement = allocation.placement.toarray() if allocation.placement is not None else None
+    machines_used = (
+        np.bincount(allocation.placement.users, minlength=len(scenario.users))
+        if allocation.placement is not None
+        else None
+    )
     for i, user in enumerate(scenario.users):
         row = [
             user.name,
@@ -96,8 +104,8 @@ def _print_table(scenario: Scenario, allocation: Allocation, console: Console) -
             f"{allocation.tasks[i]:.4f}".rstrip("0").rstrip("."),
             f"{allocation.shares[i]:.4f}",
         ]
-        if placement is not None:
-            row.append(str(int((placement[i] > 1e-9).sum())))
+        if machines_used is not None:
+            row.append(str(int(machines_used[i])))
         table.add_row(*row)
     console.print(table)
     resources = Table(title="resources", title_justify="left")

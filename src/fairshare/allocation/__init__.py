@@ -1,6 +1,6 @@
 """The allocation every solver and online policy returns, and the invariant checks on it."""
 
 from fairshare.allocation.invariants import check_allocation
-from fairshare.allocation.types import Allocation
+from fairshare.allocation.types import Allocation, Placement
 
-__all__ = ["Allocation", "check_allocation"]
+__all__ = ["Allocation", "Placement", "check_allocation"]

@@ -18,6 +18,7 @@ import numpy as np
 
 from fairshare.allocation.types import Allocation
 from fairshare.cluster import FloatArray
+from fairshare.workload.eligibility import machine_types
 from fairshare.workload.hierarchy import build_hierarchy
 from fairshare.workload.model import Scenario
 
@@ -38,14 +39,13 @@ def feasibility_violations(scenario: Scenario, allocation: Allocation) -> list[s
         out.append(f"{names[r]}: {used[r]:g} allocated of {scenario.cluster.total[r]:g}")
     placement = allocation.placement
     if placement is not None:
-        dense = placement.toarray()
-        per_machine = dense.T @ scenario.demands
+        per_machine = placement.machine_usage(scenario.demands)
         over = _over(per_machine, scenario.cluster.capacities)
         for j, r in zip(*np.nonzero(over), strict=True):
             machine = scenario.cluster.machines[j]
             amount = f"{per_machine[j, r]:g} of {machine.capacity[r]:g}"
             out.append(f"machine {machine.name}: {names[r]} {amount}")
-        placed = dense.sum(axis=1)
+        placed = placement.per_user()
         for i in np.flatnonzero(
             np.abs(placed - allocation.tasks) > TOLERANCE * np.maximum(1, placed)
         ):
@@ -57,12 +57,14 @@ def feasibility_violations(scenario: Scenario, allocation: Allocation) -> list[s
 def constraint_violations(scenario: Scenario, allocation: Allocation) -> list[str]:
     if allocation.placement is None:
         return []
-    dense = allocation.placement.toarray()
-    outside = (dense > TOLERANCE) & ~scenario.eligibility()
+    placement = allocation.placement
+    types = machine_types(scenario)
+    allowed = types.eligible[placement.users, types.machine_type[placement.machines]]
+    outside = np.flatnonzero(~allowed & (placement.tasks > TOLERANCE))
     return [
-        f"user {scenario.users[i].name}: {dense[i, j]:g} tasks on ineligible machine "
-        f"{scenario.cluster.machines[j].name}"
-        for i, j in zip(*np.nonzero(outside), strict=True)
+        f"user {scenario.users[placement.users[k]].name}: {placement.tasks[k]:g} tasks on "
+        f"ineligible machine {scenario.cluster.machines[placement.machines[k]].name}"
+        for k in outside
     ]
 
 
@@ -91,7 +93,7 @@ def integrality_violations(allocation: Allocation) -> list[str]:
         for i in np.flatnonzero(frac > 1e-9)
     ]
     if allocation.placement is not None:
-        data = allocation.placement.data
+        data = allocation.placement.tasks
         if np.any(np.abs(data - np.round(data)) > 1e-9):
             out.append("placement holds fractional tasks")
     return out
@@ -114,18 +116,18 @@ def maximality_violations(scenario: Scenario, allocation: Allocation) -> list[st
         return []
     demands = scenario.demands
     room = _headroom(scenario, allocation)
-    eligible = scenario.eligibility()
+    types = machine_types(scenario)
     out = []
     if allocation.placement is None:
         free = scenario.cluster.total - allocation.tasks @ demands
         for i in np.flatnonzero(room >= 1 - 1e-9):
-            if eligible[i].any() and np.all(demands[i] <= free + TOLERANCE):
+            if types.eligible[i].any() and np.all(demands[i] <= free + TOLERANCE):
                 out.append(f"user {scenario.users[i].name}: one more task still fits")
         return out
-    free_per_machine = scenario.cluster.capacities - allocation.placement.toarray().T @ demands
-    fits = np.all(demands[:, None, :] <= free_per_machine[None, :, :] + TOLERANCE, axis=2)
+    free_per_machine = scenario.cluster.capacities - allocation.placement.machine_usage(demands)
     for i in np.flatnonzero(room >= 1 - 1e-9):
-        where = np.flatnonzero(fits[i] & eligible[i])
+        fits = np.all(demands[i] <= free_per_machine + TOLERANCE, axis=1)
+        where = np.flatnonzero(fits & types.eligible[i, types.machine_type])
         if len(where):
             machine = scenario.cluster.machines[int(where[0])].name
             out.append(f"user {scenario.users[i].name}: one more task still fits on {machine}")
@@ -140,7 +142,7 @@ def waste_violations(scenario: Scenario, allocation: Allocation) -> list[str]:
     free = scenario.cluster.total - allocation.tasks @ demands
     saturated = free <= TOLERANCE * np.maximum(1.0, scenario.cluster.total)
     room = _headroom(scenario, allocation)
-    eligible = scenario.eligibility().any(axis=1)
+    eligible = machine_types(scenario).eligible.any(axis=1)
     blocked = (demands[:, saturated] > 0).any(axis=1)
     return [
         f"user {scenario.users[i].name}: below its cap and needs no saturated resource"

@@ -225,6 +225,6 @@ class _Engine:
             limit = self.tree.max_tasks[self.capped_queues]
             full = self.capped_queues[queue_tasks >= limit - _REL_TOL * np.maximum(1.0, limit)]
             if len(full):
-                below_full = np.asarray(self.ancestors[full].sum(axis=0)).ravel() > 0
+                below_full = self.ancestors.users_below(full, len(self.x))
                 frozen |= below_full
         self.frozen = frozen

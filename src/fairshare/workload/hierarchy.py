@@ -11,12 +11,43 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from scipy import sparse
 
 from fairshare.cluster import FloatArray
 from fairshare.workload.model import ROOT, Scenario
 
 IntArray = npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True)
+class TreeSum:
+    """The nodes x users 0/1 matrix with a 1 where the node is the user's leaf or one of its
+    ancestors, stored as (node, user) pairs. ``tree_sum @ per_user`` aggregates a per-user
+    vector (or users x k matrix) up the tree: each node gets the sum over the users below it.
+    """
+
+    nodes: IntArray
+    users: IntArray
+    size: int
+
+    def __matmul__(self, values: npt.ArrayLike) -> FloatArray:
+        array = np.asarray(values, dtype=np.float64)
+        if array.ndim == 1:
+            summed = np.bincount(self.nodes, weights=array[self.users], minlength=self.size)
+            return summed.astype(np.float64, copy=False)
+        out = np.empty((self.size, array.shape[1]), dtype=np.float64)
+        picked = array[self.users]
+        for column in range(array.shape[1]):
+            out[:, column] = np.bincount(self.nodes, weights=picked[:, column], minlength=self.size)
+        return out
+
+    def users_below(self, nodes: npt.ArrayLike, user_count: int) -> npt.NDArray[np.bool_]:
+        """A per-user mask: True for users in the subtree of any of ``nodes``."""
+        below = np.zeros(user_count, dtype=np.bool_)
+        below[self.users[np.isin(self.nodes, nodes)]] = True
+        return below
+
+    def users_per_node(self) -> IntArray:
+        return np.bincount(self.nodes, minlength=self.size).astype(np.int64)
 
 
 @dataclass(frozen=True)
@@ -37,7 +68,7 @@ class Hierarchy:
     leaf_node: IntArray
     user_of: IntArray
     children: tuple[tuple[int, ...], ...]
-    ancestors: sparse.csr_array
+    ancestors: TreeSum
 
     @property
     def size(self) -> int:
@@ -59,7 +90,7 @@ class Hierarchy:
         """Each user's weight in the flattened hierarchy (H-DRF section 3.2): the product,
         along its path, of the node's weight over the summed weights of it and its siblings.
         Empty queues (no user below them) demand nothing and are left out of the sums."""
-        has_user = np.asarray(self.ancestors.sum(axis=1)).ravel() > 0
+        has_user = self.ancestors.users_per_node() > 0
         out = np.ones(len(self.leaf_node), dtype=np.float64)
         for user, leaf in enumerate(self.leaf_node):
             factor = 1.0
@@ -109,9 +140,8 @@ def build_hierarchy(scenario: Scenario, *, flat: bool = False) -> Hierarchy:
             rows.append(node)
             cols.append(user_index)
             node = parent[node]
-    ancestors = sparse.csr_array(
-        (np.ones(len(rows)), (np.array(rows, dtype=np.int64), np.array(cols, dtype=np.int64))),
-        shape=(size, len(leaf_node)),
+    ancestors = TreeSum(
+        nodes=np.array(rows, dtype=np.int64), users=np.array(cols, dtype=np.int64), size=size
     )
     user_of = np.full(size, -1, dtype=np.int64)
     user_of[np.array(leaf_node, dtype=np.int64)] = np.arange(len(leaf_node))

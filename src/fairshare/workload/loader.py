@@ -241,6 +241,9 @@ Generator = Annotated[str, PlainValidator(_generator)]
 # The scenario's structure, mirroring SPEC section 1
 
 
+_FIELD_NAMES: dict[type[BaseModel], list[str]] = {}
+
+
 class _Model(BaseModel):
     """Base of the structure models: a mapping with exactly the declared fields."""
 
@@ -251,7 +254,12 @@ class _Model(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def check_field_names(cls, data: Any) -> Any:
-        allowed = [field.alias or name for name, field in cls.model_fields.items()]
+        allowed = _FIELD_NAMES.get(cls)
+        if allowed is None:
+            # model_fields goes through a slow deprecation shim on every access: read it once.
+            allowed = _FIELD_NAMES[cls] = [
+                field.alias or name for name, field in cls.model_fields.items()
+            ]
         if not isinstance(data, dict):
             raise _invalid(f"must be a mapping with fields {', '.join(allowed)}, {_got(data)}")
         if not cls.open_fields:
