@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.table import Table
 
 from fairshare.allocation import Allocation
+from fairshare.fairness import PROPERTIES, CheckResult, check
 from fairshare.solvers import SOLVER_POLICIES, InvalidRequest, SolverFailure, UnknownPolicy, solve
 from fairshare.workload.loader import ScenarioError, load_scenario
 from fairshare.workload.model import Scenario
@@ -156,6 +157,117 @@ def solve_command(
         sys.stdout.write(json.dumps(allocation_document(scenario, allocation), indent=2) + "\n")
     else:
         _print_table(scenario, allocation, Console(highlight=False))
+
+
+@app.command("check")
+def check_command(
+    policy: Annotated[
+        str | None, typer.Option("--policy", "-p", help="Solver policy to check")
+    ] = None,
+    property_name: Annotated[
+        str | None, typer.Option("--property", help="Property to search a violation of")
+    ] = None,
+    trials: Annotated[
+        int | None, typer.Option("--trials", min=1, help="Random scenarios to try")
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the scenario generator")] = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON (SPEC section 5)")] = False,
+    check_all: Annotated[
+        bool, typer.Option("--all", help="Every solver policy against every property")
+    ] = False,
+    markdown: Annotated[
+        bool, typer.Option("--markdown", help="With --all: print a Markdown table")
+    ] = False,
+) -> None:
+    """Search random scenarios for a violation of a fairness property by a policy."""
+    policies = list(SOLVER_POLICIES)
+    if check_all:
+        chosen_policies = [policy] if policy else policies
+        chosen_properties = [property_name] if property_name else list(PROPERTIES)
+    else:
+        if policy is None or property_name is None:
+            raise InputError(
+                "command line", "fairshare check", "give --policy and --property, or --all"
+            )
+        chosen_policies, chosen_properties = [policy], [property_name]
+    for name in chosen_policies:
+        if name not in SOLVER_POLICIES:
+            raise InputError(
+                "command line",
+                "--policy",
+                f"unknown policy {name!r}; allowed: " + ", ".join(policies),
+            )
+    for name in chosen_properties:
+        if name not in PROPERTIES:
+            raise InputError(
+                "command line",
+                "--property",
+                f"unknown property {name!r}; allowed: " + ", ".join(PROPERTIES),
+            )
+    if not check_all:
+        result = check(chosen_policies[0], chosen_properties[0], trials=trials, seed=seed)
+        if as_json:
+            sys.stdout.write(json.dumps(result.to_json(), indent=2) + "\n")
+        else:
+            _print_check(result, Console(highlight=False))
+        return
+    results = []
+    console = Console(stderr=True, highlight=False)
+    with console.status("checking") as status:
+        for name in chosen_policies:
+            for prop in chosen_properties:
+                status.update(f"checking {name} for {prop}")
+                results.append(check(name, prop, trials=trials, seed=seed))
+    if as_json:
+        sys.stdout.write(json.dumps([r.to_json() for r in results], indent=2) + "\n")
+    elif markdown:
+        sys.stdout.write(_markdown_matrix(results, chosen_policies, chosen_properties))
+    else:
+        _print_matrix(results, chosen_policies, chosen_properties)
+
+
+def _print_check(result: CheckResult, console: Console) -> None:
+    verdict = "holds" if result.holds else "is violated"
+    console.print(
+        f"{result.property} {verdict} for {result.policy} "
+        f"({result.trials} trials, seed {result.seed}, {result.seconds:.2f} s)",
+        markup=False,
+    )
+    if result.counterexample is not None:
+        console.print(result.counterexample.explanation, markup=False)
+        console.print("counterexample (re-run with fairshare solve):", markup=False)
+        console.print_json(json.dumps(result.counterexample.scenario))
+
+
+def _cell(result: CheckResult) -> str:
+    return "yes" if result.holds else f"no ({result.trials})"
+
+
+def _print_matrix(results: list[CheckResult], policies: list[str], properties: list[str]) -> None:
+    table = Table(
+        title="fairness properties (yes: no violation found; no (trial): violated)",
+        title_justify="left",
+    )
+    table.add_column("policy")
+    for prop in properties:
+        table.add_column(prop, justify="center")
+    by_key = {(r.policy, r.property): r for r in results}
+    for policy in policies:
+        table.add_row(policy, *[_cell(by_key[policy, prop]) for prop in properties])
+    console = Console(highlight=False)
+    console.print(table)
+    total = sum(r.seconds for r in results)
+    console.print(f"{len(results)} checks in {total:.1f} s", markup=False)
+
+
+def _markdown_matrix(results: list[CheckResult], policies: list[str], properties: list[str]) -> str:
+    by_key = {(r.policy, r.property): r for r in results}
+    lines = ["| policy | " + " | ".join(properties) + " |", "| --- |" + " --- |" * len(properties)]
+    for policy in policies:
+        lines.append(
+            f"| {policy} | " + " | ".join(_cell(by_key[policy, prop]) for prop in properties) + " |"
+        )
+    return "\n".join(lines) + "\n"
 
 
 @app.command("policies")

@@ -77,6 +77,8 @@ def ceei(
     def imbalance(prices: FloatArray) -> float:
         """The projected gradient's size: zero exactly at the equilibrium prices."""
         tasks, _ = respond(prices)
+        if not np.all(np.isfinite(tasks)):
+            return np.inf
         gradient = ones - tasks @ d
         return float(np.max(np.abs(np.where(prices > 0, gradient, np.minimum(gradient, 0.0)))))
 
