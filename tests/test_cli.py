@@ -112,7 +112,7 @@ def test_unknown_policy_lists_the_allowed_ones(
     assert code == 2
     assert err == (
         f"error: {path}: --policy: unknown policy 'fair-ish'; allowed: max-min, drf, asset, "
-        "ceei, hdrf, collapsed-drf\n"
+        "ceei, hdrf, collapsed-drf, cmmf, independent, tsf, drfh, cdrf, per-machine-drf\n"
     )
 
 

@@ -132,3 +132,20 @@ def test_ceei_is_the_nash_welfare_optimum(scenario: Scenario) -> None:
         if np.any(trial[positive] <= 0):
             continue
         assert float(np.sum(w[positive] * np.log(trial[positive]))) <= base + 1e-7
+
+
+def test_ceei_prices_a_resource_the_minimum_shares_use_up_out_of_the_market() -> None:
+    """Found by Hypothesis: minimum shares (2 x 5 + 1 x 4 CPUs) take all 14 CPUs, so the CPU
+    price has no finite equilibrium value; the GPU user must still buy all 4 GPUs."""
+    cluster = Cluster.build(["cpu", "gpu"], [Machine("m", np.array([14.0, 4.0]))])
+    users = (
+        User("u0", np.array([5.0, 0.0]), min_share=2.0),
+        User("u1", np.array([1.0, 0.0])),
+        User("u2", np.array([0.0, 1.0])),
+        User("u3", np.array([1.0, 0.0])),
+        User("u4", np.array([4.0, 0.0]), min_share=1.0),
+    )
+    scenario = Scenario("<inline>", cluster, (), users)
+    allocation = solve(scenario, "ceei")
+    np.testing.assert_allclose(allocation.tasks, [2.0, 0.0, 4.0, 0.0, 1.0], atol=1e-9)
+    assert check_allocation(scenario, allocation) == []

@@ -34,6 +34,10 @@ def ceei(
     """Tasks per user at the CEEI equilibrium (divisible)."""
     wants = upper > lower
     x = lower.astype(np.float64).copy()
+    # A resource the minimum shares use up has no finite clearing price: every user that needs
+    # it stays at its minimum, and leaving it in the market would send its price to infinity.
+    exhausted = lower @ demands >= capacity * (1 - 1e-12)
+    wants &= ~((demands[:, exhausted] > 0).any(axis=1))
     if not wants.any():
         return x
     # Users held at a fixed amount (cap equal to minimum share) are not in the market: what

@@ -6,7 +6,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from fairshare.allocation import Allocation
+from fairshare.solvers.constrained import solve_cmmf, solve_independent
 from fairshare.solvers.pooled import solve_pooled
+from fairshare.solvers.tsf import solve_per_machine_drf, solve_task_share
 from fairshare.workload.model import Scenario
 
 SolveFunction = Callable[[Scenario, str, bool], Allocation]
@@ -64,6 +66,48 @@ SOLVER_POLICIES: dict[str, SolverPolicy] = {
             "H-DRF section 3.2",
             True,
             solve_pooled,
+        ),
+        SolverPolicy(
+            "cmmf",
+            "weighted constrained max-min fairness, one resource",
+            "Choosy sections 4.2, 5.1 (Algorithm 1)",
+            False,
+            solve_cmmf,
+        ),
+        SolverPolicy(
+            "independent",
+            "each machine split among the users that can use it, one resource",
+            "Choosy section 4.1",
+            False,
+            solve_independent,
+        ),
+        SolverPolicy(
+            "tsf",
+            "weighted task share fairness (tasks / tasks alone unconstrained)",
+            "TSF sections V-A, V-B (Algorithm 1)",
+            False,
+            solve_task_share,
+        ),
+        SolverPolicy(
+            "drfh",
+            "global dominant share, placed under constraints",
+            "TSF section IV-B2",
+            False,
+            solve_task_share,
+        ),
+        SolverPolicy(
+            "cdrf",
+            "constrained CDRF (tasks / tasks alone with constraints)",
+            "TSF section IV-B3",
+            False,
+            solve_task_share,
+        ),
+        SolverPolicy(
+            "per-machine-drf",
+            "weighted DRF on each machine among its eligible users",
+            "TSF section IV-B1",
+            False,
+            solve_per_machine_drf,
         ),
     )
 }

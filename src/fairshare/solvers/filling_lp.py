@@ -1,0 +1,652 @@
+"""Exact progressive filling over machine types by linear programming (Choosy section 5.1,
+Algorithm 1; TSF section V-B, Algorithm 1).
+
+One engine computes every divisible constrained max-min allocation whose equalised quantity is
+linear in a user's tasks: constrained max-min fairness (Choosy 4.2, 4.2.1), Task Share Fairness
+(TSF V-A), constrained CDRF (TSF IV-B3) and DRFH (TSF IV-B2). User i's share is
+``share_per_task[i] * n_i`` and the engine maximises, leximin, the weighted level
+``share_i / weight_i`` subject to
+
+- machine capacity per (machine type, resource): machines are coalesced into types as in Choosy
+  5.1 (``fairshare.workload.eligibility``), one variable per (user, type) and one capacity row
+  per (type, resource) that some eligible user demands;
+- eligibility (the constraint graph of Choosy section 3 / TSF II-A, on types);
+- caps (``User.cap``, a user's demand) and queue ``max_share`` as upper bounds;
+- minimum shares as lower bounds: filling starts from them, a user above the water is left
+  where it is until the level reaches it (FAIR Appendix A's rule, as in ``waterfill``).
+
+The rounds are those of the papers' Algorithm 1: an LP raises the level of the active users
+as far as it goes, then a freeze test finds the users that cannot grow any further (holding
+every other user at its level) and freezes them at the round's level; the others stay active.
+One HiGHS model is built once and modified between solves (bounds and costs only, so the
+simplex warm-starts from the previous basis); the solver output is silent.
+
+**The freeze test.** The papers solve one LP per active user per round (Choosy's SATURATED,
+TSF's FREEZE): quadratic in the users. Here each active user j has a slack column v_j in its
+level row ``n_j - k_j * level - v_j >= 0`` (scaled), held at 0 while the level rises. After the
+level LP, the level is fixed and one LP maximises the sum of v_j over the undecided users, each
+v_j in [0, delta]. Every user with v_j > 0 in that solution can grow (the solution itself is the
+witness); if none can, every undecided user is frozen, since any user able to grow alone would
+make the sum positive. Otherwise the users found are set aside (their v_j stays free in
+[0, delta] but leaves the objective) and the LP is solved again over the rest. Each solve either
+finds a new growing user or proves that all remaining ones are frozen, and Choosy 5.1's convexity
+argument (growing users can grow together) makes a small delta find almost all of them at once:
+in practice a round costs the level LP plus two warm-started freeze LPs, however many users
+there are. The result is exactly the paper's per-user test, which ``FillingLP.growable_per_user``
+implements for the tests that check it (``tests/test_filling_lp.py``).
+
+(Dual values alone are not enough: a user is frozen iff its level row is tight on the whole
+optimal face, i.e. iff some optimal dual prices its row positively (Goldman-Tucker), but a
+simplex returns one vertex dual, which can price a growable user's row at zero or a frozen
+user's row too. Saturation of every type a user may use is necessary, not sufficient: the user
+can still grow by displacing another onto a type with room.)
+
+Users with the same usable types and the same demand direction are interchangeable on the
+machines, so they share one variable per type (a "class", weighted by each member's size);
+a single-resource problem thus has one variable per (constraint pattern, type), and classes are
+split back into users at the end without losing exactness.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import highspy
+import numpy as np
+import numpy.typing as npt
+
+from fairshare.allocation import Allocation, Placement
+from fairshare.cluster import BoolArray, FloatArray
+from fairshare.solvers.errors import InvalidRequest, SolverFailure
+from fairshare.workload.eligibility import MachineTypes, machine_types
+from fairshare.workload.hierarchy import build_hierarchy
+from fairshare.workload.model import Scenario
+
+IntArray = npt.NDArray[np.int64]
+
+_INF = float(highspy.kHighsInf)
+_DELTA = 1e-3
+"""Upper bound of a freeze-test slack, as a fraction of the user's tasks alone: small, so that
+many growing users reach it at once and a vertex cannot hand all room to a few."""
+_GROWS = 1e-8
+"""A slack above this (fraction of the user's tasks alone) means the user can grow."""
+_LP_TOLERANCE = 1e-10
+
+
+@dataclass(frozen=True)
+class FillingProblem:
+    """A progressive-filling instance over machine types.
+
+    ``capacity[t]`` is one machine of type t, ``count[t]`` its number of machines and
+    ``usable[i, t]`` whether user i may run there (pairs whose machines lack a resource the user
+    demands are dropped by the engine). ``demands`` are per task; ``share_per_task[i]`` (> 0)
+    turns user i's tasks into the share the policy equalises, divided by ``weights[i]``.
+    ``caps`` may be infinite; ``initial`` (at most ``caps``) are the minimum tasks. Each group
+    ``group_members[g]`` (users of a queue) holds at most ``group_caps[g]`` tasks in total.
+    """
+
+    capacity: FloatArray
+    count: FloatArray
+    usable: BoolArray
+    demands: FloatArray
+    share_per_task: FloatArray
+    weights: FloatArray
+    caps: FloatArray
+    initial: FloatArray
+    group_members: tuple[IntArray, ...] = ()
+    group_caps: FloatArray = field(default_factory=lambda: np.zeros(0))
+
+
+@dataclass(frozen=True)
+class FillingResult:
+    """Tasks per user, and per (user, type) as sparse triples; ``level[i]`` the weighted share
+    at which user i froze; ``rounds[k]`` (level, users frozen in round k); ``lp_solves`` the
+    number of LPs solved."""
+
+    tasks: FloatArray
+    pair_user: IntArray
+    pair_type: IntArray
+    pair_tasks: FloatArray
+    level: FloatArray
+    rounds: tuple[tuple[float, IntArray], ...]
+    lp_solves: int
+
+    def per_type(self, types: int) -> FloatArray:
+        """The dense users x types matrix of tasks (for small problems and tests)."""
+        out = np.zeros((len(self.tasks), types), dtype=np.float64)
+        np.add.at(out, (self.pair_user, self.pair_type), self.pair_tasks)
+        return out
+
+
+def hosts(capacity: FloatArray, demands: FloatArray) -> BoolArray:
+    """users x types: True where a machine of the type has every resource the user demands."""
+    missing = (demands > 0).astype(np.float64) @ (capacity <= 0).astype(np.float64).T
+    return np.asarray(missing == 0, dtype=np.bool_)
+
+
+def tasks_alone(capacity: FloatArray, count: FloatArray, demands: FloatArray) -> FloatArray:
+    """users x types: the (divisible) tasks a user could run alone on all machines of a type,
+    ``count_t * min_r capacity_tr / demand_ir`` (TSF V-B's h_i summed per type)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = capacity[None, :, :] / demands[:, None, :]
+    ratio = np.where(demands[:, None, :] > 0, ratio, np.inf)
+    per_machine = ratio.min(axis=2)
+    per_machine = np.where(np.isfinite(per_machine), per_machine, 0.0)
+    return np.asarray(per_machine * count[None, :], dtype=np.float64)
+
+
+class FillingLP:
+    """The HiGHS model of one progressive-filling problem, modified in place round by round.
+
+    Columns: y (class x type pairs, in units of the class's tasks alone), n (users, in units of
+    their tasks alone), the level (in units of the lowest alone level), v (users' freeze-test
+    slacks, same units as n). Rows: capacity per (type, resource), one link per class
+    (its types' y sum to its users' n), one level row per user, one row per capped group.
+    """
+
+    def __init__(self, problem: FillingProblem) -> None:
+        self.problem = problem
+        demands = problem.demands
+        users = len(demands)
+        self.users = users
+        usable = problem.usable & hosts(problem.capacity, demands)
+        alone = np.where(usable, tasks_alone(problem.capacity, problem.count, demands), 0.0)
+        usable &= alone > 0
+        self.usable = usable
+        self.alone = alone.sum(axis=1)
+        caps = np.asarray(problem.caps, dtype=np.float64)
+        low = np.minimum(np.asarray(problem.initial, dtype=np.float64), caps)
+        self.low = low
+        self.caps = caps
+        participates = usable.any(axis=1) & (caps > 0)
+        stranded = np.flatnonzero(~usable.any(axis=1) & (low > 0))
+        if len(stranded):
+            raise InvalidRequest(
+                f"users[{int(stranded[0])}].min_share",
+                f"a minimum share of {low[stranded[0]]:g} tasks, but no machine the user may "
+                "use can run its tasks; lower it to 0",
+            )
+        self.participates = participates
+        scale = np.where(participates, self.alone, 1.0)
+        self.scale = scale
+        # The level unit: the lowest level a user could reach alone, so the first rounds'
+        # levels are of order 1 whatever the policy's share unit.
+        with np.errstate(divide="ignore"):
+            alone_level = problem.share_per_task * self.alone / problem.weights
+        self.level_unit = float(alone_level[participates].min()) if participates.any() else 1.0
+        # n_i >= k_i * level, in scaled units: n'_i >= coefficient_i * level'.
+        self.coefficient = np.where(
+            participates,
+            problem.weights * self.level_unit / (problem.share_per_task * scale),
+            0.0,
+        )
+        self._build()
+        room = np.where(np.isfinite(caps), caps - low, np.inf)
+        self.active = participates & (room > 1e-12 * np.maximum(1.0, low))
+        fixed = np.where(participates, low, 0.0)
+        self.level = np.where(self.active, np.nan, problem.share_per_task * fixed / problem.weights)
+        self.lp_solves = 0
+        self.current_level = 0.0
+        for i in np.flatnonzero(~self.active):
+            self._release_row(int(i))
+
+    # model construction
+
+    def _build(self) -> None:
+        p = self.problem
+        users = self.users
+        demands = p.demands
+        dominant = demands.max(axis=1)
+        direction = demands / dominant[:, None]
+        keys: dict[tuple[bytes, bytes], int] = {}
+        class_of = np.full(users, -1, dtype=np.int64)
+        packed = np.packbits(self.usable, axis=1)
+        for i in np.flatnonzero(self.participates):
+            key = (packed[i].tobytes(), direction[i].tobytes())
+            class_of[i] = keys.setdefault(key, len(keys))
+        classes = len(keys)
+        self.class_of = class_of
+        members = np.flatnonzero(class_of >= 0)
+        # classes are numbered in order of their first member
+        _, first_index = np.unique(class_of[members], return_index=True)
+        first = members[first_index].astype(np.int64)
+        self.class_first = first
+        class_usable = self.usable[first] if classes else np.zeros((0, len(p.count)), np.bool_)
+        pair_class, pair_type = np.nonzero(class_usable)
+        self.pair_class = pair_class.astype(np.int64)
+        self.pair_type = pair_type.astype(np.int64)
+        pairs = len(pair_class)
+        # class unit: one task of the class's first member scaled to dominant component 1
+        unit = direction[first] if classes else np.zeros((0, demands.shape[1]))
+        class_alone = self.alone[first] * dominant[first] if classes else np.zeros(0)
+        self.class_alone = class_alone
+        self.class_unit = unit
+
+        # capacity rows: (type, resource) pairs that some pair uses
+        types, resources = p.capacity.shape
+        used = np.zeros((types, resources), dtype=np.bool_)
+        if pairs:
+            used[pair_type] |= unit[pair_class] > 0
+        cap_type, cap_resource = np.nonzero(used)
+        cap_row = np.full((types, resources), -1, dtype=np.int64)
+        cap_row[cap_type, cap_resource] = np.arange(len(cap_type))
+        capacity_rows = len(cap_type)
+        link_row0 = capacity_rows
+        level_row0 = link_row0 + classes
+        group_row0 = level_row0 + users
+        groups = len(p.group_members)
+        rows = group_row0 + groups
+
+        y0, n0 = 0, pairs
+        level_col = n0 + users
+        v0 = level_col + 1
+        cols = v0 + users
+        self.n0, self.level_col, self.v0 = n0, level_col, v0
+        self.level_row0 = level_row0
+
+        entries_row: list[IntArray] = []
+        entries_col: list[IntArray] = []
+        entries_val: list[FloatArray] = []
+
+        # y columns: capacity rows and their class's link row
+        if pairs:
+            amount = unit[pair_class] * class_alone[pair_class, None]
+            total = (p.capacity * p.count[:, None])[pair_type]
+            k_pair, k_res = np.nonzero(unit[pair_class] > 0)
+            entries_row.append(cap_row[pair_type[k_pair], k_res])
+            entries_col.append(y0 + k_pair)
+            entries_val.append(amount[k_pair, k_res] / total[k_pair, k_res])
+            entries_row.append(link_row0 + self.pair_class)
+            entries_col.append(y0 + np.arange(pairs))
+            entries_val.append(np.ones(pairs))
+        # n columns: class link (-1), level row (+1), group rows
+        part = np.flatnonzero(self.participates)
+        entries_row.append(link_row0 + class_of[part])
+        entries_col.append(n0 + part)
+        entries_val.append(-np.ones(len(part)))
+        entries_row.append(level_row0 + np.arange(users))
+        entries_col.append(n0 + np.arange(users))
+        entries_val.append(np.ones(users))
+        group_upper = np.zeros(groups)
+        for g, listed in enumerate(p.group_members):
+            members = np.asarray(listed, dtype=np.int64)
+            group = members[self.participates[members]]
+            limit = float(p.group_caps[g])
+            divisor = limit if limit > 0 else 1.0
+            group_upper[g] = 1.0 if limit > 0 else 0.0
+            entries_row.append(np.full(len(group), group_row0 + g, dtype=np.int64))
+            entries_col.append(n0 + group)
+            entries_val.append(self.scale[group] / divisor)
+        # level column and v columns: level rows
+        entries_row.append(level_row0 + part)
+        entries_col.append(np.full(len(part), level_col, dtype=np.int64))
+        entries_val.append(-self.coefficient[part])
+        entries_row.append(level_row0 + np.arange(users))
+        entries_col.append(v0 + np.arange(users))
+        entries_val.append(-np.ones(users))
+
+        row = np.concatenate(entries_row)
+        col = np.concatenate(entries_col)
+        val = np.concatenate(entries_val)
+        order = np.lexsort((row, col))
+        row, col, val = row[order], col[order], val[order]
+        start = np.searchsorted(col, np.arange(cols + 1)).astype(np.int32)
+
+        col_lower = np.zeros(cols)
+        col_upper = np.full(cols, _INF)
+        scaled_low = np.where(self.participates, self.low / self.scale, 0.0)
+        scaled_cap = np.where(self.participates, self.caps / self.scale, 0.0)
+        col_lower[n0 : n0 + users] = scaled_low
+        col_upper[n0 : n0 + users] = np.where(np.isfinite(scaled_cap), scaled_cap, _INF)
+        col_upper[v0:cols] = 0.0
+        cost = np.zeros(cols)
+        cost[level_col] = 1.0
+        row_lower = np.full(rows, -_INF)
+        row_upper = np.full(rows, _INF)
+        row_upper[:capacity_rows] = 1.0
+        row_lower[link_row0:level_row0] = 0.0
+        row_upper[link_row0:level_row0] = 0.0
+        row_lower[level_row0:group_row0] = 0.0
+        row_upper[group_row0:rows] = group_upper
+
+        highs = highspy.Highs()  # type: ignore[no-untyped-call]
+        highs.setOptionValue("output_flag", False)
+        highs.setOptionValue("primal_feasibility_tolerance", _LP_TOLERANCE)
+        highs.setOptionValue("dual_feasibility_tolerance", _LP_TOLERANCE)
+        status = highs.passModel(
+            cols,
+            rows,
+            len(val),
+            int(highspy.MatrixFormat.kColwise),
+            int(highspy.ObjSense.kMaximize),
+            0.0,
+            cost,
+            col_lower,
+            col_upper,
+            row_lower,
+            row_upper,
+            start,
+            row.astype(np.int32),
+            val.astype(np.float64),
+            np.zeros(cols, dtype=np.int32),  # all continuous
+        )
+        if status != highspy.HighsStatus.kOk:
+            raise SolverFailure(f"HiGHS rejected the filling LP ({status})")
+        self.highs = highs
+        self.cols = cols
+        self.solution = np.zeros(cols)
+
+    # solving
+
+    def _solve(self, what: str) -> None:
+        self.highs.run()
+        self.lp_solves += 1
+        status = self.highs.getModelStatus()
+        if status in (
+            highspy.HighsModelStatus.kInfeasible,
+            highspy.HighsModelStatus.kUnboundedOrInfeasible,
+        ):
+            raise _Infeasible(what)
+        if status != highspy.HighsModelStatus.kOptimal:
+            text = self.highs.modelStatusToString(status)
+            raise SolverFailure(f"HiGHS could not solve the {what} LP: {text}")
+        self.solution = np.asarray(self.highs.getSolution().col_value, dtype=np.float64)
+
+    def _set_cols(self, cols: IntArray, lower: FloatArray, upper: FloatArray) -> None:
+        if len(cols):
+            self.highs.changeColsBounds(
+                len(cols), cols.astype(np.int32), lower.astype(np.float64), upper.astype(np.float64)
+            )
+
+    def _set_costs(self, cols: IntArray, cost: FloatArray) -> None:
+        if len(cols):
+            self.highs.changeColsCost(len(cols), cols.astype(np.int32), cost.astype(np.float64))
+
+    def _release_row(self, user: int) -> None:
+        """A frozen (or fixed) user's level row no longer ties it to the level."""
+        self.highs.changeRowBounds(self.level_row0 + user, -_INF, _INF)
+
+    def raise_level(self) -> float:
+        """Maximise the active users' level (the round's LP); return it in share units."""
+        level = np.array([self.level_col], dtype=np.int64)
+        self._set_cols(level, np.zeros(1), np.array([_INF if self.active.any() else 0.0]))
+        self._set_costs(level, np.ones(1))
+        try:
+            self._solve("level")
+        except _Infeasible:
+            raise InvalidRequest(
+                "users[*].min_share",
+                "the minimum shares do not fit together on the machines their users may use "
+                "(or exceed a queue's max_share); lower them",
+            ) from None
+        self.current_level = float(self.solution[self.level_col])
+        self._set_costs(level, np.zeros(1))
+        self._set_cols(level, np.array([self.current_level]), np.array([self.current_level]))
+        return self.current_level * self.level_unit
+
+    def _slack_values(self, cols: IntArray) -> FloatArray:
+        return np.asarray(self.solution[cols], dtype=np.float64)
+
+    def growable(self) -> BoolArray:
+        """The batched freeze test: which active users can still grow at the current level
+        while every other user keeps its level (see the module docstring)."""
+        active = np.flatnonzero(self.active)
+        v = self.v0 + active
+        self._set_cols(v, np.zeros(len(v)), np.full(len(v), _DELTA))
+        grows = np.zeros(self.users, dtype=np.bool_)
+        undecided = active
+        try:
+            while len(undecided):
+                cost = np.zeros(len(active))
+                cost[np.isin(active, undecided)] = 1.0
+                self._set_costs(v, cost)
+                self._solve("freeze test")
+                found = active[self._slack_values(v) > _GROWS]
+                if not np.isin(found, undecided).any():
+                    break
+                grows[found] = True
+                undecided = undecided[~grows[undecided]]
+        finally:
+            self._set_costs(v, np.zeros(len(v)))
+            self._set_cols(v, np.zeros(len(v)), np.zeros(len(v)))
+        return grows
+
+    def growable_per_user(self) -> BoolArray:
+        """The papers' freeze test (Choosy's SATURATED, TSF's FREEZE): one LP per active user,
+        maximising that user alone while the others keep their level."""
+        grows = np.zeros(self.users, dtype=np.bool_)
+        for i in np.flatnonzero(self.active):
+            col = np.array([self.v0 + i], dtype=np.int64)
+            self._set_cols(col, np.zeros(1), np.full(1, _DELTA))
+            self._set_costs(col, np.ones(1))
+            try:
+                self._solve("freeze test")
+            finally:
+                self._set_costs(col, np.zeros(1))
+                self._set_cols(col, np.zeros(1), np.zeros(1))
+            grows[i] = self.solution[self.v0 + i] > _GROWS
+        return grows
+
+    def freeze(self, users: BoolArray) -> None:
+        """Freeze ``users`` (active ones) at the current level: their tasks become a lower bound
+        and their level rows are released."""
+        chosen = np.flatnonzero(users & self.active)
+        if not len(chosen):
+            return
+        at_level = self.coefficient[chosen] * self.current_level
+        scaled_low = self.low[chosen] / self.scale[chosen]
+        scaled_cap = self.caps[chosen] / self.scale[chosen]
+        value = np.minimum(np.maximum(at_level, scaled_low), scaled_cap)
+        self._set_cols(self.n0 + chosen, value, np.where(np.isfinite(scaled_cap), scaled_cap, _INF))
+        for i in chosen:
+            self._release_row(int(i))
+        self.active[chosen] = False
+        self.level[chosen] = self.current_level * self.level_unit
+
+    def finish(self) -> tuple[IntArray, IntArray, FloatArray, FloatArray]:
+        """The final LP solution split back into users: (user, type, tasks) triples and the
+        tasks per user."""
+        y = np.maximum(self.solution[: len(self.pair_class)], 0.0)
+        n = np.maximum(self.solution[self.n0 : self.n0 + self.users], 0.0)
+        n = np.where(self.participates, n * self.scale, 0.0)
+        amount = y * self.class_alone[self.pair_class]  # class units on each type
+        users: list[IntArray] = []
+        types: list[IntArray] = []
+        tasks: list[FloatArray] = []
+        dominant = self.problem.demands.max(axis=1)
+        sizes = np.bincount(self.class_of[self.class_of >= 0], minlength=len(self.class_first))
+        single = sizes[self.pair_class] == 1
+        if single.any():
+            owner = self.class_first[self.pair_class[single]]
+            users.append(owner)
+            types.append(self.pair_type[single])
+            tasks.append(amount[single] / dominant[owner])
+        for c in np.flatnonzero(sizes > 1):
+            on = np.flatnonzero(self.pair_class == c)
+            member = np.flatnonzero(self.class_of == c)
+            u, t, x = _northwest_corner(n[member] * dominant[member], amount[on])
+            users.append(member[u])
+            types.append(self.pair_type[on][t])
+            tasks.append(x / dominant[member[u]])
+        user = np.concatenate(users) if users else np.zeros(0, dtype=np.int64)
+        kind = np.concatenate(types) if types else np.zeros(0, dtype=np.int64)
+        amount_out = np.concatenate(tasks) if tasks else np.zeros(0)
+        keep = amount_out > 0
+        user, kind, amount_out = user[keep], kind[keep], amount_out[keep]
+        totals = np.bincount(user, weights=amount_out, minlength=self.users).astype(np.float64)
+        return user.astype(np.int64), kind.astype(np.int64), amount_out, totals
+
+
+class _Infeasible(Exception):
+    pass
+
+
+def _northwest_corner(
+    supply: FloatArray, demand: FloatArray
+) -> tuple[IntArray, IntArray, FloatArray]:
+    """Split amounts ``demand`` (per type) among members with totals ``supply`` so that each
+    member takes a contiguous run of types: at most members + types - 1 pieces. Supplies are
+    rescaled to the demands' total (they agree up to the LP's tolerance)."""
+    total = float(demand.sum())
+    if total <= 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
+    supply_total = float(supply.sum())
+    supply = supply * (total / supply_total) if supply_total > 0 else supply
+    a = np.cumsum(supply)
+    b = np.cumsum(demand)
+    a[-1] = b[-1] = total
+    cuts = np.unique(np.concatenate(([0.0], a, b)))
+    lengths = np.diff(cuts)
+    middle = cuts[:-1] + lengths / 2
+    member = np.minimum(np.searchsorted(a, middle), len(supply) - 1)
+    kind = np.minimum(np.searchsorted(b, middle), len(demand) - 1)
+    keep = lengths > 1e-15 * total
+    return member[keep].astype(np.int64), kind[keep].astype(np.int64), lengths[keep]
+
+
+def progressive_filling(problem: FillingProblem, *, per_user_test: bool = False) -> FillingResult:
+    """The leximin (weighted max-min) allocation of ``problem`` by progressive filling in
+    rounds (Choosy Algorithm 1, TSF Algorithm 1). ``per_user_test`` uses the papers' one-LP-
+    per-user freeze test instead of the batched one (same result, slower; for validation)."""
+    model = FillingLP(problem)
+    rounds: list[tuple[float, IntArray]] = []
+    if not model.active.any():
+        model.raise_level()
+    while model.active.any():
+        level = model.raise_level()
+        grows = model.growable_per_user() if per_user_test else model.growable()
+        frozen = model.active & ~grows
+        if not frozen.any():
+            raise SolverFailure(
+                f"progressive filling stalled at level {level:g}: every active user seems able "
+                "to grow (numerical trouble)"
+            )
+        model.freeze(frozen)
+        rounds.append((level, np.flatnonzero(frozen).astype(np.int64)))
+    user, kind, tasks, totals = model.finish()
+    return FillingResult(
+        tasks=totals,
+        pair_user=user,
+        pair_type=kind,
+        pair_tasks=tasks,
+        level=np.where(np.isnan(model.level), 0.0, model.level),
+        rounds=tuple(rounds),
+        lp_solves=model.lp_solves,
+    )
+
+
+# From a scenario to a filling problem, and back to an allocation
+
+
+@dataclass(frozen=True)
+class PlacedInput:
+    """What every placed (constrained) policy needs, with the scenario-level checks done.
+
+    ``usable[i, t]``: user i may run on type t and its machines have every resource i demands.
+    Users with no usable type get a cap of 0 and a warning (SPEC section 1). ``initial`` is
+    ``min(min_share, cap)``; ``group_*`` are the queues with a ``max_share``.
+    """
+
+    types: MachineTypes
+    usable: BoolArray
+    caps: FloatArray
+    initial: FloatArray
+    group_members: tuple[IntArray, ...]
+    group_caps: FloatArray
+    warnings: tuple[str, ...]
+
+    def problem(self, scenario: Scenario, share_per_task: FloatArray) -> FillingProblem:
+        return FillingProblem(
+            capacity=self.types.capacity,
+            count=self.types.count.astype(np.float64),
+            usable=self.usable,
+            demands=scenario.demands,
+            share_per_task=share_per_task,
+            weights=scenario.weights,
+            caps=self.caps,
+            initial=self.initial,
+            group_members=self.group_members,
+            group_caps=self.group_caps,
+        )
+
+
+def prepare_placed(scenario: Scenario) -> PlacedInput:
+    """Machine types, usable pairs, effective caps and minimums, queue caps and warnings."""
+    types = machine_types(scenario)
+    demands = scenario.demands
+    eligible = types.eligible
+    usable = eligible & hosts(types.capacity, demands)
+    warnings = []
+    nowhere = ~eligible.any(axis=1)
+    unhosted = ~nowhere & ~usable.any(axis=1)
+    for i in np.flatnonzero(nowhere):
+        warnings.append(
+            f"user {scenario.users[i].name!r}: its constraint matches no machine; "
+            "it receives nothing"
+        )
+    for i in np.flatnonzero(unhosted):
+        wanted = [r for r, d in zip(scenario.cluster.resources, demands[i], strict=True) if d > 0]
+        warnings.append(
+            f"user {scenario.users[i].name!r}: no machine it may use has all of "
+            f"{', '.join(wanted)}; it receives nothing"
+        )
+    caps = np.where(usable.any(axis=1), scenario.caps, 0.0)
+    initial = np.minimum(scenario.min_shares, caps)
+    tree = build_hierarchy(scenario)
+    members: list[IntArray] = []
+    limits: list[float] = []
+    for node in range(1, tree.size):
+        if tree.user_of[node] < 0 and np.isfinite(tree.max_tasks[node]):
+            below = tree.ancestors.users[tree.ancestors.nodes == node]
+            members.append(below.astype(np.int64))
+            limits.append(float(tree.max_tasks[node]))
+    return PlacedInput(
+        types=types,
+        usable=usable,
+        caps=caps,
+        initial=initial,
+        group_members=tuple(members),
+        group_caps=np.array(limits, dtype=np.float64),
+        warnings=tuple(warnings),
+    )
+
+
+def spread_over_machines(
+    types: MachineTypes, user: IntArray, kind: IntArray, tasks: FloatArray, users: int
+) -> Placement:
+    """Per-machine placement of per-(user, type) tasks: the machines of a type share the
+    type's allocation evenly (they are identical and have the same eligible users)."""
+    order = np.argsort(types.machine_type, kind="stable")
+    start = np.concatenate(([0], np.cumsum(types.count)[:-1])).astype(np.int64)
+    reps = types.count[kind].astype(np.int64)
+    offsets = np.arange(int(reps.sum()), dtype=np.int64) - np.repeat(np.cumsum(reps) - reps, reps)
+    machines = order[np.repeat(start[kind], reps) + offsets]
+    return Placement(
+        users=np.repeat(user, reps).astype(np.int64),
+        machines=machines.astype(np.int64),
+        tasks=np.repeat(tasks / reps, reps).astype(np.float64),
+        shape=(users, len(types.machine_type)),
+    )
+
+
+def placed_allocation(
+    policy: str,
+    integral: bool,
+    placement: Placement,
+    shares: FloatArray,
+    warnings: tuple[str, ...],
+) -> Allocation:
+    """The allocation whose tasks are ``placement``'s per-user sums."""
+    return Allocation(
+        policy=policy,
+        integral=integral,
+        tasks=placement.per_user(),
+        shares=np.asarray(shares, dtype=np.float64),
+        placement=placement,
+        warnings=warnings,
+    )
+
+
+def whole_minimums(initial: FloatArray) -> FloatArray:
+    """Whole tasks of the minimum shares (the integral solvers start from them)."""
+    return np.floor(initial + 1e-9)
