@@ -31,6 +31,14 @@ CASES: list[tuple[str, str, bool]] = [
     ("quickstart", "hdrf", False),
     ("quickstart", "drf", True),
     ("quickstart", "collapsed-drf", False),
+    ("choosy-figure-1", "cmmf", False),
+    ("choosy-figure-1", "cmmf", True),
+    ("choosy-figure-1", "independent", False),
+    ("tsf-figure-2a", "cdrf", False),
+    ("tsf-figure-4", "tsf", False),
+    ("tsf-figure-4", "tsf", True),
+    ("tsf-figure-4", "drfh", False),
+    ("tsf-figure-4", "per-machine-drf", True),
 ]
 
 
