@@ -226,7 +226,8 @@ class FillingLP:
         types, resources = p.capacity.shape
         used = np.zeros((types, resources), dtype=np.bool_)
         if pairs:
-            used[pair_type] |= unit[pair_class] > 0
+            # unbuffered: several classes share a type, and each marks its own resources
+            np.logical_or.at(used, pair_type, unit[pair_class] > 0)
         cap_type, cap_resource = np.nonzero(used)
         cap_row = np.full((types, resources), -1, dtype=np.int64)
         cap_row[cap_type, cap_resource] = np.arange(len(cap_type))
