@@ -1,0 +1,112 @@
+"""Job-size bins: slowdown and locality by bin for one run (FAIR section 6.1, Table 2 and
+Figures 10-11), and the slowdown of one run relative to a reference run by the job's duration
+in the reference (Choosy section 7.1, Table 1)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fairshare.metrics.frames import LOCALITY_LEVELS, IntArray, RunFrames, run_frames
+from fairshare.metrics.stats import mean, percentile, std
+from fairshare.sim.records import RunLog
+
+FAIR_MAP_BOUNDS: tuple[int, ...] = (25, 50, 100, 200, 400, 800, 1600, 3200)
+"""Upper bounds (inclusive) of FAIR Table 2 bins 0-7 by number of maps; bin 8 is > 3200.
+The paper writes the ranges as 1-25, 25-50, ...; a job on a boundary goes to the lower bin."""
+
+FAIR_BIN_LABELS: tuple[str, ...] = (
+    "1-25",
+    "26-50",
+    "51-100",
+    "101-200",
+    "201-400",
+    "401-800",
+    "801-1600",
+    "1601-3200",
+    ">3200",
+)
+
+CHOOSY_DURATION_BOUNDS: tuple[float, ...] = (30.0, 120.0, 600.0)
+"""Choosy Table 1 bins by the job's duration under the reference scheduler, in seconds:
+< 30, 30-120, 120-600, > 600 (a job of exactly 30 s is in the second bin)."""
+
+CHOOSY_BIN_LABELS: tuple[str, ...] = ("<30s", "30-120s", "120-600s", ">600s")
+
+
+def fair_bin(maps: IntArray) -> IntArray:
+    """FAIR Table 2 bin (0-8) of each job given its number of maps (0 maps goes to bin 0)."""
+    return np.searchsorted(np.asarray(FAIR_MAP_BOUNDS), maps, side="left").astype(np.int64)
+
+
+def size_bins(log: RunLog) -> list[dict[str, object]]:
+    """Per FAIR Table 2 bin that holds at least one job: job counts, mean and median
+    slowdown, mean response time and queueing delay of finished jobs, and the locality of
+    the bin's completed attempts that read input (FAIR Figure 11). Bins without jobs are
+    left out so that small workloads give short tables."""
+    return _size_bins(run_frames(log))
+
+
+def _size_bins(f: RunFrames) -> list[dict[str, object]]:
+    job_bin = fair_bin(f.maps)
+    slow = f.slowdown
+    resp = f.response
+    delay = f.queueing_delay
+    done = ~f.a_killed & (f.a_locality >= 0)
+    a_bin = job_bin[f.a_job] if f.a_job.size else np.zeros(0, dtype=np.int64)
+    rows: list[dict[str, object]] = []
+    for b, label in enumerate(FAIR_BIN_LABELS):
+        in_bin = job_bin == b
+        n = int(in_bin.sum())
+        if n == 0:
+            continue
+        loc = f.a_locality[done & (a_bin == b)]
+        counts = np.bincount(loc, minlength=len(LOCALITY_LEVELS))
+        total = int(counts.sum())
+        locality: dict[str, float | None] = {
+            level: (float(counts[i]) / total if total else None)
+            for i, level in enumerate(LOCALITY_LEVELS)
+        }
+        rows.append(
+            {
+                "bin": b,
+                "maps": label,
+                "jobs": n,
+                "finished_jobs": int(np.isfinite(resp[in_bin]).sum()),
+                "mean_slowdown": mean(slow[in_bin]),
+                "p50_slowdown": percentile(slow[in_bin], 50),
+                "mean_response_time": mean(resp[in_bin]),
+                "mean_queueing_delay": mean(delay[in_bin]),
+                "locality": locality,
+                "locality_tasks": total,
+            }
+        )
+    return rows
+
+
+def relative_slowdown(log: RunLog, reference: RunLog) -> list[dict[str, object]]:
+    """Choosy Table 1: for each job finished in both runs (matched by name) whose reference
+    response time is positive, the ratio of its response time in ``log`` to that in
+    ``reference``; mean and population standard deviation per bin of the reference response
+    time. Every bin is reported, with None statistics when it is empty."""
+    f, g = run_frames(log), run_frames(reference)
+    ref_index = {name: i for i, name in enumerate(g.job_names)}
+    mine = np.array([i for i, n in enumerate(f.job_names) if n in ref_index], dtype=np.int64)
+    theirs = np.array([ref_index[f.job_names[i]] for i in mine], dtype=np.int64)
+    r_run = f.response[mine] if mine.size else np.zeros(0)
+    r_ref = g.response[theirs] if theirs.size else np.zeros(0)
+    ok = np.isfinite(r_run) & np.isfinite(r_ref) & (r_ref > 0)
+    ratio = r_run[ok] / r_ref[ok]
+    which = np.searchsorted(np.asarray(CHOOSY_DURATION_BOUNDS), r_ref[ok], side="right")
+    rows: list[dict[str, object]] = []
+    for b, label in enumerate(CHOOSY_BIN_LABELS):
+        vals = ratio[which == b]
+        rows.append(
+            {
+                "bin": b,
+                "duration": label,
+                "jobs": int(vals.size),
+                "mean_slowdown": mean(vals),
+                "std_slowdown": std(vals),
+            }
+        )
+    return rows

@@ -1,0 +1,68 @@
+"""Small statistics shared by the metrics: percentiles, means and empirical CDFs that answer
+None (JSON null) instead of NaN when there is nothing to summarise."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from fairshare.metrics.frames import FloatArray
+
+FLOAT_DECIMALS = 6
+"""Every float written to JSON or CSV is rounded to this many decimals (as in SPEC section 2)."""
+
+
+def finite(values: FloatArray) -> FloatArray:
+    return values[np.isfinite(values)]
+
+
+def mean(values: FloatArray) -> float | None:
+    """Mean of the finite values, None when there are none."""
+    v = finite(values)
+    return float(v.mean()) if v.size else None
+
+
+def std(values: FloatArray) -> float | None:
+    """Population standard deviation (ddof 0) of the finite values, None when there are none."""
+    v = finite(values)
+    return float(v.std()) if v.size else None
+
+
+def percentile(values: FloatArray, q: float) -> float | None:
+    """The q-th percentile (0-100) of the finite values by linear interpolation between
+    order statistics (numpy's default, Hyndman-Fan type 7): for sorted values x_0..x_{n-1}
+    it is x at rank q/100 * (n - 1). None when there are no values."""
+    v = finite(values)
+    return float(np.percentile(v, q)) if v.size else None
+
+
+def ecdf(values: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """Empirical CDF of the finite values: sorted x and F(x) = (i + 1) / n."""
+    v = np.sort(finite(values))
+    return v, np.arange(1, v.size + 1, dtype=np.float64) / max(v.size, 1)
+
+
+def clean(value: object) -> object:
+    """A JSON-ready copy of ``value``: floats rounded to FLOAT_DECIMALS (no -0.0), NaN and
+    infinities as None, tuples as lists, numpy scalars as Python numbers, mapping keys as
+    strings; anything else unknown as its ``str``."""
+    if value is None or isinstance(value, bool | str):
+        return value
+    if isinstance(value, np.generic):
+        return clean(value.item())
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return None
+        r = round(value, FLOAT_DECIMALS)
+        return 0.0 if r == 0 else r
+    if isinstance(value, Mapping):
+        return {str(k): clean(v) for k, v in value.items()}
+    if isinstance(value, np.ndarray):
+        return [clean(v) for v in value.tolist()]
+    if isinstance(value, Sequence):
+        return [clean(v) for v in value]
+    return str(value)

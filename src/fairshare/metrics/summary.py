@@ -1,0 +1,132 @@
+"""The run summary (SPEC section 3, ``summary.json``).
+
+Definitions, fixed here because the papers leave them open:
+
+- The run starts at time 0. ``makespan`` is the last finish time of any attempt or job.
+- Response time (finish - submit), slowdown (response / isolated response) and their
+  statistics are over **finished** jobs; a job that never finished is left out of them and
+  counted in ``unfinished_jobs``. A job whose isolated response is not positive has no
+  slowdown. Queueing delay (first start - submit, the wait FAIR section 4 attacks) is over
+  jobs that started. Percentiles interpolate linearly between order statistics
+  (``fairshare.metrics.stats.percentile``).
+- ``locality``: fractions of the completed (not killed) attempts that read an input block,
+  by the level they ran at (node-local, rack-local but not node-local, off-rack); the three
+  sum to 1 (FAIR section 4, Table 3 and Figure 11). All None when no attempt read input.
+- ``utilization``: per resource, the busy fraction over the makespan, sum over attempts
+  (killed ones too: they held the resources) of demand x duration / (capacity x makespan).
+  None for a resource of zero capacity, or when the makespan is 0.
+- ``preempted_tasks``: attempts killed by preemption (FAIR section 3.2).
+- Statistics with nothing to summarise are None (JSON null), never NaN.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fairshare.metrics.bins import _size_bins
+from fairshare.metrics.frames import LOCALITY_LEVELS, RunFrames, run_frames
+from fairshare.metrics.stats import clean, mean, percentile
+from fairshare.metrics.timeline import Timeline, _timeline, share_integrals
+from fairshare.sim.records import RunLog
+
+
+def makespan(f: RunFrames) -> float:
+    ends = np.concatenate([f.a_finish, f.finish[np.isfinite(f.finish)], [0.0]])
+    return float(ends.max())
+
+
+def locality_fractions(f: RunFrames) -> tuple[dict[str, float | None], int]:
+    """Locality fractions of completed attempts with input data, and how many there were."""
+    loc = f.a_locality[~f.a_killed & (f.a_locality >= 0)]
+    counts = np.bincount(loc, minlength=len(LOCALITY_LEVELS))
+    total = int(counts.sum())
+    return {
+        level: (float(counts[i]) / total if total else None)
+        for i, level in enumerate(LOCALITY_LEVELS)
+    }, total
+
+
+def utilization(f: RunFrames, span: float) -> dict[str, float | None]:
+    busy = (f.demand[f.a_job] * f.a_duration[:, None]).sum(axis=0)
+    out: dict[str, float | None] = {}
+    for r, name in enumerate(f.resources):
+        cap = float(f.total[r]) * span
+        out[name] = float(busy[r]) / cap if cap > 0 else None
+    return out
+
+
+def summary(log: RunLog) -> dict[str, object]:
+    """The ``summary.json`` document of ``log`` (see the module docstring), JSON-ready:
+    floats rounded to 6 decimals, None for undefined statistics."""
+    f = run_frames(log)
+    return clean(_summary(log, f, _timeline(f)))  # type: ignore[return-value]
+
+
+def _summary(log: RunLog, f: RunFrames, tl: Timeline) -> dict[str, object]:
+    span = makespan(f)
+    resp = f.response
+    slow = f.slowdown
+    delay = f.queueing_delay
+    finished = np.isfinite(f.finish)
+    locality, locality_tasks = locality_fractions(f)
+    completed = ~f.a_killed
+    return {
+        "policy": log.policy,
+        "seed": log.seed,
+        "jobs": len(f.job_names),
+        "finished_jobs": int(finished.sum()),
+        "unfinished_jobs": int((~finished).sum()),
+        "tasks": int(f.tasks.sum()),
+        "task_attempts": int(f.a_start.size),
+        "completed_attempts": int(completed.sum()),
+        "makespan": span,
+        "mean_response_time": mean(resp),
+        "p50_response_time": percentile(resp, 50),
+        "p95_response_time": percentile(resp, 95),
+        "max_response_time": float(resp[finished].max()) if finished.any() else None,
+        "mean_slowdown": mean(slow),
+        "p50_slowdown": percentile(slow, 50),
+        "p95_slowdown": percentile(slow, 95),
+        "mean_queueing_delay": mean(delay),
+        "p50_queueing_delay": percentile(delay, 50),
+        "p95_queueing_delay": percentile(delay, 95),
+        "locality": locality,
+        "locality_tasks": locality_tasks,
+        "utilization": utilization(f, span),
+        "preempted_tasks": int(f.a_killed.sum()),
+        "wasted_task_seconds": float(f.a_duration[f.a_killed].sum()),
+        "events": log.events,
+        "wall_seconds": log.wall_seconds,
+        "options": log.options,
+        "size_bins": _size_bins(f),
+        "users": _per_user(f, tl, span),
+    }
+
+
+def _per_user(f: RunFrames, tl: Timeline, span: float) -> dict[str, dict[str, object]]:
+    """Per user: jobs, finished jobs, mean response time and slowdown, task-seconds of
+    completed attempts, and mean dominant share over the makespan (the time average of its
+    ``timeline.csv`` share; H-DRF section 6 and Choosy section 7 compare these)."""
+    n = len(f.users)
+    integrals = share_integrals(tl, span)
+    jobs = np.bincount(f.job_user, minlength=n)
+    fin = np.isfinite(f.finish)
+    finished = np.bincount(f.job_user[fin], minlength=n)
+    resp = np.bincount(f.job_user[fin], weights=f.response[fin], minlength=n)
+    slow = f.slowdown
+    has_slow = np.isfinite(slow)
+    slow_n = np.bincount(f.job_user[has_slow], minlength=n)
+    slow_sum = np.bincount(f.job_user[has_slow], weights=slow[has_slow], minlength=n)
+    done = ~f.a_killed
+    task_seconds = np.bincount(f.a_user[done], weights=f.a_duration[done], minlength=n)
+    out: dict[str, dict[str, object]] = {}
+    for i, name in enumerate(f.users):
+        out[name] = {
+            "jobs": int(jobs[i]),
+            "finished_jobs": int(finished[i]),
+            "mean_response_time": float(resp[i] / finished[i]) if finished[i] else None,
+            "mean_slowdown": float(slow_sum[i] / slow_n[i]) if slow_n[i] else None,
+            "task_seconds": float(task_seconds[i]),
+            "mean_share": float(integrals[i] / span) if span > 0 else None,
+        }
+    return out

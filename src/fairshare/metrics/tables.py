@@ -1,0 +1,168 @@
+"""The run's tables (SPEC section 3): ``jobs.csv``, ``timeline.csv`` and ``tasks.parquet``,
+as polars frames, and the writer of every data file of a run.
+
+Floats in CSV files are written with 6 decimals and missing values (a job that never
+finished, a slowdown that is undefined) as empty fields; ``summary.json`` has sorted keys,
+floats rounded to 6 decimals, null for undefined values and a final newline. The same log
+gives the same bytes, except ``wall_seconds``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from fairshare.metrics.bins import FAIR_BIN_LABELS, fair_bin
+from fairshare.metrics.frames import LOCALITY_LEVELS, PHASES, FloatArray, IntArray, run_frames
+from fairshare.metrics.stats import FLOAT_DECIMALS, clean
+from fairshare.metrics.summary import _summary
+from fairshare.metrics.timeline import Timeline, _timeline
+from fairshare.sim.records import RunLog
+
+JOB_COLUMNS: tuple[str, ...] = (
+    "job",
+    "user",
+    "submit",
+    "first_start",
+    "finish",
+    "response_time",
+    "slowdown",
+    "tasks",
+    "queue",
+    "weight",
+    "maps",
+    "size_bin",
+    "queueing_delay",
+    "isolated_response",
+    "task_attempts",
+    "killed_attempts",
+    "node_local",
+    "rack_local",
+    "off_rack",
+)
+"""``jobs.csv`` columns: SPEC section 3's eight first, in its order, then extras.
+``size_bin`` is the FAIR Table 2 bin label by number of maps; ``node_local``, ``rack_local``,
+``off_rack`` count the job's completed attempts at each locality level."""
+
+TIMELINE_COLUMNS: tuple[str, ...] = ("time", "user", "running_tasks", "share")
+
+
+def _floats(values: FloatArray) -> pl.Series:
+    """Floats with NaN as null, so CSV shows an empty field and Parquet a null."""
+    return pl.Series(values, dtype=pl.Float64).fill_nan(None)
+
+
+def _names(names: tuple[str, ...], index: IntArray) -> pl.Series:
+    lookup = np.array(names, dtype=object)
+    return pl.Series(lookup[index] if len(names) else np.array([], dtype=object), dtype=pl.Utf8)
+
+
+def jobs_frame(log: RunLog) -> pl.DataFrame:
+    """One row per job in the log's (submission) order, columns ``JOB_COLUMNS``."""
+    f = run_frames(log)
+    n = len(f.job_names)
+    done = ~f.a_killed
+    per_level = [
+        np.bincount(f.a_job[done & (f.a_locality == i)], minlength=n)
+        for i in range(len(LOCALITY_LEVELS))
+    ]
+    bins = fair_bin(f.maps)
+    return pl.DataFrame(
+        {
+            "job": pl.Series(f.job_names, dtype=pl.Utf8),
+            "user": _names(f.users, f.job_user),
+            "submit": _floats(f.submit),
+            "first_start": _floats(f.first_start),
+            "finish": _floats(f.finish),
+            "response_time": _floats(f.response),
+            "slowdown": _floats(f.slowdown),
+            "tasks": pl.Series(f.tasks, dtype=pl.Int64),
+            "queue": pl.Series([j.queue for j in log.jobs], dtype=pl.Utf8),
+            "weight": _floats(np.array([j.weight for j in log.jobs], dtype=np.float64)),
+            "maps": pl.Series(f.maps, dtype=pl.Int64),
+            "size_bin": _names(FAIR_BIN_LABELS, bins),
+            "queueing_delay": _floats(f.queueing_delay),
+            "isolated_response": _floats(f.isolated),
+            "task_attempts": pl.Series(np.bincount(f.a_job, minlength=n), dtype=pl.Int64),
+            "killed_attempts": pl.Series(
+                np.bincount(f.a_job[f.a_killed], minlength=n), dtype=pl.Int64
+            ),
+            "node_local": pl.Series(per_level[0], dtype=pl.Int64),
+            "rack_local": pl.Series(per_level[1], dtype=pl.Int64),
+            "off_rack": pl.Series(per_level[2], dtype=pl.Int64),
+        }
+    )
+
+
+def timeline_frame(log: RunLog) -> pl.DataFrame:
+    """``timeline.csv`` (see ``fairshare.metrics.timeline``): ``time,user,running_tasks,share``."""
+    return _timeline_frame(_timeline(run_frames(log)))
+
+
+def _timeline_frame(tl: Timeline) -> pl.DataFrame:
+    return pl.DataFrame(
+        {
+            "time": _floats(tl.time),
+            "user": _names(tl.users, tl.user),
+            "running_tasks": pl.Series(tl.running, dtype=pl.Int64),
+            "share": _floats(tl.share),
+        }
+    )
+
+
+def tasks_frame(log: RunLog) -> pl.DataFrame:
+    """One row per task attempt, in the log's order: job, user, phase, task, attempt,
+    machine, rack, start, finish, duration, killed, locality (null: no input data)."""
+    f = run_frames(log)
+    machines = log.cluster.machines
+    m_names = (*tuple(m.name for m in machines), "")
+    m_racks = (*tuple(m.rack or "" for m in machines), "")
+    # An attempt on a machine the cluster does not list (index -1) gets empty names.
+    m_idx = np.where(f.a_machine >= 0, f.a_machine, len(machines))
+    loc = np.array([*LOCALITY_LEVELS, None], dtype=object)
+    return pl.DataFrame(
+        {
+            "job": _names(f.job_names, f.a_job),
+            "user": _names(f.users, f.a_user),
+            "phase": _names(PHASES, f.a_phase),
+            "task": pl.Series(f.a_task, dtype=pl.Int64),
+            "attempt": pl.Series(f.a_attempt, dtype=pl.Int64),
+            "machine": _names(m_names, m_idx),
+            "rack": _names(m_racks, m_idx),
+            "start": pl.Series(f.a_start, dtype=pl.Float64),
+            "finish": pl.Series(f.a_finish, dtype=pl.Float64),
+            "duration": pl.Series(f.a_duration, dtype=pl.Float64),
+            "killed": pl.Series(f.a_killed, dtype=pl.Boolean),
+            "locality": pl.Series(loc[f.a_locality], dtype=pl.Utf8),
+        }
+    )
+
+
+def dumps_json(document: object) -> str:
+    """Deterministic JSON text: cleaned (rounded floats, null for NaN), sorted keys,
+    two-space indent, final newline."""
+    return json.dumps(clean(document), sort_keys=True, indent=2, allow_nan=False) + "\n"
+
+
+def write_csv(frame: pl.DataFrame, path: Path) -> None:
+    frame.write_csv(path, float_precision=FLOAT_DECIMALS, null_value="", line_terminator="\n")
+
+
+def write_run_files(log: RunLog, out_dir: Path) -> dict[str, object]:
+    """Write ``summary.json``, ``jobs.csv``, ``timeline.csv`` and ``tasks.parquet`` of ``log``
+    into ``out_dir`` (created if missing) and return the summary document."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    f = run_frames(log)
+    tl = _timeline(f)
+    doc = clean(_summary(log, f, tl))
+    assert isinstance(doc, dict)
+    (out_dir / "summary.json").write_text(dumps_json(doc), encoding="utf-8")
+    write_csv(jobs_frame(log), out_dir / "jobs.csv")
+    write_csv(_timeline_frame(tl), out_dir / "timeline.csv")
+    # Statistics and the writer's version string are fixed for a given polars, so the bytes
+    # depend only on the rows.
+    tasks_frame(log).write_parquet(out_dir / "tasks.parquet", compression="zstd")
+    return doc

@@ -1,0 +1,134 @@
+"""The allocation over time (SPEC section 3, ``timeline.csv``).
+
+Each user's allocation is a step function of time: the number of its task attempts running,
+and its dominant share of the cluster, ``max_r (sum of the running attempts' demand on r) /
+(the cluster's total capacity of r)`` (DRF section 4, computed on the pooled cluster as the
+DRF and H-DRF papers do). An attempt runs on ``[start, finish)``; a killed attempt holds its
+resources until it is killed. The timeline has one row per (time, user) at which the user's
+value changed; before its first row a user runs nothing. An attempt that ends when another
+of the same user starts is no change and gives no row. Rows are sorted by time, then by user
+in scenario order. This is the data of the allocation figures (Choosy Figures 10-14, H-DRF
+Figure 9).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from fairshare.metrics.frames import FloatArray, IntArray, RunFrames, run_frames
+from fairshare.sim.records import RunLog
+
+SHARE_DECIMALS = 12
+"""Shares are rounded here before change detection, so float residue of running sums
+(1e-16) neither creates spurious rows nor leaves a 'zero' share at 1e-17."""
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """Change rows of all users' allocation step functions, sorted by (time, user index)."""
+
+    users: tuple[str, ...]
+    time: FloatArray
+    user: IntArray
+    running: IntArray
+    share: FloatArray
+
+    def __len__(self) -> int:
+        return int(self.time.shape[0])
+
+
+def timeline(log: RunLog) -> Timeline:
+    """The allocation step functions of ``log`` (see the module docstring)."""
+    return _timeline(run_frames(log))
+
+
+def _timeline(f: RunFrames) -> Timeline:
+    n = f.a_start.shape[0]
+    if n == 0:
+        empty_f = np.zeros(0, dtype=np.float64)
+        empty_i = np.zeros(0, dtype=np.int64)
+        return Timeline(f.users, empty_f, empty_i, empty_i, empty_f)
+    times = np.concatenate([f.a_start, f.a_finish])
+    user = np.concatenate([f.a_user, f.a_user])
+    delta = np.concatenate([np.ones(n, dtype=np.int64), -np.ones(n, dtype=np.int64)])
+    # Demands as fractions of the pooled total, so the dominant share is a max over columns.
+    inv_total = np.divide(1.0, f.total, out=np.zeros_like(f.total), where=f.total > 0)
+    frac = f.demand[f.a_job] * inv_total
+    dfrac = np.concatenate([frac, -frac])
+
+    order = np.lexsort((times, user))
+    times, user, delta, dfrac = times[order], user[order], delta[order], dfrac[order]
+    running = np.cumsum(delta)
+    load = np.cumsum(dfrac, axis=0)
+    # Restart the sums at each user's first row, so one user's float residue cannot leak
+    # into the next user's values.
+    first = np.ones(2 * n, dtype=np.bool_)
+    first[1:] = user[1:] != user[:-1]
+    starts = np.flatnonzero(first)
+    seg = np.cumsum(first) - 1
+    base_run = running[starts] - delta[starts]
+    base_load = load[starts] - dfrac[starts]
+    running = running - base_run[seg]
+    load = load - base_load[seg]
+
+    last = np.ones(2 * n, dtype=np.bool_)
+    last[:-1] = (user[1:] != user[:-1]) | (times[1:] != times[:-1])
+    t, u, r, ld = times[last], user[last], running[last], load[last]
+    share = np.round(ld.max(axis=1) if ld.shape[1] else np.zeros(len(t)), SHARE_DECIMALS)
+    share = np.where(r > 0, np.maximum(share, 0.0), 0.0)
+
+    prev_r = np.zeros_like(r)
+    prev_s = np.zeros_like(share)
+    same = np.zeros(len(t), dtype=np.bool_)
+    same[1:] = u[1:] == u[:-1]
+    prev_r[1:] = np.where(same[1:], r[:-1], 0)
+    prev_s[1:] = np.where(same[1:], share[:-1], 0.0)
+    changed = (r != prev_r) | (share != prev_s)
+    t, u, r, share = t[changed], u[changed], r[changed], share[changed]
+
+    out = np.lexsort((u, t))
+    return Timeline(f.users, t[out], u[out], r[out], share[out])
+
+
+def share_integrals(tl: Timeline, horizon: float) -> FloatArray:
+    """Per user, the integral of its dominant share over ``[0, horizon]`` (share-seconds)."""
+    n_users = len(tl.users)
+    if len(tl) == 0:
+        return np.zeros(n_users, dtype=np.float64)
+    order = np.lexsort((tl.time, tl.user))
+    t, u, s = tl.time[order], tl.user[order], tl.share[order]
+    nxt = np.empty_like(t)
+    nxt[:-1] = t[1:]
+    nxt[-1] = horizon
+    last_of_user = np.ones(len(t), dtype=np.bool_)
+    last_of_user[:-1] = u[1:] != u[:-1]
+    nxt = np.where(last_of_user, horizon, nxt)
+    width = np.clip(np.minimum(nxt, horizon) - np.minimum(t, horizon), 0.0, None)
+    return np.bincount(u, weights=s * width, minlength=n_users).astype(np.float64)
+
+
+def resample(tl: Timeline, grid: FloatArray) -> FloatArray:
+    """Time-averaged share of each user over the bins ``[grid[k], grid[k+1])``: a
+    users x (len(grid) - 1) matrix, for plotting long runs without drawing every step."""
+    n_users = len(tl.users)
+    out = np.zeros((n_users, max(len(grid) - 1, 0)), dtype=np.float64)
+    if len(tl) == 0 or len(grid) < 2:
+        return out
+    order = np.lexsort((tl.time, tl.user))
+    t, u, s = tl.time[order], tl.user[order], tl.share[order]
+    widths = np.diff(grid)
+    bounds = np.searchsorted(u, np.arange(n_users + 1))
+    for i in range(n_users):
+        lo, hi = bounds[i], bounds[i + 1]
+        if lo == hi:
+            continue
+        ti, si = t[lo:hi], s[lo:hi]
+        # Cumulative integral of the step function at each change time, then at the grid.
+        cum = np.concatenate([[0.0], np.cumsum(si[:-1] * np.diff(ti))])
+        k = np.searchsorted(ti, grid, side="right") - 1
+        val = np.where(k >= 0, si[np.maximum(k, 0)], 0.0)
+        at = np.where(k >= 0, cum[np.maximum(k, 0)] + val * (grid - ti[np.maximum(k, 0)]), 0.0)
+        out[i] = np.diff(at) / np.where(widths > 0, widths, 1.0)
+    return out
