@@ -1,0 +1,488 @@
+"""Built-in workload generators (SPEC section 1, ``workload: {generator: NAME, ...}``).
+
+Four generators, each after the paper that measured the workload:
+
+``facebook-2009``
+    FAIR section 6.1 and Table 2: map counts drawn from the nine Facebook job-size bins
+    (58% of jobs have 1-25 maps, ..., 1.7% more than 3200), uniform within a bin (the open
+    last bin is capped at 6400, the size FAIR's benchmark used for it); reducers 5% to 25%
+    of the maps (at least one); Poisson arrivals 30 s apart on average; each map reads one
+    block held on 3 machines (``replicas``), so delay scheduling has data to be local to.
+``facebook-2010``
+    H-DRF section 5.3.1 and Table 1: task counts from the 2010 Facebook bins 0-19 (73%),
+    20-149 (10%), 150-499 (7%) and 500+ (9%; capped at 3000), the percentages renormalised
+    (they sum to 99); single-phase jobs (H-DRF's jobs are tasks with a demand vector).
+``zipf``
+    FAIR section 5.3: maps Zipf-distributed between 1 and 400 (exponent ``s``, default 1),
+    reducers uniform between 1 and maps / 5.
+``google-constraints``
+    Choosy section 7.1 / TSF section VI: job sizes from FAIR Table 2 (Choosy took the
+    Facebook size distribution) and placement constraints after Sharma et al.'s model of
+    Google's constraints: 21 boolean machine attributes ``a0`` ... ``a20``, 4 machine
+    classes, a frequency for each class meeting each attribute (overall from 100% for ``a0``
+    down to 7.5%), and jobs requiring each attribute with its own probability, 1.8
+    attributes per job on average. The paper's resulting statistics, which the tests check:
+    the average job can use about 38% of the machines, 40% of jobs under 20% and 30% under
+    10%. A job's constraint is the conjunction of its attributes (``"a3 and a17"``).
+    Machines that lack the attributes get them (and ``machine_class``) from the seed; a
+    scenario that sets ``a0`` ... ``a20`` on every machine keeps its own. A job whose
+    attributes no machine has is redrawn, so every job can run.
+
+Parameters (all optional; every number >= 0 as the loader already enforces):
+
+- ``jobs``: how many jobs (defaults: the papers' experiments: 50 for ``facebook-2009``
+  (FAIR's benchmark BM), 100 for ``facebook-2010`` (H-DRF section 5.3.1), 30 for ``zipf``
+  (FAIR section 5.3), 300 for ``google-constraints`` (Choosy's one hour));
+- ``arrival``: mean seconds between Poisson arrivals, > 0 (default 30, FAIR section 6.1;
+  12 for ``google-constraints``: 300 jobs an hour);
+- ``duration``: seconds per task, or ``{pareto: {alpha, min}}`` or
+  ``{exponential: {mean}}`` (default ``{pareto: {alpha: 1.9, min: 10}}``: Choosy section 6
+  measured Pareto task durations with alpha > 1.9 at Facebook and Bing); the simulator
+  draws the per-task durations from its seed;
+- ``demand``: per-task demand ``{cpu: 1, mem: 2}``, or a list of such mappings, one picked
+  uniformly per job (H-DRF's mix: ``[{cpu: 1, mem: 1}, {cpu: 1, mem: 1.5}]``); default one
+  unit of the cluster's first resource (a slot);
+- ``users``: how many users share the jobs (``user0`` ...), each job's picked uniformly;
+  default: every job is its own user;
+- ``queues``: a list of declared queue paths, each job's picked uniformly;
+- ``replicas``: machines holding each map's input block (MapReduce generators; default 3,
+  at most the cluster's machines; 0 for no input data);
+- ``reduce``: ``{copy: S, compute: S}`` seconds per reduce task (``facebook-2009``, ``zipf``;
+  default copy 10, compute 20), or ``false`` for map-only jobs;
+- ``s``: the Zipf exponent (``zipf`` only, > 0, default 1).
+
+Determinism: all randomness comes from the ``numpy.random.Generator`` passed in; the jobs are
+drawn lazily as ``Workload.jobs`` is iterated, so the same seed gives the same jobs provided
+nothing else draws from that generator in between (give the generator its own child
+generator, e.g. ``rng.spawn(1)[0]``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import NoReturn
+
+import numpy as np
+
+from fairshare.cluster import AttributeValue, BoolArray, Cluster, FloatArray, Machine
+from fairshare.cluster.constraints import Constraint, parse_constraint
+from fairshare.workload.loader import GENERATORS, ScenarioError
+from fairshare.workload.model import (
+    ROOT,
+    Duration,
+    ExponentialDuration,
+    FixedDuration,
+    Job,
+    ParetoDuration,
+    ReducePhase,
+    WorkloadSpec,
+)
+
+__all__ = [
+    "ATTRIBUTES",
+    "ATTRIBUTE_FREQUENCY",
+    "CLASS_SHARES",
+    "FACEBOOK_2009_BINS",
+    "FACEBOOK_2010_BINS",
+    "REQUIRE_PROBABILITY",
+    "Workload",
+    "generate",
+]
+
+
+@dataclass(frozen=True)
+class Workload:
+    """Jobs to replay and the cluster to replay them on.
+
+    ``jobs`` yields each job once, lazily, in submit order. ``cluster`` is the scenario's
+    cluster, or the one the source needs instead (``google-constraints`` adds machine
+    attributes; an ``alibaba-gpu`` trace brings its node list).
+    """
+
+    jobs: Iterator[Job]
+    cluster: Cluster
+
+
+@dataclass(frozen=True)
+class SizeBin:
+    """Jobs with ``low`` to ``high`` tasks (inclusive), a ``fraction`` of all jobs."""
+
+    low: int
+    high: int
+    fraction: float
+
+
+FACEBOOK_2009_BINS = (
+    SizeBin(1, 25, 0.58),
+    SizeBin(26, 50, 0.096),
+    SizeBin(51, 100, 0.086),
+    SizeBin(101, 200, 0.084),
+    SizeBin(201, 400, 0.056),
+    SizeBin(401, 800, 0.043),
+    SizeBin(801, 1600, 0.025),
+    SizeBin(1601, 3200, 0.013),
+    SizeBin(3201, 6400, 0.017),
+)
+"""FAIR Table 2: maps per job at Facebook (2009), the "% at Facebook" column."""
+
+FACEBOOK_2010_BINS = (
+    SizeBin(1, 19, 0.73),
+    SizeBin(20, 149, 0.10),
+    SizeBin(150, 499, 0.07),
+    SizeBin(500, 3000, 0.09),
+)
+"""H-DRF Table 1: tasks per job in the 2010 Facebook trace (renormalised when drawn)."""
+
+ATTRIBUTES = tuple(f"a{k}" for k in range(21))
+"""The 21 machine attributes of the Sharma et al. constraint model (Choosy section 7.1)."""
+
+CLASS_SHARES = (0.4, 0.3, 0.2, 0.1)
+"""Fractions of machines in each of the 4 machine classes (TSF section VI: 4 classes)."""
+
+_CLASS_RICHNESS = (0.8, 1.0, 1.2, 1.4)
+"""How much more often than average each class meets an attribute: newer, better-equipped
+classes meet the rarer constraints more often, so attributes are correlated as in a real
+fleet."""
+
+ATTRIBUTE_FREQUENCY = (
+    1.0, 0.95, 0.9, 0.85, 0.8, 0.7, 0.6, 0.55, 0.5, 0.45, 0.4,
+    0.35, 0.3, 0.27, 0.24, 0.2, 0.16, 0.13, 0.11, 0.09, 0.075,
+)  # fmt: skip
+"""Overall fraction of machines meeting each attribute: "from 100% for one constraint to
+7-8%" (Choosy section 7.1)."""
+
+REQUIRE_PROBABILITY = (0.1,) + (1.34 / 14,) * 14 + (0.06,) * 6
+"""Probability that a job requires each attribute: 1.8 on average (Choosy section 7.1).
+Calibrated so that the average job can use about 38% of the machines, 40% of jobs under 20%
+and 30% under 10%, the statistics Choosy reports."""
+
+_CLASS_ATTRIBUTE = np.clip(
+    np.outer(np.array(_CLASS_RICHNESS), np.array(ATTRIBUTE_FREQUENCY)), 0.0, 1.0
+)
+"""Per class and attribute, the probability that a machine of the class meets it."""
+
+_DEFAULTS: dict[str, dict[str, object]] = {
+    "facebook-2009": {"jobs": 50, "arrival": 30.0},
+    "facebook-2010": {"jobs": 100, "arrival": 30.0},
+    "zipf": {"jobs": 30, "arrival": 30.0},
+    "google-constraints": {"jobs": 300, "arrival": 12.0},
+}
+_COMMON = ("jobs", "arrival", "duration", "demand", "users", "queues")
+_PARAMETERS: dict[str, tuple[str, ...]] = {
+    "facebook-2009": (*_COMMON, "replicas", "reduce"),
+    "facebook-2010": (*_COMMON, "replicas"),
+    "zipf": (*_COMMON, "replicas", "reduce", "s"),
+    "google-constraints": _COMMON,
+}
+_DEFAULT_DURATION = ParetoDuration(alpha=1.9, minimum=10.0)
+_DEFAULT_REPLICAS = 3
+_DEFAULT_REDUCE = (10.0, 20.0)
+_ZIPF_MAX_MAPS = 400
+_REDRAWS = 1000
+
+
+# --------------------------------------------------------------------------------------------
+# Parameters
+
+
+class _Params:
+    """Reads and checks the generator's parameters; errors at ``workload.<name>``."""
+
+    def __init__(self, spec: WorkloadSpec, cluster: Cluster, source: str) -> None:
+        self.spec = spec
+        self.cluster = cluster
+        self.source = source
+        self.values = dict(_DEFAULTS[spec.generator])
+        allowed = _PARAMETERS[spec.generator]
+        for key, value in spec.params.items():
+            if key not in allowed:
+                self.fail(
+                    key,
+                    f"unknown parameter for generator {spec.generator!r}; allowed: "
+                    f"{', '.join(allowed)}",
+                )
+            self.values[key] = value
+
+    def fail(self, name: str, what: str) -> NoReturn:
+        raise ScenarioError(self.source, f"workload.{name}", what)
+
+    def count(self, name: str, minimum: int = 1) -> int | None:
+        value = self.values.get(name)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            self.fail(name, f"must be a whole number >= {minimum}, got {value!r}")
+        if not float(value).is_integer() or value < minimum:
+            self.fail(name, f"must be a whole number >= {minimum}, got {value!r}")
+        return int(value)
+
+    def positive(self, name: str, value: object, where: str | None = None) -> float:
+        if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+            self.fail(where or name, f"must be a number > 0, got {value!r}")
+        if not math.isfinite(value):
+            self.fail(where or name, f"must be a finite number, got {value!r}")
+        return float(value)
+
+    def number(self, name: str, default: float) -> float:
+        value = self.values.get(name)
+        return default if value is None else self.positive(name, value)
+
+    def duration(self) -> Duration:
+        value = self.values.get("duration")
+        if value is None:
+            return _DEFAULT_DURATION
+        if isinstance(value, Mapping) and len(value) == 1:
+            ((kind, fields),) = value.items()
+            if kind == "pareto" and isinstance(fields, Mapping) and set(fields) == {"alpha", "min"}:
+                return ParetoDuration(
+                    self.positive("duration", fields["alpha"], "duration.pareto.alpha"),
+                    self.positive("duration", fields["min"], "duration.pareto.min"),
+                )
+            if kind == "exponential" and isinstance(fields, Mapping) and set(fields) == {"mean"}:
+                return ExponentialDuration(
+                    self.positive("duration", fields["mean"], "duration.exponential.mean")
+                )
+        elif not isinstance(value, Mapping):
+            return FixedDuration(self.positive("duration", value))
+        self.fail(
+            "duration",
+            "must be seconds per task (a number > 0), {pareto: {alpha, min}} or "
+            "{exponential: {mean}}",
+        )
+
+    def demands(self) -> list[FloatArray]:
+        value = self.values.get("demand")
+        if value is None:
+            vector = np.zeros(len(self.cluster.resources), dtype=np.float64)
+            vector[0] = 1.0
+            return [self._frozen(vector)]
+        if isinstance(value, Mapping):
+            return [self._demand(value, "demand")]
+        if isinstance(value, list) and value:
+            return [self._demand(item, f"demand[{i}]") for i, item in enumerate(value)]
+        self.fail("demand", "must be a mapping like {cpu: 1, mem: 2} or a non-empty list of them")
+
+    def _demand(self, value: object, where: str) -> FloatArray:
+        if not isinstance(value, Mapping):
+            self.fail(where, "must be a mapping like {cpu: 1, mem: 2}")
+        resources = self.cluster.resources
+        vector = np.zeros(len(resources), dtype=np.float64)
+        for resource, amount in value.items():
+            if resource not in resources:
+                self.fail(
+                    f"{where}.{resource}",
+                    f"unknown resource {resource!r}; resources: {', '.join(resources)}",
+                )
+            if isinstance(amount, bool) or not isinstance(amount, int | float) or amount < 0:
+                self.fail(f"{where}.{resource}", f"must be a number >= 0, got {amount!r}")
+            index = resources.index(resource)
+            if amount > 0 and self.cluster.total[index] <= 0:
+                self.fail(
+                    f"{where}.{resource}",
+                    f"no machine has resource {resource!r} (its total capacity is 0)",
+                )
+            vector[index] = amount
+        if not vector.any():
+            self.fail(where, "must have at least one resource with an amount > 0")
+        return self._frozen(vector)
+
+    @staticmethod
+    def _frozen(vector: FloatArray) -> FloatArray:
+        vector.setflags(write=False)
+        return vector
+
+    def users(self) -> int | None:
+        return self.count("users")
+
+    def queues(self, declared: Collection[str]) -> list[str]:
+        value = self.values.get("queues")
+        if value is None:
+            return [ROOT]
+        if not isinstance(value, list) or not value:
+            self.fail("queues", "must be a non-empty list of declared queue paths")
+        for i, path in enumerate(value):
+            if not isinstance(path, str) or path not in declared:
+                known = ", ".join(declared) if declared else "no queues are declared"
+                self.fail(f"queues[{i}]", f"unknown queue {path!r}; declared queues: {known}")
+        return list(value)
+
+    def replicas(self) -> int | None:
+        replicas = self.count("replicas", minimum=0)
+        if replicas is None:
+            return min(_DEFAULT_REPLICAS, len(self.cluster.machines))
+        if replicas > len(self.cluster.machines):
+            self.fail(
+                "replicas",
+                f"must be at most the number of machines ({len(self.cluster.machines)}), "
+                f"got {replicas}",
+            )
+        return replicas or None
+
+    def reduce(self) -> tuple[float, float] | None:
+        value = self.values.get("reduce")
+        if value is None or value is True:
+            return _DEFAULT_REDUCE
+        if value is False:
+            return None
+        if not isinstance(value, Mapping) or not set(value) <= {"copy", "compute"}:
+            self.fail("reduce", "must be {copy: S, compute: S} (seconds per reduce task) or false")
+        seconds: list[float] = []
+        for key, default in zip(("copy", "compute"), _DEFAULT_REDUCE, strict=True):
+            amount = value.get(key, default)
+            if isinstance(amount, bool) or not isinstance(amount, int | float) or amount < 0:
+                self.fail(f"reduce.{key}", f"must be a number >= 0, got {amount!r}")
+            seconds.append(float(amount))
+        return seconds[0], seconds[1]
+
+
+# --------------------------------------------------------------------------------------------
+# Job sizes
+
+
+def _bin_probabilities(bins: Sequence[SizeBin]) -> FloatArray:
+    weights = np.array([b.fraction for b in bins], dtype=np.float64)
+    return np.asarray(weights / weights.sum(), dtype=np.float64)
+
+
+def _draw_bin(bins: Sequence[SizeBin], probabilities: FloatArray, rng: np.random.Generator) -> int:
+    """A job size: a bin by its fraction, then uniform within the bin."""
+    chosen = bins[int(rng.choice(len(bins), p=probabilities))]
+    return int(rng.integers(chosen.low, chosen.high, endpoint=True))
+
+
+def _zipf_probabilities(exponent: float, largest: int) -> FloatArray:
+    weights = np.arange(1, largest + 1, dtype=np.float64) ** -exponent
+    return np.asarray(weights / weights.sum(), dtype=np.float64)
+
+
+# --------------------------------------------------------------------------------------------
+# The constraint model
+
+
+def _has_attributes(machine: Machine) -> bool:
+    return all(name in machine.attributes for name in ATTRIBUTES)
+
+
+def constraint_cluster(cluster: Cluster, rng: np.random.Generator) -> Cluster:
+    """``cluster`` with every machine carrying the 21 attributes: kept when every machine
+    has them already; otherwise each machine gets a class (``machine_class``: ``c0`` ...
+    ``c3``, by ``CLASS_SHARES``) and each attribute with its class's frequency. Attributes a
+    machine already has are kept."""
+    if all(_has_attributes(m) for m in cluster.machines):
+        return cluster
+    count = len(cluster.machines)
+    classes = rng.choice(len(CLASS_SHARES), size=count, p=np.array(CLASS_SHARES))
+    has = rng.random((count, len(ATTRIBUTES))) < _CLASS_ATTRIBUTE[classes]
+    machines = []
+    for i, machine in enumerate(cluster.machines):
+        attributes: dict[str, AttributeValue] = {"machine_class": f"c{classes[i]}"}
+        attributes.update({name: bool(has[i, k]) for k, name in enumerate(ATTRIBUTES)})
+        attributes.update(machine.attributes)
+        machines.append(Machine(machine.name, machine.capacity, machine.rack, attributes))
+    return Cluster.build(cluster.resources, machines)
+
+
+def _attribute_matrix(cluster: Cluster) -> BoolArray:
+    """Machines x attributes: True where the machine meets the attribute (is truthy, the
+    meaning of a bare attribute in a constraint)."""
+    return np.array(
+        [[bool(m.attributes.get(name)) for name in ATTRIBUTES] for m in cluster.machines],
+        dtype=np.bool_,
+    ).reshape(len(cluster.machines), len(ATTRIBUTES))
+
+
+def _draw_constraint(
+    has: BoolArray, rng: np.random.Generator, cache: dict[tuple[int, ...], Constraint]
+) -> Constraint | None:
+    probabilities = np.array(REQUIRE_PROBABILITY)
+    for _ in range(_REDRAWS):
+        required = np.flatnonzero(rng.random(len(ATTRIBUTES)) < probabilities)
+        if required.size == 0:
+            return None
+        if has[:, required].all(axis=1).any():
+            key = tuple(int(k) for k in required)
+            if key not in cache:
+                cache[key] = parse_constraint(" and ".join(ATTRIBUTES[k] for k in key))
+            return cache[key]
+    return None  # no machine meets any drawn set: the cluster is tiny; leave the job free
+
+
+# --------------------------------------------------------------------------------------------
+# Entry point
+
+
+def generate(
+    spec: WorkloadSpec,
+    cluster: Cluster,
+    rng: np.random.Generator,
+    *,
+    queues: Collection[str] = (),
+    source: str = "workload",
+) -> Workload:
+    """The jobs of the built-in generator ``spec`` on ``cluster``, drawn from ``rng``.
+
+    ``queues`` are the scenario's declared queue paths (for the ``queues`` parameter) and
+    ``source`` names the scenario file in errors. Parameters are checked now: a bad one
+    raises :class:`~fairshare.workload.loader.ScenarioError` at ``workload.<name>``. The
+    jobs are drawn as the returned workload's ``jobs`` is iterated, in submit order.
+    """
+    if spec.generator not in GENERATORS:
+        raise ScenarioError(
+            source,
+            "workload.generator",
+            f"unknown generator {spec.generator!r}; allowed: {', '.join(GENERATORS)}",
+        )
+    params = _Params(spec, cluster, source)
+    count = params.count("jobs")
+    assert count is not None  # every generator has a default
+    arrival = params.number("arrival", 30.0)
+    duration = params.duration()
+    demands = params.demands()
+    users = params.users()
+    paths = params.queues(queues)
+    kind = spec.generator
+    replicas = params.replicas() if kind != "google-constraints" else None
+    reduce = params.reduce() if kind in ("facebook-2009", "zipf") else None
+    exponent = params.number("s", 1.0) if kind == "zipf" else 1.0
+    if kind == "google-constraints":
+        cluster = constraint_cluster(cluster, rng)
+    has = _attribute_matrix(cluster) if kind == "google-constraints" else None
+
+    def jobs() -> Iterator[Job]:
+        zipf = _zipf_probabilities(exponent, _ZIPF_MAX_MAPS) if kind == "zipf" else None
+        bins = FACEBOOK_2010_BINS if kind == "facebook-2010" else FACEBOOK_2009_BINS
+        probabilities = _bin_probabilities(bins)
+        cache: dict[tuple[int, ...], Constraint] = {}
+        width = len(str(count - 1))
+        submit = 0.0
+        for i in range(count):
+            submit += float(rng.exponential(arrival))
+            if zipf is not None:
+                tasks = int(rng.choice(_ZIPF_MAX_MAPS, p=zipf)) + 1
+            else:
+                tasks = _draw_bin(bins, probabilities, rng)
+            phase = None
+            if reduce is not None:
+                if zipf is not None:
+                    reducers = int(rng.integers(1, max(1, tasks // 5), endpoint=True))
+                else:
+                    reducers = max(1, round(tasks * float(rng.uniform(0.05, 0.25))))
+                phase = ReducePhase(reducers, reduce[0], reduce[1])
+            constraint = _draw_constraint(has, rng, cache) if has is not None else None
+            name = f"job{i:0{width}d}"
+            yield Job(
+                name=name,
+                submit=submit,
+                user=name if users is None else f"user{int(rng.integers(users))}",
+                demand=demands[int(rng.integers(len(demands)))] if len(demands) > 1 else demands[0],
+                tasks=tasks,
+                duration=duration,
+                queue=paths[int(rng.integers(len(paths)))] if len(paths) > 1 else paths[0],
+                constraint=constraint,
+                input_replicas=replicas,
+                reduce=phase,
+            )
+
+    return Workload(jobs(), cluster)

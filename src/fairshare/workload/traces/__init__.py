@@ -1,0 +1,99 @@
+"""Real traces for ``fairshare simulate --trace FORMAT:PATH`` (SPEC section 3).
+
+A trace supplies jobs; the scenario supplies what the trace lacks (machines, per-task demand
+when the trace records none). Each format has its own module, whose docstring documents the
+columns and how they become :class:`~fairshare.workload.model.Job` fields:
+
+========================  ===================================================================
+``swim``                  SWIM Facebook MapReduce traces (.tsv): :mod:`.swim`
+``google-2011``           Google cluster-usage trace 2011, a directory of its tables:
+                          :mod:`.google2011`
+``alibaba-gpu``           Alibaba GPU cluster trace 2023 pod list (.csv), machines from the
+                          node list beside it unless the scenario has them: :mod:`.alibaba`
+``swf``                   Standard Workload Format (.swf, .swf.gz): :mod:`.swf`
+========================  ===================================================================
+
+:func:`open_trace` checks the file (or directory) and headers at once, so a missing or
+unreadable trace fails before a simulation starts; the records are then read lazily, in
+submit order, as the returned :class:`~fairshare.workload.generators.Workload`'s ``jobs`` is
+iterated. A corrupt record raises :class:`TraceError` (``error: FILE: line N: WHAT``) when the
+iteration reaches it, so callers that must write nothing on bad input (``--out``) have to
+finish iterating before they write.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fairshare.cluster import Cluster
+from fairshare.workload.generators import Workload
+from fairshare.workload.loader import ScenarioError
+from fairshare.workload.traces._common import TraceError
+from fairshare.workload.traces.alibaba import (
+    NODE_LISTS,
+    node_list_beside,
+    read_alibaba_nodes,
+    read_alibaba_pods,
+)
+from fairshare.workload.traces.google2011 import read_google_2011
+from fairshare.workload.traces.swf import read_swf
+from fairshare.workload.traces.swim import read_swim
+
+__all__ = ["FORMATS", "TraceError", "open_trace", "parse_trace_argument"]
+
+FORMATS = ("swim", "google-2011", "alibaba-gpu", "swf")
+"""The trace formats of ``--trace FORMAT:PATH`` (SPEC section 3)."""
+
+
+def parse_trace_argument(text: str, where: str = "--trace") -> tuple[str, Path]:
+    """Split ``FORMAT:PATH`` (the PATH may itself contain ``:``); a :class:`ScenarioError`
+    at ``where`` for a missing colon or an unknown format."""
+    fmt, colon, path = text.partition(":")
+    if not colon or not path:
+        raise ScenarioError(
+            text, where, f"expected FORMAT:PATH with FORMAT one of {', '.join(FORMATS)}"
+        )
+    _check_format(fmt, text, where)
+    return fmt, Path(path)
+
+
+def _check_format(fmt: str, source: str, where: str) -> None:
+    if fmt not in FORMATS:
+        raise ScenarioError(
+            source, where, f"unknown trace format {fmt!r}; allowed: {', '.join(FORMATS)}"
+        )
+
+
+def open_trace(fmt: str, path: str | Path, cluster: Cluster | None) -> Workload:
+    """Open the trace at ``path`` in format ``fmt`` for replay on ``cluster`` (the scenario's
+    machines; ``None`` when it has none).
+
+    Returns a :class:`Workload` whose ``jobs`` streams the trace in submit order and whose
+    ``cluster`` is ``cluster``, or for ``alibaba-gpu`` without one, the node list's.
+    Raises :class:`ScenarioError` for an unknown format or a trace that needs machines the
+    scenario does not give, and :class:`TraceError` (a ``ScenarioError``) for an unreadable
+    file or a corrupt header now, or a corrupt record when iteration reaches it.
+    """
+    _check_format(fmt, str(path), "--trace")
+    path = Path(path)
+    if fmt == "alibaba-gpu" and cluster is None:
+        nodes = node_list_beside(path)
+        if nodes is None:
+            raise TraceError(
+                path,
+                None,
+                "the scenario has no machines and no node list is beside the pod list "
+                f"(looked for {' and '.join(NODE_LISTS)} in {path.parent})",
+            )
+        cluster = read_alibaba_nodes(nodes)
+    if cluster is None:
+        raise TraceError(path, None, f"a {fmt} trace has no machines: the scenario must give them")
+    if fmt == "swim":
+        jobs = read_swim(path, cluster)
+    elif fmt == "swf":
+        jobs = read_swf(path, cluster)
+    elif fmt == "google-2011":
+        jobs = read_google_2011(path, cluster)
+    else:
+        jobs = read_alibaba_pods(path, cluster)
+    return Workload(jobs, cluster)

@@ -1,0 +1,244 @@
+"""Alibaba GPU cluster trace 2023 (``cluster-trace-gpu-v2023``, "openb"): pods and nodes.
+
+Pod list columns (``alibaba-gpu-v2023/SOURCE.md``, CSV with a header): ``name``,
+``cpu_milli``, ``memory_mib``, ``num_gpu`` (0-8), ``gpu_milli`` (the GPU fraction of a
+GPU-sharing pod, which has ``num_gpu`` 1), ``gpu_spec`` (allowed GPU models separated by
+``|``; empty = any), ``qos``, ``pod_phase``, ``creation_time``, ``deletion_time``,
+``scheduled_time`` (seconds; empty for pods that were never scheduled). Node list columns:
+``sn`` (node name), ``cpu_milli``, ``memory_mib``, ``gpu``, ``model`` (GPU model; empty for
+CPU-only nodes).
+
+Mapping, one job per pod (the trace has no users: each pod is its own user):
+
+- demand per task: ``cpu`` = cpu_milli / 1000 cores, ``mem`` = memory_mib / 1024 GiB,
+  ``gpu`` = num_gpu, or gpu_milli / 1000 for a GPU-sharing pod (num_gpu 1, gpu_milli below
+  1000), so a pod asking for 46% of a GPU demands 0.46 of one;
+- one task, submitted at ``creation_time``, running from ``scheduled_time`` to
+  ``deletion_time`` (a pod that was never scheduled keeps its whole lifetime from creation
+  to deletion, the time it wanted the resources);
+- ``gpu_spec`` becomes the constraint ``gpu_model in ['V100M16', 'V100M32']``.
+
+Machines: the scenario's, when it gives them (its resources named ``cpu``, ``mem`` or
+``memory`` and ``gpu``, in cores, GiB and GPUs; a pod demanding a resource the scenario lacks
+is an error); otherwise the node list beside the pod list
+(``openb_node_list_all_node.csv``, else ``openb_node_list_gpu_node.csv``): resources
+``cpu, mem, gpu`` in those units, each GPU node with the attribute ``gpu_model``.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+
+from fairshare.cluster import Cluster, FloatArray, Machine
+from fairshare.cluster.constraints import Constraint, parse_constraint
+from fairshare.workload.model import FixedDuration, Job
+from fairshare.workload.traces._common import (
+    TraceError,
+    check_readable,
+    numbered_lines,
+    resource_positions,
+)
+
+__all__ = ["NODE_LISTS", "RESOURCES", "read_alibaba_nodes", "read_alibaba_pods"]
+
+RESOURCES = ("cpu", "mem", "gpu")
+"""The resources of a cluster built from the node list: cores, GiB, GPUs."""
+NODE_LISTS = ("openb_node_list_all_node.csv", "openb_node_list_gpu_node.csv")
+"""Node lists looked for beside the pod list, in order of preference."""
+_ALIASES = {"cpu": ("cpu",), "mem": ("mem", "memory"), "gpu": ("gpu",)}
+_POD_COLUMNS = (
+    "name",
+    "cpu_milli",
+    "memory_mib",
+    "num_gpu",
+    "gpu_milli",
+    "gpu_spec",
+    "creation_time",
+    "deletion_time",
+    "scheduled_time",
+)
+_NODE_COLUMNS = ("sn", "cpu_milli", "memory_mib", "gpu", "model")
+_MILLI = 1000.0
+_MIB_PER_GIB = 1024.0
+
+
+def _header(path: Path, required: tuple[str, ...]) -> dict[str, int]:
+    for _, text in numbered_lines(path):
+        columns = next(csv.reader([text]))
+        missing = [c for c in required if c not in columns]
+        if missing:
+            raise TraceError(
+                path, 1, f"the header lacks column(s) {', '.join(missing)}; got {text!r}"
+            )
+        return {c: columns.index(c) for c in required}
+    raise TraceError(path, None, "is empty; expected a CSV header and records")
+
+
+def _rows(path: Path) -> Iterator[tuple[int, list[str]]]:
+    """``(line, fields)`` of each record, checked for the header's width, read lazily.
+
+    The traces quote nothing, so each physical line is one record (line numbers are exact);
+    ``csv`` still parses quoted fields should a line have them.
+    """
+    lines = numbered_lines(path)
+    width = 0
+    for line, text in lines:
+        if line == 1:
+            width = len(next(csv.reader([text])))
+            continue
+        if not text.strip():
+            continue
+        fields = text.split(",") if '"' not in text else next(csv.reader([text]))
+        if len(fields) != width:
+            raise TraceError(
+                path, line, f"expected {width} comma-separated fields, got {len(fields)}"
+            )
+        yield line, fields
+
+
+def _amount(text: str, column: str, path: Path, line: int, *, empty: float | None = None) -> float:
+    if not text and empty is not None:
+        return empty
+    try:
+        value = float(text)
+    except ValueError:
+        raise TraceError(path, line, f"{column} must be a number >= 0, got {text!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise TraceError(path, line, f"{column} must be a number >= 0, got {text!r}")
+    return value
+
+
+def read_alibaba_nodes(path: Path) -> Cluster:
+    """The cluster of a node list: one machine per node, resources ``cpu, mem, gpu`` (cores,
+    GiB, GPUs), GPU nodes with the attribute ``gpu_model``. Reads the list once, row by row
+    (it is the cluster, so it is held in memory anyway)."""
+    check_readable(path, "Alibaba node list (.csv)")
+    col = _header(path, _NODE_COLUMNS)
+    machines: list[Machine] = []
+    names: dict[str, int] = {}
+    for line, fields in _rows(path):
+        name = fields[col["sn"]]
+        if not name:
+            raise TraceError(path, line, "node name (sn) is empty")
+        if name in names:
+            raise TraceError(path, line, f"node {name!r} repeats (first at line {names[name]})")
+        names[name] = line
+        capacity = np.array(
+            [
+                _amount(fields[col["cpu_milli"]], "cpu_milli", path, line) / _MILLI,
+                _amount(fields[col["memory_mib"]], "memory_mib", path, line) / _MIB_PER_GIB,
+                _amount(fields[col["gpu"]], "gpu", path, line),
+            ],
+            dtype=np.float64,
+        )
+        capacity.setflags(write=False)
+        model = fields[col["model"]].strip()
+        machines.append(Machine(name, capacity, None, {"gpu_model": model} if model else {}))
+    if not machines:
+        raise TraceError(path, None, "lists no nodes")
+    return Cluster.build(RESOURCES, machines)
+
+
+def node_list_beside(pods: Path) -> Path | None:
+    """The node list in the pod list's directory, if there is one."""
+    for name in NODE_LISTS:
+        candidate = pods.parent / name
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _constraint(spec: str, path: Path, line: int) -> Constraint:
+    models = [m.strip() for m in spec.split("|")]
+    if any(not m or "'" in m or "\\" in m for m in models):
+        raise TraceError(path, line, f"gpu_spec must be GPU models separated by '|', got {spec!r}")
+    return parse_constraint("gpu_model in [" + ", ".join(f"'{m}'" for m in models) + "]")
+
+
+def read_alibaba_pods(path: Path, cluster: Cluster) -> Iterator[Job]:
+    """Stream the pods of a pod list as jobs in creation order on ``cluster``.
+
+    Raises :class:`TraceError` (file and line) for a header without the pod columns, a record
+    with the wrong number of fields, a non-numeric or negative amount or time, a deletion
+    before the scheduling or creation, creation times going backwards, or a demand for a
+    resource ``cluster`` does not have.
+    """
+    check_readable(path, "Alibaba pod list (.csv)")
+    col = _header(path, _POD_COLUMNS)
+    return _stream(path, cluster, col)
+
+
+def _stream(path: Path, cluster: Cluster, col: dict[str, int]) -> Iterator[Job]:
+    positions = resource_positions(cluster, _ALIASES)
+    width = len(cluster.resources)
+    constraints: dict[str, Constraint] = {}  # few distinct gpu_spec values: parse each once
+    last = -math.inf
+    for line, fields in _rows(path):
+        name = fields[col["name"]]
+        if not name:
+            raise TraceError(path, line, "pod name is empty")
+        gpus = _amount(fields[col["num_gpu"]], "num_gpu", path, line)
+        gpu_milli = _amount(fields[col["gpu_milli"]], "gpu_milli", path, line, empty=0.0)
+        if gpus == 1 and 0 < gpu_milli < _MILLI:
+            gpus = gpu_milli / _MILLI
+        amounts = {
+            "cpu": _amount(fields[col["cpu_milli"]], "cpu_milli", path, line) / _MILLI,
+            "mem": _amount(fields[col["memory_mib"]], "memory_mib", path, line) / _MIB_PER_GIB,
+            "gpu": gpus,
+        }
+        demand: FloatArray = np.zeros(width, dtype=np.float64)
+        for quantity, amount in amounts.items():
+            if amount <= 0:
+                continue
+            if quantity not in positions:
+                raise TraceError(
+                    path,
+                    line,
+                    f"pod {name!r} demands {quantity} but the cluster has no resource named "
+                    f"{' or '.join(map(repr, _ALIASES[quantity]))} "
+                    f"(resources: {', '.join(cluster.resources)})",
+                )
+            demand[positions[quantity]] = amount
+        if not demand.any():
+            raise TraceError(path, line, f"pod {name!r} demands no cpu, memory or gpu")
+        created = _amount(fields[col["creation_time"]], "creation_time", path, line)
+        deleted = _amount(fields[col["deletion_time"]], "deletion_time", path, line)
+        scheduled_text = fields[col["scheduled_time"]]
+        started = (
+            _amount(scheduled_text, "scheduled_time", path, line) if scheduled_text else created
+        )
+        if created < last:
+            raise TraceError(
+                path,
+                line,
+                f"creation_time {created:g} is before the previous pod's ({last:g}); "
+                "the pod list must be in creation order",
+            )
+        if deleted < started:
+            raise TraceError(
+                path,
+                line,
+                f"deletion_time {deleted:g} is before the pod started ({started:g})",
+            )
+        last = created
+        spec = fields[col["gpu_spec"]].strip()
+        constraint = None
+        if spec:
+            constraint = constraints.get(spec)
+            if constraint is None:
+                constraint = constraints[spec] = _constraint(spec, path, line)
+        demand.setflags(write=False)
+        yield Job(
+            name=name,
+            submit=created,
+            user=name,
+            demand=demand,
+            tasks=1,
+            duration=FixedDuration(deleted - started),
+            constraint=constraint,
+        )

@@ -1,0 +1,181 @@
+"""Google cluster-usage trace 2011 (clusterdata-2011, format + schema v2.1): ``job_events``.
+
+PATH is the trace directory holding the tables as sub-directories (``job_events/``), or the
+``job_events`` directory itself; its shards ``part-NNNNN-of-NNNNN.csv[.gz]`` are read in name
+order, which is time order. Columns (``google-clusterdata-2011/SOURCE.md``, no header):
+1 timestamp (µs; 0 = before the trace window, which opens at 600 s), 2 missing info, 3 job ID,
+4 event type (0 SUBMIT, 1 SCHEDULE, 2 EVICT, 3 FAIL, 4 FINISH, 5 KILL, 6 LOST,
+7 UPDATE_PENDING, 8 UPDATE_RUNNING), 5 user (hashed), 6 scheduling class, 7 job name,
+8 logical job name.
+
+``job_events`` is the only table the shipped sample has; it records per job the submit time,
+the user, when the job was scheduled and when it ended, but neither task counts nor resource
+requests (``task_events``) nor constraints (``task_constraints``). So, documented
+assumptions:
+
+- a job is one task (one unit of the scenario's first resource), submitted at its first
+  SUBMIT, running from its first SCHEDULE (or its submit if it has none) to its first FAIL,
+  FINISH, KILL or LOST; EVICT returns a job to pending and does not end it; events after the
+  end (a re-submission of a failed job) are ignored;
+- the user is the trace's (hashed) user, so the jobs of one user share a fair share;
+- times are the trace's, in seconds (µs / 10^6), not shifted.
+
+Streaming in submit order needs each job's end, which comes later in the trace: jobs wait in
+a queue in submit order, and the head leaves as soon as it has ended. A job still running
+``HORIZON_SECONDS`` of trace time after its submit (a long-lived service) leaves then, its
+duration cut at the horizon; jobs still running when the trace ends are cut there. So memory
+holds at most the jobs submitted within one horizon (plus the ids of ended jobs, to ignore
+their later events), never the whole trace.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from fairshare.cluster import Cluster, FloatArray
+from fairshare.workload.model import FixedDuration, Job
+from fairshare.workload.traces._common import (
+    TraceError,
+    check_readable,
+    first_resource_demand,
+    numbered_lines,
+)
+
+__all__ = ["HORIZON_SECONDS", "job_event_shards", "read_google_2011"]
+
+HORIZON_SECONDS = 86_400.0
+"""How long (trace time) a job may run before it is replayed with its duration cut there."""
+
+_SUBMIT, _SCHEDULE = 0, 1
+_ENDS = frozenset({3, 4, 5, 6})  # FAIL, FINISH, KILL, LOST
+_MAX_EVENT = 8
+_FIELDS = 8
+_SHARD = re.compile(r"part-\d+-of-\d+\.csv(\.gz)?$")
+_MICROSECONDS = 1e6
+
+
+@dataclass
+class _Pending:
+    name: str
+    user: str
+    submit: int  # µs
+    start: int | None = None
+    end: int | None = None
+
+
+def job_event_shards(path: Path) -> list[Path]:
+    """The ``job_events`` shards under ``path`` (the trace directory or the table's own), in
+    name order; a :class:`TraceError` for ``path`` if there are none."""
+    if not path.is_dir():
+        raise TraceError(
+            path,
+            None,
+            "google-2011 expects a directory: the trace's, with job_events/ in it, or "
+            "job_events/ itself",
+        )
+    table = path / "job_events" if (path / "job_events").is_dir() else path
+    shards = sorted(p for p in table.iterdir() if _SHARD.match(p.name) and p.is_file())
+    if not shards:
+        raise TraceError(
+            table, None, "holds no job_events shards (part-NNNNN-of-NNNNN.csv or .csv.gz)"
+        )
+    return shards
+
+
+def read_google_2011(path: Path, cluster: Cluster) -> Iterator[Job]:
+    """Stream the jobs of the trace directory ``path`` in submit order.
+
+    Raises :class:`TraceError` (shard file and line) for a record without 8 fields, a
+    timestamp, job ID or event type that is not a whole number in range, a SUBMIT without a
+    user, or a timestamp before the previous event's.
+    """
+    shards = job_event_shards(path)
+    for shard in shards:
+        check_readable(shard, "job_events shard")
+    return _stream(shards, first_resource_demand(cluster))
+
+
+def _parse(text: str, shard: Path, line: int) -> tuple[int, int, int, str]:
+    fields = text.split(",")
+    if len(fields) != _FIELDS:
+        raise TraceError(
+            shard, line, f"expected {_FIELDS} comma-separated fields, got {len(fields)}"
+        )
+    try:
+        time = int(fields[0])
+        job = int(fields[2])
+        event = int(fields[3])
+    except ValueError:
+        raise TraceError(
+            shard,
+            line,
+            "timestamp (field 1), job ID (field 3) and event type (field 4) must be whole "
+            f"numbers, got {fields[0]!r}, {fields[2]!r}, {fields[3]!r}",
+        ) from None
+    if time < 0 or job < 0:
+        raise TraceError(shard, line, f"timestamp and job ID must be >= 0, got {time}, {job}")
+    if not 0 <= event <= _MAX_EVENT:
+        raise TraceError(shard, line, f"event type must be 0 to {_MAX_EVENT}, got {event}")
+    return time, job, event, fields[4]
+
+
+def _job(pending: _Pending, now: int, demand: FloatArray) -> Job:
+    start = pending.submit if pending.start is None else pending.start
+    end = pending.end
+    if end is None:  # still running: cut at the horizon or at the trace's end
+        end = min(now, pending.submit + int(HORIZON_SECONDS * _MICROSECONDS))
+    return Job(
+        name=pending.name,
+        submit=pending.submit / _MICROSECONDS,
+        user=pending.user,
+        demand=demand,
+        tasks=1,
+        duration=FixedDuration(max(0, end - start) / _MICROSECONDS),
+    )
+
+
+def _stream(shards: list[Path], demand: FloatArray) -> Iterator[Job]:
+    horizon = int(HORIZON_SECONDS * _MICROSECONDS)
+    order: deque[_Pending] = deque()
+    running: dict[int, _Pending] = {}
+    ended: set[int] = set()
+    now = 0
+    for shard in shards:
+        for line, text in numbered_lines(shard):
+            if not text:
+                continue
+            time, job, event, user = _parse(text, shard, line)
+            if time < now:
+                raise TraceError(
+                    shard,
+                    line,
+                    f"timestamp {time} is before the previous event's ({now}); events must "
+                    "be in time order",
+                )
+            now = time
+            pending = running.get(job)
+            if pending is None:
+                if event == _SUBMIT and job not in ended:
+                    if not user:
+                        raise TraceError(shard, line, "a SUBMIT event must name the user")
+                    pending = running[job] = _Pending(str(job), user, time)
+                    order.append(pending)
+            elif event == _SCHEDULE:
+                if pending.start is None:
+                    pending.start = time
+            elif event in _ENDS:
+                pending.end = time
+                del running[job]
+                ended.add(job)
+            while order and (order[0].end is not None or now - order[0].submit >= horizon):
+                head = order.popleft()
+                if head.end is None:
+                    del running[int(head.name)]
+                    ended.add(int(head.name))
+                yield _job(head, now, demand)
+    while order:
+        yield _job(order.popleft(), now, demand)

@@ -1,0 +1,107 @@
+"""Standard Workload Format (SWF v2.2) logs of the Parallel Workloads Archive.
+
+Header lines start with ``;``; each job line has 18 whitespace-separated fields
+(``pwa-swf/SOURCE.md``): 1 job number, 2 submit time (s), 3 wait time, 4 run time (s),
+5 allocated processors, 6 average CPU time, 7 used memory, 8 requested processors,
+9 requested time, 10 requested memory, 11 status, 12 user id, 13 group id, 14 executable,
+15 queue, 16 partition, 17 preceding job, 18 think time. Missing values are ``-1``.
+
+Mapping: one job per line, named by its job number; one task per processor (allocated, or
+requested when the allocation is missing, or 1 when both are), each running for the job's
+run time; the user is ``user<ID>`` so a user's jobs share one fair-share entity (a job with
+no user id is its own user). A job whose run time is missing (``-1``: it never ran) has no
+duration to replay and is skipped. The scenario supplies the machines and the per-task
+demand: one unit of its first resource (a processor). ``.swf.gz`` files are read
+compressed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from pathlib import Path
+
+from fairshare.cluster import Cluster
+from fairshare.workload.model import FixedDuration, Job
+from fairshare.workload.traces._common import (
+    TraceError,
+    check_readable,
+    first_resource_demand,
+    numbered_lines,
+)
+
+__all__ = ["read_swf"]
+
+_FIELDS = 18
+_COLUMNS = {
+    0: "job number (field 1)",
+    1: "submit time (field 2)",
+    3: "run time (field 4)",
+    4: "allocated processors (field 5)",
+    7: "requested processors (field 8)",
+    11: "user id (field 12)",
+}
+
+
+def _number(fields: list[str], index: int, path: Path, line: int) -> float:
+    text = fields[index]
+    try:
+        value = float(text)
+    except ValueError:
+        raise TraceError(path, line, f"{_COLUMNS[index]} must be a number, got {text!r}") from None
+    if not math.isfinite(value) or (value < 0 and value != -1):
+        raise TraceError(
+            path, line, f"{_COLUMNS[index]} must be a number >= 0 or -1 (missing), got {text!r}"
+        )
+    return value
+
+
+def read_swf(path: Path, cluster: Cluster) -> Iterator[Job]:
+    """Stream the jobs of an SWF log (``.swf`` or ``.swf.gz``) in submit order.
+
+    Raises :class:`TraceError` (file and line) for a line that does not have 18 fields, a
+    field that is not a number, a negative value other than ``-1``, a missing job number or
+    submit time, or a submit time before the previous job's.
+    """
+    check_readable(path, "SWF log")
+    return _stream(path, cluster)
+
+
+def _stream(path: Path, cluster: Cluster) -> Iterator[Job]:
+    demand = first_resource_demand(cluster)
+    last = -math.inf
+    for line, text in numbered_lines(path):
+        fields = text.split()
+        if not fields or fields[0].startswith(";"):
+            continue
+        if len(fields) != _FIELDS:
+            raise TraceError(path, line, f"expected {_FIELDS} fields, got {len(fields)}")
+        number = _number(fields, 0, path, line)
+        submit = _number(fields, 1, path, line)
+        if number < 0 or submit < 0:
+            missing = "job number (field 1)" if number < 0 else "submit time (field 2)"
+            raise TraceError(path, line, f"{missing} is missing (-1); every job needs one")
+        if submit < last:
+            raise TraceError(
+                path,
+                line,
+                f"submit time {submit:g} is before the previous job's ({last:g}); "
+                "the log must be in submit order",
+            )
+        last = submit
+        run = _number(fields, 3, path, line)
+        if run < 0:
+            continue  # never ran: nothing to replay
+        allocated = _number(fields, 4, path, line)
+        requested = _number(fields, 7, path, line)
+        tasks = allocated if allocated > 0 else requested if requested > 0 else 1.0
+        user_id = _number(fields, 11, path, line)
+        name = fields[0]
+        yield Job(
+            name=name,
+            submit=submit,
+            user=f"user{fields[11]}" if user_id >= 0 else name,
+            demand=demand,
+            tasks=max(1, math.ceil(tasks)),
+            duration=FixedDuration(run),
+        )
