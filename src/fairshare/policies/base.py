@@ -1,0 +1,481 @@
+"""The share-ordered online scheduler every policy builds on (the offer loop of Mesos, the
+heartbeat loop of Hadoop's FAIR scheduler, TSF section V-D's online algorithm).
+
+Whenever room frees up on a machine, the machine is offered to the user (or pool) with the
+lowest *key* that can use it and whose next task fits, one task at a time, until nothing fits.
+A policy is a key: weighted dominant share for DRF, task share for TSF, resource share for
+Choosy/CMMF, FAIR's "distance below minimum and fair share", submission order for FIFO. Inside
+a user, its jobs go in the policy's job order (FIFO by default).
+
+Data structures (why a decision is O(G + log n), G the groups eligible for the machine):
+users sit in one heap per group (see :mod:`fairshare.policies.state`) keyed by
+``(key, user order, user index, version)``; a change of a user's share pushes a fresh entry and
+the old one is dropped when it surfaces (lazy invalidation). Ties go to the user seen first:
+users named in the scenario in scenario order, then the others in order of their first job's
+submission.
+
+Order of work inside :meth:`Scheduler.decide`: preemption kills first (FAIR section 3.2), then
+machines with new room in the order they got it.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Sequence
+
+from fairshare.cluster import Cluster, Machine
+from fairshare.policies.delay import deadlines, locality_of, pick_map
+from fairshare.policies.options import PolicyOptions
+from fairshare.policies.preemption import StarvationTimers, fair_shares
+from fairshare.policies.protocol import Decision, Kill, Launch, Locality, Policy, TaskRef
+from fairshare.policies.state import EPS, ClusterState, Demand, JobState, UserState, fits
+from fairshare.workload.model import Job, Queue, User
+
+
+class Scheduler(Policy):
+    """Share-ordered online scheduling with delay scheduling and preemption (see module)."""
+
+    name = "base"
+
+    def __init__(
+        self,
+        cluster: Cluster,
+        *,
+        users: Sequence[User] = (),
+        queues: Sequence[Queue] = (),
+        options: PolicyOptions | None = None,
+    ) -> None:
+        self.options = options if options is not None else PolicyOptions()
+        self.cluster = ClusterState(cluster.resources, cluster.machines)
+        self.queues = tuple(queues)
+        self.configured = {u.name: u for u in users}
+        self.users: list[UserState] = []
+        self.user_index: dict[str, int] = {}
+        self.jobs: dict[int, JobState] = {}
+        self.dirty: dict[int, None] = {}
+        self._held: list[tuple[int, tuple[float, int, int, int]]] = []
+        self._wakeups: list[float] = []
+        self._launch_seq = 0
+        self._timers = StarvationTimers()
+        self._largest: Demand | None = None
+        # Whether a job's place among its user's jobs moves as it runs tasks (FAIR's fair
+        # order inside a pool); FIFO order never moves.
+        self.reorder_jobs = False
+        for user in users:
+            self._user(user.name, None)
+
+    # ------------------------------------------------------------------ policy hooks
+
+    def share_per_task(self, job: JobState) -> float:
+        """How much one running task of ``job`` adds to its user's share."""
+        return 1.0
+
+    def user_key(self, user: UserState, group: int) -> float:
+        """The quantity the policy equalises (lower goes first): weighted share by default."""
+        return user.share / user.weight
+
+    def job_key(self, job: JobState) -> float:
+        """The order of a user's jobs: FIFO (submission order)."""
+        return float(job.id)
+
+    def select(self, mi: int) -> tuple[int, int] | None:
+        """The (user, group) to serve next on machine ``mi``: the lowest valid heap entry over
+        the groups that may use ``mi`` and whose task fits there."""
+        cs = self.cluster
+        free = cs.free[mi]
+        users = self.users
+        best: tuple[float, int, int, int] | None = None
+        best_group = -1
+        for g in cs.groups_for(mi):
+            grp = cs.groups[g]
+            if not self._fits(free, grp.demand):
+                continue
+            heap = grp.heap
+            while heap:
+                entry = heap[0]
+                user = users[entry[2]]
+                if entry[3] == user.version and g in user.job_heaps and user.running < user.cap:
+                    break
+                heapq.heappop(heap)
+            if heap and (best is None or heap[0] < best):
+                best = heap[0]
+                best_group = g
+        if best is None:
+            return None
+        return best[2], best_group
+
+    def skip(self, user: int, group: int) -> None:
+        """Set (user, group) aside for the rest of this machine's offer (delay scheduling)."""
+        entry = heapq.heappop(self.cluster.groups[group].heap)
+        self._held.append((group, entry))
+
+    def refresh_all(self) -> None:
+        """Recompute every job's share per task and every key (the cluster or the weights
+        changed under a policy whose share depends on them)."""
+        for user in self.users:
+            user.share = 0.0
+        for job in self.jobs.values():
+            job.share_per_task = self.share_per_task(job)
+            self.users[job.user].share += job.running * job.share_per_task
+        for grp in self.cluster.groups:
+            grp.heap.clear()
+        for user in self.users:
+            self._touch(user)
+
+    # ------------------------------------------------------------------ protocol: events
+
+    def job_submitted(
+        self, now: float, job_id: int, job: Job, blocks: Sequence[Sequence[str]] | None = None
+    ) -> None:
+        cs = self.cluster
+        user = self._user(job.user, job)
+        demand = tuple(float(x) for x in job.demand)
+        cls = cs.class_of(job)
+        group = cs.group_of(cls, demand)
+        state = JobState(job_id, job, user.idx, group, demand)
+        state.share_per_task = self.share_per_task(state)
+        if blocks is not None:
+            index = cs.index
+            state.blocks = [tuple(index[name] for name in holders) for holders in blocks]
+            state.launched = bytearray(job.tasks)
+            for t in range(job.tasks - 1, -1, -1):
+                for mi in state.blocks[t]:
+                    state.by_machine.setdefault(mi, []).append(t)
+                    state.by_rack.setdefault(cs.rack[mi], []).append(t)
+            waits = self.options.job_delays.get(job.name, self.options.delay)
+            state.waits = waits
+        self.jobs[job_id] = state
+        if self.options.headroom:
+            self._largest = (
+                demand
+                if self._largest is None
+                else tuple(max(a, b) for a, b in zip(self._largest, demand, strict=True))
+            )
+        if state.pending:
+            self._activate(state, user)
+        elif state.reduces:
+            self._maps_done(state, user)
+
+    def task_finished(self, now: float, task: TaskRef) -> None:
+        job = self.jobs[task.job]
+        user = self.users[job.user]
+        mi = self._release(job, user, task)
+        self._mark(mi)
+        job.finished += 1
+        if task.phase == "map":
+            job.maps_done += 1
+            if job.maps_done == job.maps and job.reduces:
+                self._maps_done(job, user)
+        if job.finished == job.maps + job.reduces:
+            del self.jobs[job.id]
+        self._touch(user)
+
+    def machine_added(self, now: float, machine: Machine) -> None:
+        mi = self.cluster.add_machine(machine)
+        self.on_cluster_change()
+        self._mark(mi)
+
+    def machine_removed(self, now: float, name: str) -> list[TaskRef]:
+        cs = self.cluster
+        mi = cs.index[name]
+        lost: list[TaskRef] = []
+        for user in self.users:
+            for ref, (where, _) in list(user.tasks.items()):
+                if where == mi:
+                    lost.append(ref)
+        lost.sort()
+        for ref in lost:
+            self._requeue(ref)
+        cs.remove_machine(mi)
+        self.dirty.pop(mi, None)
+        self.on_cluster_change()
+        return lost
+
+    def advance(self, now: float) -> None:
+        # A delay-scheduling level may have moved up: offer free machines again.
+        if self.options.delay is not None or self.options.job_delays:
+            for sig_free in self.cluster.free_by_sig:
+                for mi in sig_free:
+                    self.dirty[mi] = None
+
+    def on_cluster_change(self) -> None:
+        """Called after a machine joins or leaves; policies whose share depends on the
+        cluster recompute it."""
+
+    # ------------------------------------------------------------------ protocol: decisions
+
+    def decide(self, now: float) -> list[Decision]:
+        out: list[Decision] = []
+        if self.options.preemption is not None:
+            self._preempt(now, out)
+        while self.dirty:
+            mi = next(iter(self.dirty))
+            del self.dirty[mi]
+            if self.cluster.alive[mi]:
+                self._fill(mi, now, out)
+        return out
+
+    def next_wakeup(self) -> float | None:
+        return self._wakeups[0] if self._wakeups else None
+
+    def pop_wakeups(self, now: float) -> None:
+        while self._wakeups and self._wakeups[0] <= now:
+            heapq.heappop(self._wakeups)
+
+    # ------------------------------------------------------------------ internals
+
+    def _user(self, name: str, job: Job | None) -> UserState:
+        idx = self.user_index.get(name)
+        if idx is not None:
+            return self.users[idx]
+        configured = self.configured.get(name)
+        user = UserState(len(self.users), name, len(self.cluster.resources))
+        if configured is not None:
+            user.weight = configured.weight
+            user.cap = configured.cap
+            user.min_share = configured.min_share
+            user.queue = configured.queue
+        elif job is not None:
+            user.weight = job.weight
+            user.queue = job.queue
+        self.users.append(user)
+        self.user_index[name] = user.idx
+        self.on_new_user(user)
+        return user
+
+    def on_new_user(self, user: UserState) -> None:
+        """Called when a user (or pool) first appears."""
+
+    def _fits(self, free: list[float], demand: Demand) -> bool:
+        if not fits(free, demand):
+            return False
+        largest = self._largest
+        if largest is None or demand == largest:
+            return True
+        # H-DRF section 5: keep room for the largest task; only a task that size may use it.
+        return all(f - d + EPS >= h for f, d, h in zip(free, demand, largest, strict=True))
+
+    def _touch(self, user: UserState) -> None:
+        """The user's key changed: push fresh entries in every group it has work in."""
+        user.version += 1
+        if user.running >= user.cap:
+            return
+        groups = self.cluster.groups
+        for g in user.job_heaps:
+            heapq.heappush(
+                groups[g].heap, (self.user_key(user, g), user.idx, user.idx, user.version)
+            )
+
+    def _activate(self, job: JobState, user: UserState) -> None:
+        """``job`` has new pending tasks: put it in its user's job heap and offer it the free
+        machines it may use."""
+        job.version += 1
+        heap = user.job_heaps.get(job.group)
+        if heap is None:
+            heap = user.job_heaps[job.group] = []
+            self.cluster.groups[job.group].users[user.idx] = None
+        heapq.heappush(heap, (self.job_key(job), job.id, job.version))
+        user.pending += job.pending
+        self._touch(user)
+        for mi in self.cluster.free_machines(self.cluster.groups[job.group].cls):
+            self.dirty[mi] = None
+
+    def _maps_done(self, job: JobState, user: UserState) -> None:
+        user.pending -= job.pending
+        job.pending += job.reduces
+        self._activate(job, user)
+
+    def _head_job(self, user: UserState, group: int) -> JobState:
+        heap = user.job_heaps[group]
+        jobs = self.jobs
+        while True:
+            _, job_id, version = heap[0]
+            job = jobs.get(job_id)
+            if job is not None and job.version == version and job.pending > 0:
+                return job
+            heapq.heappop(heap)
+
+    def _take(self, job: JobState, mi: int, now: float) -> tuple[TaskRef, Locality | None] | None:
+        """The next task of ``job`` for machine ``mi``; None if delay scheduling skips."""
+        if job.requeue:
+            ref = job.requeue.popleft()
+            if ref.phase == "map" and job.blocks is not None:
+                return ref, locality_of(job, ref.task, mi, self.cluster.rack)
+            return ref, None
+        if job.maps_done < job.maps:
+            if job.blocks is not None:
+                picked = pick_map(job, mi, self.cluster.rack, now)
+                if picked is None:
+                    for t in deadlines(job):
+                        heapq.heappush(self._wakeups, t)
+                    return None
+                return TaskRef(job.id, "map", picked[0]), picked[1]
+            index = job.next_map
+            job.next_map += 1
+            return TaskRef(job.id, "map", index), None
+        index = job.next_reduce
+        job.next_reduce += 1
+        return TaskRef(job.id, "reduce", index), None
+
+    def _fill(self, mi: int, now: float, out: list[Decision]) -> None:
+        cs = self.cluster
+        free = cs.free[mi]
+        name = cs.names[mi]
+        while True:
+            pick = self.select(mi)
+            if pick is None:
+                break
+            user = self.users[pick[0]]
+            group = pick[1]
+            job = self._head_job(user, group)
+            took = self._take(job, mi, now)
+            if took is None:
+                self.skip(user.idx, group)
+                continue
+            ref, locality = took
+            demand = job.demand
+            for r, d in enumerate(demand):
+                free[r] -= d
+                user.alloc[r] += d
+            self._launch_seq += 1
+            user.tasks[ref] = (mi, self._launch_seq)
+            user.running += 1
+            user.pending -= 1
+            user.share += job.share_per_task
+            job.running += 1
+            job.pending -= 1
+            if job.pending == 0 or self.reorder_jobs:
+                job.version += 1
+                heap = user.job_heaps[group]
+                if job.pending > 0:
+                    heapq.heappush(heap, (self.job_key(job), job.id, job.version))
+                else:
+                    while heap and (
+                        heap[0][1] not in self.jobs
+                        or self.jobs[heap[0][1]].version != heap[0][2]
+                        or self.jobs[heap[0][1]].pending == 0
+                    ):
+                        heapq.heappop(heap)
+                    if not heap:
+                        del user.job_heaps[group]
+                        cs.groups[group].users.pop(user.idx, None)
+            self.on_launch(user, job)
+            self._touch(user)
+            out.append(Launch(ref, name, locality))
+        self._restore_held()
+        cs.has_room(mi)
+
+    def on_launch(self, user: UserState, job: JobState) -> None:
+        """Called after each launch (policies with derived state update it here)."""
+
+    def _restore_held(self) -> None:
+        if self._held:
+            groups = self.cluster.groups
+            for g, entry in self._held:
+                heapq.heappush(groups[g].heap, entry)
+            self._held.clear()
+
+    def _release(self, job: JobState, user: UserState, ref: TaskRef) -> int:
+        mi, _ = user.tasks.pop(ref)
+        free = self.cluster.free[mi]
+        alive = self.cluster.alive[mi]
+        for r, d in enumerate(job.demand):
+            if alive:
+                free[r] += d
+            user.alloc[r] -= d
+        user.running -= 1
+        user.share -= job.share_per_task
+        if user.running == 0:
+            # Exact zero: no drift from summing and subtracting shares.
+            user.share = 0.0
+            user.alloc = [0.0] * len(user.alloc)
+        job.running -= 1
+        if self.reorder_jobs and job.pending > 0:
+            job.version += 1
+            heapq.heappush(user.job_heaps[job.group], (self.job_key(job), job.id, job.version))
+        self.on_release(user, job)
+        return mi
+
+    def on_release(self, user: UserState, job: JobState) -> None:
+        """Called after a task of ``job`` stops running."""
+
+    def _mark(self, mi: int) -> None:
+        if self.cluster.alive[mi]:
+            self.cluster.has_room(mi)
+            self.dirty[mi] = None
+
+    def _requeue(self, ref: TaskRef) -> None:
+        """A running task was killed or lost: it is pending again, as if it never started."""
+        job = self.jobs[ref.job]
+        user = self.users[job.user]
+        mi = self._release(job, user, ref)
+        self._mark(mi)
+        job.requeue.append(ref)
+        if job.pending == 0:
+            job.pending = 1
+            self._activate(job, user)
+        else:
+            job.pending += 1
+            user.pending += 1
+            self._touch(user)
+
+    # ------------------------------------------------------------------ preemption
+
+    def _preempt(self, now: float, out: list[Decision]) -> None:
+        """FAIR section 3.2: see :mod:`fairshare.policies.preemption` for the rules."""
+        assert self.options.preemption is not None
+        t_min, t_fair = self.options.preemption
+        users = self.users
+        slots = float(sum(u.running for u in users))
+        demands = [float(min(u.running + u.pending, u.cap)) for u in users]
+        fair = fair_shares(demands, [u.min_share for u in users], [u.weight for u in users], slots)
+        owed: list[tuple[int, int]] = []
+        for i, u in enumerate(users):
+            min_target = min(u.min_share, demands[i])
+            min_starved = u.pending > 0 and u.running < min_target - EPS
+            fair_starved = u.pending > 0 and u.running < fair[i] / 2 - EPS
+            self._timers.update(i, now, min_starved, fair_starved)
+            need = 0
+            since = self._timers.min_since.get(i)
+            if since is not None and now - since >= t_min:
+                need = max(need, math.ceil(min_target - EPS) - u.running)
+            since = self._timers.fair_since.get(i)
+            if since is not None and now - since >= t_fair:
+                need = max(need, math.floor(fair[i] + EPS) - u.running)
+            if need > 0:
+                owed.append((i, need))
+        for t in self._timers.deadlines(t_min, t_fair):
+            if t > now:
+                heapq.heappush(self._wakeups, t)
+        if not owed:
+            return
+        surplus = {
+            i: u.running - math.ceil(fair[i] - EPS)
+            for i, u in enumerate(users)
+            if u.running > math.ceil(fair[i] - EPS)
+        }
+        for starved, owed_tasks in owed:
+            need = owed_tasks
+            classes = {self.cluster.groups[g].cls for g in users[starved].job_heaps}
+            # Newest tasks first over all over-scheduled users (launch sequence numbers).
+            victims = sorted(
+                (
+                    (seq, ref, i)
+                    for i in surplus
+                    if i != starved
+                    for ref, (mi, seq) in users[i].tasks.items()
+                    if any(self.cluster.eligible(c, mi) for c in classes)
+                ),
+                reverse=True,
+            )
+            for _, ref, i in victims:
+                if need <= 0:
+                    break
+                if surplus.get(i, 0) <= 0:
+                    continue
+                mi = users[i].tasks[ref][0]
+                out.append(Kill(ref, self.cluster.names[mi]))
+                self._requeue(ref)
+                surplus[i] -= 1
+                need -= 1

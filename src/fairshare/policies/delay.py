@@ -1,0 +1,94 @@
+"""Data locality and delay scheduling (FAIR section 4, Algorithm 1).
+
+Each map task of a job that reads input has a block on a few machines. For a machine ``n``
+offered to job ``j`` the task picked is node-local if one is pending, else rack-local, else
+any. With delay scheduling on, a job at locality level 0 may launch only node-local tasks; after
+waiting T1 seconds (skipped on every offer in between) it may launch rack-local ones (level 1),
+and after T2 more, anything (level 2). Launching sets the level to the locality just achieved,
+so a job that gets a more local task than its level goes back (the level-reset rule), and
+resets the wait. Per-job waits (IO-rate biasing, FAIR section 4.3.2) replace (T1, T2).
+
+Jobs without input blocks, re-queued tasks and reduce tasks are not delayed.
+"""
+
+from __future__ import annotations
+
+from fairshare.policies.protocol import Locality
+from fairshare.policies.state import JobState
+
+LEVEL: dict[Locality, int] = {"node": 0, "rack": 1, "off_rack": 2}
+
+
+def _pop_pending(candidates: list[int] | None, launched: bytearray) -> int | None:
+    """The first task of ``candidates`` not yet launched; launched ones are dropped lazily."""
+    if not candidates:
+        return None
+    while candidates:
+        index = candidates[-1]
+        if not launched[index]:
+            return index
+        candidates.pop()
+    return None
+
+
+def locality_of(job: JobState, index: int, machine: int, rack: list[str | None]) -> Locality:
+    assert job.blocks is not None
+    holders = job.blocks[index]
+    if machine in holders:
+        return "node"
+    here = rack[machine]
+    if here is not None and any(rack[h] == here for h in holders):
+        return "rack"
+    return "off_rack"
+
+
+def pick_map(
+    job: JobState, machine: int, rack: list[str | None], now: float
+) -> tuple[int, Locality] | None:
+    """The map task of ``job`` (which reads input) to run on ``machine``, or None when delay
+    scheduling says the job must skip this offer (Algorithm 1). Marks the task launched."""
+    launched = job.launched
+    assert launched is not None
+    index = _pop_pending(job.by_machine.get(machine), launched)
+    locality: Locality = "node"
+    if index is None:
+        index = _pop_pending(job.by_rack.get(rack[machine]), launched)
+        locality = "rack"
+        if index is None:
+            while job.next_map < job.maps and launched[job.next_map]:
+                job.next_map += 1
+            index = job.next_map
+            locality = "off_rack"
+    if job.waits is not None and locality != "node":
+        t1, t2 = job.waits
+        wait = 0.0 if job.skip_since is None else now - job.skip_since
+        allowed = (
+            job.level == 2
+            or (job.level == 1 and wait >= t2)
+            or (job.level == 0 and wait >= t1 + t2)
+        )
+        if locality == "rack":
+            allowed = allowed or job.level >= 1 or wait >= t1
+        if not allowed:
+            if job.skip_since is None:
+                job.skip_since = now
+            return None
+    # Off-rack means "any task" in Algorithm 1; report where its block really is.
+    if locality == "off_rack":
+        locality = locality_of(job, index, machine, rack)
+    launched[index] = 1
+    job.level = LEVEL[locality]
+    job.skip_since = None
+    return index, locality
+
+
+def deadlines(job: JobState) -> tuple[float, ...]:
+    """When a skipped job next moves up a level, so the driver wakes the policy then."""
+    if job.waits is None or job.skip_since is None:
+        return ()
+    t1, t2 = job.waits
+    if job.level == 0:
+        return (job.skip_since + t1, job.skip_since + t1 + t2)
+    if job.level == 1:
+        return (job.skip_since + t2,)
+    return ()

@@ -1,0 +1,27 @@
+"""Mechanisms that combine with any policy, and their settings (SPEC section 3 options)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+
+@dataclass(frozen=True)
+class PolicyOptions:
+    """Settings of the mechanisms every policy supports.
+
+    - ``delay``: delay scheduling waits ``(T1, T2)`` in seconds (FAIR Algorithm 1), or None.
+    - ``job_delays``: per-job ``(T1, T2)`` by job name, overriding ``delay`` (IO-rate biasing,
+      FAIR section 4.3.2: CPU-bound jobs get shorter waits).
+    - ``preemption``: ``(Tmin, Tfair)`` timeouts (FAIR section 3.2), or None.
+    - ``pool_order``: ``fair`` or ``fifo`` order of jobs inside a pool (user).
+    - ``headroom``: keep, on every machine, room for the largest pending task; only a task of
+      that size may use it (H-DRF section 5).
+    """
+
+    delay: tuple[float, float] | None = None
+    job_delays: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    preemption: tuple[float, float] | None = None
+    pool_order: Literal["fair", "fifo"] = "fair"
+    headroom: bool = False

@@ -1,0 +1,109 @@
+"""The engine-agnostic scheduling protocol: events in, decisions out.
+
+A *driver* (the simulator in :mod:`fairshare.sim.engine`, or a live backend) owns time and the
+real tasks; a *policy* owns the scheduling state and decides. The policy never reads a clock:
+every call carries the timestamp ``now`` (seconds, non-decreasing from call to call).
+
+Events in (methods of :class:`Policy`):
+
+- ``job_submitted(now, job_id, job, blocks)``: a job arrives. ``job_id`` is the driver's
+  integer id for it (submission order, unique); ``blocks`` is, for a job that reads input, one
+  tuple per map task of the machine names that hold its input block (for data locality).
+- ``task_finished(now, task)``: a task the policy launched has completed.
+- ``machine_added(now, machine)`` / ``machine_removed(now, name)``: the cluster changes. Tasks
+  running on a removed machine are lost; the policy re-queues them (the driver records them
+  as killed).
+- ``advance(now)``: time passed with nothing else happening (a heartbeat or a wake-up the
+  policy asked for with :meth:`Policy.next_wakeup`).
+
+Decisions out: after one or more events, the driver calls ``decide(now)`` and applies the
+returned :class:`Launch` and :class:`Kill` decisions in order. A launch is assumed to start at
+``now``; a kill takes effect at ``now`` and the task is treated as if it never ran (FAIR
+section 3.2): the policy re-queues it, and the driver must not report it as finished.
+``next_wakeup()`` returns the earliest future time at which the policy wants ``advance``
+(delay-scheduling waits, preemption timeouts), or None.
+
+A task is named by ``TaskRef(job_id, phase, task)``; map tasks are 0 .. tasks-1 and reduce
+tasks 0 .. reduce.tasks-1 of the ``reduce`` phase. Reduces become runnable when every map of
+the job has finished (MapReduce's dependence), a rule the policy applies itself.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import Literal, NamedTuple
+
+from fairshare.cluster import Machine
+from fairshare.workload.model import Job
+
+Phase = Literal["map", "reduce"]
+Locality = Literal["node", "rack", "off_rack"]
+
+
+class TaskRef(NamedTuple):
+    """One task of one job: ``phase`` is ``"map"`` or ``"reduce"``."""
+
+    job: int
+    phase: Phase
+    task: int
+
+
+class Launch(NamedTuple):
+    """Start ``task`` on ``machine`` now. ``locality`` says where its input block was found
+    (None when the task reads no block)."""
+
+    task: TaskRef
+    machine: str
+    locality: Locality | None
+
+
+class Kill(NamedTuple):
+    """Kill the running ``task`` now (preemption); it will be launched again later."""
+
+    task: TaskRef
+    machine: str
+
+
+Decision = Launch | Kill
+
+
+class PolicyError(ValueError):
+    """A request a policy cannot serve (unknown policy, a resource the cluster lacks, a bad
+    option). ``where`` names the option or field and ``what`` says what is wrong and what is
+    allowed, so a command line can print SPEC section 4's ``error: FILE: WHERE: WHAT``."""
+
+    def __init__(self, where: str, what: str) -> None:
+        super().__init__(f"{where}: {what}")
+        self.where = where
+        self.what = what
+
+
+class Policy(ABC):
+    """An online scheduler driven by events (see the module docstring for the protocol)."""
+
+    name: str
+
+    @abstractmethod
+    def job_submitted(
+        self, now: float, job_id: int, job: Job, blocks: Sequence[Sequence[str]] | None = None
+    ) -> None: ...
+
+    @abstractmethod
+    def task_finished(self, now: float, task: TaskRef) -> None: ...
+
+    @abstractmethod
+    def machine_added(self, now: float, machine: Machine) -> None: ...
+
+    @abstractmethod
+    def machine_removed(self, now: float, name: str) -> list[TaskRef]:
+        """Forget machine ``name``; returns the tasks that were running on it (now pending)."""
+
+    @abstractmethod
+    def advance(self, now: float) -> None: ...
+
+    @abstractmethod
+    def decide(self, now: float) -> list[Decision]: ...
+
+    @abstractmethod
+    def next_wakeup(self) -> float | None: ...
