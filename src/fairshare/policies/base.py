@@ -207,6 +207,8 @@ class Scheduler(Policy):
 
     def decide(self, now: float) -> list[Decision]:
         out: list[Decision] = []
+        while self._wakeups and self._wakeups[0] <= now:
+            heapq.heappop(self._wakeups)
         if self.options.preemption is not None:
             self._preempt(now, out)
         while self.dirty:
@@ -218,10 +220,6 @@ class Scheduler(Policy):
 
     def next_wakeup(self) -> float | None:
         return self._wakeups[0] if self._wakeups else None
-
-    def pop_wakeups(self, now: float) -> None:
-        while self._wakeups and self._wakeups[0] <= now:
-            heapq.heappop(self._wakeups)
 
     # ------------------------------------------------------------------ internals
 

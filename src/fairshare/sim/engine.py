@@ -1,0 +1,462 @@
+"""The deterministic event engine: replays jobs on a cluster under an online policy and
+records every task attempt (SPEC section 3, ``fairshare simulate``).
+
+It drives a :class:`fairshare.policies.Policy` through the protocol of
+:mod:`fairshare.policies.protocol` and owns everything the policy must not: simulated time,
+task durations, input-block placement and the run records.
+
+Determinism:
+
+- Events are ordered by time, then kind (task finished, machine removed, machine added, job
+  submitted, policy wake-up), then insertion order. All events at one time are delivered
+  before the policy is asked to ``decide``, once.
+- One ``numpy.random.Generator`` seeded by ``seed`` per run. At a job's submission, in job
+  order, it draws the job's map durations (Pareto: ``minimum * (1 + pareto(alpha))``,
+  exponential with the mean), then, for jobs that read input, each map task's block
+  replicas (``replicas`` machines drawn uniformly from the live ones, repeats dropped). Draws
+  do not depend on the policy, so two policies see the same tasks.
+- A map task that reads its block from another machine of the rack runs ``rack_slowdown``
+  times longer; from another rack, ``off_rack_slowdown`` times (FAIR section 4's locality).
+- A reduce task runs ``copy + compute`` seconds and becomes runnable when every map of its job
+  has finished.
+
+Streaming: ``jobs`` is consumed lazily, one job ahead, and must be sorted by ``submit``; a
+trace larger than memory runs (only the records grow).
+
+``isolated_response`` (the slowdown denominator) is the job's response time alone on the
+empty cluster, computed analytically: its tasks, in order, each take the earliest free slot of
+the machines it may use (slots: whole tasks per machine), maps then reduces, every read local.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import time as wallclock
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+from fairshare.cluster import Cluster, Machine
+from fairshare.policies import (
+    Kill,
+    Launch,
+    Policy,
+    PolicyError,
+    PolicyOptions,
+    TaskRef,
+    make_policy,
+)
+from fairshare.sim.records import JobRecord, RunLog, TaskAttempt
+from fairshare.workload.model import (
+    ExponentialDuration,
+    FixedDuration,
+    Job,
+    ParetoDuration,
+    PerTaskDurations,
+    Queue,
+    User,
+)
+
+FINISH, REMOVE, ADD, SUBMIT, WAKE = range(5)
+"""Event kinds, in the order same-time events are delivered."""
+
+
+class SimulationError(PolicyError):
+    """A request the simulator cannot run (bad option, unsorted jobs, unknown machine).
+    ``where`` and ``what`` form SPEC section 4's error line."""
+
+
+@dataclass(frozen=True)
+class SimOptions:
+    """Options of a run. ``delay``, ``job_delays``, ``preemption``, ``pool_order`` and
+    ``headroom`` are the policy mechanisms of :class:`fairshare.policies.PolicyOptions`;
+    ``until`` stops the run at that time (None: when no event is left)."""
+
+    delay: tuple[float, float] | None = None
+    job_delays: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    preemption: tuple[float, float] | None = None
+    pool_order: Literal["fair", "fifo"] = "fair"
+    headroom: bool = False
+    rack_slowdown: float = 1.2
+    off_rack_slowdown: float = 1.5
+    until: float | None = None
+
+    def policy_options(self) -> PolicyOptions:
+        return PolicyOptions(
+            delay=self.delay,
+            job_delays=self.job_delays,
+            preemption=self.preemption,
+            pool_order=self.pool_order,
+            headroom=self.headroom,
+        )
+
+    def record(self) -> dict[str, object]:
+        return {
+            "delay": self.delay,
+            "preemption": self.preemption,
+            "pool_order": self.pool_order,
+            "headroom": self.headroom,
+            "rack_slowdown": self.rack_slowdown,
+            "off_rack_slowdown": self.off_rack_slowdown,
+        }
+
+
+@dataclass(frozen=True)
+class MachineEvent:
+    """A machine joins (``machine`` a :class:`Machine`) or leaves (``machine`` its name)."""
+
+    time: float
+    kind: Literal["add", "remove"]
+    machine: Machine | str
+
+
+class _JobRun:
+    __slots__ = ("done", "finish", "first_start", "index", "job", "map_seconds", "total")
+
+    def __init__(self, index: int, job: Job, map_seconds: list[float]) -> None:
+        self.index = index
+        self.job = job
+        self.map_seconds = map_seconds
+        self.total = job.tasks + (job.reduce.tasks if job.reduce is not None else 0)
+        self.done = 0
+        self.first_start: float | None = None
+        self.finish: float | None = None
+
+
+def simulate(
+    cluster: Cluster,
+    jobs: Iterable[Job],
+    policy: str | Policy,
+    *,
+    seed: int,
+    users: Sequence[User] = (),
+    queues: Sequence[Queue] = (),
+    options: SimOptions | None = None,
+    machine_events: Iterable[MachineEvent] = (),
+) -> RunLog:
+    """Replay ``jobs`` (sorted by submit time) on ``cluster`` under ``policy`` (a SPEC
+    section 3 name, or a policy object built on the same cluster). ``users`` and ``queues``
+    configure pools and the hierarchy (weights, minimum shares, caps). Raises
+    :class:`SimulationError` / :class:`PolicyError` for bad requests."""
+    started = wallclock.perf_counter()
+    opts = options if options is not None else SimOptions()
+    _check_options(opts)
+    sched: Policy
+    if isinstance(policy, str):
+        sched = make_policy(
+            policy, cluster, users=users, queues=queues, options=opts.policy_options()
+        )
+        policy_name = policy
+    else:
+        sched = policy
+        policy_name = policy.name
+    rng = np.random.default_rng(seed)
+    run = _Run(cluster, sched, rng, opts)
+    run.run(iter(jobs), machine_events)
+    user_names = [u.name for u in users]
+    seen = set(user_names)
+    for record in run.records:
+        if record.user not in seen:
+            seen.add(record.user)
+            user_names.append(record.user)
+    attempts = sorted(
+        run.attempts,
+        key=lambda a: (a.start, run.order[a.job], a.phase, a.task, a.attempt),
+    )
+    return RunLog(
+        policy=policy_name,
+        seed=seed,
+        cluster=cluster,
+        users=tuple(user_names),
+        jobs=tuple(run.records),
+        attempts=tuple(attempts),
+        events=run.events,
+        wall_seconds=wallclock.perf_counter() - started,
+        options=opts.record(),
+    )
+
+
+def _check_options(opts: SimOptions) -> None:
+    for where, pair in (("--delay-scheduling", opts.delay), ("--preemption", opts.preemption)):
+        if pair is not None and (
+            len(pair) != 2 or any(not math.isfinite(x) or x < 0 for x in pair)
+        ):
+            raise SimulationError(where, f"expected two finite numbers >= 0, got {pair}")
+    for where, value in (
+        ("rack_slowdown", opts.rack_slowdown),
+        ("off_rack_slowdown", opts.off_rack_slowdown),
+    ):
+        if not math.isfinite(value) or value <= 0:
+            raise SimulationError(where, f"must be a finite number > 0, got {value}")
+
+
+class _Run:
+    """One simulation run's mutable state."""
+
+    def __init__(
+        self, cluster: Cluster, policy: Policy, rng: np.random.Generator, opts: SimOptions
+    ) -> None:
+        self.policy = policy
+        self.rng = rng
+        self.opts = opts
+        self.machines: dict[str, Machine] = {m.name: m for m in cluster.machines}
+        self.live: list[str] = [m.name for m in cluster.machines]
+        self.heap: list[tuple[float, int, int, object]] = []
+        self.seq = 0
+        self.events = 0
+        self.runs: dict[int, _JobRun] = {}
+        self.records: list[JobRecord] = []
+        self.order: dict[str, int] = {}
+        self.attempts: list[TaskAttempt] = []
+        # Running task -> (attempt, machine, start, locality, token of its finish event).
+        self.running: dict[TaskRef, tuple[int, str, float, str | None, int]] = {}
+        self.attempt_of: dict[TaskRef, int] = {}
+        self.slots_cache: dict[tuple[object, ...], int] = {}
+        self.wakes: set[float] = set()
+        self.slow = {
+            None: 1.0,
+            "node": 1.0,
+            "rack": opts.rack_slowdown,
+            "off_rack": opts.off_rack_slowdown,
+        }
+
+    def push(self, at: float, kind: int, payload: object) -> int:
+        self.seq += 1
+        heapq.heappush(self.heap, (at, kind, self.seq, payload))
+        return self.seq
+
+    def run(self, jobs: Iterator[Job], machine_events: Iterable[MachineEvent]) -> None:
+        self.job_iter = jobs
+        self.last_submit = -math.inf
+        self.next_index = 0
+        self._next_job()
+        for event in machine_events:
+            self.push(event.time, ADD if event.kind == "add" else REMOVE, event.machine)
+        heap = self.heap
+        policy = self.policy
+        until = self.opts.until
+        while heap:
+            now = heap[0][0]
+            if until is not None and now > until:
+                break
+            while heap and heap[0][0] == now:
+                _, kind, token, payload = heapq.heappop(heap)
+                self.events += 1
+                if kind == FINISH:
+                    self._finish(now, payload, token)  # type: ignore[arg-type]
+                elif kind == SUBMIT:
+                    self._submit(now, payload)  # type: ignore[arg-type]
+                elif kind == ADD:
+                    self._add(now, payload)  # type: ignore[arg-type]
+                elif kind == REMOVE:
+                    self._remove(now, payload)  # type: ignore[arg-type]
+                else:
+                    self.wakes.discard(now)
+                    policy.advance(now)
+            for decision in policy.decide(now):
+                if type(decision) is Launch:
+                    self._launch(now, decision)
+                else:
+                    assert isinstance(decision, Kill)
+                    self._kill(now, decision.task)
+            wake = policy.next_wakeup()
+            if wake is not None and wake > now and wake not in self.wakes:
+                self.wakes.add(wake)
+                self.push(wake, WAKE, None)
+        self._close()
+
+    # ----------------------------------------------------------------- events
+
+    def _next_job(self) -> None:
+        job = next(self.job_iter, None)
+        if job is None:
+            return
+        where = f"jobs[{self.next_index}]"
+        if not job.submit >= self.last_submit:
+            raise SimulationError(
+                f"{where}.submit",
+                f"jobs must be sorted by submit time: {job.submit} < {self.last_submit}",
+            )
+        if job.name in self.order:
+            raise SimulationError(f"{where}.name", f"job name '{job.name}' repeats")
+        self.last_submit = job.submit
+        self.order[job.name] = self.next_index
+        self.next_index += 1
+        self.push(job.submit, SUBMIT, job)
+
+    def _submit(self, now: float, job: Job) -> None:
+        index = self.order[job.name]
+        seconds = _durations(job, self.rng)
+        blocks: list[tuple[str, ...]] | None = None
+        if job.input_replicas and self.live:
+            picks = self.rng.integers(0, len(self.live), size=(job.tasks, job.input_replicas))
+            live = self.live
+            blocks = [tuple(dict.fromkeys(live[i] for i in row)) for row in picks.tolist()]
+        run = _JobRun(index, job, seconds)
+        self.runs[index] = run
+        self.records.append(self._record(run))
+        self.policy.job_submitted(now, index, job, blocks)
+        self._next_job()
+        if run.total == 0:
+            run.first_start = run.finish = now
+            self.records[index] = self._record(run)
+
+    def _launch(self, now: float, decision: Launch) -> None:
+        ref = decision.task
+        run = self.runs[ref.job]
+        if ref.phase == "map":
+            seconds = run.map_seconds[ref.task] * self.slow[decision.locality]
+        else:
+            reduce = run.job.reduce
+            assert reduce is not None
+            seconds = reduce.copy + reduce.compute
+        if run.first_start is None:
+            run.first_start = now
+        token = self.push(now + seconds, FINISH, ref)
+        attempt = self.attempt_of.get(ref, 0)
+        self.running[ref] = (attempt, decision.machine, now, decision.locality, token)
+
+    def _finish(self, now: float, ref: TaskRef, token: int) -> None:
+        state = self.running.get(ref)
+        if state is None or state[4] != token:
+            return  # killed before it finished
+        del self.running[ref]
+        run = self.runs[ref.job]
+        job = run.job
+        self.attempts.append(
+            TaskAttempt(
+                job.name, job.user, ref.phase, ref.task, state[0], state[1], state[2], now,
+                False, state[3],  # type: ignore[arg-type]
+            )
+        )
+        run.done += 1
+        if run.done == run.total:
+            run.finish = now
+            self.records[run.index] = self._record(run)
+            del self.runs[run.index]
+        self.policy.task_finished(now, ref)
+
+    def _kill(self, now: float, ref: TaskRef) -> None:
+        state = self.running.pop(ref)
+        job = self.runs[ref.job].job
+        self.attempts.append(
+            TaskAttempt(
+                job.name, job.user, ref.phase, ref.task, state[0], state[1], state[2], now,
+                True, state[3],  # type: ignore[arg-type]
+            )
+        )
+        self.attempt_of[ref] = state[0] + 1
+
+    def _add(self, now: float, machine: Machine) -> None:
+        if machine.name in self.machines:
+            raise SimulationError(
+                "machine_events", f"machine '{machine.name}' is already in the cluster"
+            )
+        self.machines[machine.name] = machine
+        self.live.append(machine.name)
+        self.slots_cache.clear()
+        self.policy.machine_added(now, machine)
+
+    def _remove(self, now: float, name: str) -> None:
+        if name not in self.machines:
+            raise SimulationError("machine_events", f"no machine '{name}' to remove")
+        del self.machines[name]
+        self.live.remove(name)
+        self.slots_cache.clear()
+        for ref in self.policy.machine_removed(now, name):
+            self._kill(now, ref)
+
+    def _close(self) -> None:
+        """Jobs still running when the run ends keep ``finish=None``; refresh their rows."""
+        for run in self.runs.values():
+            self.records[run.index] = self._record(run)
+
+    # ----------------------------------------------------------------- records
+
+    def _record(self, run: _JobRun) -> JobRecord:
+        job = run.job
+        return JobRecord(
+            job=job.name,
+            user=job.user,
+            queue=job.queue,
+            submit=job.submit,
+            tasks=run.total,
+            demand=job.demand,
+            weight=job.weight,
+            first_start=run.first_start,
+            finish=run.finish,
+            isolated_response=self._isolated(run),
+        )
+
+    def _isolated(self, run: _JobRun) -> float:
+        job = run.job
+        if run.total == 0:
+            return 0.0
+        slots = self._slots(job)
+        if slots == 0:
+            return math.inf
+        end = _greedy(run.map_seconds, slots, 0.0)
+        if job.reduce is not None and job.reduce.tasks:
+            each = job.reduce.copy + job.reduce.compute
+            end = _greedy([each] * job.reduce.tasks, slots, end)
+        return end
+
+    def _slots(self, job: Job) -> int:
+        key = (
+            job.constraint.source if job.constraint is not None else None,
+            job.machines,
+            job.demand.tobytes(),
+        )
+        slots = self.slots_cache.get(key)
+        if slots is None:
+            machines = list(self.machines.values())
+            ok = (
+                job.constraint.mask(machines)
+                if job.constraint is not None
+                else np.ones(len(machines), dtype=np.bool_)
+            )
+            if job.machines is not None:
+                ok &= np.fromiter((m.name in job.machines for m in machines), dtype=np.bool_)
+            capacity = np.array([m.capacity for m in machines], dtype=np.float64).reshape(
+                len(machines), -1
+            )[ok]
+            used = job.demand > 0
+            if not used.any():
+                slots = 0 if len(capacity) == 0 else 1 << 30
+            else:
+                per = np.floor((capacity[:, used] + 1e-9) / job.demand[used]).min(axis=1)
+                slots = int(per.sum())
+            self.slots_cache[key] = slots
+        return slots
+
+
+def _greedy(seconds: Sequence[float], slots: int, start: float) -> float:
+    """When ``seconds`` (in order, each on the earliest free of ``slots``) all finish."""
+    if len(seconds) <= slots:
+        return start + max(seconds, default=0.0)
+    heap = [start] * slots
+    end = start
+    for s in seconds:
+        t = heapq.heappop(heap) + s
+        end = max(end, t)
+        heapq.heappush(heap, t)
+    return end
+
+
+def _durations(job: Job, rng: np.random.Generator) -> list[float]:
+    """The job's map task durations (seconds), drawn from the run's generator."""
+    duration = job.duration
+    n = job.tasks
+    if isinstance(duration, FixedDuration):
+        return [duration.seconds] * n
+    if isinstance(duration, PerTaskDurations):
+        given = duration.seconds
+        return [given[i % len(given)] for i in range(n)] if given else [0.0] * n
+    if isinstance(duration, ParetoDuration):
+        draws = duration.minimum * (1.0 + rng.pareto(duration.alpha, n))
+        return [float(x) for x in draws]
+    assert isinstance(duration, ExponentialDuration)
+    return [float(x) for x in rng.exponential(duration.mean, n)]
