@@ -22,7 +22,13 @@ import numpy as np
 import polars as pl
 
 from fairshare.metrics.bins import relative_slowdown
-from fairshare.metrics.frames import FloatArray, IntArray, RunFrames, run_frames
+from fairshare.metrics.frames import (
+    FloatArray,
+    IntArray,
+    RunFrames,
+    order_by_user_time,
+    run_frames,
+)
 from fairshare.metrics.stats import clean
 from fairshare.metrics.summary import _summary, makespan
 from fairshare.metrics.timeline import _timeline
@@ -78,7 +84,7 @@ def _presence_steps(f: RunFrames) -> tuple[FloatArray, IntArray, FloatArray]:
     t = np.concatenate([f.submit, f.finish[fin]])
     u = np.concatenate([f.job_user, f.job_user[fin]])
     d = np.concatenate([np.ones(f.submit.size), -np.ones(int(fin.sum()))])
-    order = np.lexsort((t, u))
+    order = order_by_user_time(u, t)
     t, u, d = t[order], u[order], d[order]
     c = np.cumsum(d)
     first = np.ones(t.size, dtype=np.bool_)

@@ -17,7 +17,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fairshare.metrics.frames import FloatArray, IntArray, RunFrames, run_frames
+from fairshare.metrics.frames import (
+    FloatArray,
+    IntArray,
+    RunFrames,
+    order_by_user_time,
+    run_frames,
+)
 from fairshare.sim.records import RunLog
 
 SHARE_DECIMALS = 12
@@ -58,7 +64,7 @@ def _timeline(f: RunFrames) -> Timeline:
     frac = f.demand[f.a_job] * inv_total
     dfrac = np.concatenate([frac, -frac])
 
-    order = np.lexsort((times, user))
+    order = order_by_user_time(user, times)
     times, user, delta, dfrac = times[order], user[order], delta[order], dfrac[order]
     running = np.cumsum(delta)
     load = np.cumsum(dfrac, axis=0)
@@ -88,7 +94,8 @@ def _timeline(f: RunFrames) -> Timeline:
     changed = (r != prev_r) | (share != prev_s)
     t, u, r, share = t[changed], u[changed], r[changed], share[changed]
 
-    out = np.lexsort((u, t))
+    # Rows are in (user, time) order, so a stable sort by time gives (time, user).
+    out = np.argsort(t, kind="stable")
     return Timeline(f.users, t[out], u[out], r[out], share[out])
 
 
@@ -97,7 +104,7 @@ def share_integrals(tl: Timeline, horizon: float) -> FloatArray:
     n_users = len(tl.users)
     if len(tl) == 0:
         return np.zeros(n_users, dtype=np.float64)
-    order = np.lexsort((tl.time, tl.user))
+    order = order_by_user_time(tl.user, tl.time)
     t, u, s = tl.time[order], tl.user[order], tl.share[order]
     nxt = np.empty_like(t)
     nxt[:-1] = t[1:]
@@ -116,7 +123,7 @@ def resample(tl: Timeline, grid: FloatArray) -> FloatArray:
     out = np.zeros((n_users, max(len(grid) - 1, 0)), dtype=np.float64)
     if len(tl) == 0 or len(grid) < 2:
         return out
-    order = np.lexsort((tl.time, tl.user))
+    order = order_by_user_time(tl.user, tl.time)
     t, u, s = tl.time[order], tl.user[order], tl.share[order]
     widths = np.diff(grid)
     bounds = np.searchsorted(u, np.arange(n_users + 1))

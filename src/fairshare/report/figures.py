@@ -107,8 +107,9 @@ def allocation_figure(tl: Timeline, horizon: float, title: str = "") -> str:
         layers = [shares[i] for i in top]
         labels = [tl.users[i] for i in top]
         colors = [PALETTE[k % len(PALETTE)] for k in range(len(top))]
-        rest = np.setdiff1d(np.arange(len(tl.users)), top)
-        if rest.size and shares[rest].sum() > 0:
+        area = share_integrals(tl, horizon)
+        rest = np.setdiff1d(np.flatnonzero(area > 0), top)
+        if rest.size:
             layers.append(shares[rest].sum(axis=0))
             labels.append(f"others ({rest.size} users)")
             colors.append(OTHERS_COLOR)
@@ -237,14 +238,15 @@ def locality_figure(rows: Sequence[tuple[str, dict[str, object]]]) -> str:
         return to_svg(fig)
 
 
-def rmse_figure(series: Sequence[tuple[str, FloatArray, FloatArray]], reference: str) -> str:
+def rmse_figure(series: Sequence[tuple[int, str, FloatArray, FloatArray]], reference: str) -> str:
     """CDF over time of the RMSE between each run's allocation vector and the reference's
-    (Choosy Figure 8); x in percent of the cluster."""
+    (Choosy Figure 8); x in percent of the cluster. Each series is (run index, label, x, F),
+    the run index picking the run's color in the other figures."""
     with mpl.rc_context(_RC):
         fig = _figure(9.0, 3.2)
         ax = fig.add_subplot()
         drawn = False
-        for k, (label, x, y) in enumerate(series):
+        for k, label, x, y in series:
             if x.size == 0:
                 continue
             drawn = True

@@ -253,7 +253,7 @@ def _render_compare(logs: Sequence[RunLog], doc: Mapping[str, Any], reference: i
         if k == reference:
             continue
         x, y = allocation_rmse(log, logs[reference]).cdf()
-        rmse_series.append((labels[k], x, y))
+        rmse_series.append((k, labels[k], x, y))
     loc_rows = [
         (label, dict(run["summary"]["locality"]))
         for label, run in zip(labels, doc["runs"], strict=True)
@@ -275,9 +275,11 @@ def _render_compare(logs: Sequence[RunLog], doc: Mapping[str, Any], reference: i
         ),
         "locality": figures.locality_figure(loc_rows) if loc_rows else "",
     }
+    # One time axis for all runs, so their allocation figures line up.
+    horizon = max(makespan(f) for f in frames)
     allocations = [
-        (lab, figures.allocation_figure(timeline(log), makespan(f), title=lab))
-        for lab, log, f in zip(labels, logs, frames, strict=True)
+        (lab, figures.allocation_figure(timeline(log), horizon, title=lab))
+        for lab, log in zip(labels, logs, strict=True)
     ]
     return _ENV.get_template("compare.html.j2").render(
         labels=labels,
