@@ -1,0 +1,108 @@
+"""HTML reports and the output directories of a run and of a comparison."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+
+from fairshare.report import render_compare, render_run, write_compare, write_outputs
+from fairshare.report.html import fmt, pct
+from fairshare.sim.records import JobRecord, RunLog, TaskAttempt
+from test_metrics import CLUSTER, _pair, run, tiny
+
+
+def _svgs(html: str) -> int:
+    return len(re.findall(r"<svg\b", html))
+
+
+def test_write_outputs_files_and_determinism(tmp_path: Path) -> None:
+    write_outputs(tiny(), tmp_path / "one")
+    write_outputs(tiny(wall=9.0), tmp_path / "two")
+    names = sorted(p.name for p in (tmp_path / "one").iterdir())
+    assert names == ["jobs.csv", "report.html", "summary.json", "tasks.parquet", "timeline.csv"]
+    for name in ("jobs.csv", "report.html", "tasks.parquet", "timeline.csv"):
+        assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes()
+
+
+def test_run_report_has_figures_and_numbers() -> None:
+    html = render_run(tiny())
+    # Allocation, CDFs, slowdown by size and locality, all inline.
+    assert _svgs(html) == 4
+    for anchor in ("fig-allocation", "fig-cdf", "fig-slowdown", "fig-locality"):
+        assert f'id="{anchor}"' in html
+    assert "<code>drf</code>" in html
+    assert "seed 7" in html
+    assert "<td>mean response time (s)</td><td>10.5</td>" in html
+    assert "<td>p50 / p95 response time (s)</td><td>10.5 / 10.95</td>" in html
+    assert "<td>node-local</td><td>33.3%</td>" in html
+    assert "<td>cpu</td><td>30.2%</td>" in html
+    assert "<td>delay_scheduling</td><td>[5, 10]</td>" in html
+    # Self-contained: no scripts, stylesheets or images fetched from anywhere.
+    assert "<script" not in html
+    assert "<link" not in html
+    assert not re.search(r'(src|href)="https?:', html)
+    assert "wall_seconds" not in html
+
+
+def test_report_groups_many_users_as_others() -> None:
+    users = tuple(f"u{i:02d}" for i in range(15))
+    jobs = [
+        JobRecord(f"j{i}", u, "root", 0.0, 1, np.array([1.0, 1.0]), 1.0, 0.0, 1.0 + i, 1.0)
+        for i, u in enumerate(users)
+    ]
+    attempts = [
+        TaskAttempt(f"j{i}", u, "map", 0, 0, "m1", 0.0, 1.0 + i) for i, u in enumerate(users)
+    ]
+    log = RunLog("fair", 1, CLUSTER, users, tuple(jobs), tuple(attempts), 30, 0.1)
+    html = render_run(log)
+    assert "others (5 users)" in html
+    # The ten longest-running users are drawn by name, the five shortest are not.
+    assert "u14" in html.split('id="fig-allocation"')[1].split("</figure>")[0]
+    legend = html.split('id="fig-allocation"')[1].split("</figure>")[0]
+    assert "u00" not in legend
+
+
+def test_report_without_tasks_or_input_says_so() -> None:
+    log = run([JobRecord("j1", "a", "root", 0.0, 1, np.ones(2), 1.0, None, None, 1.0)], [])
+    html = render_run(log)
+    assert "no task ran" in html
+    assert "No task read input data" in html
+    assert "<td>mean slowdown</td><td>—</td>" in html
+
+
+def test_write_compare(tmp_path: Path) -> None:
+    a, b = _pair()
+    write_compare([a, b], tmp_path / "one", reference=1)
+    write_compare([a, b], tmp_path / "two", reference=1)
+    for name in ("compare.json", "compare.csv", "compare.html"):
+        assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes()
+    doc = json.loads((tmp_path / "one" / "compare.json").read_text())
+    assert doc["reference"] == "choosy"
+    assert [r["label"] for r in doc["runs"]] == ["fifo", "choosy"]
+    csv = (tmp_path / "one" / "compare.csv").read_text().splitlines()
+    assert csv[0].startswith("label,policy,seed,jobs,finished_jobs,makespan,")
+    assert csv[1].startswith("fifo,fifo,7,2,2,10.000000,")
+    html = (tmp_path / "one" / "compare.html").read_text()
+    # RMSE, CDFs, slowdown bins, and one allocation figure per run; no locality data.
+    assert _svgs(html) == 5
+    assert "No task read input data" in html
+    assert "Slowdown relative to choosy" in html
+    # Job jb: 10 s in fifo against 5 s in the reference: slowdown 2 in the < 30 s bin.
+    assert "1.50 (0.50) n=2" in html
+
+
+def test_render_compare_single_run_has_no_rmse_curve() -> None:
+    html = render_compare([tiny()])
+    assert "no other run to compare with the reference" in html
+
+
+def test_number_formatting() -> None:
+    assert fmt(None) == "—"
+    assert fmt(1234567) == "1,234,567"
+    assert fmt(0.123456) == "0.1235"
+    assert fmt(12345.6) == "12,346"
+    assert pct(0.5) == "50.0%"
+    assert pct(None) == "—"
