@@ -54,6 +54,8 @@ class Scheduler(Policy):
         self.user_index: dict[str, int] = {}
         self.jobs: dict[int, JobState] = {}
         self.dirty: dict[int, None] = {}
+        # Jobs with new pending tasks, to be offered the free machines they may use.
+        self._offers: dict[int, None] = {}
         self._held: list[tuple[int, tuple[float, int, int, int]]] = []
         self._wakeups: list[float] = []
         self._launch_seq = 0
@@ -211,11 +213,26 @@ class Scheduler(Policy):
             heapq.heappop(self._wakeups)
         if self.options.preemption is not None:
             self._preempt(now, out)
+        cs = self.cluster
         while self.dirty:
             mi = next(iter(self.dirty))
             del self.dirty[mi]
-            if self.cluster.alive[mi]:
+            if cs.alive[mi]:
                 self._fill(mi, now, out)
+        # A job with new work is offered free machines only until it has none left: every
+        # other user already had its chance at them (they were not dirty), so this does not
+        # scan the whole free pool on every arrival.
+        while self._offers:
+            job_id = next(iter(self._offers))
+            del self._offers[job_id]
+            job = self.jobs.get(job_id)
+            if job is None:
+                continue
+            for mi in cs.free_machines(cs.groups[job.group].cls):
+                if job.pending == 0:
+                    break
+                if self._fits(cs.free[mi], job.demand):
+                    self._fill(mi, now, out)
         return out
 
     def next_wakeup(self) -> float | None:
@@ -246,6 +263,8 @@ class Scheduler(Policy):
         """Called when a user (or pool) first appears."""
 
     def _fits(self, free: list[float], demand: Demand) -> bool:
+        if self._largest is None:
+            return fits(free, demand)
         if not fits(free, demand):
             return False
         largest = self._largest
@@ -276,8 +295,7 @@ class Scheduler(Policy):
         heapq.heappush(heap, (self.job_key(job), job.id, job.version))
         user.pending += job.pending
         self._touch(user)
-        for mi in self.cluster.free_machines(self.cluster.groups[job.group].cls):
-            self.dirty[mi] = None
+        self._offers[job.id] = None
 
     def _maps_done(self, job: JobState, user: UserState) -> None:
         user.pending -= job.pending

@@ -30,9 +30,7 @@ class Drf(Scheduler):
 
     def share_per_task(self, job: JobState) -> float:
         total = self.cluster.total
-        return max(
-            (d / t for d, t in zip(job.demand, total, strict=True) if t > 0), default=0.0
-        )
+        return max((d / t for d, t in zip(job.demand, total, strict=True) if t > 0), default=0.0)
 
     def on_cluster_change(self) -> None:
         self.refresh_all()

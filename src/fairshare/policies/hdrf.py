@@ -129,8 +129,10 @@ class NaiveHdrf(Scheduler):
                 ]
                 reachable[node] = leaf_user in candidate
                 if self.dynamic:
-                    demanding[node] = user.pending > 0 and user.running < user.cap and all(
-                        d <= EPS or r in y for r, d in enumerate(self._demand_of(user))
+                    demanding[node] = (
+                        user.pending > 0
+                        and user.running < user.cap
+                        and all(d <= EPS or r in y for r, d in enumerate(self._demand_of(user)))
                     )
                     share[node] = max((vector[node][r] for r in y), default=0.0)
                 else:

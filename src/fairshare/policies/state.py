@@ -241,10 +241,11 @@ class ClusterState:
     def has_room(self, mi: int) -> None:
         """Keep the free-machine index in step with ``free[mi]``."""
         if self.alive[mi]:
-            if any(v > EPS for v in self.free[mi]):
-                self.free_by_sig[self.sig[mi]][mi] = None
-            else:
-                self.free_by_sig[self.sig[mi]].pop(mi, None)
+            for v in self.free[mi]:
+                if v > EPS:
+                    self.free_by_sig[self.sig[mi]][mi] = None
+                    return
+            self.free_by_sig[self.sig[mi]].pop(mi, None)
 
     # --------------------------------------------------------------------- classes, groups
 
@@ -304,7 +305,9 @@ class ClusterState:
 def fits(free: list[float], demand: Demand) -> bool:
     # A plain loop: this is the hottest test of the scheduler and all() over a generator
     # costs twice as much for two or three resources.
-    for f, d in zip(free, demand, strict=True):  # noqa: SIM110
-        if f + EPS < d:
+    i = 0
+    for d in demand:
+        if free[i] + EPS < d:
             return False
+        i += 1  # noqa: SIM113 (enumerate allocates a tuple per step)
     return True

@@ -51,9 +51,7 @@ class Tsf(Scheduler):
     def _tasks_alone(self, job: JobState, cls: int) -> float:
         cs = self.cluster
         rows = [
-            mi
-            for mi in range(len(cs.names))
-            if cs.alive[mi] and (cls < 0 or cs.eligible(cls, mi))
+            mi for mi in range(len(cs.names)) if cs.alive[mi] and (cls < 0 or cs.eligible(cls, mi))
         ]
         if not rows:
             return 0.0

@@ -328,8 +328,16 @@ class _Run:
         job = run.job
         self.attempts.append(
             TaskAttempt(
-                job.name, job.user, ref.phase, ref.task, state[0], state[1], state[2], now,
-                False, state[3],  # type: ignore[arg-type]
+                job.name,
+                job.user,
+                ref.phase,
+                ref.task,
+                state[0],
+                state[1],
+                state[2],
+                now,
+                False,
+                state[3],  # type: ignore[arg-type]
             )
         )
         run.done += 1
@@ -344,8 +352,16 @@ class _Run:
         job = self.runs[ref.job].job
         self.attempts.append(
             TaskAttempt(
-                job.name, job.user, ref.phase, ref.task, state[0], state[1], state[2], now,
-                True, state[3],  # type: ignore[arg-type]
+                job.name,
+                job.user,
+                ref.phase,
+                ref.task,
+                state[0],
+                state[1],
+                state[2],
+                now,
+                True,
+                state[3],  # type: ignore[arg-type]
             )
         )
         self.attempt_of[ref] = state[0] + 1

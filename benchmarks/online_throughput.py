@@ -1,0 +1,90 @@
+"""Online scheduling throughput (issue 4): task placements per second, end to end.
+
+10,000 machines (two attribute classes, two racks of sizes), 1,000 jobs of 200 tasks each, a
+third of them constrained to a machine class, three task shapes, exponential durations,
+submissions spread over time. Runs ``simulate`` for each policy and reports placements per
+second (launches / wall time) and the ratio to a bare heapq push/pop loop over the same number
+of decisions (one push and one pop per placement, the floor of any heap-driven simulator).
+
+    python benchmarks/online_throughput.py [--policies drf,tsf,choosy] [--jobs 1000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import heapq
+import time
+
+import numpy as np
+
+from fairshare.cluster import Cluster, Machine
+from fairshare.cluster.constraints import Constraint
+from fairshare.sim.engine import SimOptions, simulate
+from fairshare.workload.model import ExponentialDuration, Job
+
+
+def build(machines: int, jobs: int, tasks: int, seed: int) -> tuple[Cluster, list[Job]]:
+    rng = np.random.default_rng(seed)
+    ms = [
+        Machine(
+            f"m{i}",
+            np.array([8.0, 16.0]) if i % 2 else np.array([16.0, 32.0]),
+            rack=f"r{i // 40}",
+            attributes={"ssd": i % 3 == 0},
+        )
+        for i in range(machines)
+    ]
+    cluster = Cluster.build(["cpu", "mem"], ms)
+    shapes = [np.array([1.0, 2.0]), np.array([2.0, 2.0]), np.array([1.0, 4.0])]
+    ssd = Constraint("ssd")
+    out = []
+    for j in range(jobs):
+        out.append(
+            Job(
+                name=f"j{j}",
+                submit=float(j) * 0.5,
+                user=f"u{j % 100}",
+                demand=shapes[j % 3],
+                tasks=tasks,
+                duration=ExponentialDuration(float(rng.uniform(20, 200))),
+                constraint=ssd if j % 3 == 1 else None,
+            )
+        )
+    return cluster, out
+
+
+def heap_loop(decisions: int) -> float:
+    started = time.perf_counter()
+    heap: list[tuple[float, int]] = []
+    for i in range(decisions):
+        heapq.heappush(heap, (i * 0.37 % 101.0, i))
+    while heap:
+        heapq.heappop(heap)
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--policies", default="drf,tsf,choosy")
+    parser.add_argument("--machines", type=int, default=10_000)
+    parser.add_argument("--jobs", type=int, default=1000)
+    parser.add_argument("--tasks", type=int, default=200)
+    args = parser.parse_args()
+    cluster, jobs = build(args.machines, args.jobs, args.tasks, seed=7)
+    placements = args.jobs * args.tasks
+    bare = heap_loop(placements)
+    print(f"bare heap push/pop over {placements} decisions: {placements / bare:,.0f}/s")
+    for policy in args.policies.split(","):
+        started = time.perf_counter()
+        log = simulate(cluster, jobs, policy, seed=1, options=SimOptions())
+        wall = time.perf_counter() - started
+        launched = len(log.attempts)
+        rate = launched / wall
+        print(
+            f"{policy:>10}: {launched} placements in {wall:.2f} s = {rate:,.0f}/s "
+            f"({rate / (placements / bare):.2f} x bare heap), {log.events} events"
+        )
+
+
+if __name__ == "__main__":
+    main()
