@@ -31,7 +31,7 @@ from fairshare.metrics.frames import (
 )
 from fairshare.metrics.stats import clean
 from fairshare.metrics.summary import _summary, makespan
-from fairshare.metrics.timeline import _timeline
+from fairshare.metrics.timeline import timeline
 from fairshare.sim.records import RunLog
 
 
@@ -104,8 +104,8 @@ def allocation_rmse(log: RunLog, reference: RunLog) -> RmseSeries:
     maps = [_user_map(f, names), _user_map(g, names)]
     ts, us, ks, vs = [], [], [], []
     # Streams: 0/1 share in run f/g, 2/3 jobs present in run f/g.
-    for k, frames in enumerate((f, g)):
-        tl = _timeline(frames)
+    for k, (one, frames) in enumerate(((log, f), (reference, g))):
+        tl = timeline(one)
         ts.append(tl.time)
         us.append(maps[k][tl.user])
         ks.append(np.full(tl.time.size, k))
@@ -219,7 +219,7 @@ def compare_runs(logs: Sequence[RunLog], reference: int = 0) -> dict[str, object
     runs = []
     for label, log in zip(labels, logs, strict=True):
         f = run_frames(log)
-        summ = _summary(log, f, _timeline(f))
+        summ = _summary(log, f, timeline(log))
         summ.pop("users")
         runs.append(
             {

@@ -8,7 +8,9 @@ computed once per ``RunLog`` object and cached while the log is alive.
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -78,22 +80,30 @@ class RunFrames:
         return self.first_start - self.submit
 
 
-_CACHE: dict[int, tuple[weakref.ref[RunLog], RunFrames]] = {}
+_CACHE: dict[tuple[int, str], tuple[weakref.ref[RunLog], object]] = {}
+
+T = TypeVar("T")
 
 
-def run_frames(log: RunLog) -> RunFrames:
-    """The columnar view of ``log``, cached per log object."""
-    key = id(log)
+def cached(log: RunLog, name: str, build: Callable[[RunLog], T]) -> T:
+    """``build(log)``, computed once per log object and kind ``name`` while the log lives.
+    Logs are immutable, so derived views can be shared by every metric and writer."""
+    key = (id(log), name)
     hit = _CACHE.get(key)
     if hit is not None and hit[0]() is log:
-        return hit[1]
-    frames = _build(log)
+        return cast(T, hit[1])
+    value = build(log)
 
     def forget(_ref: weakref.ref[RunLog]) -> None:
         _CACHE.pop(key, None)
 
-    _CACHE[key] = (weakref.ref(log, forget), frames)
-    return frames
+    _CACHE[key] = (weakref.ref(log, forget), value)
+    return value
+
+
+def run_frames(log: RunLog) -> RunFrames:
+    """The columnar view of ``log``, cached per log object."""
+    return cached(log, "frames", _build)
 
 
 def _index(names: list[str]) -> dict[str, int]:

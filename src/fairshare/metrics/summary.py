@@ -26,7 +26,7 @@ import numpy as np
 from fairshare.metrics.bins import _size_bins
 from fairshare.metrics.frames import LOCALITY_LEVELS, RunFrames, run_frames
 from fairshare.metrics.stats import clean, mean, percentile
-from fairshare.metrics.timeline import Timeline, _timeline, share_integrals
+from fairshare.metrics.timeline import Timeline, share_integrals, timeline
 from fairshare.sim.records import RunLog
 
 
@@ -59,7 +59,7 @@ def summary(log: RunLog) -> dict[str, object]:
     """The ``summary.json`` document of ``log`` (see the module docstring), JSON-ready:
     floats rounded to 6 decimals, None for undefined statistics."""
     f = run_frames(log)
-    return clean(_summary(log, f, _timeline(f)))  # type: ignore[return-value]
+    return clean(_summary(log, f, timeline(log)))  # type: ignore[return-value]
 
 
 def _summary(log: RunLog, f: RunFrames, tl: Timeline) -> dict[str, object]:

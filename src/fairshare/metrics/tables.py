@@ -19,7 +19,7 @@ from fairshare.metrics.bins import FAIR_BIN_LABELS, fair_bin
 from fairshare.metrics.frames import LOCALITY_LEVELS, PHASES, FloatArray, IntArray, run_frames
 from fairshare.metrics.stats import FLOAT_DECIMALS, clean
 from fairshare.metrics.summary import _summary
-from fairshare.metrics.timeline import Timeline, _timeline
+from fairshare.metrics.timeline import Timeline, timeline
 from fairshare.sim.records import RunLog
 
 JOB_COLUMNS: tuple[str, ...] = (
@@ -99,7 +99,7 @@ def jobs_frame(log: RunLog) -> pl.DataFrame:
 
 def timeline_frame(log: RunLog) -> pl.DataFrame:
     """``timeline.csv`` (see ``fairshare.metrics.timeline``): ``time,user,running_tasks,share``."""
-    return _timeline_frame(_timeline(run_frames(log)))
+    return _timeline_frame(timeline(log))
 
 
 def _timeline_frame(tl: Timeline) -> pl.DataFrame:
@@ -156,7 +156,7 @@ def write_run_files(log: RunLog, out_dir: Path) -> dict[str, object]:
     into ``out_dir`` (created if missing) and return the summary document."""
     out_dir.mkdir(parents=True, exist_ok=True)
     f = run_frames(log)
-    tl = _timeline(f)
+    tl = timeline(log)
     doc = clean(_summary(log, f, tl))
     assert isinstance(doc, dict)
     (out_dir / "summary.json").write_text(dumps_json(doc), encoding="utf-8")

@@ -21,6 +21,7 @@ from fairshare.metrics.frames import (
     FloatArray,
     IntArray,
     RunFrames,
+    cached,
     order_by_user_time,
     run_frames,
 )
@@ -46,8 +47,8 @@ class Timeline:
 
 
 def timeline(log: RunLog) -> Timeline:
-    """The allocation step functions of ``log`` (see the module docstring)."""
-    return _timeline(run_frames(log))
+    """The allocation step functions of ``log`` (see the module docstring), cached per log."""
+    return cached(log, "timeline", lambda lg: _timeline(run_frames(lg)))
 
 
 def _timeline(f: RunFrames) -> Timeline:
