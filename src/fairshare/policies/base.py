@@ -211,8 +211,14 @@ class Scheduler(Policy):
         out: list[Decision] = []
         while self._wakeups and self._wakeups[0] <= now:
             heapq.heappop(self._wakeups)
+        self._place(now, out)
         if self.options.preemption is not None:
+            # After placing, so free room counts as given; kills free machines to place on.
             self._preempt(now, out)
+            self._place(now, out)
+        return out
+
+    def _place(self, now: float, out: list[Decision]) -> None:
         cs = self.cluster
         while self.dirty:
             mi = next(iter(self.dirty))
@@ -233,7 +239,6 @@ class Scheduler(Policy):
                     break
                 if self._fits(cs.free[mi], job.demand):
                     self._fill(mi, now, out)
-        return out
 
     def next_wakeup(self) -> float | None:
         return self._wakeups[0] if self._wakeups else None
