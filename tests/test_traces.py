@@ -404,3 +404,33 @@ def test_parse_trace_argument() -> None:
         parse_trace_argument("swim")
     with pytest.raises(ScenarioError, match="unknown trace format 'csv'"):
         parse_trace_argument("csv:x")
+
+
+def test_alibaba_small_lists_with_byte_order_mark(tmp_path: Path) -> None:
+    (tmp_path / "openb_node_list_gpu_node.csv").write_text(
+        "\ufeffsn,cpu_milli,memory_mib,gpu,model\nn0,8000,4096,1,T4\nn1,4000,2048,0,\n"
+    )
+    pods = tmp_path / "pods.csv"
+    pods.write_text(
+        "\ufeffname,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,"
+        "creation_time,deletion_time,scheduled_time\n"
+        "p0,500,1024,0,0,,BE,Pending,5,65,\n"
+        "p1,2000,512,1,1000,T4|A10,LS,Running,7,20,9\n"
+    )
+    workload = open_trace("alibaba-gpu", pods, None)
+    assert [(m.name, m.capacity.tolist()) for m in workload.cluster.machines] == [
+        ("n0", [8.0, 4.0, 1.0]),
+        ("n1", [4.0, 2.0, 0.0]),
+    ]
+    p0, p1 = workload.jobs
+    assert (p0.demand.tolist(), p0.duration, p0.constraint) == (
+        [0.5, 1.0, 0.0],
+        FixedDuration(60.0),  # never scheduled: its lifetime from creation
+        None,
+    )
+    assert (p1.submit, p1.duration, str(p1.constraint)) == (
+        7.0,
+        FixedDuration(11.0),
+        "gpu_model in ['T4', 'A10']",
+    )
+    assert [m.name for m in workload.cluster.machines if p1.constraint.matches(m)] == ["n0"]

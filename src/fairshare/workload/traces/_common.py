@@ -45,8 +45,8 @@ class TraceError(ScenarioError):
 def _open_text(path: Path) -> IO[str]:
     """Open a text file for streaming, decompressing ``.gz`` on the fly."""
     if path.suffix == ".gz":
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", newline="")
-    return path.open(encoding="utf-8", newline="")
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8-sig", newline="")
+    return path.open(encoding="utf-8-sig", newline="")
 
 
 def check_readable(path: Path, what: str = "trace file") -> None:
