@@ -1,0 +1,160 @@
+"""Event engine: determinism, errors, and invariants under random event sequences."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from fairshare.cluster import Cluster, Machine
+from fairshare.cluster.constraints import Constraint
+from fairshare.policies import ONLINE_POLICIES, PolicyError
+from fairshare.sim.engine import MachineEvent, SimOptions, SimulationError, simulate
+from fairshare.workload.model import ExponentialDuration, FixedDuration, Job, ReducePhase
+
+
+def _cluster(n: int) -> Cluster:
+    machines = [
+        Machine(
+            f"m{i}",
+            np.array([4.0 if i % 2 else 8.0, 8.0]),
+            rack=f"r{i // 3}",
+            attributes={"fast": i % 3 == 0},
+        )
+        for i in range(n)
+    ]
+    return Cluster.build(["cpu", "mem"], machines)
+
+
+def test_unknown_policy_is_a_policy_error() -> None:
+    with pytest.raises(PolicyError) as err:
+        simulate(_cluster(2), [], "lottery", seed=0)
+    assert err.value.where == "--policy"
+    assert "unknown online policy 'lottery'" in err.value.what
+
+
+def test_unsorted_jobs_are_rejected() -> None:
+    jobs = [
+        Job("a", 5.0, "a", np.array([1.0, 1.0]), 1, FixedDuration(1.0)),
+        Job("b", 1.0, "b", np.array([1.0, 1.0]), 1, FixedDuration(1.0)),
+    ]
+    with pytest.raises(SimulationError) as err:
+        simulate(_cluster(2), iter(jobs), "drf", seed=0)
+    assert err.value.where == "jobs[1].submit"
+
+
+def test_same_seed_same_run_and_reduces_follow_maps() -> None:
+    jobs = [
+        Job(
+            f"j{k}",
+            float(k),
+            f"u{k % 2}",
+            np.array([1.0, 2.0]),
+            6,
+            ExponentialDuration(5.0),
+            input_replicas=2,
+            reduce=ReducePhase(2, 1.0, 3.0),
+        )
+        for k in range(5)
+    ]
+    a = simulate(_cluster(4), jobs, "fair", seed=9)
+    b = simulate(_cluster(4), jobs, "fair", seed=9)
+    assert a.attempts == b.attempts and a.events == b.events
+    for record in a.jobs:
+        maps = [t for t in a.attempts if t.job == record.job and t.phase == "map"]
+        reduces = [t for t in a.attempts if t.job == record.job and t.phase == "reduce"]
+        assert len(maps) == 6 and len(reduces) == 2
+        assert min(r.start for r in reduces) == max(m.finish for m in maps)
+        assert record.finish == max(r.finish for r in reduces)
+        assert record.isolated_response > 0
+
+
+@st.composite
+def _workloads(draw: st.DrawFn) -> tuple[int, list[Job], list[MachineEvent], str, SimOptions]:
+    n = draw(st.integers(2, 6))
+    count = draw(st.integers(1, 8))
+    jobs = []
+    t = 0.0
+    for k in range(count):
+        t += draw(st.sampled_from([0.0, 0.5, 3.0]))
+        jobs.append(
+            Job(
+                f"j{k}",
+                t,
+                f"u{draw(st.integers(0, 2))}",
+                np.array(
+                    [draw(st.sampled_from([1.0, 2.0, 3.0])), draw(st.sampled_from([1.0, 4.0]))]
+                ),
+                draw(st.integers(1, 12)),
+                FixedDuration(draw(st.sampled_from([1.0, 2.5, 7.0]))),
+                constraint=draw(
+                    st.sampled_from([None, Constraint("fast"), Constraint("rack == 'r0'")])
+                ),
+                input_replicas=draw(st.sampled_from([None, 2])),
+            )
+        )
+    events = []
+    if draw(st.booleans()):
+        events.append(MachineEvent(draw(st.sampled_from([1.0, 4.0])), "remove", "m1"))
+    if draw(st.booleans()):
+        events.append(
+            MachineEvent(
+                2.0,
+                "add",
+                Machine("extra", np.array([8.0, 8.0]), rack="r0", attributes={"fast": True}),
+            )
+        )
+    policy = draw(st.sampled_from(sorted(ONLINE_POLICIES)))
+    options = SimOptions(
+        delay=draw(st.sampled_from([None, (1.0, 2.0)])),
+        preemption=draw(st.sampled_from([None, (2.0, 4.0)])),
+    )
+    return n, jobs, events, policy, options
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_workloads())
+def test_invariants_under_random_events(
+    case: tuple[int, list[Job], list[MachineEvent], str, SimOptions],
+) -> None:
+    """No machine over capacity, no constraint violated, no task launched twice at once or
+    lost: every task of a finished job completes exactly once (killed attempts aside)."""
+    n, jobs, events, policy, options = case
+    cluster = _cluster(n)
+    log = simulate(cluster, jobs, policy, seed=1, options=options, machine_events=events)
+    machines = {m.name: m for m in cluster.machines}
+    machines["extra"] = Machine("extra", np.array([8.0, 8.0]), rack="r0", attributes={"fast": True})
+    by_job = {j.name: j for j in jobs}
+    # Capacity: sweep start/finish instants per machine (finishes before starts at a time).
+    for name, machine in machines.items():
+        points = sorted(
+            [(a.finish, 0, a) for a in log.attempts if a.machine == name]
+            + [(a.start, 1, a) for a in log.attempts if a.machine == name],
+            key=lambda p: (p[0], p[1]),
+        )
+        used = np.zeros(2)
+        for _, kind, a in points:
+            used += by_job[a.job].demand if kind else -by_job[a.job].demand
+            assert np.all(used <= machine.capacity + 1e-9)
+    for a in log.attempts:
+        job = by_job[a.job]
+        if job.constraint is not None:
+            assert job.constraint.matches(machines[a.machine])
+    # Each task: attempts never overlap, exactly one completes when the job finished.
+    for record in log.jobs:
+        job = by_job[record.job]
+        tasks: dict[tuple[str, int], list[tuple[float, float, bool]]] = {}
+        for a in log.attempts:
+            if a.job == record.job:
+                tasks.setdefault((a.phase, a.task), []).append((a.start, a.finish, a.killed))
+        for spans in tasks.values():
+            spans.sort()
+            for (_, end, _), (start, _, _) in itertools.pairwise(spans):
+                assert start >= end
+            assert sum(not killed for *_, killed in spans) <= 1
+        if record.finish is not None:
+            assert len(tasks) == job.tasks
+            assert all(sum(not k for *_, k in s) == 1 for s in tasks.values())
