@@ -154,6 +154,9 @@ def _cdf_axes(
     # Heavy-tailed job sizes (FAIR Table 2) squeeze linear CDFs into one corner.
     if np.isfinite(positive_min) and largest / positive_min > 100:
         ax.set_xscale("symlog", linthresh=max(positive_min, 1e-3))
+    # Times are never negative; anchoring at 0 also keeps a single value from filling the
+    # axis as a lone vertical line.
+    ax.set_xlim(left=0, right=max(largest * 1.05, 1.0))
     ax.set_ylim(0, 1.02)
     ax.set_xlabel(xlabel)
     ax.set_ylabel("fraction of jobs")
@@ -185,17 +188,15 @@ def bins_figure(
         fig = _figure(9.0, 3.2)
         ax = fig.add_subplot()
         present = sorted({int(str(r["bin"])) for _, rows in runs for r in rows})
-        if not present:
-            _empty(ax, "no jobs")
+        if not any(isinstance(r.get(key), int | float) for _, rows in runs for r in rows):
+            _empty(ax, "no finished job" if present else "no jobs")
             return to_svg(fig)
         width = 0.8 / max(len(runs), 1)
         pos = np.arange(len(present), dtype=np.float64)
-        any_bar = False
         for k, (label, rows) in enumerate(runs):
             by_bin = {int(str(r["bin"])): r.get(key) for r in rows}
             vals = [by_bin.get(b) for b in present]
             heights = [float(v) if isinstance(v, int | float) else 0.0 for v in vals]
-            any_bar = any_bar or any(isinstance(v, int | float) for v in vals)
             ax.bar(
                 pos + (k - (len(runs) - 1) / 2) * width,
                 heights,
@@ -206,8 +207,6 @@ def bins_figure(
         ax.set_xticks(pos, [FAIR_BIN_LABELS[b] for b in present])
         ax.set_xlabel("job size (maps), FAIR Table 2 bins")
         ax.set_ylabel(ylabel)
-        if not any_bar:
-            ax.text(0.5, 0.5, "no finished job", ha="center", transform=ax.transAxes)
         if len(runs) > 1:
             ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
         return to_svg(fig)
