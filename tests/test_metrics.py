@@ -346,6 +346,9 @@ def test_compare_document_and_csv() -> None:
     assert frame["label"].to_list() == ["fifo", "choosy"]
     with pytest.raises(ValueError, match="out of range"):
         compare_runs([a], reference=3)
+    assert compare_runs([a, b], reference="choosy")["reference"] == "choosy"
+    with pytest.raises(ValueError, match="runs: fifo, choosy"):
+        compare_runs([a, b], reference="tsf")
 
 
 def test_run_labels_distinguish_options() -> None:

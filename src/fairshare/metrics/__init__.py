@@ -15,6 +15,7 @@ from fairshare.metrics.compare import (
     allocation_rmse,
     compare_frame,
     compare_runs,
+    resolve_reference,
     run_labels,
 )
 from fairshare.metrics.frames import RunFrames, run_frames
@@ -51,6 +52,7 @@ __all__ = [
     "percentile",
     "relative_slowdown",
     "resample",
+    "resolve_reference",
     "run_frames",
     "run_labels",
     "share_integrals",

@@ -205,15 +205,31 @@ COMPARE_COLUMNS: tuple[str, ...] = (
 """``compare.csv`` columns, then ``utilization_<resource>`` per resource."""
 
 
-def compare_runs(logs: Sequence[RunLog], reference: int = 0) -> dict[str, object]:
+def resolve_reference(logs: Sequence[RunLog], reference: int | str) -> int:
+    """Index of the reference run: an index, or a run label or policy name (the first run
+    with that policy). Raises ValueError naming the choices when there is no such run."""
+    if not logs:
+        raise ValueError("compare needs at least one run")
+    labels = run_labels(logs)
+    if isinstance(reference, int):
+        if not 0 <= reference < len(logs):
+            raise ValueError(f"reference run {reference} out of range 0..{len(logs) - 1}")
+        return reference
+    if reference in labels:
+        return labels.index(reference)
+    for i, log in enumerate(logs):
+        if log.policy == reference:
+            return i
+    raise ValueError(f"no run {reference!r} to compare against; runs: {', '.join(labels)}")
+
+
+def compare_runs(logs: Sequence[RunLog], reference: int | str = 0) -> dict[str, object]:
     """The ``compare.json`` document: per run (in the given order) its label, summary
     (without per-user detail), the RMSE of its allocation vectors against the reference run
     (Choosy Figure 8), its slowdown relative to the reference by job duration (Choosy
-    Table 1) and its FAIR Table 2 size bins. JSON-ready (rounded floats, None for NaN)."""
-    if not logs:
-        raise ValueError("compare needs at least one run")
-    if not 0 <= reference < len(logs):
-        raise ValueError(f"reference run {reference} out of range 0..{len(logs) - 1}")
+    Table 1) and its FAIR Table 2 size bins. ``reference`` is an index, a run label or a
+    policy name. JSON-ready (rounded floats, None for NaN)."""
+    reference = resolve_reference(logs, reference)
     labels = run_labels(logs)
     ref = logs[reference]
     runs = []

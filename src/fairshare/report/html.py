@@ -22,6 +22,7 @@ from fairshare.metrics import (
     compare_frame,
     compare_runs,
     dumps_json,
+    resolve_reference,
     run_frames,
     share_integrals,
     summary,
@@ -240,9 +241,11 @@ def _compare_table(doc: Mapping[str, Any]) -> list[tuple[str, list[str]]]:
     return table
 
 
-def render_compare(logs: Sequence[RunLog], reference: int = 0) -> str:
-    """The ``compare.html`` text for runs of one workload under different policies."""
-    return _render_compare(logs, compare_runs(logs, reference), reference)
+def render_compare(logs: Sequence[RunLog], reference: int | str = 0) -> str:
+    """The ``compare.html`` text for runs of one workload under different policies;
+    ``reference`` is an index, a run label or a policy name."""
+    index = resolve_reference(logs, reference)
+    return _render_compare(logs, compare_runs(logs, index), index)
 
 
 def _render_compare(logs: Sequence[RunLog], doc: Mapping[str, Any], reference: int) -> str:
@@ -291,9 +294,14 @@ def _render_compare(logs: Sequence[RunLog], doc: Mapping[str, Any], reference: i
     )
 
 
-def write_compare(logs: Sequence[RunLog], out_dir: Path, reference: int = 0) -> dict[str, object]:
+def write_compare(
+    logs: Sequence[RunLog], out_dir: Path, reference: int | str = 0
+) -> dict[str, object]:
     """Write ``compare.json``, ``compare.csv`` and ``compare.html`` for runs of one workload
-    under different policies, against ``logs[reference]``. Returns the compare document."""
+    under different policies, against the reference run (an index, a run label or a policy
+    name; ValueError naming the runs if there is none). Nothing is written on error.
+    Returns the compare document."""
+    reference = resolve_reference(logs, reference)
     doc = compare_runs(logs, reference)
     out_dir.mkdir(parents=True, exist_ok=True)
     # wall_seconds is a property of the simulation, not of the comparison: left out so the
