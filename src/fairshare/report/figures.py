@@ -160,8 +160,6 @@ def _cdf_axes(
     ax.set_ylim(0, 1.02)
     ax.set_xlabel(xlabel)
     ax.set_ylabel("fraction of jobs")
-    if len(series) > 1:
-        ax.legend(fontsize=8, frameon=False, loc="lower right")
 
 
 def cdf_figure(
@@ -177,6 +175,19 @@ def cdf_figure(
         left.set_title("response time (finished jobs)", loc="left")
         _cdf_axes(right, delay, "queueing delay (s)", colors)
         right.set_title("queueing delay (started jobs)", loc="left")
+        if len(response) > 1:
+            # One legend above both panels: inside either it would cover the curves.
+            handles, labels = left.get_legend_handles_labels()
+            if not handles:
+                handles, labels = right.get_legend_handles_labels()
+            fig.legend(
+                handles,
+                labels,
+                loc="outside upper center",
+                ncols=min(len(labels), 4),
+                fontsize=8,
+                frameon=False,
+            )
         return to_svg(fig)
 
 
