@@ -64,6 +64,14 @@ FINISH, REMOVE, ADD, SUBMIT, WAKE = range(5)
 """Event kinds, in the order same-time events are delivered."""
 
 
+class Pause(Kill):
+    """Stop a running task now and keep its progress: launched again (on any machine), it
+    runs only the part it had left. This is the free preemption and migration of Choosy
+    section 7.1's offline reference schedulers (a migration is a pause and a launch at the
+    same instant). The paused stretch is recorded as an attempt that is not killed; the task
+    resumes as the next attempt. A driver that cannot pause may treat it as a :class:`Kill`."""
+
+
 class SimulationError(PolicyError):
     """A request the simulator cannot run (bad option, unsorted jobs, unknown machine).
     ``where`` and ``what`` form SPEC section 4's error line."""
@@ -211,8 +219,11 @@ class _Run:
         self.records: list[JobRecord] = []
         self.order: dict[str, int] = {}
         self.attempts: list[TaskAttempt] = []
-        # Running task -> (attempt, machine, start, locality, token of its finish event).
-        self.running: dict[TaskRef, tuple[int, str, float, str | None, int]] = {}
+        # Running task -> (attempt, machine, start, locality, token of its finish event,
+        # finish time, fraction of the task's work this attempt started with).
+        self.running: dict[TaskRef, tuple[int, str, float, str | None, int, float, float]] = {}
+        # Paused task -> fraction of its work left (see Pause).
+        self.resume: dict[TaskRef, float] = {}
         self.attempt_of: dict[TaskRef, int] = {}
         self.slots_cache: dict[tuple[object, ...], int] = {}
         self.wakes: set[float] = set()
@@ -259,6 +270,8 @@ class _Run:
             for decision in policy.decide(now):
                 if type(decision) is Launch:
                     self._launch(now, decision)
+                elif type(decision) is Pause:
+                    self._pause(now, decision.task)
                 else:
                     assert isinstance(decision, Kill)
                     self._kill(now, decision.task)
@@ -313,11 +326,21 @@ class _Run:
             reduce = run.job.reduce
             assert reduce is not None
             seconds = reduce.copy + reduce.compute
+        fraction = self.resume.pop(ref, 1.0) if self.resume else 1.0
+        seconds *= fraction
         if run.first_start is None:
             run.first_start = now
         token = self.push(now + seconds, FINISH, ref)
         attempt = self.attempt_of.get(ref, 0)
-        self.running[ref] = (attempt, decision.machine, now, decision.locality, token)
+        self.running[ref] = (
+            attempt,
+            decision.machine,
+            now,
+            decision.locality,
+            token,
+            now + seconds,
+            fraction,
+        )
 
     def _finish(self, now: float, ref: TaskRef, token: int) -> None:
         state = self.running.get(ref)
@@ -365,6 +388,27 @@ class _Run:
             )
         )
         self.attempt_of[ref] = state[0] + 1
+
+    def _pause(self, now: float, ref: TaskRef) -> None:
+        state = self.running.pop(ref)
+        job = self.runs[ref.job].job
+        self.attempts.append(
+            TaskAttempt(
+                job.name,
+                job.user,
+                ref.phase,
+                ref.task,
+                state[0],
+                state[1],
+                state[2],
+                now,
+                False,
+                state[3],  # type: ignore[arg-type]
+            )
+        )
+        self.attempt_of[ref] = state[0] + 1
+        start, end, fraction = state[2], state[5], state[6]
+        self.resume[ref] = fraction * (end - now) / (end - start) if end > start else 0.0
 
     def _add(self, now: float, machine: Machine) -> None:
         if machine.name in self.machines:
