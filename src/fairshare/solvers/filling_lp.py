@@ -186,6 +186,7 @@ class FillingLP:
         fixed = np.where(participates, low, 0.0)
         self.level = np.where(self.active, np.nan, problem.share_per_task * fixed / problem.weights)
         self.lp_solves = 0
+        self.cap_frozen: list[tuple[float, IntArray]] = []
         self.current_level = 0.0
         for i in np.flatnonzero(~self.active):
             self._release_row(int(i))
@@ -312,6 +313,7 @@ class FillingLP:
 
         highs = highspy.Highs()  # type: ignore[no-untyped-call]
         highs.setOptionValue("output_flag", False)
+        highs.setOptionValue("presolve", "off")
         highs.setOptionValue("primal_feasibility_tolerance", _LP_TOLERANCE)
         highs.setOptionValue("dual_feasibility_tolerance", _LP_TOLERANCE)
         status = highs.passModel(
@@ -368,22 +370,56 @@ class FillingLP:
         self.highs.changeRowBounds(self.level_row0 + user, -_INF, _INF)
 
     def raise_level(self) -> float:
-        """Maximise the active users' level (the round's LP); return it in share units."""
+        """Maximise the active users' level (the round's LP); return it in share units.
+
+        Caps would stop every round at the lowest cap among the active users, one round per
+        distinct cap. Instead the LP runs with the active users' caps lifted: at its level L,
+        truncating every user to its cap keeps the allocation feasible, so each user whose cap
+        is at or below L reaches its cap in the leximin allocation. Those users are frozen at
+        their caps together and the LP is solved again (warm-started) until every remaining
+        active user's cap lies above L; then L is the round's level with the caps restored.
+        """
         level = np.array([self.level_col], dtype=np.int64)
         self._set_cols(level, np.zeros(1), np.array([_INF if self.active.any() else 0.0]))
         self._set_costs(level, np.ones(1))
+        scaled_cap = self.caps / self.scale
+        with np.errstate(divide="ignore", invalid="ignore"):
+            cap_level = np.where(self.coefficient > 0, scaled_cap / self.coefficient, _INF)
+        lifted = np.flatnonzero(self.active & np.isfinite(self.caps))
+        self._set_cols(self.n0 + lifted, self.low[lifted] / self.scale[lifted], _unbounded(lifted))
         try:
-            self._solve("level")
-        except _Infeasible:
-            raise InvalidRequest(
-                "users[*].min_share",
-                "the minimum shares do not fit together on the machines their users may use "
-                "(or exceed a queue's max_share); lower them",
-            ) from None
-        self.current_level = float(self.solution[self.level_col])
+            while True:
+                try:
+                    self._solve("level")
+                except _Infeasible:
+                    raise InvalidRequest(
+                        "users[*].min_share",
+                        "the minimum shares do not fit together on the machines their users may "
+                        "use (or exceed a queue's max_share); lower them",
+                    ) from None
+                self.current_level = float(self.solution[self.level_col])
+                capped = self.active & (cap_level <= self.current_level * (1 + 1e-12) + 1e-15)
+                if not capped.any():
+                    break
+                self._freeze_at_cap(capped, cap_level)
+                self._set_cols(level, np.zeros(1), np.array([_INF if self.active.any() else 0.0]))
+        finally:
+            still = lifted[self.active[lifted]]
+            self._set_cols(self.n0 + still, self.low[still] / self.scale[still], scaled_cap[still])
         self._set_costs(level, np.zeros(1))
         self._set_cols(level, np.array([self.current_level]), np.array([self.current_level]))
         return self.current_level * self.level_unit
+
+    def _freeze_at_cap(self, users: BoolArray, cap_level: FloatArray) -> None:
+        """Freeze ``users`` at their caps, each at its own level (``cap_level``, scaled)."""
+        chosen = np.flatnonzero(users)
+        cap = self.caps[chosen] / self.scale[chosen]
+        self._set_cols(self.n0 + chosen, cap, cap)
+        for i in chosen:
+            self._release_row(int(i))
+        self.active[chosen] = False
+        self.level[chosen] = cap_level[chosen] * self.level_unit
+        self.cap_frozen.append((float(cap_level[chosen].max() * self.level_unit), chosen))
 
     def _slack_values(self, cols: IntArray) -> FloatArray:
         return np.asarray(self.solution[cols], dtype=np.float64)
@@ -505,6 +541,10 @@ def _northwest_corner(
     return member[keep].astype(np.int64), kind[keep].astype(np.int64), lengths[keep]
 
 
+def _unbounded(cols: IntArray) -> FloatArray:
+    return np.full(len(cols), _INF)
+
+
 def progressive_filling(problem: FillingProblem, *, per_user_test: bool = False) -> FillingResult:
     """The leximin (weighted max-min) allocation of ``problem`` by progressive filling in
     rounds (Choosy Algorithm 1, TSF Algorithm 1). ``per_user_test`` uses the papers' one-LP-
@@ -515,6 +555,10 @@ def progressive_filling(problem: FillingProblem, *, per_user_test: bool = False)
         model.raise_level()
     while model.active.any():
         level = model.raise_level()
+        rounds.extend(model.cap_frozen)
+        model.cap_frozen.clear()
+        if not model.active.any():
+            break
         grows = model.growable_per_user() if per_user_test else model.growable()
         frozen = model.active & ~grows
         if not frozen.any():
