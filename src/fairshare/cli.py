@@ -7,20 +7,42 @@ and exit with code 2 (SPEC section 4). Exit code 1 is reserved for bugs in fairs
 from __future__ import annotations
 
 import json
+import math
+import os
+import shutil
 import sys
+import tempfile
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import numpy as np
 import typer
 from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from rich.table import Table
 
 from fairshare.allocation import Allocation
 from fairshare.fairness import PROPERTIES, CheckResult, check
+from fairshare.policies import ONLINE_POLICIES, Policy, PolicyError
+from fairshare.report import write_compare, write_outputs
+from fairshare.sim.engine import SimOptions, simulate
+from fairshare.sim.records import RunLog
+from fairshare.sim.reference import REFERENCE_POLICIES, make_reference
 from fairshare.solvers import SOLVER_POLICIES, InvalidRequest, SolverFailure, UnknownPolicy, solve
+from fairshare.workload.generators import Workload, generate
 from fairshare.workload.loader import ScenarioError, load_scenario
-from fairshare.workload.model import Scenario
+from fairshare.workload.model import Job, Scenario
+from fairshare.workload.traces import open_trace, parse_trace_argument
 
 app = typer.Typer(
     name="fairshare",
@@ -268,6 +290,508 @@ def _markdown_matrix(results: list[CheckResult], policies: list[str], properties
             f"| {policy} | " + " | ".join(_cell(by_key[policy, prop]) for prop in properties) + " |"
         )
     return "\n".join(lines) + "\n"
+
+
+# ------------------------------------------------------------------------------ simulate
+
+
+DEFAULT_SEED = 0
+"""The seed of ``simulate`` and ``compare`` when ``--seed`` is not given."""
+
+_RUN_FILES = ("summary.json", "jobs.csv", "timeline.csv", "tasks.parquet", "report.html")
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """What ``simulate`` and ``compare`` share: the scenario, where its jobs come from, the
+    seed and the engine options. Built (and every value checked) before anything runs."""
+
+    scenario: Scenario
+    trace: tuple[str, Path] | None
+    seed: int
+    options: SimOptions
+
+    @property
+    def source(self) -> str:
+        return self.scenario.source
+
+
+def _pair(text: str | None, option: str, source: str, example: str) -> tuple[float, float] | None:
+    """``T1,T2`` as two finite numbers of seconds >= 0 (SPEC section 3 option values)."""
+    if text is None:
+        return None
+    parts = text.split(",")
+    values: list[float] = []
+    for part in parts:
+        try:
+            values.append(float(part))
+        except ValueError:
+            values = []
+            break
+    if len(parts) != 2 or len(values) != 2:
+        raise InputError(
+            source,
+            option,
+            f"expected two numbers of seconds separated by a comma, e.g. {example}, got {text!r}",
+        )
+    for value in values:
+        if not math.isfinite(value) or value < 0:
+            raise InputError(
+                source, option, f"times must be finite numbers of seconds >= 0, got {text!r}"
+            )
+    return values[0], values[1]
+
+
+def _positive(value: float | None, option: str, source: str, *, zero: bool = False) -> None:
+    if value is None:
+        return
+    if not math.isfinite(value) or value < 0 or (value == 0 and not zero):
+        bound = ">= 0" if zero else "> 0"
+        raise InputError(source, option, f"must be a finite number {bound}, got {value:g}")
+
+
+def _settings(
+    scenario_path: Path,
+    *,
+    seed: int,
+    trace: str | None,
+    delay: str | None,
+    preemption: str | None,
+    until: float | None,
+    rack_slowdown: float,
+    off_rack_slowdown: float,
+    pool_order: str,
+) -> RunSettings:
+    source = str(scenario_path)
+    delay_pair = _pair(delay, "--delay-scheduling", source, "5,10")
+    preemption_pair = _pair(preemption, "--preemption", source, "30,60")
+    _positive(until, "--until", source, zero=True)
+    _positive(rack_slowdown, "--rack-slowdown", source)
+    _positive(off_rack_slowdown, "--off-rack-slowdown", source)
+    if pool_order not in ("fair", "fifo"):
+        raise InputError(source, "--pool-order", f"expected fair or fifo, got {pool_order!r}")
+    parsed_trace = parse_trace_argument(trace) if trace is not None else None
+    scenario = load_scenario(scenario_path)
+    if parsed_trace is None and not scenario.jobs and scenario.workload is None:
+        raise InputError(
+            source,
+            "jobs",
+            "nothing to simulate: the scenario has neither 'jobs' nor 'workload'; add one, "
+            "or give a trace with --trace FORMAT:PATH",
+        )
+    options = SimOptions(
+        delay=delay_pair,
+        preemption=preemption_pair,
+        pool_order="fifo" if pool_order == "fifo" else "fair",
+        rack_slowdown=rack_slowdown,
+        off_rack_slowdown=off_rack_slowdown,
+        until=until,
+    )
+    return RunSettings(scenario, parsed_trace, seed, options)
+
+
+def _workload(settings: RunSettings) -> Workload:
+    """The jobs of one run, streamed: the trace, else the scenario's jobs (in submit order),
+    else its generator on a child generator of the seed (so every policy of a comparison
+    replays the same jobs)."""
+    scenario = settings.scenario
+    if settings.trace is not None:
+        fmt, path = settings.trace
+        return open_trace(fmt, path, scenario.cluster)
+    if scenario.jobs:
+        ordered = sorted(scenario.jobs, key=lambda job: job.submit)
+        return Workload(iter(ordered), scenario.cluster)
+    assert scenario.workload is not None
+    rng = np.random.default_rng(settings.seed).spawn(1)[0]
+    return generate(
+        scenario.workload,
+        scenario.cluster,
+        rng,
+        queues=[q.path for q in scenario.queues],
+        source=scenario.source,
+    )
+
+
+def _check_policy(name: str, settings: RunSettings, option: str = "--policy") -> None:
+    if name not in ONLINE_POLICIES and name not in REFERENCE_POLICIES:
+        raise InputError(
+            settings.source,
+            option,
+            f"unknown policy {name!r}; allowed: {', '.join(ONLINE_POLICIES)} "
+            f"(reference schedulers: {', '.join(REFERENCE_POLICIES)})",
+        )
+    if name in REFERENCE_POLICIES:
+        opts = settings.options
+        for given, flag in (
+            (opts.delay, "--delay-scheduling"),
+            (opts.preemption, "--preemption"),
+        ):
+            if given is not None:
+                raise InputError(
+                    settings.source,
+                    flag,
+                    f"does not combine with the reference scheduler {name!r}, which places "
+                    "tasks by the exact offline allocation",
+                )
+
+
+class _Progress:
+    """A progress bar on stderr for runs longer than a second (none when stderr is not a
+    terminal). It counts jobs as the engine submits them, so it follows simulated time."""
+
+    def __init__(self, label: str, total: int | None) -> None:
+        self.label = label
+        self.total = total
+        self.started = time.perf_counter()
+        self.bar: Progress | None = None
+        self.task: TaskID | None = None
+        self.enabled = sys.stderr.isatty()
+
+    def wrap(self, jobs: Iterator[Job]) -> Iterator[Job]:
+        for count, job in enumerate(jobs, start=1):
+            if self.enabled:
+                self._tick(count, job.submit)
+            yield job
+        if self.bar is not None and self.task is not None:
+            self.bar.update(self.task, description=f"{self.label}: finishing running tasks")
+
+    def _tick(self, count: int, submit: float) -> None:
+        if self.bar is None:
+            if time.perf_counter() - self.started < 1.0:
+                return
+            self.bar = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("jobs, simulated {task.fields[clock]}"),
+                TimeElapsedColumn(),
+                console=Console(stderr=True),
+                transient=True,
+            )
+            self.bar.start()
+            self.task = self.bar.add_task(self.label, total=self.total, clock="0 s")
+        assert self.task is not None
+        self.bar.update(self.task, completed=count, clock=f"{submit:,.0f} s")
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+def _run(settings: RunSettings, policy_name: str) -> RunLog:
+    """Simulate one policy; input problems become :class:`InputError` (exit 2)."""
+    scenario = settings.scenario
+    workload = _workload(settings)
+    cluster = workload.cluster
+    progress = _Progress(policy_name, len(scenario.jobs) if settings.trace is None else None)
+    if settings.trace is not None or not scenario.jobs:
+        progress.total = None
+    policy: str | Policy = policy_name
+    try:
+        if policy_name in REFERENCE_POLICIES:
+            policy = make_reference(
+                policy_name, cluster, users=scenario.users, queues=scenario.queues
+            )
+        return simulate(
+            cluster,
+            progress.wrap(workload.jobs),
+            policy,
+            seed=settings.seed,
+            users=scenario.users,
+            queues=scenario.queues,
+            options=settings.options,
+        )
+    except PolicyError as err:  # includes SimulationError
+        raise InputError(settings.source, err.where, err.what) from None
+    finally:
+        progress.close()
+
+
+class _Staging:
+    """A temporary directory beside ``--out``, published over it only on success, so a
+    rejected input (even a corrupt trace record found mid-run) writes nothing there."""
+
+    def __init__(self, out: Path, source: str) -> None:
+        self.out = out
+        if out.exists() and not out.is_dir():
+            raise InputError(str(out), "--out", "exists and is not a directory")
+        anchor = out.absolute().parent
+        while not anchor.exists():
+            anchor = anchor.parent
+        try:
+            self.path = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=anchor))
+        except OSError as err:
+            raise InputError(
+                str(out), "--out", f"cannot write there ({err.strerror or err})"
+            ) from None
+
+    def publish(self) -> None:
+        self.out.parent.mkdir(parents=True, exist_ok=True)
+        if not self.out.exists():
+            os.replace(self.path, self.out)
+            return
+        _merge(self.path, self.out)
+        shutil.rmtree(self.path, ignore_errors=True)
+
+    def discard(self) -> None:
+        shutil.rmtree(self.path, ignore_errors=True)
+
+
+def _merge(src: Path, dst: Path) -> None:
+    """Move ``src``'s files into the existing directory ``dst``, replacing same-named ones."""
+    for entry in sorted(src.iterdir()):
+        target = dst / entry.name
+        if entry.is_dir():
+            if target.exists() and not target.is_dir():
+                target.unlink()
+            if target.is_dir():
+                _merge(entry, target)
+            else:
+                os.replace(entry, target)
+        else:
+            if target.is_dir():
+                shutil.rmtree(target)
+            os.replace(entry, target)
+
+
+def _fmt(value: object, unit: str = "") -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return f"{value:,.2f}{unit}" if abs(value) >= 100 else f"{value:.4g}{unit}"
+    return str(value)
+
+
+def _pct(value: object) -> str:
+    return "-" if not isinstance(value, int | float) else f"{100 * value:.1f}%"
+
+
+def _summary_rows(doc: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The headline numbers of a ``summary.json`` document, for people."""
+    locality = doc.get("locality") or {}
+    utilization = doc.get("utilization") or {}
+    rows = [
+        ("policy", str(doc["policy"])),
+        ("seed", _fmt(doc["seed"])),
+        ("jobs finished", f"{_fmt(doc.get('finished_jobs'))} of {_fmt(doc['jobs'])}"),
+        ("tasks", _fmt(doc["tasks"])),
+        ("makespan", _fmt(doc["makespan"], " s")),
+        ("mean response time", _fmt(doc["mean_response_time"], " s")),
+        ("p50 response time", _fmt(doc["p50_response_time"], " s")),
+        ("p95 response time", _fmt(doc["p95_response_time"], " s")),
+        ("mean slowdown", _fmt(doc["mean_slowdown"])),
+        (
+            "locality node / rack / off-rack",
+            " / ".join(_pct(locality.get(k)) for k in ("node", "rack", "off_rack")),
+        ),
+    ]
+    rows.extend((f"utilization {name}", _pct(value)) for name, value in utilization.items())
+    rows.extend(
+        [
+            ("preempted tasks", _fmt(doc["preempted_tasks"])),
+            ("events", _fmt(doc["events"])),
+        ]
+    )
+    return rows
+
+
+_SIM_HELP = {
+    "seed": f"Seed of durations, input blocks and generated jobs (default {DEFAULT_SEED})",
+    "trace": "Replay a trace instead of the scenario's jobs: swim, google-2011, alibaba-gpu or "
+    "swf, e.g. swim:FB-2009.tsv",
+    "delay": "Delay scheduling (FAIR Algorithm 1): wait T1 s for a node-local slot, T2 s more "
+    "for a rack-local one",
+    "preemption": "Preemption (FAIR section 3.2): kill newest tasks of over-share jobs after "
+    "TMIN s below min share or TFAIR s below half the fair share",
+    "until": "Stop the simulation at this time (seconds); unfinished jobs are reported as such",
+    "rack": "How many times longer a map runs reading its block from another machine of its rack",
+    "off_rack": "How many times longer a map runs reading its block from another rack",
+    "pool_order": "Order of jobs inside a user or pool: fair or fifo",
+}
+
+SeedOption = Annotated[int, typer.Option("--seed", min=0, help=_SIM_HELP["seed"])]
+TraceOption = Annotated[
+    str | None, typer.Option("--trace", metavar="FORMAT:PATH", help=_SIM_HELP["trace"])
+]
+DelayOption = Annotated[
+    str | None,
+    typer.Option("--delay-scheduling", metavar="T1,T2", help=_SIM_HELP["delay"]),
+]
+PreemptionOption = Annotated[
+    str | None,
+    typer.Option("--preemption", metavar="TMIN,TFAIR", help=_SIM_HELP["preemption"]),
+]
+UntilOption = Annotated[
+    float | None, typer.Option("--until", metavar="SECONDS", help=_SIM_HELP["until"])
+]
+RackOption = Annotated[float, typer.Option("--rack-slowdown", help=_SIM_HELP["rack"])]
+OffRackOption = Annotated[float, typer.Option("--off-rack-slowdown", help=_SIM_HELP["off_rack"])]
+PoolOrderOption = Annotated[str, typer.Option("--pool-order", help=_SIM_HELP["pool_order"])]
+OutOption = Annotated[
+    Path, typer.Option("--out", "-o", metavar="DIR", help="Directory to write the results to")
+]
+ScenarioArgument = Annotated[
+    Path, typer.Argument(metavar="SCENARIO", help="YAML or JSON scenario (machines, jobs)")
+]
+
+
+@app.command("simulate")
+def simulate_command(
+    scenario_path: ScenarioArgument,
+    policy: Annotated[
+        str, typer.Option("--policy", "-p", help="Online policy (see `fairshare policies`)")
+    ],
+    out: OutOption,
+    seed: SeedOption = DEFAULT_SEED,
+    trace: TraceOption = None,
+    delay_scheduling: DelayOption = None,
+    preemption: PreemptionOption = None,
+    until: UntilOption = None,
+    rack_slowdown: RackOption = 1.2,
+    off_rack_slowdown: OffRackOption = 1.5,
+    pool_order: PoolOrderOption = "fair",
+) -> None:
+    """Replay the scenario's jobs (or workload, or a trace) under an online policy and write
+    summary.json, jobs.csv, timeline.csv, tasks.parquet and report.html to DIR."""
+    settings = _settings(
+        scenario_path,
+        seed=seed,
+        trace=trace,
+        delay=delay_scheduling,
+        preemption=preemption,
+        until=until,
+        rack_slowdown=rack_slowdown,
+        off_rack_slowdown=off_rack_slowdown,
+        pool_order=pool_order,
+    )
+    _check_policy(policy, settings)
+    staging = _Staging(out, settings.source)
+    try:
+        log = _run(settings, policy)
+        doc = write_outputs(log, staging.path)
+        staging.publish()
+    finally:
+        staging.discard()
+    console = Console(highlight=False)
+    table = Table(title=f"simulated {policy} on {settings.source}", title_justify="left")
+    table.add_column("")
+    table.add_column("", justify="right")
+    for label, value in _summary_rows(doc):
+        table.add_row(label, value)
+    table.add_row("wall time", f"{log.wall_seconds:.2f} s")
+    table.show_header = False
+    console.print(table)
+    console.soft_wrap = True
+    console.print(f"wrote {out}: {', '.join(_RUN_FILES)}", markup=False)
+
+
+@app.command("compare")
+def compare_command(
+    scenario_path: ScenarioArgument,
+    policies: Annotated[
+        str,
+        typer.Option(
+            "--policies", metavar="P1,P2,...", help="Policies to run on the same workload"
+        ),
+    ],
+    out: OutOption,
+    reference: Annotated[
+        str | None,
+        typer.Option(
+            "--reference",
+            metavar="P",
+            help="Policy the others are compared against (default: the first)",
+        ),
+    ] = None,
+    seed: SeedOption = DEFAULT_SEED,
+    trace: TraceOption = None,
+    delay_scheduling: DelayOption = None,
+    preemption: PreemptionOption = None,
+    until: UntilOption = None,
+    rack_slowdown: RackOption = 1.2,
+    off_rack_slowdown: OffRackOption = 1.5,
+    pool_order: PoolOrderOption = "fair",
+) -> None:
+    """Run several policies on the same jobs (same seed: same jobs and durations) and write
+    compare.json, compare.csv, compare.html and each run's files in DIR/POLICY/."""
+    settings = _settings(
+        scenario_path,
+        seed=seed,
+        trace=trace,
+        delay=delay_scheduling,
+        preemption=preemption,
+        until=until,
+        rack_slowdown=rack_slowdown,
+        off_rack_slowdown=off_rack_slowdown,
+        pool_order=pool_order,
+    )
+    names = [p.strip() for p in policies.split(",")]
+    if not policies.strip() or any(not n for n in names):
+        raise InputError(
+            settings.source, "--policies", f"expected a comma-separated list, got {policies!r}"
+        )
+    for name in names:
+        _check_policy(name, settings, "--policies")
+        if names.count(name) > 1:
+            raise InputError(settings.source, "--policies", f"policy {name!r} is listed twice")
+    if reference is not None and reference not in names:
+        raise InputError(
+            settings.source,
+            "--reference",
+            f"{reference!r} is not one of the compared policies: {', '.join(names)}",
+        )
+    staging = _Staging(out, settings.source)
+    try:
+        logs: list[RunLog] = []
+        docs: list[dict[str, object]] = []
+        for name in names:
+            log = _run(settings, name)
+            docs.append(write_outputs(log, staging.path / name))
+            logs.append(log)
+        write_compare(logs, staging.path, reference if reference is not None else 0)
+        staging.publish()
+    finally:
+        staging.discard()
+    _print_compare(settings, names, docs, logs, reference or names[0], out)
+
+
+def _print_compare(
+    settings: RunSettings,
+    names: list[str],
+    docs: list[dict[str, object]],
+    logs: list[RunLog],
+    reference: str,
+    out: Path,
+) -> None:
+    table = Table(
+        title=f"{len(names)} policies on {settings.source} (seed {settings.seed}, "
+        f"reference {reference})",
+        title_justify="left",
+    )
+    table.add_column("")
+    for name in names:
+        table.add_column(name, justify="right")
+    rows = [_summary_rows(doc) for doc in docs]
+    labels: list[str] = []
+    for per_run in rows:
+        labels.extend(label for label, _ in per_run if label not in labels and label != "policy")
+    for label in labels:
+        cells = [dict(per_run).get(label, "-") for per_run in rows]
+        table.add_row(label, *cells)
+    table.add_row("wall time", *[f"{log.wall_seconds:.2f} s" for log in logs])
+    # Wide enough for every column unwrapped, whatever the terminal says.
+    width = 36 + sum(max(len(n), 12) + 3 for n in names)
+    console = Console(highlight=False, width=max(width, Console().width), soft_wrap=True)
+    console.print(table)
+    console.print(
+        f"wrote {out}: compare.json, compare.csv, compare.html and "
+        f"{', '.join(n + '/' for n in names)}",
+        markup=False,
+    )
 
 
 @app.command("policies")

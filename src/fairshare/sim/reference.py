@@ -1,0 +1,645 @@
+"""Reference schedulers of Choosy sections 7.1-7.2, built on the exact integral CMMF solver.
+
+Choosy compares its greedy online rule against schedulers that compute the constrained
+max-min fair (CMMF) allocation exactly (Choosy section 5, here
+:func:`fairshare.solvers.whole_tasks.cmmf_whole_tasks`: progressive filling by network flow,
+whole tasks, machine types coalesced). They are policies of the same protocol as
+:mod:`fairshare.policies` (the engine drives them unchanged), registered as extensions of
+SPEC section 3's policy names:
+
+``offline-restricted``
+    Section 7.1's "Restricted Offline": the optimal offline scheduler that may not migrate or
+    preempt. Whenever room frees up or work arrives, it gives the *free* capacity to reach the
+    lexicographically largest vector of weighted shares with every running task left where
+    it is (running tasks are an offset each user starts from).
+``offline-migration``
+    Section 7.1's "Migration": running tasks may move between machines at no cost (never
+    stopped). The target is the CMMF allocation of the whole cluster in which every user keeps
+    at least its running tasks; tasks move (a pause and a launch at the same instant, see
+    :class:`fairshare.sim.engine.Pause`) only when that target is strictly fairer than the
+    restricted one.
+``offline-preemption``
+    Section 7.1's "Preemption": tasks may also be paused at no cost and resume from where they
+    left off. The target is the CMMF allocation of the whole cluster from scratch; users above
+    it have their newest tasks paused, again only when that is strictly fairer than not.
+``periodic-offline``
+    Section 7.2's hybrid: solves a new offline CMMF allocation when a user joins or leaves and
+    then converges to it as tasks finish, giving a freed machine to a user that holds fewer
+    machines *of that type* than the plan says (the largest shortfall first). When no user is
+    short on that type the machine goes to the lowest share that can use it, so no machine
+    idles while someone could use it.
+
+What the reference schedulers share (Choosy's model, section 3): one resource (each task
+demands one resource, the same for every job: the first job decides which), a user's share is
+the amount of it held divided by its weight, and a user's demand is its running plus pending
+tasks. The unit that receives a share is a user (a job, unless jobs name a shared ``user``)
+with one constraint and one task size; a user whose jobs differ in constraint or task size
+is one unit per (constraint, size). Maps come before reduces and a job's tasks run in order;
+the data locality of each launch is reported but not sought. Minimum and maximum shares,
+delay scheduling and preemption timeouts are FAIR's mechanisms, not Choosy's, and are not
+used. Each decision solves one or two flow problems over machine types, so these schedulers
+are orders of magnitude slower than the online ones, as Choosy's Table 2 reports.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from fairshare.cluster import Cluster, Machine
+from fairshare.cluster.constraints import Constraint
+from fairshare.policies import Decision, Launch, Policy, TaskRef
+from fairshare.sim.engine import Pause, SimulationError
+from fairshare.solvers.whole_tasks import cmmf_whole_tasks
+from fairshare.workload.eligibility import MachineTypes
+from fairshare.workload.model import Job, Queue, User
+
+__all__ = ["REFERENCE_POLICIES", "ReferencePolicy", "ReferenceScheduler", "make_reference"]
+
+_EPS = 1e-9
+_DIGITS = 9
+
+
+@dataclass(frozen=True)
+class ReferencePolicy:
+    """A reference scheduler: its name, what it does, and its paper section."""
+
+    name: str
+    summary: str
+    source: str
+
+
+REFERENCE_POLICIES: dict[str, ReferencePolicy] = {
+    p.name: p
+    for p in (
+        ReferencePolicy(
+            "offline-restricted",
+            "exact CMMF of the free capacity, no migration or preemption",
+            "Choosy section 7.1",
+        ),
+        ReferencePolicy(
+            "offline-migration",
+            "exact CMMF with free migration of running tasks",
+            "Choosy section 7.1",
+        ),
+        ReferencePolicy(
+            "offline-preemption",
+            "exact CMMF with free pausing and migration",
+            "Choosy section 7.1",
+        ),
+        ReferencePolicy(
+            "periodic-offline",
+            "exact CMMF solved on joins and leaves, converged to as tasks finish",
+            "Choosy section 7.2",
+        ),
+    )
+}
+
+
+class _Unit:
+    """Tasks of one user with one constraint class and one task size: a row of the CMMF."""
+
+    __slots__ = ("cls", "idx", "jobs", "name", "pending", "running", "size", "weight")
+
+    def __init__(self, idx: int, name: str, cls: int, size: float, weight: float) -> None:
+        self.idx = idx
+        self.name = name
+        self.cls = cls
+        self.size = size
+        self.weight = weight
+        self.jobs: deque[int] = deque()  # job ids with pending tasks, FIFO
+        self.pending = 0
+        # Running task -> machine, in launch order (the newest is paused first).
+        self.running: dict[TaskRef, int] = {}
+
+
+class _JobTasks:
+    __slots__ = ("blocks", "maps", "maps_done", "pending", "reduces", "unit")
+
+    def __init__(self, job: Job, unit: int, blocks: list[tuple[int, ...]] | None) -> None:
+        self.unit = unit
+        self.maps = job.tasks
+        self.maps_done = 0
+        self.reduces = job.reduce.tasks if job.reduce is not None else 0
+        self.blocks = blocks
+        self.pending: deque[TaskRef] = deque()
+
+
+class ReferenceScheduler(Policy):
+    """The four reference schedulers (see the module docstring); ``mode`` is the name."""
+
+    def __init__(
+        self,
+        cluster: Cluster,
+        mode: str,
+        *,
+        users: Sequence[User] = (),
+        queues: Sequence[Queue] = (),
+    ) -> None:
+        if mode not in REFERENCE_POLICIES:
+            raise SimulationError(
+                "--policy",
+                f"unknown reference scheduler {mode!r}; expected one of "
+                f"{', '.join(REFERENCE_POLICIES)}",
+            )
+        self.name = mode
+        self.resources = cluster.resources
+        self.weights = {u.name: u.weight for u in users}
+        self.resource: int | None = None
+        self.names: list[str] = []
+        self.index: dict[str, int] = {}
+        self.machines: list[Machine] = []
+        self.rack: list[str | None] = []
+        self.capacity: list[float] = []
+        self.free: list[float] = []
+        # Alive machines with free capacity (so a decision looks at those only).
+        self.room: dict[int, None] = {}
+        self.alive: list[bool] = []
+        self.sig: list[int] = []
+        self._sig_of: dict[tuple[object, ...], int] = {}
+        self._sig_machine: list[Machine] = []
+        self.classes: list[tuple[Constraint | None, frozenset[str] | None]] = []
+        self._class_of: dict[tuple[str | None, frozenset[str] | None], int] = {}
+        self._eligible: dict[tuple[int, int], bool] = {}
+        self.by_name = False
+        self.units: list[_Unit] = []
+        self._unit_of: dict[tuple[str, int, float], int] = {}
+        self.jobs: dict[int, _JobTasks] = {}
+        self.dirty = False
+        # periodic-offline: the plan, tasks per (unit, machine signature), and whether the set
+        # of active units changed since it was made.
+        self.plan: dict[tuple[int, int], int] = {}
+        self.replan = False
+        for machine in cluster.machines:
+            self._add_machine(machine)
+
+    # ------------------------------------------------------------------ protocol: events
+
+    def job_submitted(
+        self, now: float, job_id: int, job: Job, blocks: Sequence[Sequence[str]] | None = None
+    ) -> None:
+        size = self._size(job)
+        cls = self._class(job)
+        key = (job.user, cls, size)
+        u = self._unit_of.get(key)
+        if u is None:
+            u = self._unit_of[key] = len(self.units)
+            weight = self.weights.get(job.user, job.weight)
+            self.units.append(_Unit(u, job.user, cls, size, weight))
+        unit = self.units[u]
+        located = (
+            [tuple(self.index[name] for name in holders) for holders in blocks]
+            if blocks is not None
+            else None
+        )
+        state = _JobTasks(job, u, located)
+        self.jobs[job_id] = state
+        if state.maps:
+            state.pending.extend(TaskRef(job_id, "map", t) for t in range(state.maps))
+        else:
+            state.pending.extend(TaskRef(job_id, "reduce", t) for t in range(state.reduces))
+        if state.pending:
+            self._activate(unit, job_id, len(state.pending))
+
+    def task_finished(self, now: float, task: TaskRef) -> None:
+        state = self.jobs[task.job]
+        unit = self.units[state.unit]
+        mi = unit.running.pop(task)
+        self._release(mi, unit.size)
+        if task.phase == "map":
+            state.maps_done += 1
+            if state.maps_done == state.maps and state.reduces:
+                state.pending.extend(TaskRef(task.job, "reduce", t) for t in range(state.reduces))
+                self._activate(unit, task.job, state.reduces)
+        if not unit.running and not unit.pending:
+            self.replan = True  # the unit leaves
+        self.dirty = True
+
+    def machine_added(self, now: float, machine: Machine) -> None:
+        self._add_machine(machine)
+        self.replan = self.dirty = True
+
+    def machine_removed(self, now: float, name: str) -> list[TaskRef]:
+        mi = self.index[name]
+        lost: list[TaskRef] = []
+        for unit in self.units:
+            gone = [ref for ref, where in unit.running.items() if where == mi]
+            for ref in gone:
+                del unit.running[ref]
+                self._requeue(unit, ref)
+            lost.extend(gone)
+        self.alive[mi] = False
+        self.free[mi] = 0.0
+        self.room.pop(mi, None)
+        self.replan = self.dirty = True
+        return sorted(lost)
+
+    def advance(self, now: float) -> None:
+        """Nothing waits on time: decisions follow events only."""
+
+    def next_wakeup(self) -> float | None:
+        return None
+
+    # ------------------------------------------------------------------ protocol: decisions
+
+    def decide(self, now: float) -> list[Decision]:
+        if not self.dirty:
+            return []
+        self.dirty = False
+        if not any(unit.pending for unit in self.units):
+            return []
+        out: list[Decision] = []
+        if self.name == "periodic-offline":
+            self._periodic(out)
+            return out
+        restricted = self._restricted()
+        if self.name == "offline-restricted":
+            self._apply_new(restricted, out)
+            return out
+        target = self._whole_cluster(keep_running=self.name == "offline-migration")
+        if self._levels(self._totals(restricted, add_running=True)) >= self._levels(
+            self._totals(target, add_running=False)
+        ):
+            self._apply_new(restricted, out)
+        else:
+            self._apply_target(target, out)
+        return out
+
+    # ------------------------------------------------------------------ the exact allocations
+
+    def _restricted(self) -> dict[tuple[int, int], int]:
+        """New tasks per (unit, machine) on the free capacity, leximin over running + new
+        (Choosy 7.1's restricted offline scheduler). Running tasks enter the flow as a private
+        machine per unit holding exactly them, guaranteed as its initial tasks."""
+        units = [u for u in self.units if u.pending]
+        smallest = min(u.size for u in units)
+        free = self.free
+        machines = sorted(mi for mi in self.room if free[mi] + _EPS >= smallest)
+        one = self._single_slot(units, machines)
+        if one is not None:
+            return one
+        keys = [(self.sig[mi], round(self.free[mi], _DIGITS)) for mi in machines]
+        placement = self._solve(units, machines, keys, [self.free[mi] for mi in machines], True)
+        out: dict[tuple[int, int], int] = {}
+        total: dict[int, int] = {}
+        for (u, m), tasks in placement.items():
+            total[u] = total.get(u, 0) + tasks
+            if m < len(machines):
+                out[(u, machines[m])] = tasks
+        # The flow may have put some running tasks on free machines instead of the private
+        # one: only the total counts, so keep each unit's new tasks, total - running.
+        for unit in units:
+            extra = sum(t for (v, _), t in out.items() if v == unit.idx) - (
+                total.get(unit.idx, 0) - len(unit.running)
+            )
+            for key in sorted((k for k in out if k[0] == unit.idx), reverse=True):
+                if extra <= 0:
+                    break
+                cut = min(extra, out[key])
+                out[key] -= cut
+                extra -= cut
+        return {k: t for k, t in out.items() if t > 0}
+
+    def _single_slot(
+        self, units: list[_Unit], machines: list[int]
+    ) -> dict[tuple[int, int], int] | None:
+        """The exact answer without a flow when one task's worth of room is free and every
+        pending task has one size (the common case once the cluster is full): the leximin
+        optimum gives it to the eligible unit with the lowest weighted share, with the
+        solver's tie rule (the largest size / weight, then the first unit). This is Choosy
+        section 6's observation that its greedy rule is the restricted offline optimum when
+        one machine frees up. None when the flow is needed."""
+        size = units[0].size
+        if len(machines) != 1 or any(u.size != size for u in units):
+            return None
+        mi = machines[0]
+        if self.free[mi] + _EPS < size or self.free[mi] + _EPS >= 2 * size:
+            return None
+        sig = self.sig[mi]
+        best: tuple[float, float, int] | None = None
+        for unit in units:
+            if self._eligible_sig(unit.cls, sig):
+                rank = (
+                    round(len(unit.running) * size / unit.weight, _DIGITS),
+                    -size / unit.weight,
+                    unit.idx,
+                )
+                if best is None or rank < best:
+                    best = rank
+        return {} if best is None else {(best[2], mi): 1}
+
+    def _whole_cluster(self, *, keep_running: bool) -> dict[tuple[int, int], int]:
+        """Tasks per (unit, machine) of the CMMF allocation of the whole cluster, every unit
+        keeping at least its running tasks if ``keep_running`` (free migration) or not
+        (free preemption)."""
+        units = [u for u in self.units if u.pending or u.running]
+        machines = [mi for mi in range(len(self.names)) if self.alive[mi]]
+        keys = [(self.sig[mi], 0.0) for mi in machines]
+        placement = self._solve(
+            units, machines, keys, [self.capacity[mi] for mi in machines], keep_running
+        )
+        return {(u, machines[m]): t for (u, m), t in placement.items() if m < len(machines)}
+
+    def _solve(
+        self,
+        units: list[_Unit],
+        machines: list[int],
+        keys: list[tuple[int, float]],
+        capacity: list[float],
+        offsets: bool,
+    ) -> dict[tuple[int, int], int]:
+        """Integral weighted CMMF (:func:`cmmf_whole_tasks`) of ``units`` over ``machines``
+        with ``capacity``, machines coalesced by ``keys`` (Choosy 5.1). With ``offsets`` each
+        unit is guaranteed its running tasks. Returns whole tasks per (unit index, position in
+        ``machines``; positions past the end are the private machines of running tasks)."""
+        type_of: dict[tuple[int, float], int] = {}
+        machine_type: list[int] = []
+        type_capacity: list[float] = []
+        type_sig: list[int] = []
+        for key, cap in zip(keys, capacity, strict=True):
+            t = type_of.get(key)
+            if t is None:
+                t = type_of[key] = len(type_capacity)
+                type_capacity.append(cap)
+                type_sig.append(key[0])
+            machine_type.append(t)
+        eligible = [[self._eligible_sig(u.cls, s) for s in type_sig] for u in units]
+        private: list[int] = []
+        if offsets:
+            for row, unit in enumerate(units):
+                if unit.running:
+                    private.append(row)
+                    machine_type.append(len(type_capacity))
+                    type_capacity.append(len(unit.running) * unit.size)
+                    for other, line in enumerate(eligible):
+                        line.append(other == row)
+        n_types = len(type_capacity)
+        types = MachineTypes(
+            machine_type=np.asarray(machine_type, dtype=np.int64),
+            capacity=np.asarray(type_capacity, dtype=np.float64).reshape(n_types, 1),
+            count=np.bincount(np.asarray(machine_type, dtype=np.int64), minlength=n_types),
+            eligible=np.asarray(eligible, dtype=np.bool_).reshape(len(units), n_types),
+        )
+        running = np.array([len(u.running) for u in units], dtype=np.float64)
+        demands = np.array([[u.size] for u in units], dtype=np.float64)
+        weights = np.array([u.weight for u in units], dtype=np.float64)
+        caps = running + np.array([u.pending for u in units], dtype=np.float64)
+        initial = running if offsets else np.zeros(len(units))
+        result = cmmf_whole_tasks(types, demands, weights, caps, initial)
+        out: dict[tuple[int, int], int] = {}
+        rows: list[int] = result.users.tolist()
+        positions: list[int] = result.machines.tolist()
+        amounts: list[float] = result.tasks.tolist()
+        for row, m, tasks in zip(rows, positions, amounts, strict=True):
+            whole = round(tasks)
+            if whole > 0:
+                pair = (units[row].idx, m)
+                out[pair] = out.get(pair, 0) + whole
+        return out
+
+    def _totals(self, tasks: dict[tuple[int, int], int], *, add_running: bool) -> dict[int, int]:
+        totals: dict[int, int] = {}
+        for unit in self.units:
+            if unit.pending or unit.running:
+                totals[unit.idx] = len(unit.running) if add_running else 0
+        for (u, _), t in tasks.items():
+            totals[u] = totals.get(u, 0) + t
+        return totals
+
+    def _levels(self, totals: dict[int, int]) -> list[float]:
+        """The sorted vector of weighted shares, compared lexicographically (CMMF)."""
+        return sorted(
+            round(t * self.units[u].size / self.units[u].weight, _DIGITS) for u, t in totals.items()
+        )
+
+    # ------------------------------------------------------------------ applying a plan
+
+    def _apply_new(self, new: dict[tuple[int, int], int], out: list[Decision]) -> None:
+        for (u, mi), tasks in sorted(new.items()):
+            unit = self.units[u]
+            for _ in range(tasks):
+                self._launch(unit, mi, out)
+
+    def _apply_target(self, target: dict[tuple[int, int], int], out: list[Decision]) -> None:
+        """Move to ``target`` tasks per (unit, machine): pause the newest tasks where a unit
+        has too many (all pauses first, so no machine is ever over capacity), then launch where
+        it has too few, paused tasks first (a migration), then pending ones."""
+        launches: list[tuple[int, int, int]] = []
+        for unit in self.units:
+            if not (unit.pending or unit.running):
+                continue
+            have: dict[int, int] = {}
+            for mi in unit.running.values():
+                have[mi] = have.get(mi, 0) + 1
+            for ref, mi in reversed(list(unit.running.items())):
+                if have[mi] > target.get((unit.idx, mi), 0):
+                    have[mi] -= 1
+                    del unit.running[ref]
+                    self._release(mi, unit.size)
+                    out.append(Pause(ref, self.names[mi]))
+                    self._requeue(unit, ref)
+            for (u, mi), tasks in target.items():
+                if u == unit.idx and tasks > have.get(mi, 0):
+                    launches.append((u, mi, tasks - have.get(mi, 0)))
+        for u, mi, tasks in sorted(launches):
+            unit = self.units[u]
+            for _ in range(tasks):
+                if not unit.pending:
+                    break
+                self._launch(unit, mi, out)
+
+    def _periodic(self, out: list[Decision]) -> None:
+        """Choosy 7.2's periodic offline scheduler (see the module docstring)."""
+        if self.replan or not self.plan:
+            self.replan = False
+            target = self._whole_cluster(keep_running=False)
+            self.plan = {}
+            for (u, mi), tasks in target.items():
+                key = (u, self._type_of(mi))
+                self.plan[key] = self.plan.get(key, 0) + tasks
+        held: dict[tuple[int, int], int] = {}
+        for unit in self.units:
+            for mi in unit.running.values():
+                key = (unit.idx, self._type_of(mi))
+                held[key] = held.get(key, 0) + 1
+        smallest = min(u.size for u in self.units if u.pending)
+        for mi in sorted(self.room):
+            if self.free[mi] + _EPS < smallest:
+                continue
+            sig = self._type_of(mi)
+            while True:
+                best: tuple[float, float, int] | None = None
+                for unit in self.units:
+                    if (
+                        not unit.pending
+                        or unit.size > self.free[mi] + _EPS
+                        or not self._eligible_sig(unit.cls, self.sig[mi])
+                    ):
+                        continue
+                    short = self.plan.get((unit.idx, sig), 0) - held.get((unit.idx, sig), 0)
+                    share = len(unit.running) * unit.size / unit.weight
+                    rank = (0.0 if short > 0 else 1.0, -short if short > 0 else share, unit.idx)
+                    if best is None or rank < best:
+                        best = rank
+                if best is None:
+                    break
+                unit = self.units[best[2]]
+                held[(unit.idx, sig)] = held.get((unit.idx, sig), 0) + 1
+                self._launch(unit, mi, out)
+
+    def _type_of(self, mi: int) -> int:
+        """The machine type a plan counts machines by (Choosy 7.2: machines of each type)."""
+        return self.sig[mi]
+
+    # ------------------------------------------------------------------ bookkeeping
+
+    def _activate(self, unit: _Unit, job_id: int, tasks: int) -> None:
+        if not unit.pending and not unit.running:
+            self.replan = True  # the unit joins
+        if job_id not in unit.jobs:
+            unit.jobs.append(job_id)
+        unit.pending += tasks
+        self.dirty = True
+
+    def _release(self, mi: int, amount: float) -> None:
+        self.free[mi] += amount
+        if self.alive[mi] and self.free[mi] > _EPS:
+            self.room[mi] = None
+
+    def _requeue(self, unit: _Unit, ref: TaskRef) -> None:
+        state = self.jobs[ref.job]
+        state.pending.appendleft(ref)
+        if ref.job in unit.jobs:
+            unit.jobs.remove(ref.job)
+        unit.jobs.appendleft(ref.job)
+        unit.pending += 1
+        self.dirty = True
+
+    def _launch(self, unit: _Unit, mi: int, out: list[Decision]) -> None:
+        job_id = unit.jobs[0]
+        state = self.jobs[job_id]
+        ref = state.pending.popleft()
+        if not state.pending:
+            unit.jobs.popleft()
+        unit.pending -= 1
+        unit.running[ref] = mi
+        self.free[mi] -= unit.size
+        if self.free[mi] <= _EPS:
+            self.room.pop(mi, None)
+        locality = None
+        if ref.phase == "map" and state.blocks is not None:
+            holders = state.blocks[ref.task]
+            here = self.rack[mi]
+            if mi in holders:
+                locality = "node"
+            elif here is not None and any(self.rack[h] == here for h in holders):
+                locality = "rack"
+            else:
+                locality = "off_rack"
+        out.append(Launch(ref, self.names[mi], locality))  # type: ignore[arg-type]
+
+    def _size(self, job: Job) -> float:
+        used = np.flatnonzero(job.demand > 0)
+        if len(used) != 1:
+            raise SimulationError(
+                f"jobs '{job.name}'.demand",
+                f"the reference scheduler {self.name} shares one resource (Choosy section 3); "
+                f"this job demands {len(used)} resources",
+            )
+        resource = int(used[0])
+        if self.resource is None:
+            self.resource = resource
+            self.capacity = [float(m.capacity[resource]) for m in self.machines]
+            self.free = [
+                c if alive else 0.0 for c, alive in zip(self.capacity, self.alive, strict=True)
+            ]
+            self.room = {mi: None for mi, f in enumerate(self.free) if f > _EPS}
+        elif resource != self.resource:
+            raise SimulationError(
+                f"jobs '{job.name}'.demand",
+                f"the reference scheduler {self.name} shares one resource (Choosy section "
+                f"3): earlier jobs demand {self.resources[self.resource]}, this one "
+                f"{self.resources[resource]}",
+            )
+        return float(job.demand[resource])
+
+    def _class(self, job: Job) -> int:
+        key = (job.constraint.source if job.constraint is not None else None, job.machines)
+        c = self._class_of.get(key)
+        if c is None:
+            c = self._class_of[key] = len(self.classes)
+            self.classes.append((job.constraint, job.machines))
+            if job.machines is not None or (
+                job.constraint is not None and "name" in job.constraint.attributes()
+            ):
+                self._by_name()
+        return c
+
+    def _by_name(self) -> None:
+        """A class reads machine names: from now on every machine is its own signature."""
+        if self.by_name:
+            return
+        self.by_name = True
+        self._sig_of.clear()
+        self._sig_machine.clear()
+        self._eligible.clear()
+        for mi, machine in enumerate(self.machines):
+            self.sig[mi] = self._signature(machine)
+        if self.name == "periodic-offline":
+            self.replan = True
+
+    def _signature(self, machine: Machine) -> int:
+        key: tuple[object, ...] = (
+            machine.capacity.tobytes(),
+            machine.rack,
+            tuple(sorted(machine.attributes.items(), key=lambda item: item[0])),
+            machine.name if self.by_name else None,
+        )
+        sig = self._sig_of.get(key)
+        if sig is None:
+            sig = self._sig_of[key] = len(self._sig_machine)
+            self._sig_machine.append(machine)
+        return sig
+
+    def _eligible_sig(self, cls: int, sig: int) -> bool:
+        ok = self._eligible.get((cls, sig))
+        if ok is None:
+            constraint, whitelist = self.classes[cls]
+            machine = self._sig_machine[sig]
+            ok = (whitelist is None or machine.name in whitelist) and (
+                constraint is None or constraint.matches(machine)
+            )
+            self._eligible[(cls, sig)] = ok
+        return ok
+
+    def _add_machine(self, machine: Machine) -> None:
+        if machine.name in self.index and self.alive[self.index[machine.name]]:
+            raise SimulationError(
+                "machine_events", f"machine '{machine.name}' is already in the cluster"
+            )
+        mi = len(self.names)
+        self.names.append(machine.name)
+        self.index[machine.name] = mi
+        self.machines.append(machine)
+        self.rack.append(machine.rack)
+        self.alive.append(True)
+        self.sig.append(self._signature(machine))
+        amount = float(machine.capacity[self.resource]) if self.resource is not None else 0.0
+        self.capacity.append(amount)
+        self.free.append(amount)
+        if amount > _EPS:
+            self.room[mi] = None
+
+
+def make_reference(
+    name: str,
+    cluster: Cluster,
+    *,
+    users: Sequence[User] = (),
+    queues: Sequence[Queue] = (),
+) -> ReferenceScheduler:
+    """A fresh reference scheduler ``name`` (a key of :data:`REFERENCE_POLICIES`)."""
+    return ReferenceScheduler(cluster, name, users=users, queues=queues)
