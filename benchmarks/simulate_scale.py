@@ -119,9 +119,8 @@ def main() -> None:
     if args.only in (None, "tsf"):
         names = args.policies.split(",") if args.policies else list(ONLINE_POLICIES)
         cases.extend(("tsf", name, 2.0) for name in names)
-    print(
-        f"{'case':8} {'policy':20} {'jobs':>6} {'attempts':>9} {'seconds':>8} {'target':>7} {'peak MiB':>9}"
-    )
+    header = ("case", "policy", "jobs", "attempts", "seconds", "target", "peak MiB")
+    print("{:8} {:20} {:>6} {:>9} {:>8} {:>7} {:>9}".format(*header))
     for case, policy, target in cases:
         r = _child(case, policy)
         print(
