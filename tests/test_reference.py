@@ -1,0 +1,123 @@
+"""The reference schedulers of Choosy sections 7.1-7.2 (``fairshare.sim.reference``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fairshare.cluster import Cluster, Machine
+from fairshare.cluster.constraints import parse_constraint
+from fairshare.sim.engine import simulate
+from fairshare.sim.records import RunLog
+from fairshare.sim.reference import REFERENCE_POLICIES, make_reference
+from fairshare.workload.model import FixedDuration, Job
+
+
+def _one_slot_cluster(n: int) -> Cluster:
+    return Cluster.build(
+        ("slot",), [Machine(f"m{i}", np.array([1.0]), None, {}) for i in range(1, n + 1)]
+    )
+
+
+def _job(
+    name: str, submit: float, tasks: int, seconds: float, machines: list[str] | None = None
+) -> Job:
+    demand = np.array([1.0])
+    demand.setflags(write=False)
+    constraint = None
+    if machines is not None:
+        constraint = parse_constraint("name in [" + ", ".join(f"'{m}'" for m in machines) + "]")
+    return Job(name, submit, name, demand, tasks, FixedDuration(seconds), constraint=constraint)
+
+
+def _running_at(log: RunLog, t: float) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for a in log.attempts:
+        if a.start <= t < a.finish:
+            out[a.user] = out.get(a.user, 0) + 1
+    return out
+
+
+def _run(policy: str, cluster: Cluster, jobs: list[Job]) -> RunLog:
+    return simulate(cluster, jobs, make_reference(policy, cluster), seed=0)
+
+
+FIGURE_5 = [
+    ("u1", ["m1", "m2"]),
+    ("u2", ["m2", "m3", "m4", "m5"]),
+    ("u3", ["m5", "m6", "m7", "m8", "m9"]),
+]
+
+
+@pytest.mark.parametrize("policy", list(REFERENCE_POLICIES))
+def test_users_joining_an_empty_cluster_get_cmmf_at_once(policy: str) -> None:
+    """Choosy section 7.2, Figure 13: the offline schedulers reach the CMMF allocation as soon
+    as the users join; on Choosy's Figure 5 constraints that is 2, 3 and 4 machines."""
+    cluster = _one_slot_cluster(9)
+    jobs = [_job(name, 0.0, 10, 10.0, machines) for name, machines in FIGURE_5]
+    log = _run(policy, cluster, jobs)
+    assert _running_at(log, 0.0) == {"u1": 2, "u2": 3, "u3": 4}
+    assert all(record.finish is not None for record in log.jobs)
+
+
+def test_restricted_offline_does_not_move_running_tasks() -> None:
+    """A late user waits for tasks to finish under the restricted reference, but gets its
+    share at once when pausing is free, and paused tasks resume where they left off."""
+    cluster = _one_slot_cluster(4)
+    jobs = [_job("a", 0.0, 8, 10.0), _job("b", 2.0, 2, 10.0)]
+    restricted = _run("offline-restricted", cluster, jobs)
+    assert _running_at(restricted, 2.0) == {"a": 4}
+    assert _running_at(restricted, 10.0) == {"a": 2, "b": 2}
+    paused = _run("offline-preemption", cluster, jobs)
+    assert _running_at(paused, 2.0) == {"a": 2, "b": 2}
+    assert paused.preempted_tasks == 0
+    # Work is conserved: every task's attempts add up to its 10 s.
+    work: dict[tuple[str, int], float] = {}
+    for a in paused.attempts:
+        work[(a.job, a.task)] = work.get((a.job, a.task), 0.0) + a.finish - a.start
+    assert work == {key: pytest.approx(10.0) for key in work} and len(work) == 10
+    assert next(r.finish for r in paused.jobs if r.job == "b") == 12.0
+
+
+def test_migration_moves_a_task_to_make_room_for_a_constrained_user() -> None:
+    """u1 may use only m1; a flexible job holds m1 and m2 with m3 free. Migration moves the
+    flexible task from m1 to m3 at once; the restricted reference cannot."""
+    cluster = _one_slot_cluster(3)
+    jobs = [_job("flex", 0.0, 2, 10.0, ["m1", "m2", "m3"]), _job("pick", 1.0, 1, 5.0, ["m1"])]
+    # Occupy m3 first so that m1 and m2 go to flex, then free m3 before pick arrives.
+    blocker = _job("blocker", 0.0, 1, 0.5, ["m3"])
+    jobs = [blocker, *jobs]
+    migration = _run("offline-migration", cluster, jobs)
+    restricted = _run("offline-restricted", cluster, jobs)
+    pick_m = next(r for r in migration.jobs if r.job == "pick")
+    pick_r = next(r for r in restricted.jobs if r.job == "pick")
+    assert pick_r.first_start == 10.0
+    assert pick_m.first_start == 1.0 and pick_m.finish == 6.0
+
+
+@pytest.mark.parametrize("policy", list(REFERENCE_POLICIES))
+def test_reference_runs_never_overload_a_machine(policy: str) -> None:
+    rng = np.random.default_rng(5)
+    for _ in range(8):
+        cluster = _one_slot_cluster(int(rng.integers(2, 6)))
+        names = [m.name for m in cluster.machines]
+        jobs = []
+        for j in range(int(rng.integers(2, 6))):
+            allowed = sorted(
+                set(rng.choice(names, size=int(rng.integers(1, len(names) + 1))).tolist())
+            )
+            jobs.append(
+                _job(f"j{j}", float(j), int(rng.integers(1, 6)), float(rng.integers(1, 6)), allowed)
+            )
+        log = _run(policy, cluster, jobs)
+        edges = sorted({a.start for a in log.attempts} | {a.finish for a in log.attempts})
+        for t in edges:
+            busy = [a.machine for a in log.attempts if a.start <= t < a.finish]
+            assert len(busy) == len(set(busy))
+        work: dict[tuple[str, int], float] = {}
+        for a in log.attempts:
+            work[(a.job, a.task)] = work.get((a.job, a.task), 0.0) + a.finish - a.start
+        for job in jobs:
+            assert isinstance(job.duration, FixedDuration)
+            for t in range(job.tasks):
+                assert work[(job.name, t)] == pytest.approx(job.duration.seconds)
