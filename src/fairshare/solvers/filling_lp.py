@@ -45,6 +45,17 @@ Users with the same usable types and the same demand direction are interchangeab
 machines, so they share one variable per type (a "class", weighted by each member's size);
 a single-resource problem thus has one variable per (constraint pattern, type), and classes are
 split back into users at the end without losing exactness.
+
+**Pools.** For the same reason a class's users without a minimum share or a capped queue share
+one level row: at the round's level L they need ``K_c * L`` together (``K_c`` the sum of their
+coefficients) on top of ``F_c``, what its frozen members hold, and whether the class can grow
+is a property of the class, so one freeze-test slack serves them all. Members frozen at their
+caps or by the freeze test move from ``K_c`` to ``F_c`` (a coefficient and a row bound
+changed in place). On the Choosy-like benchmark (5,000 users, 100 types) this shrinks the LP
+from 5,000 level rows and 10,000 user columns to a few hundred, and the solves from ~4.6 s to
+~0.5 s. Users with a minimum share (which may sit above the water) or in a queue with a
+``max_share`` (a row across classes) keep a row of their own; ``pool=False`` and the per-user
+test give every user its own row, the papers' model, which the tests compare against.
 """
 
 from __future__ import annotations
@@ -138,13 +149,21 @@ def tasks_alone(capacity: FloatArray, count: FloatArray, demands: FloatArray) ->
 class FillingLP:
     """The HiGHS model of one progressive-filling problem, modified in place round by round.
 
-    Columns: y (class x type pairs, in units of the class's tasks alone), n (users, in units of
-    their tasks alone), the level (in units of the lowest alone level), v (users' freeze-test
-    slacks, same units as n). Rows: capacity per (type, resource), one link per class
-    (its types' y sum to its users' n), one level row per user, one row per capped group.
+    Columns: y (class x type pairs, in units of the class's tasks alone), n (level entities: a
+    user's tasks alone, or a pool's members' total in the same units), the level (in units of
+    the lowest alone level), v (entities' freeze-test slacks, same units as n). Rows: capacity
+    per (type, resource), one link per class (its types' y sum to its entities' n), one level
+    row per entity, one row per capped group.
+
+    A *pool* is the users of one class with no minimum share and no capped queue: they start
+    together, are interchangeable on the machines, and are held at one level by one row
+    ``n_c - K_c * level - v_c >= F_c`` (``K_c`` the active members' coefficients, ``F_c`` the
+    frozen members' amounts). Every other participating user is an entity of its own with the
+    row ``n_i - k_i * level - v_i >= 0`` and its minimum and cap as bounds of n_i.
+    ``pool=False`` gives every user its own entity (the papers' per-user model).
     """
 
-    def __init__(self, problem: FillingProblem) -> None:
+    def __init__(self, problem: FillingProblem, *, pool: bool = True) -> None:
         self.problem = problem
         demands = problem.demands
         users = len(demands)
@@ -180,16 +199,26 @@ class FillingLP:
             problem.weights * self.level_unit / (problem.share_per_task * scale),
             0.0,
         )
-        self._build()
+        self.scaled_cap = np.where(participates, caps / scale, 0.0)
+        in_group = np.zeros(users, dtype=np.bool_)
+        for listed in problem.group_members:
+            in_group[np.asarray(listed, dtype=np.int64)] = True
+        # A minimum share can lift a user above the water and a queue's cap couples it with
+        # users of other classes: such users keep a row of their own.
+        self.pooled = participates & (low <= 0) & ~in_group if pool else np.zeros(users, np.bool_)
         room = np.where(np.isfinite(caps), caps - low, np.inf)
         self.active = participates & (room > 1e-12 * np.maximum(1.0, low))
+        # the scaled amount at which a pooled user was frozen (its share of its pool's F_c)
+        self.fixed = np.zeros(users)
+        self._lifting = False
+        self._build()
         fixed = np.where(participates, low, 0.0)
         self.level = np.where(self.active, np.nan, problem.share_per_task * fixed / problem.weights)
         self.lp_solves = 0
         self.cap_frozen: list[tuple[float, IntArray]] = []
         self.current_level = 0.0
-        for i in np.flatnonzero(~self.active):
-            self._release_row(int(i))
+        for i in np.flatnonzero(participates & ~self.active & ~self.pooled):
+            self._release_row(int(self.entity_of[i]))
 
     # model construction
 
@@ -223,6 +252,27 @@ class FillingLP:
         self.class_alone = class_alone
         self.class_unit = unit
 
+        # Level entities: one per pool (numbered by class), then one per other participant.
+        # A member's scaled tasks n'_i are in its class's unit already (the class's tasks
+        # alone equal each member's, times its dominant demand), so a pool's n is their sum.
+        part = np.flatnonzero(self.participates)
+        pool_class = np.unique(class_of[self.pooled])
+        pool_of_class = np.full(classes, -1, dtype=np.int64)
+        pool_of_class[pool_class] = np.arange(len(pool_class))
+        single = part[~self.pooled[part]]
+        entities = len(pool_class) + len(single)
+        entity_of = np.full(users, -1, dtype=np.int64)
+        entity_of[self.pooled] = pool_of_class[class_of[self.pooled]]
+        entity_of[single] = len(pool_class) + np.arange(len(single))
+        self.entity_of = entity_of
+        self.entities = entities
+        self.pools = len(pool_class)
+        entity_class = np.concatenate((pool_class, class_of[single])).astype(np.int64)
+        entity_user = np.concatenate((np.full(len(pool_class), -1), single)).astype(np.int64)
+        self.entity_user = entity_user
+        self.entity_coefficient = self._pool_sums(self.coefficient * self.active)
+        self.entity_coefficient[self.pools :] = self.coefficient[single]
+
         # capacity rows: (type, resource) pairs that some pair uses
         types, resources = p.capacity.shape
         used = np.zeros((types, resources), dtype=np.bool_)
@@ -235,14 +285,14 @@ class FillingLP:
         capacity_rows = len(cap_type)
         link_row0 = capacity_rows
         level_row0 = link_row0 + classes
-        group_row0 = level_row0 + users
+        group_row0 = level_row0 + entities
         groups = len(p.group_members)
         rows = group_row0 + groups
 
         y0, n0 = 0, pairs
-        level_col = n0 + users
+        level_col = n0 + entities
         v0 = level_col + 1
-        cols = v0 + users
+        cols = v0 + entities
         self.n0, self.level_col, self.v0 = n0, level_col, v0
         self.level_row0 = level_row0
 
@@ -262,13 +312,13 @@ class FillingLP:
             entries_col.append(y0 + np.arange(pairs))
             entries_val.append(np.ones(pairs))
         # n columns: class link (-1), level row (+1), group rows
-        part = np.flatnonzero(self.participates)
-        entries_row.append(link_row0 + class_of[part])
-        entries_col.append(n0 + part)
-        entries_val.append(-np.ones(len(part)))
-        entries_row.append(level_row0 + np.arange(users))
-        entries_col.append(n0 + np.arange(users))
-        entries_val.append(np.ones(users))
+        every = np.arange(entities)
+        entries_row.append(link_row0 + entity_class)
+        entries_col.append(n0 + every)
+        entries_val.append(-np.ones(entities))
+        entries_row.append(level_row0 + every)
+        entries_col.append(n0 + every)
+        entries_val.append(np.ones(entities))
         group_upper = np.zeros(groups)
         for g, listed in enumerate(p.group_members):
             members = np.asarray(listed, dtype=np.int64)
@@ -277,15 +327,15 @@ class FillingLP:
             divisor = limit if limit > 0 else 1.0
             group_upper[g] = 1.0 if limit > 0 else 0.0
             entries_row.append(np.full(len(group), group_row0 + g, dtype=np.int64))
-            entries_col.append(n0 + group)
+            entries_col.append(n0 + entity_of[group])
             entries_val.append(self.scale[group] / divisor)
         # level column and v columns: level rows
-        entries_row.append(level_row0 + part)
-        entries_col.append(np.full(len(part), level_col, dtype=np.int64))
-        entries_val.append(-self.coefficient[part])
-        entries_row.append(level_row0 + np.arange(users))
-        entries_col.append(v0 + np.arange(users))
-        entries_val.append(-np.ones(users))
+        entries_row.append(level_row0 + every)
+        entries_col.append(np.full(entities, level_col, dtype=np.int64))
+        entries_val.append(-self.entity_coefficient)
+        entries_row.append(level_row0 + every)
+        entries_col.append(v0 + every)
+        entries_val.append(-np.ones(entities))
 
         row = np.concatenate(entries_row)
         col = np.concatenate(entries_col)
@@ -296,10 +346,8 @@ class FillingLP:
 
         col_lower = np.zeros(cols)
         col_upper = np.full(cols, _INF)
-        scaled_low = np.where(self.participates, self.low / self.scale, 0.0)
-        scaled_cap = np.where(self.participates, self.caps / self.scale, 0.0)
-        col_lower[n0 : n0 + users] = scaled_low
-        col_upper[n0 : n0 + users] = np.where(np.isfinite(scaled_cap), scaled_cap, _INF)
+        col_lower[n0 + self.pools : level_col] = self.low[single] / self.scale[single]
+        col_upper[n0:level_col] = self._entity_caps()
         col_upper[v0:cols] = 0.0
         cost = np.zeros(cols)
         cost[level_col] = 1.0
@@ -339,6 +387,25 @@ class FillingLP:
         self.cols = cols
         self.solution = np.zeros(cols)
 
+    def _pool_sums(self, per_user: FloatArray) -> FloatArray:
+        """Per entity: the sum of ``per_user`` over a pool's members (0 for other entities)."""
+        members = np.flatnonzero(self.pooled)
+        sums = np.zeros(self.entities)
+        np.add.at(sums, self.entity_of[members], per_user[members])
+        return sums
+
+    def _entity_caps(self) -> FloatArray:
+        """Upper bounds of the entities' n: a user's cap; a pool's frozen amount plus its
+        active members' caps (so a pool never takes more than its members may hold)."""
+        single = self.entity_user[self.pools :]
+        cap = np.concatenate(
+            (
+                self._pool_sums(np.where(self.active, self.scaled_cap, self.fixed))[: self.pools],
+                self.scaled_cap[single],
+            )
+        )
+        return np.where(np.isfinite(cap), cap, _INF)
+
     # solving
 
     def _solve(self, what: str) -> None:
@@ -365,9 +432,28 @@ class FillingLP:
         if len(cols):
             self.highs.changeColsCost(len(cols), cols.astype(np.int32), cost.astype(np.float64))
 
-    def _release_row(self, user: int) -> None:
+    def _release_row(self, entity: int) -> None:
         """A frozen (or fixed) user's level row no longer ties it to the level."""
-        self.highs.changeRowBounds(self.level_row0 + user, -_INF, _INF)
+        self.highs.changeRowBounds(self.level_row0 + entity, -_INF, _INF)
+
+    def _update_pools(self, users: IntArray) -> None:
+        """Rewrite the level rows of the pools of ``users`` (some of whose members were just
+        frozen): ``K_c`` over the active members, ``F_c`` over the frozen ones, and the cap."""
+        pooled = users[self.pooled[users]]
+        if not len(pooled):
+            return
+        touched = np.unique(self.entity_of[pooled])
+        # recomputed from the members rather than decremented, so no rounding accumulates
+        coefficient = self._pool_sums(np.where(self.active, self.coefficient, 0.0))
+        frozen = self._pool_sums(np.where(self.active, 0.0, self.fixed))
+        upper = self._entity_caps()
+        if self._lifting:
+            upper = np.where(self._entity_active(np.arange(self.entities)), _INF, upper)
+        for e in touched:
+            row = int(self.level_row0 + e)
+            self.highs.changeCoeff(row, int(self.level_col), -float(coefficient[e]))
+            self.highs.changeRowBounds(row, float(frozen[e]), _INF)
+        self._set_cols(self.n0 + touched, np.zeros(len(touched)), upper[touched])
 
     def raise_level(self) -> float:
         """Maximise the active users' level (the round's LP); return it in share units.
@@ -382,11 +468,12 @@ class FillingLP:
         level = np.array([self.level_col], dtype=np.int64)
         self._set_cols(level, np.zeros(1), np.array([_INF if self.active.any() else 0.0]))
         self._set_costs(level, np.ones(1))
-        scaled_cap = self.caps / self.scale
         with np.errstate(divide="ignore", invalid="ignore"):
-            cap_level = np.where(self.coefficient > 0, scaled_cap / self.coefficient, _INF)
-        lifted = np.flatnonzero(self.active & np.isfinite(self.caps))
-        self._set_cols(self.n0 + lifted, self.low[lifted] / self.scale[lifted], _unbounded(lifted))
+            cap_level = np.where(self.coefficient > 0, self.scaled_cap / self.coefficient, _INF)
+        lifted_users = np.flatnonzero(self.active & np.isfinite(self.caps))
+        lifted = np.unique(self.entity_of[lifted_users])
+        self._set_cols(self.n0 + lifted, self._entity_low(lifted), _unbounded(lifted))
+        self._lifting = True
         try:
             while True:
                 try:
@@ -404,33 +491,63 @@ class FillingLP:
                 self._freeze_at_cap(capped, cap_level)
                 self._set_cols(level, np.zeros(1), np.array([_INF if self.active.any() else 0.0]))
         finally:
-            still = lifted[self.active[lifted]]
-            self._set_cols(self.n0 + still, self.low[still] / self.scale[still], scaled_cap[still])
+            self._lifting = False
+            still = lifted[self._entity_active(lifted)]
+            self._set_cols(self.n0 + still, self._entity_low(still), self._entity_caps()[still])
         self._set_costs(level, np.zeros(1))
         self._set_cols(level, np.array([self.current_level]), np.array([self.current_level]))
         return self.current_level * self.level_unit
 
+    def _entity_low(self, entities: IntArray) -> FloatArray:
+        """Lower bounds of the entities' n: a user's minimum; 0 for a pool (its row holds F_c)."""
+        user = self.entity_user[entities]
+        owner = np.maximum(user, 0)
+        return np.where(user >= 0, self.low[owner] / self.scale[owner], 0.0)
+
+    def _entity_active(self, entities: IntArray) -> BoolArray:
+        """Whether each of ``entities`` has an active user."""
+        counts = np.bincount(self.entity_of[self.active], minlength=self.entities)
+        return np.asarray(counts[entities] > 0, dtype=np.bool_)
+
     def _freeze_at_cap(self, users: BoolArray, cap_level: FloatArray) -> None:
         """Freeze ``users`` at their caps, each at its own level (``cap_level``, scaled)."""
         chosen = np.flatnonzero(users)
-        cap = self.caps[chosen] / self.scale[chosen]
-        self._set_cols(self.n0 + chosen, cap, cap)
-        for i in chosen:
-            self._release_row(int(i))
+        single = chosen[~self.pooled[chosen]]
+        cap = self.scaled_cap[single]
+        self._set_cols(self.n0 + self.entity_of[single], cap, cap)
+        for i in single:
+            self._release_row(int(self.entity_of[i]))
         self.active[chosen] = False
+        self.fixed[chosen] = self.scaled_cap[chosen]
+        self._update_pools(chosen)
         self.level[chosen] = cap_level[chosen] * self.level_unit
         self.cap_frozen.append((float(cap_level[chosen].max() * self.level_unit), chosen))
 
-    def _slack_values(self, cols: IntArray) -> FloatArray:
-        return np.asarray(self.solution[cols], dtype=np.float64)
+    def _freeze_test_columns(self) -> tuple[IntArray, FloatArray]:
+        """The active entities and the most each may grow in a freeze test: ``_DELTA``, or a
+        pool's room below its active members' caps when that is less."""
+        active = np.flatnonzero(self._entity_active(np.arange(self.entities)))
+        room = self._pool_sums(
+            np.where(self.active, self.scaled_cap - self.coefficient * self.current_level, 0.0)
+        )
+        bound = np.where(active < self.pools, np.minimum(room[active], _DELTA), _DELTA)
+        return active, bound
+
+    def _growing_users(self, grows: BoolArray) -> BoolArray:
+        """Active users whose entity ``grows`` (per entity)."""
+        out = np.zeros(self.users, dtype=np.bool_)
+        mine = np.flatnonzero(self.active)
+        out[mine] = grows[self.entity_of[mine]]
+        return out
 
     def growable(self) -> BoolArray:
         """The batched freeze test: which active users can still grow at the current level
-        while every other user keeps its level (see the module docstring)."""
-        active = np.flatnonzero(self.active)
+        while every other user keeps its level (see the module docstring). A pool's members
+        grow or not together: they are interchangeable."""
+        active, bound = self._freeze_test_columns()
         v = self.v0 + active
-        self._set_cols(v, np.zeros(len(v)), np.full(len(v), _DELTA))
-        grows = np.zeros(self.users, dtype=np.bool_)
+        self._set_cols(v, np.zeros(len(v)), bound)
+        grows = np.zeros(self.entities, dtype=np.bool_)
         undecided = active
         try:
             while len(undecided):
@@ -446,46 +563,63 @@ class FillingLP:
         finally:
             self._set_costs(v, np.zeros(len(v)))
             self._set_cols(v, np.zeros(len(v)), np.zeros(len(v)))
-        return grows
+        return self._growing_users(grows)
+
+    def _slack_values(self, cols: IntArray) -> FloatArray:
+        return np.asarray(self.solution[cols], dtype=np.float64)
 
     def growable_per_user(self) -> BoolArray:
-        """The papers' freeze test (Choosy's SATURATED, TSF's FREEZE): one LP per active user,
-        maximising that user alone while the others keep their level."""
-        grows = np.zeros(self.users, dtype=np.bool_)
-        for i in np.flatnonzero(self.active):
-            col = np.array([self.v0 + i], dtype=np.int64)
-            self._set_cols(col, np.zeros(1), np.full(1, _DELTA))
+        """The papers' freeze test (Choosy's SATURATED, TSF's FREEZE): one LP per active
+        entity (per user in the per-user model), maximising it alone while the others keep
+        their level."""
+        active, bound = self._freeze_test_columns()
+        grows = np.zeros(self.entities, dtype=np.bool_)
+        for e, most in zip(active, bound, strict=True):
+            col = np.array([self.v0 + e], dtype=np.int64)
+            self._set_cols(col, np.zeros(1), np.full(1, most))
             self._set_costs(col, np.ones(1))
             try:
                 self._solve("freeze test")
             finally:
                 self._set_costs(col, np.zeros(1))
                 self._set_cols(col, np.zeros(1), np.zeros(1))
-            grows[i] = self.solution[self.v0 + i] > _GROWS
-        return grows
+            grows[e] = self.solution[self.v0 + e] > _GROWS
+        return self._growing_users(grows)
 
     def freeze(self, users: BoolArray) -> None:
         """Freeze ``users`` (active ones) at the current level: their tasks become a lower bound
-        and their level rows are released."""
+        (a pool's F_c) and their level rows are released."""
         chosen = np.flatnonzero(users & self.active)
         if not len(chosen):
             return
         at_level = self.coefficient[chosen] * self.current_level
         scaled_low = self.low[chosen] / self.scale[chosen]
-        scaled_cap = self.caps[chosen] / self.scale[chosen]
+        scaled_cap = self.scaled_cap[chosen]
         value = np.minimum(np.maximum(at_level, scaled_low), scaled_cap)
-        self._set_cols(self.n0 + chosen, value, np.where(np.isfinite(scaled_cap), scaled_cap, _INF))
-        for i in chosen:
-            self._release_row(int(i))
+        self.fixed[chosen] = value
         self.active[chosen] = False
+        alone = ~self.pooled[chosen]
+        single = chosen[alone]
+        self._set_cols(
+            self.n0 + self.entity_of[single],
+            value[alone],
+            np.where(np.isfinite(scaled_cap[alone]), scaled_cap[alone], _INF),
+        )
+        for i in single:
+            self._release_row(int(self.entity_of[i]))
+        self._update_pools(chosen)
         self.level[chosen] = self.current_level * self.level_unit
 
     def finish(self) -> tuple[IntArray, IntArray, FloatArray, FloatArray]:
         """The final LP solution split back into users: (user, type, tasks) triples and the
-        tasks per user."""
+        tasks per user. A pooled user holds the amount it was frozen at."""
         y = np.maximum(self.solution[: len(self.pair_class)], 0.0)
-        n = np.maximum(self.solution[self.n0 : self.n0 + self.users], 0.0)
-        n = np.where(self.participates, n * self.scale, 0.0)
+        entity_n = np.maximum(self.solution[self.n0 : self.n0 + self.entities], 0.0)
+        part = self.participates
+        n = self.fixed.copy()
+        own = part & ~self.pooled
+        n[own] = entity_n[self.entity_of[own]]
+        n = np.where(part, n * self.scale, 0.0)
         amount = y * self.class_alone[self.pair_class]  # class units on each type
         users: list[IntArray] = []
         types: list[IntArray] = []
@@ -545,11 +679,15 @@ def _unbounded(cols: IntArray) -> FloatArray:
     return np.full(len(cols), _INF)
 
 
-def progressive_filling(problem: FillingProblem, *, per_user_test: bool = False) -> FillingResult:
+def progressive_filling(
+    problem: FillingProblem, *, per_user_test: bool = False, pool: bool = True
+) -> FillingResult:
     """The leximin (weighted max-min) allocation of ``problem`` by progressive filling in
-    rounds (Choosy Algorithm 1, TSF Algorithm 1). ``per_user_test`` uses the papers' one-LP-
-    per-user freeze test instead of the batched one (same result, slower; for validation)."""
-    model = FillingLP(problem)
+    rounds (Choosy Algorithm 1, TSF Algorithm 1). ``per_user_test`` runs the papers' model:
+    one level row per user and one freeze-test LP per user, instead of pools and the batched
+    test (same result, slower; for validation). ``pool=False`` keeps the batched test but
+    gives every user its own level row."""
+    model = FillingLP(problem, pool=pool and not per_user_test)
     rounds: list[tuple[float, IntArray]] = []
     if not model.active.any():
         model.raise_level()
