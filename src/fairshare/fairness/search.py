@@ -13,23 +13,26 @@ from __future__ import annotations
 import copy
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from fairshare.fairness.properties import PROPERTIES, FairnessProperty
-from fairshare.fairness.scenarios import Document, random_document
+from fairshare.fairness.properties import PROPERTIES, FairnessProperty, Violation
+from fairshare.fairness.scenarios import Document, domain_of, random_document
 from fairshare.solvers import InvalidRequest
 from fairshare.workload.loader import ScenarioError
-
-HIERARCHICAL_POLICIES = frozenset({"hdrf", "collapsed-drf"})
 
 
 @dataclass(frozen=True)
 class Counterexample:
+    """A violation: ``scenario`` re-runs with ``fairshare solve`` and exhibits it, as
+    ``explanation`` says; ``searched`` is the shrunk scenario the search found it on (the same
+    unless the property derives the scenario, as sharing incentive derives pool weights)."""
+
     scenario: Document
     explanation: str
+    searched: Document
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,13 @@ class CheckResult:
     seed: int
     seconds: float
     counterexample: Counterexample | None = None
+    applicable: bool = True
+
+    def verdict(self) -> str:
+        """``n/a``, ``holds`` or ``violated``."""
+        if not self.applicable:
+            return "n/a"
+        return "holds" if self.holds else "violated"
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -49,7 +59,10 @@ class CheckResult:
             "holds": self.holds,
             "trials": self.trials,
             "seed": self.seed,
+            "seconds": round(self.seconds, 3),
         }
+        if not self.applicable:
+            out["applicable"] = False
         if self.counterexample is not None:
             out["counterexample"] = {
                 "scenario": self.counterexample.scenario,
@@ -58,10 +71,13 @@ class CheckResult:
         return out
 
 
-def _violation(prop: FairnessProperty, document: Document, policy: str) -> str | None:
+def _violation(
+    prop: FairnessProperty, document: Document, policy: str, focus: tuple[str, ...] = ()
+) -> Violation | None:
     try:
-        return prop.violation(document, policy)
+        return prop.violation(document, policy, focus)
     except (ScenarioError, InvalidRequest):
+        # A simplification the loader or the policy rejects is not a counterexample.
         return None
 
 
@@ -69,20 +85,21 @@ def check(
     policy: str, property_name: str, *, trials: int | None = None, seed: int = 0
 ) -> CheckResult:
     """Search random scenarios for a violation of a property by a solver policy; ``trials``
-    defaults to the property's own count, enough to find the papers' counterexamples."""
+    defaults to the property's own count, enough to find the papers' counterexamples. A
+    property the policy's model does not define is reported not applicable, with 0 trials."""
     prop = PROPERTIES[property_name]
+    domain = domain_of(policy)
+    if not prop.applies(domain):
+        return CheckResult(policy, property_name, True, 0, seed, 0.0, applicable=False)
     if trials is None:
         trials = prop.trials
-    shape = prop.shape
-    if policy in HIERARCHICAL_POLICIES:
-        shape = replace(shape, queues=True)
     rng = np.random.default_rng(seed)
     start = time.perf_counter()
     for trial in range(1, trials + 1):
-        document = random_document(rng, shape)
-        explanation = _violation(prop, document, policy)
-        if explanation is not None:
-            document, explanation = shrink(prop, document, policy, explanation)
+        document = random_document(rng, prop.shape, domain)
+        found = _violation(prop, document, policy)
+        if found is not None:
+            document, found = shrink(prop, document, policy, found)
             return CheckResult(
                 policy,
                 property_name,
@@ -90,24 +107,26 @@ def check(
                 trial,
                 seed,
                 time.perf_counter() - start,
-                Counterexample(document, explanation),
+                Counterexample(found.scenario or document, found.explanation, document),
             )
     return CheckResult(policy, property_name, True, trials, seed, time.perf_counter() - start)
 
 
 def shrink(
-    prop: FairnessProperty, document: Document, policy: str, explanation: str
-) -> tuple[Document, str]:
-    """Greedily simplify ``document`` while it still violates ``prop``."""
+    prop: FairnessProperty, document: Document, policy: str, found: Violation
+) -> tuple[Document, Violation]:
+    """Greedily simplify ``document`` while it still violates ``prop``: the result is a local
+    minimum, where no single simplification of ``_simpler`` still violates it by the same
+    users' manipulation (``Violation.focus``)."""
     improved = True
     while improved:
         improved = False
         for candidate in _simpler(document):
-            found = _violation(prop, candidate, policy)
-            if found is not None:
-                document, explanation, improved = candidate, found, True
+            again = _violation(prop, candidate, policy, found.focus)
+            if again is not None:
+                document, found, improved = candidate, again, True
                 break
-    return document, explanation
+    return document, found
 
 
 def _simpler(document: Document) -> Iterator[Document]:
@@ -120,18 +139,29 @@ def _simpler(document: Document) -> Iterator[Document]:
             yield _drop_unused_queues(smaller)
     for j in range(len(document["machines"])):
         if len(document["machines"]) > 1:
-            smaller = copy.deepcopy(document)
-            del smaller["machines"][j]
-            yield smaller
+            without = _drop_machine(document, j)
+            if without is not None:
+                yield without
     for resource in document["resources"]:
         if len(document["resources"]) > 1:
             yield _drop_resource(document, resource)
     for i, user in enumerate(users):
-        for key in ("weight", "max_tasks", "queue"):
+        for key in ("machines", "weight", "max_tasks", "queue"):
             if key in user:
                 smaller = copy.deepcopy(document)
                 del smaller["users"][i][key]
                 yield _drop_unused_queues(smaller)
+    for i, user in enumerate(users):
+        for name in user.get("machines", []) if len(user.get("machines", [])) > 1 else []:
+            smaller = copy.deepcopy(document)
+            smaller["users"][i]["machines"].remove(name)
+            yield smaller
+        for key in ("weight", "max_tasks"):
+            value = user.get(key)
+            if isinstance(value, int) and value > 1:
+                smaller = copy.deepcopy(document)
+                smaller["users"][i][key] = value - 1
+                yield smaller
     for k, queue in enumerate(document.get("queues", [])):
         if queue.get("weight", 1) != 1:
             smaller = copy.deepcopy(document)
@@ -154,6 +184,19 @@ def _simpler(document: Document) -> Iterator[Document]:
                     else:
                         del smaller["users"][i]["demand"][resource]
                     yield smaller
+
+
+def _drop_machine(document: Document, j: int) -> Document | None:
+    """``document`` without machine ``j``; None when a user's whitelist would be left empty
+    (that user would change meaning, not shrink)."""
+    smaller = copy.deepcopy(document)
+    name = smaller["machines"].pop(j)["name"]
+    for user in smaller["users"]:
+        if "machines" in user and name in user["machines"]:
+            user["machines"] = [m for m in user["machines"] if m != name]
+            if not user["machines"]:
+                return None
+    return smaller
 
 
 def _drop_unused_queues(document: Document) -> Document:
