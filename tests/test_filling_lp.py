@@ -1,0 +1,174 @@
+"""The progressive-filling LP engine (Choosy section 5.1, Algorithm 1; TSF section V-B) against
+the papers' own model.
+
+- The batched freeze test with pooled level rows gives the same allocation, the same levels and
+  the same rounds as the papers' model: one level row per user and one freeze-test LP per
+  active user per round (Choosy's SATURATED, TSF's FREEZE), on random small problems whose
+  users share constraint patterns and demand directions (so that pools form), with weights,
+  caps, minimum shares and capped queues.
+- Pooled and per-user level rows agree under the batched test too.
+- Every result is feasible: capacity per (type, resource), usable types, caps, minimums, queues.
+- Choosy Figure 1 (u1 = u2 = 1.5, u3 = 3, u4 = 4) holds with every user and machine cloned,
+  which puts the clones in one pool.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from fairshare.solvers.errors import InvalidRequest
+from fairshare.solvers.filling_lp import FillingProblem, FillingResult, progressive_filling
+
+TOLERANCE = 1e-6
+
+
+@st.composite
+def filling_problems(draw: st.DrawFn) -> FillingProblem:
+    """2-4 machine types, 1-2 resources, 1-8 users drawn from 1-3 constraint patterns and 1-3
+    demand vectors (so users repeat and pool), weights, some caps, minimums and a queue."""
+    resources = draw(st.integers(1, 2))
+    types = draw(st.integers(2, 4))
+    capacity = np.array(
+        [[draw(st.integers(1, 8)) for _ in range(resources)] for _ in range(types)], float
+    )
+    count = np.array([draw(st.integers(1, 3)) for _ in range(types)], float)
+    patterns = [
+        np.array([draw(st.booleans()) for _ in range(types)], np.bool_)
+        for _ in range(draw(st.integers(1, 3)))
+    ]
+    kinds = []
+    for _ in range(draw(st.integers(1, 3))):
+        demand = np.array([draw(st.integers(0, 3)) for _ in range(resources)], float)
+        demand[0] = max(demand[0], 1.0)
+        kinds.append(demand)
+    users = draw(st.integers(1, 8))
+    usable = np.array([patterns[draw(st.integers(0, len(patterns) - 1))] for _ in range(users)])
+    demands = np.array([kinds[draw(st.integers(0, len(kinds) - 1))] for _ in range(users)])
+    weights = np.array([float(draw(st.integers(1, 3))) for _ in range(users)])
+    caps = np.array(
+        [
+            float(draw(st.integers(0, 10))) if draw(st.integers(0, 2)) == 0 else np.inf
+            for _ in range(users)
+        ]
+    )
+    initial = np.array(
+        [
+            float(draw(st.integers(0, 2))) if draw(st.integers(0, 4)) == 0 else 0.0
+            for _ in range(users)
+        ]
+    )
+    initial = np.minimum(initial, caps)
+    if draw(st.booleans()):  # TSF-like: a share per task of its own per user
+        share_per_task = np.array([1.0 / draw(st.integers(1, 20)) for _ in range(users)])
+    else:  # CMMF-like: the amount of the first resource
+        share_per_task = demands[:, 0].copy()
+    members: tuple[np.ndarray, ...] = ()
+    group_caps = np.zeros(0)
+    if users > 1 and draw(st.booleans()):
+        listed = sorted(set(draw(st.lists(st.integers(0, users - 1), min_size=1, max_size=3))))
+        members = (np.array(listed, dtype=np.int64),)
+        group_caps = np.array([float(draw(st.integers(1, 12)))])
+    return FillingProblem(
+        capacity=capacity,
+        count=count,
+        usable=usable,
+        demands=demands,
+        share_per_task=share_per_task,
+        weights=weights,
+        caps=caps,
+        initial=initial,
+        group_members=members,
+        group_caps=group_caps,
+    )
+
+
+def _solve(problem: FillingProblem, **options: bool) -> FillingResult | None:
+    try:
+        return progressive_filling(problem, **options)
+    except InvalidRequest:
+        return None  # minimum shares that do not fit: every model must say so
+
+
+def _assert_feasible(problem: FillingProblem, result: FillingResult) -> None:
+    types = len(problem.count)
+    per_type = result.per_type(types)
+    assert np.all(per_type >= -TOLERANCE)
+    assert np.all(per_type[~problem.usable] <= TOLERANCE)
+    used = np.einsum("it,ir->tr", per_type, problem.demands)
+    assert np.all(used <= problem.capacity * problem.count[:, None] + TOLERANCE)
+    assert np.allclose(per_type.sum(axis=1), result.tasks, atol=TOLERANCE)
+    assert np.all(result.tasks <= problem.caps + TOLERANCE)
+    placeable = (problem.usable & (per_type >= 0)).any(axis=1)
+    assert np.all(result.tasks[placeable] >= problem.initial[placeable] - TOLERANCE)
+    for members, limit in zip(problem.group_members, problem.group_caps, strict=True):
+        assert result.tasks[members].sum() <= limit + TOLERANCE
+
+
+def _assert_same(a: FillingResult, b: FillingResult) -> None:
+    scale = max(1.0, float(np.abs(a.tasks).max(initial=0.0)))
+    np.testing.assert_allclose(a.tasks, b.tasks, atol=TOLERANCE * scale)
+    level_scale = max(1.0, float(np.abs(a.level).max(initial=0.0)))
+    np.testing.assert_allclose(a.level, b.level, atol=TOLERANCE * level_scale)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(filling_problems())
+def test_batched_pooled_test_equals_papers_per_user_test(problem: FillingProblem) -> None:
+    batched = _solve(problem)
+    per_user = _solve(problem, per_user_test=True)
+    assert (batched is None) == (per_user is None)
+    if batched is None or per_user is None:
+        return
+    _assert_feasible(problem, batched)
+    _assert_feasible(problem, per_user)
+    _assert_same(batched, per_user)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(filling_problems())
+def test_pooled_rows_equal_per_user_rows(problem: FillingProblem) -> None:
+    pooled = _solve(problem)
+    own_rows = _solve(problem, pool=False)
+    assert (pooled is None) == (own_rows is None)
+    if pooled is None or own_rows is None:
+        return
+    _assert_same(pooled, own_rows)
+
+
+@pytest.mark.parametrize("copies", [1, 3])
+def test_choosy_figure_1_with_clones(copies: int) -> None:
+    """Choosy Figure 1 (and Figure 4's divisible CMMF): machines m1..m10 as types by eligible
+    users ({m1}, {m2}, {m3}, {m4}, {m5, m8, m9, m10}, {m6, m7}), every machine and user cloned
+    ``copies`` times: the clones of a user share a pool and each gets the paper's amount."""
+    count = np.array([1, 1, 1, 1, 4, 2], float) * copies
+    usable = np.array(
+        [
+            [1, 0, 0, 1, 0, 0],  # u1: m1, m4
+            [0, 0, 1, 1, 0, 0],  # u2: m3, m4
+            [0, 1, 1, 1, 0, 1],  # u3: m2, m3, m4, m6, m7
+            [0, 0, 0, 0, 1, 1],  # u4: m5..m10
+        ],
+        np.bool_,
+    )
+    usable = np.repeat(usable, copies, axis=0)
+    users = len(usable)
+    problem = FillingProblem(
+        capacity=np.ones((6, 1)),
+        count=count,
+        usable=usable,
+        demands=np.ones((users, 1)),
+        share_per_task=np.ones(users),
+        weights=np.ones(users),
+        caps=np.full(users, np.inf),
+        initial=np.zeros(users),
+    )
+    expected = np.repeat([1.5, 1.5, 3.0, 4.0], copies)
+    for options in ({}, {"per_user_test": True}):
+        result = progressive_filling(problem, **options)
+        np.testing.assert_allclose(result.tasks, expected, atol=1e-9)
+        _assert_feasible(problem, result)
+        # two rounds: u1 and u2 freeze at 1.5, then u3 at 3 (u4 reaches 4 in the last round)
+        assert [round(level, 9) for level, _ in result.rounds][:2] == [1.5, 3.0]
