@@ -249,6 +249,13 @@ def check_command(
 
 
 def _print_check(result: CheckResult, console: Console) -> None:
+    if not result.applicable:
+        console.print(
+            f"{result.property} does not apply to {result.policy} (n/a): the papers define it "
+            "for another kind of policy",
+            markup=False,
+        )
+        return
     verdict = "holds" if result.holds else "is violated"
     console.print(
         f"{result.property} {verdict} for {result.policy} "
@@ -262,14 +269,32 @@ def _print_check(result: CheckResult, console: Console) -> None:
 
 
 def _cell(result: CheckResult) -> str:
-    return "yes" if result.holds else f"no ({result.trials})"
+    if not result.applicable:
+        return "n/a"
+    if result.holds:
+        return "yes"
+    return f"no (trial {result.trials}, {result.seconds:.1f} s)"
+
+
+def _legend(results: list[CheckResult]) -> str:
+    total = sum(r.seconds for r in results)
+    return (
+        f"{len(results)} checks in {total:.1f} s (default trials, seed {results[0].seed}); "
+        "yes: no violation found; no: violated, found at that trial; n/a: not defined for "
+        "the policy"
+    )
+
+
+def _violations(results: list[CheckResult]) -> list[str]:
+    return [
+        f"{r.policy} / {r.property}: {r.counterexample.explanation}"
+        for r in results
+        if r.counterexample is not None
+    ]
 
 
 def _print_matrix(results: list[CheckResult], policies: list[str], properties: list[str]) -> None:
-    table = Table(
-        title="fairness properties (yes: no violation found; no (trial): violated)",
-        title_justify="left",
-    )
+    table = Table(title="fairness properties by policy", title_justify="left")
     table.add_column("policy")
     for prop in properties:
         table.add_column(prop, justify="center")
@@ -278,8 +303,9 @@ def _print_matrix(results: list[CheckResult], policies: list[str], properties: l
         table.add_row(policy, *[_cell(by_key[policy, prop]) for prop in properties])
     console = Console(highlight=False)
     console.print(table)
-    total = sum(r.seconds for r in results)
-    console.print(f"{len(results)} checks in {total:.1f} s", markup=False)
+    console.print(_legend(results), markup=False)
+    for line in _violations(results):
+        console.print(f"- {line}", markup=False)
 
 
 def _markdown_matrix(results: list[CheckResult], policies: list[str], properties: list[str]) -> str:
@@ -289,10 +315,9 @@ def _markdown_matrix(results: list[CheckResult], policies: list[str], properties
         lines.append(
             f"| {policy} | " + " | ".join(_cell(by_key[policy, prop]) for prop in properties) + " |"
         )
+    lines += ["", _legend(results), ""]
+    lines += [f"- {line}" for line in _violations(results)]
     return "\n".join(lines) + "\n"
-
-
-# ------------------------------------------------------------------------------ simulate
 
 
 DEFAULT_SEED = 0
