@@ -320,6 +320,9 @@ def _markdown_matrix(results: list[CheckResult], policies: list[str], properties
     return "\n".join(lines) + "\n"
 
 
+# ------------------------------------------------------------------------------ simulate
+
+
 DEFAULT_SEED = 0
 """The seed of ``simulate`` and ``compare`` when ``--seed`` is not given."""
 
