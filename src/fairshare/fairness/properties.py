@@ -351,10 +351,57 @@ def _with_lies(document: Document, lies: dict[int, _Lie]) -> Document:
     return lying
 
 
-def _true_tasks(truth: Outcome, lie: Outcome, i: int) -> float:
-    """Tasks user i really runs with what it was given for its claims."""
+_FIXED_PLACEMENT = frozenset({"per-machine-drf", "independent"})
+
+
+def _true_tasks(truth: Outcome, lie: Outcome, i: int, best: bool) -> float:
+    """Tasks user i really runs with what it was given for its claims: on its true machines,
+    with its true demand. With ``best``, the placement of the lie's task counts is the one
+    most favourable to user i (divisible placements are not unique, and TSF Fig. 2b assumes
+    the liar's tasks land where they can run); otherwise the policy's own placement."""
     user = truth.scenario.users[i]
-    return runnable(user.demand, truth.eligible[i], lie.bundle(i), user.cap)
+    direct = runnable(user.demand, truth.eligible[i], lie.bundle(i), user.cap)
+    if not best:
+        return direct
+    return max(direct, min(user.cap, _best_placed_tasks(lie, i, user.demand, truth.eligible[i])))
+
+
+def _best_placed_tasks(lie: Outcome, i: int, demand: FloatArray, eligible: BoolArray) -> float:
+    """The most true tasks user i can run over every feasible placement that gives each user
+    its task count in ``lie`` on machines it claimed (a linear program)."""
+    claimed = lie.scenario.demands
+    tasks = lie.allocation.tasks
+    pairs = np.argwhere(lie.eligible)
+    mine = np.flatnonzero((pairs[:, 0] == i) & eligible[pairs[:, 1]])
+    needed = np.flatnonzero(demand > 0)
+    size = len(pairs) + len(mine)
+    rows: list[FloatArray] = []
+    bounds: list[float] = []
+    for c in range(lie.capacity.shape[0]):
+        for r in range(claimed.shape[1]):
+            row = np.zeros(size)
+            on = np.flatnonzero(pairs[:, 1] == c)
+            row[on] = claimed[pairs[on, 0], r]
+            rows.append(row)
+            bounds.append(float(lie.capacity[c, r]))
+    for j in range(len(tasks)):
+        row = np.zeros(size)
+        row[np.flatnonzero(pairs[:, 0] == j)] = 1.0
+        rows.append(row)
+        bounds.append(float(tasks[j]))
+        rows.append(-row)
+        bounds.append(-float(tasks[j]) * (1 - 1e-9))
+    for k, pair in enumerate(mine):
+        for r in needed:
+            row = np.zeros(size)
+            row[len(pairs) + k] = demand[r]
+            row[pair] = -claimed[i, r]
+            rows.append(row)
+            bounds.append(0.0)
+    objective = np.zeros(size)
+    objective[len(pairs) :] = -1.0
+    solution = linprog(objective, A_ub=np.array(rows), b_ub=np.array(bounds), method="highs")
+    return float(-solution.fun) if solution.status == 0 else 0.0
 
 
 class StrategyProofness:
@@ -370,12 +417,14 @@ class StrategyProofness:
     ) -> Violation | None:
         truth = outcome(document, policy)
         placed = not domain_of(policy).pooled
+        best = placed and policy not in _FIXED_PLACEMENT
         for i, user in enumerate(truth.scenario.users):
             if focus and user.name not in focus:
                 continue
             honest = float(truth.allocation.tasks[i])
             for lie in _lies(document, i, placed):
-                real = _true_tasks(truth, outcome(_with_lies(document, {i: lie}), policy), i)
+                lying = outcome(_with_lies(document, {i: lie}), policy)
+                real = _true_tasks(truth, lying, i, best)
                 if _better(real, honest):
                     return Violation(
                         f"{user.name} runs {_fmt(real)} tasks instead of {_fmt(honest)} by "
@@ -536,7 +585,8 @@ class HierarchicalShareGuarantee:
         guarantee, _ = _leaf_guarantees(scenario)
         # A node whose users are all capped below their guarantee is owed only what they want.
         demands = scenario.demands
-        wanted = tree.ancestors @ np.where(demands > 0, scenario.caps[:, None] * demands, 0.0)
+        capped = np.where(np.isfinite(scenario.caps), scenario.caps, 1e300)
+        wanted = tree.ancestors @ (capped[:, None] * demands)
         wanted_share = (wanted / np.where(total > 0, total, 1.0)).max(axis=1)
         for node in range(1, tree.size):
             owed = min(float(guarantee[node]), float(wanted_share[node]))
@@ -581,7 +631,11 @@ class GroupStrategyProofness:
                 if len(lies) == 0:
                     continue
                 lie = outcome(_with_lies(document, lies), policy)
-                gains = {k: _true_tasks(truth, lie, k) for k in group}
+                # A single liar gets its most favourable placement, as in strategy-proofness;
+                # a pair is judged on the policy's placement, which one LP cannot optimise
+                # for both members at once.
+                best = placed and len(group) == 1 and policy not in _FIXED_PLACEMENT
+                gains = {k: _true_tasks(truth, lie, k, best) for k in group}
                 before = {k: float(truth.allocation.tasks[k]) for k in group}
                 weakly = all(not _better(before[k], gains[k]) for k in group)
                 strictly = any(_better(gains[k], before[k]) for k in group)
