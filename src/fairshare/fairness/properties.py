@@ -392,10 +392,10 @@ def _best_placed_tasks(lie: Outcome, i: int, demand: FloatArray, eligible: BoolA
         rows.append(-row)
         bounds.append(-float(tasks[j]) * (1 - 1e-9))
     for k, pair in enumerate(mine):
-        for r in needed:
+        for resource in needed.tolist():
             row = np.zeros(size)
-            row[len(pairs) + k] = demand[r]
-            row[pair] = -claimed[i, r]
+            row[len(pairs) + k] = demand[resource]
+            row[pair] = -claimed[i, resource]
             rows.append(row)
             bounds.append(0.0)
     objective = np.zeros(size)
