@@ -160,18 +160,35 @@ class ReferenceScheduler(Policy):
         self.alive: list[bool] = []
         self.sig: list[int] = []
         self._sig_of: dict[tuple[object, ...], int] = {}
-        self._sig_machine: list[Machine] = []
+        self._sig_count = 0
         self.classes: list[tuple[Constraint | None, frozenset[str] | None]] = []
         self._class_of: dict[tuple[str | None, frozenset[str] | None], int] = {}
-        self._eligible: dict[tuple[int, int], bool] = {}
+        # Per constraint class, one byte per machine: 1 where the class may run. Evaluated
+        # once per class and machine, so no decision ever evaluates a constraint.
+        self.eligible: list[bytearray] = []
         self.by_name = False
         self.units: list[_Unit] = []
         self._unit_of: dict[tuple[str, int, float], int] = {}
+        # Units with pending tasks, by index.
+        self.waiting: dict[int, None] = {}
         self.jobs: dict[int, _JobTasks] = {}
         self.dirty = False
-        # periodic-offline: the plan, tasks per (unit, machine signature), and whether the set
-        # of active units changed since it was made.
+        # What changed since the last decision. Every decision leaves no free capacity that a
+        # waiting unit could use (each exact allocation is maximal), so only machines that
+        # freed up or joined (``fresh``) and the free machines of units with new pending tasks
+        # (``widened``) can take a task now.
+        self.fresh: set[int] = set()
+        self.widened: set[int] = set()
+        # offline-preemption: whether anything but a task of a unit that still has pending
+        # tasks finished since the last decision (see ``decide``).
+        self.hard = True
+        # Tests set this to examine every free machine and solve the whole cluster at every
+        # decision, the definition the incremental decisions must reproduce exactly.
+        self.exhaustive = False
+        # periodic-offline: the plan, tasks per (unit, machine signature), whether the set of
+        # active units changed since it was made, and the tasks each unit holds per signature.
         self.plan: dict[tuple[int, int], int] = {}
+        self.held: dict[tuple[int, int], int] = {}
         self.replan = False
         for machine in cluster.machines:
             self._add_machine(machine)
@@ -207,20 +224,23 @@ class ReferenceScheduler(Policy):
     def task_finished(self, now: float, task: TaskRef) -> None:
         state = self.jobs[task.job]
         unit = self.units[state.unit]
-        mi = unit.running.pop(task)
+        mi = self._forget(unit, task)
         self._release(mi, unit.size)
         if task.phase == "map":
             state.maps_done += 1
             if state.maps_done == state.maps and state.reduces:
                 state.pending.extend(TaskRef(task.job, "reduce", t) for t in range(state.reduces))
                 self._activate(unit, task.job, state.reduces)
-        if not unit.running and not unit.pending:
-            self.replan = True  # the unit leaves
+        if not unit.pending:
+            # The unit's demand fell to what it runs: its cap may now bind in the target.
+            self.hard = True
+            if not unit.running:
+                self.replan = True  # the unit leaves
         self.dirty = True
 
     def machine_added(self, now: float, machine: Machine) -> None:
         self._add_machine(machine)
-        self.replan = self.dirty = True
+        self.replan = self.dirty = self.hard = True
 
     def machine_removed(self, now: float, name: str) -> list[TaskRef]:
         mi = self.index[name]
@@ -228,13 +248,15 @@ class ReferenceScheduler(Policy):
         for unit in self.units:
             gone = [ref for ref, where in unit.running.items() if where == mi]
             for ref in gone:
-                del unit.running[ref]
+                self._forget(unit, ref)
                 self._requeue(unit, ref)
+                self.widened.add(unit.idx)
             lost.extend(gone)
         self.alive[mi] = False
         self.free[mi] = 0.0
         self.room.pop(mi, None)
-        self.replan = self.dirty = True
+        self.fresh.discard(mi)
+        self.replan = self.dirty = self.hard = True
         return sorted(lost)
 
     def advance(self, now: float) -> None:
@@ -246,19 +268,34 @@ class ReferenceScheduler(Policy):
     # ------------------------------------------------------------------ protocol: decisions
 
     def decide(self, now: float) -> list[Decision]:
+        """One decision (Choosy 7.1-7.2, see the module docstring). The restricted allocation
+        is solved on the machines that can take a task only; offline-preemption solves the
+        whole cluster only after events that can change its CMMF target (``hard``): when the
+        only news is that tasks of units with pending work finished, the old target stays
+        feasible and optimal (those units' caps do not bind), the restricted allocation can
+        restore it, so the restricted one is at least as fair and is what the comparison
+        below would pick."""
         if not self.dirty:
             return []
         self.dirty = False
-        if not any(unit.pending for unit in self.units):
-            return []
         out: list[Decision] = []
-        if self.name == "periodic-offline":
-            self._periodic(out)
-            return out
-        restricted = self._restricted()
-        if self.name == "offline-restricted":
+        if self.waiting:
+            if self.name == "periodic-offline":
+                self._periodic(out)
+            else:
+                self._decide(out)
+        self.hard = False
+        self.fresh.clear()
+        self.widened.clear()
+        return out
+
+    def _decide(self, out: list[Decision]) -> None:
+        restricted = self._restricted(self._candidates())
+        if self.name == "offline-restricted" or (
+            self.name == "offline-preemption" and not self.hard and not self.exhaustive
+        ):
             self._apply_new(restricted, out)
-            return out
+            return
         target = self._whole_cluster(keep_running=self.name == "offline-migration")
         if self._levels(self._totals(restricted, add_running=True)) >= self._levels(
             self._totals(target, add_running=False)
@@ -266,23 +303,41 @@ class ReferenceScheduler(Policy):
             self._apply_new(restricted, out)
         else:
             self._apply_target(target, out)
+
+    def _candidates(self) -> list[int]:
+        """Free machines on which some waiting unit may run a task that fits, by index."""
+        room = self.room
+        if self.exhaustive:
+            pool: set[int] = set(room)
+        else:
+            pool = {mi for mi in self.fresh if mi in room}
+            for u in self.widened:
+                unit = self.units[u]
+                if unit.pending:
+                    ok = self.eligible[unit.cls]
+                    pool.update(mi for mi in room if ok[mi])
+        waiting = [self.units[u] for u in self.waiting]
+        out = []
+        for mi in sorted(pool):
+            fits = self.free[mi] + _EPS
+            if any(unit.size <= fits and self.eligible[unit.cls][mi] for unit in waiting):
+                out.append(mi)
         return out
 
     # ------------------------------------------------------------------ the exact allocations
 
-    def _restricted(self) -> dict[tuple[int, int], int]:
-        """New tasks per (unit, machine) on the free capacity, leximin over running + new
-        (Choosy 7.1's restricted offline scheduler). Running tasks enter the flow as a private
-        machine per unit holding exactly them, guaranteed as its initial tasks."""
-        units = [u for u in self.units if u.pending]
-        smallest = min(u.size for u in units)
-        free = self.free
-        machines = sorted(mi for mi in self.room if free[mi] + _EPS >= smallest)
+    def _restricted(self, machines: list[int]) -> dict[tuple[int, int], int]:
+        """New tasks per (unit, machine) on the free capacity of ``machines`` (those a waiting
+        unit can use), leximin over running + new (Choosy 7.1's restricted offline scheduler).
+        Running tasks enter the flow as a private machine per unit holding exactly them,
+        guaranteed as its initial tasks."""
+        if not machines:
+            return {}
+        units = [self.units[u] for u in sorted(self.waiting)]
         one = self._single_slot(units, machines)
         if one is not None:
             return one
-        keys = [(self.sig[mi], round(self.free[mi], _DIGITS)) for mi in machines]
-        placement = self._solve(units, machines, keys, [self.free[mi] for mi in machines], True)
+        placement = self._solve(units, machines, [self.free[mi] for mi in machines], True)
         out: dict[tuple[int, int], int] = {}
         total: dict[int, int] = {}
         for (u, m), tasks in placement.items():
@@ -306,9 +361,9 @@ class ReferenceScheduler(Policy):
     def _single_slot(
         self, units: list[_Unit], machines: list[int]
     ) -> dict[tuple[int, int], int] | None:
-        """The exact answer without a flow when one task's worth of room is free and every
-        pending task has one size (the common case once the cluster is full): the leximin
-        optimum gives it to the eligible unit with the lowest weighted share, with the
+        """The exact answer without a flow when one task's worth of usable room is free and
+        every pending task has one size (the common case once the cluster is full): the
+        leximin optimum gives it to the eligible unit with the lowest weighted share, with the
         solver's tie rule (the largest size / weight, then the first unit). This is Choosy
         section 6's observation that its greedy rule is the restricted offline optimum when
         one machine frees up. None when the flow is needed."""
@@ -316,12 +371,11 @@ class ReferenceScheduler(Policy):
         if len(machines) != 1 or any(u.size != size for u in units):
             return None
         mi = machines[0]
-        if self.free[mi] + _EPS < size or self.free[mi] + _EPS >= 2 * size:
+        if self.free[mi] + _EPS >= 2 * size:
             return None
-        sig = self.sig[mi]
         best: tuple[float, float, int] | None = None
         for unit in units:
-            if self._eligible_sig(unit.cls, sig):
+            if self.eligible[unit.cls][mi]:
                 rank = (
                     round(len(unit.running) * size / unit.weight, _DIGITS),
                     -size / unit.weight,
@@ -337,9 +391,8 @@ class ReferenceScheduler(Policy):
         (free preemption)."""
         units = [u for u in self.units if u.pending or u.running]
         machines = [mi for mi in range(len(self.names)) if self.alive[mi]]
-        keys = [(self.sig[mi], 0.0) for mi in machines]
         placement = self._solve(
-            units, machines, keys, [self.capacity[mi] for mi in machines], keep_running
+            units, machines, [self.capacity[mi] for mi in machines], keep_running
         )
         return {(u, machines[m]): t for (u, m), t in placement.items() if m < len(machines)}
 
@@ -347,31 +400,40 @@ class ReferenceScheduler(Policy):
         self,
         units: list[_Unit],
         machines: list[int],
-        keys: list[tuple[int, float]],
         capacity: list[float],
         offsets: bool,
     ) -> dict[tuple[int, int], int]:
         """Integral weighted CMMF (:func:`cmmf_whole_tasks`) of ``units`` over ``machines``
-        with ``capacity``, machines coalesced by ``keys`` (Choosy 5.1). With ``offsets`` each
-        unit is guaranteed its running tasks. Returns whole tasks per (unit index, position in
+        with ``capacity``. Machines are coalesced into types (Choosy 5.1) by what the flow can
+        tell apart: which of ``units`` may use them, and their capacity; machines that differ
+        only in attributes no unit here asks about are one type. With ``offsets`` each unit is
+        guaranteed its running tasks. Returns whole tasks per (unit index, position in
         ``machines``; positions past the end are the private machines of running tasks)."""
-        type_of: dict[tuple[int, float], int] = {}
-        machine_type: list[int] = []
-        type_capacity: list[float] = []
-        type_sig: list[int] = []
-        for key, cap in zip(keys, capacity, strict=True):
-            t = type_of.get(key)
-            if t is None:
-                t = type_of[key] = len(type_capacity)
-                type_capacity.append(cap)
-                type_sig.append(key[0])
-            machine_type.append(t)
-        eligible = [[self._eligible_sig(u.cls, s) for s in type_sig] for u in units]
-        private: list[int] = []
+        n_units, n_machines = len(units), len(machines)
+        where = np.asarray(machines, dtype=np.int64)
+        rows = [np.frombuffer(self.eligible[u.cls], dtype=np.bool_)[where] for u in units]
+        allowed = np.stack(rows) if rows else np.zeros((0, n_machines), dtype=np.bool_)
+        amounts = np.asarray(capacity, dtype=np.float64)
+        keys = np.concatenate(
+            (
+                np.packbits(allowed, axis=0).T,
+                np.round(amounts, _DIGITS).reshape(n_machines, 1).view(np.uint8),
+            ),
+            axis=1,
+        )
+        _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+        # Number types in the order of their first machine, so the flow's tie-breaks (type
+        # order) follow machine order as they would uncoalesced.
+        order = np.argsort(first, kind="stable")
+        rank = np.empty(len(first), dtype=np.int64)
+        rank[order] = np.arange(len(first))
+        machine_type: list[int] = rank[inverse.reshape(-1)].tolist()
+        firsts = first[order]
+        type_capacity: list[float] = amounts[firsts].tolist()
+        eligible: list[list[bool]] = allowed[:, firsts].tolist()
         if offsets:
             for row, unit in enumerate(units):
                 if unit.running:
-                    private.append(row)
                     machine_type.append(len(type_capacity))
                     type_capacity.append(len(unit.running) * unit.size)
                     for other, line in enumerate(eligible):
@@ -381,19 +443,19 @@ class ReferenceScheduler(Policy):
             machine_type=np.asarray(machine_type, dtype=np.int64),
             capacity=np.asarray(type_capacity, dtype=np.float64).reshape(n_types, 1),
             count=np.bincount(np.asarray(machine_type, dtype=np.int64), minlength=n_types),
-            eligible=np.asarray(eligible, dtype=np.bool_).reshape(len(units), n_types),
+            eligible=np.asarray(eligible, dtype=np.bool_).reshape(n_units, n_types),
         )
         running = np.array([len(u.running) for u in units], dtype=np.float64)
-        demands = np.array([[u.size] for u in units], dtype=np.float64)
+        demands = np.array([[u.size] for u in units], dtype=np.float64).reshape(n_units, 1)
         weights = np.array([u.weight for u in units], dtype=np.float64)
         caps = running + np.array([u.pending for u in units], dtype=np.float64)
-        initial = running if offsets else np.zeros(len(units))
+        initial = running if offsets else np.zeros(n_units)
         result = cmmf_whole_tasks(types, demands, weights, caps, initial)
         out: dict[tuple[int, int], int] = {}
-        rows: list[int] = result.users.tolist()
+        result_rows: list[int] = result.users.tolist()
         positions: list[int] = result.machines.tolist()
-        amounts: list[float] = result.tasks.tolist()
-        for row, m, tasks in zip(rows, positions, amounts, strict=True):
+        tasks_at: list[float] = result.tasks.tolist()
+        for row, m, tasks in zip(result_rows, positions, tasks_at, strict=True):
             whole = round(tasks)
             if whole > 0:
                 pair = (units[row].idx, m)
@@ -437,7 +499,7 @@ class ReferenceScheduler(Policy):
             for ref, mi in reversed(list(unit.running.items())):
                 if have[mi] > target.get((unit.idx, mi), 0):
                     have[mi] -= 1
-                    del unit.running[ref]
+                    self._forget(unit, ref)
                     self._release(mi, unit.size)
                     out.append(Pause(ref, self.names[mi]))
                     self._requeue(unit, ref)
@@ -452,7 +514,10 @@ class ReferenceScheduler(Policy):
                 self._launch(unit, mi, out)
 
     def _periodic(self, out: list[Decision]) -> None:
-        """Choosy 7.2's periodic offline scheduler (see the module docstring)."""
+        """Choosy 7.2's periodic offline scheduler (see the module docstring): the plan is
+        solved again only when a unit joins or leaves or the machines change; in between, each
+        machine that can take a task goes to the waiting unit furthest below its plan for the
+        machine's type."""
         if self.replan or not self.plan:
             self.replan = False
             target = self._whole_cluster(keep_running=False)
@@ -460,35 +525,24 @@ class ReferenceScheduler(Policy):
             for (u, mi), tasks in target.items():
                 key = (u, self._type_of(mi))
                 self.plan[key] = self.plan.get(key, 0) + tasks
-        held: dict[tuple[int, int], int] = {}
-        for unit in self.units:
-            for mi in unit.running.values():
-                key = (unit.idx, self._type_of(mi))
-                held[key] = held.get(key, 0) + 1
-        smallest = min(u.size for u in self.units if u.pending)
-        for mi in sorted(self.room):
-            if self.free[mi] + _EPS < smallest:
-                continue
+        held, plan = self.held, self.plan
+        for mi in self._candidates():
             sig = self._type_of(mi)
             while True:
+                free = self.free[mi] + _EPS
                 best: tuple[float, float, int] | None = None
-                for unit in self.units:
-                    if (
-                        not unit.pending
-                        or unit.size > self.free[mi] + _EPS
-                        or not self._eligible_sig(unit.cls, self.sig[mi])
-                    ):
+                for u in self.waiting:
+                    unit = self.units[u]
+                    if unit.size > free or not self.eligible[unit.cls][mi]:
                         continue
-                    short = self.plan.get((unit.idx, sig), 0) - held.get((unit.idx, sig), 0)
+                    short = plan.get((u, sig), 0) - held.get((u, sig), 0)
                     share = len(unit.running) * unit.size / unit.weight
-                    rank = (0.0 if short > 0 else 1.0, -short if short > 0 else share, unit.idx)
+                    rank = (0.0 if short > 0 else 1.0, -short if short > 0 else share, u)
                     if best is None or rank < best:
                         best = rank
                 if best is None:
                     break
-                unit = self.units[best[2]]
-                held[(unit.idx, sig)] = held.get((unit.idx, sig), 0) + 1
-                self._launch(unit, mi, out)
+                self._launch(self.units[best[2]], mi, out)
 
     def _type_of(self, mi: int) -> int:
         """The machine type a plan counts machines by (Choosy 7.2: machines of each type)."""
@@ -502,12 +556,22 @@ class ReferenceScheduler(Policy):
         if job_id not in unit.jobs:
             unit.jobs.append(job_id)
         unit.pending += tasks
-        self.dirty = True
+        self.waiting[unit.idx] = None
+        self.widened.add(unit.idx)
+        self.dirty = self.hard = True
 
     def _release(self, mi: int, amount: float) -> None:
         self.free[mi] += amount
         if self.alive[mi] and self.free[mi] > _EPS:
             self.room[mi] = None
+            self.fresh.add(mi)
+
+    def _forget(self, unit: _Unit, ref: TaskRef) -> int:
+        """Drop ``ref`` from ``unit``'s running tasks; the machine it ran on."""
+        mi = unit.running.pop(ref)
+        key = (unit.idx, self.sig[mi])
+        self.held[key] -= 1
+        return mi
 
     def _requeue(self, unit: _Unit, ref: TaskRef) -> None:
         state = self.jobs[ref.job]
@@ -516,6 +580,7 @@ class ReferenceScheduler(Policy):
             unit.jobs.remove(ref.job)
         unit.jobs.appendleft(ref.job)
         unit.pending += 1
+        self.waiting[unit.idx] = None
         self.dirty = True
 
     def _launch(self, unit: _Unit, mi: int, out: list[Decision]) -> None:
@@ -525,7 +590,11 @@ class ReferenceScheduler(Policy):
         if not state.pending:
             unit.jobs.popleft()
         unit.pending -= 1
+        if not unit.pending:
+            del self.waiting[unit.idx]
         unit.running[ref] = mi
+        key = (unit.idx, self.sig[mi])
+        self.held[key] = self.held.get(key, 0) + 1
         self.free[mi] -= unit.size
         if self.free[mi] <= _EPS:
             self.room.pop(mi, None)
@@ -557,6 +626,7 @@ class ReferenceScheduler(Policy):
                 c if alive else 0.0 for c, alive in zip(self.capacity, self.alive, strict=True)
             ]
             self.room = {mi: None for mi, f in enumerate(self.free) if f > _EPS}
+            self.fresh.update(self.room)
         elif resource != self.resource:
             raise SimulationError(
                 f"jobs '{job.name}'.demand",
@@ -572,22 +642,35 @@ class ReferenceScheduler(Policy):
         if c is None:
             c = self._class_of[key] = len(self.classes)
             self.classes.append((job.constraint, job.machines))
+            self.eligible.append(bytearray(self._allows(c, m) for m in self.machines))
             if job.machines is not None or (
                 job.constraint is not None and "name" in job.constraint.attributes()
             ):
                 self._by_name()
         return c
 
+    def _allows(self, cls: int, machine: Machine) -> bool:
+        constraint, whitelist = self.classes[cls]
+        return (whitelist is None or machine.name in whitelist) and (
+            constraint is None or constraint.matches(machine)
+        )
+
     def _by_name(self) -> None:
-        """A class reads machine names: from now on every machine is its own signature."""
+        """A class reads machine names: from now on every machine is its own signature (the
+        type periodic-offline plans by)."""
         if self.by_name:
             return
         self.by_name = True
         self._sig_of.clear()
-        self._sig_machine.clear()
-        self._eligible.clear()
+        self._sig_count = 0
+        held: dict[tuple[int, int], int] = {}
         for mi, machine in enumerate(self.machines):
             self.sig[mi] = self._signature(machine)
+        for unit in self.units:
+            for mi in unit.running.values():
+                key = (unit.idx, self.sig[mi])
+                held[key] = held.get(key, 0) + 1
+        self.held = held
         if self.name == "periodic-offline":
             self.replan = True
 
@@ -600,20 +683,9 @@ class ReferenceScheduler(Policy):
         )
         sig = self._sig_of.get(key)
         if sig is None:
-            sig = self._sig_of[key] = len(self._sig_machine)
-            self._sig_machine.append(machine)
+            sig = self._sig_of[key] = self._sig_count
+            self._sig_count += 1
         return sig
-
-    def _eligible_sig(self, cls: int, sig: int) -> bool:
-        ok = self._eligible.get((cls, sig))
-        if ok is None:
-            constraint, whitelist = self.classes[cls]
-            machine = self._sig_machine[sig]
-            ok = (whitelist is None or machine.name in whitelist) and (
-                constraint is None or constraint.matches(machine)
-            )
-            self._eligible[(cls, sig)] = ok
-        return ok
 
     def _add_machine(self, machine: Machine) -> None:
         if machine.name in self.index and self.alive[self.index[machine.name]]:
@@ -627,11 +699,14 @@ class ReferenceScheduler(Policy):
         self.rack.append(machine.rack)
         self.alive.append(True)
         self.sig.append(self._signature(machine))
+        for cls, allowed in enumerate(self.eligible):
+            allowed.append(self._allows(cls, machine))
         amount = float(machine.capacity[self.resource]) if self.resource is not None else 0.0
         self.capacity.append(amount)
         self.free.append(amount)
         if amount > _EPS:
             self.room[mi] = None
+            self.fresh.add(mi)
 
 
 def make_reference(
