@@ -8,6 +8,8 @@ the papers' own model.
   caps, minimum shares and capped queues.
 - Pooled and per-user level rows agree under the batched test too.
 - Every result is feasible: capacity per (type, resource), usable types, caps, minimums, queues.
+- Packing a result onto machines keeps each (user, type) amount, fits every machine and
+  lists each (user, machine) pair once.
 - Choosy Figure 1 (u1 = u2 = 1.5, u3 = 3, u4 = 4) holds with every user and machine cloned,
   which puts the clones in one pool.
 """
@@ -20,7 +22,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fairshare.solvers.errors import InvalidRequest
-from fairshare.solvers.filling_lp import FillingProblem, FillingResult, progressive_filling
+from fairshare.solvers.filling_lp import (
+    FillingProblem,
+    FillingResult,
+    pack_over_machines,
+    progressive_filling,
+)
+from fairshare.workload.eligibility import MachineTypes
 
 TOLERANCE = 1e-6
 
@@ -172,3 +180,32 @@ def test_choosy_figure_1_with_clones(copies: int) -> None:
         _assert_feasible(problem, result)
         # two rounds: u1 and u2 freeze at 1.5, then u3 at 3 (u4 reaches 4 in the last round)
         assert [round(level, 9) for level, _ in result.rounds][:2] == [1.5, 3.0]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(filling_problems())
+def test_packing_onto_machines_is_feasible_and_keeps_amounts(problem: FillingProblem) -> None:
+    result = _solve(problem)
+    if result is None:
+        return
+    types = len(problem.count)
+    count = problem.count.astype(np.int64)
+    machine_type = np.repeat(np.arange(types), count)[::-1].copy()  # types interleave freely
+    layout = MachineTypes(
+        machine_type=machine_type,
+        capacity=problem.capacity,
+        count=count,
+        eligible=problem.usable,
+    )
+    users = len(problem.demands)
+    placement = pack_over_machines(
+        layout, result.pair_user, result.pair_type, result.pair_tasks, users, problem.demands
+    )
+    pairs = set(zip(placement.users.tolist(), placement.machines.tolist(), strict=True))
+    assert len(pairs) == len(placement.users)
+    assert np.all(placement.tasks > 0)
+    per_type = np.zeros((users, types))
+    np.add.at(per_type, (placement.users, machine_type[placement.machines]), placement.tasks)
+    np.testing.assert_allclose(per_type, result.per_type(types), atol=TOLERANCE)
+    usage = placement.machine_usage(problem.demands)
+    assert np.all(usage <= problem.capacity[machine_type] + TOLERANCE)

@@ -38,6 +38,7 @@ from fairshare.solvers.errors import InvalidRequest, SolverFailure
 from fairshare.solvers.filling_lp import (
     FillingProblem,
     PlacedInput,
+    pack_over_machines,
     placed_allocation,
     prepare_placed,
     progressive_filling,
@@ -78,12 +79,13 @@ def solve_cmmf(scenario: Scenario, policy: str, integral: bool) -> Allocation:
         )
     else:
         result = progressive_filling(data.problem(scenario, demand))
-        placement = spread_over_machines(
+        placement = pack_over_machines(
             data.types,
             result.pair_user,
             result.pair_type,
             result.pair_tasks,
             len(scenario.users),
+            scenario.demands,
         )
     return placed_allocation(
         policy, integral, placement, placement.per_user() * demand, data.warnings

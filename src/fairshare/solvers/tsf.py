@@ -37,10 +37,10 @@ from fairshare.cluster import FloatArray
 from fairshare.solvers.constrained import per_machine_allocation
 from fairshare.solvers.filling_lp import (
     PlacedInput,
+    pack_over_machines,
     placed_allocation,
     prepare_placed,
     progressive_filling,
-    spread_over_machines,
     tasks_alone,
     whole_minimums,
 )
@@ -86,8 +86,13 @@ def solve_task_share(scenario: Scenario, policy: str, integral: bool) -> Allocat
         )
     else:
         result = progressive_filling(data.problem(scenario, share_per_task))
-        placement = spread_over_machines(
-            data.types, result.pair_user, result.pair_type, result.pair_tasks, len(scenario.users)
+        placement = pack_over_machines(
+            data.types,
+            result.pair_user,
+            result.pair_type,
+            result.pair_tasks,
+            len(scenario.users),
+            demands,
         )
     shares = placement.per_user() * share_per_task
     return placed_allocation(policy, integral, placement, shares, data.warnings)
