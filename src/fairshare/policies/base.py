@@ -23,6 +23,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections.abc import Sequence
+from heapq import heappop, heappush
 
 from fairshare.cluster import Cluster, Machine
 from fairshare.policies.delay import deadlines, locality_of, pick_map
@@ -64,6 +65,9 @@ class Scheduler(Policy):
         # Whether a job's place among its user's jobs moves as it runs tasks (FAIR's fair
         # order inside a pool); FIFO order never moves.
         self.reorder_jobs = False
+        # Batched launches (see _fill) rely on the share-ordered selection of this class and
+        # on a job order that does not move as the job runs tasks.
+        self._batching = type(self).select is Scheduler.select
         for user in users:
             self._user(user.name, None)
 
@@ -83,25 +87,42 @@ class Scheduler(Policy):
 
     def select(self, mi: int) -> tuple[int, int] | None:
         """The (user, group) to serve next on machine ``mi``: the lowest valid heap entry over
-        the groups that may use ``mi`` and whose task fits there."""
+        the groups that may use ``mi`` and whose task fits there. Ties (one user's equal
+        entries in two groups) go to the group listed first for the machine."""
         cs = self.cluster
         free = cs.free[mi]
         users = self.users
+        groups = cs.groups
         best: tuple[float, int, int, int] | None = None
         best_group = -1
-        for g in cs.groups_for(mi):
-            grp = cs.groups[g]
-            if not self._fits(free, grp.demand):
-                continue
+        for g in cs.gfor[mi]:
+            grp = groups[g]
             heap = grp.heap
+            # Stale entries never become valid again (a user's version only grows), so they
+            # are dropped whether or not the group fits: the fit test runs only for a top
+            # that would win.
             while heap:
                 entry = heap[0]
                 user = users[entry[2]]
                 if entry[3] == user.version and g in user.job_heaps and user.running < user.cap:
                     break
-                heapq.heappop(heap)
-            if heap and (best is None or heap[0] < best):
-                best = heap[0]
+                heappop(heap)
+            else:
+                continue
+            if best is not None and not entry < best:
+                continue
+            if self._largest is None:
+                demand = grp.demand
+                i = 0
+                for d in demand:
+                    if free[i] + EPS < d:
+                        break
+                    i += 1  # noqa: SIM113 (enumerate allocates a tuple per step)
+                else:
+                    best = entry
+                    best_group = g
+            elif self._fits(free, grp.demand):
+                best = entry
                 best_group = g
         if best is None:
             return None
@@ -197,9 +218,8 @@ class Scheduler(Policy):
     def advance(self, now: float) -> None:
         # A delay-scheduling level may have moved up: offer free machines again.
         if self.options.delay is not None or self.options.job_delays:
-            for sig_free in self.cluster.free_by_sig:
-                for mi in sig_free:
-                    self.dirty[mi] = None
+            for mi in self.cluster.roomy:
+                self.dirty[mi] = None
 
     def on_cluster_change(self) -> None:
         """Called after a machine joins or leaves; policies whose share depends on the
@@ -220,25 +240,50 @@ class Scheduler(Policy):
 
     def _place(self, now: float, out: list[Decision]) -> None:
         cs = self.cluster
-        while self.dirty:
-            mi = next(iter(self.dirty))
-            del self.dirty[mi]
-            if cs.alive[mi]:
-                self._fill(mi, now, out)
+        dirty = self.dirty
+        alive = cs.alive
+        select = self.select
+        while dirty:
+            mi = next(iter(dirty))
+            del dirty[mi]
+            if alive[mi]:
+                # Most machines freed by a finish find nobody to serve: select first.
+                pick = select(mi)
+                if pick is not None:
+                    self._fill(mi, now, out, pick)
         # A job with new work is offered free machines only until it has none left: every
-        # other user already had its chance at them (they were not dirty), so this does not
-        # scan the whole free pool on every arrival.
-        while self._offers:
-            job_id = next(iter(self._offers))
-            del self._offers[job_id]
-            job = self.jobs.get(job_id)
+        # other user already had its chance at them (they were not dirty). Machines come from
+        # the class's free-vector buckets (see fairshare.policies.state), one fit test per
+        # bucket; a job that reads input tries every machine of a fitting bucket, since
+        # there the machine decides the locality.
+        offers = self._offers
+        jobs = self.jobs
+        fits_here = self._fits
+        while offers:
+            job_id = next(iter(offers))
+            del offers[job_id]
+            job = jobs.get(job_id)
             if job is None:
                 continue
-            for mi in cs.free_machines(cs.groups[job.group].cls):
+            demand = job.demand
+            for key, bucket in list(cs.pools[cs.groups[job.group].cls].items()):
                 if job.pending == 0:
                     break
-                if self._fits(cs.free[mi], job.demand):
+                if not fits_here(key, demand):
+                    continue
+                if job.blocks is not None:
+                    for mi in list(bucket):
+                        if job.pending == 0:
+                            break
+                        if cs.key_of[mi] == key:
+                            self._fill(mi, now, out)
+                    continue
+                while bucket and job.pending > 0:
+                    mi = next(reversed(bucket))
                     self._fill(mi, now, out)
+                    if cs.key_of[mi] == key:
+                        # Nothing was placed (cap or delay): the bucket's twins fare the same.
+                        break
 
     def next_wakeup(self) -> float | None:
         return self._wakeups[0] if self._wakeups else None
@@ -267,7 +312,7 @@ class Scheduler(Policy):
     def on_new_user(self, user: UserState) -> None:
         """Called when a user (or pool) first appears."""
 
-    def _fits(self, free: list[float], demand: Demand) -> bool:
+    def _fits(self, free: Sequence[float], demand: Demand) -> bool:
         if self._largest is None:
             return fits(free, demand)
         if not fits(free, demand):
@@ -339,53 +384,116 @@ class Scheduler(Policy):
         job.next_reduce += 1
         return TaskRef(job.id, "reduce", index), None
 
-    def _fill(self, mi: int, now: float, out: list[Decision]) -> None:
+    def _fill(
+        self, mi: int, now: float, out: list[Decision], pick: tuple[int, int] | None = None
+    ) -> None:
+        """Offer machine ``mi`` until nothing more fits (``pick``: a selection already made).
+
+        Launches of one user run as a batch without re-selecting while the user provably
+        stays first: its key after each launch stays below ``bound``, a lower bound on every
+        other user's entry in the groups that fit (see :meth:`_bound`), and its task still
+        fits. The decisions are those of selecting before every launch."""
         cs = self.cluster
         free = cs.free[mi]
         name = cs.names[mi]
+        users = self.users
+        jobs = self.jobs
+        select = self.select
+        batch = self._batching
+        user_key = self.user_key
+        fits_here = self._fits
+        n_res = range(len(free))
         while True:
-            pick = self.select(mi)
             if pick is None:
-                break
-            user = self.users[pick[0]]
+                pick = select(mi)
+                if pick is None:
+                    break
+            user = users[pick[0]]
             group = pick[1]
+            pick = None
             job = self._head_job(user, group)
-            took = self._take(job, mi, now)
-            if took is None:
-                self.skip(user.idx, group)
-                continue
-            ref, locality = took
             demand = job.demand
-            for r, d in enumerate(demand):
-                free[r] -= d
-                user.alloc[r] += d
-            self._launch_seq += 1
-            user.tasks[ref] = (mi, self._launch_seq)
-            user.running += 1
-            user.pending -= 1
-            user.share += job.share_per_task
-            job.running += 1
-            job.pending -= 1
-            if job.pending == 0 or self.reorder_jobs:
-                job.version += 1
-                heap = user.job_heaps[group]
-                if job.pending > 0:
-                    heapq.heappush(heap, (self.job_key(job), job.id, job.version))
-                else:
-                    while heap and (
-                        heap[0][1] not in self.jobs
-                        or self.jobs[heap[0][1]].version != heap[0][2]
-                        or self.jobs[heap[0][1]].pending == 0
-                    ):
-                        heapq.heappop(heap)
-                    if not heap:
-                        del user.job_heaps[group]
-                        cs.groups[group].users.pop(user.idx, None)
-            self.on_launch(user, job)
-            self._touch(user)
-            out.append(Launch(ref, name, locality))
+            alloc = user.alloc
+            bound: tuple[float, int, int, int] | None = None
+            launched = False
+            while True:
+                took = self._take(job, mi, now)
+                if took is None:
+                    if launched:
+                        # Refresh the user's entries, then select again: the skip applies to
+                        # the entry a fresh selection would see.
+                        self._touch(user)
+                    else:
+                        self.skip(user.idx, group)
+                    break
+                ref, locality = took
+                for r in n_res:
+                    d = demand[r]
+                    free[r] -= d
+                    alloc[r] += d
+                self._launch_seq += 1
+                user.tasks[ref] = (mi, self._launch_seq)
+                user.running += 1
+                user.pending -= 1
+                user.share += job.share_per_task
+                job.running += 1
+                job.pending -= 1
+                out.append(Launch(ref, name, locality))
+                launched = True
+                if job.pending == 0 or self.reorder_jobs:
+                    job.version += 1
+                    heap = user.job_heaps[group]
+                    if job.pending > 0:
+                        heappush(heap, (self.job_key(job), job.id, job.version))
+                    else:
+                        while heap:
+                            top = jobs.get(heap[0][1])
+                            if top is not None and top.version == heap[0][2] and top.pending > 0:
+                                break
+                            heappop(heap)
+                        if not heap:
+                            del user.job_heaps[group]
+                            cs.groups[group].users.pop(user.idx, None)
+                    self.on_launch(user, job)
+                    self._touch(user)
+                    break
+                self.on_launch(user, job)
+                if not batch or user.running >= user.cap or not fits_here(free, demand):
+                    self._touch(user)
+                    break
+                if bound is None:
+                    bound = self._bound(mi, user.idx)
+                if bound is not None and not (user_key(user, group), user.idx) < bound[:2]:
+                    self._touch(user)
+                    break
         self._restore_held()
-        cs.has_room(mi)
+        cs.rebucket(mi)
+
+    def _bound(self, mi: int, u: int) -> tuple[float, int, int, int] | None:
+        """A lower bound on the heap entries of every user but ``u`` in the groups whose task
+        fits on ``mi`` (None: there is none). A heap's top bounds all its entries, and when
+        the top is ``u``'s, the smaller of its two children bounds the rest."""
+        cs = self.cluster
+        free = cs.free[mi]
+        groups = cs.groups
+        fits_here = self._fits
+        best: tuple[float, int, int, int] | None = None
+        for g in cs.gfor[mi]:
+            grp = groups[g]
+            heap = grp.heap
+            if not heap:
+                continue
+            cand = heap[0]
+            if cand[2] == u:
+                n = len(heap)
+                if n == 1:
+                    continue
+                cand = heap[1] if n == 2 or heap[1] < heap[2] else heap[2]
+            if best is not None and not cand < best:
+                continue
+            if fits_here(free, grp.demand):
+                best = cand
+        return best
 
     def on_launch(self, user: UserState, job: JobState) -> None:
         """Called after each launch (policies with derived state update it here)."""
@@ -423,7 +531,7 @@ class Scheduler(Policy):
 
     def _mark(self, mi: int) -> None:
         if self.cluster.alive[mi]:
-            self.cluster.has_room(mi)
+            self.cluster.rebucket(mi)
             self.dirty[mi] = None
 
     def _requeue(self, ref: TaskRef) -> None:

@@ -10,8 +10,13 @@ or all machines"):
   decide for every user of the group. Machines map to their eligible groups through their
   *signature* (capacity, rack and attributes): classes that do not read ``name`` are evaluated
   once per signature, name-dependent classes (``name`` or a whitelist) once per machine.
-- Machines with free room are kept per signature in insertion-ordered dicts, so an arriving
-  job looks only at free machines of the signatures it may use.
+- Machines with free room are kept per constraint class in *buckets* keyed by their free
+  vector (``ClusterState.pools``). Machines of one bucket are interchangeable for a task
+  that reads no input block, so an arriving job tests one fit per distinct free vector, not
+  one per machine, and takes machines from a bucket in O(1) (last in, first out: the machine
+  that got room most recently). The number of buckets is the number of distinct free vectors
+  among the class's machines: small when tasks come in a few shapes, as many as the machines
+  when every free vector differs (fractional demands from traces).
 """
 
 from __future__ import annotations
@@ -154,7 +159,14 @@ class ClusterState:
         self.sig: list[int] = []
         self._sig_of: dict[tuple[object, ...], int] = {}
         self.sig_machines: list[Machine] = []
-        self.free_by_sig: list[dict[int, None]] = []
+        # Alive machines with room: the order delay scheduling re-offers them in.
+        self.roomy: dict[int, None] = {}
+        # Per class: free vector -> machines of the class with that free vector and room.
+        self.pools: list[dict[tuple[float, ...], dict[int, None]]] = []
+        # Per machine: its bucket key while it sits in the pools (None: no room, or dead).
+        self.key_of: list[tuple[float, ...] | None] = []
+        self.classes_of_sig: list[list[int]] = []
+        self.named_classes_of_machine: dict[int, list[int]] = {}
         self.total = [0.0] * len(self.resources)
         self.classes: list[ClassKey] = []
         self._class_of: dict[ClassKey, int] = {}
@@ -164,6 +176,11 @@ class ClusterState:
         self._group_of: dict[tuple[int, Demand], int] = {}
         self.groups_of_sig: list[list[int]] = []
         self.groups_of_machine: dict[int, list[int]] = {}
+        # Per machine, the groups and the classes that may use it, in creation order: the
+        # lists a placement reads, kept whole so that reading them allocates nothing.
+        self.gfor: list[list[int]] = []
+        self.cfor: list[list[int]] = []
+        self.machines_of_sig: list[list[int]] = []
         self.sigs_of_class: list[list[int]] = []
         for machine in machines:
             self.add_machine(machine)
@@ -182,13 +199,19 @@ class ClusterState:
         if sig is None:
             sig = self._sig_of[key] = len(self.sig_machines)
             self.sig_machines.append(machine)
-            self.free_by_sig.append({})
             self.groups_of_sig.append(
-                [g for g, grp in enumerate(self.groups) if self._eligible_sig(grp.cls, sig)]
+                [
+                    g
+                    for g, grp in enumerate(self.groups)
+                    if not self.by_name[grp.cls] and self._eligible_sig(grp.cls, sig)
+                ]
             )
+            self.classes_of_sig.append([])
+            self.machines_of_sig.append([])
             for c in range(len(self.classes)):
                 if not self.by_name[c] and self._eligible_sig(c, sig):
                     self.sigs_of_class[c].append(sig)
+                    self.classes_of_sig[sig].append(c)
         mi = len(self.names)
         self.names.append(machine.name)
         self.index[machine.name] = mi
@@ -207,45 +230,79 @@ class ClusterState:
         ]
         if named:
             self.groups_of_machine[mi] = named
-        if any(v > EPS for v in capacity):
-            self.free_by_sig[sig][mi] = None
+        named_classes = [
+            c for c in range(len(self.classes)) if self.by_name[c] and self._eligible_machine(c, mi)
+        ]
+        if named_classes:
+            self.named_classes_of_machine[mi] = named_classes
+        self.machines_of_sig[sig].append(mi)
+        self.gfor.append(sorted(self.groups_of_sig[sig] + named))
+        self.cfor.append(sorted(self.classes_of_sig[sig] + named_classes))
+        self.key_of.append(None)
+        self.rebucket(mi)
         return mi
 
     def remove_machine(self, mi: int) -> None:
+        self._unbucket(mi)
         self.alive[mi] = False
-        self.free_by_sig[self.sig[mi]].pop(mi, None)
+        self.named_classes_of_machine.pop(mi, None)
         for r, value in enumerate(self.machines[mi].capacity):
             self.total[r] -= float(value)
         self.groups_of_machine.pop(mi, None)
         self.free[mi] = [0.0] * len(self.resources)
 
     def groups_for(self, mi: int) -> list[int]:
-        named = self.groups_of_machine.get(mi)
-        base = self.groups_of_sig[self.sig[mi]]
-        return base if named is None else base + named
+        return self.gfor[mi]
 
-    def free_machines(self, cls: int) -> list[int]:
-        """Alive machines of class ``cls`` with free room, in machine order."""
-        if self.by_name[cls]:
-            return [
-                mi
-                for sig_free in self.free_by_sig
-                for mi in sig_free
-                if self._eligible_machine(cls, mi)
-            ]
-        out: list[int] = []
-        for sig in self.sigs_of_class[cls]:
-            out.extend(self.free_by_sig[sig])
-        return out
+    def classes_for(self, mi: int) -> list[int]:
+        return self.cfor[mi]
 
-    def has_room(self, mi: int) -> None:
-        """Keep the free-machine index in step with ``free[mi]``."""
-        if self.alive[mi]:
-            for v in self.free[mi]:
-                if v > EPS:
-                    self.free_by_sig[self.sig[mi]][mi] = None
-                    return
-            self.free_by_sig[self.sig[mi]].pop(mi, None)
+    def rebucket(self, mi: int) -> None:
+        """Move machine ``mi`` to the buckets of its current free vector (call after its free
+        capacity changed; a no-op when it did not)."""
+        if not self.alive[mi]:
+            return
+        free = self.free[mi]
+        key = tuple(free)
+        old = self.key_of[mi]
+        if key == old:
+            return
+        pools = self.pools
+        room = False
+        for v in free:
+            if v > EPS:
+                room = True
+                break
+        for c in self.cfor[mi]:
+            pool = pools[c]
+            if old is not None:
+                bucket = pool[old]
+                del bucket[mi]
+                if not bucket:
+                    del pool[old]
+            if room:
+                bucket = pool.get(key)  # type: ignore[assignment]
+                if bucket is None:
+                    bucket = pool[key] = {}
+                bucket[mi] = None
+        if room:
+            self.key_of[mi] = key
+            self.roomy[mi] = None
+        else:
+            self.key_of[mi] = None
+            self.roomy.pop(mi, None)
+
+    def _unbucket(self, mi: int) -> None:
+        old = self.key_of[mi]
+        if old is not None:
+            for c in self.classes_for(mi):
+                pool = self.pools[c]
+                bucket = pool[old]
+                del bucket[mi]
+                if not bucket:
+                    del pool[old]
+            self.key_of[mi] = None
+        self.roomy.pop(mi, None)
 
     # --------------------------------------------------------------------- classes, groups
 
@@ -268,6 +325,24 @@ class ClusterState:
                 if self.by_name[c]
                 else [s for s in range(len(self.sig_machines)) if self._eligible_sig(c, s)]
             )
+            pool: dict[tuple[float, ...], dict[int, None]] = {}
+            self.pools.append(pool)
+            if self.by_name[c]:
+                for mi in range(len(self.names)):
+                    if self.alive[mi] and self._eligible_machine(c, mi):
+                        self.named_classes_of_machine.setdefault(mi, []).append(c)
+                        self.cfor[mi].append(c)
+            else:
+                for sig in self.sigs_of_class[c]:
+                    self.classes_of_sig[sig].append(c)
+                    for mi in self.machines_of_sig[sig]:
+                        self.cfor[mi].append(c)
+            # The new class's pool starts with every eligible machine that has room.
+            for mi in self.roomy:
+                if self.eligible(c, mi):
+                    free_key = self.key_of[mi]
+                    assert free_key is not None
+                    pool.setdefault(free_key, {})[mi] = None
         return c
 
     def group_of(self, cls: int, demand: Demand) -> int:
@@ -279,9 +354,12 @@ class ClusterState:
                 for mi in range(len(self.names)):
                     if self.alive[mi] and self._eligible_machine(cls, mi):
                         self.groups_of_machine.setdefault(mi, []).append(g)
+                        self.gfor[mi].append(g)
             else:
                 for sig in self.sigs_of_class[cls]:
                     self.groups_of_sig[sig].append(g)
+                    for mi in self.machines_of_sig[sig]:
+                        self.gfor[mi].append(g)
         return g
 
     def eligible(self, cls: int, mi: int) -> bool:
@@ -302,7 +380,7 @@ class ClusterState:
         return constraint is None or constraint.matches(machine)
 
 
-def fits(free: list[float], demand: Demand) -> bool:
+def fits(free: Sequence[float], demand: Demand) -> bool:
     # A plain loop: this is the hottest test of the scheduler and all() over a generator
     # costs twice as much for two or three resources.
     i = 0
