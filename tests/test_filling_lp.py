@@ -10,6 +10,8 @@ the papers' own model.
 - Every result is feasible: capacity per (type, resource), usable types, caps, minimums, queues.
 - Packing a result onto machines keeps each (user, type) amount, fits every machine and
   lists each (user, machine) pair once.
+- Machine types (the LP's columns) give each machine the eligibility its own constraint
+  evaluation gives, with attribute values that compare equal across types (1, 1.0, true).
 - Choosy Figure 1 (u1 = u2 = 1.5, u3 = 3, u4 = 4) holds with every user and machine cloned,
   which puts the clones in one pool.
 """
@@ -21,6 +23,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from fairshare.cluster import Cluster, Machine
+from fairshare.cluster.constraints import Constraint
 from fairshare.solvers.errors import InvalidRequest
 from fairshare.solvers.filling_lp import (
     FillingProblem,
@@ -28,7 +32,8 @@ from fairshare.solvers.filling_lp import (
     pack_over_machines,
     progressive_filling,
 )
-from fairshare.workload.eligibility import MachineTypes
+from fairshare.workload.eligibility import MachineTypes, machine_types
+from fairshare.workload.model import Scenario, User
 
 TOLERANCE = 1e-6
 
@@ -209,3 +214,50 @@ def test_packing_onto_machines_is_feasible_and_keeps_amounts(problem: FillingPro
     np.testing.assert_allclose(per_type, result.per_type(types), atol=TOLERANCE)
     usage = placement.machine_usage(problem.demands)
     assert np.all(usage <= problem.capacity[machine_type] + TOLERANCE)
+
+
+CONSTRAINTS = [
+    "gpu",
+    "not gpu",
+    "gpu == 1",
+    "gpu == true",
+    "cores > 1",
+    "zone == 'x' or rack == 'r1'",
+    "gpu and cores >= 2",
+    "zone != 'y'",
+]
+VALUES = [True, False, 1, 0, 1.0, 2, 2.5, "x", "y"]
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.dictionaries(st.sampled_from(["gpu", "cores", "zone"]), st.sampled_from(VALUES)),
+            st.sampled_from([None, "r1", "r2"]),
+            st.integers(1, 3),
+        ),
+        min_size=1,
+        max_size=8,
+    ),
+    st.lists(st.sampled_from(CONSTRAINTS), min_size=1, max_size=6),
+)
+def test_machine_types_match_each_machine(
+    entries: list[tuple[dict[str, object], str | None, int]], constraints: list[str]
+) -> None:
+    machines = []
+    for k, (attributes, rack, copies) in enumerate(entries):
+        capacity = np.array([1.0])
+        for c in range(copies):  # like the loader's `count`: one capacity array, equal dicts
+            machines.append(Machine(f"m{k}-{c}", capacity, rack, dict(attributes)))  # type: ignore[arg-type]
+    scenario = Scenario(
+        source="<test>",
+        cluster=Cluster.build(("cpu",), machines),
+        users=tuple(
+            User(f"u{i}", np.array([1.0]), constraint=Constraint(text))
+            for i, text in enumerate(constraints)
+        ),
+    )
+    types = machine_types(scenario)
+    expected = np.array([[Constraint(t).matches(m) for m in machines] for t in constraints])
+    np.testing.assert_array_equal(types.eligible[:, types.machine_type], expected)

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fairshare.cluster import BoolArray, FloatArray
+from fairshare.cluster import BoolArray, FloatArray, Machine
+from fairshare.cluster.constraints import Constraint
 from fairshare.workload.hierarchy import IntArray
 from fairshare.workload.model import Scenario, User
 
@@ -48,34 +49,90 @@ def _by_machine(user: User) -> bool:
     )
 
 
+class _AttributeCodes:
+    """The signatures' values of every attribute (and the rack) as small integer codes, so
+    that a constraint is evaluated once per distinct combination of the attributes it reads
+    (``Constraint.attributes``) rather than once per signature: a Google-like constraint reads
+    one to three boolean attributes, at most eight combinations among hundreds of signatures.
+    Values are coded with their type, so ``1`` and ``true`` stay apart."""
+
+    def __init__(self, sample: list[Machine]) -> None:
+        self.sample = sample
+        names = sorted({name for machine in sample for name in machine.attributes} | {"rack"})
+        self.column = {name: k for k, name in enumerate(names)}
+        self.codes = np.zeros((len(sample), len(names)), dtype=np.int64)
+        for k, name in enumerate(names):
+            seen: dict[tuple[type, object], int] = {}
+            for j, machine in enumerate(sample):
+                if name == "rack":
+                    value: object = machine.rack
+                elif name in machine.attributes:
+                    value = machine.attributes[name]
+                else:
+                    continue  # code 0: absent
+                self.codes[j, k] = seen.setdefault((type(value), value), len(seen) + 1)
+        self.radix = self.codes.max(axis=0, initial=0) + 1
+
+    def mask(self, constraint: Constraint) -> BoolArray:
+        """``constraint.mask(sample)``, evaluating one machine per combination of codes."""
+        read = [self.column[name] for name in constraint.attributes() if name in self.column]
+        if not read:
+            verdict = constraint.matches(self.sample[0]) if self.sample else False
+            return np.full(len(self.sample), verdict, dtype=np.bool_)
+        codes = self.codes[:, read]
+        radix = self.radix[read]
+        if float(np.prod(radix.astype(np.float64))) < 2.0**62:
+            # one integer per combination: a 1-d unique is much cheaper than unique rows
+            place = np.concatenate(([1], np.cumprod(radix[:-1]))).astype(np.int64)
+            _, first, group = np.unique(codes @ place, return_index=True, return_inverse=True)
+        else:
+            _, first, group = np.unique(codes, axis=0, return_index=True, return_inverse=True)
+        verdicts = constraint.mask([self.sample[j] for j in first])
+        return np.asarray(verdicts[group.ravel()], dtype=np.bool_)
+
+
 def machine_types(scenario: Scenario) -> MachineTypes:
     """Coalesce ``scenario``'s machines into types (Choosy section 5.1)."""
     machines = scenario.cluster.machines
     signature_of: dict[tuple[object, ...], int] = {}
-    signature = np.empty(len(machines), dtype=np.int64)
+    signatures: list[int] = []
     representatives: list[int] = []
+    previous: Machine | None = None
+    index = -1
     for j, machine in enumerate(machines):
-        key = (
-            machine.capacity.tobytes(),
-            machine.rack,
-            tuple(sorted(machine.attributes.items(), key=lambda item: item[0])),
-        )
-        index = signature_of.get(key)
-        if index is None:
-            index = signature_of[key] = len(representatives)
-            representatives.append(j)
-        signature[j] = index
+        # The loader expands `count: N` into consecutive machines sharing one capacity array
+        # and equal attributes: comparing with the previous machine skips building a key.
+        if (
+            previous is None
+            or machine.capacity is not previous.capacity
+            or machine.rack != previous.rack
+            or machine.attributes != previous.attributes
+        ):
+            key = (
+                machine.capacity.tobytes(),
+                machine.rack,
+                tuple(sorted(machine.attributes.items(), key=lambda item: item[0])),
+            )
+            found = signature_of.get(key)
+            if found is None:
+                found = signature_of[key] = len(representatives)
+                representatives.append(j)
+            index = found
+        signatures.append(index)
+        previous = machine
+    signature = np.asarray(signatures, dtype=np.int64)
 
     users = scenario.users
     by_signature = np.ones((len(users), len(representatives)), dtype=np.bool_)
     cache: dict[str, BoolArray] = {}
     sample = [machines[j] for j in representatives]
+    codes = _AttributeCodes(sample)
     per_machine_users = [i for i, u in enumerate(users) if _by_machine(u)]
     for i, user in enumerate(users):
         if user.constraint is not None and not _by_machine(user):
             mask = cache.get(user.constraint.source)
             if mask is None:
-                mask = cache[user.constraint.source] = user.constraint.mask(sample)
+                mask = cache[user.constraint.source] = codes.mask(user.constraint)
             by_signature[i] = mask
 
     if not per_machine_users:
