@@ -24,7 +24,7 @@ import numpy as np
 from fairshare.cluster import Cluster, Machine
 from fairshare.policies import ONLINE_POLICIES
 from fairshare.sim.engine import SimOptions, simulate
-from fairshare.sim.reference import make_reference
+from fairshare.sim.reference import REFERENCE_POLICIES, make_reference
 from fairshare.workload.generators import generate
 from fairshare.workload.model import ExponentialDuration, Job, WorkloadSpec
 
@@ -36,7 +36,7 @@ def choosy_case(policy: str) -> dict[str, object]:
     cluster = Cluster.build(("slot",), machines)
     spec = WorkloadSpec("google-constraints", {"jobs": 300, "arrival": 12})
     workload = generate(spec, cluster, np.random.default_rng(SEED).spawn(1)[0])
-    chosen = make_reference(policy, workload.cluster) if policy.startswith("offline") else policy
+    chosen = make_reference(policy, workload.cluster) if policy in REFERENCE_POLICIES else policy
     started = time.perf_counter()
     log = simulate(
         workload.cluster, workload.jobs, chosen, seed=SEED, options=SimOptions(until=3600.0)

@@ -102,7 +102,18 @@ REFERENCE_POLICIES: dict[str, ReferencePolicy] = {
 class _Unit:
     """Tasks of one user with one constraint class and one task size: a row of the CMMF."""
 
-    __slots__ = ("cls", "idx", "jobs", "name", "pending", "running", "size", "weight")
+    __slots__ = (
+        "cls",
+        "held",
+        "idx",
+        "jobs",
+        "name",
+        "on",
+        "pending",
+        "running",
+        "size",
+        "weight",
+    )
 
     def __init__(self, idx: int, name: str, cls: int, size: float, weight: float) -> None:
         self.idx = idx
@@ -114,6 +125,9 @@ class _Unit:
         self.pending = 0
         # Running task -> machine, in launch order (the newest is paused first).
         self.running: dict[TaskRef, int] = {}
+        # Running tasks per machine, and the machines holding one as a bit set.
+        self.on: dict[int, int] = {}
+        self.held = 0
 
 
 class _JobTasks:
@@ -163,9 +177,11 @@ class ReferenceScheduler(Policy):
         self._sig_count = 0
         self.classes: list[tuple[Constraint | None, frozenset[str] | None]] = []
         self._class_of: dict[tuple[str | None, frozenset[str] | None], int] = {}
-        # Per constraint class, one byte per machine: 1 where the class may run. Evaluated
-        # once per class and machine, so no decision ever evaluates a constraint.
+        # Per constraint class, one byte per machine: 1 where the class may run, and the same
+        # as a bit set. Evaluated once per class and machine, so no decision ever evaluates a
+        # constraint.
         self.eligible: list[bytearray] = []
+        self.eligible_bits: list[int] = []
         self.by_name = False
         self.units: list[_Unit] = []
         self._unit_of: dict[tuple[str, int, float], int] = {}
@@ -179,9 +195,12 @@ class ReferenceScheduler(Policy):
         # (``widened``) can take a task now.
         self.fresh: set[int] = set()
         self.widened: set[int] = set()
-        # offline-preemption: whether anything but a task of a unit that still has pending
-        # tasks finished since the last decision (see ``decide``).
+        # Whether work arrived or the machines changed since the last decision (``hard``),
+        # and whether a finished task left its unit with nothing pending (``capped``): see
+        # ``_decide`` for what each rules out.
         self.hard = True
+        self.capped = False
+        self.sizes: set[float] = set()
         # Tests set this to examine every free machine and solve the whole cluster at every
         # decision, the definition the incremental decisions must reproduce exactly.
         self.exhaustive = False
@@ -206,6 +225,7 @@ class ReferenceScheduler(Policy):
             u = self._unit_of[key] = len(self.units)
             weight = self.weights.get(job.user, job.weight)
             self.units.append(_Unit(u, job.user, cls, size, weight))
+            self.sizes.add(size)
         unit = self.units[u]
         located = (
             [tuple(self.index[name] for name in holders) for holders in blocks]
@@ -233,7 +253,7 @@ class ReferenceScheduler(Policy):
                 self._activate(unit, task.job, state.reduces)
         if not unit.pending:
             # The unit's demand fell to what it runs: its cap may now bind in the target.
-            self.hard = True
+            self.capped = True
             if not unit.running:
                 self.replan = True  # the unit leaves
         self.dirty = True
@@ -268,13 +288,7 @@ class ReferenceScheduler(Policy):
     # ------------------------------------------------------------------ protocol: decisions
 
     def decide(self, now: float) -> list[Decision]:
-        """One decision (Choosy 7.1-7.2, see the module docstring). The restricted allocation
-        is solved on the machines that can take a task only; offline-preemption solves the
-        whole cluster only after events that can change its CMMF target (``hard``): when the
-        only news is that tasks of units with pending work finished, the old target stays
-        feasible and optimal (those units' caps do not bind), the restricted allocation can
-        restore it, so the restricted one is at least as fair and is what the comparison
-        below would pick."""
+        """One decision (Choosy 7.1-7.2, see the module docstring and ``_decide``)."""
         if not self.dirty:
             return []
         self.dirty = False
@@ -284,16 +298,35 @@ class ReferenceScheduler(Policy):
                 self._periodic(out)
             else:
                 self._decide(out)
-        self.hard = False
+        self.hard = self.capped = False
         self.fresh.clear()
         self.widened.clear()
         return out
 
     def _decide(self, out: list[Decision]) -> None:
+        """The restricted allocation is solved on the machines that can take a task only
+        (``_candidates``). The free-preemption and free-migration references compare it with
+        the whole cluster's CMMF target, except when the events since the last decision
+        cannot make the target fairer than what the restricted step reaches, which the last
+        decision, being optimal, guarantees:
+
+        - offline-preemption, when only tasks of units that still have pending work finished:
+          the old target stays feasible and optimal (those units' caps do not bind) and
+          relaunching each freed task restores it, so the restricted allocation is at least
+          as fair and is what the comparison would pick.
+        - offline-migration, when one task finished (one free slot, one task size): the old
+          allocation was a maximum flow and caps only fell, so at most one more task fits;
+          the fairest way to add it is the waiting unit of lowest share that an augmenting
+          path reaches (``_one_slot_migration``), exactly the optimum the flow would find.
+        """
+        if not self.exhaustive and not self.hard:
+            if self.name == "offline-preemption" and not self.capped:
+                self._apply_new(self._restricted(self._candidates()), out)
+                return
+            if self.name == "offline-migration" and self._one_slot_migration(out):
+                return
         restricted = self._restricted(self._candidates())
-        if self.name == "offline-restricted" or (
-            self.name == "offline-preemption" and not self.hard and not self.exhaustive
-        ):
+        if self.name == "offline-restricted":
             self._apply_new(restricted, out)
             return
         target = self._whole_cluster(keep_running=self.name == "offline-migration")
@@ -303,6 +336,79 @@ class ReferenceScheduler(Policy):
             self._apply_new(restricted, out)
         else:
             self._apply_target(target, out)
+
+    def _one_slot_migration(self, out: list[Decision]) -> bool:
+        """offline-migration after one task finished (see ``_decide``): the waiting unit of
+        lowest weighted share (the solver's tie rule: then the largest size / weight, then
+        the first unit) that can get the freed slot, directly or by a chain of migrations
+        (an augmenting path: a unit eligible there moves one task into it, freeing a machine
+        for the next, ...), gets it; a unit the restricted rule would pick at the same level
+        wins, as the comparison with the target prefers the restricted allocation on ties.
+        False when the shortcut does not apply (several free slots or task sizes)."""
+        fresh = [mi for mi in self.fresh if mi in self.room]
+        if len(fresh) != 1 or len(self.sizes) != 1:
+            return False
+        mi = fresh[0]
+        size = next(iter(self.sizes))
+        if self.free[mi] + _EPS >= 2 * size or self.free[mi] + _EPS < size:
+            return False
+
+        def level(unit: _Unit) -> tuple[float, float]:
+            return (round(len(unit.running) * size / unit.weight, _DIGITS), -size / unit.weight)
+
+        waiting = [self.units[u] for u in self.waiting]
+        direct = [unit for unit in waiting if self.eligible[unit.cls][mi]]
+        best = min(direct, key=lambda unit: (*level(unit), unit.idx), default=None)
+        if best is not None and not any(level(unit) < level(best) for unit in waiting):
+            self._launch(best, mi, out)
+            return True
+        # Grow, breadth first, the machines whose slot can be passed on to mi: a unit
+        # eligible on one of them (``via``: the nearest such machine) may move a task there
+        # from any machine it holds, which joins the set.
+        reach = 1 << mi
+        frontier = reach
+        via: dict[int, int] = {}
+        passes: dict[int, tuple[_Unit, int]] = {}
+        left = [unit for unit in self.units if unit.pending or unit.running]
+        while frontier and left:
+            found = [unit for unit in left if self.eligible_bits[unit.cls] & frontier]
+            if not found:
+                break
+            grown = 0
+            for unit in found:
+                mask = self.eligible_bits[unit.cls] & frontier
+                via[unit.idx] = (mask & -mask).bit_length() - 1
+                new = unit.held & ~reach & ~grown
+                while new:
+                    low = new & -new
+                    new ^= low
+                    passes[low.bit_length() - 1] = (unit, via[unit.idx])
+                    grown |= low
+            left = [unit for unit in left if unit.idx not in via]
+            reach |= grown
+            frontier = grown
+        reached = [unit for unit in waiting if unit.idx in via]
+        pick = min(reached, key=lambda unit: (*level(unit), unit.idx), default=None)
+        if pick is None:
+            return True
+        if best is not None and level(best) <= level(pick):
+            pick = best
+        # Move along the path, the hop into mi first, so each move lands on a free slot.
+        chain: list[tuple[_Unit, int, int]] = []
+        at = via[pick.idx] if pick is not best else mi
+        while at != mi:
+            mover, to = passes[at]
+            chain.append((mover, at, to))
+            at = to
+        for mover, source, to in reversed(chain):
+            ref = next(r for r in reversed(mover.running) if mover.running[r] == source)
+            self._forget(mover, ref)
+            self._release(source, size)
+            out.append(Pause(ref, self.names[source]))
+            self._requeue(mover, ref)
+            self._launch(mover, to, out)
+        self._launch(pick, via[pick.idx] if pick is not best else mi, out)
+        return True
 
     def _candidates(self) -> list[int]:
         """Free machines on which some waiting unit may run a task that fits, by index."""
@@ -571,6 +677,12 @@ class ReferenceScheduler(Policy):
         mi = unit.running.pop(ref)
         key = (unit.idx, self.sig[mi])
         self.held[key] -= 1
+        left = unit.on[mi] - 1
+        if left:
+            unit.on[mi] = left
+        else:
+            del unit.on[mi]
+            unit.held ^= 1 << mi
         return mi
 
     def _requeue(self, unit: _Unit, ref: TaskRef) -> None:
@@ -593,6 +705,11 @@ class ReferenceScheduler(Policy):
         if not unit.pending:
             del self.waiting[unit.idx]
         unit.running[ref] = mi
+        if mi in unit.on:
+            unit.on[mi] += 1
+        else:
+            unit.on[mi] = 1
+            unit.held |= 1 << mi
         key = (unit.idx, self.sig[mi])
         self.held[key] = self.held.get(key, 0) + 1
         self.free[mi] -= unit.size
@@ -642,7 +759,10 @@ class ReferenceScheduler(Policy):
         if c is None:
             c = self._class_of[key] = len(self.classes)
             self.classes.append((job.constraint, job.machines))
-            self.eligible.append(bytearray(self._allows(c, m) for m in self.machines))
+            allowed = bytearray(self._allows(c, m) for m in self.machines)
+            self.eligible.append(allowed)
+            packed = np.packbits(np.frombuffer(allowed, dtype=np.uint8), bitorder="little")
+            self.eligible_bits.append(int.from_bytes(packed.tobytes(), "little"))
             if job.machines is not None or (
                 job.constraint is not None and "name" in job.constraint.attributes()
             ):
@@ -700,7 +820,10 @@ class ReferenceScheduler(Policy):
         self.alive.append(True)
         self.sig.append(self._signature(machine))
         for cls, allowed in enumerate(self.eligible):
-            allowed.append(self._allows(cls, machine))
+            ok = self._allows(cls, machine)
+            allowed.append(ok)
+            if ok:
+                self.eligible_bits[cls] |= 1 << mi
         amount = float(machine.capacity[self.resource]) if self.resource is not None else 0.0
         self.capacity.append(amount)
         self.free.append(amount)
