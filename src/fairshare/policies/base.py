@@ -402,6 +402,7 @@ class Scheduler(Policy):
         batch = self._batching
         user_key = self.user_key
         fits_here = self._fits
+        largest = self._largest
         n_res = range(len(free))
         while True:
             if pick is None:
@@ -415,6 +416,7 @@ class Scheduler(Policy):
             demand = job.demand
             alloc = user.alloc
             bound: tuple[float, int, int, int] | None = None
+            bounded = False
             launched = False
             while True:
                 took = self._take(job, mi, now)
@@ -458,11 +460,24 @@ class Scheduler(Policy):
                     self._touch(user)
                     break
                 self.on_launch(user, job)
-                if not batch or user.running >= user.cap or not fits_here(free, demand):
+                if not batch or user.running >= user.cap:
                     self._touch(user)
                     break
-                if bound is None:
+                if largest is None:
+                    for r in n_res:
+                        if free[r] + EPS < demand[r]:
+                            break
+                    else:
+                        r = -1
+                    if r >= 0:
+                        self._touch(user)
+                        break
+                elif not fits_here(free, demand):
+                    self._touch(user)
+                    break
+                if not bounded:
                     bound = self._bound(mi, user.idx)
+                    bounded = True
                 if bound is not None and not (user_key(user, group), user.idx) < bound[:2]:
                     self._touch(user)
                     break
@@ -471,11 +486,12 @@ class Scheduler(Policy):
 
     def _bound(self, mi: int, u: int) -> tuple[float, int, int, int] | None:
         """A lower bound on the heap entries of every user but ``u`` in the groups whose task
-        fits on ``mi`` (None: there is none). A heap's top bounds all its entries, and when
-        the top is ``u``'s, the smaller of its two children bounds the rest."""
+        fits on ``mi`` (None: there is none). A heap's top bounds all its entries; when the
+        top is ``u``'s own, the first valid entry under it does."""
         cs = self.cluster
         free = cs.free[mi]
         groups = cs.groups
+        users = self.users
         fits_here = self._fits
         best: tuple[float, int, int, int] | None = None
         for g in cs.gfor[mi]:
@@ -485,10 +501,20 @@ class Scheduler(Policy):
                 continue
             cand = heap[0]
             if cand[2] == u:
-                n = len(heap)
-                if n == 1:
+                # Look under u's entry: drop the stale entries that surface (u's own older
+                # ones above all), then put u's entry back.
+                mine = heappop(heap)
+                while heap:
+                    top = heap[0]
+                    user = users[top[2]]
+                    if top[3] == user.version and g in user.job_heaps and user.running < user.cap:
+                        break
+                    heappop(heap)
+                if not heap:
+                    heappush(heap, mine)
                     continue
-                cand = heap[1] if n == 2 or heap[1] < heap[2] else heap[2]
+                cand = heap[0]
+                heappush(heap, mine)
             if best is not None and not cand < best:
                 continue
             if fits_here(free, grp.demand):
@@ -506,19 +532,24 @@ class Scheduler(Policy):
             self._held.clear()
 
     def _release(self, job: JobState, user: UserState, ref: TaskRef) -> int:
-        mi, _ = user.tasks.pop(ref)
-        free = self.cluster.free[mi]
-        alive = self.cluster.alive[mi]
-        for r, d in enumerate(job.demand):
-            if alive:
+        mi = user.tasks.pop(ref)[0]
+        demand = job.demand
+        alloc = user.alloc
+        if self.cluster.alive[mi]:
+            free = self.cluster.free[mi]
+            for r in range(len(demand)):
+                d = demand[r]
                 free[r] += d
-            user.alloc[r] -= d
+                alloc[r] -= d
+        else:
+            for r in range(len(demand)):
+                alloc[r] -= demand[r]
         user.running -= 1
         user.share -= job.share_per_task
         if user.running == 0:
             # Exact zero: no drift from summing and subtracting shares.
             user.share = 0.0
-            user.alloc = [0.0] * len(user.alloc)
+            user.alloc = [0.0] * len(alloc)
         job.running -= 1
         if self.reorder_jobs and job.pending > 0:
             job.version += 1
