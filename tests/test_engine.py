@@ -158,3 +158,24 @@ def test_invariants_under_random_events(
         if record.finish is not None:
             assert len(tasks) == job.tasks
             assert all(sum(not k for *_, k in s) == 1 for s in tasks.values())
+
+
+def test_tasks_running_at_until_are_recorded_up_to_until() -> None:
+    """A run stopped at ``until`` keeps the busy time of the tasks still running: each is an
+    attempt ending at ``until`` marked truncated, not killed; finished tasks are untouched."""
+    cluster = Cluster.build(["cpu", "mem"], [Machine("m0", np.array([4.0, 4.0]))])
+    jobs = [
+        Job("short", 0.0, "a", np.array([1.0, 1.0]), 1, FixedDuration(2.0)),
+        Job("long", 1.0, "b", np.array([1.0, 1.0]), 2, FixedDuration(10.0)),
+        Job("late", 9.0, "a", np.array([1.0, 1.0]), 1, FixedDuration(1.0)),
+    ]
+    log = simulate(cluster, jobs, "drf", seed=0, options=SimOptions(until=4.0))
+    rows = [(a.job, a.task, a.start, a.finish, a.killed, a.truncated) for a in log.attempts]
+    assert rows == [
+        ("short", 0, 0.0, 2.0, False, False),
+        ("long", 0, 1.0, 4.0, False, True),
+        ("long", 1, 1.0, 4.0, False, True),
+    ]
+    assert sum(a.finish - a.start for a in log.attempts) == 8.0
+    finish = {j.job: j.finish for j in log.jobs}
+    assert finish == {"short": 2.0, "long": None}

@@ -81,7 +81,8 @@ class SimulationError(PolicyError):
 class SimOptions:
     """Options of a run. ``delay``, ``job_delays``, ``preemption``, ``pool_order`` and
     ``headroom`` are the policy mechanisms of :class:`fairshare.policies.PolicyOptions`;
-    ``until`` stops the run at that time (None: when no event is left)."""
+    ``until`` stops the run at that time (None: when no event is left); tasks still running
+    then are recorded as attempts that end at ``until`` with ``truncated=True``."""
 
     delay: tuple[float, float] | None = None
     job_delays: Mapping[str, tuple[float, float]] = field(default_factory=dict)
@@ -430,7 +431,28 @@ class _Run:
             self._kill(now, ref)
 
     def _close(self) -> None:
-        """Jobs still running when the run ends keep ``finish=None``; refresh their rows."""
+        """Jobs still running when the run ends keep ``finish=None``; refresh their rows. Tasks
+        still running (only when ``until`` stopped the run) are recorded up to ``until``."""
+        until = self.opts.until
+        if self.running:
+            assert until is not None
+            for ref, state in self.running.items():
+                job = self.runs[ref.job].job
+                self.attempts.append(
+                    TaskAttempt(
+                        job.name,
+                        job.user,
+                        ref.phase,
+                        ref.task,
+                        state[0],
+                        state[1],
+                        state[2],
+                        until,
+                        False,
+                        state[3],  # type: ignore[arg-type]
+                        truncated=True,
+                    )
+                )
         for run in self.runs.values():
             self.records[run.index] = self._record(run)
 

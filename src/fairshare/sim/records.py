@@ -24,7 +24,9 @@ class TaskAttempt:
     """One run of one task on one machine, from launch to finish or kill.
 
     ``locality`` is None for tasks that read no input block. A task killed by preemption has
-    ``killed=True`` and ``finish`` the kill time; it is re-run later as attempt + 1.
+    ``killed=True`` and ``finish`` the kill time; it is re-run later as attempt + 1. A task
+    still running when the run stopped at its ``until`` time has ``truncated=True`` and
+    ``finish`` that time, so that busy time up to the end of the run is counted.
     """
 
     job: str
@@ -37,6 +39,7 @@ class TaskAttempt:
     finish: float
     killed: bool = False
     locality: Locality | None = None
+    truncated: bool = False
 
 
 @dataclass(frozen=True, slots=True)
