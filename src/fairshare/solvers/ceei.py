@@ -74,8 +74,15 @@ def ceei(
         interior = (tasks > lo) & (tasks < hi) & (cost > 0)
         weight_term = np.where(interior, w / np.where(interior, cost, 1.0) ** 2, 0.0)
         hessian = (d[:, free] * weight_term[:, None]).T @ d[:, free]
+        # The Hessian is singular when prices can trade off without changing any user's cost
+        # (more resources than users, or a resource no user needs at the margin): along its
+        # null space the dual is linear, so the step there follows the plain gradient.
+        values, vectors = np.linalg.eigh(hessian)
+        along = vectors.T @ gradient[free]
+        curved = values > 1e-12 * max(1.0, float(values.max(initial=0.0)))
+        step = np.where(curved, along / np.where(curved, values, 1.0), along)
         direction = np.zeros(m)
-        direction[free] = -np.linalg.lstsq(hessian, gradient[free], rcond=1e-12)[0]
+        direction[free] = -(vectors @ step)
         return direction
 
     def imbalance(prices: FloatArray) -> float:
@@ -94,7 +101,10 @@ def ceei(
             break
         tasks, _ = respond(prices)
         gradient = ones - tasks @ d
-        pinned = (prices <= 0) & (gradient > 0)
+        # Bertsekas' projected Newton: a price within eps of zero whose market has spare
+        # supply is held at its bound, or the Newton step crawls towards zero forever.
+        eps = min(1e-2, float(np.linalg.norm(prices - np.maximum(prices - gradient, 0.0))))
+        pinned = (prices <= eps) & (gradient > 0)
         moved = False
         for direction in (newton_direction(prices, ~pinned), -gradient):
             step = 1.0
