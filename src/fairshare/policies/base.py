@@ -14,8 +14,17 @@ the old one is dropped when it surfaces (lazy invalidation). Ties go to the user
 users named in the scenario in scenario order, then the others in order of their first job's
 submission.
 
-Order of work inside :meth:`Scheduler.decide`: preemption kills first (FAIR section 3.2), then
-machines with new room in the order they got it.
+Placing several tasks on one machine does not re-select before every task when the answer is
+known: after a launch the chosen user keeps the machine while its task still fits and its new
+key stays below a lower bound on every other user's entry in the groups that fit (a heap's
+top, or the first valid entry under the user's own). The decisions are exactly those of
+selecting before each task; the batch only skips the selections whose answer is known.
+An arriving job takes machines from its class's free-vector buckets
+(:class:`fairshare.policies.state.ClusterState`), one fit test per bucket.
+
+Order of work inside :meth:`Scheduler.decide`: machines with new room in the order they got
+it, then jobs with new work; with preemption on, then the kills (FAIR section 3.2) and the
+placements on the room they free.
 """
 
 from __future__ import annotations
