@@ -628,6 +628,16 @@ BAD: dict[str, tuple[object, str, list[str]]] = {
         "jobs[0].reduce.copy",
         ["must be a number >= 0, got -1"],
     ),
+    "reduce demand on an unknown resource": (
+        with_changes(jobs=[{**JOB, "reduce": {"tasks": 1, "demand": {"disk": 1}}}]),
+        "jobs[0].reduce.demand.disk",
+        ["unknown resource 'disk'", "resources: cpu, mem"],
+    ),
+    "negative reduce demand": (
+        with_changes(jobs=[{**JOB, "reduce": {"tasks": 1, "demand": {"cpu": -2}}}]),
+        "jobs[0].reduce.demand.cpu",
+        ["must be a number >= 0, got -2"],
+    ),
     "unknown generator": (
         with_changes(workload={"generator": "yahoo", "jobs": 3}),
         "workload.generator",
@@ -818,3 +828,28 @@ def test_yaml_1_1_quirks_get_a_hint(tmp_path: Path) -> None:
     err = load_error(tmp_path, "machines: [{name: no, capacity: {cpu: 1}}]\n")
     assert err.where == "machines[0].name"
     assert "got false (quote it)" in err.what
+
+
+def test_reduce_phase_may_demand_other_resources_than_the_maps() -> None:
+    """Hadoop's map and reduce slots as two resources (FAIR section 5.3)."""
+    scenario = parse_scenario(
+        {
+            "resources": ["map_slot", "reduce_slot"],
+            "machines": [{"name": "n", "capacity": {"map_slot": 1, "reduce_slot": 1}}],
+            "jobs": [
+                {
+                    "name": "j",
+                    "submit": 0,
+                    "demand": {"map_slot": 1},
+                    "tasks": 4,
+                    "duration": 25,
+                    "reduce": {"tasks": 2, "compute": 50, "demand": {"reduce_slot": 1}},
+                }
+            ],
+        },
+        "s.yaml",
+    )
+    reduce = scenario.jobs[0].reduce
+    assert reduce is not None and reduce.demand is not None
+    assert reduce.demand.tolist() == [0.0, 1.0]
+    assert scenario.jobs[0].demand.tolist() == [1.0, 0.0]

@@ -393,6 +393,12 @@ class _ReduceModel(_Model):
     tasks: CountOrZero
     copy_seconds: NonNegative = Field(default=0.0, alias="copy")
     compute: NonNegative = 0.0
+    demand: dict[Name, NonNegative] | None = None
+
+    @field_validator("demand")
+    @classmethod
+    def check_demand(cls, demand: dict[str, float] | None) -> dict[str, float] | None:
+        return _check_demand(demand)
 
 
 class _JobModel(_Model):
@@ -741,7 +747,12 @@ class _Builder:
         reduce = None
         if entry.reduce is not None:
             reduce = ReducePhase(
-                entry.reduce.tasks, entry.reduce.copy_seconds, entry.reduce.compute
+                entry.reduce.tasks,
+                entry.reduce.copy_seconds,
+                entry.reduce.compute,
+                None
+                if entry.reduce.demand is None
+                else self._demand(entry.reduce.demand, f"{where}.reduce"),
             )
         return Job(
             name=entry.name,

@@ -92,11 +92,18 @@ Duration = FixedDuration | PerTaskDurations | ParetoDuration | ExponentialDurati
 @dataclass(frozen=True)
 class ReducePhase:
     """The reduce phase of a MapReduce job: ``tasks`` reducers with ``copy`` and ``compute``
-    seconds each (FAIR section 5, copy-compute splitting)."""
+    seconds each (FAIR section 5, copy-compute splitting).
+
+    ``demand`` is a reducer's demand vector when it differs from the map tasks' (an extension
+    of SPEC section 1): Hadoop's separate map and reduce slots are two resources, maps asking
+    for one and reduces for the other, which is what makes FAIR section 5.3's pipelining of
+    IO-bound maps with CPU-bound reduces possible. None means the job's ``demand``.
+    """
 
     tasks: int
     copy: float
     compute: float
+    demand: FloatArray | None = None
 
 
 @dataclass(frozen=True)
