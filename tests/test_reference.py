@@ -7,10 +7,12 @@ import pytest
 
 from fairshare.cluster import Cluster, Machine
 from fairshare.cluster.constraints import parse_constraint
-from fairshare.sim.engine import simulate
+from fairshare.policies import Decision
+from fairshare.sim.engine import SimOptions, simulate
 from fairshare.sim.records import RunLog
-from fairshare.sim.reference import REFERENCE_POLICIES, make_reference
-from fairshare.workload.model import FixedDuration, Job
+from fairshare.sim.reference import REFERENCE_POLICIES, ReferenceScheduler, make_reference
+from fairshare.workload.generators import generate
+from fairshare.workload.model import FixedDuration, Job, WorkloadSpec
 
 
 def _one_slot_cluster(n: int) -> Cluster:
@@ -121,3 +123,88 @@ def test_reference_runs_never_overload_a_machine(policy: str) -> None:
             assert isinstance(job.duration, FixedDuration)
             for t in range(job.tasks):
                 assert work[(job.name, t)] == pytest.approx(job.duration.seconds)
+
+
+def _constrained_run(policy: str, seed: int, *, exhaustive: bool) -> RunLog:
+    """A small Choosy 7.1 workload (Google-like constraints, Facebook sizes) on 30 slots."""
+    machines = [Machine(f"m{i}", np.array([1.0]), f"r{i // 10}", {}) for i in range(30)]
+    cluster = Cluster.build(("slot",), machines)
+    spec = WorkloadSpec("google-constraints", {"jobs": 25, "arrival": 3, "duration": 2})
+    workload = generate(spec, cluster, np.random.default_rng(seed))
+    reference = make_reference(policy, workload.cluster)
+    reference.exhaustive = exhaustive
+    return simulate(
+        workload.cluster, workload.jobs, reference, seed=seed, options=SimOptions(until=120.0)
+    )
+
+
+@pytest.mark.parametrize("policy", ["offline-restricted", "offline-preemption", "periodic-offline"])
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_incremental_decisions_equal_the_exhaustive_ones(policy: str, seed: int) -> None:
+    """Looking only at machines that freed up (and at the free machines of units with new
+    work), and skipping the whole-cluster solve of offline-preemption after finishes of units
+    that still wait, changes no decision: the run equals the one that examines every free
+    machine and solves the whole cluster at every decision."""
+    fast = _constrained_run(policy, seed, exhaustive=False)
+    full = _constrained_run(policy, seed, exhaustive=True)
+    assert len(fast.attempts) > 50
+    assert fast.attempts == full.attempts and fast.jobs == full.jobs
+
+
+class _CheckedMigration(ReferenceScheduler):
+    """offline-migration that checks, at every decision, that the allocation it reaches has
+    the level vector of the whole cluster's CMMF target with every running task kept."""
+
+    checked = 0
+
+    def decide(self, now: float) -> list[Decision]:
+        expected = None
+        if self.dirty and self.waiting:
+            target = self._whole_cluster(keep_running=True)
+            expected = self._levels(self._totals(target, add_running=False))
+        out = super().decide(now)
+        if expected is not None:
+            held = {u.idx: len(u.running) for u in self.units if u.pending or u.running}
+            assert self._levels(held) == expected
+            self.checked += 1
+        return out
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_migration_shortcut_reaches_the_cmmf_target(seed: int) -> None:
+    machines = [Machine(f"m{i}", np.array([1.0]), f"r{i // 10}", {}) for i in range(30)]
+    cluster = Cluster.build(("slot",), machines)
+    spec = WorkloadSpec("google-constraints", {"jobs": 25, "arrival": 3, "duration": 2})
+    workload = generate(spec, cluster, np.random.default_rng(seed))
+    reference = _CheckedMigration(workload.cluster, "offline-migration")
+    simulate(workload.cluster, workload.jobs, reference, seed=seed, options=SimOptions(until=120.0))
+    assert reference.checked > 50
+
+
+@pytest.mark.parametrize("exhaustive", [False, True])
+def test_one_finished_task_frees_a_chain_of_migrations(exhaustive: bool) -> None:
+    """d (only m1) ends at t=5 with nothing left; a (m1, m2) sits on m2, b (m2, m3) on m3, and
+    c (only m3, share 0) waits. Migration moves a to m1 and b to m2 so that c starts on m3 at
+    once; the restricted reference gives m1 to a, the only waiting unit that may use it."""
+    cluster = _one_slot_cluster(3)
+    jobs = [
+        _job("d", 0.0, 1, 5.0, ["m1"]),
+        _job("a", 0.0, 3, 100.0, ["m1", "m2"]),
+        _job("b", 0.0, 3, 100.0, ["m2", "m3"]),
+        _job("c", 1.0, 1, 10.0, ["m3"]),
+    ]
+    reference = make_reference("offline-migration", cluster)
+    reference.exhaustive = exhaustive
+    log = simulate(cluster, jobs, reference, seed=0)
+    c = next(r for r in log.jobs if r.job == "c")
+    assert (c.first_start, c.finish) == (5.0, 15.0)
+    assert _running_at(log, 5.0) == {"a": 1, "b": 1, "c": 1}
+    moved = sorted((a.job, a.machine, a.start, a.finish) for a in log.attempts if a.start < 5.0)
+    assert moved == [
+        ("a", "m2", 0.0, 5.0),
+        ("b", "m3", 0.0, 5.0),
+        ("d", "m1", 0.0, 5.0),
+    ]
+    restricted = _run("offline-restricted", cluster, jobs)
+    assert next(r for r in restricted.jobs if r.job == "c").first_start == 100.0
+    assert _running_at(restricted, 5.0) == {"a": 2, "b": 1}

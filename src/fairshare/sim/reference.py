@@ -200,6 +200,7 @@ class ReferenceScheduler(Policy):
         # ``_decide`` for what each rules out.
         self.hard = True
         self.capped = False
+        self.finished: dict[int, int] = {}
         self.sizes: set[float] = set()
         # Tests set this to examine every free machine and solve the whole cluster at every
         # decision, the definition the incremental decisions must reproduce exactly.
@@ -251,11 +252,14 @@ class ReferenceScheduler(Policy):
             if state.maps_done == state.maps and state.reduces:
                 state.pending.extend(TaskRef(task.job, "reduce", t) for t in range(state.reduces))
                 self._activate(unit, task.job, state.reduces)
-        if not unit.pending:
-            # The unit's demand fell to what it runs: its cap may now bind in the target.
+        # The unit may get back every task it finished since the last decision only while
+        # it has as many pending: otherwise its demand fell below what it held, and its cap
+        # may bind in the target.
+        gone = self.finished[unit.idx] = self.finished.get(unit.idx, 0) + 1
+        if unit.pending < gone:
             self.capped = True
-            if not unit.running:
-                self.replan = True  # the unit leaves
+        if not unit.pending and not unit.running:
+            self.replan = True  # the unit leaves
         self.dirty = True
 
     def machine_added(self, now: float, machine: Machine) -> None:
@@ -299,6 +303,7 @@ class ReferenceScheduler(Policy):
             else:
                 self._decide(out)
         self.hard = self.capped = False
+        self.finished.clear()
         self.fresh.clear()
         self.widened.clear()
         return out
@@ -310,10 +315,11 @@ class ReferenceScheduler(Policy):
         cannot make the target fairer than what the restricted step reaches, which the last
         decision, being optimal, guarantees:
 
-        - offline-preemption, when only tasks of units that still have pending work finished:
-          the old target stays feasible and optimal (those units' caps do not bind) and
-          relaunching each freed task restores it, so the restricted allocation is at least
-          as fair and is what the comparison would pick.
+        - offline-preemption, when only tasks finished, each of a unit that still has as
+          many tasks pending: the old allocation stays feasible and optimal (those units'
+          caps do not bind) and relaunching each finished task's successor restores it, so
+          the restricted allocation is at least as fair and is what the comparison would
+          pick.
         - offline-migration, when one task finished (one free slot, one task size): the old
           allocation was a maximum flow and caps only fell, so at most one more task fits;
           the fairest way to add it is the waiting unit of lowest share that an augmenting
@@ -497,8 +503,10 @@ class ReferenceScheduler(Policy):
         (free preemption)."""
         units = [u for u in self.units if u.pending or u.running]
         machines = [mi for mi in range(len(self.names)) if self.alive[mi]]
+        # Running tasks already occupy these capacities, so a unit keeps them as its
+        # initial tasks within the machines, not on private ones.
         placement = self._solve(
-            units, machines, [self.capacity[mi] for mi in machines], keep_running
+            units, machines, [self.capacity[mi] for mi in machines], keep_running, private=False
         )
         return {(u, machines[m]): t for (u, m), t in placement.items() if m < len(machines)}
 
@@ -508,12 +516,16 @@ class ReferenceScheduler(Policy):
         machines: list[int],
         capacity: list[float],
         offsets: bool,
+        *,
+        private: bool = True,
     ) -> dict[tuple[int, int], int]:
         """Integral weighted CMMF (:func:`cmmf_whole_tasks`) of ``units`` over ``machines``
         with ``capacity``. Machines are coalesced into types (Choosy 5.1) by what the flow can
         tell apart: which of ``units`` may use them, and their capacity; machines that differ
         only in attributes no unit here asks about are one type. With ``offsets`` each unit is
-        guaranteed its running tasks. Returns whole tasks per (unit index, position in
+        guaranteed its running tasks: on a private machine holding exactly them when
+        ``private`` (``capacity`` is then the free capacity, running tasks excluded), else
+        within ``capacity``. Returns whole tasks per (unit index, position in
         ``machines``; positions past the end are the private machines of running tasks)."""
         n_units, n_machines = len(units), len(machines)
         where = np.asarray(machines, dtype=np.int64)
@@ -537,7 +549,7 @@ class ReferenceScheduler(Policy):
         firsts = first[order]
         type_capacity: list[float] = amounts[firsts].tolist()
         eligible: list[list[bool]] = allowed[:, firsts].tolist()
-        if offsets:
+        if offsets and private:
             for row, unit in enumerate(units):
                 if unit.running:
                     machine_type.append(len(type_capacity))
