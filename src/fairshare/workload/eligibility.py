@@ -13,6 +13,7 @@ split signatures further.
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 
 import numpy as np
@@ -94,33 +95,35 @@ class _AttributeCodes:
 def machine_types(scenario: Scenario) -> MachineTypes:
     """Coalesce ``scenario``'s machines into types (Choosy section 5.1)."""
     machines = scenario.cluster.machines
+    # The loader expands `count: N` into consecutive machines sharing one capacity array and
+    # equal attributes: only a machine that differs from the previous one needs a key, and
+    # the comparisons run in C (map over operator functions), not in a Python loop.
+    capacities = [machine.capacity for machine in machines]
+    racks = [machine.rack for machine in machines]
+    attributes = [machine.attributes for machine in machines]
+    changed = np.ones(len(machines), dtype=np.bool_)
+    if len(machines) > 1:
+        changed[1:] = (
+            np.fromiter(map(operator.is_not, capacities[1:], capacities[:-1]), np.bool_)
+            | np.fromiter(map(operator.ne, racks[1:], racks[:-1]), np.bool_)
+            | np.fromiter(map(operator.ne, attributes[1:], attributes[:-1]), np.bool_)
+        )
     signature_of: dict[tuple[object, ...], int] = {}
-    signatures: list[int] = []
     representatives: list[int] = []
-    previous: Machine | None = None
-    index = -1
-    for j, machine in enumerate(machines):
-        # The loader expands `count: N` into consecutive machines sharing one capacity array
-        # and equal attributes: comparing with the previous machine skips building a key.
-        if (
-            previous is None
-            or machine.capacity is not previous.capacity
-            or machine.rack != previous.rack
-            or machine.attributes != previous.attributes
-        ):
-            key = (
-                machine.capacity.tobytes(),
-                machine.rack,
-                tuple(sorted(machine.attributes.items(), key=lambda item: item[0])),
-            )
-            found = signature_of.get(key)
-            if found is None:
-                found = signature_of[key] = len(representatives)
-                representatives.append(j)
-            index = found
-        signatures.append(index)
-        previous = machine
-    signature = np.asarray(signatures, dtype=np.int64)
+    starts = np.flatnonzero(changed)
+    run_signature = np.empty(len(starts), dtype=np.int64)
+    for run, j in enumerate(starts.tolist()):
+        key = (
+            capacities[j].tobytes(),
+            racks[j],
+            tuple(sorted(attributes[j].items(), key=lambda item: item[0])),
+        )
+        found = signature_of.get(key)
+        if found is None:
+            found = signature_of[key] = len(representatives)
+            representatives.append(j)
+        run_signature[run] = found
+    signature = run_signature[np.cumsum(changed) - 1]
 
     users = scenario.users
     by_signature = np.ones((len(users), len(representatives)), dtype=np.bool_)
