@@ -18,8 +18,9 @@ linear in a user's tasks: constrained max-min fairness (Choosy 4.2, 4.2.1), Task
 The rounds are those of the papers' Algorithm 1: an LP raises the level of the active users
 as far as it goes, then a freeze test finds the users that cannot grow any further (holding
 every other user at its level) and freezes them at the round's level; the others stay active.
-One HiGHS model is built once and modified between solves (bounds and costs only, so the
-simplex warm-starts from the previous basis); the solver output is silent.
+One HiGHS model is built once and modified between solves (bounds, costs and a pool's row,
+so the simplex warm-starts from the previous basis, which stays primal feasible: primal
+simplex); the solver output is silent.
 
 **The freeze test.** The papers solve one LP per active user per round (Choosy's SATURATED,
 TSF's FREEZE): quadratic in the users. Here each active user j has a slack column v_j in its
@@ -32,8 +33,11 @@ make the sum positive. Otherwise the users found are set aside (their v_j stays 
 finds a new growing user or proves that all remaining ones are frozen, and Choosy 5.1's convexity
 argument (growing users can grow together) makes a small delta find almost all of them at once:
 in practice a round costs the level LP plus two warm-started freeze LPs, however many users
-there are. The result is exactly the paper's per-user test, which ``FillingLP.growable_per_user``
-implements for the tests that check it (``tests/test_filling_lp.py``).
+there are. Before that, a user with room left on a type it may use (every resource it demands
+below capacity there, and no queue cap) grows without any LP; at a level just reached that is
+nearly every growing user, so the freeze LP has only the few others to decide. The result is
+exactly the paper's per-user test, which ``FillingLP.growable_per_user`` implements for the
+tests that check it (``tests/test_filling_lp.py``).
 
 (Dual values alone are not enough: a user is frozen iff its level row is tight on the whole
 optimal face, i.e. iff some optimal dual prices its row positively (Goldman-Tucker), but a
