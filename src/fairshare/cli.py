@@ -16,7 +16,7 @@ import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import numpy as np
 import typer
@@ -32,17 +32,18 @@ from rich.progress import (
 from rich.table import Table
 
 from fairshare.allocation import Allocation
-from fairshare.fairness import PROPERTIES, CheckResult, check
-from fairshare.policies import ONLINE_POLICIES, Policy, PolicyError
-from fairshare.report import write_compare, write_outputs
-from fairshare.sim.engine import SimOptions, simulate
-from fairshare.sim.records import RunLog
-from fairshare.sim.reference import REFERENCE_POLICIES, make_reference
 from fairshare.solvers import SOLVER_POLICIES, InvalidRequest, SolverFailure, UnknownPolicy, solve
-from fairshare.workload.generators import Workload, generate
 from fairshare.workload.loader import ScenarioError, load_scenario
 from fairshare.workload.model import Job, Scenario
-from fairshare.workload.traces import open_trace, parse_trace_argument
+
+# The simulator, its reports (matplotlib, polars) and the fairness search are imported by the
+# commands that use them: `fairshare solve` starts in a third of the time without them.
+if TYPE_CHECKING:
+    from fairshare.fairness import CheckResult
+    from fairshare.policies import Policy
+    from fairshare.sim.engine import SimOptions
+    from fairshare.sim.records import RunLog
+    from fairshare.workload.generators import Workload
 
 app = typer.Typer(
     name="fairshare",
@@ -202,6 +203,8 @@ def check_command(
     ] = False,
 ) -> None:
     """Search random scenarios for a violation of a fairness property by a policy."""
+    from fairshare.fairness import PROPERTIES, check  # noqa: PLC0415
+
     policies = list(SOLVER_POLICIES)
     if check_all:
         chosen_policies = [policy] if policy else policies
@@ -390,6 +393,9 @@ def _settings(
     off_rack_slowdown: float,
     pool_order: str,
 ) -> RunSettings:
+    from fairshare.sim.engine import SimOptions  # noqa: PLC0415
+    from fairshare.workload.traces import parse_trace_argument  # noqa: PLC0415
+
     source = str(scenario_path)
     delay_pair = _pair(delay, "--delay-scheduling", source, "5,10")
     preemption_pair = _pair(preemption, "--preemption", source, "30,60")
@@ -422,6 +428,9 @@ def _workload(settings: RunSettings) -> Workload:
     """The jobs of one run, streamed: the trace, else the scenario's jobs (in submit order),
     else its generator on a child generator of the seed (so every policy of a comparison
     replays the same jobs)."""
+    from fairshare.workload.generators import Workload, generate  # noqa: PLC0415
+    from fairshare.workload.traces import open_trace  # noqa: PLC0415
+
     scenario = settings.scenario
     if settings.trace is not None:
         fmt, path = settings.trace
@@ -441,6 +450,9 @@ def _workload(settings: RunSettings) -> Workload:
 
 
 def _check_policy(name: str, settings: RunSettings, option: str = "--policy") -> None:
+    from fairshare.policies import ONLINE_POLICIES  # noqa: PLC0415
+    from fairshare.sim.reference import REFERENCE_POLICIES  # noqa: PLC0415
+
     if name not in ONLINE_POLICIES and name not in REFERENCE_POLICIES:
         raise InputError(
             settings.source,
@@ -508,6 +520,10 @@ class _Progress:
 
 def _run(settings: RunSettings, policy_name: str) -> RunLog:
     """Simulate one policy; input problems become :class:`InputError` (exit 2)."""
+    from fairshare.policies import PolicyError  # noqa: PLC0415
+    from fairshare.sim.engine import simulate  # noqa: PLC0415
+    from fairshare.sim.reference import REFERENCE_POLICIES, make_reference  # noqa: PLC0415
+
     scenario = settings.scenario
     workload = _workload(settings)
     cluster = workload.cluster
@@ -685,6 +701,8 @@ def simulate_command(
 ) -> None:
     """Replay the scenario's jobs (or workload, or a trace) under an online policy and write
     summary.json, jobs.csv, timeline.csv, tasks.parquet and report.html to DIR."""
+    from fairshare.report import write_outputs  # noqa: PLC0415
+
     settings = _settings(
         scenario_path,
         seed=seed,
@@ -746,6 +764,8 @@ def compare_command(
 ) -> None:
     """Run several policies on the same jobs (same seed: same jobs and durations) and write
     compare.json, compare.csv, compare.html and each run's files in DIR/POLICY/."""
+    from fairshare.report import write_compare, write_outputs  # noqa: PLC0415
+
     settings = _settings(
         scenario_path,
         seed=seed,
