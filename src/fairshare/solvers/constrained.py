@@ -69,6 +69,7 @@ def solve_cmmf(scenario: Scenario, policy: str, integral: bool) -> Allocation:
     resource = single_resource(scenario, policy, "tsf or cdrf")
     data = prepare_placed(scenario)
     demand = scenario.demands[:, resource]
+    lp_solves = None
     if integral:
         placement = cmmf_whole_tasks(
             data.types,
@@ -79,6 +80,7 @@ def solve_cmmf(scenario: Scenario, policy: str, integral: bool) -> Allocation:
         )
     else:
         result = progressive_filling(data.problem(scenario, demand))
+        lp_solves = result.lp_solves
         placement = pack_over_machines(
             data.types,
             result.pair_user,
@@ -88,7 +90,7 @@ def solve_cmmf(scenario: Scenario, policy: str, integral: bool) -> Allocation:
             scenario.demands,
         )
     return placed_allocation(
-        policy, integral, placement, placement.per_user() * demand, data.warnings
+        policy, integral, placement, placement.per_user() * demand, data.warnings, lp_solves
     )
 
 

@@ -936,8 +936,10 @@ def placed_allocation(
     placement: Placement,
     shares: FloatArray,
     warnings: tuple[str, ...],
+    lp_solves: int | None = None,
 ) -> Allocation:
-    """The allocation whose tasks are ``placement``'s per-user sums."""
+    """The allocation whose tasks are ``placement``'s per-user sums; ``lp_solves`` (for the
+    benchmarks) goes to its extras."""
     return Allocation(
         policy=policy,
         integral=integral,
@@ -945,6 +947,7 @@ def placed_allocation(
         shares=np.asarray(shares, dtype=np.float64),
         placement=placement,
         warnings=warnings,
+        extras={} if lp_solves is None else {"lp_solves": lp_solves},
     )
 
 

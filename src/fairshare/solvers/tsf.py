@@ -75,6 +75,7 @@ def solve_task_share(scenario: Scenario, policy: str, integral: bool) -> Allocat
         share_per_task = dominant_share_per_task(scenario)
     else:
         share_per_task = task_share_per_task(data, demands, constrained=policy == "cdrf")
+    lp_solves = None
     if integral:
         placement = progressive_whole_tasks(
             data.types,
@@ -86,6 +87,7 @@ def solve_task_share(scenario: Scenario, policy: str, integral: bool) -> Allocat
         )
     else:
         result = progressive_filling(data.problem(scenario, share_per_task))
+        lp_solves = result.lp_solves
         placement = pack_over_machines(
             data.types,
             result.pair_user,
@@ -95,7 +97,7 @@ def solve_task_share(scenario: Scenario, policy: str, integral: bool) -> Allocat
             demands,
         )
     shares = placement.per_user() * share_per_task
-    return placed_allocation(policy, integral, placement, shares, data.warnings)
+    return placed_allocation(policy, integral, placement, shares, data.warnings, lp_solves)
 
 
 def solve_per_machine_drf(scenario: Scenario, policy: str, integral: bool) -> Allocation:
