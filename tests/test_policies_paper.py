@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from fairshare.cluster import Cluster, Machine
 from fairshare.sim.engine import SimOptions, simulate
@@ -114,8 +115,15 @@ def test_tsf_table_ii_first_phase() -> None:
     assert running_at(log, 45.0) == {"job1": 50, "job2": 50}
     on_small = {a.machine for a in log.attempts if a.job == "job1" and a.start <= 45 < a.finish}
     assert on_small == {m.name for m in big}
-    # h = 75 and 100 (Table II's last row): shares 2/3 and 1/2.
-    assert 50 / 75 == 2 / 3 and 50 / 100 == 1 / 2
+    # Table II's last row: alone and unconstrained, job 1 runs h = 75 tasks and job 2 h = 100,
+    # so the task shares at t = 45 are 2/3 and 1/2, as the paper's text says.
+    alone = {
+        job.name: sum(int((m.capacity / job.demand).min()) for m in cluster.machines)
+        for job in jobs
+    }
+    assert alone == {"job1": 75, "job2": 100}
+    shares = {name: n / alone[name] for name, n in running_at(log, 45.0).items()}
+    assert shares == pytest.approx({"job1": 2 / 3, "job2": 1 / 2})
 
 
 def _jitter(mean: float, n: int) -> PerTaskDurations:
