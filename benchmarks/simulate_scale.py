@@ -8,9 +8,9 @@
     look only at machines that freed up, one freed slot goes to the lowest eligible share
     without a flow, flows coalesce machines by eligibility): 6.4-8.0 s wall on a shared
     2-core machine (about 4 s of CPU), 0.26 s on 100 machines and 60 jobs. The other
-    references at this scale (``--policies``): periodic-offline 17 s wall (shared machine);
-    offline-preemption still solves the whole cluster whenever a unit's demand falls below
-    what it held, about 500 s; offline-migration: see the issue.
+    references at this scale (``--policies``, same shared machine): periodic-offline 17 s,
+    offline-migration 38 s, offline-preemption about 500 s (it still solves the whole
+    cluster whenever a unit's demand falls below what it held).
 (b) TSF section VI: 1,000 machines, about 180,000 tasks in 4,500 jobs with two-resource
     demands: every online policy.
 
