@@ -24,7 +24,8 @@ BoolArray = npt.NDArray[np.bool_]
 LOCALITY_LEVELS: tuple[str, ...] = ("node", "rack", "off_rack")
 """Locality codes in ``RunFrames.locality``: index into this tuple; -1 means no input."""
 
-PHASES: tuple[str, ...] = ("map", "reduce")
+PHASES: tuple[str, ...] = ("map", "reduce", "copy")
+"""Phase codes in ``RunFrames.a_phase``; ``copy`` is a split reducer's copy part (FAIR 5.2)."""
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,9 @@ class RunFrames:
     a_finish: FloatArray
     a_killed: BoolArray
     a_locality: IntArray  # -1: no input data, else index into LOCALITY_LEVELS
+    # attempts x resources: what each attempt held (a reducer its reduce demand, a copy
+    # part nothing: FAIR sections 5.2-5.3)
+    a_demand: FloatArray
 
     @property
     def a_duration(self) -> FloatArray:
@@ -146,7 +150,8 @@ def _build(log: RunLog) -> RunFrames:
     loc_code = {None: -1, "node": 0, "rack": 1, "off_rack": 2}
     a_job = np.array([job_index[a.job] for a in atts], dtype=np.int64)
     a_user = np.array([uid(a.user) for a in atts], dtype=np.int64)
-    a_phase = np.array([a.phase == "reduce" for a in atts], dtype=np.int64)
+    phase_code = {p: i for i, p in enumerate(PHASES)}
+    a_phase = np.array([phase_code[a.phase] for a in atts], dtype=np.int64)
     a_task = np.array([a.task for a in atts], dtype=np.int64)
     a_attempt = np.array([a.attempt for a in atts], dtype=np.int64)
     a_machine = np.array([machine_index.get(a.machine, -1) for a in atts], dtype=np.int64)
@@ -165,6 +170,14 @@ def _build(log: RunLog) -> RunFrames:
     else:
         reduces = np.zeros(len(jobs), dtype=np.int64)
     maps = np.maximum(tasks - reduces, 0)
+
+    # Reduce attempts of jobs whose reducers have their own demand hold that one instead.
+    reduce_demand = demand.copy()
+    for j, job in enumerate(jobs):
+        if job.reduce_demand is not None:
+            reduce_demand[j] = job.reduce_demand
+    a_demand = np.where((a_phase == 1)[:, None], reduce_demand[a_job], demand[a_job])
+    a_demand[a_phase == 2] = 0.0
 
     return RunFrames(
         users=tuple(users),
@@ -189,6 +202,7 @@ def _build(log: RunLog) -> RunFrames:
         a_finish=a_finish,
         a_killed=a_killed,
         a_locality=a_locality,
+        a_demand=a_demand.reshape(len(atts), n_res),
     )
 
 

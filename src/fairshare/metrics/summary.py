@@ -13,7 +13,9 @@ Definitions, fixed here because the papers leave them open:
   by the level they ran at (node-local, rack-local but not node-local, off-rack); the three
   sum to 1 (FAIR section 4, Table 3 and Figure 11). All None when no attempt read input.
 - ``utilization``: per resource, the busy fraction over the makespan, sum over attempts
-  (killed ones too: they held the resources) of demand x duration / (capacity x makespan).
+  (killed ones too: they held the resources) of demand x duration / (capacity x makespan),
+  with each attempt's own demand (a reducer's reduce demand; a split reducer's copy part
+  holds nothing, FAIR section 5.2).
   None for a resource of zero capacity, or when the makespan is 0.
 - ``preempted_tasks``: attempts killed by preemption (FAIR section 3.2).
 - Statistics with nothing to summarise are None (JSON null), never NaN.
@@ -47,7 +49,7 @@ def locality_fractions(f: RunFrames) -> tuple[dict[str, float | None], int]:
 
 
 def utilization(f: RunFrames, span: float) -> dict[str, float | None]:
-    busy = (f.demand[f.a_job] * f.a_duration[:, None]).sum(axis=0)
+    busy = (f.a_demand * f.a_duration[:, None]).sum(axis=0)
     out: dict[str, float | None] = {}
     for r, name in enumerate(f.resources):
         cap = float(f.total[r]) * span

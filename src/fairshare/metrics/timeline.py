@@ -62,7 +62,7 @@ def _timeline(f: RunFrames) -> Timeline:
     delta = np.concatenate([np.ones(n, dtype=np.int64), -np.ones(n, dtype=np.int64)])
     # Demands as fractions of the pooled total, so the dominant share is a max over columns.
     inv_total = np.divide(1.0, f.total, out=np.zeros_like(f.total), where=f.total > 0)
-    frac = f.demand[f.a_job] * inv_total
+    frac = f.a_demand * inv_total
     dfrac = np.concatenate([frac, -frac])
 
     order = order_by_user_time(user, times)

@@ -35,11 +35,20 @@ from collections.abc import Sequence
 from heapq import heappop, heappush
 
 from fairshare.cluster import Cluster, Machine
+from fairshare.policies.copy_compute import CopyComputeAdmission
 from fairshare.policies.delay import deadlines, locality_of, pick_map
 from fairshare.policies.options import PolicyOptions
 from fairshare.policies.preemption import StarvationTimers, fair_shares
 from fairshare.policies.protocol import Decision, Kill, Launch, Locality, Policy, TaskRef
-from fairshare.policies.state import EPS, ClusterState, Demand, JobState, UserState, fits
+from fairshare.policies.state import (
+    EPS,
+    ClusterState,
+    Demand,
+    JobState,
+    UserState,
+    fits,
+    side_key,
+)
 from fairshare.workload.model import Job, Queue, User
 
 
@@ -77,6 +86,12 @@ class Scheduler(Policy):
         # Batched launches (see _fill) rely on the share-ordered selection of this class and
         # on a job order that does not move as the job runs tasks.
         self._batching = type(self).select is Scheduler.select
+        # Copy-compute splitting (FAIR section 5.2): the machines' admission control, and
+        # per (machine, demand) how many compute parts fit on the machine's capacity.
+        self._cpac: CopyComputeAdmission | None = None
+        if self.options.copy_compute is not None:
+            self._cpac = CopyComputeAdmission(*self.options.copy_compute)
+        self._compute_slots: dict[tuple[int, Demand], int] = {}
         for user in users:
             self._user(user.name, None)
 
@@ -167,6 +182,7 @@ class Scheduler(Policy):
         group = cs.group_of(cls, demand)
         state = JobState(job_id, job, user.idx, group, demand)
         state.share_per_task = self.share_per_task(state)
+        reducers = self._reduce_sides(job_id, job, user, cls, demand)
         if blocks is not None:
             index = cs.index
             state.blocks = [tuple(index[name] for name in holders) for holders in blocks]
@@ -177,30 +193,47 @@ class Scheduler(Policy):
                     state.by_rack.setdefault(cs.rack[mi], []).append(t)
             waits = self.options.job_delays.get(job.name, self.options.delay)
             state.waits = waits
-        self.jobs[job_id] = state
+        if state.maps:
+            self.jobs[job_id] = state
         if self.options.headroom:
-            self._largest = (
-                demand
-                if self._largest is None
-                else tuple(max(a, b) for a, b in zip(self._largest, demand, strict=True))
-            )
+            for side in (state, *reducers):
+                if side.demand == (0.0,) * len(demand):
+                    continue  # a copy part holds no resource (FAIR section 5.2)
+                self._largest = (
+                    side.demand
+                    if self._largest is None
+                    else tuple(max(a, b) for a, b in zip(self._largest, side.demand, strict=True))
+                )
         if state.pending:
             self._activate(state, user)
-        elif state.reduces:
-            self._maps_done(state, user)
+        elif reducers:
+            self._reducers_runnable(job_id, user)
 
     def task_finished(self, now: float, task: TaskRef) -> None:
-        job = self.jobs[task.job]
+        job = self._state(task)
         user = self.users[job.user]
         mi = self._release(job, user, task)
         self._mark(mi)
         job.finished += 1
+        cpac = self._cpac
         if task.phase == "map":
             job.maps_done += 1
-            if job.maps_done == job.maps and job.reduces:
-                self._maps_done(job, user)
-        if job.finished == job.maps + job.reduces:
-            del self.jobs[job.id]
+            if job.maps_done == self._reducers_after(job.maps):
+                self._reducers_runnable(job.id, user)
+            if job.finished == job.maps:
+                del self.jobs[job.key]
+        elif task.phase == "copy":
+            assert cpac is not None
+            # The reducer keeps its reducer slot and asks its machine to compute.
+            cpac.copy_stopped(task.job, mi, finished=True)
+            cpac.wait(TaskRef(task.job, "reduce", task.task), mi)
+        else:
+            if cpac is not None:
+                cpac.compute_stopped(mi)
+            if job.finished == job.reduces:
+                del self.jobs[job.key]
+                # The copy side lives as long as the computes: a lost one copies again.
+                self.jobs.pop(side_key(job.id, "copy"), None)
         self._touch(user)
 
     def machine_added(self, now: float, machine: Machine) -> None:
@@ -219,6 +252,12 @@ class Scheduler(Policy):
         lost.sort()
         for ref in lost:
             self._requeue(ref)
+        if self._cpac is not None:
+            # Reducers that had copied there and wait to compute lost their data: copy again.
+            for ref in self._cpac.forget_machine(mi):
+                copy = TaskRef(ref.job, "copy", ref.task)
+                side = self.jobs[side_key(ref.job, "copy")]
+                self._pend(side, self.users[side.user], copy)
         cs.remove_machine(mi)
         self.dirty.pop(mi, None)
         self.on_cluster_change()
@@ -252,6 +291,9 @@ class Scheduler(Policy):
         dirty = self.dirty
         alive = cs.alive
         select = self.select
+        if self._cpac is not None and self._cpac.waiting:
+            # The machines admit computes first: those reducers already hold their slots.
+            self._admit_computes(out)
         while dirty:
             mi = next(iter(dirty))
             del dirty[mi]
@@ -280,7 +322,9 @@ class Scheduler(Policy):
                     break
                 if not fits_here(key, demand):
                     continue
-                if job.blocks is not None:
+                if job.blocks is not None or job.phase == "copy":
+                    # The machine decides the locality, or (a copy part, which takes no
+                    # room) whether it admits one more reducer: try every machine.
                     for mi in list(bucket):
                         if job.pending == 0:
                             break
@@ -351,15 +395,59 @@ class Scheduler(Policy):
         if heap is None:
             heap = user.job_heaps[job.group] = []
             self.cluster.groups[job.group].users[user.idx] = None
-        heapq.heappush(heap, (self.job_key(job), job.id, job.version))
+        heapq.heappush(heap, (self.job_key(job), job.key, job.version))
         user.pending += job.pending
         self._touch(user)
-        self._offers[job.id] = None
+        self._offers[job.key] = None
+        if job.phase == "copy":
+            # Copy parts take no room, so machines without room may take them too.
+            cs = self.cluster
+            for mi in range(len(cs.names)):
+                if (
+                    cs.alive[mi]
+                    and mi not in cs.roomy
+                    and cs.eligible(cs.groups[job.group].cls, mi)
+                ):
+                    self.dirty[mi] = None
 
-    def _maps_done(self, job: JobState, user: UserState) -> None:
-        user.pending -= job.pending
-        job.pending += job.reduces
-        self._activate(job, user)
+    def _state(self, ref: TaskRef) -> JobState:
+        """The job side that runs task ``ref``."""
+        if ref.phase == "map":
+            return self.jobs[ref.job]
+        return self.jobs[side_key(ref.job, ref.phase)]
+
+    def _reduce_sides(
+        self, job_id: int, job: Job, user: UserState, cls: int, demand: Demand
+    ) -> list[JobState]:
+        """Register the reduce side of a new job (and its copy side with copy-compute
+        splitting), not yet runnable. A reducer's demand is the reduce phase's own (Hadoop's
+        reduce slots, FAIR section 5.3); a copy part's is zero (FAIR section 5.2)."""
+        reduce = job.reduce
+        if reduce is None or reduce.tasks == 0:
+            return []
+        cs = self.cluster
+        rdemand = demand if reduce.demand is None else tuple(float(x) for x in reduce.demand)
+        sides = [JobState(job_id, job, user.idx, cs.group_of(cls, rdemand), rdemand, "reduce")]
+        if self._cpac is not None:
+            zero = (0.0,) * len(demand)
+            sides.append(JobState(job_id, job, user.idx, cs.group_of(cls, zero), zero, "copy"))
+        for side in sides:
+            side.share_per_task = self.share_per_task(side)
+            self.jobs[side.key] = side
+        return sides
+
+    def _reducers_after(self, maps: int) -> int:
+        """How many of a job's ``maps`` must finish before its reducers may launch
+        (``reduce_slowstart``, FAIR section 5.1; at least the first)."""
+        return max(1, math.ceil(self.options.reduce_slowstart * maps - EPS))
+
+    def _reducers_runnable(self, job_id: int, user: UserState) -> None:
+        """The job's reducers (its copy parts, with copy-compute splitting) may launch."""
+        side = self.jobs.get(side_key(job_id, "reduce" if self._cpac is None else "copy"))
+        if side is None:
+            return  # a job without reducers
+        side.pending = side.reduces
+        self._activate(side, user)
 
     def _head_job(self, user: UserState, group: int) -> JobState:
         heap = user.job_heaps[group]
@@ -372,7 +460,17 @@ class Scheduler(Policy):
             heapq.heappop(heap)
 
     def _take(self, job: JobState, mi: int, now: float) -> tuple[TaskRef, Locality | None] | None:
-        """The next task of ``job`` for machine ``mi``; None if delay scheduling skips."""
+        """The next task of ``job`` for machine ``mi``; None if delay scheduling skips or the
+        machine admits no more of the job's reducers (FAIR section 5.2)."""
+        if job.phase == "copy":
+            if not self._may_copy(job, mi):
+                return None
+            assert self._cpac is not None
+            self._cpac.copy_started(job.id, mi)
+            if job.requeue:
+                return job.requeue.popleft(), None
+            job.next_reduce += 1
+            return TaskRef(job.id, "copy", job.next_reduce - 1), None
         if job.requeue:
             ref = job.requeue.popleft()
             if ref.phase == "map" and job.blocks is not None:
@@ -392,6 +490,60 @@ class Scheduler(Policy):
         index = job.next_reduce
         job.next_reduce += 1
         return TaskRef(job.id, "reduce", index), None
+
+    def _may_copy(self, job: JobState, mi: int) -> bool:
+        cpac = self._cpac
+        assert cpac is not None
+        compute = self.jobs[side_key(job.id, "reduce")].demand
+        slots = self._compute_slots.get((mi, compute))
+        if slots is None:
+            capacity = self.cluster.machines[mi].capacity
+            slots = min(
+                (
+                    int((float(c) + EPS) // d)
+                    for c, d in zip(capacity, compute, strict=True)
+                    if d > 0
+                ),
+                default=cpac.max_computing,
+            )
+            self._compute_slots[(mi, compute)] = slots
+        return cpac.may_copy(job.id, mi, slots)
+
+    def _admit_computes(self, out: list[Decision]) -> None:
+        """Each machine admits the reducers that finished copying there into their compute
+        phase, in the order they asked, while a compute slot is free and the reduce demand
+        fits (CPAC, FAIR section 5.2). Compute parts count in their user's share."""
+        cpac = self._cpac
+        assert cpac is not None
+        cs = self.cluster
+        for mi in list(cpac.waiting):
+            queue = cpac.waiting[mi]
+            free = cs.free[mi]
+            kept: list[TaskRef] = []
+            while queue:
+                ref = queue.popleft()
+                side = self.jobs[side_key(ref.job, "reduce")]
+                if not (cpac.may_compute(mi) and self._fits(free, side.demand)):
+                    kept.append(ref)
+                    continue
+                user = self.users[side.user]
+                for r, d in enumerate(side.demand):
+                    free[r] -= d
+                    user.alloc[r] += d
+                self._launch_seq += 1
+                user.tasks[ref] = (mi, self._launch_seq)
+                user.running += 1
+                user.share += side.share_per_task
+                side.running += 1
+                cpac.compute_started(mi)
+                out.append(Launch(ref, cs.names[mi], None))
+                self.on_launch(user, side)
+                self._touch(user)
+            if kept:
+                queue.extend(kept)
+            else:
+                del cpac.waiting[mi]
+            cs.rebucket(mi)
 
     def _fill(
         self, mi: int, now: float, out: list[Decision], pick: tuple[int, int] | None = None
@@ -455,7 +607,7 @@ class Scheduler(Policy):
                     job.version += 1
                     heap = user.job_heaps[group]
                     if job.pending > 0:
-                        heappush(heap, (self.job_key(job), job.id, job.version))
+                        heappush(heap, (self.job_key(job), job.key, job.version))
                     else:
                         while heap:
                             top = jobs.get(heap[0][1])
@@ -562,7 +714,7 @@ class Scheduler(Policy):
         job.running -= 1
         if self.reorder_jobs and job.pending > 0:
             job.version += 1
-            heapq.heappush(user.job_heaps[job.group], (self.job_key(job), job.id, job.version))
+            heapq.heappush(user.job_heaps[job.group], (self.job_key(job), job.key, job.version))
         self.on_release(user, job)
         return mi
 
@@ -575,11 +727,23 @@ class Scheduler(Policy):
             self.dirty[mi] = None
 
     def _requeue(self, ref: TaskRef) -> None:
-        """A running task was killed or lost: it is pending again, as if it never started."""
-        job = self.jobs[ref.job]
+        """A running task was killed or lost: it is pending again, as if it never started
+        (with copy-compute splitting, a reducer's copy or compute part: it copies again)."""
+        job = self._state(ref)
         user = self.users[job.user]
         mi = self._release(job, user, ref)
         self._mark(mi)
+        if self._cpac is not None and ref.phase != "map":
+            if ref.phase == "copy":
+                self._cpac.copy_stopped(ref.job, mi, finished=False)
+            else:
+                self._cpac.compute_stopped(mi)
+            ref = TaskRef(ref.job, "copy", ref.task)
+            job = self.jobs[side_key(ref.job, "copy")]
+        self._pend(job, user, ref)
+
+    def _pend(self, job: JobState, user: UserState, ref: TaskRef) -> None:
+        """Task ``ref`` of ``job`` is pending again."""
         job.requeue.append(ref)
         if job.pending == 0:
             job.pending = 1

@@ -18,6 +18,14 @@ class PolicyOptions:
     - ``pool_order``: ``fair`` or ``fifo`` order of jobs inside a pool (user).
     - ``headroom``: keep, on every machine, room for the largest pending task; only a task of
       that size may use it (H-DRF section 5).
+    - ``reduce_slowstart``: the fraction of a job's maps that must have finished before its
+      reducers may launch (Hadoop's ``mapred.reduce.slowstart.completed.maps``; FAIR section
+      5.1: Hadoop launches reducers "as soon as its first few maps finish"). At least one map
+      must have finished (0 means: the first map). 1.0, the default, launches reducers after
+      the last map.
+    - ``copy_compute``: copy-compute splitting with Compute Phase Admission Control, FAIR
+      section 5.2, as ``(max_reducers, max_computing)`` per machine, or None (see
+      :mod:`fairshare.policies.copy_compute`).
     """
 
     delay: tuple[float, float] | None = None
@@ -25,3 +33,5 @@ class PolicyOptions:
     preemption: tuple[float, float] | None = None
     pool_order: Literal["fair", "fifo"] = "fair"
     headroom: bool = False
+    reduce_slowstart: float = 1.0
+    copy_compute: tuple[int, int] | None = None

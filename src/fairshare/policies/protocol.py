@@ -25,7 +25,13 @@ section 3.2): the policy re-queues it, and the driver must not report it as fini
 
 A task is named by ``TaskRef(job_id, phase, task)``; map tasks are 0 .. tasks-1 and reduce
 tasks 0 .. reduce.tasks-1 of the ``reduce`` phase. Reduces become runnable when every map of
-the job has finished (MapReduce's dependence), a rule the policy applies itself.
+the job has finished (MapReduce's dependence), or earlier with ``reduce_slowstart`` (FAIR
+section 5.1), a rule the policy applies itself; a reducer launched before the maps finish
+holds its room until they have. With copy-compute splitting (FAIR section 5.2) reducer ``t``
+runs as two tasks on one machine: ``TaskRef(job, "copy", t)`` (fetching map outputs: no
+resources, ends ``copy`` seconds after the job's last map, or after its launch if later),
+then ``TaskRef(job, "reduce", t)`` (the compute part, the reduce demand for ``compute``
+seconds), which the policy launches on the copy's machine when that machine admits it.
 """
 
 from __future__ import annotations
@@ -37,12 +43,13 @@ from typing import Literal, NamedTuple
 from fairshare.cluster import Machine
 from fairshare.workload.model import Job
 
-Phase = Literal["map", "reduce"]
+Phase = Literal["map", "reduce", "copy"]
 Locality = Literal["node", "rack", "off_rack"]
 
 
 class TaskRef(NamedTuple):
-    """One task of one job: ``phase`` is ``"map"`` or ``"reduce"``."""
+    """One task of one job: ``phase`` is ``"map"``, ``"reduce"`` or (copy-compute splitting)
+    ``"copy"``."""
 
     job: int
     phase: Phase

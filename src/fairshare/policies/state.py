@@ -26,7 +26,7 @@ from collections.abc import Sequence
 
 from fairshare.cluster import Machine
 from fairshare.cluster.constraints import Constraint
-from fairshare.policies.protocol import TaskRef
+from fairshare.policies.protocol import Phase, TaskRef
 from fairshare.workload.model import ROOT, Job
 
 EPS = 1e-9
@@ -37,7 +37,14 @@ Demand = tuple[float, ...]
 
 
 class JobState:
-    """A job's tasks as the scheduler sees them (FAIR section 5: maps, then reduces)."""
+    """One side of a job as the scheduler sees it (FAIR section 5: maps, then reduces).
+
+    A MapReduce job is split into states of one demand vector each, so that shares count
+    what actually runs: the *map side* (``key`` = the job id, ``phase`` ``"map"``), the
+    *reduce side* (``key`` = :func:`reduce_key`, ``phase`` ``"reduce"``; its demand is the
+    reduce phase's own, :class:`fairshare.workload.model.ReducePhase`) and, with copy-compute
+    splitting (FAIR section 5.2), the *copy side* (``key`` = :func:`copy_key`, ``phase``
+    ``"copy"``, no demand). ``id`` is always the driver's job id (task names, FIFO order)."""
 
     __slots__ = (
         "blocks",
@@ -48,6 +55,7 @@ class JobState:
         "group",
         "id",
         "job",
+        "key",
         "launched",
         "level",
         "maps",
@@ -55,6 +63,7 @@ class JobState:
         "next_map",
         "next_reduce",
         "pending",
+        "phase",
         "reduces",
         "requeue",
         "running",
@@ -65,19 +74,30 @@ class JobState:
         "waits",
     )
 
-    def __init__(self, job_id: int, job: Job, user: int, group: int, demand: Demand) -> None:
+    def __init__(
+        self,
+        job_id: int,
+        job: Job,
+        user: int,
+        group: int,
+        demand: Demand,
+        phase: Phase = "map",
+    ) -> None:
         self.id = job_id
+        self.key = job_id if phase == "map" else side_key(job_id, phase)
+        self.phase = phase
         self.job = job
         self.user = user
         self.group = group
         self.demand = demand
-        self.maps = job.tasks
-        self.reduces = job.reduce.tasks if job.reduce is not None else 0
+        # A map side runs the maps and a reduce or copy side the reducers (each one kind).
+        self.maps = job.tasks if phase == "map" else 0
+        self.reduces = job.reduce.tasks if job.reduce is not None and phase != "map" else 0
         self.next_map = 0
         self.next_reduce = 0
         self.maps_done = 0
         self.finished = 0
-        self.pending = job.tasks
+        self.pending = self.maps
         self.running = 0
         self.requeue: deque[TaskRef] = deque()
         self.share_per_task = 0.0
@@ -91,6 +111,12 @@ class JobState:
         self.level = 0
         self.skip_since: float | None = None
         self.waits: tuple[float, float] | None = None
+
+
+def side_key(job_id: int, phase: Phase) -> int:
+    """The key of a job's ``reduce`` or ``copy`` side among the scheduler's job states
+    (negative, so it never meets a job id)."""
+    return -2 * job_id - (1 if phase == "reduce" else 2)
 
 
 class UserState:

@@ -17,8 +17,19 @@ Determinism:
   do not depend on the policy, so two policies see the same tasks.
 - A map task that reads its block from another machine of the rack runs ``rack_slowdown``
   times longer; from another rack, ``off_rack_slowdown`` times (FAIR section 4's locality).
-- A reduce task runs ``copy + compute`` seconds and becomes runnable when every map of its job
-  has finished.
+- Reducers (FAIR section 5) become runnable when every map of the job has finished, or with
+  ``reduce_slowstart`` when that fraction of them has (Hadoop launches them "as soon as its
+  first few maps finish", FAIR section 5.1). A reducer runs ``copy + compute`` seconds from
+  its launch, or, launched before the maps finish, holds its room idle until the last map
+  finishes and then runs them (slot hoarding). A reducer's demand is the reduce phase's own
+  when the job gives one (Hadoop's reduce slots, FAIR section 5.3).
+- With copy-compute splitting (FAIR section 5.2, :mod:`fairshare.policies.copy_compute`), a
+  reducer is a copy part (no resources; it becomes runnable when the job's first map
+  finishes and ends ``copy`` seconds after its launch or after the job's last map finish,
+  whichever is later: the last map's output must be fetched too) and a compute part
+  (``compute`` seconds, the reduce demand) that its machine admits after the copy. Both are
+  recorded as attempts (phases ``copy`` and ``reduce``); a job's task count and finish count
+  a reducer once, when its compute part finishes.
 
 Streaming: ``jobs`` is consumed lazily, one job ahead, and must be sorted by ``submit``; a
 trace larger than memory runs (only the records grow).
@@ -39,7 +50,7 @@ from typing import Literal
 
 import numpy as np
 
-from fairshare.cluster import Cluster, Machine
+from fairshare.cluster import Cluster, FloatArray, Machine
 from fairshare.policies import (
     Kill,
     Launch,
@@ -49,6 +60,7 @@ from fairshare.policies import (
     TaskRef,
     make_policy,
 )
+from fairshare.policies.copy_compute import DEFAULT_MAX_COMPUTING, DEFAULT_MAX_REDUCERS
 from fairshare.sim.records import JobRecord, RunLog, TaskAttempt
 from fairshare.workload.model import (
     ExponentialDuration,
@@ -82,7 +94,16 @@ class SimOptions:
     """Options of a run. ``delay``, ``job_delays``, ``preemption``, ``pool_order`` and
     ``headroom`` are the policy mechanisms of :class:`fairshare.policies.PolicyOptions`;
     ``until`` stops the run at that time (None: when no event is left); tasks still running
-    then are recorded as attempts that end at ``until`` with ``truncated=True``."""
+    then are recorded as attempts that end at ``until`` with ``truncated=True``.
+
+    ``copy_compute_splitting`` turns on FAIR section 5.2's copy-compute splitting (SPEC
+    section 3's ``--copy-compute-splitting``) with, per machine, at most ``max_reducers``
+    reducers and ``max_computing`` compute parts (and copy parts per job), the paper's
+    example of 6 and 2 by default (:mod:`fairshare.policies.copy_compute`).
+    ``reduce_slowstart`` is the fraction of a job's maps that must finish before its
+    reducers launch (Hadoop's ``mapred.reduce.slowstart.completed.maps``); None means 1.0
+    (after the last map) without splitting and 0.0 (after the first map: copying overlaps
+    the maps) with it."""
 
     delay: tuple[float, float] | None = None
     job_delays: Mapping[str, tuple[float, float]] = field(default_factory=dict)
@@ -92,6 +113,17 @@ class SimOptions:
     rack_slowdown: float = 1.2
     off_rack_slowdown: float = 1.5
     until: float | None = None
+    copy_compute_splitting: bool = False
+    max_reducers: int = DEFAULT_MAX_REDUCERS
+    max_computing: int = DEFAULT_MAX_COMPUTING
+    reduce_slowstart: float | None = None
+
+    @property
+    def slowstart(self) -> float:
+        """``reduce_slowstart`` with its default filled in."""
+        if self.reduce_slowstart is not None:
+            return self.reduce_slowstart
+        return 0.0 if self.copy_compute_splitting else 1.0
 
     def policy_options(self) -> PolicyOptions:
         return PolicyOptions(
@@ -100,6 +132,10 @@ class SimOptions:
             preemption=self.preemption,
             pool_order=self.pool_order,
             headroom=self.headroom,
+            reduce_slowstart=self.slowstart,
+            copy_compute=(
+                (self.max_reducers, self.max_computing) if self.copy_compute_splitting else None
+            ),
         )
 
     def record(self) -> dict[str, object]:
@@ -110,6 +146,10 @@ class SimOptions:
             "headroom": self.headroom,
             "rack_slowdown": self.rack_slowdown,
             "off_rack_slowdown": self.off_rack_slowdown,
+            "copy_compute_splitting": self.copy_compute_splitting,
+            "max_reducers": self.max_reducers,
+            "max_computing": self.max_computing,
+            "reduce_slowstart": self.slowstart,
         }
 
 
@@ -123,7 +163,17 @@ class MachineEvent:
 
 
 class _JobRun:
-    __slots__ = ("done", "finish", "first_start", "index", "job", "map_seconds", "total")
+    __slots__ = (
+        "done",
+        "finish",
+        "first_start",
+        "index",
+        "job",
+        "map_seconds",
+        "maps_done",
+        "total",
+        "waiting",
+    )
 
     def __init__(self, index: int, job: Job, map_seconds: list[float]) -> None:
         self.index = index
@@ -131,6 +181,9 @@ class _JobRun:
         self.map_seconds = map_seconds
         self.total = job.tasks + (job.reduce.tasks if job.reduce is not None else 0)
         self.done = 0
+        self.maps_done = 0
+        # Reducers (or copy parts) launched before the last map finished: they wait for it.
+        self.waiting: dict[TaskRef, None] = {}
         self.first_start: float | None = None
         self.finish: float | None = None
 
@@ -200,6 +253,16 @@ def _check_options(opts: SimOptions) -> None:
     ):
         if not math.isfinite(value) or value <= 0:
             raise SimulationError(where, f"must be a finite number > 0, got {value}")
+    if opts.reduce_slowstart is not None and not 0.0 <= opts.reduce_slowstart <= 1.0:
+        raise SimulationError(
+            "reduce_slowstart", f"must be a fraction in [0, 1], got {opts.reduce_slowstart}"
+        )
+    if opts.copy_compute_splitting and not 1 <= opts.max_computing <= opts.max_reducers:
+        raise SimulationError(
+            "--copy-compute-splitting",
+            "max_computing and max_reducers must satisfy 1 <= max_computing <= max_reducers, "
+            f"got {opts.max_computing} and {opts.max_reducers}",
+        )
 
 
 class _Run:
@@ -324,15 +387,23 @@ class _Run:
         if ref.phase == "map":
             seconds = run.map_seconds[ref.task] * self.slow[decision.locality]
         else:
-            reduce = run.job.reduce
-            assert reduce is not None
-            seconds = reduce.copy + reduce.compute
+            seconds = self._reduce_seconds(run.job, ref)
         fraction = self.resume.pop(ref, 1.0) if self.resume else 1.0
         seconds *= fraction
         if run.first_start is None:
             run.first_start = now
-        token = self.push(now + seconds, FINISH, ref)
         attempt = self.attempt_of.get(ref, 0)
+        if (
+            ref.phase != "map"
+            and run.maps_done < run.job.tasks
+            and not (ref.phase == "reduce" and self.opts.copy_compute_splitting)
+        ):
+            # Launched before the last map finished: it holds its room and waits (token 0
+            # is no event; the finish is set when the maps are done).
+            run.waiting[ref] = None
+            self.running[ref] = (attempt, decision.machine, now, None, 0, math.inf, fraction)
+            return
+        token = self.push(now + seconds, FINISH, ref)
         self.running[ref] = (
             attempt,
             decision.machine,
@@ -364,6 +435,14 @@ class _Run:
                 state[3],  # type: ignore[arg-type]
             )
         )
+        if ref.phase == "map":
+            run.maps_done += 1
+            if run.maps_done == job.tasks and run.waiting:
+                self._maps_finished(now, run)
+        elif ref.phase == "copy":
+            # The reducer's compute part is still to run: not a finished task yet.
+            self.policy.task_finished(now, ref)
+            return
         run.done += 1
         if run.done == run.total:
             run.finish = now
@@ -371,8 +450,29 @@ class _Run:
             del self.runs[run.index]
         self.policy.task_finished(now, ref)
 
+    def _reduce_seconds(self, job: Job, ref: TaskRef) -> float:
+        """A reducer's seconds once the maps are done: copy and compute, or with splitting
+        the part ``ref`` names."""
+        reduce = job.reduce
+        assert reduce is not None
+        if ref.phase == "copy":
+            return reduce.copy
+        if self.opts.copy_compute_splitting:
+            return reduce.compute
+        return reduce.copy + reduce.compute
+
+    def _maps_finished(self, now: float, run: _JobRun) -> None:
+        """The job's last map finished: the reducers waiting for it copy (and compute) now."""
+        for ref in run.waiting:
+            state = self.running[ref]
+            end = now + self._reduce_seconds(run.job, ref) * state[6]
+            token = self.push(end, FINISH, ref)
+            self.running[ref] = (*state[:4], token, end, state[6])
+        run.waiting.clear()
+
     def _kill(self, now: float, ref: TaskRef) -> None:
         state = self.running.pop(ref)
+        self.runs[ref.job].waiting.pop(ref, None)
         job = self.runs[ref.job].job
         self.attempts.append(
             TaskAttempt(
@@ -392,6 +492,7 @@ class _Run:
 
     def _pause(self, now: float, ref: TaskRef) -> None:
         state = self.running.pop(ref)
+        self.runs[ref.job].waiting.pop(ref, None)
         job = self.runs[ref.job].job
         self.attempts.append(
             TaskAttempt(
@@ -409,7 +510,10 @@ class _Run:
         )
         self.attempt_of[ref] = state[0] + 1
         start, end, fraction = state[2], state[5], state[6]
-        self.resume[ref] = fraction * (end - now) / (end - start) if end > start else 0.0
+        if not math.isfinite(end):
+            self.resume[ref] = fraction  # it was waiting for the maps: no work done yet
+        else:
+            self.resume[ref] = fraction * (end - now) / (end - start) if end > start else 0.0
 
     def _add(self, now: float, machine: Machine) -> None:
         if machine.name in self.machines:
@@ -471,26 +575,31 @@ class _Run:
             first_start=run.first_start,
             finish=run.finish,
             isolated_response=self._isolated(run),
+            reduce_demand=job.reduce.demand if job.reduce is not None else None,
         )
 
     def _isolated(self, run: _JobRun) -> float:
         job = run.job
         if run.total == 0:
             return 0.0
-        slots = self._slots(job)
+        slots = self._slots(job, job.demand) if job.tasks else 1
         if slots == 0:
             return math.inf
         end = _greedy(run.map_seconds, slots, 0.0)
         if job.reduce is not None and job.reduce.tasks:
+            demand = job.demand if job.reduce.demand is None else job.reduce.demand
+            slots = self._slots(job, demand)
+            if slots == 0:
+                return math.inf
             each = job.reduce.copy + job.reduce.compute
             end = _greedy([each] * job.reduce.tasks, slots, end)
         return end
 
-    def _slots(self, job: Job) -> int:
+    def _slots(self, job: Job, demand: FloatArray) -> int:
         key = (
             job.constraint.source if job.constraint is not None else None,
             job.machines,
-            job.demand.tobytes(),
+            demand.tobytes(),
         )
         slots = self.slots_cache.get(key)
         if slots is None:
@@ -505,11 +614,11 @@ class _Run:
             capacity = np.array([m.capacity for m in machines], dtype=np.float64).reshape(
                 len(machines), -1
             )[ok]
-            used = job.demand > 0
+            used = demand > 0
             if not used.any():
                 slots = 0 if len(capacity) == 0 else 1 << 30
             else:
-                per = np.floor((capacity[:, used] + 1e-9) / job.demand[used]).min(axis=1)
+                per = np.floor((capacity[:, used] + 1e-9) / demand[used]).min(axis=1)
                 slots = int(per.sum())
             self.slots_cache[key] = slots
         return slots

@@ -16,12 +16,19 @@ from typing import Literal
 from fairshare.cluster import Cluster, FloatArray
 
 Locality = Literal["node", "rack", "off_rack"]
-Phase = Literal["map", "reduce"]
+Phase = Literal["map", "reduce", "copy"]
 
 
 @dataclass(frozen=True, slots=True)
 class TaskAttempt:
     """One run of one task on one machine, from launch to finish or kill.
+
+    ``phase`` is ``map``, ``reduce`` or, with copy-compute splitting (FAIR section 5.2),
+    ``copy``: a reducer is then recorded as its copy part (``copy``, which holds no resource)
+    and its compute part (``reduce``, the reduce demand), so busy time counts only the
+    compute part's resources. Without splitting, a ``reduce`` attempt is the whole reducer,
+    copy and compute, and holds its demand from launch (launched before the job's maps
+    finished, it holds it while it waits for them: FAIR section 5.1's slot hoarding).
 
     ``locality`` is None for tasks that read no input block. A task killed by preemption has
     ``killed=True`` and ``finish`` the kill time; it is re-run later as attempt + 1. A task
@@ -47,8 +54,9 @@ class JobRecord:
     """One job of the run. ``first_start`` and ``finish`` are None for a job that never
     started or never finished before the run ended. ``isolated_response`` is the job's
     response time alone on the empty cluster (the denominator of slowdown, SPEC section 3).
-    ``demand`` is the per-task demand vector in the cluster's resource order; ``tasks``
-    counts all tasks, map and reduce."""
+    ``demand`` is the per-task demand vector in the cluster's resource order, and
+    ``reduce_demand`` a reducer's when it differs (None: ``demand``); ``tasks`` counts all
+    tasks, map and reduce (a split reducer once)."""
 
     job: str
     user: str
@@ -60,6 +68,7 @@ class JobRecord:
     first_start: float | None
     finish: float | None
     isolated_response: float
+    reduce_demand: FloatArray | None = None
 
 
 @dataclass(frozen=True)
