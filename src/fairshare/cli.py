@@ -392,6 +392,7 @@ def _settings(
     rack_slowdown: float,
     off_rack_slowdown: float,
     pool_order: str,
+    copy_compute_splitting: bool = False,
 ) -> RunSettings:
     from fairshare.sim.engine import SimOptions  # noqa: PLC0415
     from fairshare.workload.traces import parse_trace_argument  # noqa: PLC0415
@@ -420,6 +421,7 @@ def _settings(
         rack_slowdown=rack_slowdown,
         off_rack_slowdown=off_rack_slowdown,
         until=until,
+        copy_compute_splitting=copy_compute_splitting,
     )
     return RunSettings(scenario, parsed_trace, seed, options)
 
@@ -473,6 +475,13 @@ def _check_policy(name: str, settings: RunSettings, option: str = "--policy") ->
                     f"does not combine with the reference scheduler {name!r}, which places "
                     "tasks by the exact offline allocation",
                 )
+        if opts.copy_compute_splitting:
+            raise InputError(
+                settings.source,
+                "--copy-compute-splitting",
+                f"does not combine with the reference scheduler {name!r}, which places "
+                "tasks by the exact offline allocation",
+            )
 
 
 class _Progress:
@@ -655,6 +664,8 @@ _SIM_HELP = {
     "rack": "How many times longer a map runs reading its block from another machine of its rack",
     "off_rack": "How many times longer a map runs reading its block from another rack",
     "pool_order": "Order of jobs inside a user or pool: fair or fifo",
+    "copy_compute": "Copy-compute splitting (FAIR section 5.2): reducers copy from the job's "
+    "first finished map without holding resources; each machine admits 6 reducers, 2 computing",
 }
 
 SeedOption = Annotated[int, typer.Option("--seed", min=0, help=_SIM_HELP["seed"])]
@@ -675,6 +686,9 @@ UntilOption = Annotated[
 RackOption = Annotated[float, typer.Option("--rack-slowdown", help=_SIM_HELP["rack"])]
 OffRackOption = Annotated[float, typer.Option("--off-rack-slowdown", help=_SIM_HELP["off_rack"])]
 PoolOrderOption = Annotated[str, typer.Option("--pool-order", help=_SIM_HELP["pool_order"])]
+CopyComputeOption = Annotated[
+    bool, typer.Option("--copy-compute-splitting", help=_SIM_HELP["copy_compute"])
+]
 OutOption = Annotated[
     Path, typer.Option("--out", "-o", metavar="DIR", help="Directory to write the results to")
 ]
@@ -698,6 +712,7 @@ def simulate_command(
     rack_slowdown: RackOption = 1.2,
     off_rack_slowdown: OffRackOption = 1.5,
     pool_order: PoolOrderOption = "fair",
+    copy_compute_splitting: CopyComputeOption = False,
 ) -> None:
     """Replay the scenario's jobs (or workload, or a trace) under an online policy and write
     summary.json, jobs.csv, timeline.csv, tasks.parquet and report.html to DIR."""
@@ -713,6 +728,7 @@ def simulate_command(
         rack_slowdown=rack_slowdown,
         off_rack_slowdown=off_rack_slowdown,
         pool_order=pool_order,
+        copy_compute_splitting=copy_compute_splitting,
     )
     _check_policy(policy, settings)
     staging = _Staging(out, settings.source)
@@ -761,6 +777,7 @@ def compare_command(
     rack_slowdown: RackOption = 1.2,
     off_rack_slowdown: OffRackOption = 1.5,
     pool_order: PoolOrderOption = "fair",
+    copy_compute_splitting: CopyComputeOption = False,
 ) -> None:
     """Run several policies on the same jobs (same seed: same jobs and durations) and write
     compare.json, compare.csv, compare.html and each run's files in DIR/POLICY/."""
@@ -776,6 +793,7 @@ def compare_command(
         rack_slowdown=rack_slowdown,
         off_rack_slowdown=off_rack_slowdown,
         pool_order=pool_order,
+        copy_compute_splitting=copy_compute_splitting,
     )
     names = [p.strip() for p in policies.split(",")]
     if not policies.strip() or any(not n for n in names):
