@@ -561,6 +561,8 @@ class _Builder:
     def __init__(self, model: _ScenarioModel, source: str) -> None:
         self.model = model
         self.source = source
+        # Thousands of users often share a few hundred constraint texts: parse each once.
+        self.parsed: dict[str, Constraint] = {}
         self.resources: tuple[str, ...] = ()
         self.index: dict[str, int] = {}
         self.total: FloatArray = np.zeros(0)
@@ -699,8 +701,12 @@ class _Builder:
     def _constraint(self, text: str | None, where: str) -> Constraint | None:
         if text is None:
             return None
+        known = self.parsed.get(text)
+        if known is not None:
+            return known
         try:
-            return parse_constraint(text)
+            parsed = self.parsed[text] = parse_constraint(text)
+            return parsed
         except ConstraintSyntaxError as err:
             self.fail(f"{where}.constraint", f"column {err.column}: {err.message}")
         except RecursionError:
