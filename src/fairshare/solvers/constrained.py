@@ -38,7 +38,6 @@ from fairshare.solvers.errors import InvalidRequest, SolverFailure
 from fairshare.solvers.filling_lp import (
     FillingProblem,
     PlacedInput,
-    pack_over_machines,
     placed_allocation,
     prepare_placed,
     progressive_filling,
@@ -79,16 +78,7 @@ def solve_cmmf(scenario: Scenario, policy: str, integral: bool) -> Allocation:
             whole_minimums(data.initial),
         )
     else:
-        result = progressive_filling(data.problem(scenario, demand))
-        lp_solves = result.lp_solves
-        placement = pack_over_machines(
-            data.types,
-            result.pair_user,
-            result.pair_type,
-            result.pair_tasks,
-            len(scenario.users),
-            scenario.demands,
-        )
+        placement, lp_solves = data.fill(scenario, demand)
     return placed_allocation(
         policy, integral, placement, placement.per_user() * demand, data.warnings, lp_solves
     )

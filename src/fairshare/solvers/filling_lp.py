@@ -775,6 +775,20 @@ class PlacedInput:
     group_caps: FloatArray
     warnings: tuple[str, ...]
 
+    def fill(self, scenario: Scenario, share_per_task: FloatArray) -> tuple[Placement, int]:
+        """The divisible leximin allocation of ``share_per_task``-weighted tasks, placed on
+        machines, and the number of LPs it took."""
+        result = progressive_filling(self.problem(scenario, share_per_task))
+        placement = pack_over_machines(
+            self.types,
+            result.pair_user,
+            result.pair_type,
+            result.pair_tasks,
+            len(scenario.users),
+            scenario.demands,
+        )
+        return placement, result.lp_solves
+
     def problem(self, scenario: Scenario, share_per_task: FloatArray) -> FillingProblem:
         return FillingProblem(
             capacity=self.types.capacity,

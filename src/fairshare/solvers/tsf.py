@@ -37,10 +37,8 @@ from fairshare.cluster import FloatArray
 from fairshare.solvers.constrained import per_machine_allocation
 from fairshare.solvers.filling_lp import (
     PlacedInput,
-    pack_over_machines,
     placed_allocation,
     prepare_placed,
-    progressive_filling,
     tasks_alone,
     whole_minimums,
 )
@@ -86,16 +84,7 @@ def solve_task_share(scenario: Scenario, policy: str, integral: bool) -> Allocat
             whole_minimums(data.initial),
         )
     else:
-        result = progressive_filling(data.problem(scenario, share_per_task))
-        lp_solves = result.lp_solves
-        placement = pack_over_machines(
-            data.types,
-            result.pair_user,
-            result.pair_type,
-            result.pair_tasks,
-            len(scenario.users),
-            demands,
-        )
+        placement, lp_solves = data.fill(scenario, share_per_task)
     shares = placement.per_user() * share_per_task
     return placed_allocation(policy, integral, placement, shares, data.warnings, lp_solves)
 
