@@ -165,7 +165,7 @@ def test_tsf_figure_3_cdrf_user_envies_another() -> None:
     document = {"resources": ["cpu"], "machines": machines, "users": users}
     found = EnvyFreeness().violation(document, "cdrf")
     assert found is not None
-    assert found.explanation == "u1 runs 1 tasks but would run 2 with u2's allocation"
+    assert found.explanation == "u1 runs 1 task but would run 2 with u2's allocation"
     assert EnvyFreeness().violation(document, "tsf") is None
 
 
@@ -197,7 +197,7 @@ def test_tsf_table_i_cdrf_is_not_strategy_proof(
     explanation = assert_violation(result, tmp_path, capsys)
     assert result.counterexample is not None
     scenario = result.counterexample.scenario
-    assert explanation == "u1 runs 1 tasks instead of 0.6667 by claiming it can run on m0"
+    assert explanation == "u1 runs 1 task instead of 0.6667 by claiming it can run on m0"
     users = _solve_json(scenario, "cdrf", tmp_path, capsys)
     assert users["u1"]["tasks"] == pytest.approx(2 / 3)
     liar = json.loads(json.dumps(scenario))

@@ -141,6 +141,12 @@ def _fmt(value: float) -> str:
     return f"{float(value):.4g}"
 
 
+def _tasks(value: float) -> str:
+    """``1 task``, ``0.6667 tasks``: a count of tasks for an explanation sentence."""
+    text = _fmt(value)
+    return f"{text} task" if text == "1" else f"{text} tasks"
+
+
 def _vector(demand: dict[str, Any]) -> str:
     return "<" + ", ".join(f"{k} {v:g}" for k, v in demand.items()) + ">"
 
@@ -229,7 +235,7 @@ class SharingIncentive:
             entitled = runnable(user.demand, everywhere, fraction * total, user.cap)
             if _better(entitled, float(allocation.tasks[i])):
                 return Violation(
-                    f"{user.name} runs {_fmt(allocation.tasks[i])} tasks but could run "
+                    f"{user.name} runs {_tasks(allocation.tasks[i])} but could run "
                     f"{_fmt(entitled)} with its {_fmt(fraction)} of every resource"
                 )
         return None
@@ -277,7 +283,7 @@ class SharingIncentive:
                 if _better(float(k[i]), float(allocation.tasks[i])):
                     where = f"on {pools[i]}" if pools else f"in {kind}"
                     return Violation(
-                        f"{user.name} runs {_fmt(allocation.tasks[i])} tasks but could run "
+                        f"{user.name} runs {_tasks(allocation.tasks[i])} but could run "
                         f"{_fmt(k[i])} alone {where}, its dedicated pool, with every weight "
                         f"set to k_i/{rule} (pool tasks / {rule})",
                         witness,
@@ -427,7 +433,7 @@ class StrategyProofness:
                 real = _true_tasks(truth, lying, i, best)
                 if _better(real, honest):
                     return Violation(
-                        f"{user.name} runs {_fmt(real)} tasks instead of {_fmt(honest)} by "
+                        f"{user.name} runs {_tasks(real)} instead of {_fmt(honest)} by "
                         f"{lie.description}",
                         focus=(user.name,),
                     )
@@ -456,7 +462,7 @@ class EnvyFreeness:
                 scale = "" if weights[i] == weights[j] else f" (weights {_fmt(weights[i])}:"
                 scale += "" if weights[i] == weights[j] else f"{_fmt(weights[j])})"
                 return Violation(
-                    f"{users[i].name} runs {_fmt(own)} tasks but would run {_fmt(swapped)} "
+                    f"{users[i].name} runs {_tasks(own)} but would run {_fmt(swapped)} "
                     f"with {users[j].name}'s allocation{scale}"
                 )
         return None
@@ -512,7 +518,7 @@ class ParetoEfficiency:
             best = most_tasks(result, i)
             if _better(best, float(tasks[i])):
                 return Violation(
-                    f"{user.name} runs {_fmt(tasks[i])} tasks but could run {_fmt(best)} "
+                    f"{user.name} runs {_tasks(tasks[i])} but could run {_fmt(best)} "
                     f"with no other user running fewer"
                 )
         return None
@@ -524,7 +530,7 @@ def _differs(
     for i, user in enumerate(scenario.users):
         if abs(allocation.tasks[i] - reference.tasks[i]) > TOLERANCE * max(1.0, reference.tasks[i]):
             return Violation(
-                f"{user.name} runs {_fmt(allocation.tasks[i])} tasks where {what} gives "
+                f"{user.name} runs {_tasks(allocation.tasks[i])} where {what} gives "
                 f"{_fmt(reference.tasks[i])}"
             )
     return None
@@ -641,7 +647,7 @@ class GroupStrategyProofness:
                 strictly = any(_better(gains[k], before[k]) for k in group)
                 if weakly and strictly:
                     outcomes = " and ".join(
-                        f"{users[k].name} runs {_fmt(gains[k])} tasks instead of {_fmt(before[k])}"
+                        f"{users[k].name} runs {_tasks(gains[k])} instead of {_fmt(before[k])}"
                         for k in group
                     )
                     claims = " and ".join(
@@ -680,7 +686,7 @@ class PopulationMonotonicity:
                 if _better(old, float(after.tasks[k])):
                     return Violation(
                         f"when {names[leaving]} leaves, {name} drops from {_fmt(old)} to "
-                        f"{_fmt(after.tasks[k])} tasks",
+                        f"{_tasks(after.tasks[k])}",
                         focus=(names[leaving],),
                     )
         return None
