@@ -7,12 +7,12 @@ import pytest
 
 from fairshare.cluster import Cluster, Machine
 from fairshare.cluster.constraints import parse_constraint
-from fairshare.policies import Decision
+from fairshare.policies import Decision, PolicyError
 from fairshare.sim.engine import SimOptions, simulate
 from fairshare.sim.records import RunLog
 from fairshare.sim.reference import REFERENCE_POLICIES, ReferenceScheduler, make_reference
 from fairshare.workload.generators import generate
-from fairshare.workload.model import FixedDuration, Job, WorkloadSpec
+from fairshare.workload.model import FixedDuration, Job, ReducePhase, WorkloadSpec
 
 
 def _one_slot_cluster(n: int) -> Cluster:
@@ -208,3 +208,20 @@ def test_one_finished_task_frees_a_chain_of_migrations(exhaustive: bool) -> None
     restricted = _run("offline-restricted", cluster, jobs)
     assert next(r for r in restricted.jobs if r.job == "c").first_start == 100.0
     assert _running_at(restricted, 5.0) == {"a": 2, "b": 1}
+
+
+@pytest.mark.parametrize("phase", ["demand", "reduce"])
+def test_reference_schedulers_take_one_resource_and_one_size_per_job(phase: str) -> None:
+    cluster = Cluster.build(["cpu", "mem"], [Machine("m", np.array([4.0, 4.0]))])
+    two = np.array([1.0, 1.0])
+    one = np.array([1.0, 0.0])
+    job = (
+        Job("j", 0.0, "j", two, 1, FixedDuration(1.0))
+        if phase == "demand"
+        else Job("j", 0.0, "j", one, 1, FixedDuration(1.0), reduce=ReducePhase(1, 0.0, 1.0, two))
+    )
+    policy = make_reference("offline-restricted", cluster)
+    with pytest.raises(PolicyError) as info:
+        simulate(cluster, [job], policy, seed=0)
+    expected = "jobs 'j'.demand" if phase == "demand" else "jobs 'j'.reduce.demand"
+    assert info.value.where == expected
