@@ -740,14 +740,13 @@ class ReferenceScheduler(Policy):
         out.append(Launch(ref, self.names[mi], locality))  # type: ignore[arg-type]
 
     def _size(self, job: Job) -> float:
-        reduce = job.reduce
-        if reduce is not None and reduce.demand is not None:
-            if not np.array_equal(reduce.demand, job.demand):
-                raise SimulationError(
-                    f"jobs '{job.name}'.reduce.demand",
-                    f"the reference scheduler {self.name} gives every task of a job one size "
-                    "(Choosy section 3); drop the reduce phase's own demand",
-                )
+        reduce_demand = job.reduce.demand if job.reduce is not None else None
+        if reduce_demand is not None and not np.array_equal(reduce_demand, job.demand):
+            raise SimulationError(
+                f"jobs '{job.name}'.reduce.demand",
+                f"the reference scheduler {self.name} gives every task of a job one size "
+                "(Choosy section 3); drop the reduce phase's own demand",
+            )
         used = np.flatnonzero(job.demand > 0)
         if len(used) != 1:
             raise SimulationError(
