@@ -38,8 +38,8 @@ from fairshare.cluster import Cluster, Machine
 from fairshare.policies.copy_compute import CopyComputeAdmission
 from fairshare.policies.delay import deadlines, locality_of, pick_map
 from fairshare.policies.options import PolicyOptions
-from fairshare.policies.preemption import StarvationTimers, fair_shares
-from fairshare.policies.protocol import Decision, Kill, Launch, Locality, Policy, TaskRef
+from fairshare.policies.preemption import PreemptionState, fair_shares, preempt
+from fairshare.policies.protocol import Decision, Launch, Locality, Policy, TaskRef
 from fairshare.policies.state import (
     EPS,
     ClusterState,
@@ -78,7 +78,7 @@ class Scheduler(Policy):
         self._held: list[tuple[int, tuple[float, int, int, int]]] = []
         self._wakeups: list[float] = []
         self._launch_seq = 0
-        self._timers = StarvationTimers()
+        self.preemption_state = PreemptionState()
         self._largest: Demand | None = None
         # Whether a job's place among its user's jobs moves as it runs tasks (FAIR's fair
         # order inside a pool); FIFO order never moves.
@@ -757,58 +757,23 @@ class Scheduler(Policy):
 
     def _preempt(self, now: float, out: list[Decision]) -> None:
         """FAIR section 3.2: see :mod:`fairshare.policies.preemption` for the rules."""
-        assert self.options.preemption is not None
-        t_min, t_fair = self.options.preemption
-        users = self.users
-        slots = float(sum(u.running for u in users))
-        demands = [float(min(u.running + u.pending, u.cap)) for u in users]
-        fair = fair_shares(demands, [u.min_share for u in users], [u.weight for u in users], slots)
-        owed: list[tuple[int, int]] = []
-        for i, u in enumerate(users):
-            min_target = min(u.min_share, demands[i])
-            min_starved = u.pending > 0 and u.running < min_target - EPS
-            fair_starved = u.pending > 0 and u.running < fair[i] / 2 - EPS
-            self._timers.update(i, now, min_starved, fair_starved)
-            need = 0
-            since = self._timers.min_since.get(i)
-            if since is not None and now - since >= t_min:
-                need = max(need, math.ceil(min_target - EPS) - u.running)
-            since = self._timers.fair_since.get(i)
-            if since is not None and now - since >= t_fair:
-                need = max(need, math.floor(fair[i] + EPS) - u.running)
-            if need > 0:
-                owed.append((i, need))
-        for t in self._timers.deadlines(t_min, t_fair):
-            if t > now:
-                heapq.heappush(self._wakeups, t)
-        if not owed:
-            return
-        surplus = {
-            i: u.running - math.ceil(fair[i] - EPS)
-            for i, u in enumerate(users)
-            if u.running > math.ceil(fair[i] - EPS)
-        }
-        for starved, owed_tasks in owed:
-            need = owed_tasks
-            classes = {self.cluster.groups[g].cls for g in users[starved].job_heaps}
-            # Newest tasks first over all over-scheduled users (launch sequence numbers).
-            victims = sorted(
-                (
-                    (seq, ref, i)
-                    for i in surplus
-                    if i != starved
-                    for ref, (mi, seq) in users[i].tasks.items()
-                    if any(self.cluster.eligible(c, mi) for c in classes)
-                ),
-                reverse=True,
-            )
-            for _, ref, i in victims:
-                if need <= 0:
-                    break
-                if surplus.get(i, 0) <= 0:
-                    continue
-                mi = users[i].tasks[ref][0]
-                out.append(Kill(ref, self.cluster.names[mi]))
-                self._requeue(ref)
-                surplus[i] -= 1
-                need -= 1
+        preempt(self, now, out)
+
+    def preemption_weight(self, user: UserState) -> float:
+        """The weight the policy divides a user's share by (for its fair share)."""
+        return user.weight
+
+    def preemption_min_share(self, user: UserState) -> float:
+        """The user's minimum share in share units: none, unless the policy places by it."""
+        return 0.0
+
+    def preemption_shares(self, demands: Sequence[float], capacity: float) -> list[float]:
+        """Every user's fair share, in the policy's share unit, of ``capacity`` given its
+        ``demands``: FAIR's Appendix A water-filling with the policy's weights and minimum
+        shares (see :mod:`fairshare.policies.preemption`)."""
+        return fair_shares(
+            demands,
+            [self.preemption_min_share(u) for u in self.users],
+            [self.preemption_weight(u) for u in self.users],
+            capacity,
+        )

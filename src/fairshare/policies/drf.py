@@ -56,6 +56,9 @@ class CollapsedDrf(Drf):
     def user_key(self, user: UserState, group: int) -> float:
         return user.share / self._collapsed[user.idx]
 
+    def preemption_weight(self, user: UserState) -> float:
+        return self._collapsed[user.idx]
+
 
 def _collapsed_weights(scheduler: Scheduler) -> list[float]:
     """H-DRF section 3.2's flattened weights over the users seen so far."""

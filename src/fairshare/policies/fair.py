@@ -47,6 +47,10 @@ class Fair(Scheduler):
             return _NEEDY + user.running / user.min_share
         return user.running / user.weight
 
+    def preemption_min_share(self, user: UserState) -> float:
+        """FAIR places by minimum shares (in slots), so preemption restores them after Tmin."""
+        return user.min_share
+
     def job_key(self, job: JobState) -> float:
         if self.options.pool_order == "fair":
             return job.running / job.job.weight

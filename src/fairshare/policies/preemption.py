@@ -1,26 +1,58 @@
-"""Preemption with the Tmin / Tfair timeouts (FAIR section 3.2) and FAIR's slot allocation
-(Appendix A, Algorithm 2) that defines the fair shares it protects.
+"""Preemption with the Tmin / Tfair timeouts (FAIR section 3.2) for every online policy, and
+FAIR's slot allocation (Appendix A, Algorithm 2) that defines the shares it protects.
 
-Rules, all deterministic:
+Shares are measured in the policy's own unit: what one running task adds to its user's share
+(:meth:`fairshare.policies.base.Scheduler.share_per_task`: one slot for FAIR, the dominant share
+for DRF, the task share for TSF, ...). FAIR section 3.2 speaks of slots; the same water-filling
+on the policy's unit gives every policy a fair share (:meth:`Scheduler.preemption_shares`):
 
-- A user (pool) is *min-starved* while it runs fewer than ``min(min_share, demand)`` tasks,
-  and *fair-starved* while it runs fewer than half its fair share; the timer starts when the
-  condition is first seen and clears when it stops holding.
-- After ``Tmin`` seconds min-starved, the user may take back up to its minimum share; after
-  ``Tfair`` fair-starved, up to (the floor of) its fair share.
-- Victims are over-scheduled users (running more than the ceiling of their fair share). The
-  most recently launched of their tasks go first, never taking a user below the ceiling of its
-  fair share, and only tasks on machines the starved user may use.
+- capacity is the share all users hold now (FAIR's "slots": preemption reassigns, it never
+  finds room that placement could not), demand is what a user holds plus its pending tasks
+  (up to its cap), weights and minimum shares are those the policy orders users by: minimum
+  shares only for FAIR (the other policies ignore them when they place), collapsed weights for
+  ``collapsed-drf``;
+- FIFO has no fair share: its share is priority, so its "fair share" is what FIFO itself
+  would give from scratch, the capacity filled in order of each user's oldest unfinished job.
+  Under FIFO only an older job can be starved, and only younger jobs are victims.
 
-Why it does not flap: a victim keeps at least the ceiling of its fair share, so it is never
-starved itself and never takes the slot back by preemption; fair shares are recomputed from
-demands only, so a kill does not change who is owed what.
+Rules, all deterministic (ties: user index, then launch order):
+
+1. A user is *min-starved* while it has pending tasks and holds less than ``min(min_share,
+   demand)``, *fair-starved* while it holds less than half its fair share; a timer starts when
+   the condition is first seen and clears when it stops holding. A user that is not starved
+   under the policy's own shares never triggers kills.
+2. After ``Tmin`` seconds min-starved it may take back up to its minimum share; after ``Tfair``
+   fair-starved, up to its fair share (launching while its share stays within it).
+3. Victims are the most recently launched tasks, over all users, on machines where the
+   starved user's next task fits once they are gone. A kill never takes its user below its
+   fair share (``share - task share >= fair share``), so a victim is never starved itself.
+4. The room a kill frees is reserved for the starved user that caused it: kills happen one
+   machine at a time, only where the starved user's next task fits (and delay scheduling lets
+   it launch there), and that task is launched on that machine at once, before any other
+   placement sees the room. The victim cannot take the room back, whatever the policy's order
+   (FIFO would otherwise hand it straight back to an older victim, and the kill would repeat
+   at every event: the livelock of issue 4).
+5. No flapping, structurally: a task launched for a starved user is never a victim while that
+   user is below its fair share; and a user that lost a task to another cannot have that
+   user's tasks killed for it until ``Tfair`` seconds after the kill.
+
+Rules 2 and 3 move share from users at or above their fair share to users below theirs, and
+rule 4 makes every kill a launch for the starved user, so each kill brings the allocation
+closer to the fair one: with fixed demands, the kills stop.
 """
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from fairshare.policies.protocol import Decision, Kill, Launch, TaskRef
+from fairshare.policies.state import EPS, JobState
+
+if TYPE_CHECKING:
+    from fairshare.policies.base import Scheduler
 
 
 def fair_shares(
@@ -56,6 +88,17 @@ def fair_shares(
     return share
 
 
+def priority_shares(demands: Sequence[float], order: Sequence[int], slots: float) -> list[float]:
+    """FIFO's allocation from scratch (FAIR section 2): ``slots`` go to the users in ``order``,
+    each taking its whole demand before the next gets anything."""
+    share = [0.0] * len(demands)
+    left = slots
+    for i in order:
+        share[i] = max(0.0, min(demands[i], left))
+        left -= share[i]
+    return share
+
+
 class StarvationTimers:
     """When each user started being min-starved and fair-starved (None when it is not)."""
 
@@ -77,3 +120,191 @@ class StarvationTimers:
         return [t + t_min for t in self.min_since.values()] + [
             t + t_fair for t in self.fair_since.values()
         ]
+
+
+class PreemptionState:
+    """What preemption remembers between decisions: the starvation timers, the tasks launched
+    for a starved user (protected while it stays below its fair share, rule 5) and when each
+    (victim, beneficiary) pair last saw a kill (rule 5)."""
+
+    def __init__(self) -> None:
+        self.timers = StarvationTimers()
+        self.protected: dict[TaskRef, int] = {}
+        self.lost_at: dict[tuple[int, int], float] = {}
+        self.kills = 0
+
+
+def preempt(sched: Scheduler, now: float, out: list[Decision]) -> None:
+    """Apply rules 1-5 (module docstring) once: update the timers, then for every user whose
+    timeout expired kill and launch, one machine at a time, until it reaches its target or no
+    machine can be freed for it."""
+    assert sched.options.preemption is not None
+    t_min, t_fair = sched.options.preemption
+    state = sched.preemption_state
+    users = sched.users
+    n = len(users)
+    pending_share = [0.0] * n
+    for job in sched.jobs.values():
+        if job.pending > 0:
+            pending_share[job.user] += job.pending * job.share_per_task
+    demands: list[float] = []
+    for i, u in enumerate(users):
+        extra = pending_share[i]
+        if u.pending > 0 and u.running + u.pending > u.cap:
+            extra *= max(0.0, u.cap - u.running) / u.pending
+        demands.append(u.share + extra)
+    capacity = sum(u.share for u in users)
+    fair = sched.preemption_shares(demands, capacity)
+    owed: list[tuple[int, int, float]] = []
+    timers = state.timers
+    for i, u in enumerate(users):
+        min_target = min(sched.preemption_min_share(u), demands[i])
+        min_starved = u.pending > 0 and u.share < min_target - EPS
+        fair_starved = u.pending > 0 and u.share < fair[i] / 2 - EPS
+        timers.update(i, now, min_starved, fair_starved)
+        target = -math.inf
+        since = timers.min_since.get(i)
+        min_due = since is not None and now - since >= t_min
+        if min_due:
+            target = min_target
+        since = timers.fair_since.get(i)
+        if since is not None and now - since >= t_fair:
+            target = max(target, fair[i])
+        if target > u.share + EPS:
+            # Minimum shares are restored before fair shares (FAIR section 3.2's order).
+            owed.append((0 if min_due else 1, i, target))
+    for t in timers.deadlines(t_min, t_fair):
+        if t > now:
+            heapq.heappush(sched._wakeups, t)
+    if not owed:
+        return
+    protected = state.protected
+    for ref in [r for r, owner in protected.items() if r not in users[owner].tasks]:
+        del protected[ref]
+    owed.sort()
+    for _, starved, target in owed:
+        _serve(sched, state, now, out, starved, target, fair, t_fair)
+
+
+def _serve(
+    sched: Scheduler,
+    state: PreemptionState,
+    now: float,
+    out: list[Decision],
+    starved: int,
+    target: float,
+    fair: list[float],
+    t_fair: float,
+) -> None:
+    """Free machines for user ``starved`` and launch its tasks there while its share stays
+    within ``target`` (rules 2-5)."""
+    users = sched.users
+    user = users[starved]
+    cs = sched.cluster
+    while user.running < user.cap:
+        best: tuple[int, int, int, list[tuple[TaskRef, int]]] | None = None
+        for g in list(user.job_heaps):
+            job = sched._head_job(user, g)
+            if job.share_per_task <= 0 or not any(job.demand):
+                # Tasks that hold nothing need no room and move no share.
+                continue
+            if user.share + job.share_per_task > target + EPS:
+                continue
+            found = _victims(sched, state, now, starved, job, fair, t_fair)
+            # The machine holding the newest victim wins, over all of the user's groups.
+            if found is not None and (best is None or found[0] > best[0]):
+                best = (found[0], g, found[1], found[2])
+        if best is None:
+            return
+        _, group, machine, kills = best
+        for ref, owner in kills:
+            out.append(Kill(ref, cs.names[machine]))
+            sched._requeue(ref)
+            state.lost_at[(owner, starved)] = now
+            state.kills += 1
+        first = len(out)
+        # Rule 4: the freed room goes to the starved user before any other placement.
+        sched._fill(machine, now, out, (starved, group))
+        for decision in out[first:]:
+            if type(decision) is Launch and decision.task in user.tasks:
+                state.protected[decision.task] = starved
+
+
+def _victims(
+    sched: Scheduler,
+    state: PreemptionState,
+    now: float,
+    starved: int,
+    job: JobState,
+    fair: list[float],
+    t_fair: float,
+) -> tuple[int, int, list[tuple[TaskRef, int]]] | None:
+    """The newest victims whose removal lets the next task of ``job`` (of user ``starved``)
+    fit on one machine: (launch number of the newest, machine, [(task, owner)]), or None.
+
+    Tasks are taken newest first over all users; each goes to its machine's tally, and the
+    first machine whose tally makes room for the task wins. A task is passed over when its
+    user would drop below its fair share (counting the tasks already tallied), when it was
+    launched for a user still below its fair share, or when ``starved`` lost a task to its
+    user less than ``Tfair`` ago (rules 3 and 5)."""
+    cs = sched.cluster
+    users = sched.users
+    cls = cs.groups[job.group].cls
+    protected = state.protected
+    lost_at = state.lost_at
+    candidates: list[tuple[int, TaskRef, int, int]] = []
+    for v, victim in enumerate(users):
+        if v == starved:
+            continue
+        lost = lost_at.get((starved, v))
+        if lost is not None and now - lost < t_fair:
+            continue
+        for ref, (mi, seq) in victim.tasks.items():
+            if cs.alive[mi] and cs.eligible(cls, mi):
+                candidates.append((seq, ref, v, mi))
+    candidates.sort(reverse=True)
+    left = [u.share for u in users]
+    room: dict[int, list[float]] = {}
+    tally: dict[int, list[tuple[TaskRef, int]]] = {}
+    allowed: dict[int, bool] = {}
+    for seq, ref, v, mi in candidates:
+        owner = protected.get(ref)
+        if owner is not None and users[owner].share < fair[owner] - EPS:
+            continue
+        side = sched._state(ref)
+        s = side.share_per_task
+        if s <= 0 or not any(side.demand) or left[v] - s < fair[v] - EPS:
+            continue
+        ok = allowed.get(mi)
+        if ok is None:
+            ok = allowed[mi] = _delay_allows(job, mi, cs.rack, now)
+        if not ok:
+            continue
+        left[v] -= s
+        free = room.get(mi)
+        if free is None:
+            free = room[mi] = list(cs.free[mi])
+        for r, d in enumerate(side.demand):
+            free[r] += d
+        tally.setdefault(mi, []).append((ref, v))
+        if sched._fits(free, job.demand):
+            return seq, mi, tally[mi]
+    return None
+
+
+def _delay_allows(job: JobState, mi: int, rack: list[str | None], now: float) -> bool:
+    """Whether delay scheduling (FAIR Algorithm 1) lets ``job`` launch on machine ``mi`` now:
+    the test of :func:`fairshare.policies.delay.pick_map` without its side effects, so that
+    no task is killed for a launch that would then be skipped."""
+    if job.requeue or job.blocks is None or job.waits is None or job.maps_done >= job.maps:
+        return True
+    launched = job.launched
+    assert launched is not None
+    if any(not launched[t] for t in job.by_machine.get(mi, ())):
+        return True
+    t1, t2 = job.waits
+    wait = 0.0 if job.skip_since is None else now - job.skip_since
+    if job.level == 2 or (job.level == 1 and wait >= t2) or (job.level == 0 and wait >= t1 + t2):
+        return True
+    rack_local = any(not launched[t] for t in job.by_rack.get(rack[mi], ()))
+    return rack_local and (job.level >= 1 or wait >= t1)
