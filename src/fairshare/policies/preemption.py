@@ -134,13 +134,10 @@ class PreemptionState:
         self.kills = 0
 
 
-def preempt(sched: Scheduler, now: float, out: list[Decision]) -> None:
-    """Apply rules 1-5 (module docstring) once: update the timers, then for every user whose
-    timeout expired kill and launch, one machine at a time, until it reaches its target or no
-    machine can be freed for it."""
-    assert sched.options.preemption is not None
-    t_min, t_fair = sched.options.preemption
-    state = sched.preemption_state
+def fair_targets(sched: Scheduler) -> tuple[list[float], list[float]]:
+    """Every user's demand and fair share now, in the policy's share unit: the demand is the
+    share it holds plus that of its pending tasks (up to its cap), the fair share the policy's
+    :meth:`~fairshare.policies.base.Scheduler.preemption_shares` of the share held by all."""
     users = sched.users
     n = len(users)
     pending_share = [0.0] * n
@@ -154,7 +151,18 @@ def preempt(sched: Scheduler, now: float, out: list[Decision]) -> None:
             extra *= max(0.0, u.cap - u.running) / u.pending
         demands.append(u.share + extra)
     capacity = sum(u.share for u in users)
-    fair = sched.preemption_shares(demands, capacity)
+    return demands, sched.preemption_shares(demands, capacity)
+
+
+def preempt(sched: Scheduler, now: float, out: list[Decision]) -> None:
+    """Apply rules 1-5 (module docstring) once: update the timers, then for every user whose
+    timeout expired kill and launch, one machine at a time, until it reaches its target or no
+    machine can be freed for it."""
+    assert sched.options.preemption is not None
+    t_min, t_fair = sched.options.preemption
+    state = sched.preemption_state
+    users = sched.users
+    demands, fair = fair_targets(sched)
     owed: list[tuple[int, int, float]] = []
     timers = state.timers
     for i, u in enumerate(users):
