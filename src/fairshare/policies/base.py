@@ -480,8 +480,11 @@ class Scheduler(Policy):
             if job.blocks is not None:
                 picked = pick_map(job, mi, self.cluster.rack, now)
                 if picked is None:
+                    # A level whose deadline has passed already applies; the driver needs
+                    # the next one, or it never wakes the job again.
                     for t in deadlines(job):
-                        heapq.heappush(self._wakeups, t)
+                        if t > now:
+                            heapq.heappush(self._wakeups, t)
                     return None
                 return TaskRef(job.id, "map", picked[0]), picked[1]
             index = job.next_map
