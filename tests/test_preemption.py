@@ -224,7 +224,7 @@ class _Watch:
 
     def __init__(self, policy: Scheduler) -> None:
         self.policy = policy
-        self.pairs: list[tuple[int, int]] = []
+        self.pairs: list[tuple[int, int, float]] = []
         inner: Callable[[float, list[Decision]], None] = policy._preempt
 
         def watched(now: float, out: list[Decision]) -> None:
@@ -242,7 +242,7 @@ class _Watch:
                     lost[side.user] += side.share_per_task
                 elif isinstance(d, Launch):
                     launched[side.user] = True
-                    self.pairs.extend((v, side.user) for v in victims)
+                    self.pairs.extend((v, side.user, now) for v in victims)
                     victims = []
             assert not victims, "every kill is followed by a launch for the starved user"
             for i, amount in enumerate(lost):
@@ -261,7 +261,8 @@ def test_preemption_terminates_and_never_flaps(
 ) -> None:
     """Every policy with preemption: the run ends within a few events per task, kills at most
     once per task, every kill launches the starved user's task on the freed machine, no kill
-    takes its user below its fair share, and no two users take room from each other in turn."""
+    takes its user below its fair share, and no two users take room from each other in turn
+    within Tfair of the last kill between them (rule 5 of fairshare.policies.preemption)."""
     n, jobs, name, options = case
     cluster = _cluster(n)
     policy = make_policy(name, cluster, options=options.policy_options())
@@ -273,11 +274,16 @@ def test_preemption_terminates_and_never_flaps(
     assert kills == len(watch.pairs) <= tasks
     assert log.events <= 6 * tasks + 2 * len(jobs)
     # Alternations: per unordered pair of users, how often the direction of kills flips.
-    last: dict[frozenset[int], tuple[int, int]] = {}
-    for pair in watch.pairs:
-        key = frozenset(pair)
-        assert last.get(key, pair) == pair, f"{name}: users {pair} preempt each other"
-        last[key] = pair
+    # Rule 5: once u lost a task to v, v's tasks are not killed for u within Tfair.
+    assert options.preemption is not None
+    tfair = options.preemption[1]
+    last: dict[frozenset[int], tuple[int, int, float]] = {}
+    for victim, winner, when in watch.pairs:
+        key = frozenset((victim, winner))
+        before = last.get(key)
+        if before is not None and before[:2] == (winner, victim):
+            assert when - before[2] >= tfair, f"{name}: users {victim}, {winner} flap"
+        last[key] = (victim, winner, when)
     again = simulate(cluster, jobs, name, seed=1, options=options)
     assert again.attempts == log.attempts
 
