@@ -92,6 +92,13 @@ class Scheduler(Policy):
         if self.options.copy_compute is not None:
             self._cpac = CopyComputeAdmission(*self.options.copy_compute)
         self._compute_slots: dict[tuple[int, Demand], int] = {}
+        # Hooks left as they are here let the hot paths skip the calls (see _fill and
+        # finish_and_decide); a subclass that overrides one gets the general path.
+        cls = type(self)
+        self._plain_hooks = (
+            cls.on_launch is Scheduler.on_launch and cls.on_release is Scheduler.on_release
+        )
+        self._plain_key = cls.user_key is Scheduler.user_key
         for user in users:
             self._user(user.name, None)
 
@@ -182,6 +189,7 @@ class Scheduler(Policy):
         group = cs.group_of(cls, demand)
         state = JobState(job_id, job, user.idx, group, demand)
         state.share_per_task = self.share_per_task(state)
+        state.reduce_after = self._reducers_after(state.maps)
         reducers = self._reduce_sides(job_id, job, user, cls, demand)
         if blocks is not None:
             index = cs.index
@@ -218,7 +226,7 @@ class Scheduler(Policy):
         cpac = self._cpac
         if task.phase == "map":
             job.maps_done += 1
-            if job.maps_done == self._reducers_after(job.maps):
+            if job.maps_done == job.reduce_after:
                 self._reducers_runnable(job.id, user)
             if job.finished == job.maps:
                 del self.jobs[job.key]
@@ -235,6 +243,83 @@ class Scheduler(Policy):
                 # The copy side lives as long as the computes: a lost one copies again.
                 self.jobs.pop(side_key(job.id, "copy"), None)
         self._touch(user)
+
+    def finish_and_decide(self, now: float, task: TaskRef) -> list[Decision]:
+        """:meth:`task_finished` then :meth:`decide` (the protocol's fused call), with a fast
+        path for the steady state of issue 4's throughput bar: a map task finishes, nothing
+        else waits to be placed, and its machine is offered at once without being marked
+        dirty, re-bucketed before the offer or passed through :meth:`_place`. The decisions
+        are those of the two calls: ``decide`` would offer exactly this machine, first
+        (nothing else is dirty, no job waits for offers), and buckets are read only by
+        offers, so one re-bucketing after the fill leaves them as the general path's two do
+        (with :meth:`ClusterState.bump` when the machine ends where it started).
+
+        Everything else takes the general path: reducers becoming runnable, copy-compute
+        splitting, preemption, headroom, delay-scheduling wake-ups, job orders that move
+        (FAIR pools), and subclasses with their own selection or launch hooks (H-DRF)."""
+        job = self.jobs.get(task[0]) if task[1] == "map" else None
+        cs = self.cluster
+        if (
+            job is None
+            or job.maps_done + 1 == job.reduce_after
+            or self.dirty
+            or self._offers
+            or self._wakeups
+            or self._largest is not None
+            or self._cpac is not None
+            or self.options.preemption is not None
+            or self.reorder_jobs
+            or not self._batching
+            or not self._plain_hooks
+        ):
+            self.task_finished(now, task)
+            return self.decide(now)
+        user = self.users[job.user]
+        tasks = user.tasks
+        mi = tasks[task][0]
+        if not cs.alive[mi]:
+            self.task_finished(now, task)
+            return self.decide(now)
+        # _release, inlined (on_release is the base's no-op, job order is FIFO).
+        del tasks[task]
+        demand = job.demand
+        free = cs.free[mi]
+        alloc = user.alloc
+        for r in range(len(demand)):
+            d = demand[r]
+            free[r] += d
+            alloc[r] -= d
+        user.running -= 1
+        user.share -= job.share_per_task
+        if user.running == 0:
+            user.share = 0.0
+            user.alloc = [0.0] * len(alloc)
+        job.running -= 1
+        job.finished += 1
+        job.maps_done += 1
+        if job.finished == job.maps:
+            del self.jobs[job.key]
+        # _touch, inlined.
+        user.version += 1
+        if user.running < user.cap and user.job_heaps:
+            groups = cs.groups
+            for g in user.job_heaps:
+                key = user.share / user.weight if self._plain_key else self.user_key(user, g)
+                heappush(groups[g].heap, (key, user.idx, user.idx, user.version))
+        pick = self.select(mi)
+        if pick is None:
+            cs.rebucket(mi)
+            return []
+        out: list[Decision] = []
+        old = cs.key_of[mi]
+        freed = old is not None and tuple(free) != old
+        self._fill(mi, now, out, pick)
+        if freed and cs.key_of[mi] == old:
+            # Filled back to where it was: the general path's two re-bucketings (at the
+            # finish, after the fill) would have moved it to the end of its bucket, and
+            # offers take machines from there.
+            cs.bump(mi)
+        return out
 
     def machine_added(self, now: float, machine: Machine) -> None:
         mi = self.cluster.add_machine(machine)
@@ -567,6 +652,9 @@ class Scheduler(Policy):
         user_key = self.user_key
         fits_here = self._fits
         largest = self._largest
+        hooks = not self._plain_hooks
+        plain_key = self._plain_key
+        new = tuple.__new__
         n_res = range(len(free))
         while True:
             if pick is None:
@@ -582,17 +670,27 @@ class Scheduler(Policy):
             bound: tuple[float, int, int, int] | None = None
             bounded = False
             launched = False
+            # A map side that reads no input takes its maps in order: _take's common case,
+            # inlined (TaskRef and Launch built as plain tuples of their classes).
+            simple = job.phase == "map" and job.blocks is None
+            job_id = job.id
             while True:
-                took = self._take(job, mi, now)
-                if took is None:
-                    if launched:
-                        # Refresh the user's entries, then select again: the skip applies to
-                        # the entry a fresh selection would see.
-                        self._touch(user)
-                    else:
-                        self.skip(user.idx, group)
-                    break
-                ref, locality = took
+                if simple and not job.requeue:
+                    index = job.next_map
+                    job.next_map = index + 1
+                    ref = new(TaskRef, (job_id, "map", index))
+                    locality: Locality | None = None
+                else:
+                    took = self._take(job, mi, now)
+                    if took is None:
+                        if launched:
+                            # Refresh the user's entries, then select again: the skip
+                            # applies to the entry a fresh selection would see.
+                            self._touch(user)
+                        else:
+                            self.skip(user.idx, group)
+                        break
+                    ref, locality = took
                 for r in n_res:
                     d = demand[r]
                     free[r] -= d
@@ -604,7 +702,7 @@ class Scheduler(Policy):
                 user.share += job.share_per_task
                 job.running += 1
                 job.pending -= 1
-                out.append(Launch(ref, name, locality))
+                out.append(new(Launch, (ref, name, locality)))
                 launched = True
                 if job.pending == 0 or self.reorder_jobs:
                     job.version += 1
@@ -620,10 +718,12 @@ class Scheduler(Policy):
                         if not heap:
                             del user.job_heaps[group]
                             cs.groups[group].users.pop(user.idx, None)
-                    self.on_launch(user, job)
+                    if hooks:
+                        self.on_launch(user, job)
                     self._touch(user)
                     break
-                self.on_launch(user, job)
+                if hooks:
+                    self.on_launch(user, job)
                 if not batch or user.running >= user.cap:
                     self._touch(user)
                     break
@@ -642,7 +742,14 @@ class Scheduler(Policy):
                 if not bounded:
                     bound = self._bound(mi, user.idx)
                     bounded = True
-                if bound is not None and not (user_key(user, group), user.idx) < bound[:2]:
+                if (
+                    bound is not None
+                    and not (
+                        (user.share / user.weight if plain_key else user_key(user, group)),
+                        user.idx,
+                    )
+                    < bound[:2]
+                ):
                     self._touch(user)
                     break
         self._restore_held()

@@ -23,6 +23,12 @@ section 3.2): the policy re-queues it, and the driver must not report it as fini
 ``next_wakeup()`` returns the earliest future time at which the policy wants ``advance``
 (delay-scheduling waits, preemption timeouts), or None.
 
+When a task's finish is the only event at its time, a driver may call
+``finish_and_decide(now, task)`` instead of ``task_finished`` then ``decide``: the result is
+by contract the same, and a policy may override it with a fused fast path (a finished task
+whose machine is handed straight to the next task, the steady state of a busy cluster; issue
+4's throughput). The default implementation is the composition of the two calls.
+
 A task is named by ``TaskRef(job_id, phase, task)``; map tasks are 0 .. tasks-1 and reduce
 tasks 0 .. reduce.tasks-1 of the ``reduce`` phase. Reduces become runnable when every map of
 the job has finished (MapReduce's dependence), or earlier with ``reduce_slowstart`` (FAIR
@@ -114,3 +120,9 @@ class Policy(ABC):
 
     @abstractmethod
     def next_wakeup(self) -> float | None: ...
+
+    def finish_and_decide(self, now: float, task: TaskRef) -> list[Decision]:
+        """``task_finished(now, task)`` then ``decide(now)``, for a finish that is the only
+        event at ``now`` (see the module docstring)."""
+        self.task_finished(now, task)
+        return self.decide(now)

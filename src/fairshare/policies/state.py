@@ -64,6 +64,7 @@ class JobState:
         "next_reduce",
         "pending",
         "phase",
+        "reduce_after",
         "reduces",
         "requeue",
         "running",
@@ -96,6 +97,9 @@ class JobState:
         self.next_map = 0
         self.next_reduce = 0
         self.maps_done = 0
+        # How many maps must finish before the reducers may launch (set by the scheduler:
+        # reduce_slowstart, FAIR section 5.1).
+        self.reduce_after = 0
         self.finished = 0
         self.pending = self.maps
         self.running = 0
@@ -317,6 +321,22 @@ class ClusterState:
         else:
             self.key_of[mi] = None
             self.roomy.pop(mi, None)
+
+    def bump(self, mi: int) -> None:
+        """Move machine ``mi`` to the end of its buckets (and a bucket it is alone in to the end
+        of its pool): where a re-bucketing away from its free vector and back would leave
+        it, for a caller that skips the round trip (``Scheduler.finish_and_decide``)."""
+        key = self.key_of[mi]
+        assert key is not None
+        pools = self.pools
+        for c in self.cfor[mi]:
+            pool = pools[c]
+            bucket = pool[key]
+            del bucket[mi]
+            if not bucket:
+                del pool[key]
+                pool[key] = bucket
+            bucket[mi] = None
 
     def _unbucket(self, mi: int) -> None:
         old = self.key_of[mi]

@@ -52,6 +52,7 @@ import numpy as np
 
 from fairshare.cluster import Cluster, FloatArray, Machine
 from fairshare.policies import (
+    Decision,
     Kill,
     Launch,
     Policy,
@@ -61,7 +62,7 @@ from fairshare.policies import (
     make_policy,
 )
 from fairshare.policies.copy_compute import DEFAULT_MAX_COMPUTING, DEFAULT_MAX_REDUCERS
-from fairshare.sim.records import JobRecord, RunLog, TaskAttempt
+from fairshare.sim.records import JobRecord, Locality, Phase, RunLog, TaskAttempt
 from fairshare.workload.model import (
     ExponentialDuration,
     FixedDuration,
@@ -162,6 +163,10 @@ class MachineEvent:
     machine: Machine | str
 
 
+_Row = tuple[float, int, Phase, int, int, str, str, str, float, bool, Locality | None, bool]
+"""An attempt as the engine records it (see ``_Run.attempts``)."""
+
+
 class _JobRun:
     __slots__ = (
         "done",
@@ -224,10 +229,13 @@ def simulate(
         if record.user not in seen:
             seen.add(record.user)
             user_names.append(record.user)
-    attempts = sorted(
-        run.attempts,
-        key=lambda a: (a.start, run.order[a.job], a.phase, a.task, a.attempt),
-    )
+    # Rows sort as plain tuples: (start, job order, phase, task, attempt) lead and are unique.
+    rows = run.attempts
+    rows.sort()
+    attempts = [
+        TaskAttempt(r[5], r[6], r[2], r[3], r[4], r[7], r[0], r[8], r[9], r[10], r[11])
+        for r in rows
+    ]
     return RunLog(
         policy=policy_name,
         seed=seed,
@@ -282,10 +290,13 @@ class _Run:
         self.runs: dict[int, _JobRun] = {}
         self.records: list[JobRecord] = []
         self.order: dict[str, int] = {}
-        self.attempts: list[TaskAttempt] = []
+        # Attempts as plain rows (start, job order, phase, task, attempt, job, user, machine,
+        # finish, killed, locality, truncated), sorted and made TaskAttempts at the end: a
+        # tuple is cheaper to build per task than a frozen dataclass.
+        self.attempts: list[_Row] = []
         # Running task -> (attempt, machine, start, locality, token of its finish event,
         # finish time, fraction of the task's work this attempt started with).
-        self.running: dict[TaskRef, tuple[int, str, float, str | None, int, float, float]] = {}
+        self.running: dict[TaskRef, tuple[int, str, float, Locality | None, int, float, float]] = {}
         # Paused task -> fraction of its work left (see Pause).
         self.resume: dict[TaskRef, float] = {}
         self.attempt_of: dict[TaskRef, int] = {}
@@ -313,27 +324,91 @@ class _Run:
         heap = self.heap
         policy = self.policy
         until = self.opts.until
+        fused = policy.finish_and_decide
+        running = self.running
+        runs = self.runs
+        attempts = self.attempts
+        attempt_of = self.attempt_of
+        resume = self.resume
+        slow = self.slow
+        heappop = heapq.heappop
+        heappush = heapq.heappush
+        events = 0
+        # The hot path (issue 4's throughput): a map task's finish is handled here, and when
+        # it is the only event at its time the policy's fused finish_and_decide replaces
+        # task_finished + decide; map launches are applied here too. Everything else goes
+        # through the methods below.
         while heap:
             now = heap[0][0]
             if until is not None and now > until:
                 break
-            while heap and heap[0][0] == now:
-                _, kind, token, payload = heapq.heappop(heap)
-                self.events += 1
-                if kind == FINISH:
-                    self._finish(now, payload, token)  # type: ignore[arg-type]
-                elif kind == SUBMIT:
-                    self._submit(now, payload)  # type: ignore[arg-type]
-                elif kind == ADD:
-                    self._add(now, payload)  # type: ignore[arg-type]
-                elif kind == REMOVE:
-                    self._remove(now, payload)  # type: ignore[arg-type]
+            _, kind, token, payload = heappop(heap)
+            events += 1
+            decisions: list[Decision] | None = None
+            state = running.get(payload) if kind == FINISH else None  # type: ignore[call-overload]
+            if state is not None and state[4] == token and payload[1] == "map":  # type: ignore[index]
+                ref: TaskRef = payload  # type: ignore[assignment]
+                del running[ref]
+                run = runs[ref[0]]
+                job = run.job
+                attempts.append(
+                    (
+                        state[2],
+                        run.index,
+                        "map",
+                        ref[2],
+                        state[0],
+                        job.name,
+                        job.user,
+                        state[1],
+                        now,
+                        False,
+                        state[3],
+                        False,
+                    )
+                )
+                run.maps_done += 1
+                if run.maps_done == job.tasks and run.waiting:
+                    self._maps_finished(now, run)
+                run.done += 1
+                if run.done == run.total:
+                    run.finish = now
+                    self.records[run.index] = self._record(run)
+                    del runs[run.index]
+                if not heap or heap[0][0] != now:
+                    decisions = fused(now, ref)
                 else:
-                    self.wakes.discard(now)
-                    policy.advance(now)
-            for decision in policy.decide(now):
+                    policy.task_finished(now, ref)
+            else:
+                self._event(now, kind, token, payload)
+            if decisions is None:
+                while heap and heap[0][0] == now:
+                    _, kind, token, payload = heappop(heap)
+                    events += 1
+                    self._event(now, kind, token, payload)
+                decisions = policy.decide(now)
+            for decision in decisions:
                 if type(decision) is Launch:
-                    self._launch(now, decision)
+                    ref = decision[0]
+                    if ref[1] == "map" and not resume:
+                        run = runs[ref[0]]
+                        locality = decision[2]
+                        if run.first_start is None:
+                            run.first_start = now
+                        self.seq += 1
+                        end = now + run.map_seconds[ref[2]] * slow[locality]
+                        heappush(heap, (end, FINISH, self.seq, ref))
+                        running[ref] = (
+                            attempt_of.get(ref, 0) if attempt_of else 0,
+                            decision[1],
+                            now,
+                            locality,
+                            self.seq,
+                            end,
+                            1.0,
+                        )
+                    else:
+                        self._launch(now, decision)
                 elif type(decision) is Pause:
                     self._pause(now, decision.task)
                 else:
@@ -343,9 +418,23 @@ class _Run:
             if wake is not None and wake > now and wake not in self.wakes:
                 self.wakes.add(wake)
                 self.push(wake, WAKE, None)
+        self.events = events
         self._close()
 
     # ----------------------------------------------------------------- events
+
+    def _event(self, now: float, kind: int, token: int, payload: object) -> None:
+        if kind == FINISH:
+            self._finish(now, payload, token)  # type: ignore[arg-type]
+        elif kind == SUBMIT:
+            self._submit(now, payload)  # type: ignore[arg-type]
+        elif kind == ADD:
+            self._add(now, payload)  # type: ignore[arg-type]
+        elif kind == REMOVE:
+            self._remove(now, payload)  # type: ignore[arg-type]
+        else:
+            self.wakes.discard(now)
+            self.policy.advance(now)
 
     def _next_job(self) -> None:
         job = next(self.job_iter, None)
@@ -422,17 +511,19 @@ class _Run:
         run = self.runs[ref.job]
         job = run.job
         self.attempts.append(
-            TaskAttempt(
-                job.name,
-                job.user,
+            (
+                state[2],
+                run.index,
                 ref.phase,
                 ref.task,
                 state[0],
+                job.name,
+                job.user,
                 state[1],
-                state[2],
                 now,
                 False,
-                state[3],  # type: ignore[arg-type]
+                state[3],
+                False,
             )
         )
         if ref.phase == "map":
@@ -473,19 +564,22 @@ class _Run:
     def _kill(self, now: float, ref: TaskRef) -> None:
         state = self.running.pop(ref)
         self.runs[ref.job].waiting.pop(ref, None)
-        job = self.runs[ref.job].job
+        run = self.runs[ref.job]
+        job = run.job
         self.attempts.append(
-            TaskAttempt(
-                job.name,
-                job.user,
+            (
+                state[2],
+                run.index,
                 ref.phase,
                 ref.task,
                 state[0],
+                job.name,
+                job.user,
                 state[1],
-                state[2],
                 now,
                 True,
-                state[3],  # type: ignore[arg-type]
+                state[3],
+                False,
             )
         )
         self.attempt_of[ref] = state[0] + 1
@@ -493,19 +587,22 @@ class _Run:
     def _pause(self, now: float, ref: TaskRef) -> None:
         state = self.running.pop(ref)
         self.runs[ref.job].waiting.pop(ref, None)
-        job = self.runs[ref.job].job
+        run = self.runs[ref.job]
+        job = run.job
         self.attempts.append(
-            TaskAttempt(
-                job.name,
-                job.user,
+            (
+                state[2],
+                run.index,
                 ref.phase,
                 ref.task,
                 state[0],
+                job.name,
+                job.user,
                 state[1],
-                state[2],
                 now,
                 False,
-                state[3],  # type: ignore[arg-type]
+                state[3],
+                False,
             )
         )
         self.attempt_of[ref] = state[0] + 1
@@ -541,20 +638,22 @@ class _Run:
         if self.running:
             assert until is not None
             for ref, state in self.running.items():
-                job = self.runs[ref.job].job
+                run = self.runs[ref.job]
+                job = run.job
                 self.attempts.append(
-                    TaskAttempt(
-                        job.name,
-                        job.user,
+                    (
+                        state[2],
+                        run.index,
                         ref.phase,
                         ref.task,
                         state[0],
+                        job.name,
+                        job.user,
                         state[1],
-                        state[2],
                         until,
                         False,
-                        state[3],  # type: ignore[arg-type]
-                        truncated=True,
+                        state[3],
+                        True,
                     )
                 )
         for run in self.runs.values():
