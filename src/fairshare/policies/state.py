@@ -24,9 +24,12 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Sequence
 
+import numpy as np
+
 from fairshare.cluster import Machine
 from fairshare.cluster.constraints import Constraint
 from fairshare.policies.protocol import Phase, TaskRef
+from fairshare.workload.eligibility import AttributeCodes
 from fairshare.workload.model import ROOT, Job
 
 EPS = 1e-9
@@ -212,6 +215,12 @@ class ClusterState:
         self.cfor: list[list[int]] = []
         self.machines_of_sig: list[list[int]] = []
         self.sigs_of_class: list[list[int]] = []
+        # Per class (not read by name): whether each signature matches its constraint, so a
+        # placement never evaluates a constraint; computed once per combination of the
+        # attributes the constraint reads (Google-like clusters give every machine its own
+        # signature, and a new job class would otherwise evaluate every one).
+        self.sig_ok: list[bytearray] = []
+        self._codes: AttributeCodes | None = None
         for machine in machines:
             self.add_machine(machine)
 
@@ -229,17 +238,18 @@ class ClusterState:
         if sig is None:
             sig = self._sig_of[key] = len(self.sig_machines)
             self.sig_machines.append(machine)
+            self._codes = None
+            for c, constraint in enumerate(self._constraints):
+                self.sig_ok[c].append(
+                    not self.by_name[c] and (constraint is None or constraint.matches(machine))
+                )
             self.groups_of_sig.append(
-                [
-                    g
-                    for g, grp in enumerate(self.groups)
-                    if not self.by_name[grp.cls] and self._eligible_sig(grp.cls, sig)
-                ]
+                [g for g, grp in enumerate(self.groups) if self.sig_ok[grp.cls][sig]]
             )
             self.classes_of_sig.append([])
             self.machines_of_sig.append([])
             for c in range(len(self.classes)):
-                if not self.by_name[c] and self._eligible_sig(c, sig):
+                if self.sig_ok[c][sig]:
                     self.sigs_of_class[c].append(sig)
                     self.classes_of_sig[sig].append(c)
         mi = len(self.names)
@@ -366,11 +376,14 @@ class ClusterState:
                 job.machines is not None
                 or (job.constraint is not None and "name" in job.constraint.attributes())
             )
-            self.sigs_of_class.append(
-                []
+            # Classes read by name are matched machine by machine: no signature stands for them.
+            ok = (
+                bytearray(len(self.sig_machines))
                 if self.by_name[c]
-                else [s for s in range(len(self.sig_machines)) if self._eligible_sig(c, s)]
+                else self._matching_sigs(job.constraint)
             )
+            self.sig_ok.append(ok)
+            self.sigs_of_class.append([s for s, y in enumerate(ok) if y])
             pool: dict[tuple[float, ...], dict[int, None]] = {}
             self.pools.append(pool)
             if self.by_name[c]:
@@ -414,8 +427,16 @@ class ClusterState:
         return self._eligible_sig(cls, self.sig[mi])
 
     def _eligible_sig(self, cls: int, sig: int) -> bool:
-        constraint = self._constraints[cls]
-        return constraint is None or constraint.matches(self.sig_machines[sig])
+        return bool(self.sig_ok[cls][sig])
+
+    def _matching_sigs(self, constraint: Constraint | None) -> bytearray:
+        """Which signatures satisfy ``constraint`` (all when None)."""
+        count = len(self.sig_machines)
+        if constraint is None:
+            return bytearray(b"\x01" * count)
+        if self._codes is None:
+            self._codes = AttributeCodes(self.sig_machines)
+        return bytearray(self._codes.mask(constraint).astype(np.uint8).tobytes())
 
     def _eligible_machine(self, cls: int, mi: int) -> bool:
         constraint = self._constraints[cls]

@@ -50,7 +50,7 @@ def _by_machine(user: User) -> bool:
     )
 
 
-class _AttributeCodes:
+class AttributeCodes:
     """The signatures' values of every attribute (and the rack) as small integer codes, so
     that a constraint is evaluated once per distinct combination of the attributes it reads
     (``Constraint.attributes``) rather than once per signature: a Google-like constraint reads
@@ -129,7 +129,7 @@ def machine_types(scenario: Scenario) -> MachineTypes:
     by_signature = np.ones((len(users), len(representatives)), dtype=np.bool_)
     cache: dict[str, BoolArray] = {}
     sample = [machines[j] for j in representatives]
-    codes = _AttributeCodes(sample)
+    codes = AttributeCodes(sample)
     per_machine_users = [i for i, u in enumerate(users) if _by_machine(u)]
     for i, user in enumerate(users):
         if user.constraint is not None and not _by_machine(user):
