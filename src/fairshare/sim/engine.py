@@ -63,6 +63,7 @@ from fairshare.policies import (
 )
 from fairshare.policies.copy_compute import DEFAULT_MAX_COMPUTING, DEFAULT_MAX_REDUCERS
 from fairshare.sim.records import JobRecord, Locality, Phase, RunLog, TaskAttempt
+from fairshare.workload.eligibility import AttributeCodes
 from fairshare.workload.model import (
     ExponentialDuration,
     FixedDuration,
@@ -301,6 +302,9 @@ class _Run:
         self.resume: dict[TaskRef, float] = {}
         self.attempt_of: dict[TaskRef, int] = {}
         self.slots_cache: dict[tuple[object, ...], int] = {}
+        # The alive machines' attribute codes, so each job's constraint is evaluated once per
+        # combination of the attributes it reads; rebuilt after machines change.
+        self.codes: AttributeCodes | None = None
         self.wakes: set[float] = set()
         self.slow = {
             None: 1.0,
@@ -620,6 +624,7 @@ class _Run:
         self.machines[machine.name] = machine
         self.live.append(machine.name)
         self.slots_cache.clear()
+        self.codes = None
         self.policy.machine_added(now, machine)
 
     def _remove(self, now: float, name: str) -> None:
@@ -628,6 +633,7 @@ class _Run:
         del self.machines[name]
         self.live.remove(name)
         self.slots_cache.clear()
+        self.codes = None
         for ref in self.policy.machine_removed(now, name):
             self._kill(now, ref)
 
@@ -703,10 +709,15 @@ class _Run:
         slots = self.slots_cache.get(key)
         if slots is None:
             machines = list(self.machines.values())
+            if self.codes is None:
+                self.codes = AttributeCodes(machines)
+            by_name = job.constraint is not None and "name" in job.constraint.attributes()
             ok = (
-                job.constraint.mask(machines)
-                if job.constraint is not None
-                else np.ones(len(machines), dtype=np.bool_)
+                np.ones(len(machines), dtype=np.bool_)
+                if job.constraint is None
+                else job.constraint.mask(machines)
+                if by_name
+                else self.codes.mask(job.constraint)
             )
             if job.machines is not None:
                 ok &= np.fromiter((m.name in job.machines for m in machines), dtype=np.bool_)
