@@ -20,19 +20,77 @@ resources it has free):
   (ignoring blocked nodes), the node's vector is the sum and its share the largest component
   over ``Y`` (saturated resources ignored). Then the same walk.
 
-A decision costs O(tree size x resources): recomputing Algorithm 3 per task, as the paper
-presents it.
+What is cached, so that a decision does not recompute Algorithm 3 over the whole tree (the
+paper notes that "the recomputation of the rescaled dominant shares can be simplified when
+the set of available resources has not changed"):
+
+- A *view* per distinct ``Y`` (one view for naive H-DRF, whose shares ignore ``Y``) holds
+  every node's vector, share and demanding flag as Algorithm 3 computes them for that ``Y``.
+  A leaf whose user changed (every change of a user's allocation, pending work or cap goes
+  through ``_touch``) marks its path dirty in every view; a decision recomputes only the
+  dirty nodes of its view, bottom-up. The root's vector is never read (the walk compares its
+  children), so it is never recomputed.
+- Each internal node keeps, per view and per group (constraint class and demand, see
+  :mod:`fairshare.policies.state`), a heap of its children that have a leaf with pending
+  work in that group, keyed by weighted share (lazy invalidation by a per-node version).
+  Per node and group, a count of such leaves prunes children with no task for the machine.
+  The walk takes, at each level, the children whose key is within the tie tolerance of the
+  lowest over the groups that fit the machine, and applies the reference tie-break to them.
+
+A decision then costs O(depth x fitting groups x log fan-out) for the walk, plus, per node
+changed since the last decision of the same ``Y``, O(resources) for a leaf and
+O(fan-out x resources) for an internal node other than the root: an internal node's vector is
+re-summed from its children in their order, so that every share is bit for bit the one the
+paper's full recomputation gives, and decisions (ties included) are exactly its decisions.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from heapq import heapify, heappop, heappush
 
 from fairshare.cluster import Cluster
 from fairshare.policies.base import Scheduler
 from fairshare.policies.options import PolicyOptions
 from fairshare.policies.state import EPS, UserState
 from fairshare.workload.model import ROOT, Queue, User
+
+TIE = 1e-12
+"""Two children whose weighted shares differ by no more than this are tied (first in order
+wins), so that rounding in the rescaled sums never breaks a tie of the exact values."""
+
+_Entry = tuple[float, int, int]
+"""A child's heap entry: (weighted share, child node, the child's version in the view)."""
+
+
+class _View:
+    """Algorithm 3's result for one set ``Y`` of free resources (``y`` None: naive H-DRF).
+
+    Per node: its vector, share, key (share over weight), whether it is demanding, a version
+    that invalidates its older heap entries, and (internal nodes) per group the heap of its
+    children's entries. ``dirty`` holds the nodes to recompute; a dirty node's ancestors (but
+    the root) are dirty too."""
+
+    __slots__ = ("demanding", "dirty", "heaps", "key", "share", "vec", "ver", "y", "yset")
+
+    def __init__(self, y: tuple[int, ...] | None, size: int, resources: int) -> None:
+        self.y = y
+        self.yset = frozenset(y) if y is not None else frozenset()
+        self.vec: list[list[float]] = [[0.0] * resources for _ in range(size)]
+        self.share = [0.0] * size
+        self.key = [0.0] * size
+        self.demanding = [False] * size
+        self.ver = [0] * size
+        self.heaps: list[dict[int, list[_Entry]]] = [{} for _ in range(size)]
+        self.dirty: dict[int, None] = dict.fromkeys(range(1, size))
+
+    def grow(self, resources: int) -> None:
+        self.vec.append([0.0] * resources)
+        self.share.append(0.0)
+        self.key.append(0.0)
+        self.demanding.append(False)
+        self.ver.append(0)
+        self.heaps.append({})
 
 
 class NaiveHdrf(Scheduler):
@@ -52,12 +110,20 @@ class NaiveHdrf(Scheduler):
         self._parent: list[int] = [-1]
         self._weight: list[float] = [1.0]
         self._children: list[list[int]] = [[]]
+        self._depth: list[int] = [0]
         self._node_of_queue: dict[str, int] = {ROOT: 0}
         self._leaf: list[int] = []
         self._user_of_node: dict[int, int] = {}
+        # Per node: the user of a leaf, -1 for a queue.
+        self._user_at: list[int] = [-1]
         self._queue_weights = {q.path: q.weight for q in queues}
-        self._order: list[int] = [0]
         self._skipped: set[tuple[int, int]] = set()
+        # Per node, per group: the leaves below with a task of the group they may launch
+        # (pending work, under the cap, not set aside for this offer).
+        self._count: list[dict[int, int]] = [{}]
+        # Per user: the groups it counts in (above).
+        self._member: list[dict[int, None]] = []
+        self._views: dict[tuple[int, ...] | None, _View] = {}
         super().__init__(cluster, users=users, queues=queues, options=options)
         for queue in queues:
             self._queue_node(queue.path)
@@ -73,108 +139,337 @@ class NaiveHdrf(Scheduler):
         return node
 
     def _new_node(self, parent: int, weight: float) -> int:
+        # Node numbers grow in order of appearance, so they are also the children's order.
         node = len(self._parent)
         self._parent.append(parent)
         self._weight.append(weight)
         self._children.append([])
         self._children[parent].append(node)
-        # Post-order (children before parents) for the bottom-up pass.
-        self._order = _postorder(self._children)
+        self._depth.append(self._depth[parent] + 1)
+        self._user_at.append(-1)
+        self._count.append({})
+        resources = len(self.cluster.total) if self._views else 0
+        for view in self._views.values():
+            view.grow(resources)
+            self._dirty_path(view, node)
         return node
 
     def on_new_user(self, user: UserState) -> None:
         leaf = self._new_node(self._queue_node(user.queue), user.weight)
         self._leaf.append(leaf)
         self._user_of_node[leaf] = user.idx
+        self._user_at[leaf] = user.idx
+        self._member.append({})
+
+    def on_cluster_change(self) -> None:
+        # The totals moved, and with them every leaf's vector: start the views afresh.
+        self._views.clear()
+
+    # ----------------------------------------------------------------- change tracking
+
+    def _touch(self, user: UserState) -> None:
+        """The user's allocation, pending work or cap changed: its leaf's path is dirty in
+        every view, and its groups are counted again. H-DRF selects from its own tree, so
+        the base class's per-group user heaps are not fed (nothing would read them)."""
+        user.version += 1
+        leaf = self._leaf[user.idx]
+        parent = self._parent
+        for view in self._views.values():
+            dirty = view.dirty
+            node = leaf
+            while node > 0 and node not in dirty:
+                dirty[node] = None
+                node = parent[node]
+        old = self._member[user.idx]
+        heaps = user.job_heaps
+        if user.running < user.cap and not self._skipped:
+            # The common case, without building a dict: the same groups as before.
+            if len(heaps) == len(old):
+                for g in heaps:
+                    if g not in old:
+                        break
+                else:
+                    return
+        elif not heaps and not old:
+            return
+        self._recount(user)
+
+    def _recount(self, user: UserState) -> None:
+        u = user.idx
+        old = self._member[u]
+        if user.running < user.cap:
+            skipped = self._skipped
+            new = {g: None for g in user.job_heaps if not skipped or (u, g) not in skipped}
+        else:
+            new = {}
+        if new.keys() == old.keys():
+            return
+        leaf = self._leaf[u]
+        for g in old:
+            if g not in new:
+                self._add(leaf, g, -1)
+        for g in new:
+            if g not in old:
+                self._add(leaf, g, 1)
+        self._member[u] = new
+
+    def _dirty_path(self, view: _View, node: int) -> None:
+        dirty = view.dirty
+        parent = self._parent
+        while node > 0 and node not in dirty:
+            dirty[node] = None
+            node = parent[node]
+
+    def _add(self, leaf: int, g: int, delta: int) -> None:
+        """Count (``delta`` 1) or uncount (-1) ``leaf`` in group ``g`` up its path. A node
+        that gains its first such leaf needs an entry in its parent's heap for ``g`` (in
+        views where it is dirty, its recomputation pushes one)."""
+        count = self._count
+        parent = self._parent
+        node = leaf
+        while node >= 0:
+            counts = count[node]
+            n = counts.get(g, 0) + delta
+            if n:
+                counts[g] = n
+            else:
+                del counts[g]
+            up = parent[node]
+            if n == 1 and delta > 0 and up >= 0:
+                for view in self._views.values():
+                    if node not in view.dirty:
+                        heap = view.heaps[up].setdefault(g, [])
+                        heappush(heap, (view.key[node], node, view.ver[node]))
+            node = up
 
     # ----------------------------------------------------------------- selection
 
     def skip(self, user: int, group: int) -> None:
         self._skipped.add((user, group))
+        member = self._member[user]
+        if group in member:
+            del member[group]
+            self._add(self._leaf[user], group, -1)
 
     def _restore_held(self) -> None:
-        self._skipped.clear()
+        if self._skipped:
+            users = {u for u, _ in self._skipped}
+            self._skipped.clear()
+            for u in sorted(users):
+                self._recount(self.users[u])
         super()._restore_held()
 
     def select(self, mi: int) -> tuple[int, int] | None:
+        """Algorithm 2 for one task on machine ``mi``: Algorithm 3 on the nodes changed since
+        the last decision with the same ``Y``, then Algorithm 4's walk (see the module)."""
         cs = self.cluster
         free = cs.free[mi]
-        total = cs.total
-        resources = range(len(total))
-        y = [r for r in resources if free[r] > EPS and total[r] > 0]
-        # The group each candidate user would run on mi (first eligible group that fits).
-        candidate: dict[int, int] = {}
-        for g in cs.groups_for(mi):
-            grp = cs.groups[g]
-            if not grp.users or not self._fits(free, grp.demand):
+        groups = cs.groups
+        plain = self._largest is None
+        fitting: list[int] = []
+        for g in cs.gfor[mi]:
+            grp = groups[g]
+            if not grp.users:
                 continue
-            for u in grp.users:
-                if u not in candidate and (u, g) not in self._skipped:
-                    user = self.users[u]
-                    if user.running < user.cap:
-                        candidate[u] = g
-        if not candidate:
-            return None
-        size = len(self._parent)
-        vector: list[list[float]] = [[0.0] * len(total) for _ in range(size)]
-        share = [0.0] * size
-        demanding = [False] * size
-        reachable = [False] * size
-        for node in self._order:
-            leaf_user = self._user_of_node.get(node)
-            if leaf_user is not None:
-                user = self.users[leaf_user]
-                vector[node] = [
-                    user.alloc[r] / total[r] if total[r] > 0 else 0.0 for r in resources
-                ]
-                reachable[node] = leaf_user in candidate
-                if self.dynamic:
-                    demanding[node] = (
-                        user.pending > 0
-                        and user.running < user.cap
-                        and all(d <= EPS or r in y for r, d in enumerate(self._demand_of(user)))
-                    )
-                    share[node] = max((vector[node][r] for r in y), default=0.0)
+            if plain:
+                i = 0
+                for d in grp.demand:
+                    if free[i] + EPS < d:
+                        break
+                    i += 1  # noqa: SIM113 (enumerate allocates a tuple per step)
                 else:
-                    share[node] = max(vector[node], default=0.0)
-                continue
-            children = self._children[node]
-            if not children:
-                continue
-            reachable[node] = any(reachable[c] for c in children)
-            acc = [0.0] * len(total)
-            if self.dynamic:
-                active = [c for c in children if demanding[c]]
-                demanding[node] = bool(active)
-                low = min((share[c] / self._weight[c] for c in active), default=0.0)
-                for c in children:
-                    scale = 1.0
-                    if demanding[c] and share[c] > 0:
-                        scale = low * self._weight[c] / share[c]
-                    for r in resources:
-                        acc[r] += vector[c][r] * scale
-                vector[node] = acc
-                share[node] = max((acc[r] for r in y), default=0.0)
-            else:
-                for c in children:
-                    for r in resources:
-                        acc[r] += vector[c][r]
-                vector[node] = acc
-                share[node] = max(acc, default=0.0)
+                    fitting.append(g)
+            elif self._fits(free, grp.demand):
+                fitting.append(g)
+        if not fitting:
+            return None
+        y: tuple[int, ...] | None = None
+        if self.dynamic:
+            total = cs.total
+            y = tuple([r for r in range(len(total)) if free[r] > EPS and total[r] > 0])
+        view = self._views.get(y)
+        if view is None:
+            view = self._views[y] = _View(y, len(self._parent), len(cs.total))
+        if view.dirty:
+            self._update(view)
+        user_at = self._user_at
         node = 0
-        while node not in self._user_of_node:
-            best = -1
-            best_key = 0.0
-            for c in self._children[node]:
-                if reachable[c]:
-                    key = share[c] / self._weight[c]
-                    if best < 0 or key < best_key - 1e-12:
-                        best, best_key = c, key
-            if best < 0:
+        while user_at[node] < 0:
+            node = self._lowest(view, node, fitting)
+            if node < 0:
                 return None
-            node = best
-        u = self._user_of_node[node]
-        return u, candidate[u]
+        u = user_at[node]
+        member = self._member[u]
+        for g in fitting:
+            if g in member:
+                return u, g
+        raise AssertionError("a counted leaf has a fitting group")
+
+    def _lowest(self, view: _View, node: int, fitting: list[int]) -> int:
+        """The child of ``node`` that the paper's walk picks: among the children with a
+        leaf that can launch in a fitting group, the lowest weighted share, ties (within
+        ``TIE``, compared one by one in children's order as the full scan does) to the first.
+
+        Entries are taken in key order until the next key is more than ``TIE`` above every
+        key taken: the scan would let each taken child displace any later one and no later
+        one displace a taken one, so the scan over the taken children alone decides."""
+        heaps = view.heaps[node]
+        ver = view.ver
+        count = self._count
+        live: list[tuple[list[_Entry], int]] = []
+        for g in fitting:
+            heap = heaps.get(g)
+            if not heap:
+                continue
+            while heap:
+                top = heap[0]
+                if top[2] == ver[top[1]] and g in count[top[1]]:
+                    break
+                heappop(heap)
+            if heap:
+                live.append((heap, g))
+        if not live:
+            return -1
+        taken: dict[int, float] = {}
+        popped: list[tuple[list[_Entry], _Entry]] = []
+        highest = 0.0
+        while True:
+            best: _Entry | None = None
+            source: tuple[list[_Entry], int] | None = None
+            for item in live:
+                heap = item[0]
+                if heap and (best is None or heap[0] < best):
+                    best = heap[0]
+                    source = item
+            if best is None or source is None:
+                break
+            if taken and highest < best[0] - TIE:
+                break
+            heap, g = source
+            heappop(heap)
+            popped.append((heap, best))
+            if best[1] not in taken:
+                taken[best[1]] = best[0]
+                highest = best[0]
+            while heap:
+                top = heap[0]
+                if top[2] == ver[top[1]] and g in count[top[1]]:
+                    break
+                heappop(heap)
+        for heap, entry in popped:
+            heappush(heap, entry)
+        if len(taken) == 1:
+            return next(iter(taken))
+        chosen = -1
+        chosen_key = 0.0
+        for child in sorted(taken):
+            key = taken[child]
+            if chosen < 0 or key < chosen_key - TIE:
+                chosen, chosen_key = child, key
+        return chosen
+
+    # ----------------------------------------------------------------- Algorithm 3
+
+    def _update(self, view: _View) -> None:
+        """Recompute the view's dirty nodes, children before parents, each exactly as the
+        full pass of Algorithm 3 (naive: plain sums) would, and queue their new keys in
+        their parents' heaps."""
+        dirty = view.dirty
+        depth = self._depth
+        nodes = sorted(dirty, key=depth.__getitem__, reverse=True) if len(dirty) > 1 else dirty
+        total = self.cluster.total
+        resources = range(len(total))
+        users = self.users
+        user_at = self._user_at
+        children = self._children
+        weight = self._weight
+        parent = self._parent
+        count = self._count
+        vec = view.vec
+        share = view.share
+        demanding = view.demanding
+        y = view.y
+        yset = view.yset
+        groups = self.cluster.groups
+        for node in list(nodes):
+            u = user_at[node]
+            if u >= 0:
+                user = users[u]
+                alloc = user.alloc
+                v = [alloc[r] / total[r] if total[r] > 0 else 0.0 for r in resources]
+                if y is not None:
+                    flag = user.pending > 0 and user.running < user.cap
+                    if flag:
+                        # Demanding: the next task (of the user's oldest group) needs only
+                        # resources in Y.
+                        for g in user.job_heaps:
+                            for r, d in enumerate(groups[g].demand):
+                                if d > EPS and r not in yset:
+                                    flag = False
+                                    break
+                            break
+                    demanding[node] = flag
+                    s = 0.0
+                    first = True
+                    for r in y:
+                        if first or v[r] > s:
+                            s = v[r]
+                            first = False
+                else:
+                    s = max(v, default=0.0)
+            else:
+                kids = children[node]
+                v = [0.0] * len(total)
+                if not kids:
+                    s = 0.0
+                    demanding[node] = False
+                elif y is not None:
+                    active = [c for c in kids if demanding[c]]
+                    demanding[node] = bool(active)
+                    low = min((share[c] / weight[c] for c in active), default=0.0)
+                    for c in kids:
+                        scale = 1.0
+                        if demanding[c] and share[c] > 0:
+                            scale = low * weight[c] / share[c]
+                        vc = vec[c]
+                        for r in resources:
+                            v[r] += vc[r] * scale
+                    s = max((v[r] for r in y), default=0.0)
+                else:
+                    for c in kids:
+                        vc = vec[c]
+                        for r in resources:
+                            v[r] += vc[r]
+                    s = max(v, default=0.0)
+            vec[node] = v
+            share[node] = s
+            key = s / weight[node]
+            view.key[node] = key
+            version = view.ver[node] + 1
+            view.ver[node] = version
+            heaps = view.heaps[parent[node]]
+            for g in count[node]:
+                heap = heaps.get(g)
+                if heap is None:
+                    heap = heaps[g] = []
+                heappush(heap, (key, node, version))
+                if len(heap) > 64 + 4 * len(children[parent[node]]):
+                    self._compact(view, heap, g)
+        dirty.clear()
+
+    def _compact(self, view: _View, heap: list[_Entry], g: int) -> None:
+        """Drop the stale entries that lazy invalidation left below the top."""
+        ver = view.ver
+        count = self._count
+        seen: set[int] = set()
+        kept: list[_Entry] = []
+        for entry in heap:
+            node = entry[1]
+            if entry[2] == ver[node] and g in count[node] and node not in seen:
+                seen.add(node)
+                kept.append(entry)
+        heap[:] = kept
+        heapify(heap)
 
     def _demand_of(self, user: UserState) -> tuple[float, ...]:
         """The demand of the user's next task (its oldest group with pending work)."""
@@ -188,17 +483,3 @@ class Hdrf(NaiveHdrf):
 
     name = "hdrf"
     dynamic = True
-
-
-def _postorder(children: list[list[int]]) -> list[int]:
-    order: list[int] = []
-    stack: list[tuple[int, bool]] = [(0, False)]
-    while stack:
-        node, done = stack.pop()
-        if done:
-            order.append(node)
-            continue
-        stack.append((node, True))
-        for c in reversed(children[node]):
-            stack.append((c, False))
-    return order
