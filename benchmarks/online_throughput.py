@@ -88,7 +88,7 @@ def main() -> None:
         log = simulate(cluster, jobs, policy, seed=1, options=SimOptions())
         cpu = time.process_time() - cpu_started
         wall = time.perf_counter() - started
-        launched = len(log.attempts)
+        launched = log.attempt_count
         rate = launched / cpu
         print(
             f"{policy:>10}: {launched} placements, {cpu:.2f} s CPU ({wall:.2f} s wall) = "

@@ -51,7 +51,8 @@ def choosy_case(policy: str) -> dict[str, object]:
     log = simulate(
         workload.cluster, workload.jobs, chosen, seed=SEED, options=SimOptions(until=3600.0)
     )
-    return _result(policy, log.jobs, log.attempts, log.events, time.perf_counter() - started)
+    seconds = time.perf_counter() - started
+    return _result(policy, log.jobs, log.attempt_count, log.events, seconds)
 
 
 def tsf_jobs(cluster: Cluster, rng: np.random.Generator) -> list[Job]:
@@ -90,16 +91,17 @@ def tsf_case(policy: str) -> dict[str, object]:
     jobs = tsf_jobs(cluster, rng)
     started = time.perf_counter()
     log = simulate(cluster, jobs, policy, seed=SEED)
-    return _result(policy, log.jobs, log.attempts, log.events, time.perf_counter() - started)
+    seconds = time.perf_counter() - started
+    return _result(policy, log.jobs, log.attempt_count, log.events, seconds)
 
 
 def _result(
-    policy: str, jobs: object, attempts: object, events: int, seconds: float
+    policy: str, jobs: object, attempts: int, events: int, seconds: float
 ) -> dict[str, object]:
     return {
         "policy": policy,
         "jobs": len(jobs),  # type: ignore[arg-type]
-        "task_attempts": len(attempts),  # type: ignore[arg-type]
+        "task_attempts": attempts,
         "events": events,
         "seconds": round(seconds, 2),
         "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),

@@ -126,7 +126,8 @@ def _build(log: RunLog) -> RunFrames:
         return i
 
     jobs = log.jobs
-    atts = log.attempts
+    # Columns straight from the simulator's rows: no TaskAttempt is built for the metrics.
+    cols = log.attempt_columns()
     job_names = [j.job for j in jobs]
     job_index = _index(job_names)
     n_res = len(log.cluster.resources)
@@ -148,17 +149,17 @@ def _build(log: RunLog) -> RunFrames:
 
     machine_index = _index(list(log.cluster.machine_names))
     loc_code = {None: -1, "node": 0, "rack": 1, "off_rack": 2}
-    a_job = np.array([job_index[a.job] for a in atts], dtype=np.int64)
-    a_user = np.array([uid(a.user) for a in atts], dtype=np.int64)
+    a_job = np.array([job_index[j] for j in cols.job], dtype=np.int64)
+    a_user = np.array([uid(u) for u in cols.user], dtype=np.int64)
     phase_code = {p: i for i, p in enumerate(PHASES)}
-    a_phase = np.array([phase_code[a.phase] for a in atts], dtype=np.int64)
-    a_task = np.array([a.task for a in atts], dtype=np.int64)
-    a_attempt = np.array([a.attempt for a in atts], dtype=np.int64)
-    a_machine = np.array([machine_index.get(a.machine, -1) for a in atts], dtype=np.int64)
-    a_start = np.array([a.start for a in atts], dtype=np.float64)
-    a_finish = np.array([a.finish for a in atts], dtype=np.float64)
-    a_killed = np.array([a.killed for a in atts], dtype=np.bool_)
-    a_locality = np.array([loc_code[a.locality] for a in atts], dtype=np.int64)
+    a_phase = np.array([phase_code[p] for p in cols.phase], dtype=np.int64)
+    a_task = np.array(cols.task, dtype=np.int64)
+    a_attempt = np.array(cols.attempt, dtype=np.int64)
+    a_machine = np.array([machine_index.get(m, -1) for m in cols.machine], dtype=np.int64)
+    a_start = np.array(cols.start, dtype=np.float64)
+    a_finish = np.array(cols.finish, dtype=np.float64)
+    a_killed = np.array(cols.killed, dtype=np.bool_)
+    a_locality = np.array([loc_code[x] for x in cols.locality], dtype=np.int64)
 
     # FAIR Table 2 bins jobs by their number of maps; the record counts map and reduce tasks
     # together, so the reduce tasks seen in the attempts are subtracted. For a finished job
@@ -202,7 +203,7 @@ def _build(log: RunLog) -> RunFrames:
         a_finish=a_finish,
         a_killed=a_killed,
         a_locality=a_locality,
-        a_demand=a_demand.reshape(len(atts), n_res),
+        a_demand=a_demand.reshape(len(cols.start), n_res),
     )
 
 

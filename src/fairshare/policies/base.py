@@ -658,6 +658,15 @@ class Scheduler(Policy):
         n_res = range(len(free))
         while True:
             if pick is None:
+                if not cs.tiny_groups:
+                    # No task fits on a machine without room, so a full machine needs no
+                    # selection (the one-slot machines of Choosy section 7.1 end every
+                    # offer full).
+                    for v in free:
+                        if v > EPS:
+                            break
+                    else:
+                        break
                 pick = select(mi)
                 if pick is None:
                     break

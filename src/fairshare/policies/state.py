@@ -207,6 +207,9 @@ class ClusterState:
         self.by_name: list[bool] = []
         self.groups: list[Group] = []
         self._group_of: dict[tuple[int, Demand], int] = {}
+        # How many groups' tasks fit on a machine without room (every demand within 2 EPS):
+        # while there is none, an offer ends as soon as its machine is full.
+        self.tiny_groups = 0
         self.groups_of_sig: list[list[int]] = []
         self.groups_of_machine: dict[int, list[int]] = {}
         # Per machine, the groups and the classes that may use it, in creation order: the
@@ -232,7 +235,8 @@ class ClusterState:
         key = (
             machine.capacity.tobytes(),
             machine.rack,
-            tuple(sorted(machine.attributes.items(), key=lambda item: item[0])),
+            # Names are unique, so plain tuple order sorts by name and never compares values.
+            tuple(sorted(machine.attributes.items())),
         )
         sig = self._sig_of.get(key)
         if sig is None:
@@ -307,12 +311,16 @@ class ClusterState:
         old = self.key_of[mi]
         if key == old:
             return
-        pools = self.pools
         room = False
         for v in free:
             if v > EPS:
                 room = True
                 break
+        if old is None and not room:
+            # Full before and after (a one-slot machine refilled): it is in no bucket.
+            self.roomy.pop(mi, None)
+            return
+        pools = self.pools
         for c in self.cfor[mi]:
             pool = pools[c]
             if old is not None:
@@ -396,9 +404,12 @@ class ClusterState:
                     self.classes_of_sig[sig].append(c)
                     for mi in self.machines_of_sig[sig]:
                         self.cfor[mi].append(c)
-            # The new class's pool starts with every eligible machine that has room.
+            # The new class's pool starts with every eligible machine that has room (a
+            # signature lookup per machine: Google-like workloads bring a class per job).
+            by_name = self.by_name[c]
+            sig_of = self.sig
             for mi in self.roomy:
-                if self.eligible(c, mi):
+                if self._eligible_machine(c, mi) if by_name else ok[sig_of[mi]]:
                     free_key = self.key_of[mi]
                     assert free_key is not None
                     pool.setdefault(free_key, {})[mi] = None
@@ -409,6 +420,8 @@ class ClusterState:
         if g is None:
             g = self._group_of[(cls, demand)] = len(self.groups)
             self.groups.append(Group(cls, demand))
+            if all(d <= 2 * EPS for d in demand):
+                self.tiny_groups += 1
             if self.by_name[cls]:
                 for mi in range(len(self.names)):
                     if self.alive[mi] and self._eligible_machine(cls, mi):

@@ -62,7 +62,7 @@ from fairshare.policies import (
     make_policy,
 )
 from fairshare.policies.copy_compute import DEFAULT_MAX_COMPUTING, DEFAULT_MAX_REDUCERS
-from fairshare.sim.records import JobRecord, Locality, Phase, RunLog, TaskAttempt
+from fairshare.sim.records import AttemptRow, JobRecord, Locality, RunLog
 from fairshare.workload.eligibility import AttributeCodes
 from fairshare.workload.model import (
     ExponentialDuration,
@@ -164,8 +164,7 @@ class MachineEvent:
     machine: Machine | str
 
 
-_Row = tuple[float, int, Phase, int, int, str, str, str, float, bool, Locality | None, bool]
-"""An attempt as the engine records it (see ``_Run.attempts``)."""
+_Row = AttemptRow
 
 
 class _JobRun:
@@ -174,6 +173,7 @@ class _JobRun:
         "finish",
         "first_start",
         "index",
+        "isolated",
         "job",
         "map_seconds",
         "maps_done",
@@ -192,6 +192,9 @@ class _JobRun:
         self.waiting: dict[TaskRef, None] = {}
         self.first_start: float | None = None
         self.finish: float | None = None
+        # (cluster epoch, isolated response): the record is written at submission and again
+        # at the finish, and the value changes only when machines do.
+        self.isolated: tuple[int, float] | None = None
 
 
 def simulate(
@@ -231,19 +234,16 @@ def simulate(
             seen.add(record.user)
             user_names.append(record.user)
     # Rows sort as plain tuples: (start, job order, phase, task, attempt) lead and are unique.
+    # The log makes TaskAttempts from them only if someone reads log.attempts.
     rows = run.attempts
     rows.sort()
-    attempts = [
-        TaskAttempt(r[5], r[6], r[2], r[3], r[4], r[7], r[0], r[8], r[9], r[10], r[11])
-        for r in rows
-    ]
-    return RunLog(
+    return RunLog.from_rows(
         policy=policy_name,
         seed=seed,
         cluster=cluster,
         users=tuple(user_names),
         jobs=tuple(run.records),
-        attempts=tuple(attempts),
+        rows=rows,
         events=run.events,
         wall_seconds=wallclock.perf_counter() - started,
         options=opts.record(),
@@ -292,8 +292,8 @@ class _Run:
         self.records: list[JobRecord] = []
         self.order: dict[str, int] = {}
         # Attempts as plain rows (start, job order, phase, task, attempt, job, user, machine,
-        # finish, killed, locality, truncated), sorted and made TaskAttempts at the end: a
-        # tuple is cheaper to build per task than a frozen dataclass.
+        # finish, killed, locality, truncated), sorted at the end and handed to the log as
+        # they are: a tuple is cheaper to build per task than a frozen dataclass.
         self.attempts: list[_Row] = []
         # Running task -> (attempt, machine, start, locality, token of its finish event,
         # finish time, fraction of the task's work this attempt started with).
@@ -302,6 +302,8 @@ class _Run:
         self.resume: dict[TaskRef, float] = {}
         self.attempt_of: dict[TaskRef, int] = {}
         self.slots_cache: dict[tuple[object, ...], int] = {}
+        # Counts machine additions and removals (what an isolated response depends on).
+        self.epoch = 0
         # The alive machines' attribute codes, so each job's constraint is evaluated once per
         # combination of the attributes it reads; rebuilt after machines change.
         self.codes: AttributeCodes | None = None
@@ -625,6 +627,7 @@ class _Run:
         self.live.append(machine.name)
         self.slots_cache.clear()
         self.codes = None
+        self.epoch += 1
         self.policy.machine_added(now, machine)
 
     def _remove(self, now: float, name: str) -> None:
@@ -634,6 +637,7 @@ class _Run:
         self.live.remove(name)
         self.slots_cache.clear()
         self.codes = None
+        self.epoch += 1
         for ref in self.policy.machine_removed(now, name):
             self._kill(now, ref)
 
@@ -684,6 +688,14 @@ class _Run:
         )
 
     def _isolated(self, run: _JobRun) -> float:
+        cached = run.isolated
+        if cached is not None and cached[0] == self.epoch:
+            return cached[1]
+        value = self._isolated_now(run)
+        run.isolated = (self.epoch, value)
+        return value
+
+    def _isolated_now(self, run: _JobRun) -> float:
         job = run.job
         if run.total == 0:
             return 0.0

@@ -10,8 +10,9 @@ attempts by (start, job order, phase, task, attempt), jobs in submission order.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from fairshare.cluster import Cluster, FloatArray
 
@@ -71,10 +72,37 @@ class JobRecord:
     reduce_demand: FloatArray | None = None
 
 
+AttemptRow = tuple[float, int, Phase, int, int, str, str, str, float, bool, Locality | None, bool]
+"""An attempt as a driver records it: (start, job order, phase, task, attempt, job, user,
+machine, finish, killed, locality, truncated). Sorted as plain tuples, rows come in the log's
+attempt order, since the first five fields are unique per attempt."""
+
+
+class AttemptColumns(NamedTuple):
+    """A log's attempts as columns, in ``RunLog.attempts`` order (one entry per attempt)."""
+
+    job: Sequence[str]
+    user: Sequence[str]
+    phase: Sequence[Phase]
+    task: Sequence[int]
+    attempt: Sequence[int]
+    machine: Sequence[str]
+    start: Sequence[float]
+    finish: Sequence[float]
+    killed: Sequence[bool]
+    locality: Sequence[Locality | None]
+    truncated: Sequence[bool]
+
+
 @dataclass(frozen=True)
 class RunLog:
     """Everything a run produced. ``users`` lists the users (or pools) in scenario order, the
-    order ties and outputs follow; ``events`` counts the events the engine processed."""
+    order ties and outputs follow; ``events`` counts the events the engine processed.
+
+    A log made by :meth:`from_rows` (the simulator's) builds ``attempts`` on first read: at
+    the papers' scales (Choosy section 7.1's 84,000 attempts, TSF section VI's 180,000) a
+    frozen :class:`TaskAttempt` per attempt costs a sixth of the run, and the metrics and
+    output files read :meth:`attempt_columns` instead, which never builds them."""
 
     policy: str
     seed: int
@@ -86,6 +114,85 @@ class RunLog:
     wall_seconds: float
     options: dict[str, object] = field(default_factory=dict)
 
+    @classmethod
+    def from_rows(
+        cls,
+        *,
+        policy: str,
+        seed: int,
+        cluster: Cluster,
+        users: tuple[str, ...],
+        jobs: tuple[JobRecord, ...],
+        rows: Sequence[AttemptRow],
+        events: int,
+        wall_seconds: float,
+        options: dict[str, object],
+    ) -> RunLog:
+        """A log whose attempts are ``rows`` (sorted: see :data:`AttemptRow`); ``attempts``
+        is built from them when first read."""
+        log = cls.__new__(cls)
+        put = object.__setattr__
+        put(log, "policy", policy)
+        put(log, "seed", seed)
+        put(log, "cluster", cluster)
+        put(log, "users", users)
+        put(log, "jobs", jobs)
+        put(log, "events", events)
+        put(log, "wall_seconds", wall_seconds)
+        put(log, "options", options)
+        put(log, "_rows", rows)
+        return log
+
+    def __getattr__(self, name: str) -> object:
+        # Reached only for an attribute the instance lacks: a from_rows log's attempts.
+        rows = self.__dict__.get("_rows") if name == "attempts" else None
+        if rows is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        attempts = tuple(
+            [
+                TaskAttempt(r[5], r[6], r[2], r[3], r[4], r[7], r[0], r[8], r[9], r[10], r[11])
+                for r in rows
+            ]
+        )
+        object.__setattr__(self, "attempts", attempts)
+        return attempts
+
+    @property
+    def attempt_count(self) -> int:
+        """``len(attempts)``, without building them."""
+        rows: Sequence[AttemptRow] | None = self.__dict__.get("_rows")
+        return (
+            len(rows)
+            if rows is not None and "attempts" not in self.__dict__
+            else len(self.attempts)
+        )
+
+    def attempt_columns(self) -> AttemptColumns:
+        """The attempts as columns, read from the rows when the log has them (no
+        :class:`TaskAttempt` is built)."""
+        rows: Sequence[AttemptRow] | None = self.__dict__.get("_rows")
+        if rows is not None and "attempts" not in self.__dict__:
+            if not rows:
+                return AttemptColumns((), (), (), (), (), (), (), (), (), (), ())
+            c = list(zip(*rows, strict=True))
+            return AttemptColumns(
+                c[5], c[6], c[2], c[3], c[4], c[7], c[0], c[8], c[9], c[10], c[11]
+            )
+        atts = self.attempts
+        return AttemptColumns(
+            [a.job for a in atts],
+            [a.user for a in atts],
+            [a.phase for a in atts],
+            [a.task for a in atts],
+            [a.attempt for a in atts],
+            [a.machine for a in atts],
+            [a.start for a in atts],
+            [a.finish for a in atts],
+            [a.killed for a in atts],
+            [a.locality for a in atts],
+            [a.truncated for a in atts],
+        )
+
     @property
     def preempted_tasks(self) -> int:
-        return sum(1 for a in self.attempts if a.killed)
+        return sum(self.attempt_columns().killed)
