@@ -330,6 +330,14 @@ class NaiveHdrf(Scheduler):
                 live.append((heap, g))
         if not live:
             return -1
+        if len(live) == 1:
+            # One group fits: its top wins outright when the top's two heap children, and
+            # so every other entry, are more than the tolerance above it.
+            heap = live[0][0]
+            top = heap[0]
+            size = len(heap)
+            if (size < 2 or top[0] < heap[1][0] - TIE) and (size < 3 or top[0] < heap[2][0] - TIE):
+                return top[1]
         taken: dict[int, float] = {}
         popped: list[tuple[list[_Entry], _Entry]] = []
         highest = 0.0
