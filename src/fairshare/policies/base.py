@@ -126,7 +126,8 @@ class Scheduler(Policy):
         groups = cs.groups
         best: tuple[float, int, int, int] | None = None
         best_group = -1
-        for g in cs.gfor[mi]:
+        # Groups nobody has pending work in hold only stale entries: skipped (see afor).
+        for g in cs.afor[mi]:
             grp = groups[g]
             heap = grp.heap
             # Stale entries never become valid again (a user's version only grows), so they
@@ -467,10 +468,14 @@ class Scheduler(Policy):
         if user.running >= user.cap:
             return
         groups = self.cluster.groups
+        if self._plain_key:
+            # One entry serves every group: the key does not depend on the group.
+            entry = (user.share / user.weight, user.idx, user.idx, user.version)
+            for g in user.job_heaps:
+                heappush(groups[g].heap, entry)
+            return
         for g in user.job_heaps:
-            heapq.heappush(
-                groups[g].heap, (self.user_key(user, g), user.idx, user.idx, user.version)
-            )
+            heappush(groups[g].heap, (self.user_key(user, g), user.idx, user.idx, user.version))
 
     def _activate(self, job: JobState, user: UserState) -> None:
         """``job`` has new pending tasks: put it in its user's job heap and offer it the free
@@ -479,7 +484,10 @@ class Scheduler(Policy):
         heap = user.job_heaps.get(job.group)
         if heap is None:
             heap = user.job_heaps[job.group] = []
-            self.cluster.groups[job.group].users[user.idx] = None
+            group_users = self.cluster.groups[job.group].users
+            if not group_users:
+                self.cluster.group_active(job.group, True)
+            group_users[user.idx] = None
         heapq.heappush(heap, (self.job_key(job), job.key, job.version))
         user.pending += job.pending
         self._touch(user)
@@ -726,7 +734,10 @@ class Scheduler(Policy):
                             heappop(heap)
                         if not heap:
                             del user.job_heaps[group]
-                            cs.groups[group].users.pop(user.idx, None)
+                            group_users = cs.groups[group].users
+                            del group_users[user.idx]
+                            if not group_users:
+                                cs.group_active(group, False)
                     if hooks:
                         self.on_launch(user, job)
                     self._touch(user)

@@ -21,6 +21,7 @@ or all machines"):
 
 from __future__ import annotations
 
+import bisect
 from collections import deque
 from collections.abc import Sequence
 
@@ -216,6 +217,10 @@ class ClusterState:
         # lists a placement reads, kept whole so that reading them allocates nothing.
         self.gfor: list[list[int]] = []
         self.cfor: list[list[int]] = []
+        # Per machine, the groups of ``gfor`` that some user has pending work in, in the same
+        # order: the only ones a selection can pick. Constrained workloads (Choosy section
+        # 7.1) leave most of a machine's groups empty most of the time.
+        self.afor: list[list[int]] = []
         self.machines_of_sig: list[list[int]] = []
         self.sigs_of_class: list[list[int]] = []
         # Per class (not read by name): whether each signature matches its constraint, so a
@@ -281,6 +286,7 @@ class ClusterState:
             self.named_classes_of_machine[mi] = named_classes
         self.machines_of_sig[sig].append(mi)
         self.gfor.append(sorted(self.groups_of_sig[sig] + named))
+        self.afor.append([g for g in self.gfor[mi] if self.groups[g].users])
         self.cfor.append(sorted(self.classes_of_sig[sig] + named_classes))
         self.key_of.append(None)
         self.rebucket(mi)
@@ -433,6 +439,21 @@ class ClusterState:
                     for mi in self.machines_of_sig[sig]:
                         self.gfor[mi].append(g)
         return g
+
+    def group_active(self, g: int, active: bool) -> None:
+        """Group ``g`` gained its first user with pending work (``active``) or lost its last:
+        add it to (remove it from) ``afor`` of every machine that may run it."""
+        cls = self.groups[g].cls
+        if self.by_name[cls]:
+            machines = [mi for mi, gs in self.groups_of_machine.items() if g in gs]
+        else:
+            machines = [mi for sig in self.sigs_of_class[cls] for mi in self.machines_of_sig[sig]]
+        afor = self.afor
+        for mi in machines:
+            if active:
+                bisect.insort(afor[mi], g)
+            else:
+                afor[mi].remove(g)
 
     def eligible(self, cls: int, mi: int) -> bool:
         if self.by_name[cls]:
