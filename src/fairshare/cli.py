@@ -862,7 +862,11 @@ def _print_compare(
 
 @app.command("policies")
 def policies_command() -> None:
-    """List the solver policies with the paper section each implements."""
+    """List the solver, online and reference policies with the paper section each implements."""
+    from fairshare.policies import ONLINE_POLICIES  # noqa: PLC0415
+    from fairshare.sim.reference import REFERENCE_POLICIES  # noqa: PLC0415
+
+    console = Console(highlight=False)
     table = Table(title="solver policies (fairshare solve --policy)", title_justify="left")
     for column in ("policy", "what it equalises", "paper", "placement"):
         table.add_column(column)
@@ -873,7 +877,17 @@ def policies_command() -> None:
             entry.source,
             "pooled cluster" if entry.pools_cluster else "per machine",
         )
-    Console(highlight=False).print(table)
+    console.print(table)
+    online = Table(
+        title="online policies (fairshare simulate / compare --policy)", title_justify="left"
+    )
+    for column in ("policy", "what it does", "paper"):
+        online.add_column(column)
+    for policy in ONLINE_POLICIES.values():
+        online.add_row(policy.name, policy.summary, policy.source)
+    for reference in REFERENCE_POLICIES.values():
+        online.add_row(reference.name, reference.summary + " (reference)", reference.source)
+    console.print(online)
 
 
 def _fail(message: str) -> NoReturn:
