@@ -126,6 +126,7 @@ class Scheduler(Policy):
         groups = cs.groups
         best: tuple[float, int, int, int] | None = None
         best_group = -1
+        cs.selects += 1
         # Groups nobody has pending work in hold only stale entries: skipped (see afor).
         for g in cs.afor[mi]:
             grp = groups[g]

@@ -217,10 +217,19 @@ class ClusterState:
         # lists a placement reads, kept whole so that reading them allocates nothing.
         self.gfor: list[list[int]] = []
         self.cfor: list[list[int]] = []
-        # Per machine, the groups of ``gfor`` that some user has pending work in, in the same
-        # order: the only ones a selection can pick. Constrained workloads (Choosy section
-        # 7.1) leave most of a machine's groups empty most of the time.
+        # Per machine, the groups of ``gfor`` that some user has pending work in (and some
+        # that had lately), in the same order: a selection picks only from these. Constrained
+        # workloads (Choosy section 7.1) leave most of a machine's groups empty most of the
+        # time.
         self.afor: list[list[int]] = []
+        # Per group, whether it is in afor of all its machines. A group whose last user runs
+        # out of work is only *retiring* (still listed, with the selection count then) and
+        # leaves the lists once as many selections as there are machines have passed: a
+        # shape that comes back soon (TSF section VI's four shapes) is not re-listed on every
+        # machine per job.
+        self.listed: list[bool] = []
+        self.retiring: dict[int, int] = {}
+        self.selects = 0
         self.machines_of_sig: list[list[int]] = []
         self.sigs_of_class: list[list[int]] = []
         # Per class (not read by name): whether each signature matches its constraint, so a
@@ -286,7 +295,7 @@ class ClusterState:
             self.named_classes_of_machine[mi] = named_classes
         self.machines_of_sig[sig].append(mi)
         self.gfor.append(sorted(self.groups_of_sig[sig] + named))
-        self.afor.append([g for g in self.gfor[mi] if self.groups[g].users])
+        self.afor.append([g for g in self.gfor[mi] if self.listed[g]])
         self.cfor.append(sorted(self.classes_of_sig[sig] + named_classes))
         self.key_of.append(None)
         self.rebucket(mi)
@@ -426,6 +435,7 @@ class ClusterState:
         if g is None:
             g = self._group_of[(cls, demand)] = len(self.groups)
             self.groups.append(Group(cls, demand))
+            self.listed.append(False)
             if all(d <= 2 * EPS for d in demand):
                 self.tiny_groups += 1
             if self.by_name[cls]:
@@ -441,8 +451,21 @@ class ClusterState:
         return g
 
     def group_active(self, g: int, active: bool) -> None:
-        """Group ``g`` gained its first user with pending work (``active``) or lost its last:
-        add it to (remove it from) ``afor`` of every machine that may run it."""
+        """Group ``g`` gained its first user with pending work (``active``: list it in
+        ``afor`` of every machine that may run it) or lost its last (it retires)."""
+        if not active:
+            self.retiring[g] = self.selects
+            return
+        if self.retiring.pop(g, None) is None and not self.listed[g]:
+            self._list(g, True)
+        # Groups retired for longer than a selection per machine leave the lists.
+        horizon = self.selects - len(self.names)
+        for r, since in list(self.retiring.items()):
+            if since < horizon:
+                del self.retiring[r]
+                self._list(r, False)
+
+    def _list(self, g: int, on: bool) -> None:
         cls = self.groups[g].cls
         if self.by_name[cls]:
             machines = [mi for mi, gs in self.groups_of_machine.items() if g in gs]
@@ -450,10 +473,11 @@ class ClusterState:
             machines = [mi for sig in self.sigs_of_class[cls] for mi in self.machines_of_sig[sig]]
         afor = self.afor
         for mi in machines:
-            if active:
+            if on:
                 bisect.insort(afor[mi], g)
             else:
                 afor[mi].remove(g)
+        self.listed[g] = on
 
     def eligible(self, cls: int, mi: int) -> bool:
         if self.by_name[cls]:
