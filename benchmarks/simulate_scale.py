@@ -11,8 +11,17 @@
     references at this scale (``--policies``, same shared machine): periodic-offline 17 s,
     offline-migration 38 s, offline-preemption about 500 s (it still solves the whole
     cluster whenever a unit's demand falls below what it held).
+    Online ``choosy`` (issue 5; target 1.5 s), two back-to-back pairs on the shared 2-core
+    machine, 9871544 -> lazy attempt rows, active-group selection, no GC in the run: 2.4 s ->
+    1.7 s and 2.9 s -> 2.2 s (in-process best CPU time 1.40-1.47 s; the brief's quiet-machine
+    figure before was 2.1 s).
 (b) TSF section VI: 1,000 machines, about 180,000 tasks in 4,500 jobs with two-resource
-    demands: every online policy.
+    demands: every online policy. Same change, one back-to-back run (target 2 s): fifo 2.9 ->
+    2.5 s, drf 2.8 -> 2.2-3.7 s (noisy), tsf 3.4 -> 2.7 s, choosy 3.3 -> 2.6 s, cdrf 2.8 ->
+    2.3 s, drfh 3.3 -> 2.2 s; fair 3.7-4.5 s (its moving job order takes the general path).
+
+Timings exclude building ``log.attempts`` (``RunLog.attempt_count`` reads the rows), which
+``simulate`` no longer does unless the attempts are read.
 
 Each case runs in a fresh interpreter so its peak resident memory (``ru_maxrss``) is its own.
 Usage: ``python benchmarks/simulate_scale.py [--only choosy|offline|tsf] [--policies a,b]``
