@@ -166,6 +166,9 @@ class MachineEvent:
 
 
 _Row = AttemptRow
+# A running task: attempt, machine, start, locality, finish-event token (0: not yet set), end,
+# and the fraction of its duration left to run (below 1 when it resumes after a pause).
+_Running = tuple[int, str, float, Locality | None, int, float, float]
 
 
 class _JobRun:
@@ -307,7 +310,7 @@ class _Run:
         self.attempts: list[_Row] = []
         # Running task -> (attempt, machine, start, locality, token of its finish event,
         # finish time, fraction of the task's work this attempt started with).
-        self.running: dict[TaskRef, tuple[int, str, float, Locality | None, int, float, float]] = {}
+        self.running: dict[TaskRef, _Running] = {}
         # Paused task -> fraction of its work left (see Pause).
         self.resume: dict[TaskRef, float] = {}
         self.attempt_of: dict[TaskRef, int] = {}
@@ -520,6 +523,34 @@ class _Run:
             fraction,
         )
 
+    @staticmethod
+    def _row(
+        state: _Running,
+        run: _JobRun,
+        ref: TaskRef,
+        end: float,
+        *,
+        killed: bool = False,
+        truncated: bool = False,
+    ) -> _Row:
+        """The attempt row of a task that ran from its launch (``state``) to ``end``; the
+        fused finish path in :meth:`run` builds the same row inline."""
+        job = run.job
+        return (
+            state[2],
+            run.index,
+            ref.phase,
+            ref.task,
+            state[0],
+            job.name,
+            job.user,
+            state[1],
+            end,
+            killed,
+            state[3],
+            truncated,
+        )
+
     def _finish(self, now: float, ref: TaskRef, token: int) -> None:
         state = self.running.get(ref)
         if state is None or state[4] != token:
@@ -527,22 +558,7 @@ class _Run:
         del self.running[ref]
         run = self.runs[ref.job]
         job = run.job
-        self.attempts.append(
-            (
-                state[2],
-                run.index,
-                ref.phase,
-                ref.task,
-                state[0],
-                job.name,
-                job.user,
-                state[1],
-                now,
-                False,
-                state[3],
-                False,
-            )
-        )
+        self.attempts.append(self._row(state, run, ref, now, killed=False))
         if ref.phase == "map":
             run.maps_done += 1
             if run.maps_done == job.tasks and run.waiting:
@@ -580,48 +596,16 @@ class _Run:
 
     def _kill(self, now: float, ref: TaskRef) -> None:
         state = self.running.pop(ref)
-        self.runs[ref.job].waiting.pop(ref, None)
         run = self.runs[ref.job]
-        job = run.job
-        self.attempts.append(
-            (
-                state[2],
-                run.index,
-                ref.phase,
-                ref.task,
-                state[0],
-                job.name,
-                job.user,
-                state[1],
-                now,
-                True,
-                state[3],
-                False,
-            )
-        )
+        run.waiting.pop(ref, None)
+        self.attempts.append(self._row(state, run, ref, now, killed=True))
         self.attempt_of[ref] = state[0] + 1
 
     def _pause(self, now: float, ref: TaskRef) -> None:
         state = self.running.pop(ref)
-        self.runs[ref.job].waiting.pop(ref, None)
         run = self.runs[ref.job]
-        job = run.job
-        self.attempts.append(
-            (
-                state[2],
-                run.index,
-                ref.phase,
-                ref.task,
-                state[0],
-                job.name,
-                job.user,
-                state[1],
-                now,
-                False,
-                state[3],
-                False,
-            )
-        )
+        run.waiting.pop(ref, None)
+        self.attempts.append(self._row(state, run, ref, now, killed=False))
         self.attempt_of[ref] = state[0] + 1
         start, end, fraction = state[2], state[5], state[6]
         if not math.isfinite(end):
@@ -660,23 +644,7 @@ class _Run:
             assert until is not None
             for ref, state in self.running.items():
                 run = self.runs[ref.job]
-                job = run.job
-                self.attempts.append(
-                    (
-                        state[2],
-                        run.index,
-                        ref.phase,
-                        ref.task,
-                        state[0],
-                        job.name,
-                        job.user,
-                        state[1],
-                        until,
-                        False,
-                        state[3],
-                        True,
-                    )
-                )
+                self.attempts.append(self._row(state, run, ref, until, truncated=True))
         for run in self.runs.values():
             self.records[run.index] = self._record(run)
 
