@@ -42,6 +42,18 @@ def locality_of(job: JobState, index: int, machine: int, rack: list[str | None])
     return "off_rack"
 
 
+def may_launch(job: JobState, locality: Locality, now: float) -> bool:
+    """Algorithm 1's test: whether ``job``, at its level and after waiting since it was first
+    skipped, may launch a task of this ``locality`` now (always, without delay scheduling)."""
+    if job.waits is None or locality == "node":
+        return True
+    t1, t2 = job.waits
+    wait = 0.0 if job.skip_since is None else now - job.skip_since
+    if job.level == 2 or (job.level == 1 and wait >= t2) or (job.level == 0 and wait >= t1 + t2):
+        return True
+    return locality == "rack" and (job.level >= 1 or wait >= t1)
+
+
 def pick_map(
     job: JobState, machine: int, rack: list[str | None], now: float
 ) -> tuple[int, Locality] | None:
@@ -59,20 +71,10 @@ def pick_map(
                 job.next_map += 1
             index = job.next_map
             locality = "off_rack"
-    if job.waits is not None and locality != "node":
-        t1, t2 = job.waits
-        wait = 0.0 if job.skip_since is None else now - job.skip_since
-        allowed = (
-            job.level == 2
-            or (job.level == 1 and wait >= t2)
-            or (job.level == 0 and wait >= t1 + t2)
-        )
-        if locality == "rack":
-            allowed = allowed or job.level >= 1 or wait >= t1
-        if not allowed:
-            if job.skip_since is None:
-                job.skip_since = now
-            return None
+    if not may_launch(job, locality, now):
+        if job.skip_since is None:
+            job.skip_since = now
+        return None
     # Off-rack means "any task" in Algorithm 1; report where its block really is.
     if locality == "off_rack":
         locality = locality_of(job, index, machine, rack)

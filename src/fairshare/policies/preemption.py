@@ -48,6 +48,7 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from fairshare.policies.delay import may_launch
 from fairshare.policies.protocol import Decision, Kill, Launch, TaskRef
 from fairshare.policies.state import EPS, JobState
 
@@ -310,9 +311,5 @@ def _delay_allows(job: JobState, mi: int, rack: list[str | None], now: float) ->
     assert launched is not None
     if any(not launched[t] for t in job.by_machine.get(mi, ())):
         return True
-    t1, t2 = job.waits
-    wait = 0.0 if job.skip_since is None else now - job.skip_since
-    if job.level == 2 or (job.level == 1 and wait >= t2) or (job.level == 0 and wait >= t1 + t2):
-        return True
     rack_local = any(not launched[t] for t in job.by_rack.get(rack[mi], ()))
-    return rack_local and (job.level >= 1 or wait >= t1)
+    return may_launch(job, "rack" if rack_local else "off_rack", now)
