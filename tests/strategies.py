@@ -64,3 +64,18 @@ def pooled_scenarios(
                 tuple(User(u.name, u.demand, u.weight, u.queue, u.max_tasks) for u in users),
             )
     return scenario
+
+
+def mixed_cluster(n: int) -> Cluster:
+    """``n`` machines alternating <8 cpu, 8 mem> and <4, 8>, three to a rack, every third one
+    ``fast``: the small heterogeneous cluster of the engine, delay and preemption tests."""
+    machines = [
+        Machine(
+            f"m{i}",
+            np.array([4.0 if i % 2 else 8.0, 8.0]),
+            rack=f"r{i // 3}",
+            attributes={"fast": i % 3 == 0},
+        )
+        for i in range(n)
+    ]
+    return Cluster.build(["cpu", "mem"], machines)

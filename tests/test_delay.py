@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from fairshare.cluster import Cluster, Machine
 from fairshare.cluster.constraints import Constraint
 from fairshare.sim.engine import SimOptions, simulate
 from fairshare.workload.model import FixedDuration, Job
+
+from strategies import mixed_cluster
 
 
 def test_a_task_whose_block_is_out_of_reach_runs_off_rack_after_t1_plus_t2() -> None:
@@ -16,10 +17,6 @@ def test_a_task_whose_block_is_out_of_reach_runs_off_rack_after_t1_plus_t2() -> 
     its first skip (t = 0) and then runs it off-rack, although the wake-up at t = 1 (T1)
     passed with nothing to launch. Found by the preemption property test: the job never
     finished, because a deadline already past was the only wake-up left."""
-    machines = [
-        Machine(f"m{i}", np.array([4.0 if i % 2 else 8.0, 8.0]), rack=f"r{i // 3}")
-        for i in range(4)
-    ]
     job = Job(
         "j0",
         0.0,
@@ -31,7 +28,7 @@ def test_a_task_whose_block_is_out_of_reach_runs_off_rack_after_t1_plus_t2() -> 
         input_replicas=2,
     )
     log = simulate(
-        Cluster.build(["cpu", "mem"], machines),
+        mixed_cluster(4),
         [job],
         "drf",
         seed=1,

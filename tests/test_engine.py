@@ -15,23 +15,12 @@ from fairshare.policies import ONLINE_POLICIES, PolicyError
 from fairshare.sim.engine import MachineEvent, SimOptions, SimulationError, simulate
 from fairshare.workload.model import ExponentialDuration, FixedDuration, Job, ReducePhase
 
-
-def _cluster(n: int) -> Cluster:
-    machines = [
-        Machine(
-            f"m{i}",
-            np.array([4.0 if i % 2 else 8.0, 8.0]),
-            rack=f"r{i // 3}",
-            attributes={"fast": i % 3 == 0},
-        )
-        for i in range(n)
-    ]
-    return Cluster.build(["cpu", "mem"], machines)
+from strategies import mixed_cluster
 
 
 def test_unknown_policy_is_a_policy_error() -> None:
     with pytest.raises(PolicyError) as err:
-        simulate(_cluster(2), [], "lottery", seed=0)
+        simulate(mixed_cluster(2), [], "lottery", seed=0)
     assert err.value.where == "--policy"
     assert "unknown online policy 'lottery'" in err.value.what
 
@@ -42,7 +31,7 @@ def test_unsorted_jobs_are_rejected() -> None:
         Job("b", 1.0, "b", np.array([1.0, 1.0]), 1, FixedDuration(1.0)),
     ]
     with pytest.raises(SimulationError) as err:
-        simulate(_cluster(2), iter(jobs), "drf", seed=0)
+        simulate(mixed_cluster(2), iter(jobs), "drf", seed=0)
     assert err.value.where == "jobs[1].submit"
 
 
@@ -60,8 +49,8 @@ def test_same_seed_same_run_and_reduces_follow_maps() -> None:
         )
         for k in range(5)
     ]
-    a = simulate(_cluster(4), jobs, "fair", seed=9)
-    b = simulate(_cluster(4), jobs, "fair", seed=9)
+    a = simulate(mixed_cluster(4), jobs, "fair", seed=9)
+    b = simulate(mixed_cluster(4), jobs, "fair", seed=9)
     assert a.attempts == b.attempts and a.events == b.events
     for record in a.jobs:
         maps = [t for t in a.attempts if t.job == record.job and t.phase == "map"]
@@ -123,7 +112,7 @@ def test_invariants_under_random_events(
     """No machine over capacity, no constraint violated, no task launched twice at once or
     lost: every task of a finished job completes exactly once (killed attempts aside)."""
     n, jobs, events, policy, options = case
-    cluster = _cluster(n)
+    cluster = mixed_cluster(n)
     log = simulate(cluster, jobs, policy, seed=1, options=options, machine_events=events)
     machines = {m.name: m for m in cluster.machines}
     machines["extra"] = Machine("extra", np.array([8.0, 8.0]), rack="r0", attributes={"fast": True})

@@ -19,18 +19,7 @@ from fairshare.sim.engine import SimOptions, simulate
 from fairshare.sim.records import RunLog
 from fairshare.workload.model import FixedDuration, Job, PerTaskDurations, ReducePhase, User
 
-
-def _cluster(n: int) -> Cluster:
-    machines = [
-        Machine(
-            f"m{i}",
-            np.array([4.0 if i % 2 else 8.0, 8.0]),
-            rack=f"r{i // 3}",
-            attributes={"fast": i % 3 == 0},
-        )
-        for i in range(n)
-    ]
-    return Cluster.build(["cpu", "mem"], machines)
+from strategies import mixed_cluster
 
 
 def _slots(n: int) -> Cluster:
@@ -70,8 +59,10 @@ def test_former_fifo_livelock_terminates_without_kills() -> None:
     the run is as long as without preemption, whatever ``j2``'s length."""
     for long in (30.0, 3000.0):
         jobs = _former_livelock(long)
-        log = simulate(_cluster(2), jobs, "fifo", seed=1, options=SimOptions(preemption=(2.0, 4.0)))
-        plain = simulate(_cluster(2), jobs, "fifo", seed=1)
+        log = simulate(
+            mixed_cluster(2), jobs, "fifo", seed=1, options=SimOptions(preemption=(2.0, 4.0))
+        )
+        plain = simulate(mixed_cluster(2), jobs, "fifo", seed=1)
         assert sum(a.killed for a in log.attempts) == 0
         assert log.events == plain.events == 17
         assert {j.job: j.finish for j in log.jobs} == {"j1": 8.5, "j2": 3.5 + long, "j3": 9.5}
@@ -82,7 +73,9 @@ def test_former_livelock_under_fair_sharing_policies() -> None:
     placement before Tfair, so nothing is killed and the run ends with the same events."""
     jobs = _former_livelock(3000.0)
     for policy in ("fair", "drf", "tsf"):
-        log = simulate(_cluster(2), jobs, policy, seed=1, options=SimOptions(preemption=(2.0, 4.0)))
+        log = simulate(
+            mixed_cluster(2), jobs, policy, seed=1, options=SimOptions(preemption=(2.0, 4.0))
+        )
         assert sum(a.killed for a in log.attempts) == 0
         assert log.events == 18
         assert {j.job: j.finish for j in log.jobs} == {"j1": 9.5, "j2": 3003.5, "j3": 5.5}
@@ -264,7 +257,7 @@ def test_preemption_terminates_and_never_flaps(
     takes its user below its fair share, and no two users take room from each other in turn
     within Tfair of the last kill between them (rule 5 of fairshare.policies.preemption)."""
     n, jobs, name, options = case
-    cluster = _cluster(n)
+    cluster = mixed_cluster(n)
     policy = make_policy(name, cluster, options=options.policy_options())
     watch = _Watch(policy)
     log = simulate(cluster, jobs, policy, seed=1, options=options)
