@@ -168,3 +168,18 @@ def test_tasks_running_at_until_are_recorded_up_to_until() -> None:
     assert sum(a.finish - a.start for a in log.attempts) == 8.0
     finish = {j.job: j.finish for j in log.jobs}
     assert finish == {"short": 2.0, "long": None}
+
+
+def test_reducers_hoarding_the_only_slot_end_the_run_instead_of_crashing() -> None:
+    """FAIR section 5.1's slot hoarding taken to deadlock: with ``reduce_slowstart`` 0.5 the
+    reducer takes the one slot after the first map (the job's reduce side goes first among
+    its sides) and waits for a map that can never run. The run ends when no event is left;
+    the reducer is a truncated attempt up to the last event and the job never finishes."""
+    cluster = Cluster.build(["cpu"], [Machine("m0", np.array([1.0]))])
+    job = Job(
+        "j", 0.0, "a", np.array([1.0]), 2, FixedDuration(10.0), reduce=ReducePhase(1, 1.0, 1.0)
+    )
+    log = simulate(cluster, [job], "drf", seed=0, options=SimOptions(reduce_slowstart=0.5))
+    rows = [(a.phase, a.task, a.start, a.finish, a.truncated) for a in log.attempts]
+    assert rows == [("map", 0, 0.0, 10.0, False), ("reduce", 0, 10.0, 10.0, True)]
+    assert [j.finish for j in log.jobs] == [None]

@@ -439,7 +439,7 @@ class _Run:
                 self.wakes.add(wake)
                 self.push(wake, WAKE, None)
         self.events = events
-        self._close()
+        self._close(now if events else 0.0)
 
     # ----------------------------------------------------------------- events
 
@@ -636,15 +636,18 @@ class _Run:
         for ref in self.policy.machine_removed(now, name):
             self._kill(now, ref)
 
-    def _close(self) -> None:
+    def _close(self, last: float) -> None:
         """Jobs still running when the run ends keep ``finish=None``; refresh their rows. Tasks
-        still running (only when ``until`` stopped the run) are recorded up to ``until``."""
+        still running are recorded as truncated attempts up to ``until``, or, when no event is
+        left (reducers launched early by ``reduce_slowstart`` that hold every machine the
+        job's remaining maps could use wait forever: FAIR section 5.1's slot hoarding taken to
+        deadlock), up to the time ``last`` of the last event."""
         until = self.opts.until
         if self.running:
-            assert until is not None
+            end = until if until is not None else last
             for ref, state in self.running.items():
                 run = self.runs[ref.job]
-                self.attempts.append(self._row(state, run, ref, until, truncated=True))
+                self.attempts.append(self._row(state, run, ref, max(end, state[2]), truncated=True))
         for run in self.runs.values():
             self.records[run.index] = self._record(run)
 

@@ -1,0 +1,151 @@
+"""Fingerprints of the simulator's decisions, for optimisations that must not change them.
+
+Runs every online policy under a matrix of mechanisms (none, delay scheduling with input
+blocks, preemption, copy-compute splitting with reducers, machine events with ``until``,
+headroom, FIFO pool order) on small generated workloads and prints one line per run: the
+configuration and a SHA-256 of the run's attempts, job records and event count. Save the
+output before a change and diff it after:
+
+    python benchmarks/decision_fingerprint.py > /tmp/before.txt
+    # ... change the hot path ...
+    python benchmarks/decision_fingerprint.py > /tmp/after.txt
+    diff /tmp/before.txt /tmp/after.txt
+
+``--only POLICY[,POLICY]`` restricts the policies. A run takes well under a second; the whole
+matrix about a minute on one core.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+from collections.abc import Callable
+
+import numpy as np
+
+from fairshare.cluster import Cluster, Machine
+from fairshare.policies import ONLINE_POLICIES
+from fairshare.sim.engine import MachineEvent, SimOptions, simulate
+from fairshare.workload.generators import generate
+from fairshare.workload.model import Job, Queue, User, WorkloadSpec
+
+
+def _cluster(machines: int) -> Cluster:
+    return Cluster.build(
+        ("cpu", "mem"),
+        [
+            Machine(
+                f"m{i}",
+                np.array([8.0, 16.0] if i % 3 else [16.0, 8.0]),
+                rack=f"r{i // 10}",
+                attributes={"ssd": i % 4 == 0},
+            )
+            for i in range(machines)
+        ],
+    )
+
+
+QUEUES = (
+    Queue("a", weight=1.0),
+    Queue("b", weight=2.0),
+    Queue("a/x", weight=1.0),
+    Queue("a/y", weight=1.0),
+)
+
+
+def _jobs(spec: WorkloadSpec, cluster: Cluster, seed: int) -> tuple[list[Job], Cluster]:
+    workload = generate(spec, cluster, np.random.default_rng(seed), queues=[q.path for q in QUEUES])
+    return list(workload.jobs), workload.cluster
+
+
+Config = tuple[str, Callable[[], tuple[list[Job], Cluster]], SimOptions, list[MachineEvent]]
+
+
+def configs() -> list[Config]:
+    demands = [{"cpu": 1, "mem": 2}, {"cpu": 2, "mem": 1}, {"cpu": 1, "mem": 4}]
+    base = {"jobs": 60, "arrival": 2.0, "users": 7, "demand": demands, "duration": 20.0}
+    plain = WorkloadSpec("facebook-2009", {**base, "reduce": False})
+    blocks = WorkloadSpec("facebook-2009", {**base, "reduce": False, "replicas": 3})
+    reduces = WorkloadSpec("facebook-2009", {**base, "reduce": {"copy": 5.0, "compute": 10.0}})
+    zipf = WorkloadSpec("zipf", {**base, "reduce": False, "s": 1.2})
+    google = WorkloadSpec("google-constraints", {"jobs": 60, "arrival": 2.0, "users": 7})
+    queued = WorkloadSpec(
+        "facebook-2009",
+        {**base, "reduce": False, "queues": ["a/x", "a/y", "b"]},
+    )
+    events = [
+        MachineEvent(30.0, "remove", "m3"),
+        MachineEvent(45.0, "add", Machine("extra", np.array([8.0, 8.0]), rack="r0")),
+        MachineEvent(60.0, "remove", "m7"),
+    ]
+    out: list[Config] = []
+    for name, spec, opts, evs in (
+        ("plain", plain, SimOptions(), []),
+        ("zipf", zipf, SimOptions(), []),
+        ("google", google, SimOptions(), []),
+        ("queues", queued, SimOptions(), []),
+        ("delay", blocks, SimOptions(delay=(3.0, 6.0)), []),
+        ("preempt", plain, SimOptions(preemption=(5.0, 15.0)), []),
+        ("reduce", reduces, SimOptions(), []),
+        ("slowstart", reduces, SimOptions(reduce_slowstart=0.5), []),
+        ("ccs", reduces, SimOptions(copy_compute_splitting=True), []),
+        ("events", plain, SimOptions(until=150.0), events),
+        ("headroom", plain, SimOptions(headroom=True), []),
+        ("fifo-pools", plain, SimOptions(pool_order="fifo"), []),
+    ):
+        machines = 30 if name != "google" else 40
+
+        def make(spec: WorkloadSpec = spec, machines: int = machines) -> tuple[list[Job], Cluster]:
+            return _jobs(spec, _cluster(machines), seed=3)
+
+        out.append((name, make, opts, evs))
+    return out
+
+
+def fingerprint(policy: str, config: Config) -> str:
+    name, make, opts, events = config
+    jobs, cluster = make()
+    # Weights and (FAIR) minimum shares, so pools and preemption have something to read.
+    users = [
+        User(
+            f"user{i}",
+            np.array([1.0, 2.0]),
+            weight=1.0 + (i % 3),
+            min_share=4.0 if i < 2 else 0.0,
+        )
+        for i in range(7)
+    ]
+    if name == "queues":
+        users = []
+    queues = QUEUES if name == "queues" else ()
+    log = simulate(
+        cluster,
+        jobs,
+        policy,
+        seed=5,
+        users=users,
+        queues=queues,
+        options=opts,
+        machine_events=events,
+    )
+    digest = hashlib.sha256()
+    for attempt in log.attempts:
+        digest.update(repr(attempt).encode())
+    for job in log.jobs:
+        digest.update(repr(job).encode())
+    digest.update(str(log.events).encode())
+    return f"{policy:>14} {name:<10} {len(log.attempts):>6} {digest.hexdigest()[:16]}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", help="comma-separated policies (default: every online one)")
+    args = parser.parse_args()
+    policies = args.only.split(",") if args.only else list(ONLINE_POLICIES)
+    for policy in policies:
+        for config in configs():
+            print(fingerprint(policy, config), flush=True)
+
+
+if __name__ == "__main__":
+    main()
