@@ -83,8 +83,8 @@ class Scheduler(Policy):
         # Whether a job's place among its user's jobs moves as it runs tasks (FAIR's fair
         # order inside a pool); FIFO order never moves.
         self.reorder_jobs = False
-        # Batched launches (see _fill) rely on the share-ordered selection of this class and
-        # on a job order that does not move as the job runs tasks.
+        # Batched launches (see _fill) rely on the share-ordered selection of this class (a
+        # job order that moves is followed inside the batch).
         self._batching = type(self).select is Scheduler.select
         # Copy-compute splitting (FAIR section 5.2): the machines' admission control, and
         # per (machine, demand) how many compute parts fit on the machine's capacity.
@@ -257,8 +257,8 @@ class Scheduler(Policy):
         (with :meth:`ClusterState.bump` when the machine ends where it started).
 
         Everything else takes the general path: reducers becoming runnable, copy-compute
-        splitting, preemption, headroom, delay-scheduling wake-ups, job orders that move
-        (FAIR pools), and subclasses with their own selection or launch hooks (H-DRF)."""
+        splitting, preemption, headroom, delay-scheduling wake-ups, and subclasses with their
+        own selection or launch hooks (H-DRF)."""
         job = self.jobs.get(task[0]) if task[1] == "map" else None
         cs = self.cluster
         if (
@@ -270,7 +270,6 @@ class Scheduler(Policy):
             or self._largest is not None
             or self._cpac is not None
             or self.options.preemption is not None
-            or self.reorder_jobs
             or not self._batching
             or not self._plain_hooks
         ):
@@ -297,6 +296,9 @@ class Scheduler(Policy):
             user.share = 0.0
             user.alloc = [0.0] * len(alloc)
         job.running -= 1
+        if self.reorder_jobs and job.pending > 0:
+            job.version += 1
+            heappush(user.job_heaps[job.group], (self.job_key(job), job.key, job.version))
         job.finished += 1
         job.maps_done += 1
         if job.finished == job.maps:
@@ -663,6 +665,7 @@ class Scheduler(Policy):
         largest = self._largest
         hooks = not self._plain_hooks
         plain_key = self._plain_key
+        reorder = self.reorder_jobs
         new = tuple.__new__
         n_res = range(len(free))
         while True:
@@ -722,23 +725,28 @@ class Scheduler(Policy):
                 job.pending -= 1
                 out.append(new(Launch, (ref, name, locality)))
                 launched = True
-                if job.pending == 0 or self.reorder_jobs:
+                moved = False
+                if job.pending > 0:
+                    if reorder:
+                        # The job's place among its user's jobs moved (FAIR's fair order):
+                        # the batch goes on with whichever job now heads the user's heap.
+                        job.version += 1
+                        heappush(user.job_heaps[group], (self.job_key(job), job.key, job.version))
+                        moved = True
+                else:
                     job.version += 1
                     heap = user.job_heaps[group]
-                    if job.pending > 0:
-                        heappush(heap, (self.job_key(job), job.key, job.version))
-                    else:
-                        while heap:
-                            top = jobs.get(heap[0][1])
-                            if top is not None and top.version == heap[0][2] and top.pending > 0:
-                                break
-                            heappop(heap)
-                        if not heap:
-                            del user.job_heaps[group]
-                            group_users = cs.groups[group].users
-                            del group_users[user.idx]
-                            if not group_users:
-                                cs.group_active(group, False)
+                    while heap:
+                        top = jobs.get(heap[0][1])
+                        if top is not None and top.version == heap[0][2] and top.pending > 0:
+                            break
+                        heappop(heap)
+                    if not heap:
+                        del user.job_heaps[group]
+                        group_users = cs.groups[group].users
+                        del group_users[user.idx]
+                        if not group_users:
+                            cs.group_active(group, False)
                     if hooks:
                         self.on_launch(user, job)
                     self._touch(user)
@@ -773,6 +781,10 @@ class Scheduler(Policy):
                 ):
                     self._touch(user)
                     break
+                if moved:
+                    job = self._head_job(user, group)
+                    simple = job.phase == "map" and job.blocks is None
+                    job_id = job.id
         self._restore_held()
         cs.rebucket(mi)
 
