@@ -99,6 +99,16 @@ class Scheduler(Policy):
             cls.on_launch is Scheduler.on_launch and cls.on_release is Scheduler.on_release
         )
         self._plain_key = cls.user_key is Scheduler.user_key
+        # Whether finish_and_decide may take its fast path at all (the per-call conditions
+        # are checked there): no mechanism it leaves to the general path is on.
+        self._fused = (
+            self._cpac is None
+            and self.options.preemption is None
+            and not self.options.headroom
+            and self._batching
+            and self._plain_hooks
+        )
+        self._resource_range = range(len(self.cluster.resources))
         for user in users:
             self._user(user.name, None)
 
@@ -260,33 +270,29 @@ class Scheduler(Policy):
         splitting, preemption, headroom, delay-scheduling wake-ups, and subclasses with their
         own selection or launch hooks (H-DRF)."""
         job = self.jobs.get(task[0]) if task[1] == "map" else None
-        cs = self.cluster
         if (
             job is None
+            or not self._fused
             or job.maps_done + 1 == job.reduce_after
             or self.dirty
             or self._offers
             or self._wakeups
-            or self._largest is not None
-            or self._cpac is not None
-            or self.options.preemption is not None
-            or not self._batching
-            or not self._plain_hooks
         ):
             self.task_finished(now, task)
             return self.decide(now)
+        cs = self.cluster
         user = self.users[job.user]
         tasks = user.tasks
         mi = tasks[task][0]
         if not cs.alive[mi]:
             self.task_finished(now, task)
             return self.decide(now)
-        # _release, inlined (on_release is the base's no-op, job order is FIFO).
+        # _release, inlined (on_release is the base's no-op).
         del tasks[task]
         demand = job.demand
         free = cs.free[mi]
         alloc = user.alloc
-        for r in range(len(demand)):
+        for r in self._resource_range:
             d = demand[r]
             free[r] += d
             alloc[r] -= d
@@ -310,9 +316,30 @@ class Scheduler(Policy):
             for g in user.job_heaps:
                 key = user.share / user.weight if self._plain_key else self.user_key(user, g)
                 heappush(groups[g].heap, (key, user.idx, user.idx, user.version))
-        pick = self.select(mi)
+        # While nobody has pending work, no selection can find anyone.
+        pick = self.select(mi) if cs.active_groups else None
         if pick is None:
-            cs.rebucket(mi)
+            old = cs.key_of[mi]
+            if old is None:
+                cs.rebucket(mi)
+                return []
+            free_key = tuple(free)
+            if free_key != old:
+                # ClusterState.rebucket, inlined for a machine that had room and keeps it
+                # (every finish of an idle cluster).
+                pools = cs.pools
+                for c in cs.cfor[mi]:
+                    pool = pools[c]
+                    left = pool[old]
+                    del left[mi]
+                    if not left:
+                        del pool[old]
+                    joined = pool.get(free_key)
+                    if joined is None:
+                        pool[free_key] = {mi: None}
+                    else:
+                        joined[mi] = None
+                cs.key_of[mi] = free_key
             return []
         out: list[Decision] = []
         old = cs.key_of[mi]
@@ -667,7 +694,8 @@ class Scheduler(Policy):
         plain_key = self._plain_key
         reorder = self.reorder_jobs
         new = tuple.__new__
-        n_res = range(len(free))
+        n_res = self._resource_range
+        seq = self._launch_seq
         while True:
             if pick is None:
                 if not cs.tiny_groups:
@@ -716,8 +744,8 @@ class Scheduler(Policy):
                     d = demand[r]
                     free[r] -= d
                     alloc[r] += d
-                self._launch_seq += 1
-                user.tasks[ref] = (mi, self._launch_seq)
+                seq += 1
+                user.tasks[ref] = (mi, seq)
                 user.running += 1
                 user.pending -= 1
                 user.share += job.share_per_task
@@ -785,6 +813,7 @@ class Scheduler(Policy):
                     job = self._head_job(user, group)
                     simple = job.phase == "map" and job.blocks is None
                     job_id = job.id
+        self._launch_seq = seq
         self._restore_held()
         cs.rebucket(mi)
 

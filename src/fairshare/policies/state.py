@@ -228,6 +228,9 @@ class ClusterState:
         # shape that comes back soon (TSF section VI's four shapes) is not re-listed on every
         # machine per job.
         self.listed: list[bool] = []
+        # How many groups some user has pending work in: while none, no selection can find
+        # anyone (the idle cluster of issue 4's benchmark, where every finish only frees room).
+        self.active_groups = 0
         self.retiring: dict[int, int] = {}
         self.selects = 0
         self.machines_of_sig: list[list[int]] = []
@@ -350,7 +353,9 @@ class ClusterState:
                 bucket[mi] = None
         if room:
             self.key_of[mi] = key
-            self.roomy[mi] = None
+            if old is None:
+                # A machine with a bucket key is in roomy already (and keeps its place).
+                self.roomy[mi] = None
         else:
             self.key_of[mi] = None
             self.roomy.pop(mi, None)
@@ -454,8 +459,10 @@ class ClusterState:
         """Group ``g`` gained its first user with pending work (``active``: list it in
         ``afor`` of every machine that may run it) or lost its last (it retires)."""
         if not active:
+            self.active_groups -= 1
             self.retiring[g] = self.selects
             return
+        self.active_groups += 1
         if self.retiring.pop(g, None) is None and not self.listed[g]:
             self._list(g, True)
         # Groups retired for longer than a selection per machine leave the lists.
