@@ -815,7 +815,15 @@ class Scheduler(Policy):
                     job_id = job.id
         self._launch_seq = seq
         self._restore_held()
-        cs.rebucket(mi)
+        if cs.key_of[mi] is None:
+            # Out of the buckets before (full, or freed by the fused finish path without
+            # re-bucketing): it needs re-bucketing only if it has room now.
+            for v in free:
+                if v > EPS:
+                    cs.rebucket(mi)
+                    break
+        else:
+            cs.rebucket(mi)
 
     def _bound(self, mi: int, u: int) -> tuple[float, int, int, int] | None:
         """A lower bound on the heap entries of every user but ``u`` in the groups whose task
