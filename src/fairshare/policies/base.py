@@ -283,12 +283,13 @@ class Scheduler(Policy):
         cs = self.cluster
         user = self.users[job.user]
         tasks = user.tasks
-        mi = tasks[task][0]
+        where = tasks.pop(task)
+        mi = where[0]
         if not cs.alive[mi]:
+            tasks[task] = where
             self.task_finished(now, task)
             return self.decide(now)
         # _release, inlined (on_release is the base's no-op).
-        del tasks[task]
         demand = job.demand
         free = cs.free[mi]
         alloc = user.alloc
