@@ -13,7 +13,7 @@ from fairshare.cluster import Cluster, Machine
 from fairshare.cluster.constraints import Constraint
 from fairshare.policies import ONLINE_POLICIES, Kill, Launch, PolicyOptions, make_policy
 from fairshare.policies.base import Scheduler
-from fairshare.policies.preemption import fair_targets
+from fairshare.policies.preemption import fair_shares, fair_targets, hierarchical_shares
 from fairshare.policies.protocol import Decision
 from fairshare.sim.engine import SimOptions, simulate
 from fairshare.sim.records import RunLog
@@ -289,3 +289,32 @@ def test_policy_options_reach_preemption() -> None:
     for name, expected in (("fair", [3.0, 1.0]), ("drf", [2.0, 2.0])):
         policy = make_policy(name, _slots(4), users=users, options=options)
         assert policy.preemption_shares([4.0, 4.0], 4.0) == expected
+
+
+def test_hierarchical_shares_split_by_queue_before_user() -> None:
+    """root -> A (weight 1: users a1, a2), B (weight 1: user b1), 12 slots, everyone
+    demanding 12: A and B get 6 each and A's users 3 each (flat water-filling would give
+    4 / 4 / 4). A satisfied user's leftover stays in its queue first: with a2 demanding
+    only 1, a1 gets A's other 5 and b1 still 6."""
+    parent = [-1, 0, 0, 1, 1, 2]
+    weights = [1.0, 1.0, 1.0, 1.0, 1.0, 1.0]
+    leaves = [3, 4, 5]
+    assert hierarchical_shares(parent, weights, leaves, [12.0, 12.0, 12.0], 12.0) == [
+        3.0,
+        3.0,
+        6.0,
+    ]
+    assert fair_shares([12.0] * 3, [0.0] * 3, [1.0] * 3, 12.0) == [4.0, 4.0, 4.0]
+    assert hierarchical_shares(parent, weights, leaves, [12.0, 1.0, 12.0], 12.0) == [
+        5.0,
+        1.0,
+        6.0,
+    ]
+    # A queue that wants little gives the rest to its sibling; weights split by queue.
+    assert hierarchical_shares(
+        parent, [1.0, 3.0, 1.0, 1.0, 1.0, 1.0], leaves, [2.0, 1.0, 20.0], 12.0
+    ) == [
+        2.0,
+        1.0,
+        9.0,
+    ]

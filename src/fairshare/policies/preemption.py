@@ -89,6 +89,45 @@ def fair_shares(
     return share
 
 
+def hierarchical_shares(
+    parent: Sequence[int],
+    weights: Sequence[float],
+    leaves: Sequence[int],
+    demands: Sequence[float],
+    slots: float,
+) -> list[float]:
+    """Hierarchical max-min of ``slots`` (H-DRF section 2's fair share, on the policy's one
+    share unit): the root's ``slots`` are water-filled among its children in proportion to
+    their ``weights`` (:func:`fair_shares`, no minimum shares), a child demanding the sum of
+    its leaves' ``demands``; what a node gets is water-filled among its own children the same
+    way, down to the leaves. ``parent[node]`` is each node's parent (node 0, the root, has
+    -1; parents come before their children), ``leaves[i]`` the node of user ``i``. Returns
+    each user's share."""
+    nodes = len(parent)
+    wanted = [0.0] * nodes
+    for user, leaf in enumerate(leaves):
+        wanted[leaf] += demands[user]
+    for node in range(nodes - 1, 0, -1):
+        wanted[parent[node]] += wanted[node]
+    children: list[list[int]] = [[] for _ in range(nodes)]
+    for node in range(1, nodes):
+        children[parent[node]].append(node)
+    got = [0.0] * nodes
+    got[0] = min(slots, wanted[0])
+    for node in range(nodes):
+        kids = children[node]
+        if kids:
+            split = fair_shares(
+                [wanted[k] for k in kids],
+                [0.0] * len(kids),
+                [weights[k] for k in kids],
+                got[node],
+            )
+            for k, amount in zip(kids, split, strict=True):
+                got[k] = amount
+    return [got[leaf] for leaf in leaves]
+
+
 def priority_shares(demands: Sequence[float], order: Sequence[int], slots: float) -> list[float]:
     """FIFO's allocation from scratch (FAIR section 2): ``slots`` go to the users in ``order``,
     each taking its whole demand before the next gets anything."""
