@@ -196,7 +196,7 @@ class Scheduler(Policy):
     ) -> None:
         cs = self.cluster
         user = self._user(job.user, job)
-        demand = tuple(float(x) for x in job.demand)
+        demand = tuple(map(float, job.demand.tolist()))
         cls = cs.class_of(job)
         group = cs.group_of(cls, demand)
         state = JobState(job_id, job, user.idx, group, demand)
@@ -550,7 +550,7 @@ class Scheduler(Policy):
         if reduce is None or reduce.tasks == 0:
             return []
         cs = self.cluster
-        rdemand = demand if reduce.demand is None else tuple(float(x) for x in reduce.demand)
+        rdemand = demand if reduce.demand is None else tuple(map(float, reduce.demand.tolist()))
         sides = [JobState(job_id, job, user.idx, cs.group_of(cls, rdemand), rdemand, "reduce")]
         if self._cpac is not None:
             zero = (0.0,) * len(demand)
