@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import gc
 import heapq
+import itertools
 import math
 import time as wallclock
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -166,9 +167,17 @@ class MachineEvent:
 
 
 _Row = AttemptRow
-# A running task: attempt, machine, start, locality, finish-event token (0: not yet set), end,
-# and the fraction of its duration left to run (below 1 when it resumes after a pause).
-_Running = tuple[int, str, float, Locality | None, int, float, float]
+# A running task, which is also its finish event on the heap: (finish time, FINISH, token,
+# task, attempt, machine, start, locality, fraction of the task's work this attempt started
+# with (below 1 when it resumes after a pause), slot of its row in the attempt list). A
+# reducer waiting for its job's maps has finish time inf and token 0 and is not on the heap.
+# The task's entry in ``_Run.running`` is this very tuple, so a finish event is current when
+# ``running[task] is event`` (a killed task's stale event fails the test).
+_Running = tuple[float, int, int, TaskRef, int, str, float, Locality | None, float, int]
+# Any other event: (time, kind, token, payload).
+_Event = tuple[float, int, int, object]
+# Holds a row's place in the attempt list from launch to finish.
+_PENDING: _Row = (math.nan, -1, "map", -1, -1, "", "", "", math.nan, False, None, False)
 
 
 class _JobRun:
@@ -298,18 +307,20 @@ class _Run:
         self.opts = opts
         self.machines: dict[str, Machine] = {m.name: m for m in cluster.machines}
         self.live: list[str] = [m.name for m in cluster.machines]
-        self.heap: list[tuple[float, int, int, object]] = []
-        self.seq = 0
+        self.heap: list[_Event | _Running] = []
+        # Event tokens (insertion order among same-time events of one kind); 0 means none.
+        self.tokens = itertools.count(1)
         self.events = 0
         self.runs: dict[int, _JobRun] = {}
         self.records: list[JobRecord] = []
         self.order: dict[str, int] = {}
         # Attempts as plain rows (start, job order, phase, task, attempt, job, user, machine,
         # finish, killed, locality, truncated), sorted at the end and handed to the log as
-        # they are: a tuple is cheaper to build per task than a frozen dataclass.
+        # they are: a tuple is cheaper to build per task than a frozen dataclass. A row's
+        # place is taken at the launch (``_PENDING`` until it ends), so the list is in start
+        # order but for ties and the final sort has little left to do.
         self.attempts: list[_Row] = []
-        # Running task -> (attempt, machine, start, locality, token of its finish event,
-        # finish time, fraction of the task's work this attempt started with).
+        # Running task -> its _Running entry (its finish event).
         self.running: dict[TaskRef, _Running] = {}
         # Paused task -> fraction of its work left (see Pause).
         self.resume: dict[TaskRef, float] = {}
@@ -329,21 +340,40 @@ class _Run:
             "off_rack": opts.off_rack_slowdown,
         }
 
-    def push(self, at: float, kind: int, payload: object) -> int:
-        self.seq += 1
-        heapq.heappush(self.heap, (at, kind, self.seq, payload))
-        return self.seq
+    def push(self, at: float, kind: int, payload: object) -> None:
+        heapq.heappush(self.heap, (at, kind, next(self.tokens), payload))
+
+    def _start(
+        self,
+        now: float,
+        end: float,
+        ref: TaskRef,
+        attempt: int,
+        machine: str,
+        locality: Locality | None,
+        fraction: float,
+    ) -> None:
+        """Record a launch: the row's slot, the running entry and, when ``end`` is finite,
+        the finish event (a reducer waiting for its maps has none yet)."""
+        attempts = self.attempts
+        slot = len(attempts)
+        attempts.append(_PENDING)
+        token = next(self.tokens) if end != math.inf else 0
+        entry = (end, FINISH, token, ref, attempt, machine, now, locality, fraction, slot)
+        self.running[ref] = entry
+        if token:
+            heapq.heappush(self.heap, entry)
 
     def run(self, jobs: Iterator[Job], machine_events: Iterable[MachineEvent]) -> None:
         self.job_iter = jobs
         self.last_submit = -math.inf
         self.next_index = 0
         self._next_job()
-        for event in machine_events:
-            self.push(event.time, ADD if event.kind == "add" else REMOVE, event.machine)
+        for change in machine_events:
+            self.push(change.time, ADD if change.kind == "add" else REMOVE, change.machine)
         heap = self.heap
         policy = self.policy
-        until = self.opts.until
+        stop = self.opts.until if self.opts.until is not None else math.inf
         fused = policy.finish_and_decide
         running = self.running
         runs = self.runs
@@ -351,41 +381,45 @@ class _Run:
         attempt_of = self.attempt_of
         resume = self.resume
         slow = self.slow
+        tokens = self.tokens
         heappop = heapq.heappop
         heappush = heapq.heappush
         events = 0
+        now = 0.0
         # The hot path (issue 4's throughput): a map task's finish is handled here, and when
         # it is the only event at its time the policy's fused finish_and_decide replaces
         # task_finished + decide; map launches are applied here too. Everything else goes
         # through the methods below.
         while heap:
-            now = heap[0][0]
-            if until is not None and now > until:
+            event = heappop(heap)
+            if event[0] > stop:
                 break
-            _, kind, token, payload = heappop(heap)
+            now = event[0]
             events += 1
             decisions: list[Decision] | None = None
-            state = running.get(payload) if kind == FINISH else None  # type: ignore[call-overload]
-            if state is not None and state[4] == token and payload[1] == "map":  # type: ignore[index]
-                ref: TaskRef = payload  # type: ignore[assignment]
-                del running[ref]
-                run = runs[ref[0]]
+            ref = event[3]
+            if (
+                event[1] == FINISH
+                and running.get(ref) is event  # type: ignore[call-overload]
+                and ref[1] == "map"  # type: ignore[index]
+            ):
+                # The event is a _Running (see its comment) of a map task.
+                del running[ref]  # type: ignore[arg-type]
+                run = runs[ref[0]]  # type: ignore[index]
                 job = run.job
-                attempts.append(
-                    (
-                        state[2],
-                        run.index,
-                        "map",
-                        ref[2],
-                        state[0],
-                        job.name,
-                        job.user,
-                        state[1],
-                        now,
-                        False,
-                        state[3],
-                        False,
-                    )
+                attempts[event[9]] = (
+                    event[6],
+                    run.index,
+                    "map",
+                    ref[2],  # type: ignore[index]
+                    event[4],
+                    job.name,
+                    job.user,
+                    event[5],
+                    now,
+                    False,
+                    event[7],
+                    False,
                 )
                 run.maps_done += 1
                 if run.maps_done == job.tasks and run.waiting:
@@ -396,37 +430,40 @@ class _Run:
                     self.records[run.index] = self._record(run)
                     del runs[run.index]
                 if not heap or heap[0][0] != now:
-                    decisions = fused(now, ref)
+                    decisions = fused(now, ref)  # type: ignore[arg-type]
                 else:
-                    policy.task_finished(now, ref)
+                    policy.task_finished(now, ref)  # type: ignore[arg-type]
             else:
-                self._event(now, kind, token, payload)
+                self._event(event)
             if decisions is None:
                 while heap and heap[0][0] == now:
-                    _, kind, token, payload = heappop(heap)
                     events += 1
-                    self._event(now, kind, token, payload)
+                    self._event(heappop(heap))
                 decisions = policy.decide(now)
             for decision in decisions:
                 if type(decision) is Launch:
-                    ref = decision[0]
-                    if ref[1] == "map" and not resume:
-                        run = runs[ref[0]]
+                    task = decision[0]
+                    if task[1] == "map" and not resume:
+                        run = runs[task[0]]
                         locality = decision[2]
                         if run.first_start is None:
                             run.first_start = now
-                        self.seq += 1
-                        end = now + run.map_seconds[ref[2]] * slow[locality]
-                        heappush(heap, (end, FINISH, self.seq, ref))
-                        running[ref] = (
-                            attempt_of.get(ref, 0) if attempt_of else 0,
+                        slot = len(attempts)
+                        attempts.append(_PENDING)
+                        entry = (
+                            now + run.map_seconds[task[2]] * slow[locality],
+                            FINISH,
+                            next(tokens),
+                            task,
+                            attempt_of.get(task, 0) if attempt_of else 0,
                             decision[1],
                             now,
                             locality,
-                            self.seq,
-                            end,
                             1.0,
+                            slot,
                         )
+                        heappush(heap, entry)
+                        running[task] = entry
                     else:
                         self._launch(now, decision)
                 elif type(decision) is Pause:
@@ -439,13 +476,14 @@ class _Run:
                 self.wakes.add(wake)
                 self.push(wake, WAKE, None)
         self.events = events
-        self._close(now if events else 0.0)
+        self._close(now)
 
     # ----------------------------------------------------------------- events
 
-    def _event(self, now: float, kind: int, token: int, payload: object) -> None:
+    def _event(self, event: _Event | _Running) -> None:
+        now, kind, _, payload = event[:4]
         if kind == FINISH:
-            self._finish(now, payload, token)  # type: ignore[arg-type]
+            self._finish(now, event)  # type: ignore[arg-type]
         elif kind == SUBMIT:
             self._submit(now, payload)  # type: ignore[arg-type]
         elif kind == ADD:
@@ -507,58 +545,49 @@ class _Run:
             and run.maps_done < run.job.tasks
             and not (ref.phase == "reduce" and self.opts.copy_compute_splitting)
         ):
-            # Launched before the last map finished: it holds its room and waits (token 0
-            # is no event; the finish is set when the maps are done).
+            # Launched before the last map finished: it holds its room and waits (no finish
+            # event until the maps are done).
             run.waiting[ref] = None
-            self.running[ref] = (attempt, decision.machine, now, None, 0, math.inf, fraction)
+            self._start(now, math.inf, ref, attempt, decision.machine, None, fraction)
             return
-        token = self.push(now + seconds, FINISH, ref)
-        self.running[ref] = (
-            attempt,
-            decision.machine,
-            now,
-            decision.locality,
-            token,
-            now + seconds,
-            fraction,
-        )
+        self._start(now, now + seconds, ref, attempt, decision.machine, decision.locality, fraction)
 
-    @staticmethod
     def _row(
+        self,
         state: _Running,
         run: _JobRun,
-        ref: TaskRef,
         end: float,
         *,
         killed: bool = False,
         truncated: bool = False,
-    ) -> _Row:
-        """The attempt row of a task that ran from its launch (``state``) to ``end``; the
-        fused finish path in :meth:`run` builds the same row inline."""
+    ) -> None:
+        """Fill in the attempt row of a task that ran from its launch (``state``) to
+        ``end``; the fused finish path in :meth:`run` builds the same row inline."""
         job = run.job
-        return (
-            state[2],
+        ref = state[3]
+        self.attempts[state[9]] = (
+            state[6],
             run.index,
             ref.phase,
             ref.task,
-            state[0],
+            state[4],
             job.name,
             job.user,
-            state[1],
+            state[5],
             end,
             killed,
-            state[3],
+            state[7],
             truncated,
         )
 
-    def _finish(self, now: float, ref: TaskRef, token: int) -> None:
-        state = self.running.get(ref)
-        if state is None or state[4] != token:
+    def _finish(self, now: float, event: _Running) -> None:
+        ref = event[3]
+        if self.running.get(ref) is not event:
             return  # killed before it finished
         del self.running[ref]
         run = self.runs[ref.job]
         job = run.job
-        self.attempts.append(self._row(state, run, ref, now, killed=False))
+        self._row(event, run, now)
         if ref.phase == "map":
             run.maps_done += 1
             if run.maps_done == job.tasks and run.waiting:
@@ -589,25 +618,26 @@ class _Run:
         """The job's last map finished: the reducers waiting for it copy (and compute) now."""
         for ref in run.waiting:
             state = self.running[ref]
-            end = now + self._reduce_seconds(run.job, ref) * state[6]
-            token = self.push(end, FINISH, ref)
-            self.running[ref] = (*state[:4], token, end, state[6])
+            end = now + self._reduce_seconds(run.job, ref) * state[8]
+            entry = (end, FINISH, next(self.tokens), *state[3:])
+            self.running[ref] = entry
+            heapq.heappush(self.heap, entry)
         run.waiting.clear()
 
     def _kill(self, now: float, ref: TaskRef) -> None:
         state = self.running.pop(ref)
         run = self.runs[ref.job]
         run.waiting.pop(ref, None)
-        self.attempts.append(self._row(state, run, ref, now, killed=True))
-        self.attempt_of[ref] = state[0] + 1
+        self._row(state, run, now, killed=True)
+        self.attempt_of[ref] = state[4] + 1
 
     def _pause(self, now: float, ref: TaskRef) -> None:
         state = self.running.pop(ref)
         run = self.runs[ref.job]
         run.waiting.pop(ref, None)
-        self.attempts.append(self._row(state, run, ref, now, killed=False))
-        self.attempt_of[ref] = state[0] + 1
-        start, end, fraction = state[2], state[5], state[6]
+        self._row(state, run, now)
+        self.attempt_of[ref] = state[4] + 1
+        end, start, fraction = state[0], state[6], state[8]
         if not math.isfinite(end):
             self.resume[ref] = fraction  # it was waiting for the maps: no work done yet
         else:
@@ -647,7 +677,7 @@ class _Run:
             end = until if until is not None else last
             for ref, state in self.running.items():
                 run = self.runs[ref.job]
-                self.attempts.append(self._row(state, run, ref, max(end, state[2]), truncated=True))
+                self._row(state, run, max(end, state[6]), truncated=True)
         for run in self.runs.values():
             self.records[run.index] = self._record(run)
 
