@@ -167,15 +167,17 @@ class MachineEvent:
 
 
 _Row = AttemptRow
-# A running task, which is also its finish event on the heap: (finish time, FINISH, token,
+# A running task, which is also its finish event: (finish time, FINISH, token,
 # task, attempt, machine, start, locality, fraction of the task's work this attempt started
 # with (below 1 when it resumes after a pause), slot of its row in the attempt list). A
-# reducer waiting for its job's maps has finish time inf and token 0 and is not on the heap.
+# reducer waiting for its job's maps has finish time inf and token 0 and is not queued.
 # The task's entry in ``_Run.running`` is this very tuple, so a finish event is current when
 # ``running[task] is event`` (a killed task's stale event fails the test).
 _Running = tuple[float, int, int, TaskRef, int, str, float, Locality | None, float, int]
 # Any other event: (time, kind, token, payload).
 _Event = tuple[float, int, int, object]
+# The events queued at one time: one event, or a heap of them by (kind, token).
+_Slot = _Running | _Event | list[_Running | _Event]
 # Holds a row's place in the attempt list from launch to finish.
 _PENDING: _Row = (math.nan, -1, "map", -1, -1, "", "", "", math.nan, False, None, False)
 
@@ -307,7 +309,11 @@ class _Run:
         self.opts = opts
         self.machines: dict[str, Machine] = {m.name: m for m in cluster.machines}
         self.live: list[str] = [m.name for m in cluster.machines]
-        self.heap: list[_Event | _Running] = []
+        # The event queue: a heap of times (one entry per event) and the events at each time.
+        # Floats compare in a fraction of the time tuples take, and with tens of thousands
+        # of tasks running the heap's comparisons are most of the queue's cost (issue 4).
+        self.times: list[float] = []
+        self.at: dict[float, _Slot] = {}
         # Event tokens (insertion order among same-time events of one kind); 0 means none.
         self.tokens = itertools.count(1)
         self.events = 0
@@ -341,7 +347,29 @@ class _Run:
         }
 
     def push(self, at: float, kind: int, payload: object) -> None:
-        heapq.heappush(self.heap, (at, kind, next(self.tokens), payload))
+        self._queue((at, kind, next(self.tokens), payload))
+
+    def _queue(self, event: _Event | _Running) -> None:
+        """Queue ``event``; events at one time come out by (kind, token)."""
+        at = event[0]
+        held = self.at.setdefault(at, event)
+        if held is not event:
+            if isinstance(held, list):
+                heapq.heappush(held, event)
+            else:
+                self.at[at] = [held, event] if held < event else [event, held]
+        heapq.heappush(self.times, at)
+
+    def _pop(self) -> _Event | _Running:
+        """The next event (the queue must not be empty)."""
+        at = heapq.heappop(self.times)
+        held = self.at.pop(at)
+        if isinstance(held, list):
+            event = heapq.heappop(held)
+            if held:
+                self.at[at] = held
+            return event
+        return held
 
     def _start(
         self,
@@ -362,7 +390,7 @@ class _Run:
         entry = (end, FINISH, token, ref, attempt, machine, now, locality, fraction, slot)
         self.running[ref] = entry
         if token:
-            heapq.heappush(self.heap, entry)
+            self._queue(entry)
 
     def run(self, jobs: Iterator[Job], machine_events: Iterable[MachineEvent]) -> None:
         self.job_iter = jobs
@@ -371,7 +399,8 @@ class _Run:
         self._next_job()
         for change in machine_events:
             self.push(change.time, ADD if change.kind == "add" else REMOVE, change.machine)
-        heap = self.heap
+        times = self.times
+        at = self.at
         policy = self.policy
         stop = self.opts.until if self.opts.until is not None else math.inf
         fused = policy.finish_and_decide
@@ -390,11 +419,17 @@ class _Run:
         # it is the only event at its time the policy's fused finish_and_decide replaces
         # task_finished + decide; map launches are applied here too. Everything else goes
         # through the methods below.
-        while heap:
-            event = heappop(heap)
-            if event[0] > stop:
+        while times:
+            now = heappop(times)
+            if now > stop:
                 break
-            now = event[0]
+            held = at.pop(now)
+            if type(held) is list:
+                event = heappop(held)
+                if held:
+                    at[now] = held
+            else:
+                event = held  # type: ignore[assignment]
             events += 1
             decisions: list[Decision] | None = None
             ref = event[3]
@@ -429,16 +464,16 @@ class _Run:
                     run.finish = now
                     self.records[run.index] = self._record(run)
                     del runs[run.index]
-                if not heap or heap[0][0] != now:
+                if not times or times[0] != now:
                     decisions = fused(now, ref)  # type: ignore[arg-type]
                 else:
                     policy.task_finished(now, ref)  # type: ignore[arg-type]
             else:
                 self._event(event)
             if decisions is None:
-                while heap and heap[0][0] == now:
+                while times and times[0] == now:
                     events += 1
-                    self._event(heappop(heap))
+                    self._event(self._pop())
                 decisions = policy.decide(now)
             for decision in decisions:
                 if type(decision) is Launch:
@@ -462,8 +497,11 @@ class _Run:
                             1.0,
                             slot,
                         )
-                        heappush(heap, entry)
                         running[task] = entry
+                        if at.setdefault(entry[0], entry) is entry:
+                            heappush(times, entry[0])
+                        else:
+                            self._queue(entry)  # another event at that time
                     else:
                         self._launch(now, decision)
                 elif type(decision) is Pause:
@@ -621,7 +659,7 @@ class _Run:
             end = now + self._reduce_seconds(run.job, ref) * state[8]
             entry = (end, FINISH, next(self.tokens), *state[3:])
             self.running[ref] = entry
-            heapq.heappush(self.heap, entry)
+            self._queue(entry)
         run.waiting.clear()
 
     def _kill(self, now: float, ref: TaskRef) -> None:
