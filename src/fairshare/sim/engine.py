@@ -167,19 +167,6 @@ class MachineEvent:
 
 
 _Row = AttemptRow
-# A running task, which is also its finish event: (finish time, FINISH, token,
-# task, attempt, machine, start, locality, fraction of the task's work this attempt started
-# with (below 1 when it resumes after a pause), slot of its row in the attempt list). A
-# reducer waiting for its job's maps has finish time inf and token 0 and is not queued.
-# The task's entry in ``_Run.running`` is this very tuple, so a finish event is current when
-# ``running[task] is event`` (a killed task's stale event fails the test).
-_Running = tuple[float, int, int, TaskRef, int, str, float, Locality | None, float, int]
-# Any other event: (time, kind, token, payload).
-_Event = tuple[float, int, int, object]
-# The events queued at one time: one event, or a heap of them by (kind, token).
-_Slot = _Running | _Event | list[_Running | _Event]
-# Holds a row's place in the attempt list from launch to finish.
-_PENDING: _Row = (math.nan, -1, "map", -1, -1, "", "", "", math.nan, False, None, False)
 
 
 class _JobRun:
@@ -210,6 +197,22 @@ class _JobRun:
         # (cluster epoch, isolated response): the record is written at submission and again
         # at the finish, and the value changes only when machines do.
         self.isolated: tuple[int, float] | None = None
+
+
+# A running task, which is also its finish event: (finish time, FINISH, token,
+# task, attempt, machine, start, locality, fraction of the task's work this attempt started
+# with (below 1 when it resumes after a pause), slot of its row in the attempt list, its
+# job's run). A
+# reducer waiting for its job's maps has finish time inf and token 0 and is not queued.
+# The task's entry in ``_Run.running`` is this very tuple, so a finish event is current when
+# ``running[task] is event`` (a killed task's stale event fails the test).
+_Running = tuple[float, int, int, TaskRef, int, str, float, Locality | None, float, int, _JobRun]
+# Any other event: (time, kind, token, payload).
+_Event = tuple[float, int, int, object]
+# The events queued at one time: one event, or a heap of them by (kind, token).
+_Slot = _Running | _Event | list[_Running | _Event]
+# Holds a row's place in the attempt list from launch to finish.
+_PENDING: _Row = (math.nan, -1, "map", -1, -1, "", "", "", math.nan, False, None, False)
 
 
 def simulate(
@@ -380,6 +383,7 @@ class _Run:
         machine: str,
         locality: Locality | None,
         fraction: float,
+        run: _JobRun,
     ) -> None:
         """Record a launch: the row's slot, the running entry and, when ``end`` is finite,
         the finish event (a reducer waiting for its maps has none yet)."""
@@ -387,7 +391,7 @@ class _Run:
         slot = len(attempts)
         attempts.append(_PENDING)
         token = next(self.tokens) if end != math.inf else 0
-        entry = (end, FINISH, token, ref, attempt, machine, now, locality, fraction, slot)
+        entry = (end, FINISH, token, ref, attempt, machine, now, locality, fraction, slot, run)
         self.running[ref] = entry
         if token:
             self._queue(entry)
@@ -433,41 +437,42 @@ class _Run:
             events += 1
             decisions: list[Decision] | None = None
             ref = event[3]
-            if (
-                event[1] == FINISH
-                and running.get(ref) is event  # type: ignore[call-overload]
-                and ref[1] == "map"  # type: ignore[index]
-            ):
-                # The event is a _Running (see its comment) of a map task.
-                del running[ref]  # type: ignore[arg-type]
-                run = runs[ref[0]]  # type: ignore[index]
-                job = run.job
-                attempts[event[9]] = (
-                    event[6],
-                    run.index,
-                    "map",
-                    ref[2],  # type: ignore[index]
-                    event[4],
-                    job.name,
-                    job.user,
-                    event[5],
-                    now,
-                    False,
-                    event[7],
-                    False,
-                )
-                run.maps_done += 1
-                if run.maps_done == job.tasks and run.waiting:
-                    self._maps_finished(now, run)
-                run.done += 1
-                if run.done == run.total:
-                    run.finish = now
-                    self.records[run.index] = self._record(run)
-                    del runs[run.index]
-                if not times or times[0] != now:
-                    decisions = fused(now, ref)  # type: ignore[arg-type]
-                else:
-                    policy.task_finished(now, ref)  # type: ignore[arg-type]
+            if event[1] == FINISH and ref[1] == "map":  # type: ignore[index]
+                # The event is a _Running (see its comment) of a map task; one dict
+                # operation both checks that it is current and retires it.
+                state: _Running | None = running.pop(ref, None)  # type: ignore[call-overload]
+                if state is event:
+                    run = state[10]
+                    job = run.job
+                    attempts[state[9]] = (
+                        state[6],
+                        run.index,
+                        "map",
+                        ref[2],  # type: ignore[index]
+                        state[4],
+                        job.name,
+                        job.user,
+                        state[5],
+                        now,
+                        False,
+                        state[7],
+                        False,
+                    )
+                    run.maps_done += 1
+                    if run.maps_done == job.tasks and run.waiting:
+                        self._maps_finished(now, run)
+                    run.done += 1
+                    if run.done == run.total:
+                        run.finish = now
+                        self.records[run.index] = self._record(run)
+                        del runs[run.index]
+                    if not times or times[0] != now:
+                        decisions = fused(now, ref)  # type: ignore[arg-type]
+                    else:
+                        policy.task_finished(now, ref)  # type: ignore[arg-type]
+                elif state is not None:
+                    # The task was killed and runs again: the entry is that attempt's.
+                    running[ref] = state  # type: ignore[index]
             else:
                 self._event(event)
             if decisions is None:
@@ -496,6 +501,7 @@ class _Run:
                             locality,
                             1.0,
                             slot,
+                            run,
                         )
                         running[task] = entry
                         if at.setdefault(entry[0], entry) is entry:
@@ -586,9 +592,11 @@ class _Run:
             # Launched before the last map finished: it holds its room and waits (no finish
             # event until the maps are done).
             run.waiting[ref] = None
-            self._start(now, math.inf, ref, attempt, decision.machine, None, fraction)
+            self._start(now, math.inf, ref, attempt, decision.machine, None, fraction, run)
             return
-        self._start(now, now + seconds, ref, attempt, decision.machine, decision.locality, fraction)
+        self._start(
+            now, now + seconds, ref, attempt, decision.machine, decision.locality, fraction, run
+        )
 
     def _row(
         self,
