@@ -175,7 +175,6 @@ class _JobRun:
         "finish",
         "first_start",
         "index",
-        "isolated",
         "job",
         "map_seconds",
         "maps_done",
@@ -194,9 +193,6 @@ class _JobRun:
         self.waiting: dict[TaskRef, None] = {}
         self.first_start: float | None = None
         self.finish: float | None = None
-        # (cluster epoch, isolated response): the record is written at submission and again
-        # at the finish, and the value changes only when machines do.
-        self.isolated: tuple[int, float] | None = None
 
 
 # A running task, which is also its finish event: (finish time, FINISH, token,
@@ -256,7 +252,9 @@ def simulate(
             gc.enable()
     user_names = [u.name for u in users]
     seen = set(user_names)
-    for record in run.records:
+    records = [r for r in run.records if r is not None]
+    assert len(records) == len(run.records), "every job is recorded by the end of the run"
+    for record in records:
         if record.user not in seen:
             seen.add(record.user)
             user_names.append(record.user)
@@ -269,7 +267,7 @@ def simulate(
         seed=seed,
         cluster=cluster,
         users=tuple(user_names),
-        jobs=tuple(run.records),
+        jobs=tuple(records),
         rows=rows,
         events=run.events,
         wall_seconds=wallclock.perf_counter() - started,
@@ -321,7 +319,9 @@ class _Run:
         self.tokens = itertools.count(1)
         self.events = 0
         self.runs: dict[int, _JobRun] = {}
-        self.records: list[JobRecord] = []
+        # One record per job in submission order, written when the job finishes or the run
+        # ends (None until then: the isolated response depends on the machines by then).
+        self.records: list[JobRecord | None] = []
         self.order: dict[str, int] = {}
         # Attempts as plain rows (start, job order, phase, task, attempt, job, user, machine,
         # finish, killed, locality, truncated), sorted at the end and handed to the log as
@@ -335,8 +335,6 @@ class _Run:
         self.resume: dict[TaskRef, float] = {}
         self.attempt_of: dict[TaskRef, int] = {}
         self.slots_cache: dict[tuple[object, ...], int] = {}
-        # Counts machine additions and removals (what an isolated response depends on).
-        self.epoch = 0
         # The alive machines' attribute codes, so each job's constraint is evaluated once per
         # combination of the attributes it reads; rebuilt after machines change.
         self.codes: AttributeCodes | None = None
@@ -408,6 +406,7 @@ class _Run:
         policy = self.policy
         stop = self.opts.until if self.opts.until is not None else math.inf
         fused = policy.finish_and_decide
+        wakes = policy.uses_wakeups
         running = self.running
         runs = self.runs
         attempts = self.attempts
@@ -515,10 +514,11 @@ class _Run:
                 else:
                     assert isinstance(decision, Kill)
                     self._kill(now, decision.task)
-            wake = policy.next_wakeup()
-            if wake is not None and wake > now and wake not in self.wakes:
-                self.wakes.add(wake)
-                self.push(wake, WAKE, None)
+            if wakes:
+                wake = policy.next_wakeup()
+                if wake is not None and wake > now and wake not in self.wakes:
+                    self.wakes.add(wake)
+                    self.push(wake, WAKE, None)
         self.events = events
         self._close(now)
 
@@ -565,7 +565,7 @@ class _Run:
             blocks = [tuple(dict.fromkeys(live[i] for i in row)) for row in picks.tolist()]
         run = _JobRun(index, job, seconds)
         self.runs[index] = run
-        self.records.append(self._record(run))
+        self.records.append(None)
         self.policy.job_submitted(now, index, job, blocks)
         self._next_job()
         if run.total == 0:
@@ -698,7 +698,6 @@ class _Run:
         self.live.append(machine.name)
         self.slots_cache.clear()
         self.codes = None
-        self.epoch += 1
         self.policy.machine_added(now, machine)
 
     def _remove(self, now: float, name: str) -> None:
@@ -708,7 +707,6 @@ class _Run:
         self.live.remove(name)
         self.slots_cache.clear()
         self.codes = None
-        self.epoch += 1
         for ref in self.policy.machine_removed(now, name):
             self._kill(now, ref)
 
@@ -746,14 +744,6 @@ class _Run:
         )
 
     def _isolated(self, run: _JobRun) -> float:
-        cached = run.isolated
-        if cached is not None and cached[0] == self.epoch:
-            return cached[1]
-        value = self._isolated_now(run)
-        run.isolated = (self.epoch, value)
-        return value
-
-    def _isolated_now(self, run: _JobRun) -> float:
         job = run.job
         if run.total == 0:
             return 0.0
