@@ -13,9 +13,16 @@ simulator).
 Figures before and after the bucketed free-machine index and batched launches, after the
 fused finish-and-decide path (``Policy.finish_and_decide``), and after lazy attempt rows,
 active-group selection and no cyclic GC during the run (back to back: drf 36.4k -> 42.4k/s,
-tsf 34.2k -> 45.3k/s, choosy 33.3k -> 46.3k/s) are in DEVELOPERS.md ("Online policies"). The
-issue's bar of 100,000 placements per CPU second is not reached: the rate sits near
-40-46k/s, about a tenth of the bare heap loop (see DEVELOPERS.md for what is left).
+tsf 34.2k -> 45.3k/s, choosy 33.3k -> 46.3k/s) are in DEVELOPERS.md ("Online policies").
+
+The engine's own share (branch engine-speed: a running task is its own finish event, the
+event queue a heap of float times, attempt rows placed at the launch so the final sort is
+nearly free, one job record per job, ``Policy.uses_wakeups``), medians of three interleaved
+runs against 9772264 on the shared 2-core machine (bare heap 340-495k/s): drf 48.3k ->
+52.2k/s, tsf 46.5k -> 50.0k/s, choosy 46.6k -> 53.8k/s. The issue's bar of 100,000
+placements per CPU second is not reached: the rate sits near 50k/s, an eighth of the bare
+heap loop; the engine is about a quarter of the run, the policy's offer path the rest (see
+DEVELOPERS.md for what is left).
 """
 
 from __future__ import annotations

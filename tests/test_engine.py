@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 
 import numpy as np
 import pytest
@@ -11,7 +12,14 @@ from hypothesis import strategies as st
 
 from fairshare.cluster import Cluster, Machine
 from fairshare.cluster.constraints import Constraint
-from fairshare.policies import ONLINE_POLICIES, PolicyError
+from fairshare.policies import (
+    ONLINE_POLICIES,
+    Decision,
+    Policy,
+    PolicyError,
+    TaskRef,
+    make_policy,
+)
 from fairshare.sim.engine import MachineEvent, SimOptions, SimulationError, simulate
 from fairshare.workload.model import ExponentialDuration, FixedDuration, Job, ReducePhase
 
@@ -183,3 +191,56 @@ def test_reducers_hoarding_the_only_slot_end_the_run_instead_of_crashing() -> No
     rows = [(a.phase, a.task, a.start, a.finish, a.truncated) for a in log.attempts]
     assert rows == [("map", 0, 0.0, 10.0, False), ("reduce", 0, 10.0, 10.0, True)]
     assert [j.finish for j in log.jobs] == [None]
+
+
+class _NoWakeups(Policy):
+    """DRF that declares it never asks for a wake-up, counting the calls it still gets."""
+
+    name = "drf"
+    uses_wakeups = False
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.inner = make_policy("drf", cluster)
+        self.asked = 0
+
+    def job_submitted(
+        self, now: float, job_id: int, job: Job, blocks: Sequence[Sequence[str]] | None = None
+    ) -> None:
+        self.inner.job_submitted(now, job_id, job, blocks)
+
+    def task_finished(self, now: float, task: TaskRef) -> None:
+        self.inner.task_finished(now, task)
+
+    def machine_added(self, now: float, machine: Machine) -> None:
+        self.inner.machine_added(now, machine)
+
+    def machine_removed(self, now: float, name: str) -> list[TaskRef]:
+        return self.inner.machine_removed(now, name)
+
+    def advance(self, now: float) -> None:
+        self.inner.advance(now)
+
+    def decide(self, now: float) -> list[Decision]:
+        return self.inner.decide(now)
+
+    def finish_and_decide(self, now: float, task: TaskRef) -> list[Decision]:
+        return self.inner.finish_and_decide(now, task)
+
+    def next_wakeup(self) -> float | None:
+        self.asked += 1
+        return self.inner.next_wakeup()
+
+
+def test_a_policy_without_wakeups_is_not_asked_and_decides_the_same() -> None:
+    cluster = mixed_cluster(4)
+    jobs = [
+        Job(f"j{k}", float(k), f"u{k % 3}", np.array([1.0, 2.0]), 8, ExponentialDuration(4.0))
+        for k in range(6)
+    ]
+    policy = _NoWakeups(cluster)
+    quiet = simulate(cluster, jobs, policy, seed=3)
+    plain = simulate(cluster, jobs, "drf", seed=3)
+    assert policy.asked == 0
+    assert quiet.attempts == plain.attempts
+    assert [repr(j) for j in quiet.jobs] == [repr(j) for j in plain.jobs]
+    assert quiet.events == plain.events

@@ -21,7 +21,9 @@ returned :class:`Launch` and :class:`Kill` decisions in order. A launch is assum
 ``now``; a kill takes effect at ``now`` and the task is treated as if it never ran (FAIR
 section 3.2): the policy re-queues it, and the driver must not report it as finished.
 ``next_wakeup()`` returns the earliest future time at which the policy wants ``advance``
-(delay-scheduling waits, preemption timeouts), or None.
+(delay-scheduling waits, preemption timeouts), or None. A policy whose ``next_wakeup()``
+always returns None may say so with ``uses_wakeups = False`` (set by the time it is handed
+to a driver, fixed from then on); a driver may then skip the call after each decision round.
 
 When a task's finish is the only event at its time, a driver may call
 ``finish_and_decide(now, task)`` instead of ``task_finished`` then ``decide``: the result is
@@ -96,6 +98,9 @@ class Policy(ABC):
     """An online scheduler driven by events (see the module docstring for the protocol)."""
 
     name: str
+    uses_wakeups: bool = True
+    """False promises that :meth:`next_wakeup` always returns None (see the module
+    docstring); the safe default True makes a driver ask after every decision round."""
 
     @abstractmethod
     def job_submitted(

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import gc
 import heapq
+import itertools
 import math
 import time as wallclock
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -166,9 +167,6 @@ class MachineEvent:
 
 
 _Row = AttemptRow
-# A running task: attempt, machine, start, locality, finish-event token (0: not yet set), end,
-# and the fraction of its duration left to run (below 1 when it resumes after a pause).
-_Running = tuple[int, str, float, Locality | None, int, float, float]
 
 
 class _JobRun:
@@ -177,7 +175,6 @@ class _JobRun:
         "finish",
         "first_start",
         "index",
-        "isolated",
         "job",
         "map_seconds",
         "maps_done",
@@ -196,9 +193,22 @@ class _JobRun:
         self.waiting: dict[TaskRef, None] = {}
         self.first_start: float | None = None
         self.finish: float | None = None
-        # (cluster epoch, isolated response): the record is written at submission and again
-        # at the finish, and the value changes only when machines do.
-        self.isolated: tuple[int, float] | None = None
+
+
+# A running task, which is also its finish event: (finish time, FINISH, token,
+# task, attempt, machine, start, locality, fraction of the task's work this attempt started
+# with (below 1 when it resumes after a pause), slot of its row in the attempt list, its
+# job's run). A
+# reducer waiting for its job's maps has finish time inf and token 0 and is not queued.
+# The task's entry in ``_Run.running`` is this very tuple, so a finish event is current when
+# ``running[task] is event`` (a killed task's stale event fails the test).
+_Running = tuple[float, int, int, TaskRef, int, str, float, Locality | None, float, int, _JobRun]
+# Any other event: (time, kind, token, payload).
+_Event = tuple[float, int, int, object]
+# The events queued at one time: one event, or a heap of them by (kind, token).
+_Slot = _Running | _Event | list[_Running | _Event]
+# Holds a row's place in the attempt list from launch to finish.
+_PENDING: _Row = (math.nan, -1, "map", -1, -1, "", "", "", math.nan, False, None, False)
 
 
 def simulate(
@@ -242,7 +252,9 @@ def simulate(
             gc.enable()
     user_names = [u.name for u in users]
     seen = set(user_names)
-    for record in run.records:
+    records = [r for r in run.records if r is not None]
+    assert len(records) == len(run.records), "every job is recorded by the end of the run"
+    for record in records:
         if record.user not in seen:
             seen.add(record.user)
             user_names.append(record.user)
@@ -255,7 +267,7 @@ def simulate(
         seed=seed,
         cluster=cluster,
         users=tuple(user_names),
-        jobs=tuple(run.records),
+        jobs=tuple(records),
         rows=rows,
         events=run.events,
         wall_seconds=wallclock.perf_counter() - started,
@@ -298,25 +310,31 @@ class _Run:
         self.opts = opts
         self.machines: dict[str, Machine] = {m.name: m for m in cluster.machines}
         self.live: list[str] = [m.name for m in cluster.machines]
-        self.heap: list[tuple[float, int, int, object]] = []
-        self.seq = 0
+        # The event queue: a heap of times (one entry per event) and the events at each time.
+        # Floats compare in a fraction of the time tuples take, and with tens of thousands
+        # of tasks running the heap's comparisons are most of the queue's cost (issue 4).
+        self.times: list[float] = []
+        self.at: dict[float, _Slot] = {}
+        # Event tokens (insertion order among same-time events of one kind); 0 means none.
+        self.tokens = itertools.count(1)
         self.events = 0
         self.runs: dict[int, _JobRun] = {}
-        self.records: list[JobRecord] = []
+        # One record per job in submission order, written when the job finishes or the run
+        # ends (None until then: the isolated response depends on the machines by then).
+        self.records: list[JobRecord | None] = []
         self.order: dict[str, int] = {}
         # Attempts as plain rows (start, job order, phase, task, attempt, job, user, machine,
         # finish, killed, locality, truncated), sorted at the end and handed to the log as
-        # they are: a tuple is cheaper to build per task than a frozen dataclass.
+        # they are: a tuple is cheaper to build per task than a frozen dataclass. A row's
+        # place is taken at the launch (``_PENDING`` until it ends), so the list is in start
+        # order but for ties and the final sort has little left to do.
         self.attempts: list[_Row] = []
-        # Running task -> (attempt, machine, start, locality, token of its finish event,
-        # finish time, fraction of the task's work this attempt started with).
+        # Running task -> its _Running entry (its finish event).
         self.running: dict[TaskRef, _Running] = {}
         # Paused task -> fraction of its work left (see Pause).
         self.resume: dict[TaskRef, float] = {}
         self.attempt_of: dict[TaskRef, int] = {}
         self.slots_cache: dict[tuple[object, ...], int] = {}
-        # Counts machine additions and removals (what an isolated response depends on).
-        self.epoch = 0
         # The alive machines' attribute codes, so each job's constraint is evaluated once per
         # combination of the attributes it reads; rebuilt after machines change.
         self.codes: AttributeCodes | None = None
@@ -329,104 +347,166 @@ class _Run:
             "off_rack": opts.off_rack_slowdown,
         }
 
-    def push(self, at: float, kind: int, payload: object) -> int:
-        self.seq += 1
-        heapq.heappush(self.heap, (at, kind, self.seq, payload))
-        return self.seq
+    def push(self, at: float, kind: int, payload: object) -> None:
+        self._queue((at, kind, next(self.tokens), payload))
+
+    def _queue(self, event: _Event | _Running) -> None:
+        """Queue ``event``; events at one time come out by (kind, token)."""
+        at = event[0]
+        held = self.at.setdefault(at, event)
+        if held is not event:
+            if isinstance(held, list):
+                heapq.heappush(held, event)
+            else:
+                self.at[at] = [held, event] if held < event else [event, held]
+        heapq.heappush(self.times, at)
+
+    def _pop(self) -> _Event | _Running:
+        """The next event (the queue must not be empty)."""
+        at = heapq.heappop(self.times)
+        held = self.at.pop(at)
+        if isinstance(held, list):
+            event = heapq.heappop(held)
+            if held:
+                self.at[at] = held
+            return event
+        return held
+
+    def _start(
+        self,
+        now: float,
+        end: float,
+        ref: TaskRef,
+        attempt: int,
+        machine: str,
+        locality: Locality | None,
+        fraction: float,
+        run: _JobRun,
+    ) -> None:
+        """Record a launch: the row's slot, the running entry and, when ``end`` is finite,
+        the finish event (a reducer waiting for its maps has none yet)."""
+        attempts = self.attempts
+        slot = len(attempts)
+        attempts.append(_PENDING)
+        token = next(self.tokens) if end != math.inf else 0
+        entry = (end, FINISH, token, ref, attempt, machine, now, locality, fraction, slot, run)
+        self.running[ref] = entry
+        if token:
+            self._queue(entry)
 
     def run(self, jobs: Iterator[Job], machine_events: Iterable[MachineEvent]) -> None:
         self.job_iter = jobs
         self.last_submit = -math.inf
         self.next_index = 0
         self._next_job()
-        for event in machine_events:
-            self.push(event.time, ADD if event.kind == "add" else REMOVE, event.machine)
-        heap = self.heap
+        for change in machine_events:
+            self.push(change.time, ADD if change.kind == "add" else REMOVE, change.machine)
+        times = self.times
+        at = self.at
         policy = self.policy
-        until = self.opts.until
+        stop = self.opts.until if self.opts.until is not None else math.inf
         fused = policy.finish_and_decide
+        wakes = policy.uses_wakeups
         running = self.running
         runs = self.runs
         attempts = self.attempts
         attempt_of = self.attempt_of
         resume = self.resume
         slow = self.slow
+        tokens = self.tokens
         heappop = heapq.heappop
         heappush = heapq.heappush
         events = 0
+        now = 0.0
         # The hot path (issue 4's throughput): a map task's finish is handled here, and when
         # it is the only event at its time the policy's fused finish_and_decide replaces
         # task_finished + decide; map launches are applied here too. Everything else goes
         # through the methods below.
-        while heap:
-            now = heap[0][0]
-            if until is not None and now > until:
+        while times:
+            now = heappop(times)
+            if now > stop:
                 break
-            _, kind, token, payload = heappop(heap)
+            held = at.pop(now)
+            if type(held) is list:
+                event = heappop(held)
+                if held:
+                    at[now] = held
+            else:
+                event = held  # type: ignore[assignment]
             events += 1
             decisions: list[Decision] | None = None
-            state = running.get(payload) if kind == FINISH else None  # type: ignore[call-overload]
-            if state is not None and state[4] == token and payload[1] == "map":  # type: ignore[index]
-                ref: TaskRef = payload  # type: ignore[assignment]
-                del running[ref]
-                run = runs[ref[0]]
-                job = run.job
-                attempts.append(
-                    (
-                        state[2],
+            ref = event[3]
+            if event[1] == FINISH and ref[1] == "map":  # type: ignore[index]
+                # The event is a _Running (see its comment) of a map task; one dict
+                # operation both checks that it is current and retires it.
+                state: _Running | None = running.pop(ref, None)  # type: ignore[call-overload]
+                if state is event:
+                    run = state[10]
+                    job = run.job
+                    attempts[state[9]] = (
+                        state[6],
                         run.index,
                         "map",
-                        ref[2],
-                        state[0],
+                        ref[2],  # type: ignore[index]
+                        state[4],
                         job.name,
                         job.user,
-                        state[1],
+                        state[5],
                         now,
                         False,
-                        state[3],
+                        state[7],
                         False,
                     )
-                )
-                run.maps_done += 1
-                if run.maps_done == job.tasks and run.waiting:
-                    self._maps_finished(now, run)
-                run.done += 1
-                if run.done == run.total:
-                    run.finish = now
-                    self.records[run.index] = self._record(run)
-                    del runs[run.index]
-                if not heap or heap[0][0] != now:
-                    decisions = fused(now, ref)
-                else:
-                    policy.task_finished(now, ref)
+                    run.maps_done += 1
+                    if run.maps_done == job.tasks and run.waiting:
+                        self._maps_finished(now, run)
+                    run.done += 1
+                    if run.done == run.total:
+                        run.finish = now
+                        self.records[run.index] = self._record(run)
+                        del runs[run.index]
+                    if not times or times[0] != now:
+                        decisions = fused(now, ref)  # type: ignore[arg-type]
+                    else:
+                        policy.task_finished(now, ref)  # type: ignore[arg-type]
+                elif state is not None:
+                    # The task was killed and runs again: the entry is that attempt's.
+                    running[ref] = state  # type: ignore[index]
             else:
-                self._event(now, kind, token, payload)
+                self._event(event)
             if decisions is None:
-                while heap and heap[0][0] == now:
-                    _, kind, token, payload = heappop(heap)
+                while times and times[0] == now:
                     events += 1
-                    self._event(now, kind, token, payload)
+                    self._event(self._pop())
                 decisions = policy.decide(now)
             for decision in decisions:
                 if type(decision) is Launch:
-                    ref = decision[0]
-                    if ref[1] == "map" and not resume:
-                        run = runs[ref[0]]
+                    task = decision[0]
+                    if task[1] == "map" and not resume:
+                        run = runs[task[0]]
                         locality = decision[2]
                         if run.first_start is None:
                             run.first_start = now
-                        self.seq += 1
-                        end = now + run.map_seconds[ref[2]] * slow[locality]
-                        heappush(heap, (end, FINISH, self.seq, ref))
-                        running[ref] = (
-                            attempt_of.get(ref, 0) if attempt_of else 0,
+                        slot = len(attempts)
+                        attempts.append(_PENDING)
+                        entry = (
+                            now + run.map_seconds[task[2]] * slow[locality],
+                            FINISH,
+                            next(tokens),
+                            task,
+                            attempt_of.get(task, 0) if attempt_of else 0,
                             decision[1],
                             now,
                             locality,
-                            self.seq,
-                            end,
                             1.0,
+                            slot,
+                            run,
                         )
+                        running[task] = entry
+                        if at.setdefault(entry[0], entry) is entry:
+                            heappush(times, entry[0])
+                        else:
+                            self._queue(entry)  # another event at that time
                     else:
                         self._launch(now, decision)
                 elif type(decision) is Pause:
@@ -434,18 +514,20 @@ class _Run:
                 else:
                     assert isinstance(decision, Kill)
                     self._kill(now, decision.task)
-            wake = policy.next_wakeup()
-            if wake is not None and wake > now and wake not in self.wakes:
-                self.wakes.add(wake)
-                self.push(wake, WAKE, None)
+            if wakes:
+                wake = policy.next_wakeup()
+                if wake is not None and wake > now and wake not in self.wakes:
+                    self.wakes.add(wake)
+                    self.push(wake, WAKE, None)
         self.events = events
-        self._close(now if events else 0.0)
+        self._close(now)
 
     # ----------------------------------------------------------------- events
 
-    def _event(self, now: float, kind: int, token: int, payload: object) -> None:
+    def _event(self, event: _Event | _Running) -> None:
+        now, kind, _, payload = event[:4]
         if kind == FINISH:
-            self._finish(now, payload, token)  # type: ignore[arg-type]
+            self._finish(now, event)  # type: ignore[arg-type]
         elif kind == SUBMIT:
             self._submit(now, payload)  # type: ignore[arg-type]
         elif kind == ADD:
@@ -483,7 +565,7 @@ class _Run:
             blocks = [tuple(dict.fromkeys(live[i] for i in row)) for row in picks.tolist()]
         run = _JobRun(index, job, seconds)
         self.runs[index] = run
-        self.records.append(self._record(run))
+        self.records.append(None)
         self.policy.job_submitted(now, index, job, blocks)
         self._next_job()
         if run.total == 0:
@@ -507,58 +589,51 @@ class _Run:
             and run.maps_done < run.job.tasks
             and not (ref.phase == "reduce" and self.opts.copy_compute_splitting)
         ):
-            # Launched before the last map finished: it holds its room and waits (token 0
-            # is no event; the finish is set when the maps are done).
+            # Launched before the last map finished: it holds its room and waits (no finish
+            # event until the maps are done).
             run.waiting[ref] = None
-            self.running[ref] = (attempt, decision.machine, now, None, 0, math.inf, fraction)
+            self._start(now, math.inf, ref, attempt, decision.machine, None, fraction, run)
             return
-        token = self.push(now + seconds, FINISH, ref)
-        self.running[ref] = (
-            attempt,
-            decision.machine,
-            now,
-            decision.locality,
-            token,
-            now + seconds,
-            fraction,
+        self._start(
+            now, now + seconds, ref, attempt, decision.machine, decision.locality, fraction, run
         )
 
-    @staticmethod
     def _row(
+        self,
         state: _Running,
         run: _JobRun,
-        ref: TaskRef,
         end: float,
         *,
         killed: bool = False,
         truncated: bool = False,
-    ) -> _Row:
-        """The attempt row of a task that ran from its launch (``state``) to ``end``; the
-        fused finish path in :meth:`run` builds the same row inline."""
+    ) -> None:
+        """Fill in the attempt row of a task that ran from its launch (``state``) to
+        ``end``; the fused finish path in :meth:`run` builds the same row inline."""
         job = run.job
-        return (
-            state[2],
+        ref = state[3]
+        self.attempts[state[9]] = (
+            state[6],
             run.index,
             ref.phase,
             ref.task,
-            state[0],
+            state[4],
             job.name,
             job.user,
-            state[1],
+            state[5],
             end,
             killed,
-            state[3],
+            state[7],
             truncated,
         )
 
-    def _finish(self, now: float, ref: TaskRef, token: int) -> None:
-        state = self.running.get(ref)
-        if state is None or state[4] != token:
+    def _finish(self, now: float, event: _Running) -> None:
+        ref = event[3]
+        if self.running.get(ref) is not event:
             return  # killed before it finished
         del self.running[ref]
         run = self.runs[ref.job]
         job = run.job
-        self.attempts.append(self._row(state, run, ref, now, killed=False))
+        self._row(event, run, now)
         if ref.phase == "map":
             run.maps_done += 1
             if run.maps_done == job.tasks and run.waiting:
@@ -589,25 +664,26 @@ class _Run:
         """The job's last map finished: the reducers waiting for it copy (and compute) now."""
         for ref in run.waiting:
             state = self.running[ref]
-            end = now + self._reduce_seconds(run.job, ref) * state[6]
-            token = self.push(end, FINISH, ref)
-            self.running[ref] = (*state[:4], token, end, state[6])
+            end = now + self._reduce_seconds(run.job, ref) * state[8]
+            entry = (end, FINISH, next(self.tokens), *state[3:])
+            self.running[ref] = entry
+            self._queue(entry)
         run.waiting.clear()
 
     def _kill(self, now: float, ref: TaskRef) -> None:
         state = self.running.pop(ref)
         run = self.runs[ref.job]
         run.waiting.pop(ref, None)
-        self.attempts.append(self._row(state, run, ref, now, killed=True))
-        self.attempt_of[ref] = state[0] + 1
+        self._row(state, run, now, killed=True)
+        self.attempt_of[ref] = state[4] + 1
 
     def _pause(self, now: float, ref: TaskRef) -> None:
         state = self.running.pop(ref)
         run = self.runs[ref.job]
         run.waiting.pop(ref, None)
-        self.attempts.append(self._row(state, run, ref, now, killed=False))
-        self.attempt_of[ref] = state[0] + 1
-        start, end, fraction = state[2], state[5], state[6]
+        self._row(state, run, now)
+        self.attempt_of[ref] = state[4] + 1
+        end, start, fraction = state[0], state[6], state[8]
         if not math.isfinite(end):
             self.resume[ref] = fraction  # it was waiting for the maps: no work done yet
         else:
@@ -622,7 +698,6 @@ class _Run:
         self.live.append(machine.name)
         self.slots_cache.clear()
         self.codes = None
-        self.epoch += 1
         self.policy.machine_added(now, machine)
 
     def _remove(self, now: float, name: str) -> None:
@@ -632,7 +707,6 @@ class _Run:
         self.live.remove(name)
         self.slots_cache.clear()
         self.codes = None
-        self.epoch += 1
         for ref in self.policy.machine_removed(now, name):
             self._kill(now, ref)
 
@@ -647,7 +721,7 @@ class _Run:
             end = until if until is not None else last
             for ref, state in self.running.items():
                 run = self.runs[ref.job]
-                self.attempts.append(self._row(state, run, ref, max(end, state[2]), truncated=True))
+                self._row(state, run, max(end, state[6]), truncated=True)
         for run in self.runs.values():
             self.records[run.index] = self._record(run)
 
@@ -670,14 +744,6 @@ class _Run:
         )
 
     def _isolated(self, run: _JobRun) -> float:
-        cached = run.isolated
-        if cached is not None and cached[0] == self.epoch:
-            return cached[1]
-        value = self._isolated_now(run)
-        run.isolated = (self.epoch, value)
-        return value
-
-    def _isolated_now(self, run: _JobRun) -> float:
         job = run.job
         if run.total == 0:
             return 0.0
