@@ -109,6 +109,12 @@ class Scheduler(Policy):
             and self._plain_hooks
         )
         self._resource_range = range(len(self.cluster.resources))
+        # Only delay-scheduling waits and preemption timeouts ask for wake-ups.
+        self.uses_wakeups = (
+            self.options.delay is not None
+            or bool(self.options.job_delays)
+            or self.options.preemption is not None
+        )
         for user in users:
             self._user(user.name, None)
 
