@@ -52,6 +52,7 @@ from heapq import heapify, heappop, heappush
 from fairshare.cluster import Cluster
 from fairshare.policies.base import Scheduler
 from fairshare.policies.options import PolicyOptions
+from fairshare.policies.protocol import Decision, TaskRef
 from fairshare.policies.state import EPS, UserState
 from fairshare.workload.model import ROOT, Queue, User
 
@@ -61,6 +62,9 @@ wins), so that rounding in the rescaled sums never breaks a tie of the exact val
 
 _Entry = tuple[float, int, int]
 """A child's heap entry: (weighted share, child node, the child's version in the view)."""
+
+_NEVER = (-float("inf"), -1, -1, -1)
+"""A batching bound no user's key is below (see :meth:`NaiveHdrf._bound`): select again."""
 
 
 class _View:
@@ -127,6 +131,13 @@ class NaiveHdrf(Scheduler):
         super().__init__(cluster, users=users, queues=queues, options=options)
         for queue in queues:
             self._queue_node(queue.path)
+        # Batched launches and the fused finish rely on this class's selection and change
+        # tracking (a subclass that replaces them, such as the tests' full recomputation,
+        # gets one selection per task and the general path).
+        cls = type(self)
+        own = cls.select is NaiveHdrf.select and cls._touch is NaiveHdrf._touch
+        self._batching = own
+        self._fused = own
 
     # ----------------------------------------------------------------- tree
 
@@ -250,6 +261,73 @@ class NaiveHdrf(Scheduler):
         if group in member:
             del member[group]
             self._add(self._leaf[user], group, -1)
+
+    def _bound(self, mi: int, u: int) -> tuple[float, int, int, int] | None:
+        """Whether ``u`` keeps machine ``mi`` for another task of the batch (see
+        ``Scheduler._fill``): None when no other leaf counts in a group whose task fits
+        ``mi``, so that Algorithm 4's walk can only reach ``u``'s leaf again (with the same
+        group: the first fitting one it counts in, as the room only shrinks during a batch);
+        otherwise a bound no key is below, so that the next task is selected afresh.
+
+        This is the common case of an arriving job on a cluster with room (TSF section VI's
+        macrobenchmark): nobody else waits, and the walk would pick the job's user for each
+        of its tasks."""
+        cs = self.cluster
+        free = cs.free[mi]
+        groups = cs.groups
+        root = self._count[0]
+        member = self._member[u]
+        for g in cs.gfor[mi]:
+            n = root.get(g, 0)
+            if g in member:
+                n -= 1
+            if n > 0 and self._fits(free, groups[g].demand):
+                return _NEVER
+        return None
+
+    def finish_and_decide(self, now: float, task: TaskRef) -> list[Decision]:
+        """:meth:`task_finished` then :meth:`decide`, fused as ``Scheduler.finish_and_decide``
+        fuses them (same conditions, same re-bucketing argument), with H-DRF's change
+        tracking and selection: the finished task's machine is the only one to offer, so it
+        is offered at once, without marking it dirty or re-bucketing it before the offer."""
+        job = self.jobs.get(task[0]) if task[1] == "map" else None
+        if (
+            job is None
+            or not self._fused
+            or job.maps_done + 1 == job.reduce_after
+            or self.dirty
+            or self._offers
+            or self._wakeups
+            or self._largest is not None
+            or self._cpac is not None
+            or self.options.preemption is not None
+            or self.reorder_jobs
+        ):
+            self.task_finished(now, task)
+            return self.decide(now)
+        cs = self.cluster
+        user = self.users[job.user]
+        mi = user.tasks[task][0]
+        if not cs.alive[mi]:
+            self.task_finished(now, task)
+            return self.decide(now)
+        self._release(job, user, task)
+        job.finished += 1
+        job.maps_done += 1
+        if job.finished == job.maps:
+            del self.jobs[job.key]
+        self._touch(user)
+        pick = self.select(mi)
+        if pick is None:
+            cs.rebucket(mi)
+            return []
+        out: list[Decision] = []
+        old = cs.key_of[mi]
+        freed = old is not None and tuple(cs.free[mi]) != old
+        self._fill(mi, now, out, pick)
+        if freed and cs.key_of[mi] == old:
+            cs.bump(mi)
+        return out
 
     def _restore_held(self) -> None:
         if self._skipped:
