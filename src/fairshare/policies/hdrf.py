@@ -73,9 +73,22 @@ class _View:
     Per node: its vector, share, key (share over weight), whether it is demanding, a version
     that invalidates its older heap entries, and (internal nodes) per group the heap of its
     children's entries. ``dirty`` holds the nodes to recompute; a dirty node's ancestors (but
-    the root) are dirty too."""
+    the root) are dirty too. ``stale`` holds children of the root left out of date because
+    no leaf below them could launch (nothing reads their values until one can: see
+    :meth:`NaiveHdrf._update`)."""
 
-    __slots__ = ("demanding", "dirty", "heaps", "key", "share", "vec", "ver", "y", "yset")
+    __slots__ = (
+        "demanding",
+        "dirty",
+        "heaps",
+        "key",
+        "share",
+        "stale",
+        "vec",
+        "ver",
+        "y",
+        "yset",
+    )
 
     def __init__(self, y: tuple[int, ...] | None, size: int, resources: int) -> None:
         self.y = y
@@ -87,6 +100,7 @@ class _View:
         self.ver = [0] * size
         self.heaps: list[dict[int, list[_Entry]]] = [{} for _ in range(size)]
         self.dirty: dict[int, None] = dict.fromkeys(range(1, size))
+        self.stale: dict[int, None] = {}
 
     def grow(self, resources: int) -> None:
         self.vec.append([0.0] * resources)
@@ -234,7 +248,8 @@ class NaiveHdrf(Scheduler):
     def _add(self, leaf: int, g: int, delta: int) -> None:
         """Count (``delta`` 1) or uncount (-1) ``leaf`` in group ``g`` up its path. A node
         that gains its first such leaf needs an entry in its parent's heap for ``g`` (in
-        views where it is dirty, its recomputation pushes one)."""
+        views where it is dirty, its recomputation pushes one; where it is stale, it becomes
+        dirty, so that the next decision computes the key that entry needs)."""
         count = self._count
         parent = self._parent
         node = leaf
@@ -248,9 +263,15 @@ class NaiveHdrf(Scheduler):
             up = parent[node]
             if n == 1 and delta > 0 and up >= 0:
                 for view in self._views.values():
-                    if node not in view.dirty:
-                        heap = view.heaps[up].setdefault(g, [])
-                        heappush(heap, (view.key[node], node, view.ver[node]))
+                    if node in view.dirty:
+                        continue
+                    if node in view.stale:
+                        # A child of the root: its path is itself.
+                        del view.stale[node]
+                        view.dirty[node] = None
+                        continue
+                    heap = view.heaps[up].setdefault(g, [])
+                    heappush(heap, (view.key[node], node, view.ver[node]))
             node = up
 
     # ----------------------------------------------------------------- selection
@@ -459,7 +480,13 @@ class NaiveHdrf(Scheduler):
     def _update(self, view: _View) -> None:
         """Recompute the view's dirty nodes, children before parents, each exactly as the
         full pass of Algorithm 3 (naive: plain sums) would, and queue their new keys in
-        their parents' heaps."""
+        their parents' heaps.
+
+        A child of the root with no leaf that can launch is left stale instead: its values
+        are read only by the root's recomputation (which never happens, see the module) and
+        by its entries in the root's heaps (it has none that count), so they are computed
+        when it counts again (:meth:`_add`). On a cluster with room, most finishes are of
+        users with nothing left to launch (TSF section VI's macrobenchmark)."""
         dirty = view.dirty
         depth = self._depth
         nodes = sorted(dirty, key=depth.__getitem__, reverse=True) if len(dirty) > 1 else dirty
@@ -477,7 +504,14 @@ class NaiveHdrf(Scheduler):
         y = view.y
         yset = view.yset
         groups = self.cluster.groups
+        stale = view.stale
         for node in list(nodes):
+            if parent[node] == 0:
+                if not count[node]:
+                    stale[node] = None
+                    continue
+                if stale:
+                    stale.pop(node, None)
             u = user_at[node]
             if u >= 0:
                 user = users[u]
