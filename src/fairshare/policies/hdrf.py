@@ -151,7 +151,14 @@ class NaiveHdrf(Scheduler):
         cls = type(self)
         own = cls.select is NaiveHdrf.select and cls._touch is NaiveHdrf._touch
         self._batching = own
-        self._fused = own
+        # The fused finish's conditions that never change (Scheduler.finish_and_decide's).
+        self._fused = (
+            own
+            and cls.on_release is Scheduler.on_release
+            and self._cpac is None
+            and self.options.preemption is None
+            and not self.options.headroom
+        )
 
     # ----------------------------------------------------------------- tree
 
@@ -319,25 +326,45 @@ class NaiveHdrf(Scheduler):
             or self.dirty
             or self._offers
             or self._wakeups
-            or self._largest is not None
-            or self._cpac is not None
-            or self.options.preemption is not None
             or self.reorder_jobs
         ):
             self.task_finished(now, task)
             return self.decide(now)
         cs = self.cluster
         user = self.users[job.user]
-        mi = user.tasks[task][0]
+        tasks = user.tasks
+        mi = tasks[task][0]
         if not cs.alive[mi]:
             self.task_finished(now, task)
             return self.decide(now)
-        self._release(job, user, task)
+        # _release, inlined (on_release is the base's no-op, job order is FIFO).
+        del tasks[task]
+        demand = job.demand
+        free = cs.free[mi]
+        alloc = user.alloc
+        for r in range(len(demand)):
+            d = demand[r]
+            free[r] += d
+            alloc[r] -= d
+        user.running -= 1
+        user.share -= job.share_per_task
+        if user.running == 0:
+            user.share = 0.0
+            user.alloc = [0.0] * len(alloc)
+        job.running -= 1
         job.finished += 1
         job.maps_done += 1
         if job.finished == job.maps:
             del self.jobs[job.key]
         self._touch(user)
+        # select's first test: no group of the machine has work (a cluster with room).
+        groups = cs.groups
+        for g in cs.gfor[mi]:
+            if groups[g].users:
+                break
+        else:
+            cs.rebucket(mi)
+            return []
         pick = self.select(mi)
         if pick is None:
             cs.rebucket(mi)
