@@ -206,12 +206,18 @@ class NaiveHdrf(Scheduler):
         user.version += 1
         leaf = self._leaf[user.idx]
         parent = self._parent
-        for view in self._views.values():
-            dirty = view.dirty
-            node = leaf
-            while node > 0 and node not in dirty:
-                dirty[node] = None
-                node = parent[node]
+        if parent[leaf] == 0 and not self._count[leaf]:
+            # A child of the root that cannot launch: stale rather than dirty (see _update);
+            # if the recount below gives it work, _add makes it dirty.
+            for view in self._views.values():
+                view.stale[leaf] = None
+        else:
+            for view in self._views.values():
+                dirty = view.dirty
+                node = leaf
+                while node > 0 and node not in dirty:
+                    dirty[node] = None
+                    node = parent[node]
         old = self._member[user.idx]
         heaps = user.job_heaps
         if user.running < user.cap and not self._skipped:
