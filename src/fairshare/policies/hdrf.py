@@ -143,6 +143,8 @@ class NaiveHdrf(Scheduler):
         self._member: list[dict[int, None]] = []
         self._views: dict[tuple[int, ...] | None, _View] = {}
         super().__init__(cluster, users=users, queues=queues, options=options)
+        # The resources the cluster has (a Y holds only those), as of the last change.
+        self._present = [r for r, t in enumerate(self.cluster.total) if t > 0]
         for queue in queues:
             self._queue_node(queue.path)
         # Batched launches and the fused finish rely on this class's selection and change
@@ -196,6 +198,7 @@ class NaiveHdrf(Scheduler):
     def on_cluster_change(self) -> None:
         # The totals moved, and with them every leaf's vector: start the views afresh.
         self._views.clear()
+        self._present = [r for r, t in enumerate(self.cluster.total) if t > 0]
 
     # ----------------------------------------------------------------- change tracking
 
@@ -362,7 +365,15 @@ class NaiveHdrf(Scheduler):
         job.maps_done += 1
         if job.finished == job.maps:
             del self.jobs[job.key]
-        self._touch(user)
+        leaf = self._leaf[user.idx]
+        if not user.job_heaps and self._parent[leaf] == 0 and not self._count[leaf]:
+            # _touch's common case on a cluster with room, inlined: a child of the root with
+            # nothing to launch before or after goes stale, and its groups stay none.
+            user.version += 1
+            for view in self._views.values():
+                view.stale[leaf] = None
+        else:
+            self._touch(user)
         # select's first test: no group of the machine has work (a cluster with room).
         groups = cs.groups
         for g in cs.gfor[mi]:
@@ -417,8 +428,7 @@ class NaiveHdrf(Scheduler):
             return None
         y: tuple[int, ...] | None = None
         if self.dynamic:
-            total = cs.total
-            y = tuple([r for r in range(len(total)) if free[r] > EPS and total[r] > 0])
+            y = tuple([r for r in self._present if free[r] > EPS])
         view = self._views.get(y)
         if view is None:
             view = self._views[y] = _View(y, len(self._parent), len(cs.total))
