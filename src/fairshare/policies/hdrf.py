@@ -404,7 +404,13 @@ class NaiveHdrf(Scheduler):
 
     def select(self, mi: int) -> tuple[int, int] | None:
         """Algorithm 2 for one task on machine ``mi``: Algorithm 3 on the nodes changed since
-        the last decision with the same ``Y``, then Algorithm 4's walk (see the module)."""
+        the last decision with the same ``Y``, then Algorithm 4's walk (see the module).
+
+        When one (leaf, group) pair alone can launch on ``mi``, the walk can reach only that
+        leaf whatever the shares (it descends only into children with such a leaf), so the
+        pair is the answer without Algorithm 3: the view stays dirty until a decision
+        between several leaves needs it. An arriving job on a cluster with room is this case
+        (TSF section VI's macrobenchmark)."""
         cs = self.cluster
         free = cs.free[mi]
         groups = cs.groups
@@ -426,6 +432,19 @@ class NaiveHdrf(Scheduler):
                 fitting.append(g)
         if not fitting:
             return None
+        root = self._count[0]
+        pairs = 0
+        for g in fitting:
+            pairs += root.get(g, 0)
+        if pairs == 0:
+            return None
+        if pairs == 1:
+            for g in fitting:
+                if g in root:
+                    members = self._member
+                    for u in groups[g].users:
+                        if g in members[u]:
+                            return u, g
         y: tuple[int, ...] | None = None
         if self.dynamic:
             y = tuple([r for r in self._present if free[r] > EPS])
