@@ -331,7 +331,8 @@ class NaiveHdrf(Scheduler):
         if (
             job is None
             or not self._fused
-            or job.maps_done + 1 == job.reduce_after
+            # Reducers becoming runnable (a job without them has none to wake).
+            or (job.maps_done + 1 == job.reduce_after and job.job.reduce is not None)
             or self.dirty
             or self._offers
             or self._wakeups
@@ -342,12 +343,15 @@ class NaiveHdrf(Scheduler):
         cs = self.cluster
         user = self.users[job.user]
         tasks = user.tasks
-        mi = tasks[task][0]
+        where = tasks.pop(task)
+        mi = where[0]
         if not cs.alive[mi]:
+            # Put back for task_finished, which takes it out again at once (so the order
+            # of the user's tasks, which preemption reads, is as it was).
+            tasks[task] = where
             self.task_finished(now, task)
             return self.decide(now)
         # _release, inlined (on_release is the base's no-op, job order is FIFO).
-        del tasks[task]
         demand = job.demand
         free = cs.free[mi]
         alloc = user.alloc
@@ -374,15 +378,8 @@ class NaiveHdrf(Scheduler):
                 view.stale[leaf] = None
         else:
             self._touch(user)
-        # select's first test: no group of the machine has work (a cluster with room).
-        groups = cs.groups
-        for g in cs.gfor[mi]:
-            if groups[g].users:
-                break
-        else:
-            cs.rebucket(mi)
-            return []
-        pick = self.select(mi)
+        # No leaf can launch anywhere (a cluster with room): select would find no pair.
+        pick = self.select(mi) if self._count[0] else None
         if pick is None:
             cs.rebucket(mi)
             return []
@@ -432,6 +429,7 @@ class NaiveHdrf(Scheduler):
                 fitting.append(g)
         if not fitting:
             return None
+        # The root counts, per group, the leaves that can launch in it.
         root = self._count[0]
         pairs = 0
         for g in fitting:
