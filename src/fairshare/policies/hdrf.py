@@ -606,15 +606,18 @@ class NaiveHdrf(Scheduler):
                 elif y is not None:
                     active = [c for c in kids if demanding[c]]
                     demanding[node] = bool(active)
-                    low = min((share[c] / weight[c] for c in active), default=0.0)
+                    low = min([share[c] / weight[c] for c in active]) if active else 0.0
                     for c in kids:
-                        scale = 1.0
+                        vc = vec[c]
                         if demanding[c] and share[c] > 0:
                             scale = low * weight[c] / share[c]
-                        vc = vec[c]
-                        for r in resources:
-                            v[r] += vc[r] * scale
-                    s = max((v[r] for r in y), default=0.0)
+                            for r in resources:
+                                v[r] += vc[r] * scale
+                        else:
+                            # Scale 1: x * 1.0 is x, so the sum is bit for bit the same.
+                            for r in resources:
+                                v[r] += vc[r]
+                    s = max([v[r] for r in y]) if y else 0.0
                 else:
                     for c in kids:
                         vc = vec[c]
