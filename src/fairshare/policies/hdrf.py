@@ -42,6 +42,21 @@ changed since the last decision of the same ``Y``, O(resources) for a leaf and
 O(fan-out x resources) for an internal node other than the root: an internal node's vector is
 re-summed from its children in their order, so that every share is bit for bit the one the
 paper's full recomputation gives, and decisions (ties included) are exactly its decisions.
+
+Work skipped because its answer is known (TSF section VI's macrobenchmark, a cluster with
+room, is mostly these cases; ``tests/test_hdrf_online.py`` checks every one against the
+full recomputation):
+
+- A child of the root none of whose leaves can launch is *stale* instead of dirty: only the
+  root's recomputation (never done) and its own entries in the root's heaps (none count)
+  read its values, so they are computed when it counts in a group again.
+- A selection in which one (leaf, group) pair alone can launch on the machine returns it
+  without Algorithm 3: the walk descends only into children with such a leaf.
+- A user keeps the machine for a batch of launches (``Scheduler._fill``) while no other leaf
+  can launch on it; otherwise every task is selected afresh.
+- A map task's finish that is the only event at its time takes a fused path
+  (:meth:`NaiveHdrf.finish_and_decide`, as ``Scheduler.finish_and_decide``), and with no
+  leaf able to launch anywhere, no selection at all.
 """
 
 from __future__ import annotations
