@@ -6,6 +6,8 @@ kept as it was before the caches."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -16,6 +18,7 @@ from fairshare.policies.hdrf import Hdrf, NaiveHdrf
 from fairshare.policies.state import EPS, UserState
 from fairshare.sim.engine import MachineEvent, SimOptions, simulate
 from fairshare.workload.model import (
+    ROOT,
     ExponentialDuration,
     FixedDuration,
     Job,
@@ -237,6 +240,52 @@ def test_cached_hdrf_decides_as_the_full_recomputation(
             machine_events=events,
         )
         for cls in (fast_cls, ref_cls)
+    ]
+    assert logs[0].attempts == logs[1].attempts
+    assert logs[0].attempts
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("flat", [False, True])
+@pytest.mark.parametrize("options", ["plain", "delay"])
+def test_roomy_cluster_fast_paths_decide_as_the_full_recomputation(
+    dynamic: bool, seed: int, flat: bool, options: str
+) -> None:
+    """On a cluster with room, most selections have one (leaf, group) pair that can launch,
+    launches come in batches, finishes take the fused path and most children of the root
+    are stale (:mod:`fairshare.policies.hdrf`): still the reference's decisions, on a tree
+    and on a flat one (every user a child of the root)."""
+    small, jobs, users, queues, _ = _case(seed, 3 if seed % 2 else 2)
+    resources = len(small.resources)
+    cluster = Cluster.build(
+        small.resources,
+        [
+            Machine(
+                f"m{i}",
+                np.full(resources, 24.0 if i % 2 else 12.0),
+                rack=f"r{i // 5}",
+                attributes={"fast": i % 3 == 0},
+            )
+            for i in range(24)
+        ],
+    )
+    if flat:
+        jobs = [dataclasses.replace(job, queue=ROOT) for job in jobs]
+        users = [dataclasses.replace(user, queue=ROOT) for user in users]
+        queues = []
+    opts = OPTIONS[options]
+    fast_cls, ref_cls = (Hdrf, ReferenceHdrf) if dynamic else (NaiveHdrf, ReferenceNaiveHdrf)
+    policies = [
+        cls(cluster, users=users, queues=queues, options=opts.policy_options())
+        for cls in (fast_cls, ref_cls)
+    ]
+    # The fast paths are on for the policy and off for the reference.
+    assert policies[0]._batching and policies[0]._fused
+    assert not policies[1]._batching and not policies[1]._fused
+    logs = [
+        simulate(cluster, jobs, policy, seed=seed, users=users, queues=queues, options=opts)
+        for policy in policies
     ]
     assert logs[0].attempts == logs[1].attempts
     assert logs[0].attempts

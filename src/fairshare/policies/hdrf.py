@@ -42,6 +42,21 @@ changed since the last decision of the same ``Y``, O(resources) for a leaf and
 O(fan-out x resources) for an internal node other than the root: an internal node's vector is
 re-summed from its children in their order, so that every share is bit for bit the one the
 paper's full recomputation gives, and decisions (ties included) are exactly its decisions.
+
+Work skipped because its answer is known (TSF section VI's macrobenchmark, a cluster with
+room, is mostly these cases; ``tests/test_hdrf_online.py`` checks every one against the
+full recomputation):
+
+- A child of the root none of whose leaves can launch is *stale* instead of dirty: only the
+  root's recomputation (never done) and its own entries in the root's heaps (none count)
+  read its values, so they are computed when it counts in a group again.
+- A selection in which one (leaf, group) pair alone can launch on the machine returns it
+  without Algorithm 3: the walk descends only into children with such a leaf.
+- A user keeps the machine for a batch of launches (``Scheduler._fill``) while no other leaf
+  can launch on it; otherwise every task is selected afresh.
+- A map task's finish that is the only event at its time takes a fused path
+  (:meth:`NaiveHdrf.finish_and_decide`, as ``Scheduler.finish_and_decide``), and with no
+  leaf able to launch anywhere, no selection at all.
 """
 
 from __future__ import annotations
@@ -52,6 +67,7 @@ from heapq import heapify, heappop, heappush
 from fairshare.cluster import Cluster
 from fairshare.policies.base import Scheduler
 from fairshare.policies.options import PolicyOptions
+from fairshare.policies.protocol import Decision, TaskRef
 from fairshare.policies.state import EPS, UserState
 from fairshare.workload.model import ROOT, Queue, User
 
@@ -62,6 +78,9 @@ wins), so that rounding in the rescaled sums never breaks a tie of the exact val
 _Entry = tuple[float, int, int]
 """A child's heap entry: (weighted share, child node, the child's version in the view)."""
 
+_NEVER = (-float("inf"), -1, -1, -1)
+"""A batching bound no user's key is below (see :meth:`NaiveHdrf._bound`): select again."""
+
 
 class _View:
     """Algorithm 3's result for one set ``Y`` of free resources (``y`` None: naive H-DRF).
@@ -69,9 +88,22 @@ class _View:
     Per node: its vector, share, key (share over weight), whether it is demanding, a version
     that invalidates its older heap entries, and (internal nodes) per group the heap of its
     children's entries. ``dirty`` holds the nodes to recompute; a dirty node's ancestors (but
-    the root) are dirty too."""
+    the root) are dirty too. ``stale`` holds children of the root left out of date because
+    no leaf below them could launch (nothing reads their values until one can: see
+    :meth:`NaiveHdrf._update`)."""
 
-    __slots__ = ("demanding", "dirty", "heaps", "key", "share", "vec", "ver", "y", "yset")
+    __slots__ = (
+        "demanding",
+        "dirty",
+        "heaps",
+        "key",
+        "share",
+        "stale",
+        "vec",
+        "ver",
+        "y",
+        "yset",
+    )
 
     def __init__(self, y: tuple[int, ...] | None, size: int, resources: int) -> None:
         self.y = y
@@ -83,6 +115,7 @@ class _View:
         self.ver = [0] * size
         self.heaps: list[dict[int, list[_Entry]]] = [{} for _ in range(size)]
         self.dirty: dict[int, None] = dict.fromkeys(range(1, size))
+        self.stale: dict[int, None] = {}
 
     def grow(self, resources: int) -> None:
         self.vec.append([0.0] * resources)
@@ -125,8 +158,24 @@ class NaiveHdrf(Scheduler):
         self._member: list[dict[int, None]] = []
         self._views: dict[tuple[int, ...] | None, _View] = {}
         super().__init__(cluster, users=users, queues=queues, options=options)
+        # The resources the cluster has (a Y holds only those), as of the last change.
+        self._present = [r for r, t in enumerate(self.cluster.total) if t > 0]
         for queue in queues:
             self._queue_node(queue.path)
+        # Batched launches and the fused finish rely on this class's selection and change
+        # tracking (a subclass that replaces them, such as the tests' full recomputation,
+        # gets one selection per task and the general path).
+        cls = type(self)
+        own = cls.select is NaiveHdrf.select and cls._touch is NaiveHdrf._touch
+        self._batching = own
+        # The fused finish's conditions that never change (Scheduler.finish_and_decide's).
+        self._fused = (
+            own
+            and cls.on_release is Scheduler.on_release
+            and self._cpac is None
+            and self.options.preemption is None
+            and not self.options.headroom
+        )
 
     # ----------------------------------------------------------------- tree
 
@@ -164,6 +213,7 @@ class NaiveHdrf(Scheduler):
     def on_cluster_change(self) -> None:
         # The totals moved, and with them every leaf's vector: start the views afresh.
         self._views.clear()
+        self._present = [r for r, t in enumerate(self.cluster.total) if t > 0]
 
     # ----------------------------------------------------------------- change tracking
 
@@ -174,12 +224,18 @@ class NaiveHdrf(Scheduler):
         user.version += 1
         leaf = self._leaf[user.idx]
         parent = self._parent
-        for view in self._views.values():
-            dirty = view.dirty
-            node = leaf
-            while node > 0 and node not in dirty:
-                dirty[node] = None
-                node = parent[node]
+        if parent[leaf] == 0 and not self._count[leaf]:
+            # A child of the root that cannot launch: stale rather than dirty (see _update);
+            # if the recount below gives it work, _add makes it dirty.
+            for view in self._views.values():
+                view.stale[leaf] = None
+        else:
+            for view in self._views.values():
+                dirty = view.dirty
+                node = leaf
+                while node > 0 and node not in dirty:
+                    dirty[node] = None
+                    node = parent[node]
         old = self._member[user.idx]
         heaps = user.job_heaps
         if user.running < user.cap and not self._skipped:
@@ -223,7 +279,8 @@ class NaiveHdrf(Scheduler):
     def _add(self, leaf: int, g: int, delta: int) -> None:
         """Count (``delta`` 1) or uncount (-1) ``leaf`` in group ``g`` up its path. A node
         that gains its first such leaf needs an entry in its parent's heap for ``g`` (in
-        views where it is dirty, its recomputation pushes one)."""
+        views where it is dirty, its recomputation pushes one; where it is stale, it becomes
+        dirty, so that the next decision computes the key that entry needs)."""
         count = self._count
         parent = self._parent
         node = leaf
@@ -237,9 +294,15 @@ class NaiveHdrf(Scheduler):
             up = parent[node]
             if n == 1 and delta > 0 and up >= 0:
                 for view in self._views.values():
-                    if node not in view.dirty:
-                        heap = view.heaps[up].setdefault(g, [])
-                        heappush(heap, (view.key[node], node, view.ver[node]))
+                    if node in view.dirty:
+                        continue
+                    if node in view.stale:
+                        # A child of the root: its path is itself.
+                        del view.stale[node]
+                        view.dirty[node] = None
+                        continue
+                    heap = view.heaps[up].setdefault(g, [])
+                    heappush(heap, (view.key[node], node, view.ver[node]))
             node = up
 
     # ----------------------------------------------------------------- selection
@@ -251,6 +314,98 @@ class NaiveHdrf(Scheduler):
             del member[group]
             self._add(self._leaf[user], group, -1)
 
+    def _bound(self, mi: int, u: int) -> tuple[float, int, int, int] | None:
+        """Whether ``u`` keeps machine ``mi`` for another task of the batch (see
+        ``Scheduler._fill``): None when no other leaf counts in a group whose task fits
+        ``mi``, so that Algorithm 4's walk can only reach ``u``'s leaf again (with the same
+        group: the first fitting one it counts in, as the room only shrinks during a batch);
+        otherwise a bound no key is below, so that the next task is selected afresh.
+
+        This is the common case of an arriving job on a cluster with room (TSF section VI's
+        macrobenchmark): nobody else waits, and the walk would pick the job's user for each
+        of its tasks."""
+        cs = self.cluster
+        free = cs.free[mi]
+        groups = cs.groups
+        root = self._count[0]
+        member = self._member[u]
+        for g in cs.gfor[mi]:
+            n = root.get(g, 0)
+            if g in member:
+                n -= 1
+            if n > 0 and self._fits(free, groups[g].demand):
+                return _NEVER
+        return None
+
+    def finish_and_decide(self, now: float, task: TaskRef) -> list[Decision]:
+        """:meth:`task_finished` then :meth:`decide`, fused as ``Scheduler.finish_and_decide``
+        fuses them (same conditions, same re-bucketing argument), with H-DRF's change
+        tracking and selection: the finished task's machine is the only one to offer, so it
+        is offered at once, without marking it dirty or re-bucketing it before the offer."""
+        job = self.jobs.get(task[0]) if task[1] == "map" else None
+        if (
+            job is None
+            or not self._fused
+            # Reducers becoming runnable (a job without them has none to wake).
+            or (job.maps_done + 1 == job.reduce_after and job.job.reduce is not None)
+            or self.dirty
+            or self._offers
+            or self._wakeups
+            or self.reorder_jobs
+        ):
+            self.task_finished(now, task)
+            return self.decide(now)
+        cs = self.cluster
+        user = self.users[job.user]
+        tasks = user.tasks
+        where = tasks.pop(task)
+        mi = where[0]
+        if not cs.alive[mi]:
+            # Put back for task_finished, which takes it out again at once (so the order
+            # of the user's tasks, which preemption reads, is as it was).
+            tasks[task] = where
+            self.task_finished(now, task)
+            return self.decide(now)
+        # _release, inlined (on_release is the base's no-op, job order is FIFO).
+        demand = job.demand
+        free = cs.free[mi]
+        alloc = user.alloc
+        for r in range(len(demand)):
+            d = demand[r]
+            free[r] += d
+            alloc[r] -= d
+        user.running -= 1
+        user.share -= job.share_per_task
+        if user.running == 0:
+            user.share = 0.0
+            user.alloc = [0.0] * len(alloc)
+        job.running -= 1
+        job.finished += 1
+        job.maps_done += 1
+        if job.finished == job.maps:
+            del self.jobs[job.key]
+        leaf = self._leaf[user.idx]
+        if not user.job_heaps and self._parent[leaf] == 0 and not self._count[leaf]:
+            # _touch's common case on a cluster with room, inlined: a child of the root with
+            # nothing to launch before or after goes stale, and its groups stay none.
+            user.version += 1
+            for view in self._views.values():
+                view.stale[leaf] = None
+        else:
+            self._touch(user)
+        # No leaf can launch anywhere (a cluster with room): select would find no pair.
+        pick = self.select(mi) if self._count[0] else None
+        if pick is None:
+            cs.rebucket(mi)
+            return []
+        out: list[Decision] = []
+        old = cs.key_of[mi]
+        freed = old is not None and tuple(cs.free[mi]) != old
+        self._fill(mi, now, out, pick)
+        if freed and cs.key_of[mi] == old:
+            cs.bump(mi)
+        return out
+
     def _restore_held(self) -> None:
         if self._skipped:
             users = {u for u, _ in self._skipped}
@@ -261,7 +416,13 @@ class NaiveHdrf(Scheduler):
 
     def select(self, mi: int) -> tuple[int, int] | None:
         """Algorithm 2 for one task on machine ``mi``: Algorithm 3 on the nodes changed since
-        the last decision with the same ``Y``, then Algorithm 4's walk (see the module)."""
+        the last decision with the same ``Y``, then Algorithm 4's walk (see the module).
+
+        When one (leaf, group) pair alone can launch on ``mi``, the walk can reach only that
+        leaf whatever the shares (it descends only into children with such a leaf), so the
+        pair is the answer without Algorithm 3: the view stays dirty until a decision
+        between several leaves needs it. An arriving job on a cluster with room is this case
+        (TSF section VI's macrobenchmark)."""
         cs = self.cluster
         free = cs.free[mi]
         groups = cs.groups
@@ -283,10 +444,23 @@ class NaiveHdrf(Scheduler):
                 fitting.append(g)
         if not fitting:
             return None
+        # The root counts, per group, the leaves that can launch in it.
+        root = self._count[0]
+        pairs = 0
+        for g in fitting:
+            pairs += root.get(g, 0)
+        if pairs == 0:
+            return None
+        if pairs == 1:
+            for g in fitting:
+                if g in root:
+                    members = self._member
+                    for u in groups[g].users:
+                        if g in members[u]:
+                            return u, g
         y: tuple[int, ...] | None = None
         if self.dynamic:
-            total = cs.total
-            y = tuple([r for r in range(len(total)) if free[r] > EPS and total[r] > 0])
+            y = tuple([r for r in self._present if free[r] > EPS])
         view = self._views.get(y)
         if view is None:
             view = self._views[y] = _View(y, len(self._parent), len(cs.total))
@@ -381,7 +555,13 @@ class NaiveHdrf(Scheduler):
     def _update(self, view: _View) -> None:
         """Recompute the view's dirty nodes, children before parents, each exactly as the
         full pass of Algorithm 3 (naive: plain sums) would, and queue their new keys in
-        their parents' heaps."""
+        their parents' heaps.
+
+        A child of the root with no leaf that can launch is left stale instead: its values
+        are read only by the root's recomputation (which never happens, see the module) and
+        by its entries in the root's heaps (it has none that count), so they are computed
+        when it counts again (:meth:`_add`). On a cluster with room, most finishes are of
+        users with nothing left to launch (TSF section VI's macrobenchmark)."""
         dirty = view.dirty
         depth = self._depth
         nodes = sorted(dirty, key=depth.__getitem__, reverse=True) if len(dirty) > 1 else dirty
@@ -399,7 +579,14 @@ class NaiveHdrf(Scheduler):
         y = view.y
         yset = view.yset
         groups = self.cluster.groups
+        stale = view.stale
         for node in list(nodes):
+            if parent[node] == 0:
+                if not count[node]:
+                    stale[node] = None
+                    continue
+                if stale:
+                    stale.pop(node, None)
             u = user_at[node]
             if u >= 0:
                 user = users[u]
@@ -434,15 +621,18 @@ class NaiveHdrf(Scheduler):
                 elif y is not None:
                     active = [c for c in kids if demanding[c]]
                     demanding[node] = bool(active)
-                    low = min((share[c] / weight[c] for c in active), default=0.0)
+                    low = min([share[c] / weight[c] for c in active]) if active else 0.0
                     for c in kids:
-                        scale = 1.0
+                        vc = vec[c]
                         if demanding[c] and share[c] > 0:
                             scale = low * weight[c] / share[c]
-                        vc = vec[c]
-                        for r in resources:
-                            v[r] += vc[r] * scale
-                    s = max((v[r] for r in y), default=0.0)
+                            for r in resources:
+                                v[r] += vc[r] * scale
+                        else:
+                            # Scale 1: x * 1.0 is x, so the sum is bit for bit the same.
+                            for r in resources:
+                                v[r] += vc[r]
+                    s = max([v[r] for r in y]) if y else 0.0
                 else:
                     for c in kids:
                         vc = vec[c]
