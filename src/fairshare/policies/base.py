@@ -126,7 +126,7 @@ class Scheduler(Policy):
 
     def user_key(self, user: UserState, group: int) -> float:
         """The quantity the policy equalises (lower goes first): weighted share by default."""
-        return user.share / user.weight
+        return user.share / user.divisor
 
     def job_key(self, job: JobState) -> float:
         """The order of a user's jobs: FIFO (submission order)."""
@@ -321,7 +321,7 @@ class Scheduler(Policy):
         if user.running < user.cap and user.job_heaps:
             groups = cs.groups
             for g in user.job_heaps:
-                key = user.share / user.weight if self._plain_key else self.user_key(user, g)
+                key = user.share / user.divisor if self._plain_key else self.user_key(user, g)
                 heappush(groups[g].heap, (key, user.idx, user.idx, user.version))
         # While nobody has pending work, no selection can find anyone.
         pick = self.select(mi) if cs.active_groups else None
@@ -473,12 +473,12 @@ class Scheduler(Policy):
         configured = self.configured.get(name)
         user = UserState(len(self.users), name, len(self.cluster.resources))
         if configured is not None:
-            user.weight = configured.weight
+            user.weight = user.divisor = configured.weight
             user.cap = configured.cap
             user.min_share = configured.min_share
             user.queue = configured.queue
         elif job is not None:
-            user.weight = job.weight
+            user.weight = user.divisor = job.weight
             user.queue = job.queue
         self.users.append(user)
         self.user_index[name] = user.idx
@@ -507,7 +507,7 @@ class Scheduler(Policy):
         groups = self.cluster.groups
         if self._plain_key:
             # One entry serves every group: the key does not depend on the group.
-            entry = (user.share / user.weight, user.idx, user.idx, user.version)
+            entry = (user.share / user.divisor, user.idx, user.idx, user.version)
             for g in user.job_heaps:
                 heappush(groups[g].heap, entry)
             return
@@ -809,7 +809,7 @@ class Scheduler(Policy):
                 if (
                     bound is not None
                     and not (
-                        (user.share / user.weight if plain_key else user_key(user, group)),
+                        (user.share / user.divisor if plain_key else user_key(user, group)),
                         user.idx,
                     )
                     < bound[:2]

@@ -50,11 +50,12 @@ class CollapsedDrf(Drf):
 
     def on_new_user(self, user: UserState) -> None:
         self._collapsed: list[float] = _collapsed_weights(self)
+        # The key divides by the collapsed weight (the base's share-ordered key, so the hot
+        # paths need no call per key).
+        for each, weight in zip(self.users, self._collapsed, strict=True):
+            each.divisor = weight
         if len(self.users) > 1:
             self.refresh_all()
-
-    def user_key(self, user: UserState, group: int) -> float:
-        return user.share / self._collapsed[user.idx]
 
     def preemption_weight(self, user: UserState) -> float:
         return self._collapsed[user.idx]

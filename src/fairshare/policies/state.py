@@ -133,6 +133,7 @@ class UserState:
     __slots__ = (
         "alloc",
         "cap",
+        "divisor",
         "idx",
         "job_heaps",
         "min_share",
@@ -150,6 +151,9 @@ class UserState:
         self.idx = idx
         self.name = name
         self.weight = 1.0
+        # What the share-ordered key divides the share by: the weight, unless the policy
+        # weighs users otherwise (collapsed-drf's flattened weights).
+        self.divisor = 1.0
         self.cap = float("inf")
         self.min_share = 0.0
         self.queue = ROOT

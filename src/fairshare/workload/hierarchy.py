@@ -92,11 +92,16 @@ class Hierarchy:
         Empty queues (no user below them) demand nothing and are left out of the sums."""
         has_user = self.ancestors.users_per_node() > 0
         out = np.ones(len(self.leaf_node), dtype=np.float64)
+        # Per parent, its children's summed weight (once per parent, not per leaf below it).
+        totals: dict[int, float] = {}
         for user, leaf in enumerate(self.leaf_node):
             factor = 1.0
             for node in self.path_to_root(int(leaf))[:-1]:
-                siblings = self.children[int(self.parent[node])]
-                total = sum(self.weight[s] for s in siblings if has_user[s])
+                up = int(self.parent[node])
+                total = totals.get(up)
+                if total is None:
+                    siblings = self.children[up]
+                    total = totals[up] = sum(self.weight[s] for s in siblings if has_user[s])
                 factor *= self.weight[node] / total
             out[user] = factor
         return out
