@@ -17,7 +17,14 @@ from fairshare.policies.preemption import fair_shares, fair_targets, hierarchica
 from fairshare.policies.protocol import Decision
 from fairshare.sim.engine import SimOptions, simulate
 from fairshare.sim.records import RunLog
-from fairshare.workload.model import FixedDuration, Job, PerTaskDurations, ReducePhase, User
+from fairshare.workload.model import (
+    FixedDuration,
+    Job,
+    PerTaskDurations,
+    Queue,
+    ReducePhase,
+    User,
+)
 
 from strategies import mixed_cluster
 
@@ -318,3 +325,29 @@ def test_hierarchical_shares_split_by_queue_before_user() -> None:
         1.0,
         9.0,
     ]
+
+
+def test_hdrf_preemption_restores_the_queue_tree_share() -> None:
+    """H-DRF's fair shares follow the tree: queues A (users a1, a2) and B (user b1) of equal
+    weight. a1 and a2 hold all 12 slots when b1 arrives; after Tfair, b1 takes back B's half
+    (6 slots) from the newest tasks, and a1 and a2 keep 3 each. Flat weights would have
+    stopped b1 at a third (4 slots), the behaviour before preemption read the tree."""
+    long = PerTaskDurations(tuple(1000.0 + i for i in range(6)))
+    jobs = [
+        Job("a1", 0.0, "a1", np.array([1.0]), 6, long, queue="A"),
+        Job("a2", 0.0, "a2", np.array([1.0]), 6, long, queue="A"),
+        Job("b1", 1.0, "b1", np.array([1.0]), 12, FixedDuration(100.0), queue="B"),
+    ]
+    queues = (Queue("A"), Queue("B"))
+    for policy in ("hdrf", "naive-hdrf"):
+        log = simulate(
+            _slots(12),
+            jobs,
+            policy,
+            seed=0,
+            queues=queues,
+            options=SimOptions(preemption=(1e9, 5.0)),
+        )
+        assert _running_at(log, 5.9) == {"a1": 6, "a2": 6}, policy
+        assert _running_at(log, 6.5) == {"a1": 3, "a2": 3, "b1": 6}, policy
+        assert sum(a.killed for a in log.attempts) == 6, policy

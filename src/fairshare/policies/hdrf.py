@@ -67,8 +67,9 @@ from heapq import heapify, heappop, heappush
 from fairshare.cluster import Cluster
 from fairshare.policies.base import Scheduler
 from fairshare.policies.options import PolicyOptions
+from fairshare.policies.preemption import hierarchical_shares
 from fairshare.policies.protocol import Decision, TaskRef
-from fairshare.policies.state import EPS, UserState
+from fairshare.policies.state import EPS, JobState, UserState
 from fairshare.workload.model import ROOT, Queue, User
 
 TIE = 1e-12
@@ -214,6 +215,8 @@ class NaiveHdrf(Scheduler):
         # The totals moved, and with them every leaf's vector: start the views afresh.
         self._views.clear()
         self._present = [r for r, t in enumerate(self.cluster.total) if t > 0]
+        # A task's dominant share (share_per_task) moved with the totals.
+        self.refresh_all()
 
     # ----------------------------------------------------------------- change tracking
 
@@ -674,6 +677,21 @@ class NaiveHdrf(Scheduler):
         for g in user.job_heaps:
             return self.cluster.groups[g].demand
         return ()
+
+    # ----------------------------------------------------------------- preemption
+
+    def share_per_task(self, job: JobState) -> float:
+        """A task's dominant share of the cluster: the unit preemption measures fair shares
+        in (placement walks the tree's vectors and never reads it)."""
+        total = self.cluster.total
+        return max((d / t for d, t in zip(job.demand, total, strict=True) if t > 0), default=0.0)
+
+    def preemption_shares(self, demands: Sequence[float], capacity: float) -> list[float]:
+        """Fair shares by the queue tree, not by flat user weights: hierarchical max-min of
+        the dominant share all users hold (H-DRF section 2's hierarchical share guarantee:
+        a queue's share is split among its children by weight, a child that wants less
+        leaving the rest to its siblings)."""
+        return hierarchical_shares(self._parent, self._weight, self._leaf, demands, capacity)
 
 
 class Hdrf(NaiveHdrf):

@@ -10,7 +10,8 @@ on the policy's unit gives every policy a fair share (:meth:`Scheduler.preemptio
   finds room that placement could not), demand is what a user holds plus its pending tasks
   (up to its cap), weights and minimum shares are those the policy orders users by: minimum
   shares only for FAIR (the other policies ignore them when they place), collapsed weights for
-  ``collapsed-drf``;
+  ``collapsed-drf``; for ``hdrf`` and ``naive-hdrf`` the water-filling follows the queue tree
+  (:func:`hierarchical_shares`), in dominant-share units;
 - FIFO has no fair share: its share is priority, so its "fair share" is what FIFO itself
   would give from scratch, the capacity filled in order of each user's oldest unfinished job.
   Under FIFO only an older job can be starved, and only younger jobs are victims.
