@@ -281,7 +281,7 @@ class ClusterState:
         self.names.append(machine.name)
         self.index[machine.name] = mi
         self.machines.append(machine)
-        capacity = [float(x) for x in machine.capacity]
+        capacity = list(map(float, machine.capacity.tolist()))
         self.free.append(capacity)
         self.rack.append(machine.rack)
         self.alive.append(True)
