@@ -1,0 +1,15 @@
+"""The issues' benchmark workloads and their timing, shared by ``fairshare bench`` and the
+scripts in ``benchmarks/`` (one definition of each workload, so figures stay comparable).
+
+- :mod:`fairshare.bench.online`: placements per CPU second of the online policies (issue 4).
+- :mod:`fairshare.bench.simulate`: the simulator at the papers' macrobenchmark scales (Choosy
+  section 7.1, TSF section VI), each case in a fresh interpreter for its own peak memory.
+- :mod:`fairshare.bench.solve`: ``fairshare solve`` on a 1,000-user hierarchy and on the
+  constraint issue's CMMF and TSF scales.
+
+The package imports none of them: a ``simulate`` child loads only what its case runs, so its
+peak resident memory stays comparable with the figures recorded before the move.
+"""
+
+BENCHMARKS = ("online", "simulate", "solve")
+"""The benchmarks ``fairshare bench`` runs, one submodule each."""
