@@ -13,7 +13,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
@@ -888,6 +888,293 @@ def policies_command() -> None:
     for reference in REFERENCE_POLICIES.values():
         online.add_row(reference.name, reference.summary + " (reference)", reference.source)
     console.print(online)
+
+
+# ------------------------------------------------------------------------------ bench
+
+bench_app = typer.Typer(
+    help="Reproduce the issue benchmarks (online throughput, simulator and solver at the "
+    "papers' scales). Timings depend on the machine; the workloads are fixed.",
+    no_args_is_help=True,
+)
+app.add_typer(bench_app, name="bench")
+
+JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON document")]
+
+
+def _names(text: str, option: str, allowed: Collection[str], kind: str) -> list[str]:
+    """A comma-separated list of policy names, each one of ``allowed``."""
+    names = [name.strip() for name in text.split(",")]
+    if not text.strip() or any(not name for name in names):
+        raise InputError("command line", option, f"expected a comma-separated list, got {text!r}")
+    for name in names:
+        if name not in allowed:
+            raise InputError(
+                "command line",
+                option,
+                f"unknown {kind} {name!r}; allowed: {', '.join(allowed)}",
+            )
+    return names
+
+
+def _bench_progress() -> Progress:
+    """A progress bar on stderr (so ``--json`` output stays clean), only on a terminal."""
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
+        disable=not sys.stderr.isatty(),
+    )
+
+
+def _dump(document: object) -> None:
+    sys.stdout.write(json.dumps(document, indent=2) + "\n")
+
+
+@bench_app.command("online")
+def bench_online_command(
+    policies: Annotated[
+        str, typer.Option("--policies", metavar="P1,P2,...", help="Online policies to time")
+    ] = "drf,tsf,choosy",
+    machines: Annotated[int, typer.Option("--machines", min=1, help="Machines")] = 10_000,
+    jobs: Annotated[int, typer.Option("--jobs", min=1, help="Jobs")] = 1000,
+    tasks: Annotated[int, typer.Option("--tasks", min=1, help="Tasks per job")] = 200,
+    as_json: JsonOption = False,
+) -> None:
+    """Placements per CPU second of the online policies (issue 4), against a bare heap
+    push/pop loop over as many decisions. Figures are comparable only at the default sizes."""
+    from fairshare.bench import online  # noqa: PLC0415
+    from fairshare.policies import ONLINE_POLICIES, PolicyError  # noqa: PLC0415
+
+    names = _names(policies, "--policies", ONLINE_POLICIES, "online policy")
+    decisions = jobs * tasks
+    runs: list[online.OnlineRun] = []
+    with _bench_progress() as progress:
+        step = progress.add_task("bare heap loop", total=len(names) + 2)
+        bare = decisions / max(online.heap_loop(decisions), 1e-9)
+        progress.update(step, advance=1, description="building the workload")
+        cluster, job_list = online.workload(machines, jobs, tasks)
+        for name in names:
+            progress.update(step, advance=1, description=f"simulating {name}")
+            try:
+                runs.append(online.run_policy(cluster, job_list, name))
+            except PolicyError as err:
+                raise InputError("command line", err.where, err.what) from None
+        progress.update(step, advance=1)
+    if as_json:
+        _dump(
+            {
+                "benchmark": "online",
+                "machines": machines,
+                "jobs": jobs,
+                "tasks": tasks,
+                "decisions": decisions,
+                "bare_heap_rate": round(bare, 1),
+                "policies": [
+                    {
+                        "policy": run.policy,
+                        "placements": run.placements,
+                        "events": run.events,
+                        "cpu_seconds": round(run.cpu_seconds, 4),
+                        "wall_seconds": round(run.wall_seconds, 4),
+                        "rate": round(run.rate, 1),
+                        "x_bare_heap": round(run.rate / bare, 4),
+                    }
+                    for run in runs
+                ],
+            }
+        )
+        return
+    table = Table(
+        title=f"online throughput: {machines:,} machines, {jobs:,} jobs x {tasks:,} tasks",
+        title_justify="left",
+        caption=f"per CPU s: placements per CPU second; x heap: that over a bare heap push/pop "
+        f"loop ({bare:,.0f}/s CPU)",
+        caption_justify="left",
+    )
+    for column in ("policy", "placements", "events", "CPU s", "wall s", "per CPU s", "x heap"):
+        table.add_column(column, justify="left" if column == "policy" else "right")
+    for run in runs:
+        table.add_row(
+            run.policy,
+            f"{run.placements:,}",
+            f"{run.events:,}",
+            f"{run.cpu_seconds:.2f}",
+            f"{run.wall_seconds:.2f}",
+            f"{run.rate:,.0f}",
+            f"{run.rate / bare:.2f}",
+        )
+    Console(highlight=False).print(table)
+
+
+@bench_app.command("simulate")
+def bench_simulate_command(
+    only: Annotated[
+        str | None,
+        typer.Option("--only", metavar="CASE", help="choosy, offline or tsf (default: all)"),
+    ] = None,
+    policies: Annotated[
+        str | None,
+        typer.Option(
+            "--policies",
+            metavar="P1,P2,...",
+            help="Policies for the tsf case (default: every online policy), or with "
+            "--only offline the reference schedulers (default: offline-restricted)",
+        ),
+    ] = None,
+    machines: Annotated[
+        int | None,
+        typer.Option("--machines", min=1, help="Shrink the cluster (default: the paper's 1,000)"),
+    ] = None,
+    jobs: Annotated[
+        int | None,
+        typer.Option("--jobs", min=1, help="Shrink the workload (default: the paper's)"),
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """The simulator at the papers' macrobenchmark scales (Choosy section 7.1, TSF section
+    VI): seconds of each run against its target and the peak memory of its own process."""
+    from fairshare.bench import simulate  # noqa: PLC0415
+
+    if only is not None and only not in simulate.CASES:
+        raise InputError(
+            "command line",
+            "--only",
+            f"unknown benchmark case {only!r}; allowed: {', '.join(simulate.CASES)}",
+        )
+    try:
+        runs = simulate.plan(only, policies.split(",") if policies is not None else None)
+    except ValueError as err:
+        raise InputError("command line", "--policies", str(err)) from None
+    results: list[dict[str, object]] = []
+    with _bench_progress() as progress:
+        step = progress.add_task("simulating", total=len(runs))
+        for run in runs:
+            progress.update(step, description=f"{run.case}: {run.policy}")
+            result = simulate.run_case_in_child(run.case, run.policy, machines, jobs)
+            results.append({"case": run.case, "target_seconds": run.target, **result})
+            progress.update(step, advance=1)
+    if as_json:
+        _dump({"benchmark": "simulate", "machines": machines, "jobs": jobs, "runs": results})
+        return
+    sizes = "" if machines is None and jobs is None else " (shrunk: not comparable)"
+    table = Table(title=f"simulator at the papers' scales{sizes}", title_justify="left")
+    for column in ("case", "policy", "jobs", "attempts", "seconds", "target", "peak MiB"):
+        table.add_column(column, justify="left" if column in ("case", "policy") else "right")
+    for r in results:
+        table.add_row(
+            str(r["case"]),
+            str(r["policy"]),
+            f"{r['jobs']:,}",
+            f"{r['task_attempts']:,}",
+            f"{r['seconds']}",
+            f"< {r['target_seconds']}",
+            f"{r['peak_rss_mib']}",
+        )
+    Console(highlight=False).print(table)
+
+
+@bench_app.command("solve")
+def bench_solve_command(
+    only: Annotated[
+        str | None,
+        typer.Option("--only", metavar="C1,C2", help="Cases: hierarchy, cmmf, tsf (default: all)"),
+    ] = None,
+    users: Annotated[
+        int | None,
+        typer.Option("--users", min=1, help="Users (default: the case's 1,000 or 5,000)"),
+    ] = None,
+    repeat: Annotated[
+        int | None,
+        typer.Option("--repeat", min=1, help="Runs per median (default: 5 hierarchy, 3 others)"),
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """`fairshare solve` on a 1,000-user 3-level hierarchy and the constraint issue's CMMF
+    (5,000 users, 100,000 machines) and TSF scales: median seconds in process and end to end."""
+    from fairshare.bench import solve  # noqa: PLC0415
+
+    chosen = _names(only, "--only", solve.CASES, "benchmark case") if only else list(solve.CASES)
+    cases = [solve.CASES[name] for name in chosen]
+    documents: list[dict[str, Any]] = []
+    total = sum(1 + len(c.in_process) + len(c.end_to_end) for c in cases)
+    with tempfile.TemporaryDirectory() as tmp, _bench_progress() as progress:
+        step = progress.add_task("solving", total=total)
+        for case in cases:
+            times = repeat if repeat is not None else case.repeat
+            progress.update(step, description=f"{case.name}: writing and loading")
+            prepared = solve.prepare(case, Path(tmp), users)
+            progress.update(step, advance=1)
+            scenario = prepared.scenario
+            in_process = []
+            for policy, integral in case.in_process:
+                progress.update(step, description=f"{case.name}: solve {policy} in process")
+                seconds, allocation = solve.time_in_process(scenario, policy, integral, times)
+                in_process.append(
+                    {
+                        "policy": policy,
+                        "integral": integral,
+                        "median_seconds": round(seconds, 4),
+                        "tasks": _round(float(allocation.tasks.sum()), 4),
+                        "lp_solves": allocation.extras.get("lp_solves"),
+                    }
+                )
+                progress.update(step, advance=1)
+            end_to_end = []
+            for policy in case.end_to_end:
+                progress.update(step, description=f"{case.name}: fairshare solve {policy}")
+                seconds = solve.time_end_to_end(prepared.path, policy, times)
+                end_to_end.append({"policy": policy, "median_seconds": round(seconds, 4)})
+                progress.update(step, advance=1)
+            documents.append(
+                {
+                    "case": case.name,
+                    "users": len(scenario.users),
+                    "queues": len(scenario.queues),
+                    "machines": len(scenario.cluster.machines),
+                    "machine_types": prepared.machine_types,
+                    "narrow_users": round(prepared.narrow_users, 4),
+                    "load_seconds": round(prepared.load_seconds, 4),
+                    "machine_types_seconds": round(prepared.types_seconds, 4),
+                    "repeat": times,
+                    "in_process": in_process,
+                    "end_to_end": end_to_end,
+                }
+            )
+    if as_json:
+        _dump({"benchmark": "solve", "cases": documents})
+        return
+    console = Console(highlight=False)
+    for doc in documents:
+        table = Table(
+            title=f"{doc['case']}: {doc['users']:,} users, {doc['queues']:,} queues, "
+            f"{doc['machines']:,} machines ({doc['machine_types']:,} types)",
+            title_justify="left",
+            caption=f"medians of {doc['repeat']} runs; load {doc['load_seconds']:.2f} s, "
+            f"machine types {doc['machine_types_seconds']:.2f} s; "
+            f"{_pct(doc['narrow_users'])} of users can use under 20% of the machines",
+            caption_justify="left",
+        )
+        for column in ("run", "policy", "kind", "median", "LP solves"):
+            table.add_column(
+                column, justify="right" if column in ("median", "LP solves") else "left"
+            )
+        for row in doc["in_process"]:
+            table.add_row(
+                "in process",
+                row["policy"],
+                "integral" if row["integral"] else "divisible",
+                f"{1000 * row['median_seconds']:.1f} ms",
+                _fmt(row["lp_solves"]),
+            )
+        for row in doc["end_to_end"]:
+            table.add_row(
+                "end to end", row["policy"], "json", f"{row['median_seconds']:.3f} s", "-"
+            )
+        console.print(table)
 
 
 def _fail(message: str) -> NoReturn:
