@@ -38,132 +38,16 @@ Each case runs in a fresh interpreter so its peak resident memory (``ru_maxrss``
 Usage: ``python benchmarks/simulate_scale.py [--only choosy|offline|tsf] [--policies a,b]``
 (with ``--only offline``, ``--policies`` picks reference schedulers, default
 offline-restricted).
+
+A thin wrapper over ``fairshare bench simulate`` (same options, plus ``--json``); the
+workloads are defined once, in ``fairshare.bench.simulate``.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
-import resource
-import subprocess
 import sys
-import time
 
-import numpy as np
-
-from fairshare.cluster import Cluster, Machine
-from fairshare.policies import ONLINE_POLICIES
-from fairshare.sim.engine import SimOptions, simulate
-from fairshare.sim.reference import REFERENCE_POLICIES, make_reference
-from fairshare.workload.generators import generate
-from fairshare.workload.model import ExponentialDuration, Job, WorkloadSpec
-
-SEED = 1
-
-
-def choosy_case(policy: str) -> dict[str, object]:
-    machines = [Machine(f"m{i}", np.array([1.0]), f"r{i // 40}", {}) for i in range(1000)]
-    cluster = Cluster.build(("slot",), machines)
-    spec = WorkloadSpec("google-constraints", {"jobs": 300, "arrival": 12})
-    workload = generate(spec, cluster, np.random.default_rng(SEED).spawn(1)[0])
-    chosen = make_reference(policy, workload.cluster) if policy in REFERENCE_POLICIES else policy
-    started = time.perf_counter()
-    log = simulate(
-        workload.cluster, workload.jobs, chosen, seed=SEED, options=SimOptions(until=3600.0)
-    )
-    seconds = time.perf_counter() - started
-    return _result(policy, log.jobs, log.attempt_count, log.events, seconds)
-
-
-def tsf_jobs(cluster: Cluster, rng: np.random.Generator) -> list[Job]:
-    shapes = [
-        np.array([1.0, 2.0]),
-        np.array([2.0, 1.0]),
-        np.array([1.0, 4.0]),
-        np.array([4.0, 2.0]),
-    ]
-    for shape in shapes:
-        shape.setflags(write=False)
-    jobs = []
-    submit = 0.0
-    for j in range(4500):
-        submit += float(rng.exponential(0.8))
-        jobs.append(
-            Job(
-                name=f"job{j:04d}",
-                submit=submit,
-                user=f"user{int(rng.integers(100))}",
-                demand=shapes[int(rng.integers(len(shapes)))],
-                tasks=int(rng.integers(20, 61)),
-                duration=ExponentialDuration(30.0),
-            )
-        )
-    return jobs
-
-
-def tsf_case(policy: str) -> dict[str, object]:
-    rng = np.random.default_rng(SEED)
-    machines = [
-        Machine(f"m{i}", np.array([16.0, 32.0] if i % 2 else [32.0, 16.0]), f"r{i // 40}", {})
-        for i in range(1000)
-    ]
-    cluster = Cluster.build(("cpu", "mem"), machines)
-    jobs = tsf_jobs(cluster, rng)
-    started = time.perf_counter()
-    log = simulate(cluster, jobs, policy, seed=SEED)
-    seconds = time.perf_counter() - started
-    return _result(policy, log.jobs, log.attempt_count, log.events, seconds)
-
-
-def _result(
-    policy: str, jobs: object, attempts: int, events: int, seconds: float
-) -> dict[str, object]:
-    return {
-        "policy": policy,
-        "jobs": len(jobs),  # type: ignore[arg-type]
-        "task_attempts": attempts,
-        "events": events,
-        "seconds": round(seconds, 2),
-        "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-    }
-
-
-def _child(case: str, policy: str) -> dict[str, object]:
-    code = (
-        "import json, sys; sys.path.insert(0, 'benchmarks'); import simulate_scale as s; "
-        f"print(json.dumps(s.{case}_case({policy!r})))"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    result: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
-    return result
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", choices=("choosy", "offline", "tsf"))
-    parser.add_argument(
-        "--policies", help="with --only tsf or offline: comma-separated policies to run"
-    )
-    args = parser.parse_args()
-    cases: list[tuple[str, str, float]] = []
-    if args.only in (None, "choosy"):
-        cases.append(("choosy", "choosy", 1.5))
-    if args.only in (None, "offline"):
-        names = args.policies.split(",") if args.only and args.policies else []
-        cases.extend(("choosy", name, 20.0) for name in names or ["offline-restricted"])
-    if args.only in (None, "tsf"):
-        names = args.policies.split(",") if args.policies else list(ONLINE_POLICIES)
-        cases.extend(("tsf", name, 2.0) for name in names)
-    header = ("case", "policy", "jobs", "attempts", "seconds", "target", "peak MiB")
-    print("{:8} {:20} {:>6} {:>9} {:>8} {:>7} {:>9}".format(*header))
-    for case, policy, target in cases:
-        r = _child(case, policy)
-        print(
-            f"{case:8} {policy:20} {r['jobs']:>6} {r['task_attempts']:>9} {r['seconds']:>8} "
-            f"{'< ' + str(target):>7} {r['peak_rss_mib']:>9}",
-            flush=True,
-        )
-
+from fairshare.cli import main
 
 if __name__ == "__main__":
-    main()
+    main(["bench", "simulate", *sys.argv[1:]])
