@@ -132,6 +132,7 @@ class NaiveHdrf(Scheduler):
 
     name = "naive-hdrf"
     dynamic = False
+    tracks_allocation = True
 
     def __init__(
         self,

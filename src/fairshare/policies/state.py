@@ -128,7 +128,8 @@ def side_key(job_id: int, phase: Phase) -> int:
 
 
 class UserState:
-    """A user (or FAIR pool): its running tasks in launch order, allocation and share."""
+    """A user (or FAIR pool): its running tasks in launch order, share and allocation
+    (``alloc``, per resource: kept only by a policy whose ``tracks_allocation`` is set)."""
 
     __slots__ = (
         "alloc",
