@@ -24,6 +24,11 @@ placements per CPU second is not reached: the rate sits near 50k/s, an eighth of
 heap loop; the engine is about a quarter of the run, the policy's offer path the rest (see
 DEVELOPERS.md for what is left).
 
+End of 2026-11-22, with the policy side's work too (no selection while nobody waits, FAIR and
+collapsed-drf on the fused path, allocations kept only for H-DRF), medians of three quiet
+runs: drf 62.2k/s, tsf 61.2k/s, choosy 59.0k/s (bare heap 408-506k/s; 0.12-0.15 x). Session
+start on the same machine: 40.9k, 34.5k, 35.4k/s.
+
 A thin wrapper over ``fairshare bench online`` (same options, plus ``--machines``, ``--tasks``
 and ``--json``); the workload is defined once, in ``fairshare.bench.online``.
 """

@@ -31,6 +31,12 @@
     finishes take a fused path of H-DRF's own that selects only when some leaf can launch.
     What is left is the shared path (engine loop, ``_fill``, ``rebucket``), as for drf.
 
+End of 2026-11-22 (engine and policy work; medians of three quiet runs, wall): choosy at
+Choosy section 7.1's scale 1.42 s (target 1.5 s; 84.8 MiB peak); at TSF section VI's scale
+every online policy 1.63-1.85 s but naive-hdrf 1.96 s (target 2 s; 93-94 MiB peak): fifo
+1.64, fair 1.78, drf 1.71, hdrf 1.85, collapsed-drf 1.72, choosy 1.60, tsf 1.77, cdrf 1.69,
+drfh 1.63, cmmf-cpu 1.76, cmmf-mem 1.70. Single runs vary by 10-20% on this machine.
+
 Timings exclude building ``log.attempts`` (``RunLog.attempt_count`` reads the rows), which
 ``simulate`` no longer does unless the attempts are read.
 
