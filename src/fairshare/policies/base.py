@@ -278,52 +278,15 @@ class Scheduler(Policy):
 
         Everything else takes the general path: reducers becoming runnable, copy-compute
         splitting, preemption, headroom, delay-scheduling wake-ups, and subclasses with their
-        own selection or launch hooks (H-DRF)."""
-        job = self.jobs.get(task[0]) if task[1] == "map" else None
-        if (
-            job is None
-            or not self._fused
-            or job.maps_done + 1 == job.reduce_after
-            or self.dirty
-            or self._offers
-            or self._wakeups
-        ):
+        own selection or launch hooks (H-DRF, which has a fused path of its own on
+        :meth:`_fused_release`)."""
+        released = self._fused_release(task)
+        if released is None:
             self.task_finished(now, task)
             return self.decide(now)
+        user, mi = released
         cs = self.cluster
-        user = self.users[job.user]
-        tasks = user.tasks
-        where = tasks.pop(task)
-        mi = where[0]
-        if not cs.alive[mi]:
-            tasks[task] = where
-            self.task_finished(now, task)
-            return self.decide(now)
-        # _release, inlined (on_release is the base's no-op).
-        demand = job.demand
         free = cs.free[mi]
-        if self.tracks_allocation:
-            alloc = user.alloc
-            for r in self._resource_range:
-                d = demand[r]
-                free[r] += d
-                alloc[r] -= d
-        else:
-            for r in self._resource_range:
-                free[r] += demand[r]
-        user.running -= 1
-        user.share -= job.share_per_task
-        if user.running == 0:
-            user.share = 0.0
-            user.alloc = [0.0] * len(free)
-        job.running -= 1
-        if self.reorder_jobs and job.pending > 0:
-            job.version += 1
-            heappush(user.job_heaps[job.group], (self.job_key(job), job.key, job.version))
-        job.finished += 1
-        job.maps_done += 1
-        if job.finished == job.maps:
-            del self.jobs[job.key]
         # _touch, inlined.
         user.version += 1
         if user.running < user.cap and user.job_heaps:
@@ -366,6 +329,61 @@ class Scheduler(Policy):
             # offers take machines from there.
             cs.bump(mi)
         return out
+
+    def _fused_release(self, task: TaskRef) -> tuple[UserState, int] | None:
+        """The finish half of a fused path: map task ``task`` released inline (what
+        :meth:`task_finished` does for it, without marking its machine dirty or re-bucketing
+        it); returns its user and machine. None, with nothing changed, when the
+        general path must take the finish: a fused path is off for this policy's options,
+        the job's reducers become runnable, machines or jobs wait for offers, a delay
+        wake-up is due, or the machine is gone."""
+        job = self.jobs.get(task[0]) if task[1] == "map" else None
+        if (
+            job is None
+            or not self._fused
+            # Reducers becoming runnable (a job without them has none to wake).
+            or (job.maps_done + 1 == job.reduce_after and job.job.reduce is not None)
+            or self.dirty
+            or self._offers
+            or self._wakeups
+        ):
+            return None
+        user = self.users[job.user]
+        tasks = user.tasks
+        where = tasks.pop(task)
+        mi = where[0]
+        cs = self.cluster
+        if not cs.alive[mi]:
+            # Put back for task_finished, which takes it out again at once (so the order of
+            # the user's tasks, which preemption reads, is as it was).
+            tasks[task] = where
+            return None
+        # _release, inlined (on_release is the base's no-op).
+        demand = job.demand
+        free = cs.free[mi]
+        if self.tracks_allocation:
+            alloc = user.alloc
+            for r in self._resource_range:
+                d = demand[r]
+                free[r] += d
+                alloc[r] -= d
+        else:
+            for r in self._resource_range:
+                free[r] += demand[r]
+        user.running -= 1
+        user.share -= job.share_per_task
+        if user.running == 0:
+            user.share = 0.0
+            user.alloc = [0.0] * len(free)
+        job.running -= 1
+        if self.reorder_jobs and job.pending > 0:
+            job.version += 1
+            heappush(user.job_heaps[job.group], (self.job_key(job), job.key, job.version))
+        job.finished += 1
+        job.maps_done += 1
+        if job.finished == job.maps:
+            del self.jobs[job.key]
+        return user, mi
 
     def machine_added(self, now: float, machine: Machine) -> None:
         mi = self.cluster.add_machine(machine)

@@ -346,48 +346,12 @@ class NaiveHdrf(Scheduler):
         fuses them (same conditions, same re-bucketing argument), with H-DRF's change
         tracking and selection: the finished task's machine is the only one to offer, so it
         is offered at once, without marking it dirty or re-bucketing it before the offer."""
-        job = self.jobs.get(task[0]) if task[1] == "map" else None
-        if (
-            job is None
-            or not self._fused
-            # Reducers becoming runnable (a job without them has none to wake).
-            or (job.maps_done + 1 == job.reduce_after and job.job.reduce is not None)
-            or self.dirty
-            or self._offers
-            or self._wakeups
-            or self.reorder_jobs
-        ):
+        released = self._fused_release(task)
+        if released is None:
             self.task_finished(now, task)
             return self.decide(now)
+        user, mi = released
         cs = self.cluster
-        user = self.users[job.user]
-        tasks = user.tasks
-        where = tasks.pop(task)
-        mi = where[0]
-        if not cs.alive[mi]:
-            # Put back for task_finished, which takes it out again at once (so the order
-            # of the user's tasks, which preemption reads, is as it was).
-            tasks[task] = where
-            self.task_finished(now, task)
-            return self.decide(now)
-        # _release, inlined (on_release is the base's no-op, job order is FIFO).
-        demand = job.demand
-        free = cs.free[mi]
-        alloc = user.alloc
-        for r in range(len(demand)):
-            d = demand[r]
-            free[r] += d
-            alloc[r] -= d
-        user.running -= 1
-        user.share -= job.share_per_task
-        if user.running == 0:
-            user.share = 0.0
-            user.alloc = [0.0] * len(alloc)
-        job.running -= 1
-        job.finished += 1
-        job.maps_done += 1
-        if job.finished == job.maps:
-            del self.jobs[job.key]
         leaf = self._leaf[user.idx]
         if not user.job_heaps and self._parent[leaf] == 0 and not self._count[leaf]:
             # _touch's common case on a cluster with room, inlined: a child of the root with
