@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from fairshare.cluster.constraints import Constraint
+from fairshare.sim.engine import simulate
 from fairshare.workload.eligibility import machine_types
 from fairshare.workload.loader import parse_scenario
+from fairshare.workload.model import FixedDuration, Job
 
 SCENARIO = {
     "resources": ["cpu", "mem"],
@@ -50,3 +53,34 @@ def test_type_eligibility_matches_each_machine() -> None:
     )
     np.testing.assert_array_equal(scenario.eligibility(), expected)
     np.testing.assert_array_equal(types.eligible[:, types.machine_type], expected)
+
+
+def test_true_and_one_are_different_machine_types() -> None:
+    """Python finds ``True == 1``; the constraint language does not (``gpu == 1`` rejects a
+    machine whose ``gpu`` is ``true``). Two such machines in a row once shared a type, and
+    the second inherited the first's verdict (found by Hypothesis). Exact solvers (types)
+    and online policies (signatures) now keep them apart."""
+    scenario = parse_scenario(
+        {
+            "resources": ["cpu"],
+            "machines": [
+                {"name": "t", "capacity": {"cpu": 4}, "attributes": {"gpu": True}},
+                {"name": "one", "capacity": {"cpu": 4}, "attributes": {"gpu": 1}},
+            ],
+            "users": [{"name": "u", "demand": {"cpu": 1}, "constraint": "gpu == 1"}],
+        },
+        "<inline>",
+    )
+    types = machine_types(scenario)
+    assert types.machine_type.tolist() == [0, 1]
+    assert types.eligible[:, types.machine_type].tolist() == [[False, True]]
+
+    jobs = [
+        Job(
+            "j", 0.0, "u", np.array([1.0]), 6, FixedDuration(1.0), constraint=Constraint("gpu == 1")
+        )
+    ]
+    for policy in ("drf", "choosy", "tsf", "hdrf"):
+        log = simulate(scenario.cluster, jobs, policy, seed=0)
+        assert {a.machine for a in log.attempts} == {"one"}, policy
+        assert [j.finish for j in log.jobs] == [2.0], policy

@@ -1,5 +1,12 @@
 """The cluster layer: resources, machines and the placement-constraint language."""
 
-from fairshare.cluster.model import AttributeValue, BoolArray, Cluster, FloatArray, Machine
+from fairshare.cluster.model import (
+    AttributeValue,
+    BoolArray,
+    Cluster,
+    FloatArray,
+    Machine,
+    attribute_key,
+)
 
-__all__ = ["AttributeValue", "BoolArray", "Cluster", "FloatArray", "Machine"]
+__all__ = ["AttributeValue", "BoolArray", "Cluster", "FloatArray", "Machine", "attribute_key"]

@@ -17,6 +17,14 @@ BoolArray = npt.NDArray[np.bool_]
 AttributeValue = str | int | float | bool
 
 
+def attribute_key(attributes: Mapping[str, AttributeValue]) -> tuple[tuple[str, str, object], ...]:
+    """``attributes`` as a hashable key that tells values of different types apart: Python
+    finds ``True == 1 == 1.0``, the constraint language does not (``gpu == 1`` rejects a
+    machine whose ``gpu`` is ``true``), so two machines may share a signature only when
+    their attributes agree in type and value. Sorted by name."""
+    return tuple(sorted((name, type(value).__name__, value) for name, value in attributes.items()))
+
+
 @dataclass(frozen=True)
 class Machine:
     """One machine: its capacity per resource (in the cluster's resource order), rack and

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from fairshare.cluster import Machine
+from fairshare.cluster import Machine, attribute_key
 from fairshare.cluster.constraints import Constraint
 from fairshare.policies.protocol import Phase, TaskRef
 from fairshare.workload.eligibility import AttributeCodes
@@ -257,8 +257,7 @@ class ClusterState:
         key = (
             machine.capacity.tobytes(),
             machine.rack,
-            # Names are unique, so plain tuple order sorts by name and never compares values.
-            tuple(sorted(machine.attributes.items())),
+            attribute_key(machine.attributes),
         )
         sig = self._sig_of.get(key)
         if sig is None:

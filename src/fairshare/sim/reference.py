@@ -49,7 +49,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fairshare.cluster import Cluster, Machine
+from fairshare.cluster import Cluster, Machine, attribute_key
 from fairshare.cluster.constraints import Constraint
 from fairshare.policies import Decision, Launch, Policy, TaskRef
 from fairshare.sim.engine import Pause, SimulationError
@@ -817,7 +817,7 @@ class ReferenceScheduler(Policy):
         key: tuple[object, ...] = (
             machine.capacity.tobytes(),
             machine.rack,
-            tuple(sorted(machine.attributes.items(), key=lambda item: item[0])),
+            attribute_key(machine.attributes),
             machine.name if self.by_name else None,
         )
         sig = self._sig_of.get(key)

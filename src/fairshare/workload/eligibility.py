@@ -14,11 +14,12 @@ split signatures further.
 from __future__ import annotations
 
 import operator
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
-from fairshare.cluster import BoolArray, FloatArray, Machine
+from fairshare.cluster import AttributeValue, BoolArray, FloatArray, Machine, attribute_key
 from fairshare.cluster.constraints import Constraint
 from fairshare.workload.hierarchy import IntArray
 from fairshare.workload.model import Scenario, User
@@ -92,6 +93,12 @@ class AttributeCodes:
         return np.asarray(verdicts[group.ravel()], dtype=np.bool_)
 
 
+def _attributes_differ(a: Mapping[str, AttributeValue], b: Mapping[str, AttributeValue]) -> bool:
+    """Whether two machines' attributes differ for the constraint language (``true`` and
+    ``1`` do; Python's ``==`` says they do not)."""
+    return a is not b and (a != b or attribute_key(a) != attribute_key(b))
+
+
 def machine_types(scenario: Scenario) -> MachineTypes:
     """Coalesce ``scenario``'s machines into types (Choosy section 5.1)."""
     machines = scenario.cluster.machines
@@ -106,7 +113,7 @@ def machine_types(scenario: Scenario) -> MachineTypes:
         changed[1:] = (
             np.fromiter(map(operator.is_not, capacities[1:], capacities[:-1]), np.bool_)
             | np.fromiter(map(operator.ne, racks[1:], racks[:-1]), np.bool_)
-            | np.fromiter(map(operator.ne, attributes[1:], attributes[:-1]), np.bool_)
+            | np.fromiter(map(_attributes_differ, attributes[1:], attributes[:-1]), np.bool_)
         )
     signature_of: dict[tuple[object, ...], int] = {}
     representatives: list[int] = []
@@ -116,7 +123,7 @@ def machine_types(scenario: Scenario) -> MachineTypes:
         key = (
             capacities[j].tobytes(),
             racks[j],
-            tuple(sorted(attributes[j].items(), key=lambda item: item[0])),
+            attribute_key(attributes[j]),
         )
         found = signature_of.get(key)
         if found is None:
