@@ -731,6 +731,8 @@ class Scheduler(Policy):
         new = tuple.__new__
         n_res = self._resource_range
         seq = self._launch_seq
+        # Whether a batch may take the tight loop below (the plain hooks, key and fit test).
+        fast = batch and not hooks and plain_key and not reorder and not track and largest is None
         while True:
             if pick is None:
                 if not cs.tiny_groups:
@@ -852,6 +854,58 @@ class Scheduler(Policy):
                     job = self._head_job(user, group)
                     simple = job.phase == "map" and job.blocks is None
                     job_id = job.id
+                elif fast and simple and not job.requeue and job.pending > 1:
+                    # The steady state of a batch (an arriving job filling a machine): the
+                    # steps above with counters in locals, every check in the same order on
+                    # the same floats, up to the job's last task, which the general step
+                    # launches (it retires the job).
+                    tasks = user.tasks
+                    next_map = job.next_map
+                    u_running = user.running
+                    u_pending = user.pending
+                    share = user.share
+                    j_running = job.running
+                    j_pending = job.pending
+                    spt = job.share_per_task
+                    cap = user.cap
+                    divisor = user.divisor
+                    uidx = user.idx
+                    below = bound[:2] if bound is not None else None
+                    stopped = False
+                    while j_pending > 1:
+                        ref = new(TaskRef, (job_id, "map", next_map))
+                        next_map += 1
+                        for r in n_res:
+                            free[r] -= demand[r]
+                        seq += 1
+                        tasks[ref] = (mi, seq)
+                        u_running += 1
+                        u_pending -= 1
+                        share += spt
+                        j_running += 1
+                        j_pending -= 1
+                        out.append(new(Launch, (ref, name, None)))
+                        if u_running >= cap:
+                            stopped = True
+                            break
+                        for r in n_res:
+                            if free[r] + EPS < demand[r]:
+                                stopped = True
+                                break
+                        if stopped:
+                            break
+                        if below is not None and not (share / divisor, uidx) < below:
+                            stopped = True
+                            break
+                    job.next_map = next_map
+                    user.running = u_running
+                    user.pending = u_pending
+                    user.share = share
+                    job.running = j_running
+                    job.pending = j_pending
+                    if stopped:
+                        self._touch(user)
+                        break
         self._launch_seq = seq
         self._restore_held()
         if cs.key_of[mi] is None:

@@ -383,8 +383,9 @@ class _Run:
         fraction: float,
         run: _JobRun,
     ) -> None:
-        """Record a launch: the row's slot, the running entry and, when ``end`` is finite,
-        the finish event (a reducer waiting for its maps has none yet)."""
+        """Record a launch: the row (as the task will end when ``end`` is finite: the hot
+        finish path in :meth:`run` writes none), the running entry and, when ``end`` is
+        finite, the finish event (a reducer waiting for its maps has none yet)."""
         attempts = self.attempts
         slot = len(attempts)
         attempts.append(_PENDING)
@@ -392,6 +393,7 @@ class _Run:
         entry = (end, FINISH, token, ref, attempt, machine, now, locality, fraction, slot, run)
         self.running[ref] = entry
         if token:
+            self._row(entry, run, end)
             self._queue(entry)
 
     def run(self, jobs: Iterator[Job], machine_events: Iterable[MachineEvent]) -> None:
@@ -441,22 +443,9 @@ class _Run:
                 # operation both checks that it is current and retires it.
                 state: _Running | None = running.pop(ref, None)  # type: ignore[call-overload]
                 if state is event:
+                    # Its row was written whole at the launch (it ends when it was due to).
                     run = state[10]
                     job = run.job
-                    attempts[state[9]] = (
-                        state[6],
-                        run.index,
-                        "map",
-                        ref[2],  # type: ignore[index]
-                        state[4],
-                        job.name,
-                        job.user,
-                        state[5],
-                        now,
-                        False,
-                        state[7],
-                        False,
-                    )
                     run.maps_done += 1
                     if run.maps_done == job.tasks and run.waiting:
                         self._maps_finished(now, run)
@@ -487,15 +476,36 @@ class _Run:
                         locality = decision[2]
                         if run.first_start is None:
                             run.first_start = now
+                        end = now + run.map_seconds[task[2]] * slow[locality]
+                        attempt = attempt_of.get(task, 0) if attempt_of else 0
+                        machine = decision[1]
+                        job = run.job
+                        # The row as the task will end, written now: a kill, pause or the
+                        # run's end rewrites it, and the finish has nothing to write.
                         slot = len(attempts)
-                        attempts.append(_PENDING)
+                        attempts.append(
+                            (
+                                now,
+                                run.index,
+                                "map",
+                                task[2],
+                                attempt,
+                                job.name,
+                                job.user,
+                                machine,
+                                end,
+                                False,
+                                locality,
+                                False,
+                            )
+                        )
                         entry = (
-                            now + run.map_seconds[task[2]] * slow[locality],
+                            end,
                             FINISH,
                             next(tokens),
                             task,
-                            attempt_of.get(task, 0) if attempt_of else 0,
-                            decision[1],
+                            attempt,
+                            machine,
                             now,
                             locality,
                             1.0,
