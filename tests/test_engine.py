@@ -20,8 +20,15 @@ from fairshare.policies import (
     TaskRef,
     make_policy,
 )
+from fairshare.policies.drf import Drf
 from fairshare.sim.engine import MachineEvent, SimOptions, SimulationError, simulate
-from fairshare.workload.model import ExponentialDuration, FixedDuration, Job, ReducePhase
+from fairshare.workload.model import (
+    ExponentialDuration,
+    FixedDuration,
+    Job,
+    PerTaskDurations,
+    ReducePhase,
+)
 
 from strategies import mixed_cluster
 
@@ -244,3 +251,50 @@ def test_a_policy_without_wakeups_is_not_asked_and_decides_the_same() -> None:
     assert quiet.attempts == plain.attempts
     assert [repr(j) for j in quiet.jobs] == [repr(j) for j in plain.jobs]
     assert quiet.events == plain.events
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_workloads())
+def test_finishes_held_back_while_quiescent_change_nothing(
+    case: tuple[int, list[Job], list[MachineEvent], str, SimOptions],
+) -> None:
+    """The protocol's promise (policies.protocol): delivering the finishes a quiescent policy
+    lets the driver hold back in one tasks_finished call decides exactly what delivering
+    them one by one, each with its decision round, decides."""
+    n, jobs, events, name, options = case
+    cluster = mixed_cluster(n)
+    held = simulate(cluster, jobs, name, seed=2, options=options, machine_events=events)
+    policy = make_policy(name, cluster, options=options.policy_options())
+    policy.quiescent = lambda: False  # type: ignore[method-assign]
+    one_by_one = simulate(cluster, jobs, policy, seed=2, options=options, machine_events=events)
+    assert held.attempts == one_by_one.attempts
+    assert [repr(j) for j in held.jobs] == [repr(j) for j in one_by_one.jobs]
+    assert held.events == one_by_one.events
+
+
+class _CountingDrf(Drf):
+    def __init__(self, cluster: Cluster) -> None:
+        super().__init__(cluster)
+        self.held: list[int] = []
+
+    def tasks_finished(self, now: float, tasks: Sequence[TaskRef]) -> None:
+        self.held.append(len(tasks))
+        super().tasks_finished(now, tasks)
+
+
+def test_a_cluster_with_room_holds_finishes_back_until_the_next_arrival() -> None:
+    """Two jobs that both fit at once: after the first arrival's round, every finish before
+    the second arrival is held back and delivered, in one call, just before it."""
+    cluster = mixed_cluster(4)
+    jobs = [
+        Job("a", 0.0, "u0", np.array([1.0, 1.0]), 4, PerTaskDurations((1.0, 2.0, 3.0, 4.0))),
+        Job("b", 10.0, "u1", np.array([1.0, 1.0]), 4, PerTaskDurations((1.0, 2.0, 3.0, 4.0))),
+    ]
+    policy = _CountingDrf(cluster)
+    log = simulate(cluster, jobs, policy, seed=0)
+    plain = simulate(cluster, jobs, "drf", seed=0)
+    assert log.attempts == plain.attempts
+    # a's first finish (t=1) goes through a decision round: the round before it launched
+    # tasks, so nobody asked for quiescence yet. Its other three are held until b arrives
+    # at t=10; b's the same, the last three until the run ends.
+    assert policy.held == [3, 3]

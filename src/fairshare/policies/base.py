@@ -112,6 +112,9 @@ class Scheduler(Policy):
             and self._batching
             and self._plain_hooks
         )
+        # Whether finishes may be held back while nobody waits (see quiescent): this
+        # class's fused path, not a subclass's own.
+        self._quiet_path = self._fused and cls.finish_and_decide is Scheduler.finish_and_decide
         self._resource_range = range(len(self.cluster.resources))
         # Only delay-scheduling waits and preemption timeouts ask for wake-ups.
         self.uses_wakeups = (
@@ -297,27 +300,7 @@ class Scheduler(Policy):
         # While nobody has pending work, no selection can find anyone.
         pick = self.select(mi) if cs.active_groups else None
         if pick is None:
-            old = cs.key_of[mi]
-            if old is None:
-                cs.rebucket(mi)
-                return []
-            free_key = tuple(free)
-            if free_key != old:
-                # ClusterState.rebucket, inlined for a machine that had room and keeps it
-                # (every finish of an idle cluster).
-                pools = cs.pools
-                for c in cs.cfor[mi]:
-                    pool = pools[c]
-                    left = pool[old]
-                    del left[mi]
-                    if not left:
-                        del pool[old]
-                    joined = pool.get(free_key)
-                    if joined is None:
-                        pool[free_key] = {mi: None}
-                    else:
-                        joined[mi] = None
-                cs.key_of[mi] = free_key
+            self._settle(mi)
             return []
         out: list[Decision] = []
         old = cs.key_of[mi]
@@ -329,6 +312,123 @@ class Scheduler(Policy):
             # offers take machines from there.
             cs.bump(mi)
         return out
+
+    def quiescent(self) -> bool:
+        """The protocol's promise that finishes may be held back (see
+        :mod:`fairshare.policies.protocol`): nobody has work to place, no machine or job
+        waits for an offer, no wake-up is due, and no mechanism of the general path is on
+        (the fused path's conditions). Policies with their own fused path (H-DRF) do not
+        promise it."""
+        return (
+            self._quiet_path
+            and not self.cluster.active_groups
+            and not self.dirty
+            and not self._offers
+            and not self._wakeups
+        )
+
+    def tasks_finished(self, now: float, tasks: Sequence[TaskRef]) -> None:
+        """Finishes held back while :meth:`quiescent`, in the order they happened: each is
+        released as :meth:`finish_and_decide` releases it when nobody can be served (its
+        machine re-bucketed at once and not marked dirty: there is no decision to take)."""
+        if not self._quiet_path:
+            super().tasks_finished(now, tasks)
+            return
+        jobs = self.jobs
+        users = self.users
+        cs = self.cluster
+        frees = cs.free
+        alive = cs.alive
+        key_of = cs.key_of
+        cfor = cs.cfor
+        pools = cs.pools
+        n_res = self._resource_range
+        track = self.tracks_allocation
+        reorder = self.reorder_jobs
+        for task in tasks:
+            job = jobs.get(task[0]) if task[1] == "map" else None
+            if job is None:
+                self.task_finished(now, task)
+                continue
+            user = users[job.user]
+            tasks_of = user.tasks
+            where = tasks_of.pop(task)
+            mi = where[0]
+            if not alive[mi]:
+                tasks_of[task] = where
+                self.task_finished(now, task)
+                continue
+            demand = job.demand
+            free = frees[mi]
+            if track:
+                alloc = user.alloc
+                for r in n_res:
+                    d = demand[r]
+                    free[r] += d
+                    alloc[r] -= d
+            else:
+                for r in n_res:
+                    free[r] += demand[r]
+            user.running -= 1
+            user.share -= job.share_per_task
+            if user.running == 0:
+                user.share = 0.0
+                user.alloc = [0.0] * len(free)
+            job.running -= 1
+            if reorder and job.pending > 0:
+                job.version += 1
+                heappush(user.job_heaps[job.group], (self.job_key(job), job.key, job.version))
+            job.finished += 1
+            job.maps_done += 1
+            if job.finished == job.maps:
+                del jobs[job.key]
+            if user.job_heaps:
+                self._touch(user)
+            else:
+                user.version += 1
+            old = key_of[mi]
+            if old is None:
+                cs.rebucket(mi)
+                continue
+            free_key = tuple(free)
+            if free_key != old:
+                for c in cfor[mi]:
+                    pool = pools[c]
+                    left = pool[old]
+                    del left[mi]
+                    if not left:
+                        del pool[old]
+                    joined = pool.get(free_key)
+                    if joined is None:
+                        pool[free_key] = {mi: None}
+                    else:
+                        joined[mi] = None
+                key_of[mi] = free_key
+
+    def _settle(self, mi: int) -> None:
+        """Re-bucket machine ``mi`` after a fused release that found nobody to serve (what
+        :meth:`ClusterState.rebucket` does, inlined for a machine that had room and keeps
+        it: every finish of a cluster with room)."""
+        cs = self.cluster
+        old = cs.key_of[mi]
+        if old is None:
+            cs.rebucket(mi)
+            return
+        free_key = tuple(cs.free[mi])
+        if free_key != old:
+            pools = cs.pools
+            for c in cs.cfor[mi]:
+                pool = pools[c]
+                left = pool[old]
+                del left[mi]
+                if not left:
+                    del pool[old]
+                joined = pool.get(free_key)
+                if joined is None:
+                    pool[free_key] = {mi: None}
+                else:
+                    joined[mi] = None
+            cs.key_of[mi] = free_key
 
     def _fused_release(self, task: TaskRef) -> tuple[UserState, int] | None:
         """The finish half of a fused path: map task ``task`` released inline (what
@@ -481,7 +581,11 @@ class Scheduler(Policy):
                             self._fill(mi, now, out)
                     continue
                 while bucket and job.pending > 0:
-                    mi = next(reversed(bucket))
+                    # The bucket's last machine, put straight back: popitem also forgets
+                    # the deleted entries at the dict's end, which next(reversed(bucket))
+                    # would walk past on every offer (machines leave buckets all the time).
+                    mi = bucket.popitem()[0]
+                    bucket[mi] = None
                     self._fill(mi, now, out)
                     if cs.key_of[mi] == key:
                         # Nothing was placed (cap or delay): the bucket's twins fare the same.

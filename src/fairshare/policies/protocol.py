@@ -31,6 +31,16 @@ by contract the same, and a policy may override it with a fused fast path (a fin
 whose machine is handed straight to the next task, the steady state of a busy cluster; issue
 4's throughput). The default implementation is the composition of the two calls.
 
+A driver may also hold finishes back. While ``quiescent()`` is True, the policy promises
+that a finish of a map task whose job has no reduce phase leads to no decision and needs no
+other timestamp than its own order: until the next other event (or ``decide`` call), the
+driver may keep such finishes and hand them over in one ``tasks_finished(now, tasks)``
+call, in the order they happened (``now``: no earlier than the last). The result is by contract
+that of delivering them one by one, each followed by a ``decide`` that returns nothing. A
+simulator with a cluster that has room (issue 4's throughput) skips most of its decision
+rounds this way; a live backend may use it for the finishes one poll returns. The default
+is never quiescent; ``tasks_finished`` then calls ``task_finished`` in order.
+
 A task is named by ``TaskRef(job_id, phase, task)``; map tasks are 0 .. tasks-1 and reduce
 tasks 0 .. reduce.tasks-1 of the ``reduce`` phase. Reduces become runnable when every map of
 the job has finished (MapReduce's dependence), or earlier with ``reduce_slowstart`` (FAIR
@@ -125,6 +135,16 @@ class Policy(ABC):
 
     @abstractmethod
     def next_wakeup(self) -> float | None: ...
+
+    def quiescent(self) -> bool:
+        """Whether finishes may be held back and delivered by :meth:`tasks_finished` (see
+        the module docstring); asked after a decision round."""
+        return False
+
+    def tasks_finished(self, now: float, tasks: Sequence[TaskRef]) -> None:
+        """Finishes held back while :meth:`quiescent`, in the order they happened."""
+        for task in tasks:
+            self.task_finished(now, task)
 
     def finish_and_decide(self, now: float, task: TaskRef) -> list[Decision]:
         """``task_finished(now, task)`` then ``decide(now)``, for a finish that is the only

@@ -177,7 +177,9 @@ class _JobRun:
         "index",
         "job",
         "map_seconds",
+        "maps",
         "maps_done",
+        "maps_only",
         "total",
         "waiting",
     )
@@ -186,6 +188,9 @@ class _JobRun:
         self.index = index
         self.job = job
         self.map_seconds = map_seconds
+        self.maps = job.tasks
+        # No reduce phase: a policy's promise to hold back finishes covers its maps.
+        self.maps_only = job.reduce is None
         self.total = job.tasks + (job.reduce.tasks if job.reduce is not None else 0)
         self.done = 0
         self.maps_done = 0
@@ -418,6 +423,11 @@ class _Run:
         tokens = self.tokens
         heappop = heapq.heappop
         heappush = heapq.heappush
+        quiescent = policy.quiescent
+        # Finishes held back while the policy is quiescent (see the protocol): delivered in
+        # one call before anything else reaches the policy.
+        quiet = False
+        deferred: list[TaskRef] = []
         events = 0
         now = 0.0
         # The hot path (issue 4's throughput): a map task's finish is handled here, and when
@@ -445,15 +455,20 @@ class _Run:
                 if state is event:
                     # Its row was written whole at the launch (it ends when it was due to).
                     run = state[10]
-                    job = run.job
                     run.maps_done += 1
-                    if run.maps_done == job.tasks and run.waiting:
+                    if run.maps_done == run.maps and run.waiting:
                         self._maps_finished(now, run)
                     run.done += 1
                     if run.done == run.total:
                         run.finish = now
                         self.records[run.index] = self._record(run)
                         del runs[run.index]
+                    if quiet and run.maps_only:
+                        deferred.append(ref)  # type: ignore[arg-type]
+                        continue
+                    if deferred:
+                        policy.tasks_finished(now, deferred)
+                        deferred = []
                     if not times or times[0] != now:
                         decisions = fused(now, ref)  # type: ignore[arg-type]
                     else:
@@ -462,36 +477,53 @@ class _Run:
                     # The task was killed and runs again: the entry is that attempt's.
                     running[ref] = state  # type: ignore[index]
             else:
+                if deferred:
+                    policy.tasks_finished(now, deferred)
+                    deferred = []
                 self._event(event)
             if decisions is None:
+                if deferred:
+                    policy.tasks_finished(now, deferred)
+                    deferred = []
                 while times and times[0] == now:
                     events += 1
                     self._event(self._pop())
                 decisions = policy.decide(now)
+            last_job = -1
             for decision in decisions:
                 if type(decision) is Launch:
-                    task = decision[0]
-                    if task[1] == "map" and not resume:
-                        run = runs[task[0]]
-                        locality = decision[2]
-                        if run.first_start is None:
-                            run.first_start = now
-                        end = now + run.map_seconds[task[2]] * slow[locality]
+                    task, machine, locality = decision
+                    job_id, phase, index = task
+                    if phase == "map" and not resume:
+                        if job_id != last_job:
+                            # A batch launches one job's tasks in a row.
+                            last_job = job_id
+                            run = runs[job_id]
+                            if run.first_start is None:
+                                run.first_start = now
+                            seconds = run.map_seconds
+                            order = run.index
+                            job_name = run.job.name
+                            job_user = run.job.user
+                        # x * 1.0 == x: a task that reads no block runs its own duration.
+                        end = (
+                            now + seconds[index]
+                            if locality is None
+                            else now + seconds[index] * slow[locality]
+                        )
                         attempt = attempt_of.get(task, 0) if attempt_of else 0
-                        machine = decision[1]
-                        job = run.job
                         # The row as the task will end, written now: a kill, pause or the
                         # run's end rewrites it, and the finish has nothing to write.
                         slot = len(attempts)
                         attempts.append(
                             (
                                 now,
-                                run.index,
+                                order,
                                 "map",
-                                task[2],
+                                index,
                                 attempt,
-                                job.name,
-                                job.user,
+                                job_name,
+                                job_user,
                                 machine,
                                 end,
                                 False,
@@ -513,8 +545,8 @@ class _Run:
                             run,
                         )
                         running[task] = entry
-                        if at.setdefault(entry[0], entry) is entry:
-                            heappush(times, entry[0])
+                        if at.setdefault(end, entry) is entry:
+                            heappush(times, end)
                         else:
                             self._queue(entry)  # another event at that time
                     else:
@@ -524,11 +556,15 @@ class _Run:
                 else:
                     assert isinstance(decision, Kill)
                     self._kill(now, decision.task)
+            # A round that launched nothing may leave a policy with nothing to place.
+            quiet = not decisions and quiescent()
             if wakes:
                 wake = policy.next_wakeup()
                 if wake is not None and wake > now and wake not in self.wakes:
                     self.wakes.add(wake)
                     self.push(wake, WAKE, None)
+        if deferred:
+            policy.tasks_finished(now, deferred)
         self.events = events
         self._close(now)
 
