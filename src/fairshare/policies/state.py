@@ -288,6 +288,15 @@ class ClusterState:
         self.sig.append(sig)
         for r, value in enumerate(capacity):
             self.total[r] += value
+        self.machines_of_sig[sig].append(mi)
+        if not self.classes:
+            # A cluster being built (no job yet): no group or class to list the machine in.
+            self.gfor.append([])
+            self.afor.append([])
+            self.cfor.append([])
+            self.key_of.append(None)
+            self.rebucket(mi)
+            return mi
         named = [
             g
             for g, grp in enumerate(self.groups)
@@ -300,7 +309,6 @@ class ClusterState:
         ]
         if named_classes:
             self.named_classes_of_machine[mi] = named_classes
-        self.machines_of_sig[sig].append(mi)
         self.gfor.append(sorted(self.groups_of_sig[sig] + named))
         self.afor.append([g for g in self.gfor[mi] if self.listed[g]])
         self.cfor.append(sorted(self.classes_of_sig[sig] + named_classes))

@@ -193,6 +193,7 @@ class _JobRun:
         self.maps_only = job.reduce is None
         self.total = job.tasks + (job.reduce.tasks if job.reduce is not None else 0)
         self.done = 0
+        # Counted for a job with a reduce phase only (its reducers wait for it).
         self.maps_done = 0
         # Reducers (or copy parts) launched before the last map finished: they wait for it.
         self.waiting: dict[TaskRef, None] = {}
@@ -200,20 +201,18 @@ class _JobRun:
         self.finish: float | None = None
 
 
-# A running task, which is also its finish event: (finish time, FINISH, token,
-# task, attempt, machine, start, locality, fraction of the task's work this attempt started
-# with (below 1 when it resumes after a pause), slot of its row in the attempt list, its
-# job's run). A
-# reducer waiting for its job's maps has finish time inf and token 0 and is not queued.
-# The task's entry in ``_Run.running`` is this very tuple, so a finish event is current when
-# ``running[task] is event`` (a killed task's stale event fails the test).
-_Running = tuple[float, int, int, TaskRef, int, str, float, Locality | None, float, int, _JobRun]
+# A running task, which is also its finish event: (finish time, FINISH, token, task, slot of
+# its row in the attempt list, its job's run). The row, written at the launch, holds the
+# rest (attempt, machine, start, locality); ``_Run.fraction`` the share of the task's work an
+# attempt that resumes after a pause started with. A reducer waiting for its job's maps has
+# finish time inf and token 0 and is not queued. The task's entry in ``_Run.running`` is this
+# very tuple, so a finish event is current when ``running[task] is event`` (a killed task's
+# stale event fails the test).
+_Running = tuple[float, int, int, TaskRef, int, _JobRun]
 # Any other event: (time, kind, token, payload).
 _Event = tuple[float, int, int, object]
 # The events queued at one time: one event, or a heap of them by (kind, token).
 _Slot = _Running | _Event | list[_Running | _Event]
-# Holds a row's place in the attempt list from launch to finish.
-_PENDING: _Row = (math.nan, -1, "map", -1, -1, "", "", "", math.nan, False, None, False)
 
 
 def simulate(
@@ -331,13 +330,15 @@ class _Run:
         # Attempts as plain rows (start, job order, phase, task, attempt, job, user, machine,
         # finish, killed, locality, truncated), sorted at the end and handed to the log as
         # they are: a tuple is cheaper to build per task than a frozen dataclass. A row's
-        # place is taken at the launch (``_PENDING`` until it ends), so the list is in start
+        # place is taken at the launch (written as the task will end), so the list is in start
         # order but for ties and the final sort has little left to do.
         self.attempts: list[_Row] = []
         # Running task -> its _Running entry (its finish event).
         self.running: dict[TaskRef, _Running] = {}
         # Paused task -> fraction of its work left (see Pause).
         self.resume: dict[TaskRef, float] = {}
+        # Running task that resumed -> the fraction of its work it started with.
+        self.fraction: dict[TaskRef, float] = {}
         self.attempt_of: dict[TaskRef, int] = {}
         self.slots_cache: dict[tuple[object, ...], int] = {}
         # The alive machines' attribute codes, so each job's constraint is evaluated once per
@@ -388,17 +389,21 @@ class _Run:
         fraction: float,
         run: _JobRun,
     ) -> None:
-        """Record a launch: the row (as the task will end when ``end`` is finite: the hot
-        finish path in :meth:`run` writes none), the running entry and, when ``end`` is
-        finite, the finish event (a reducer waiting for its maps has none yet)."""
+        """Record a launch: the row (as the task will end: the hot finish path in
+        :meth:`run` writes none; a reducer waiting for its maps ends at inf until they
+        finish), the running entry and, when ``end`` is finite, the finish event (a waiting
+        reducer has none yet)."""
         attempts = self.attempts
         slot = len(attempts)
-        attempts.append(_PENDING)
+        job = run.job
+        row = (now, run.index, ref.phase, ref.task, attempt, job.name, job.user, machine, end)
+        attempts.append((*row, False, locality, False))
+        if fraction != 1.0:
+            self.fraction[ref] = fraction
         token = next(self.tokens) if end != math.inf else 0
-        entry = (end, FINISH, token, ref, attempt, machine, now, locality, fraction, slot, run)
+        entry = (end, FINISH, token, ref, slot, run)
         self.running[ref] = entry
         if token:
-            self._row(entry, run, end)
             self._queue(entry)
 
     def run(self, jobs: Iterator[Job], machine_events: Iterable[MachineEvent]) -> None:
@@ -454,10 +459,11 @@ class _Run:
                 state: _Running | None = running.pop(ref, None)  # type: ignore[call-overload]
                 if state is event:
                     # Its row was written whole at the launch (it ends when it was due to).
-                    run = state[10]
-                    run.maps_done += 1
-                    if run.maps_done == run.maps and run.waiting:
-                        self._maps_finished(now, run)
+                    run = state[5]
+                    if not run.maps_only:
+                        run.maps_done += 1
+                        if run.maps_done == run.maps and run.waiting:
+                            self._maps_finished(now, run)
                     run.done += 1
                     if run.done == run.total:
                         run.finish = now
@@ -531,19 +537,7 @@ class _Run:
                                 False,
                             )
                         )
-                        entry = (
-                            end,
-                            FINISH,
-                            next(tokens),
-                            task,
-                            attempt,
-                            machine,
-                            now,
-                            locality,
-                            1.0,
-                            slot,
-                            run,
-                        )
+                        entry = (end, FINISH, next(tokens), task, slot, run)
                         running[task] = entry
                         if at.setdefault(end, entry) is entry:
                             heappush(times, end)
@@ -653,24 +647,11 @@ class _Run:
         killed: bool = False,
         truncated: bool = False,
     ) -> None:
-        """Fill in the attempt row of a task that ran from its launch (``state``) to
-        ``end``; the fused finish path in :meth:`run` builds the same row inline."""
-        job = run.job
-        ref = state[3]
-        self.attempts[state[9]] = (
-            state[6],
-            run.index,
-            ref.phase,
-            ref.task,
-            state[4],
-            job.name,
-            job.user,
-            state[5],
-            end,
-            killed,
-            state[7],
-            truncated,
-        )
+        """Rewrite the attempt row of a task that ran from its launch (``state``) to
+        ``end``."""
+        slot = state[4]
+        row = self.attempts[slot]
+        self.attempts[slot] = (*row[:8], end, killed, row[10], truncated)
 
     def _finish(self, now: float, event: _Running) -> None:
         ref = event[3]
@@ -710,8 +691,9 @@ class _Run:
         """The job's last map finished: the reducers waiting for it copy (and compute) now."""
         for ref in run.waiting:
             state = self.running[ref]
-            end = now + self._reduce_seconds(run.job, ref) * state[8]
-            entry = (end, FINISH, next(self.tokens), *state[3:])
+            end = now + self._reduce_seconds(run.job, ref) * self.fraction.get(ref, 1.0)
+            entry = (end, FINISH, next(self.tokens), ref, state[4], run)
+            self._row(entry, run, end)
             self.running[ref] = entry
             self._queue(entry)
         run.waiting.clear()
@@ -720,16 +702,18 @@ class _Run:
         state = self.running.pop(ref)
         run = self.runs[ref.job]
         run.waiting.pop(ref, None)
+        self.fraction.pop(ref, None)
         self._row(state, run, now, killed=True)
-        self.attempt_of[ref] = state[4] + 1
+        self.attempt_of[ref] = self.attempts[state[4]][4] + 1
 
     def _pause(self, now: float, ref: TaskRef) -> None:
         state = self.running.pop(ref)
         run = self.runs[ref.job]
         run.waiting.pop(ref, None)
+        row = self.attempts[state[4]]
         self._row(state, run, now)
-        self.attempt_of[ref] = state[4] + 1
-        end, start, fraction = state[0], state[6], state[8]
+        self.attempt_of[ref] = row[4] + 1
+        end, start, fraction = state[0], row[0], self.fraction.pop(ref, 1.0)
         if not math.isfinite(end):
             self.resume[ref] = fraction  # it was waiting for the maps: no work done yet
         else:
@@ -767,7 +751,7 @@ class _Run:
             end = until if until is not None else last
             for ref, state in self.running.items():
                 run = self.runs[ref.job]
-                self._row(state, run, max(end, state[6]), truncated=True)
+                self._row(state, run, max(end, self.attempts[state[4]][0]), truncated=True)
         for run in self.runs.values():
             self.records[run.index] = self._record(run)
 
