@@ -114,7 +114,11 @@ class Scheduler(Policy):
         )
         # Whether finishes may be held back while nobody waits (see quiescent): this
         # class's fused path, not a subclass's own.
-        self._quiet_path = self._fused and cls.finish_and_decide is Scheduler.finish_and_decide
+        self._quiet_path = (
+            self._fused
+            and cls.finish_and_decide is Scheduler.finish_and_decide
+            and not self.tracks_allocation
+        )
         self._resource_range = range(len(self.cluster.resources))
         # Only delay-scheduling waits and preemption timeouts ask for wake-ups.
         self.uses_wakeups = (
@@ -334,41 +338,27 @@ class Scheduler(Policy):
         if not self._quiet_path:
             super().tasks_finished(now, tasks)
             return
+        # The tasks are map tasks of jobs without a reduce phase (the protocol's promise
+        # covers no other), on machines that are alive (the tasks of a removed machine were
+        # re-queued when it left), and no policy that keeps per-resource allocations takes
+        # this path (H-DRF has its own fused path): the release needs none of those checks.
         jobs = self.jobs
         users = self.users
         cs = self.cluster
         frees = cs.free
-        alive = cs.alive
         key_of = cs.key_of
         cfor = cs.cfor
         pools = cs.pools
         n_res = self._resource_range
-        track = self.tracks_allocation
         reorder = self.reorder_jobs
         for task in tasks:
-            job = jobs.get(task[0]) if task[1] == "map" else None
-            if job is None:
-                self.task_finished(now, task)
-                continue
+            job = jobs[task[0]]
             user = users[job.user]
-            tasks_of = user.tasks
-            where = tasks_of.pop(task)
-            mi = where[0]
-            if not alive[mi]:
-                tasks_of[task] = where
-                self.task_finished(now, task)
-                continue
+            mi = user.tasks.pop(task)[0]
             demand = job.demand
             free = frees[mi]
-            if track:
-                alloc = user.alloc
-                for r in n_res:
-                    d = demand[r]
-                    free[r] += d
-                    alloc[r] -= d
-            else:
-                for r in n_res:
-                    free[r] += demand[r]
+            for r in n_res:
+                free[r] += demand[r]
             user.running -= 1
             user.share -= job.share_per_task
             if user.running == 0:
@@ -837,8 +827,13 @@ class Scheduler(Policy):
         seq = self._launch_seq
         # Whether a batch may take the tight loop below (the plain hooks, key and fit test).
         fast = batch and not hooks and plain_key and not reorder and not track and largest is None
+        # Set when the served group's next task no longer fits and it is the only group with
+        # work: a selection would find nobody, so the offer ends without one.
+        alone = False
         while True:
             if pick is None:
+                if alone:
+                    break
                 if not cs.tiny_groups:
                     # No task fits on a machine without room, so a full machine needs no
                     # selection (the one-slot machines of Choosy section 7.1 end every
@@ -937,6 +932,7 @@ class Scheduler(Policy):
                         r = -1
                     if r >= 0:
                         self._touch(user)
+                        alone = cs.active_groups == 1
                         break
                 elif not fits_here(free, demand):
                     self._touch(user)
@@ -997,6 +993,7 @@ class Scheduler(Policy):
                                 stopped = True
                                 break
                         if stopped:
+                            alone = cs.active_groups == 1
                             break
                         if below is not None and not (share / divisor, uidx) < below:
                             stopped = True
@@ -1032,7 +1029,8 @@ class Scheduler(Policy):
         users = self.users
         fits_here = self._fits
         best: tuple[float, int, int, int] | None = None
-        for g in cs.gfor[mi]:
+        # Only listed groups can hold a valid entry (see ClusterState.afor).
+        for g in cs.afor[mi]:
             grp = groups[g]
             heap = grp.heap
             if not heap:
