@@ -42,6 +42,7 @@ def test_online_json_counts_every_placement(capsys: pytest.CaptureFixture[str]) 
     assert doc["benchmark"] == "online"
     assert (doc["machines"], doc["jobs"], doc["tasks"], doc["decisions"]) == (40, 5, 4, 20)
     assert doc["bare_heap_rate"] > 0
+    assert doc["repeat"] == 3
     assert [p["policy"] for p in doc["policies"]] == ["drf", "tsf"]
     for entry in doc["policies"]:
         assert set(entry) == {
@@ -51,11 +52,28 @@ def test_online_json_counts_every_placement(capsys: pytest.CaptureFixture[str]) 
             "cpu_seconds",
             "wall_seconds",
             "rate",
+            "best_rate",
             "x_bare_heap",
+            "cpu_seconds_runs",
         }
         # 40 machines hold every task at once: one launch per task, no retries.
         assert entry["placements"] == 5 * 4
         assert entry["events"] > 0
+        # The median run of three, and the best no slower than it.
+        runs = entry["cpu_seconds_runs"]
+        assert len(runs) == 3
+        assert entry["cpu_seconds"] == sorted(runs)[1]
+        assert entry["best_rate"] >= entry["rate"]
+
+
+def test_online_figures_take_the_median_run_and_the_best_rate() -> None:
+    runs = [online.OnlineRun("drf", 100, 120, cpu, cpu) for cpu in (2.0, 1.0, 4.0, 3.0)]
+    figures = online.figures_of(runs)
+    # Of an even count, the slower middle run.
+    assert figures.median.cpu_seconds == 3.0
+    assert figures.best_rate == 100.0
+    assert figures.runs == tuple(runs)
+    assert online.figures_of(runs[:3]).median.cpu_seconds == 2.0
 
 
 def test_online_table_names_each_policy(capsys: pytest.CaptureFixture[str]) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import heapq
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -95,6 +96,27 @@ class OnlineRun:
     def rate(self) -> float:
         """Placements per CPU second."""
         return self.placements / self.cpu_seconds if self.cpu_seconds > 0 else float("inf")
+
+
+@dataclass(frozen=True)
+class OnlineFigures:
+    """One policy's repeated runs (same workload, same decisions, so only the time varies):
+    the run of median CPU time, and the best rate (the least disturbed run: on a shared
+    machine, noise only ever adds time)."""
+
+    median: OnlineRun
+    runs: tuple[OnlineRun, ...]
+
+    @property
+    def best_rate(self) -> float:
+        return max(run.rate for run in self.runs)
+
+
+def figures_of(runs: Sequence[OnlineRun]) -> OnlineFigures:
+    """The figures of one policy's runs (at least one; of an even count, the slower of the
+    two middle runs is the median)."""
+    ordered = sorted(runs, key=lambda run: run.cpu_seconds)
+    return OnlineFigures(ordered[len(ordered) // 2], tuple(runs))
 
 
 def run_policy(cluster: Cluster, jobs: list[Job], policy: str) -> OnlineRun:
