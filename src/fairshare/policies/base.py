@@ -120,6 +120,15 @@ class Scheduler(Policy):
             and not self.tracks_allocation
         )
         self._resource_range = range(len(self.cluster.resources))
+        # Whether an offer may skip the selection and the batch bound when the offered job's
+        # user is the only one with work (see _place): this class's selection and bound, the
+        # plain fit test.
+        self._solo_offers = (
+            cls.select is Scheduler.select
+            and cls._bound is Scheduler._bound
+            and self._plain_hooks
+            and not self.options.headroom
+        )
         # Only delay-scheduling waits and preemption timeouts ask for wake-ups.
         self.uses_wakeups = (
             self.options.delay is not None
@@ -556,6 +565,7 @@ class Scheduler(Policy):
             if job is None:
                 continue
             demand = job.demand
+            solo = self._solo_offers
             for key, bucket in list(cs.pools[cs.groups[job.group].cls].items()):
                 if job.pending == 0:
                     break
@@ -576,7 +586,17 @@ class Scheduler(Policy):
                     # would walk past on every offer (machines leave buckets all the time).
                     mi = bucket.popitem()[0]
                     bucket[mi] = None
-                    self._fill(mi, now, out)
+                    if (
+                        solo
+                        and cs.active_groups == 1
+                        and len(cs.groups[job.group].users) == 1
+                        and self.users[job.user].running < self.users[job.user].cap
+                    ):
+                        # The job's user is the only one with work and its task fits: the
+                        # selection is known, and no other user bounds the batch.
+                        self._fill(mi, now, out, (job.user, job.group), solo=True)
+                    else:
+                        self._fill(mi, now, out)
                     if cs.key_of[mi] == key:
                         # Nothing was placed (cap or delay): the bucket's twins fare the same.
                         break
@@ -800,9 +820,16 @@ class Scheduler(Policy):
             cs.rebucket(mi)
 
     def _fill(
-        self, mi: int, now: float, out: list[Decision], pick: tuple[int, int] | None = None
+        self,
+        mi: int,
+        now: float,
+        out: list[Decision],
+        pick: tuple[int, int] | None = None,
+        *,
+        solo: bool = False,
     ) -> None:
-        """Offer machine ``mi`` until nothing more fits (``pick``: a selection already made).
+        """Offer machine ``mi`` until nothing more fits (``pick``: a selection already made;
+        ``solo``: its user is the only one with work, so nothing bounds its first batch).
 
         Launches of one user run as a batch without re-selecting while the user provably
         stays first: its key after each launch stays below ``bound``, a lower bound on every
@@ -853,7 +880,8 @@ class Scheduler(Policy):
             demand = job.demand
             alloc = user.alloc if track else None
             bound: tuple[float, int, int, int] | None = None
-            bounded = False
+            bounded = solo
+            solo = False
             launched = False
             # A map side that reads no input takes its maps in order: _take's common case,
             # inlined (TaskRef and Launch built as plain tuples of their classes).
