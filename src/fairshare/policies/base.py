@@ -988,32 +988,28 @@ class Scheduler(Policy):
                     # the same floats, up to the job's last task, which the general step
                     # launches (it retires the job).
                     tasks = user.tasks
-                    next_map = job.next_map
-                    u_running = user.running
-                    u_pending = user.pending
+                    first = job.next_map
+                    index = first
+                    # The job keeps its last task for the general step; the user stops at
+                    # its cap (running + launches >= cap, as the step tests it).
+                    last = first + job.pending - 1
+                    capped = first + (user.cap - user.running)
                     share = user.share
-                    j_running = job.running
-                    j_pending = job.pending
                     spt = job.share_per_task
-                    cap = user.cap
                     divisor = user.divisor
                     uidx = user.idx
                     below = bound[:2] if bound is not None else None
                     stopped = False
-                    while j_pending > 1:
-                        ref = new(TaskRef, (job_id, "map", next_map))
-                        next_map += 1
+                    while index < last:
+                        ref = new(TaskRef, (job_id, "map", index))
+                        index += 1
                         for r in n_res:
                             free[r] -= demand[r]
                         seq += 1
                         tasks[ref] = (mi, seq)
-                        u_running += 1
-                        u_pending -= 1
                         share += spt
-                        j_running += 1
-                        j_pending -= 1
                         out.append(new(Launch, (ref, name, None)))
-                        if u_running >= cap:
+                        if index >= capped:
                             stopped = True
                             break
                         for r in n_res:
@@ -1026,12 +1022,13 @@ class Scheduler(Policy):
                         if below is not None and not (share / divisor, uidx) < below:
                             stopped = True
                             break
-                    job.next_map = next_map
-                    user.running = u_running
-                    user.pending = u_pending
+                    launched_here = index - first
+                    job.next_map = index
+                    user.running += launched_here
+                    user.pending -= launched_here
                     user.share = share
-                    job.running = j_running
-                    job.pending = j_pending
+                    job.running += launched_here
+                    job.pending -= launched_here
                     if stopped:
                         self._touch(user)
                         break
