@@ -29,8 +29,15 @@ collapsed-drf on the fused path, allocations kept only for H-DRF), medians of th
 runs: drf 62.2k/s, tsf 61.2k/s, choosy 59.0k/s (bare heap 408-506k/s; 0.12-0.15 x). Session
 start on the same machine: 40.9k, 34.5k, 35.4k/s.
 
-A thin wrapper over ``fairshare bench online`` (same options, plus ``--machines``, ``--tasks``
-and ``--json``); the workload is defined once, in ``fairshare.bench.online``.
+Night of 2026-11-22/23 (finishes held back while the policy is quiescent and released in one
+loop, attempt rows written at the launch, six-field running entries, the batch's tight loop,
+offers to a lone user without selection or bound): in quiet spells 90-99k/s (drf 2.19 s,
+tsf 2.11 s, choosy 2.01 s; 0.19-0.21 x the bare heap loop), in slow ones 64-85k/s; 0.66-0.75
+x the session start's time when interleaved with it. ``--repeat`` (default 3) reports the
+median run and the best rate, since single runs swung by half that night.
+
+A thin wrapper over ``fairshare bench online`` (same options, plus ``--machines``, ``--tasks``,
+``--repeat`` and ``--json``); the workload is defined once, in ``fairshare.bench.online``.
 """
 
 from __future__ import annotations
