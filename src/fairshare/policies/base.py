@@ -887,7 +887,60 @@ class Scheduler(Policy):
             # inlined (TaskRef and Launch built as plain tuples of their classes).
             simple = job.phase == "map" and job.blocks is None
             job_id = job.id
+            # Whether the next launch is known to be allowed (after a step that passed every
+            # check, or a lone user's first: see _place): then, in the steady state of a
+            # batch (an arriving job filling a machine), a tight loop makes the launches the
+            # step below would make, counters in locals and every check in the same order on
+            # the same floats, up to the job's last task, which the step launches (it retires
+            # the job).
+            tight = bounded
             while True:
+                if tight and fast and simple and not job.requeue and job.pending > 1:
+                    tasks = user.tasks
+                    first = job.next_map
+                    index = first
+                    # The job keeps its last task for the general step; the user stops at
+                    # its cap (running + launches >= cap, as the step tests it).
+                    last = first + job.pending - 1
+                    capped = first + (user.cap - user.running)
+                    share = user.share
+                    spt = job.share_per_task
+                    divisor = user.divisor
+                    uidx = user.idx
+                    below = bound[:2] if bound is not None else None
+                    stopped = False
+                    while index < last:
+                        ref = new(TaskRef, (job_id, "map", index))
+                        index += 1
+                        for r in n_res:
+                            free[r] -= demand[r]
+                        seq += 1
+                        tasks[ref] = (mi, seq)
+                        share += spt
+                        out.append(new(Launch, (ref, name, None)))
+                        if index >= capped:
+                            stopped = True
+                            break
+                        for r in n_res:
+                            if free[r] + EPS < demand[r]:
+                                stopped = True
+                                break
+                        if stopped:
+                            alone = cs.active_groups == 1
+                            break
+                        if below is not None and not (share / divisor, uidx) < below:
+                            stopped = True
+                            break
+                    launched_here = index - first
+                    job.next_map = index
+                    user.running += launched_here
+                    user.pending -= launched_here
+                    user.share = share
+                    job.running += launched_here
+                    job.pending -= launched_here
+                    if stopped:
+                        self._touch(user)
+                        break
                 if simple and not job.requeue:
                     index = job.next_map
                     job.next_map = index + 1
@@ -982,56 +1035,8 @@ class Scheduler(Policy):
                     job = self._head_job(user, group)
                     simple = job.phase == "map" and job.blocks is None
                     job_id = job.id
-                elif fast and simple and not job.requeue and job.pending > 1:
-                    # The steady state of a batch (an arriving job filling a machine): the
-                    # steps above with counters in locals, every check in the same order on
-                    # the same floats, up to the job's last task, which the general step
-                    # launches (it retires the job).
-                    tasks = user.tasks
-                    first = job.next_map
-                    index = first
-                    # The job keeps its last task for the general step; the user stops at
-                    # its cap (running + launches >= cap, as the step tests it).
-                    last = first + job.pending - 1
-                    capped = first + (user.cap - user.running)
-                    share = user.share
-                    spt = job.share_per_task
-                    divisor = user.divisor
-                    uidx = user.idx
-                    below = bound[:2] if bound is not None else None
-                    stopped = False
-                    while index < last:
-                        ref = new(TaskRef, (job_id, "map", index))
-                        index += 1
-                        for r in n_res:
-                            free[r] -= demand[r]
-                        seq += 1
-                        tasks[ref] = (mi, seq)
-                        share += spt
-                        out.append(new(Launch, (ref, name, None)))
-                        if index >= capped:
-                            stopped = True
-                            break
-                        for r in n_res:
-                            if free[r] + EPS < demand[r]:
-                                stopped = True
-                                break
-                        if stopped:
-                            alone = cs.active_groups == 1
-                            break
-                        if below is not None and not (share / divisor, uidx) < below:
-                            stopped = True
-                            break
-                    launched_here = index - first
-                    job.next_map = index
-                    user.running += launched_here
-                    user.pending -= launched_here
-                    user.share = share
-                    job.running += launched_here
-                    job.pending -= launched_here
-                    if stopped:
-                        self._touch(user)
-                        break
+                # Every check passed: the next launch is allowed (the tight loop may take it).
+                tight = True
         self._launch_seq = seq
         self._restore_held()
         if cs.key_of[mi] is None:
