@@ -82,6 +82,12 @@ class Scheduler(Policy):
         self._held: list[tuple[int, tuple[float, int, int, int]]] = []
         self._wakeups: list[float] = []
         self._launch_seq = 0
+        # Running task -> its launch number (across users), kept only with preemption, which
+        # kills the most recently launched tasks first (FAIR section 3.2): without it a
+        # launch allocates nothing for its order.
+        self.launch_order: dict[TaskRef, int] | None = (
+            {} if self.options.preemption is not None else None
+        )
         self.preemption_state = PreemptionState()
         self._largest: Demand | None = None
         # Whether a job's place among its user's jobs moves as it runs tasks (FAIR's fair
@@ -363,7 +369,7 @@ class Scheduler(Policy):
         for task in tasks:
             job = jobs[task[0]]
             user = users[job.user]
-            mi = user.tasks.pop(task)[0]
+            mi = user.tasks.pop(task)
             demand = job.demand
             free = frees[mi]
             for r in n_res:
@@ -449,13 +455,11 @@ class Scheduler(Policy):
             return None
         user = self.users[job.user]
         tasks = user.tasks
-        where = tasks.pop(task)
-        mi = where[0]
+        mi = tasks.pop(task)
         cs = self.cluster
         if not cs.alive[mi]:
-            # Put back for task_finished, which takes it out again at once (so the order of
-            # the user's tasks, which preemption reads, is as it was).
-            tasks[task] = where
+            # Put back for task_finished, which takes it out again at once.
+            tasks[task] = mi
             return None
         # _release, inlined (on_release is the base's no-op).
         demand = job.demand
@@ -494,7 +498,7 @@ class Scheduler(Policy):
         mi = cs.index[name]
         lost: list[TaskRef] = []
         for user in self.users:
-            for ref, (where, _) in list(user.tasks.items()):
+            for ref, where in list(user.tasks.items()):
                 if where == mi:
                     lost.append(ref)
         lost.sort()
@@ -805,7 +809,9 @@ class Scheduler(Policy):
                     if self.tracks_allocation:
                         user.alloc[r] += d
                 self._launch_seq += 1
-                user.tasks[ref] = (mi, self._launch_seq)
+                user.tasks[ref] = mi
+                if self.launch_order is not None:
+                    self.launch_order[ref] = self._launch_seq
                 user.running += 1
                 user.share += side.share_per_task
                 side.running += 1
@@ -852,6 +858,7 @@ class Scheduler(Policy):
         new = tuple.__new__
         n_res = self._resource_range
         seq = self._launch_seq
+        order = self.launch_order
         # Whether a batch may take the tight loop below (the plain hooks, key and fit test).
         fast = batch and not hooks and plain_key and not reorder and not track and largest is None
         # Set when the served group's next task no longer fits and it is the only group with
@@ -914,8 +921,7 @@ class Scheduler(Policy):
                         index += 1
                         for r in n_res:
                             free[r] -= demand[r]
-                        seq += 1
-                        tasks[ref] = (mi, seq)
+                        tasks[ref] = mi
                         share += spt
                         out.append(new(Launch, (ref, name, None)))
                         if index >= capped:
@@ -932,6 +938,12 @@ class Scheduler(Policy):
                             stopped = True
                             break
                     launched_here = index - first
+                    if order is None:
+                        seq += launched_here
+                    else:
+                        for t in range(first, index):
+                            seq += 1
+                            order[new(TaskRef, (job_id, "map", t))] = seq
                     job.next_map = index
                     user.running += launched_here
                     user.pending -= launched_here
@@ -966,7 +978,9 @@ class Scheduler(Policy):
                         free[r] -= d
                         alloc[r] += d
                 seq += 1
-                user.tasks[ref] = (mi, seq)
+                user.tasks[ref] = mi
+                if order is not None:
+                    order[ref] = seq
                 user.running += 1
                 user.pending -= 1
                 user.share += job.share_per_task
@@ -1098,7 +1112,9 @@ class Scheduler(Policy):
             self._held.clear()
 
     def _release(self, job: JobState, user: UserState, ref: TaskRef) -> int:
-        mi = user.tasks.pop(ref)[0]
+        mi = user.tasks.pop(ref)
+        if self.launch_order is not None:
+            del self.launch_order[ref]
         demand = job.demand
         alloc = user.alloc
         track = self.tracks_allocation

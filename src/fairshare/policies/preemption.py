@@ -301,6 +301,8 @@ def _victims(
     cls = cs.groups[job.group].cls
     protected = state.protected
     lost_at = state.lost_at
+    order = sched.launch_order
+    assert order is not None, "launch numbers are kept with preemption on"
     candidates: list[tuple[int, TaskRef, int, int]] = []
     for v, victim in enumerate(users):
         if v == starved:
@@ -308,9 +310,9 @@ def _victims(
         lost = lost_at.get((starved, v))
         if lost is not None and now - lost < t_fair:
             continue
-        for ref, (mi, seq) in victim.tasks.items():
+        for ref, mi in victim.tasks.items():
             if cs.alive[mi] and cs.eligible(cls, mi):
-                candidates.append((seq, ref, v, mi))
+                candidates.append((order[ref], ref, v, mi))
     candidates.sort(reverse=True)
     left = [u.share for u in users]
     room: dict[int, list[float]] = {}

@@ -165,8 +165,9 @@ class UserState:
         self.alloc = [0.0] * resources
         # group -> heap of (job key, job id, job version) of jobs with pending tasks there.
         self.job_heaps: dict[int, list[tuple[float, int, int]]] = {}
-        # running task -> machine index, in launch order (preemption kills the newest).
-        self.tasks: dict[TaskRef, tuple[int, int]] = {}
+        # running task -> machine index, in launch order (the scheduler's launch numbers,
+        # which preemption reads to kill the newest first, are kept beside it only then).
+        self.tasks: dict[TaskRef, int] = {}
 
 
 class Group:
