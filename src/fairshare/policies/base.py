@@ -411,9 +411,8 @@ class Scheduler(Policy):
                 key_of[mi] = free_key
 
     def _settle(self, mi: int) -> None:
-        """Re-bucket machine ``mi`` after a fused release that found nobody to serve (what
-        :meth:`ClusterState.rebucket` does, inlined for a machine that had room and keeps
-        it: every finish of a cluster with room)."""
+        """Re-bucket machine ``mi`` (what :meth:`ClusterState.rebucket` does, for a machine
+        that had room and keeps some: every finish of a cluster with room, and most offers)."""
         cs = self.cluster
         old = cs.key_of[mi]
         if old is None:
@@ -570,6 +569,8 @@ class Scheduler(Policy):
                 continue
             demand = job.demand
             solo = self._solo_offers
+            owner = self.users[job.user]
+            workers = cs.groups[job.group].users
             for key, bucket in list(cs.pools[cs.groups[job.group].cls].items()):
                 if job.pending == 0:
                     break
@@ -593,8 +594,8 @@ class Scheduler(Policy):
                     if (
                         solo
                         and cs.active_groups == 1
-                        and len(cs.groups[job.group].users) == 1
-                        and self.users[job.user].running < self.users[job.user].cap
+                        and len(workers) == 1
+                        and owner.running < owner.cap
                     ):
                         # The job's user is the only one with work and its task fits: the
                         # selection is known, and no other user bounds the batch.
@@ -1061,7 +1062,13 @@ class Scheduler(Policy):
                     cs.rebucket(mi)
                     break
         else:
-            cs.rebucket(mi)
+            for v in free:
+                if v > EPS:
+                    # Had room and keeps some: a move between buckets.
+                    self._settle(mi)
+                    break
+            else:
+                cs.rebucket(mi)
 
     def _bound(self, mi: int, u: int) -> tuple[float, int, int, int] | None:
         """A lower bound on the heap entries of every user but ``u`` in the groups whose task
