@@ -253,7 +253,7 @@ def test_a_policy_without_wakeups_is_not_asked_and_decides_the_same() -> None:
     assert quiet.events == plain.events
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_workloads())
 def test_finishes_held_back_while_quiescent_change_nothing(
     case: tuple[int, list[Job], list[MachineEvent], str, SimOptions],
@@ -298,3 +298,24 @@ def test_a_cluster_with_room_holds_finishes_back_until_the_next_arrival() -> Non
     # tasks, so nobody asked for quiescence yet. Its other three are held until b arrives
     # at t=10; b's the same, the last three until the run ends.
     assert policy.held == [3, 3]
+
+
+def test_a_finish_sharing_its_time_with_an_arrival_is_not_held_back() -> None:
+    """Hypothesis found it: j0's last task finishes on m0 at 3.5, when j3 arrives. Delivered
+    together before one decision round, the finish makes m0 the first machine offered, so j3
+    runs there; held back, j3 would have taken the first bucket's machine (m1)."""
+    one = np.array([1.0, 1.0])
+    jobs = [
+        Job("j0", 0.0, "u1", one, 8, FixedDuration(2.5), constraint=Constraint("fast")),
+        Job("j1", 0.0, "u0", one, 1, FixedDuration(1.0)),
+        Job("j2", 0.5, "u0", one, 1, FixedDuration(1.0)),
+        Job("j3", 3.5, "u0", one, 1, FixedDuration(1.0)),
+    ]
+    cluster = mixed_cluster(2)
+    held = simulate(cluster, jobs, "cdrf", seed=2)
+    policy = make_policy("cdrf", cluster)
+    policy.quiescent = lambda: False  # type: ignore[method-assign]
+    one_by_one = simulate(cluster, jobs, policy, seed=2)
+    assert held.attempts == one_by_one.attempts
+    (j3,) = [a for a in held.attempts if a.job == "j3"]
+    assert (j3.machine, j3.start) == ("m0", 3.5)

@@ -32,14 +32,16 @@ whose machine is handed straight to the next task, the steady state of a busy cl
 4's throughput). The default implementation is the composition of the two calls.
 
 A driver may also hold finishes back. While ``quiescent()`` is True, the policy promises
-that a finish of a map task whose job has no reduce phase leads to no decision and needs no
-other timestamp than its own order: until the next other event (or ``decide`` call), the
-driver may keep such finishes and hand them over in one ``tasks_finished(now, tasks)``
-call, in the order they happened (``now``: no earlier than the last). The result is by contract
-that of delivering them one by one, each followed by a ``decide`` that returns nothing. A
-simulator with a cluster that has room (issue 4's throughput) skips most of its decision
-rounds this way; a live backend may use it for the finishes one poll returns. The default
-is never quiescent; ``tasks_finished`` then calls ``task_finished`` in order.
+that a finish of a map task whose job has no reduce phase, the only event at its time,
+leads to no decision and needs no other timestamp than its own order: until the next other
+event (or ``decide`` call), the driver may keep such finishes and hand them over in one
+``tasks_finished(now, tasks)`` call, in the order they happened (``now``: no earlier than
+the last). The result is by contract that of delivering them one by one, each with
+``finish_and_decide`` (which returns nothing). A finish that shares its time with another
+event is not covered: delivered with it before one ``decide``, its machine is offered
+first. A simulator with a cluster that has room (issue 4's throughput) skips most of its
+decision rounds this way; a live backend may use it for finishes that come one at a time.
+The default is never quiescent; ``tasks_finished`` then calls ``task_finished`` in order.
 
 A task is named by ``TaskRef(job_id, phase, task)``; map tasks are 0 .. tasks-1 and reduce
 tasks 0 .. reduce.tasks-1 of the ``reduce`` phase. Reduces become runnable when every map of

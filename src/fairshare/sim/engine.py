@@ -327,11 +327,11 @@ class _Run:
         # ends (None until then: the isolated response depends on the machines by then).
         self.records: list[JobRecord | None] = []
         self.order: dict[str, int] = {}
-        # Attempts as plain rows (start, job order, phase, task, attempt, job, user, machine,
-        # finish, killed, locality, truncated), sorted at the end and handed to the log as
-        # they are: a tuple is cheaper to build per task than a frozen dataclass. A row's
-        # place is taken at the launch (written as the task will end), so the list is in start
-        # order but for ties and the final sort has little left to do.
+        # Attempts as plain rows (start, job order, phase, task, attempt, machine, finish,
+        # killed, locality, truncated: records.AttemptRow), sorted at the end and handed to
+        # the log as they are: a tuple is cheaper to build per task than a frozen dataclass.
+        # A row's place is taken at the launch (written as the task will end), so the list is
+        # in start order but for ties and the final sort has little left to do.
         self.attempts: list[_Row] = []
         # Running task -> its _Running entry (its finish event).
         self.running: dict[TaskRef, _Running] = {}
@@ -395,9 +395,9 @@ class _Run:
         reducer has none yet)."""
         attempts = self.attempts
         slot = len(attempts)
-        job = run.job
-        row = (now, run.index, ref.phase, ref.task, attempt, job.name, job.user, machine, end)
-        attempts.append((*row, False, locality, False))
+        attempts.append(
+            (now, run.index, ref.phase, ref.task, attempt, machine, end, False, locality, False)
+        )
         if fraction != 1.0:
             self.fraction[ref] = fraction
         token = next(self.tokens) if end != math.inf else 0
@@ -469,7 +469,9 @@ class _Run:
                         run.finish = now
                         self.records[run.index] = self._record(run)
                         del runs[run.index]
-                    if quiet and run.maps_only:
+                    # Held back only when it is the only event at its time: with another
+                    # one (a job arriving), the freed machine would be offered first.
+                    if quiet and run.maps_only and (not times or times[0] != now):
                         deferred.append(ref)  # type: ignore[arg-type]
                         continue
                     if deferred:
@@ -509,8 +511,6 @@ class _Run:
                                 run.first_start = now
                             seconds = run.map_seconds
                             order = run.index
-                            job_name = run.job.name
-                            job_user = run.job.user
                         # x * 1.0 == x: a task that reads no block runs its own duration.
                         end = (
                             now + seconds[index]
@@ -528,8 +528,6 @@ class _Run:
                                 "map",
                                 index,
                                 attempt,
-                                job_name,
-                                job_user,
                                 machine,
                                 end,
                                 False,
@@ -651,7 +649,7 @@ class _Run:
         ``end``."""
         slot = state[4]
         row = self.attempts[slot]
-        self.attempts[slot] = (*row[:8], end, killed, row[10], truncated)
+        self.attempts[slot] = (*row[:6], end, killed, row[8], truncated)
 
     def _finish(self, now: float, event: _Running) -> None:
         ref = event[3]

@@ -72,10 +72,12 @@ class JobRecord:
     reduce_demand: FloatArray | None = None
 
 
-AttemptRow = tuple[float, int, Phase, int, int, str, str, str, float, bool, Locality | None, bool]
-"""An attempt as a driver records it: (start, job order, phase, task, attempt, job, user,
-machine, finish, killed, locality, truncated). Sorted as plain tuples, rows come in the log's
-attempt order, since the first five fields are unique per attempt."""
+AttemptRow = tuple[float, int, Phase, int, int, str, float, bool, Locality | None, bool]
+"""An attempt as a driver records it: (start, job order, phase, task, attempt, machine,
+finish, killed, locality, truncated); the job's name and user are its record's, at its
+order in ``RunLog.jobs`` (a row is built per task: two fields fewer to fill and to keep).
+Sorted as plain tuples, rows come in the log's attempt order, since the first five fields
+are unique per attempt."""
 
 
 class AttemptColumns(NamedTuple):
@@ -128,8 +130,8 @@ class RunLog:
         wall_seconds: float,
         options: dict[str, object],
     ) -> RunLog:
-        """A log whose attempts are ``rows`` (sorted: see :data:`AttemptRow`); ``attempts``
-        is built from them when first read."""
+        """A log whose attempts are ``rows`` (sorted: see :data:`AttemptRow`; ``jobs`` in job
+        order, which the rows refer to); ``attempts`` is built from them when first read."""
         log = cls.__new__(cls)
         put = object.__setattr__
         put(log, "policy", policy)
@@ -148,9 +150,22 @@ class RunLog:
         rows = self.__dict__.get("_rows") if name == "attempts" else None
         if rows is None:
             raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        jobs = self.jobs
         attempts = tuple(
             [
-                TaskAttempt(r[5], r[6], r[2], r[3], r[4], r[7], r[0], r[8], r[9], r[10], r[11])
+                TaskAttempt(
+                    jobs[r[1]].job,
+                    jobs[r[1]].user,
+                    r[2],
+                    r[3],
+                    r[4],
+                    r[5],
+                    r[0],
+                    r[6],
+                    r[7],
+                    r[8],
+                    r[9],
+                )
                 for r in rows
             ]
         )
@@ -175,8 +190,20 @@ class RunLog:
             if not rows:
                 return AttemptColumns((), (), (), (), (), (), (), (), (), (), ())
             c = list(zip(*rows, strict=True))
+            names = [record.job for record in self.jobs]
+            users = [record.user for record in self.jobs]
             return AttemptColumns(
-                c[5], c[6], c[2], c[3], c[4], c[7], c[0], c[8], c[9], c[10], c[11]
+                [names[o] for o in c[1]],
+                [users[o] for o in c[1]],
+                c[2],
+                c[3],
+                c[4],
+                c[5],
+                c[0],
+                c[6],
+                c[7],
+                c[8],
+                c[9],
             )
         atts = self.attempts
         return AttemptColumns(
