@@ -391,6 +391,7 @@ class Scheduler(Policy):
                 self._touch(user)
             else:
                 user.version += 1
+            # _settle, inlined: a call per finish costs 1.7% of issue 4's benchmark.
             old = key_of[mi]
             if old is None:
                 cs.rebucket(mi)
