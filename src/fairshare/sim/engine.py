@@ -193,7 +193,8 @@ class _JobRun:
         self.maps_only = job.reduce is None
         self.total = job.tasks + (job.reduce.tasks if job.reduce is not None else 0)
         self.done = 0
-        # Counted for a job with a reduce phase only (its reducers wait for it).
+        # Read only for a job with a reduce phase (its reducers wait for it): the hot finish
+        # path counts it only there.
         self.maps_done = 0
         # Reducers (or copy parts) launched before the last map finished: they wait for it.
         self.waiting: dict[TaskRef, None] = {}
@@ -337,7 +338,8 @@ class _Run:
         self.running: dict[TaskRef, _Running] = {}
         # Paused task -> fraction of its work left (see Pause).
         self.resume: dict[TaskRef, float] = {}
-        # Running task that resumed -> the fraction of its work it started with.
+        # Task that resumed after a pause -> the fraction of its work its attempt started
+        # with (left behind when it finishes: a finished task never runs again).
         self.fraction: dict[TaskRef, float] = {}
         self.attempt_of: dict[TaskRef, int] = {}
         self.slots_cache: dict[tuple[object, ...], int] = {}
