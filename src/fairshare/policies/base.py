@@ -319,7 +319,7 @@ class Scheduler(Policy):
         # While nobody has pending work, no selection can find anyone.
         pick = self.select(mi) if cs.active_groups else None
         if pick is None:
-            self._settle(mi)
+            cs.settle(mi)
             return []
         out: list[Decision] = []
         old = cs.key_of[mi]
@@ -391,7 +391,8 @@ class Scheduler(Policy):
                 self._touch(user)
             else:
                 user.version += 1
-            # _settle, inlined: a call per finish costs 1.7% of issue 4's benchmark.
+            # ClusterState.settle, inlined: a call per finish costs 1.7% of issue 4's
+            # benchmark.
             old = key_of[mi]
             if old is None:
                 cs.rebucket(mi)
@@ -410,30 +411,6 @@ class Scheduler(Policy):
                     else:
                         joined[mi] = None
                 key_of[mi] = free_key
-
-    def _settle(self, mi: int) -> None:
-        """Re-bucket machine ``mi`` (what :meth:`ClusterState.rebucket` does, for a machine
-        that had room and keeps some: every finish of a cluster with room, and most offers)."""
-        cs = self.cluster
-        old = cs.key_of[mi]
-        if old is None:
-            cs.rebucket(mi)
-            return
-        free_key = tuple(cs.free[mi])
-        if free_key != old:
-            pools = cs.pools
-            for c in cs.cfor[mi]:
-                pool = pools[c]
-                left = pool[old]
-                del left[mi]
-                if not left:
-                    del pool[old]
-                joined = pool.get(free_key)
-                if joined is None:
-                    pool[free_key] = {mi: None}
-                else:
-                    joined[mi] = None
-            cs.key_of[mi] = free_key
 
     def _fused_release(self, task: TaskRef) -> tuple[UserState, int] | None:
         """The finish half of a fused path: map task ``task`` released inline (what
@@ -1066,7 +1043,7 @@ class Scheduler(Policy):
             for v in free:
                 if v > EPS:
                     # Had room and keeps some: a move between buckets.
-                    self._settle(mi)
+                    cs.settle(mi)
                     break
             else:
                 cs.rebucket(mi)

@@ -373,6 +373,30 @@ class ClusterState:
             self.key_of[mi] = None
             self.roomy.pop(mi, None)
 
+    def settle(self, mi: int) -> None:
+        """:meth:`rebucket` for a machine that had room and keeps some (every finish of a
+        cluster with room, and most offers): its move between buckets, without the checks
+        for a dead machine or one that fills up or frees from full."""
+        old = self.key_of[mi]
+        if old is None:
+            self.rebucket(mi)
+            return
+        free_key = tuple(self.free[mi])
+        if free_key != old:
+            pools = self.pools
+            for c in self.cfor[mi]:
+                pool = pools[c]
+                left = pool[old]
+                del left[mi]
+                if not left:
+                    del pool[old]
+                joined = pool.get(free_key)
+                if joined is None:
+                    pool[free_key] = {mi: None}
+                else:
+                    joined[mi] = None
+            self.key_of[mi] = free_key
+
     def bump(self, mi: int) -> None:
         """Move machine ``mi`` to the end of its buckets (and a bucket it is alone in to the end
         of its pool): where a re-bucketing away from its free vector and back would leave
