@@ -203,13 +203,20 @@ class _JobRun:
 
 
 # A running task, which is also its finish event: (finish time, FINISH, token, task, slot of
-# its row in the attempt list, its job's run). The row, written at the launch, holds the
-# rest (attempt, machine, start, locality); ``_Run.fraction`` the share of the task's work an
-# attempt that resumes after a pause started with. A reducer waiting for its job's maps has
-# finish time inf and token 0 and is not queued. The task's entry in ``_Run.running`` is this
-# very tuple, so a finish event is current when ``running[task] is event`` (a killed task's
-# stale event fails the test).
-_Running = tuple[float, int, int, TaskRef, int, _JobRun]
+# its row in the attempt list, its job's run, its lane). The row, written at the launch,
+# holds the rest (attempt, machine, start, locality); ``_Run.fraction`` the share of the
+# task's work an attempt that resumes after a pause started with. A reducer waiting for its
+# job's maps has finish time inf and token 0 and is not queued. The task's entry in
+# ``_Run.running`` is this very tuple, so a finish event is current when
+# ``running[task] is event`` (a killed task's stale event fails the test).
+#
+# A lane holds the finish events of the map tasks one decision round launched, sorted by
+# (time, token) and queued one at a time: only its first is in the event queue, and popping
+# it queues the next (see _Run.run). The queue then holds a few hundred lanes' heads instead
+# of every running task (tens of thousands in issue 4's benchmark), and its heap stays small
+# and in cache; merging sorted lanes this way delivers the events in the order one heap of
+# all of them would. Other finish events have no lane (None).
+_Running = tuple[float, int, int, TaskRef, int, _JobRun, "list[_Running] | None"]
 # Any other event: (time, kind, token, payload).
 _Event = tuple[float, int, int, object]
 # The events queued at one time: one event, or a heap of them by (kind, token).
@@ -370,15 +377,28 @@ class _Run:
         heapq.heappush(self.times, at)
 
     def _pop(self) -> _Event | _Running:
-        """The next event (the queue must not be empty)."""
+        """The next event (the queue must not be empty); a finish event's lane queues its
+        next one."""
         at = heapq.heappop(self.times)
         held = self.at.pop(at)
         if isinstance(held, list):
             event = heapq.heappop(held)
             if held:
                 self.at[at] = held
-            return event
-        return held
+        else:
+            event = held
+        if event[1] == FINISH:
+            lane = event[6]  # type: ignore[misc]
+            if lane:
+                self._queue(lane.pop())
+        return event
+
+    def _open(self, lane: list[_Running]) -> None:
+        """Queue the finish events of a round's map launches (see _Running)."""
+        # Stable: events of one time stay in token (launch) order; popped from the end.
+        lane.sort(key=_finish_time)
+        lane.reverse()
+        self._queue(lane.pop())
 
     def _start(
         self,
@@ -403,7 +423,7 @@ class _Run:
         if fraction != 1.0:
             self.fraction[ref] = fraction
         token = next(self.tokens) if end != math.inf else 0
-        entry = (end, FINISH, token, ref, slot, run)
+        entry = (end, FINISH, token, ref, slot, run, None)
         self.running[ref] = entry
         if token:
             self._queue(entry)
@@ -455,7 +475,17 @@ class _Run:
             events += 1
             decisions: list[Decision] | None = None
             ref = event[3]
-            if event[1] == FINISH and ref[1] == "map":  # type: ignore[index]
+            finish = event[1] == FINISH
+            if finish:
+                lane: list[_Running] | None = event[6]  # type: ignore[misc]
+                if lane:
+                    # The lane's next event, queued before anything looks at the queue.
+                    head = lane.pop()
+                    if at.setdefault(head[0], head) is head:
+                        heappush(times, head[0])
+                    else:
+                        self._queue(head)  # another event at that time
+            if finish and ref[1] == "map":  # type: ignore[index]
                 # The event is a _Running (see its comment) of a map task; one dict
                 # operation both checks that it is current and retires it.
                 state: _Running | None = running.pop(ref, None)  # type: ignore[call-overload]
@@ -500,6 +530,7 @@ class _Run:
                     self._event(self._pop())
                 decisions = policy.decide(now)
             last_job = -1
+            launched: list[_Running] = []
             for decision in decisions:
                 if type(decision) is Launch:
                     task, machine, locality = decision
@@ -537,12 +568,9 @@ class _Run:
                                 False,
                             )
                         )
-                        entry = (end, FINISH, next(tokens), task, slot, run)
+                        entry = (end, FINISH, next(tokens), task, slot, run, launched)
                         running[task] = entry
-                        if at.setdefault(end, entry) is entry:
-                            heappush(times, end)
-                        else:
-                            self._queue(entry)  # another event at that time
+                        launched.append(entry)
                     else:
                         self._launch(now, decision)
                 elif type(decision) is Pause:
@@ -550,6 +578,8 @@ class _Run:
                 else:
                     assert isinstance(decision, Kill)
                     self._kill(now, decision.task)
+            if launched:
+                self._open(launched)
             # A round that launched nothing may leave a policy with nothing to place.
             quiet = not decisions and quiescent()
             if wakes:
@@ -692,7 +722,7 @@ class _Run:
         for ref in run.waiting:
             state = self.running[ref]
             end = now + self._reduce_seconds(run.job, ref) * self.fraction.get(ref, 1.0)
-            entry = (end, FINISH, next(self.tokens), ref, state[4], run)
+            entry = (end, FINISH, next(self.tokens), ref, state[4], run, None)
             self._row(entry, run, end)
             self.running[ref] = entry
             self._queue(entry)
@@ -825,6 +855,10 @@ class _Run:
                 slots = int(per.sum())
             self.slots_cache[key] = slots
         return slots
+
+
+def _finish_time(event: _Running) -> float:
+    return event[0]
 
 
 def _greedy(seconds: Sequence[float], slots: int, start: float) -> float:
