@@ -22,6 +22,7 @@ from fairshare.policies import (
 )
 from fairshare.policies.drf import Drf
 from fairshare.sim.engine import MachineEvent, SimOptions, SimulationError, simulate
+from fairshare.sim.records import AttemptRows
 from fairshare.workload.model import (
     ExponentialDuration,
     FixedDuration,
@@ -319,3 +320,35 @@ def test_a_finish_sharing_its_time_with_an_arrival_is_not_held_back() -> None:
     assert held.attempts == one_by_one.attempts
     (j3,) = [a for a in held.attempts if a.job == "j3"]
     assert (j3.machine, j3.start) == ("m0", 3.5)
+
+
+def test_flat_attempt_rows_come_out_sorted_with_their_flags() -> None:
+    # Two attempts launched at one time out of key order, then an earlier-keyed one: the
+    # columns follow (start, job order, phase, task, attempt), and the killed and truncated
+    # offsets mark the attempts they were noted on.
+    flat: list[object] = []
+    flat += (1.0, 1, "map", 0, 0, "m0", 4.0, None)  # offset 0: killed
+    flat += (1.0, 0, "map", 3, 0, "m1", 2.0, "node")  # offset 8
+    flat += (1.0, 0, "map", 2, 1, "m1", 9.0, None)  # offset 16: truncated
+    flat += (0.5, 2, "reduce", 0, 0, "m2", 1.5, None)  # offset 24
+    rows = AttemptRows.from_flat(flat, killed={0}, truncated={16})
+    assert rows.start == [0.5, 1.0, 1.0, 1.0]
+    assert rows.order == [2, 0, 0, 1]
+    assert rows.phase == ["reduce", "map", "map", "map"]
+    assert rows.task == [0, 2, 3, 0]
+    assert rows.attempt == [0, 1, 0, 0]
+    assert rows.machine == ["m2", "m1", "m1", "m0"]
+    assert rows.finish == [1.5, 9.0, 2.0, 4.0]
+    assert rows.locality == [None, None, "node", None]
+    assert rows.killed == [False, False, False, True]
+    assert rows.truncated == [False, True, False, False]
+
+
+def test_sorted_flat_attempt_rows_keep_their_order() -> None:
+    flat: list[object] = []
+    for task in range(5):
+        flat += (0.0, 0, "map", task, 0, f"m{task}", 1.0 + task, None)
+    rows = AttemptRows.from_flat(flat, killed=(), truncated=())
+    assert rows.task == [0, 1, 2, 3, 4]
+    assert rows.finish == [1.0, 2.0, 3.0, 4.0, 5.0]
+    assert rows.killed == [False] * 5

@@ -48,7 +48,7 @@ import math
 import time as wallclock
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -64,7 +64,14 @@ from fairshare.policies import (
     make_policy,
 )
 from fairshare.policies.copy_compute import DEFAULT_MAX_COMPUTING, DEFAULT_MAX_REDUCERS
-from fairshare.sim.records import AttemptRow, JobRecord, Locality, RunLog
+from fairshare.sim.records import (
+    ROW_ATTEMPT,
+    ROW_FINISH,
+    AttemptRows,
+    JobRecord,
+    Locality,
+    RunLog,
+)
 from fairshare.workload.eligibility import AttributeCodes
 from fairshare.workload.model import (
     ExponentialDuration,
@@ -166,9 +173,6 @@ class MachineEvent:
     machine: Machine | str
 
 
-_Row = AttemptRow
-
-
 class _JobRun:
     __slots__ = (
         "done",
@@ -259,6 +263,7 @@ def simulate(
     gc.disable()
     try:
         run.run(iter(jobs), machine_events)
+        rows = AttemptRows.from_flat(run.attempts, run.killed, run.truncated)
     finally:
         if collecting:
             gc.enable()
@@ -270,10 +275,7 @@ def simulate(
         if record.user not in seen:
             seen.add(record.user)
             user_names.append(record.user)
-    # Rows sort as plain tuples: (start, job order, phase, task, attempt) lead and are unique.
-    # The log makes TaskAttempts from them only if someone reads log.attempts.
-    rows = run.attempts
-    rows.sort()
+    # The log makes TaskAttempts from the rows only if someone reads log.attempts.
     return RunLog.from_rows(
         policy=policy_name,
         seed=seed,
@@ -335,12 +337,14 @@ class _Run:
         # ends (None until then: the isolated response depends on the machines by then).
         self.records: list[JobRecord | None] = []
         self.order: dict[str, int] = {}
-        # Attempts as plain rows (start, job order, phase, task, attempt, machine, finish,
-        # killed, locality, truncated: records.AttemptRow), sorted at the end and handed to
-        # the log as they are: a tuple is cheaper to build per task than a frozen dataclass.
-        # A row's place is taken at the launch (written as the task will end), so the list is
-        # in start order but for ties and the final sort has little left to do.
-        self.attempts: list[_Row] = []
+        # Attempts flat, records.ROW_FIELDS items each (start, job order, phase, task,
+        # attempt, machine, finish, locality), made into the log's sorted columns at the end.
+        # An attempt's items are appended at its launch (written as the task will end), so
+        # the list is in start order but for ties; kills and truncations are noted by the
+        # attempt's offset in the list (its slot).
+        self.attempts: list[Any] = []
+        self.killed: set[int] = set()
+        self.truncated: set[int] = set()
         # Running task -> its _Running entry (its finish event).
         self.running: dict[TaskRef, _Running] = {}
         # Paused task -> fraction of its work left (see Pause).
@@ -417,9 +421,7 @@ class _Run:
         reducer has none yet)."""
         attempts = self.attempts
         slot = len(attempts)
-        attempts.append(
-            (now, run.index, ref.phase, ref.task, attempt, machine, end, False, locality, False)
-        )
+        attempts += (now, run.index, ref.phase, ref.task, attempt, machine, end, locality)
         if fraction != 1.0:
             self.fraction[ref] = fraction
         token = next(self.tokens) if end != math.inf else 0
@@ -554,20 +556,7 @@ class _Run:
                         # The row as the task will end, written now: a kill, pause or the
                         # run's end rewrites it, and the finish has nothing to write.
                         slot = len(attempts)
-                        attempts.append(
-                            (
-                                now,
-                                order,
-                                "map",
-                                index,
-                                attempt,
-                                machine,
-                                end,
-                                False,
-                                locality,
-                                False,
-                            )
-                        )
+                        attempts += (now, order, "map", index, attempt, machine, end, locality)
                         entry = (end, FINISH, next(tokens), task, slot, run, launched)
                         running[task] = entry
                         launched.append(entry)
@@ -669,19 +658,26 @@ class _Run:
         )
 
     def _row(
-        self,
-        state: _Running,
-        run: _JobRun,
-        end: float,
-        *,
-        killed: bool = False,
-        truncated: bool = False,
+        self, state: _Running, end: float, *, killed: bool = False, truncated: bool = False
     ) -> None:
         """Rewrite the attempt row of a task that ran from its launch (``state``) to
         ``end``."""
         slot = state[4]
-        row = self.attempts[slot]
-        self.attempts[slot] = (*row[:6], end, killed, row[8], truncated)
+        self.attempts[slot + ROW_FINISH] = end
+        if killed:
+            self.killed.add(slot)
+        if truncated:
+            self.truncated.add(slot)
+
+    def _attempt(self, state: _Running) -> int:
+        """The attempt number of running task ``state``."""
+        attempt: int = self.attempts[state[4] + ROW_ATTEMPT]
+        return attempt
+
+    def _started(self, state: _Running) -> float:
+        """When running task ``state`` started."""
+        start: float = self.attempts[state[4]]
+        return start
 
     def _finish(self, now: float, event: _Running) -> None:
         ref = event[3]
@@ -690,7 +686,7 @@ class _Run:
         del self.running[ref]
         run = self.runs[ref.job]
         job = run.job
-        self._row(event, run, now)
+        self._row(event, now)
         if ref.phase == "map":
             run.maps_done += 1
             if run.maps_done == job.tasks and run.waiting:
@@ -723,7 +719,7 @@ class _Run:
             state = self.running[ref]
             end = now + self._reduce_seconds(run.job, ref) * self.fraction.get(ref, 1.0)
             entry = (end, FINISH, next(self.tokens), ref, state[4], run, None)
-            self._row(entry, run, end)
+            self._row(entry, end)
             self.running[ref] = entry
             self._queue(entry)
         run.waiting.clear()
@@ -733,17 +729,16 @@ class _Run:
         run = self.runs[ref.job]
         run.waiting.pop(ref, None)
         self.fraction.pop(ref, None)
-        self._row(state, run, now, killed=True)
-        self.attempt_of[ref] = self.attempts[state[4]][4] + 1
+        self._row(state, now, killed=True)
+        self.attempt_of[ref] = self._attempt(state) + 1
 
     def _pause(self, now: float, ref: TaskRef) -> None:
         state = self.running.pop(ref)
         run = self.runs[ref.job]
         run.waiting.pop(ref, None)
-        row = self.attempts[state[4]]
-        self._row(state, run, now)
-        self.attempt_of[ref] = row[4] + 1
-        end, start, fraction = state[0], row[0], self.fraction.pop(ref, 1.0)
+        self._row(state, now)
+        self.attempt_of[ref] = self._attempt(state) + 1
+        end, start, fraction = state[0], self._started(state), self.fraction.pop(ref, 1.0)
         if not math.isfinite(end):
             self.resume[ref] = fraction  # it was waiting for the maps: no work done yet
         else:
@@ -779,9 +774,8 @@ class _Run:
         until = self.opts.until
         if self.running:
             end = until if until is not None else last
-            for ref, state in self.running.items():
-                run = self.runs[ref.job]
-                self._row(state, run, max(end, self.attempts[state[4]][0]), truncated=True)
+            for state in self.running.values():
+                self._row(state, max(end, self._started(state)), truncated=True)
         for run in self.runs.values():
             self.records[run.index] = self._record(run)
 
