@@ -180,6 +180,7 @@ class _JobRun:
         "first_start",
         "index",
         "job",
+        "map_entries",
         "map_seconds",
         "maps",
         "maps_done",
@@ -193,6 +194,9 @@ class _JobRun:
         self.job = job
         self.map_seconds = map_seconds
         self.maps = job.tasks
+        # Per map task, its running entry (None while it does not run): a list slot per task
+        # is cheaper to set and clear than a dict entry per launch (issue 4's hot path).
+        self.map_entries: list[_Running | None] = [None] * job.tasks
         # No reduce phase: a policy's promise to hold back finishes covers its maps.
         self.maps_only = job.reduce is None
         self.total = job.tasks + (job.reduce.tasks if job.reduce is not None else 0)
@@ -210,9 +214,10 @@ class _JobRun:
 # its row in the attempt list, its job's run, its lane). The row, written at the launch,
 # holds the rest (attempt, machine, start, locality); ``_Run.fraction`` the share of the
 # task's work an attempt that resumes after a pause started with. A reducer waiting for its
-# job's maps has finish time inf and token 0 and is not queued. The task's entry in
-# ``_Run.running`` is this very tuple, so a finish event is current when
-# ``running[task] is event`` (a killed task's stale event fails the test).
+# job's maps has finish time inf and token 0 and is not queued. The task's running entry
+# (``_JobRun.map_entries[task]`` for a map task, ``_Run.running[task]`` for the others) is
+# this very tuple, so a finish event is current when its task's running entry is the event
+# (a killed task's stale event fails the test).
 #
 # A lane holds the finish events of the map tasks one decision round launched, sorted by
 # (time, token) and queued one at a time: only its first is in the event queue, and popping
@@ -345,7 +350,8 @@ class _Run:
         self.attempts: list[Any] = []
         self.killed: set[int] = set()
         self.truncated: set[int] = set()
-        # Running task -> its _Running entry (its finish event).
+        # Running reducer (or copy part) -> its _Running entry (its finish event); a running
+        # map task's is in its job's map_entries.
         self.running: dict[TaskRef, _Running] = {}
         # Paused task -> fraction of its work left (see Pause).
         self.resume: dict[TaskRef, float] = {}
@@ -426,7 +432,10 @@ class _Run:
             self.fraction[ref] = fraction
         token = next(self.tokens) if end != math.inf else 0
         entry = (end, FINISH, token, ref, slot, run, None)
-        self.running[ref] = entry
+        if ref.phase == "map":
+            run.map_entries[ref.task] = entry
+        else:
+            self.running[ref] = entry
         if token:
             self._queue(entry)
 
@@ -443,7 +452,6 @@ class _Run:
         stop = self.opts.until if self.opts.until is not None else math.inf
         fused = policy.finish_and_decide
         wakes = policy.uses_wakeups
-        running = self.running
         runs = self.runs
         attempts = self.attempts
         attempt_of = self.attempt_of
@@ -488,12 +496,13 @@ class _Run:
                     else:
                         self._queue(head)  # another event at that time
             if finish and ref[1] == "map":  # type: ignore[index]
-                # The event is a _Running (see its comment) of a map task; one dict
-                # operation both checks that it is current and retires it.
-                state: _Running | None = running.pop(ref, None)  # type: ignore[call-overload]
-                if state is event:
+                # The event is a _Running (see its comment) of a map task.
+                run = event[5]  # type: ignore[misc]
+                entries = run.map_entries
+                index = ref[2]  # type: ignore[index]
+                if entries[index] is event:
                     # Its row was written whole at the launch (it ends when it was due to).
-                    run = state[5]
+                    entries[index] = None
                     if not run.maps_only:
                         run.maps_done += 1
                         if run.maps_done == run.maps and run.waiting:
@@ -515,9 +524,6 @@ class _Run:
                         decisions = fused(now, ref)  # type: ignore[arg-type]
                     else:
                         policy.task_finished(now, ref)  # type: ignore[arg-type]
-                elif state is not None:
-                    # The task was killed and runs again: the entry is that attempt's.
-                    running[ref] = state  # type: ignore[index]
             else:
                 if deferred:
                     policy.tasks_finished(now, deferred)
@@ -545,6 +551,7 @@ class _Run:
                             if run.first_start is None:
                                 run.first_start = now
                             seconds = run.map_seconds
+                            entries = run.map_entries
                             order = run.index
                         # x * 1.0 == x: a task that reads no block runs its own duration.
                         end = (
@@ -558,7 +565,7 @@ class _Run:
                         slot = len(attempts)
                         attempts += (now, order, "map", index, attempt, machine, end, locality)
                         entry = (end, FINISH, next(tokens), task, slot, run, launched)
-                        running[task] = entry
+                        entries[index] = entry
                         launched.append(entry)
                     else:
                         self._launch(now, decision)
@@ -681,10 +688,15 @@ class _Run:
 
     def _finish(self, now: float, event: _Running) -> None:
         ref = event[3]
-        if self.running.get(ref) is not event:
-            return  # killed before it finished
-        del self.running[ref]
-        run = self.runs[ref.job]
+        run = event[5]
+        if ref.phase == "map":
+            if run.map_entries[ref.task] is not event:
+                return  # killed before it finished
+            run.map_entries[ref.task] = None
+        else:
+            if self.running.get(ref) is not event:
+                return  # killed before it finished
+            del self.running[ref]
         job = run.job
         self._row(event, now)
         if ref.phase == "map":
@@ -724,17 +736,26 @@ class _Run:
             self._queue(entry)
         run.waiting.clear()
 
+    def _stop(self, ref: TaskRef, run: _JobRun) -> _Running:
+        """Retire running task ``ref`` of ``run`` before its finish: its entry."""
+        if ref.phase == "map":
+            state = run.map_entries[ref.task]
+            assert state is not None, f"{ref} is not running"
+            run.map_entries[ref.task] = None
+            return state
+        return self.running.pop(ref)
+
     def _kill(self, now: float, ref: TaskRef) -> None:
-        state = self.running.pop(ref)
         run = self.runs[ref.job]
+        state = self._stop(ref, run)
         run.waiting.pop(ref, None)
         self.fraction.pop(ref, None)
         self._row(state, now, killed=True)
         self.attempt_of[ref] = self._attempt(state) + 1
 
     def _pause(self, now: float, ref: TaskRef) -> None:
-        state = self.running.pop(ref)
         run = self.runs[ref.job]
+        state = self._stop(ref, run)
         run.waiting.pop(ref, None)
         self._row(state, now)
         self.attempt_of[ref] = self._attempt(state) + 1
@@ -771,11 +792,12 @@ class _Run:
         left (reducers launched early by ``reduce_slowstart`` that hold every machine the
         job's remaining maps could use wait forever: FAIR section 5.1's slot hoarding taken to
         deadlock), up to the time ``last`` of the last event."""
-        until = self.opts.until
-        if self.running:
-            end = until if until is not None else last
-            for state in self.running.values():
-                self._row(state, max(end, self._started(state)), truncated=True)
+        end = self.opts.until if self.opts.until is not None else last
+        running = list(self.running.values())
+        for run in self.runs.values():
+            running += [state for state in run.map_entries if state is not None]
+        for state in running:
+            self._row(state, max(end, self._started(state)), truncated=True)
         for run in self.runs.values():
             self.records[run.index] = self._record(run)
 
