@@ -351,3 +351,53 @@ def test_hdrf_preemption_restores_the_queue_tree_share() -> None:
         assert _running_at(log, 5.9) == {"a1": 6, "a2": 6}, policy
         assert _running_at(log, 6.5) == {"a1": 3, "a2": 3, "b1": 6}, policy
         assert sum(a.killed for a in log.attempts) == 6, policy
+
+
+def test_running_tasks_and_their_machines_as_preemption_reads_them() -> None:
+    # Map tasks are kept per job (JobState.where), reducers per user: both show up, and a
+    # finished or never launched task runs nowhere.
+    cluster = _slots(3)
+    policy = make_policy("drf", cluster)
+    assert isinstance(policy, Scheduler)
+    jobs = [
+        Job(
+            name="a",
+            submit=0.0,
+            user="u",
+            demand=np.array([1.0]),
+            tasks=2,
+            duration=FixedDuration(1.0),
+            reduce=ReducePhase(tasks=1, copy=0.0, compute=1.0),
+        ),
+        Job(
+            name="b",
+            submit=0.0,
+            user="v",
+            demand=np.array([1.0]),
+            tasks=2,
+            duration=FixedDuration(1.0),
+        ),
+    ]
+    for i, job in enumerate(jobs):
+        policy.job_submitted(0.0, i, job)
+    launched = [d for d in policy.decide(0.0) if isinstance(d, Launch)]
+    assert len(launched) == 3
+    for d in launched:
+        assert cluster.machines[policy.machine_of(d.task)].name == d.machine  # type: ignore[index]
+    running = policy.running_tasks()
+    assert sorted(ref for tasks in running for ref, _ in tasks) == sorted(d.task for d in launched)
+    done = launched[0].task
+    policy.task_finished(1.0, done)
+    assert policy.machine_of(done) is None
+    assert done not in [ref for tasks in policy.running_tasks() for ref, _ in tasks]
+    # Finish every map; the reducer then runs, kept with its user.
+    running = {d.task for d in launched} - {done}
+    now = 1.0
+    while not any(ref.phase == "reduce" for ref in running):
+        now += 1.0
+        for ref in sorted(running):
+            policy.task_finished(now, ref)
+        running = {d.task for d in policy.decide(now) if isinstance(d, Launch)}
+    (reducer,) = [ref for ref in running if ref.phase == "reduce"]
+    assert policy.machine_of(reducer) is not None
+    assert (reducer, policy.machine_of(reducer)) in policy.running_tasks()[0]

@@ -369,7 +369,10 @@ class Scheduler(Policy):
         for task in tasks:
             job = jobs[task[0]]
             user = users[job.user]
-            mi = user.tasks.pop(task)
+            where = job.where
+            index = task[2]
+            mi = where[index]  # type: ignore[index]
+            where[index] = -1  # type: ignore[index]
             demand = job.demand
             free = frees[mi]
             for r in n_res:
@@ -431,13 +434,13 @@ class Scheduler(Policy):
         ):
             return None
         user = self.users[job.user]
-        tasks = user.tasks
-        mi = tasks.pop(task)
+        where = job.where
+        assert where is not None
+        mi = where[task[2]]
         cs = self.cluster
         if not cs.alive[mi]:
-            # Put back for task_finished, which takes it out again at once.
-            tasks[task] = mi
             return None
+        where[task[2]] = -1
         # _release, inlined (on_release is the base's no-op).
         demand = job.demand
         free = cs.free[mi]
@@ -475,9 +478,13 @@ class Scheduler(Policy):
         mi = cs.index[name]
         lost: list[TaskRef] = []
         for user in self.users:
-            for ref, where in list(user.tasks.items()):
-                if where == mi:
+            for ref, at in list(user.tasks.items()):
+                if at == mi:
                     lost.append(ref)
+        for side in self.jobs.values():
+            where = side.where
+            if where is not None and mi in where:
+                lost += [TaskRef(side.id, "map", t) for t, at in enumerate(where) if at == mi]
         lost.sort()
         for ref in lost:
             self._requeue(ref)
@@ -662,6 +669,30 @@ class Scheduler(Policy):
                     and cs.eligible(cs.groups[job.group].cls, mi)
                 ):
                     self.dirty[mi] = None
+
+    def machine_of(self, ref: TaskRef) -> int | None:
+        """The machine index task ``ref`` runs on (None: it does not run)."""
+        side = self.jobs.get(ref.job if ref.phase == "map" else side_key(ref.job, ref.phase))
+        if side is None:
+            return None
+        if side.where is None:
+            return self.users[side.user].tasks.get(ref)
+        mi = side.where[ref.task]
+        return mi if mi >= 0 else None
+
+    def running_tasks(self) -> list[list[tuple[TaskRef, int]]]:
+        """Per user, its running tasks and their machines: maps by job and task, then the
+        others in launch order."""
+        running: list[list[tuple[TaskRef, int]]] = [[] for _ in self.users]
+        for side in self.jobs.values():
+            where = side.where
+            if where is not None and side.running:
+                running[side.user] += [
+                    (TaskRef(side.id, "map", t), mi) for t, mi in enumerate(where) if mi >= 0
+                ]
+        for user, tasks in zip(self.users, running, strict=True):
+            tasks.extend(user.tasks.items())
+        return running
 
     def _state(self, ref: TaskRef) -> JobState:
         """The job side that runs task ``ref``."""
@@ -882,7 +913,8 @@ class Scheduler(Policy):
             tight = bounded
             while True:
                 if tight and fast and simple and not job.requeue and job.pending > 1:
-                    tasks = user.tasks
+                    where = job.where
+                    assert where is not None
                     first = job.next_map
                     index = first
                     # The job keeps its last task for the general step; the user stops at
@@ -900,7 +932,7 @@ class Scheduler(Policy):
                         index += 1
                         for r in n_res:
                             free[r] -= demand[r]
-                        tasks[ref] = mi
+                        where[index - 1] = mi
                         share += spt
                         out.append(new(Launch, (ref, name, None)))
                         if index >= capped:
@@ -957,7 +989,10 @@ class Scheduler(Policy):
                         free[r] -= d
                         alloc[r] += d
                 seq += 1
-                user.tasks[ref] = mi
+                if job.where is None:
+                    user.tasks[ref] = mi
+                else:
+                    job.where[ref[2]] = mi
                 if order is not None:
                     order[ref] = seq
                 user.running += 1
@@ -1097,7 +1132,12 @@ class Scheduler(Policy):
             self._held.clear()
 
     def _release(self, job: JobState, user: UserState, ref: TaskRef) -> int:
-        mi = user.tasks.pop(ref)
+        where = job.where
+        if where is None:
+            mi = user.tasks.pop(ref)
+        else:
+            mi = where[ref.task]
+            where[ref.task] = -1
         if self.launch_order is not None:
             del self.launch_order[ref]
         demand = job.demand

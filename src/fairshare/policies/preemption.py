@@ -228,7 +228,7 @@ def preempt(sched: Scheduler, now: float, out: list[Decision]) -> None:
     if not owed:
         return
     protected = state.protected
-    for ref in [r for r, owner in protected.items() if r not in users[owner].tasks]:
+    for ref in [r for r in protected if sched.machine_of(r) is None]:
         del protected[ref]
     owed.sort()
     for _, starved, target in owed:
@@ -275,7 +275,7 @@ def _serve(
         # Rule 4: the freed room goes to the starved user before any other placement.
         sched._fill(machine, now, out, (starved, group))
         for decision in out[first:]:
-            if type(decision) is Launch and decision.task in user.tasks:
+            if type(decision) is Launch and sched._state(decision.task).user == starved:
                 state.protected[decision.task] = starved
 
 
@@ -304,13 +304,14 @@ def _victims(
     order = sched.launch_order
     assert order is not None, "launch numbers are kept with preemption on"
     candidates: list[tuple[int, TaskRef, int, int]] = []
-    for v, victim in enumerate(users):
+    running = sched.running_tasks()
+    for v in range(len(users)):
         if v == starved:
             continue
         lost = lost_at.get((starved, v))
         if lost is not None and now - lost < t_fair:
             continue
-        for ref, mi in victim.tasks.items():
+        for ref, mi in running[v]:
             if cs.alive[mi] and cs.eligible(cls, mi):
                 candidates.append((order[ref], ref, v, mi))
     candidates.sort(reverse=True)

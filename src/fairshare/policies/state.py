@@ -77,6 +77,7 @@ class JobState:
         "user",
         "version",
         "waits",
+        "where",
     )
 
     def __init__(
@@ -108,6 +109,10 @@ class JobState:
         self.pending = self.maps
         self.running = 0
         self.requeue: deque[TaskRef] = deque()
+        # A map side's running tasks: the machine index per map task, -1 while it does not
+        # run (a list slot per task costs a launch and a finish less than a dict entry:
+        # issue 4's hot path). A reduce or copy side's are in its user's ``tasks``.
+        self.where: list[int] | None = [-1] * self.maps if phase == "map" else None
         self.share_per_task = 0.0
         self.version = 0
         # Data locality (only for jobs that read input blocks).
@@ -165,8 +170,9 @@ class UserState:
         self.alloc = [0.0] * resources
         # group -> heap of (job key, job id, job version) of jobs with pending tasks there.
         self.job_heaps: dict[int, list[tuple[float, int, int]]] = {}
-        # running task -> machine index, in launch order (the scheduler's launch numbers,
-        # which preemption reads to kill the newest first, are kept beside it only then).
+        # running reducer (or copy or compute part) -> machine index; running map tasks are
+        # in their job's ``JobState.where``. The scheduler's launch numbers, which preemption
+        # reads to kill the newest first, are kept beside them only then.
         self.tasks: dict[TaskRef, int] = {}
 
 
