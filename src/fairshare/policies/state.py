@@ -226,7 +226,10 @@ class ClusterState:
         self.groups_of_sig: list[list[int]] = []
         self.groups_of_machine: dict[int, list[int]] = {}
         # Per machine, the groups and the classes that may use it, in creation order: the
-        # lists a placement reads, kept whole so that reading them allocates nothing.
+        # lists a placement reads, kept whole so that reading them allocates nothing. A
+        # machine that no class reads by name shares its signature's class list
+        # (``classes_of_sig``): every finish walks it, and a few shared lists stay in cache
+        # where one per machine would not.
         self.gfor: list[list[int]] = []
         self.cfor: list[list[int]] = []
         # Per machine, the groups of ``gfor`` that some user has pending work in (and some
@@ -300,7 +303,7 @@ class ClusterState:
             # A cluster being built (no job yet): no group or class to list the machine in.
             self.gfor.append([])
             self.afor.append([])
-            self.cfor.append([])
+            self.cfor.append(self.classes_of_sig[sig])
             self.key_of.append(None)
             self.rebucket(mi)
             return mi
@@ -318,7 +321,11 @@ class ClusterState:
             self.named_classes_of_machine[mi] = named_classes
         self.gfor.append(sorted(self.groups_of_sig[sig] + named))
         self.afor.append([g for g in self.gfor[mi] if self.listed[g]])
-        self.cfor.append(sorted(self.classes_of_sig[sig] + named_classes))
+        self.cfor.append(
+            sorted(self.classes_of_sig[sig] + named_classes)
+            if named_classes
+            else self.classes_of_sig[sig]
+        )
         self.key_of.append(None)
         self.rebucket(mi)
         return mi
@@ -457,16 +464,21 @@ class ClusterState:
             self.sigs_of_class.append([s for s, y in enumerate(ok) if y])
             pool: dict[tuple[float, ...], dict[int, None]] = {}
             self.pools.append(pool)
+            cfor = self.cfor
             if self.by_name[c]:
                 for mi in range(len(self.names)):
                     if self.alive[mi] and self._eligible_machine(c, mi):
                         self.named_classes_of_machine.setdefault(mi, []).append(c)
-                        self.cfor[mi].append(c)
+                        if cfor[mi] is self.classes_of_sig[self.sig[mi]]:
+                            cfor[mi] = list(cfor[mi])  # its own list from now on
+                        cfor[mi].append(c)
             else:
                 for sig in self.sigs_of_class[c]:
-                    self.classes_of_sig[sig].append(c)
+                    shared = self.classes_of_sig[sig]
+                    shared.append(c)
                     for mi in self.machines_of_sig[sig]:
-                        self.cfor[mi].append(c)
+                        if cfor[mi] is not shared:
+                            cfor[mi].append(c)
             # The new class's pool starts with every eligible machine that has room (a
             # signature lookup per machine: Google-like workloads bring a class per job).
             by_name = self.by_name[c]
