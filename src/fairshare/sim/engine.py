@@ -46,6 +46,7 @@ import heapq
 import itertools
 import math
 import time as wallclock
+from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -189,7 +190,7 @@ class _JobRun:
         "waiting",
     )
 
-    def __init__(self, index: int, job: Job, map_seconds: list[float]) -> None:
+    def __init__(self, index: int, job: Job, map_seconds: Sequence[float]) -> None:
         self.index = index
         self.job = job
         self.map_seconds = map_seconds
@@ -897,8 +898,11 @@ def _greedy(seconds: Sequence[float], slots: int, start: float) -> float:
     return end
 
 
-def _durations(job: Job, rng: np.random.Generator) -> list[float]:
-    """The job's map task durations (seconds), drawn from the run's generator."""
+def _durations(job: Job, rng: np.random.Generator) -> Sequence[float]:
+    """The job's map task durations (seconds), drawn from the run's generator. Draws are kept
+    as packed doubles (``array``), not a float object each: a job keeps them until it
+    finishes, and thousands of jobs' worth of objects would crowd the running tasks' out of
+    the cache (issue 4's benchmark)."""
     duration = job.duration
     n = job.tasks
     if isinstance(duration, FixedDuration):
@@ -908,6 +912,9 @@ def _durations(job: Job, rng: np.random.Generator) -> list[float]:
         return [given[i % len(given)] for i in range(n)] if given else [0.0] * n
     if isinstance(duration, ParetoDuration):
         draws = duration.minimum * (1.0 + rng.pareto(duration.alpha, n))
-        return draws.tolist()  # type: ignore[no-any-return]
-    assert isinstance(duration, ExponentialDuration)
-    return rng.exponential(duration.mean, n).tolist()  # type: ignore[no-any-return]
+    else:
+        assert isinstance(duration, ExponentialDuration)
+        draws = rng.exponential(duration.mean, n)
+    packed = array("d")
+    packed.frombytes(draws.astype(np.float64, copy=False).tobytes())
+    return packed
