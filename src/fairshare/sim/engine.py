@@ -262,9 +262,9 @@ def simulate(
         policy_name = policy.name
     rng = np.random.default_rng(seed)
     run = _Run(cluster, sched, rng, opts)
-    # The run allocates a few tuples per task that live until its end (events, running
-    # tasks, attempt rows) and no reference cycles on its hot path: the cyclic collector's
-    # passes over them cost about a fifth of a long run (issue 4), so it waits until the end.
+    # The run allocates a few tuples per running task (its event, its TaskRef) and no
+    # reference cycles on its hot path: the cyclic collector's passes over them cost about a
+    # fifth of a long run (issue 4), so it waits until the log's columns are built.
     collecting = gc.isenabled()
     gc.disable()
     try:
