@@ -49,6 +49,7 @@ import time as wallclock
 from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any, Literal
 
 import numpy as np
@@ -86,6 +87,9 @@ from fairshare.workload.model import (
 
 FINISH, REMOVE, ADD, SUBMIT, WAKE = range(5)
 """Event kinds, in the order same-time events are delivered."""
+
+_FINISH_TIME = itemgetter(0)
+"""A finish event's time (the sort key of a lane)."""
 
 
 class Pause(Kill):
@@ -407,7 +411,7 @@ class _Run:
     def _open(self, lane: list[_Running]) -> None:
         """Queue the finish events of a round's map launches (see _Running)."""
         # Stable: events of one time stay in token (launch) order; popped from the end.
-        lane.sort(key=_finish_time)
+        lane.sort(key=_FINISH_TIME)
         lane.reverse()
         self._queue(lane.pop())
 
@@ -879,10 +883,6 @@ class _Run:
                 slots = int(per.sum())
             self.slots_cache[key] = slots
         return slots
-
-
-def _finish_time(event: _Running) -> float:
-    return event[0]
 
 
 def _greedy(seconds: Sequence[float], slots: int, start: float) -> float:
