@@ -583,11 +583,7 @@ class _Run:
                 self._open(launched)
             elif launched:
                 # A lane of one (a freed one-slot machine refilled): queued as it is.
-                head = launched.pop()
-                if at.setdefault(head[0], head) is head:
-                    heappush(times, head[0])
-                else:
-                    self._queue(head)
+                self._queue(launched.pop())
             # A round that launched nothing may leave a policy with nothing to place.
             quiet = not decisions and quiescent()
             if wakes:
