@@ -39,10 +39,10 @@ median run and the best rate, since single runs swung by half that night.
 2026-11-23 (the memory per running task cut: finish events in per-round lanes so the event
 heap holds a few hundred heads, attempts recorded flat, running map tasks as slots of
 per-job lists in the engine and the policy, class lists shared per machine signature,
-durations packed): against that night's end, interleaved in one window, 0.79-0.84 x the
-time (medians of four rounds); ``--repeat 5`` medians 103-131k/s in fourteen of fifteen
-windows (bare heap 471-592k/s, 0.19-0.25 x; best runs up to 142k/s) and 87-94k/s in the
-other (468k/s, 0.19-0.20 x).
+durations packed): against that night's end, interleaved in one window, 0.79-0.85 x the
+time (medians of two sets of four rounds); ``--repeat 5`` medians 103-131k/s in seventeen
+of eighteen windows (bare heap 471-592k/s, 0.19-0.25 x; best runs up to 142k/s) and
+87-94k/s in the other (468k/s, 0.19-0.20 x).
 
 A thin wrapper over ``fairshare bench online`` (same options, plus ``--machines``, ``--tasks``,
 ``--repeat`` and ``--json``); the workload is defined once, in ``fairshare.bench.online``.
