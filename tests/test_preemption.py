@@ -359,25 +359,19 @@ def test_running_tasks_and_their_machines_as_preemption_reads_them() -> None:
     cluster = _slots(3)
     policy = make_policy("drf", cluster)
     assert isinstance(policy, Scheduler)
-    jobs = [
-        Job(
-            name="a",
+
+    def job(name: str, user: str, reduce: ReducePhase | None = None) -> Job:
+        return Job(
+            name=name,
             submit=0.0,
-            user="u",
+            user=user,
             demand=np.array([1.0]),
             tasks=2,
             duration=FixedDuration(1.0),
-            reduce=ReducePhase(tasks=1, copy=0.0, compute=1.0),
-        ),
-        Job(
-            name="b",
-            submit=0.0,
-            user="v",
-            demand=np.array([1.0]),
-            tasks=2,
-            duration=FixedDuration(1.0),
-        ),
-    ]
+            reduce=reduce,
+        )
+
+    jobs = [job("a", "u", ReducePhase(tasks=1, copy=0.0, compute=1.0)), job("b", "v")]
     for i, job in enumerate(jobs):
         policy.job_submitted(0.0, i, job)
     launched = [d for d in policy.decide(0.0) if isinstance(d, Launch)]
