@@ -15,8 +15,10 @@ from fairshare.sim.engine import SimOptions, simulate
 from fairshare.sim.records import RunLog
 from fairshare.workload.model import FixedDuration, Job, ReducePhase
 
+from conftest import SAMPLE_DATA
+
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+DATA = SAMPLE_DATA
 TWO_JOBS = str(EXAMPLES / "sim-two-jobs.yaml")
 
 SUMMARY_KEYS = {

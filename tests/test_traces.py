@@ -23,13 +23,16 @@ from fairshare.workload.traces.swim import (
     TASK_STARTUP_SECONDS,
 )
 
-DATA = Path(__file__).parents[1] / ".." / "shared" / "data"
+from conftest import SAMPLE_DATA
+
+DATA = SAMPLE_DATA
 SWIM = DATA / "swim-facebook"
 SWF = DATA / "pwa-swf"
 GOOGLE = DATA / "google-clusterdata-2011"
 ALIBABA = DATA / "alibaba-gpu-v2023"
 
-pytestmark = pytest.mark.skipif(not DATA.is_dir(), reason="../shared/data is not beside the repo")
+needs_data = pytest.mark.skipif(not DATA.is_dir(), reason="../shared/data is not beside the repo")
+"""Only the tests that read the real samples skip without them; the others build their files."""
 
 
 def slots(machines: int = 10, resources: tuple[str, ...] = ("slot",)) -> Cluster:
@@ -50,6 +53,7 @@ def map_seconds(nbytes: float) -> float:
 # SWIM
 
 
+@needs_data
 @pytest.mark.parametrize(
     ("name", "count"),
     [
@@ -65,6 +69,7 @@ def test_swim_samples_job_counts_and_submit_order(name: str, count: int) -> None
     assert submits == sorted(submits)
 
 
+@needs_data
 def test_swim_first_jobs_fb2009() -> None:
     # job0  49  49  740773  2339561  627471: one map (under a block), one reducer (under 1 GiB)
     workload = open_trace("swim", SWIM / "FB-2009_samples_24_times_1hr_0.tsv", slots(5))
@@ -81,6 +86,7 @@ def test_swim_first_jobs_fb2009() -> None:
     )
 
 
+@needs_data
 def test_swim_map_only_job_writes_its_output_in_the_maps() -> None:
     # job0  23  23  410483  0  2513586060 (FB-2009 sample 1): shuffles nothing
     job = next(open_trace("swim", SWIM / "FB-2009_samples_24_times_1hr_1.tsv", slots()).jobs)
@@ -88,6 +94,7 @@ def test_swim_map_only_job_writes_its_output_in_the_maps() -> None:
     assert job.duration == FixedDuration(map_seconds(410483 + 2513586060))
 
 
+@needs_data
 def test_swim_block_and_reducer_counts_fb2010() -> None:
     jobs = first(open_trace("swim", SWIM / "FB-2010_samples_24_times_1hr_0.tsv", slots()).jobs, 3)
     # job2: 53,088,744,165 input bytes = 395.5 blocks of 128 MiB; 1,510,005,522 shuffle = 1.4 GiB
@@ -96,6 +103,7 @@ def test_swim_block_and_reducer_counts_fb2010() -> None:
     assert jobs[2].duration == FixedDuration(map_seconds(53088744165 / 396))
 
 
+@needs_data
 def test_swim_input_paths_file_and_few_machines() -> None:
     path = SWIM / "FB-2010_samples_24_times_1hr_withInputPaths_0.tsv"
     jobs = first(open_trace("swim", path, slots(2)).jobs, 2)
@@ -108,6 +116,7 @@ def test_swim_input_paths_file_and_few_machines() -> None:
 # SWF
 
 
+@needs_data
 def test_swf_kth_first_jobs_and_count() -> None:
     jobs = list(open_trace("swf", SWF / "KTH-SP2-1996-2.1-cln.swf.gz", slots()).jobs)
     assert len(jobs) == 28476
@@ -130,6 +139,7 @@ def test_swf_kth_first_jobs_and_count() -> None:
     assert (odd.tasks, odd.user) == (1, "user48")
 
 
+@needs_data
 def test_swf_lcg_first_jobs() -> None:
     jobs = first(open_trace("swf", SWF / "LCG.swf.gz", slots()).jobs, 3)
     assert [(j.name, j.submit, j.user, j.tasks, j.duration) for j in jobs] == [
@@ -154,6 +164,7 @@ def test_swf_skips_jobs_that_never_ran(tmp_path: Path) -> None:
 # Google 2011
 
 
+@needs_data
 def test_google_sample_counts_and_first_jobs() -> None:
     jobs = list(open_trace("google-2011", GOOGLE, slots()).jobs)
     assert len(jobs) == 27105
@@ -172,6 +183,7 @@ def test_google_sample_counts_and_first_jobs() -> None:
     assert job.duration.seconds == pytest.approx(675.251710 - 605.569012)
 
 
+@needs_data
 def test_google_accepts_the_job_events_directory_itself() -> None:
     jobs = first(open_trace("google-2011", GOOGLE / "job_events", slots()).jobs, 1)
     assert jobs[0].name == "3418309"
@@ -215,6 +227,7 @@ def test_google_events_to_jobs(tmp_path: Path) -> None:
 # Alibaba GPU 2023
 
 
+@needs_data
 def test_alibaba_cluster_from_the_node_list_beside() -> None:
     workload = open_trace("alibaba-gpu", ALIBABA / "openb_pod_list_default.csv", None)
     cluster = workload.cluster
@@ -236,6 +249,7 @@ def test_alibaba_cluster_from_the_node_list_beside() -> None:
     assert all(j.constraint is None for j in jobs)  # the default list has no gpu_spec
 
 
+@needs_data
 def test_alibaba_first_pods() -> None:
     jobs = first(open_trace("alibaba-gpu", ALIBABA / "openb_pod_list_default.csv", None).jobs, 2)
     # openb-pod-0000,12000,16384,1,1000,,LS,Running,0,12537496,0
@@ -252,6 +266,7 @@ def test_alibaba_first_pods() -> None:
     assert jobs[1].duration == FixedDuration(12902960.0 - 427061.0)
 
 
+@needs_data
 def test_alibaba_gpu_spec_becomes_a_gpu_model_constraint() -> None:
     workload = open_trace("alibaba-gpu", ALIBABA / "openb_pod_list_gpuspec33.csv", None)
     jobs = list(workload.jobs)
@@ -268,6 +283,7 @@ def test_alibaba_gpu_spec_becomes_a_gpu_model_constraint() -> None:
     assert pod12.duration == FixedDuration(10959245.0 - 6595531.0)  # from scheduling
 
 
+@needs_data
 def test_alibaba_on_the_scenario_machines(tmp_path: Path) -> None:
     capacity = np.array([0.0, 96.0, 512.0, 8.0])
     capacity.setflags(write=False)
@@ -281,6 +297,7 @@ def test_alibaba_on_the_scenario_machines(tmp_path: Path) -> None:
     assert "demands cpu" in err.value.what
 
 
+@needs_data
 def test_alibaba_without_machines_or_node_list(tmp_path: Path) -> None:
     pods = tmp_path / "pods.csv"
     shutil.copy(ALIBABA / "openb_pod_list_default.csv", pods)
@@ -306,6 +323,7 @@ def _copy_with_line(source: Path, target: Path, line: int, text: str, head: int 
     return target
 
 
+@needs_data
 @pytest.mark.parametrize(
     ("fmt", "source", "name", "line", "text", "what"),
     [
@@ -339,6 +357,7 @@ def test_corrupt_record_names_file_and_line(
     assert "\n" not in str(err.value)
 
 
+@needs_data
 def test_google_corrupt_shard_names_the_shard_and_line(tmp_path: Path) -> None:
     trace = tmp_path / "trace" / "job_events"
     trace.mkdir(parents=True)
@@ -355,6 +374,7 @@ def test_google_corrupt_shard_names_the_shard_and_line(tmp_path: Path) -> None:
     assert "event type must be 0 to 8, got 11" in err.value.what
 
 
+@needs_data
 def test_truncated_gzip_names_where_it_broke(tmp_path: Path) -> None:
     data = (SWF / "KTH-SP2-1996-2.1-cln.swf.gz").read_bytes()
     path = tmp_path / "cut.swf.gz"
@@ -365,6 +385,7 @@ def test_truncated_gzip_names_where_it_broke(tmp_path: Path) -> None:
     assert int(err.value.where.split()[1]) > 1000
 
 
+@needs_data
 def test_streaming_reads_lazily(tmp_path: Path) -> None:
     """The first jobs come out of a file whose end is corrupt: nothing reads ahead."""
     for fmt, source, name in [
@@ -378,6 +399,7 @@ def test_streaming_reads_lazily(tmp_path: Path) -> None:
         assert len(jobs) == 10
 
 
+@needs_data
 def test_missing_files_and_unknown_format(tmp_path: Path) -> None:
     with pytest.raises(TraceError) as err:
         open_trace("swim", tmp_path / "none.tsv", slots())

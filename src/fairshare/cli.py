@@ -6,6 +6,7 @@ and exit with code 2 (SPEC section 4). Exit code 1 is reserved for bugs in fairs
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
@@ -14,9 +15,10 @@ import sys
 import tempfile
 import time
 from collections.abc import Collection, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TextIO
 
 import numpy as np
 import typer
@@ -1205,11 +1207,51 @@ def _fail(message: str) -> NoReturn:
     raise SystemExit(2)
 
 
+@contextmanager
+def _stdout_kept_for_output() -> Iterator[None]:
+    """Keep the process's standard output for what fairshare itself prints.
+
+    Native libraries (HiGHS, BLAS) may write to file descriptor 1 directly, below Python, which
+    would corrupt a ``--json`` document. For the command's duration descriptor 1 points at
+    standard error, and ``sys.stdout`` writes to a duplicate of the original descriptor. Only
+    the process's own stdout is redirected (not a stream a caller or a test substituted).
+    """
+    stream: TextIO = sys.stdout
+    try:
+        redirect = stream is sys.__stdout__ and stream.fileno() == 1
+    except (AttributeError, OSError, ValueError):
+        redirect = False
+    if not redirect:
+        yield
+        return
+    stream.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    output = io.TextIOWrapper(
+        io.FileIO(saved, "w", closefd=False),
+        encoding=stream.encoding,
+        errors=stream.errors,
+        line_buffering=bool(getattr(stream, "line_buffering", False)),
+    )
+    sys.stdout = output
+    try:
+        yield
+    finally:
+        try:
+            output.flush()
+        finally:
+            sys.stdout = stream
+            output.close()
+            os.dup2(saved, 1)
+            os.close(saved)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``fairshare`` console script."""
     command = typer.main.get_command(app)
     try:
-        code = command.main(args=argv, prog_name="fairshare", standalone_mode=False)
+        with _stdout_kept_for_output():
+            code = command.main(args=argv, prog_name="fairshare", standalone_mode=False)
     except (InputError, ScenarioError, UnknownPolicy) as err:
         _fail(str(err) if str(err).startswith("error:") else f"error: {err}")
     except typer.Abort:

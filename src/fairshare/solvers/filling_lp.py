@@ -64,6 +64,10 @@ test give every user its own row, the papers' model, which the tests compare aga
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
+import threading
 from dataclasses import dataclass, field
 
 import highspy
@@ -90,6 +94,41 @@ _ROOM = 1e-7
 """A capacity row (scaled to the type's total) filled above ``1 - _ROOM`` counts as full when
 looking for users with room to grow: larger than the LP tolerance, so a row that only looks
 slack by rounding sends its users to the freeze-test LP instead."""
+
+_STDOUT_LOCK = threading.Lock()
+
+
+def new_highs() -> highspy.Highs:
+    """A silent HiGHS model.
+
+    highspy 1.16 prints its banner on file descriptor 1 while ``Highs()`` is constructed, before
+    ``output_flag`` can be set, which would corrupt the JSON a caller prints on stdout. So the
+    descriptor points at the null device for the construction only (under a lock: descriptors
+    are per process). Where descriptor 1 cannot be duplicated (closed, or a sandbox), the model
+    is built as it is.
+    """
+    with _STDOUT_LOCK:
+        with contextlib.suppress(OSError, ValueError):
+            sys.stdout.flush()
+        try:
+            saved = os.dup(1)
+        except OSError:
+            saved = -1
+        if saved < 0:
+            highs = highspy.Highs()  # type: ignore[no-untyped-call]
+        else:
+            try:
+                null = os.open(os.devnull, os.O_WRONLY)
+                try:
+                    os.dup2(null, 1)
+                finally:
+                    os.close(null)
+                highs = highspy.Highs()  # type: ignore[no-untyped-call]
+            finally:
+                os.dup2(saved, 1)
+                os.close(saved)
+    highs.setOptionValue("output_flag", False)
+    return highs
 
 
 @dataclass(frozen=True)
@@ -369,8 +408,7 @@ class FillingLP:
         row_lower[level_row0:group_row0] = 0.0
         row_upper[group_row0:rows] = group_upper
 
-        highs = highspy.Highs()  # type: ignore[no-untyped-call]
-        highs.setOptionValue("output_flag", False)
+        highs = new_highs()
         highs.setOptionValue("presolve", "off")
         # Every solve after the first changes costs (level LP <-> freeze test) and only relaxes
         # bounds or moves them through the current point, so the last basis stays primal
