@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -26,3 +29,37 @@ def example(name: str) -> Scenario:
 @pytest.fixture
 def examples_dir() -> Path:
     return EXAMPLES
+
+
+def fairshare_executable() -> str:
+    """The installed ``fairshare`` console script of this interpreter's environment."""
+    beside = Path(sys.executable).parent / "fairshare"
+    found = str(beside) if beside.exists() else shutil.which("fairshare")
+    if found is None:
+        raise RuntimeError("the fairshare executable is not installed (pip install -e .)")
+    return found
+
+
+def run_fairshare(
+    *args: str, cwd: Path | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+    """Run the installed ``fairshare`` as a user would: a process of its own, output captured."""
+    return subprocess.run(
+        [fairshare_executable(), *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+
+
+def assert_rejected(done: subprocess.CompletedProcess[str]) -> str:
+    """Exit 2, nothing on stdout, exactly one ``error:`` line on stderr (SPEC section 4)."""
+    assert done.returncode == 2, (done.returncode, done.stderr[-2000:])
+    assert done.stdout == ""
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), done.stderr[-2000:]
+    assert done.stderr.endswith("\n")
+    return lines[0]

@@ -1,0 +1,173 @@
+"""The installed ``fairshare`` executable, run as a user runs it: a process of its own.
+
+In-process tests (``main([...])`` with captured streams) cannot see what a native library
+writes on file descriptor 1, nor what an interpreter prints at exit. Here every ``--json``
+command's stdout must parse as one JSON document, for every policy, and every rejected input
+must give exit code 2 and exactly one ``error:`` line (SPEC section 4).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from fairshare.solvers import SOLVER_POLICIES
+
+from conftest import EXAMPLES, assert_rejected, run_fairshare
+
+SINGLE_RESOURCE = EXAMPLES / "choosy-figure-1.yaml"
+MULTI_RESOURCE = EXAMPLES / "tsf-figure-2a.yaml"
+ONE_RESOURCE_ONLY = {"max-min", "cmmf", "independent"}
+
+
+def strict_json(text: str) -> object:
+    """Parse one JSON document; ``NaN`` and ``Infinity`` are not JSON."""
+
+    def refuse(token: str) -> object:
+        raise ValueError(f"not JSON: {token}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def run_all(commands: list[list[str]]) -> list[subprocess.CompletedProcess[str]]:
+    with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as pool:
+        return list(pool.map(lambda argv: run_fairshare(*argv), commands))
+
+
+@pytest.mark.parametrize("integral", [False, True], ids=["divisible", "integral"])
+def test_solve_json_is_pure_json_for_every_policy(integral: bool) -> None:
+    commands = []
+    for policy in SOLVER_POLICIES:
+        for scenario in (SINGLE_RESOURCE, MULTI_RESOURCE):
+            if policy in ONE_RESOURCE_ONLY and scenario is MULTI_RESOURCE:
+                continue
+            argv = ["solve", str(scenario), "--policy", policy, "--json"]
+            commands.append(argv + (["--integral"] if integral else []))
+    for argv, done in zip(commands, run_all(commands), strict=True):
+        assert done.returncode == 0, (argv, done.stderr)
+        doc = strict_json(done.stdout)
+        assert isinstance(doc, dict)
+        assert doc["policy"] == argv[3] and doc["integral"] is integral
+        assert set(doc["users"]) and all(u["tasks"] >= 0 for u in doc["users"].values())
+        assert "Running HiGHS" not in done.stdout + done.stderr
+
+
+def test_solve_json_values_through_the_executable() -> None:
+    done = run_fairshare("solve", str(MULTI_RESOURCE), "--policy", "tsf", "--json")
+    assert done.returncode == 0 and done.stderr == ""
+    doc = strict_json(done.stdout)
+    assert isinstance(doc, dict)
+    assert {name: round(u["tasks"], 6) for name, u in doc["users"].items()} == {
+        "u1": 9.0,
+        "u2": 6.0,
+    }  # TSF Fig. 2a
+
+
+def test_check_json_markdown_and_bench_json_are_clean() -> None:
+    commands = [
+        ["check", "--policy", "tsf", "--property", "sharing-incentive", "--trials", "3", "--json"],
+        ["check", "--policy", "cdrf", "--property", "strategy-proofness", "--json"],
+        ["check", "--all", "--policy", "cmmf", "--trials", "2", "--json"],
+        ["check", "--all", "--policy", "per-machine-drf", "--trials", "2", "--markdown"],
+        ["bench", "online", "--machines", "10", "--jobs", "3", "--tasks", "2", "--json"],
+        ["bench", "solve", "--only", "tsf", "--users", "6", "--repeat", "1", "--json"],
+    ]
+    one, cdrf, table, markdown, online, bench_solve = run_all(commands)
+    for done in (one, cdrf, table, online, bench_solve):
+        assert done.returncode == 0, done.stderr
+        strict_json(done.stdout)
+    first = strict_json(one.stdout)
+    assert isinstance(first, dict) and first["policy"] == "tsf" and first["holds"] is True
+    violated = strict_json(cdrf.stdout)
+    assert isinstance(violated, dict) and violated["holds"] is False
+    cells = strict_json(table.stdout)
+    assert isinstance(cells, list) and {c["policy"] for c in cells} == {"cmmf"}
+    assert markdown.returncode == 0
+    assert markdown.stdout.startswith("| policy | sharing-incentive |"), markdown.stdout[:200]
+    rows = [line for line in markdown.stdout.splitlines() if line.startswith("| per-machine")]
+    assert len(rows) == 1
+    assert strict_json(online.stdout)["benchmark"] == "online"  # type: ignore[index]
+    assert strict_json(bench_solve.stdout)["benchmark"] == "solve"  # type: ignore[index]
+
+
+def test_simulate_writes_json_summary_through_the_executable(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    done = run_fairshare(
+        "simulate", str(EXAMPLES / "sim-two-jobs.yaml"), "--policy", "drf", "--out", str(out)
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    summary = strict_json((out / "summary.json").read_text())
+    assert isinstance(summary, dict) and summary["policy"] == "drf" and summary["jobs"] == 2
+
+
+def test_native_writes_on_descriptor_one_go_to_stderr() -> None:
+    """A library writing below Python during a command cannot corrupt the command's stdout."""
+    code = (
+        "import os, sys\n"
+        "from fairshare.cli import _stdout_kept_for_output\n"
+        "with _stdout_kept_for_output():\n"
+        "    os.write(1, b'native banner\\n')\n"
+        "    print('{\"ok\": true}')\n"
+        "print('after')\n"
+        "os.write(1, b'restored\\n')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == '{"ok": true}\nafter\nrestored\n'
+    assert done.stderr == "native banner\n"
+
+
+BAD_SCENARIOS = {
+    "not-yaml.yaml": "machines: [\n",
+    "no-machines.yaml": "users: [{name: u, demand: {cpu: 1}}]\n",
+    "negative.yaml": "machines: [{name: m, capacity: {cpu: -1}}]\n",
+    "unknown-resource.yaml": (
+        "machines: [{name: m, capacity: {cpu: 1}}]\nusers: [{name: u, demand: {gpu: 1}}]\n"
+    ),
+    "duplicate.yaml": (
+        "machines: [{name: m, capacity: {cpu: 1}}, {name: m, capacity: {cpu: 1}}]\n"
+        "users: [{name: u, demand: {cpu: 1}}]\n"
+    ),
+    "bad-constraint.yaml": (
+        "machines: [{name: m, capacity: {cpu: 1}}]\n"
+        "users: [{name: u, demand: {cpu: 1}, constraint: 'gpu and'}]\n"
+    ),
+    "binary.yaml": "\x00\x01\x02",
+}
+
+
+def test_every_rejected_input_is_one_error_line(tmp_path: Path) -> None:
+    for name, text in BAD_SCENARIOS.items():
+        (tmp_path / name).write_text(text)
+    good = str(SINGLE_RESOURCE)
+    commands = [
+        ["solve", str(tmp_path / name), "--policy", "drf", "--json"] for name in BAD_SCENARIOS
+    ]
+    commands += [
+        ["solve", str(tmp_path / "missing.yaml"), "--policy", "drf"],
+        ["solve", good, "--policy", "nope", "--json"],
+        ["solve", good],
+        ["solve", good, "--policy", "drf", "--bogus"],
+        ["check", "--policy", "drf", "--property", "nope", "--json"],
+        ["check", "--policy", "drf", "--property", "strategy-proofness", "--trials", "0"],
+        ["check", "--json"],
+        ["simulate", good, "--policy", "nope", "--out", str(tmp_path / "a")],
+        ["simulate", good, "--policy", "drf", "--out", str(tmp_path / "b"), "--trace", "x:y"],
+        ["simulate", good, "--policy", "fair", "--delay-scheduling", "5", "--out", "c"],
+        ["compare", good, "--policies", "drf,nope", "--out", str(tmp_path / "d")],
+        ["bench", "online", "--policies", "nope", "--json"],
+        ["nope"],
+    ]
+    for argv, done in zip(commands, run_all(commands), strict=True):
+        line = assert_rejected(done)
+        assert "Traceback" not in line, argv
+    assert not any((tmp_path / d).exists() for d in "abcd")
