@@ -919,9 +919,14 @@ def _names(text: str, option: str, allowed: Collection[str], kind: str) -> list[
     return names
 
 
-def _bench_progress() -> Progress:
-    """A progress bar on stderr (so ``--json`` output stays clean), only on a terminal."""
-    return Progress(
+@contextmanager
+def _bench_progress() -> Iterator[Progress]:
+    """A progress bar on stderr (so ``--json`` output stays clean), only on a terminal.
+
+    Off a terminal the bar is never started: rich before 14.3 writes a blank line on stderr
+    when even a disabled bar stops.
+    """
+    progress = Progress(
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
@@ -930,6 +935,11 @@ def _bench_progress() -> Progress:
         transient=True,
         disable=not sys.stderr.isatty(),
     )
+    if progress.disable:
+        yield progress
+        return
+    with progress:
+        yield progress
 
 
 def _dump(document: object) -> None:
