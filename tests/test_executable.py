@@ -8,6 +8,7 @@ must give exit code 2 and exactly one ``error:`` line (SPEC section 4).
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import subprocess
@@ -171,3 +172,50 @@ def test_every_rejected_input_is_one_error_line(tmp_path: Path) -> None:
         line = assert_rejected(done)
         assert "Traceback" not in line, argv
     assert not any((tmp_path / d).exists() for d in "abcd")
+
+
+def test_a_five_thousand_digit_number_is_an_input_error(tmp_path: Path) -> None:
+    digits = "9" * 5000
+    yaml_file = tmp_path / "big.yaml"
+    yaml_file.write_text(f"machines: [{{name: m, capacity: {{cpu: {digits}}}}}]\n")
+    json_file = tmp_path / "big.json"
+    json_file.write_text(f'{{"machines": [{{"name": "m", "capacity": {{"cpu": {digits}}}}}]}}')
+    for path in (yaml_file, json_file):
+        line = assert_rejected(run_fairshare("solve", str(path), "--policy", "drf", "--json"))
+        assert line == (
+            f"error: {path}: file: a number has thousands of digits; numbers must be finite "
+            "floats (below 1e308)"
+        )
+
+
+def test_a_huge_trace_field_is_cut_in_the_error_line(tmp_path: Path) -> None:
+    trace = tmp_path / "t.tsv"
+    trace.write_text("job0\t49\t10\t740773\t0\t627471\njob1\t" + "z" * 200_000 + "\t9\t1\t1\t1\n")
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text("machines: [{name: m, count: 4, capacity: {slot: 2}}]\n")
+    done = run_fairshare(
+        "simulate", str(scenario), "--policy", "drf", "--trace", f"swim:{trace}",
+        "--out", str(tmp_path / "out"),
+    )  # fmt: skip
+    line = assert_rejected(done)
+    assert len(line) < 400 and "z" * 20 in line
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_bit_flipped_gzip_trace_is_an_input_error(tmp_path: Path) -> None:
+    rows = "".join(
+        f"{i + 1} {100 * i} 5 {60 + i} 1 -1 -1 1 120 -1 1 1 1 1 1 -1 -1 -1\n" for i in range(40)
+    )
+    packed = bytearray(gzip.compress(rows.encode(), mtime=0))
+    packed[12] ^= 0x10
+    trace = tmp_path / "t.swf.gz"
+    trace.write_bytes(bytes(packed))
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text("machines: [{name: m, count: 4, capacity: {cpu: 2}}]\n")
+    done = run_fairshare(
+        "simulate", str(scenario), "--policy", "drf", "--trace", f"swf:{trace}",
+        "--out", str(tmp_path / "out"),
+    )  # fmt: skip
+    line = assert_rejected(done)
+    assert line.startswith(f"error: {trace}: line 1: cannot read")
+    assert not (tmp_path / "out").exists()

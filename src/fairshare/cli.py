@@ -1212,8 +1212,19 @@ def bench_solve_command(
         console.print(table)
 
 
+_LONGEST_WORD = 120
+"""An echoed input value longer than this is cut: an error stays one readable line even when a
+trace field holds megabytes."""
+_LONGEST_LINE = 1500
+
+
 def _fail(message: str) -> NoReturn:
-    sys.stderr.write(message.rstrip("\n").replace("\n", " ") + "\n")
+    words = message.replace("\n", " ").split(" ")
+    shown = [w if len(w) <= _LONGEST_WORD else w[:_LONGEST_WORD] + "..." for w in words]
+    line = " ".join(shown).rstrip()
+    if len(line) > _LONGEST_LINE:
+        line = line[:_LONGEST_LINE] + "..."
+    sys.stderr.write(line + "\n")
     raise SystemExit(2)
 
 

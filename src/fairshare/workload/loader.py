@@ -894,6 +894,20 @@ def _read_yaml(text: str, source: str) -> object:
         raise ScenarioError(source, where, f"invalid YAML: {problem}{column}{context}") from None
     except yaml.YAMLError as err:
         raise ScenarioError(source, "file", f"invalid YAML: {_one_line(str(err))}") from None
+    except ValueError as err:
+        raise ScenarioError(source, "file", _unreadable_number(err)) from None
+    except RecursionError:
+        raise ScenarioError(source, "file", _TOO_DEEP) from None
+
+
+_TOO_DEEP = "nested too deep to read; scenarios nest a few levels, not hundreds"
+
+
+def _unreadable_number(err: ValueError) -> str:
+    """Python refuses integers of more than 4,300 digits (``sys.int_info``)."""
+    if "digits" in str(err):
+        return "a number has thousands of digits; numbers must be finite floats (below 1e308)"
+    return f"cannot read: {_one_line(str(err))[:200]}"
 
 
 def _one_line(text: str) -> str:
@@ -941,6 +955,10 @@ def _read_json(text: str, source: str) -> object:
             f"line {line}" if line is not None else "file",
             f"{constant.args[0]} is not allowed; numbers must be finite",
         ) from None
+    except ValueError as err:
+        raise ScenarioError(source, "file", _unreadable_number(err)) from None
+    except RecursionError:
+        raise ScenarioError(source, "file", _TOO_DEEP) from None
     except _DuplicateKeyError as dup:
         # json does not report where the key was; YAML reads JSON and knows the line.
         try:

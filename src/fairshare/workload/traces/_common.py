@@ -60,6 +60,8 @@ def check_readable(path: Path, what: str = "trace file") -> None:
             handle.read(1)
     except OSError as err:  # includes gzip.BadGzipFile
         raise TraceError(path, None, f"cannot read ({err.strerror or err})") from None
+    except (EOFError, zlib.error) as err:
+        raise TraceError(path, 1, f"cannot read (corrupt compressed data: {err})") from None
     except UnicodeDecodeError:
         raise TraceError(path, 1, "cannot read (not UTF-8 text)") from None
 
