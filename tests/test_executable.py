@@ -219,3 +219,28 @@ def test_a_bit_flipped_gzip_trace_is_an_input_error(tmp_path: Path) -> None:
     line = assert_rejected(done)
     assert line.startswith(f"error: {trace}: line 1: cannot read")
     assert not (tmp_path / "out").exists()
+
+
+def test_a_job_without_input_before_one_with_input_writes_typed_frames(tmp_path: Path) -> None:
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(
+        "machines:\n  - {name: m, count: 4, capacity: {cpu: 2}, rack: r1}\n"
+        "jobs:\n"
+        "  - {name: a, submit: 0, demand: {cpu: 1}, tasks: 2, duration: 5}\n"
+        "  - {name: b, submit: 1, demand: {cpu: 1}, tasks: 2, duration: 5,"
+        " input: {replicas: 2}}\n"
+    )
+    simulate = run_fairshare("simulate", str(scenario), "--policy", "drf", "--out", "run",
+                             cwd=tmp_path)  # fmt: skip
+    assert simulate.returncode == 0, simulate.stderr[-2000:]
+    compare = run_fairshare(
+        "compare", str(scenario), "--policies", "fifo,drf", "--out", "cmp", cwd=tmp_path
+    )
+    assert compare.returncode == 0, compare.stderr[-2000:]
+    import polars as pl  # noqa: PLC0415
+
+    for path in (tmp_path / "run", tmp_path / "cmp" / "drf"):
+        tasks = pl.read_parquet(path / "tasks.parquet")
+        assert tasks.schema["locality"] == pl.String and tasks.schema["job"] == pl.String
+        by_job = {r["job"]: r["locality"] for r in tasks.to_dicts()}
+        assert by_job["a"] is None and by_job["b"] in {"node", "rack", "off_rack"}

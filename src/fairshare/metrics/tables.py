@@ -57,7 +57,9 @@ def _floats(values: FloatArray) -> pl.Series:
 
 def _names(names: tuple[str, ...], index: IntArray) -> pl.Series:
     lookup = np.array(names, dtype=object)
-    return pl.Series(lookup[index] if len(names) else np.array([], dtype=object), dtype=pl.Utf8)
+    # A list, not an object array: polars 2 infers an object array's type from its first
+    # values and then refuses to cast it.
+    return pl.Series(lookup[index].tolist() if len(names) else [], dtype=pl.String)
 
 
 def jobs_frame(log: RunLog) -> pl.DataFrame:
@@ -136,7 +138,7 @@ def tasks_frame(log: RunLog) -> pl.DataFrame:
             "finish": pl.Series(f.a_finish, dtype=pl.Float64),
             "duration": pl.Series(f.a_duration, dtype=pl.Float64),
             "killed": pl.Series(f.a_killed, dtype=pl.Boolean),
-            "locality": pl.Series(loc[f.a_locality], dtype=pl.Utf8),
+            "locality": pl.Series(loc[f.a_locality].tolist(), dtype=pl.String),
         }
     )
 
