@@ -244,3 +244,40 @@ def test_a_job_without_input_before_one_with_input_writes_typed_frames(tmp_path:
         assert tasks.schema["locality"] == pl.String and tasks.schema["job"] == pl.String
         by_job = {r["job"]: r["locality"] for r in tasks.to_dicts()}
         assert by_job["a"] is None and by_job["b"] in {"node", "rack", "off_rack"}
+
+
+@pytest.mark.parametrize("policy", ["drf", "max-min", "hdrf", "asset", "ceei", "collapsed-drf"])
+def test_zero_capacity_with_the_demand_omitted_gives_nothing(policy: str, tmp_path: Path) -> None:
+    scenario = tmp_path / "zero.yaml"
+    scenario.write_text("machines: [{name: m, capacity: {cpu: 0}}]\nusers: [{name: u}]\n")
+    done = run_fairshare("solve", str(scenario), "--policy", policy, "--json")
+    assert done.returncode == 0, done.stderr[-2000:]
+    doc = strict_json(done.stdout)
+    assert isinstance(doc, dict) and doc["users"]["u"]["tasks"] == 0.0
+    assert done.stderr.startswith("warning: ") and "zero capacity" in done.stderr
+
+
+def test_names_with_rich_markup_are_printed_as_they_are(tmp_path: Path) -> None:
+    (tmp_path / "a[").mkdir()
+    scenario = tmp_path / "a[" / "bold]s.yaml"  # the path reads ".../a[/bold]s.yaml"
+    scenario.write_text(
+        "machines: [{name: m, capacity: {cpu: 2}}]\nusers: [{name: '[/bold]'}, {name: '[red]x'}]\n"
+    )
+    done = run_fairshare("solve", str(scenario), "--policy", "drf")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "[/bold]" in done.stdout and "[red]x" in done.stdout
+    simulated = tmp_path / "a[" / "bold]jobs.yaml"
+    simulated.write_text(
+        "machines: [{name: m, capacity: {cpu: 2}}]\n"
+        "jobs: [{name: '[/bold]', submit: 0, tasks: 2, duration: 3}]\n"
+    )
+    run = run_fairshare("simulate", str(simulated), "--policy", "fifo", "--out", "o", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "a[/bold]jobs.yaml" in run.stdout.replace("\n", "")
+
+
+def test_a_negative_check_seed_is_a_usage_error() -> None:
+    line = assert_rejected(
+        run_fairshare("check", "--policy", "drf", "--property", "envy-freeness", "--seed", "-5")
+    )
+    assert "--seed" in line

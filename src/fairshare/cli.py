@@ -175,13 +175,13 @@ def solve_command(
         raise InputError(source, err.where, err.what) from None
     except SolverFailure as err:
         raise InputError(source, f"--policy {policy}", f"the solver failed: {err}") from None
-    err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+    err_console = Console(markup=False, stderr=True, highlight=False, soft_wrap=True)
     for warning in allocation.warnings:
         err_console.print(f"warning: {source}: {warning}", markup=False)
     if as_json:
         sys.stdout.write(json.dumps(allocation_document(scenario, allocation), indent=2) + "\n")
     else:
-        _print_table(scenario, allocation, Console(highlight=False))
+        _print_table(scenario, allocation, Console(markup=False, highlight=False))
 
 
 @app.command("check")
@@ -195,7 +195,9 @@ def check_command(
     trials: Annotated[
         int | None, typer.Option("--trials", min=1, help="Random scenarios to try")
     ] = None,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the scenario generator")] = 0,
+    seed: Annotated[
+        int, typer.Option("--seed", min=0, help="Seed of the scenario generator (>= 0)")
+    ] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON (SPEC section 5)")] = False,
     check_all: Annotated[
         bool, typer.Option("--all", help="Every solver policy against every property")
@@ -236,10 +238,10 @@ def check_command(
         if as_json:
             sys.stdout.write(json.dumps(result.to_json(), indent=2) + "\n")
         else:
-            _print_check(result, Console(highlight=False))
+            _print_check(result, Console(markup=False, highlight=False))
         return
     results = []
-    console = Console(stderr=True, highlight=False)
+    console = Console(markup=False, stderr=True, highlight=False)
     with console.status("checking") as status:
         for name in chosen_policies:
             for prop in chosen_properties:
@@ -306,7 +308,7 @@ def _print_matrix(results: list[CheckResult], policies: list[str], properties: l
     by_key = {(r.policy, r.property): r for r in results}
     for policy in policies:
         table.add_row(policy, *[_cell(by_key[policy, prop]) for prop in properties])
-    console = Console(highlight=False)
+    console = Console(markup=False, highlight=False)
     console.print(table)
     console.print(_legend(results), markup=False)
     for line in _violations(results):
@@ -516,7 +518,7 @@ class _Progress:
                 MofNCompleteColumn(),
                 TextColumn("jobs, simulated {task.fields[clock]}"),
                 TimeElapsedColumn(),
-                console=Console(stderr=True),
+                console=Console(markup=False, stderr=True),
                 transient=True,
             )
             self.bar.start()
@@ -740,7 +742,7 @@ def simulate_command(
         staging.publish()
     finally:
         staging.discard()
-    console = Console(highlight=False)
+    console = Console(markup=False, highlight=False)
     table = Table(title=f"simulated {policy} on {settings.source}", title_justify="left")
     table.add_column("")
     table.add_column("", justify="right")
@@ -853,7 +855,9 @@ def _print_compare(
     table.add_row("wall time", *[f"{log.wall_seconds:.2f} s" for log in logs])
     # Wide enough for every column unwrapped, whatever the terminal says.
     width = 36 + sum(max(len(n), 12) + 3 for n in names)
-    console = Console(highlight=False, width=max(width, Console().width), soft_wrap=True)
+    console = Console(
+        markup=False, highlight=False, width=max(width, Console().width), soft_wrap=True
+    )
     console.print(table)
     console.print(
         f"wrote {out}: compare.json, compare.csv, compare.html and "
@@ -868,7 +872,7 @@ def policies_command() -> None:
     from fairshare.policies import ONLINE_POLICIES  # noqa: PLC0415
     from fairshare.sim.reference import REFERENCE_POLICIES  # noqa: PLC0415
 
-    console = Console(highlight=False)
+    console = Console(markup=False, highlight=False)
     table = Table(title="solver policies (fairshare solve --policy)", title_justify="left")
     for column in ("policy", "what it equalises", "paper", "placement"):
         table.add_column(column)
@@ -931,7 +935,7 @@ def _bench_progress() -> Iterator[Progress]:
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
-        console=Console(stderr=True),
+        console=Console(markup=False, stderr=True),
         transient=True,
         disable=not sys.stderr.isatty(),
     )
@@ -1042,7 +1046,7 @@ def bench_online_command(
             f"{figure.best_rate:,.0f}",
             f"{run.rate / bare:.2f}",
         )
-    Console(highlight=False).print(table)
+    Console(markup=False, highlight=False).print(table)
 
 
 @bench_app.command("simulate")
@@ -1109,7 +1113,7 @@ def bench_simulate_command(
             f"< {r['target_seconds']}",
             f"{r['peak_rss_mib']}",
         )
-    Console(highlight=False).print(table)
+    Console(markup=False, highlight=False).print(table)
 
 
 @bench_app.command("solve")
@@ -1182,7 +1186,7 @@ def bench_solve_command(
     if as_json:
         _dump({"benchmark": "solve", "cases": documents})
         return
-    console = Console(highlight=False)
+    console = Console(markup=False, highlight=False)
     for doc in documents:
         table = Table(
             title=f"{doc['case']}: {doc['users']:,} users, {doc['queues']:,} queues, "

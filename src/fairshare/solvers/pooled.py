@@ -105,6 +105,13 @@ def solve_pooled(scenario: Scenario, policy: str, integral: bool) -> Allocation:
                 + ", ".join(names[i] for i in resources_used)
                 + "; use drf (or hdrf) for several resources",
             )
+    if data.capacity.size == 0:
+        # Every capacity is zero: nobody can run a task, and there is no share to equalise.
+        nothing = np.zeros(len(scenario.users), dtype=np.float64)
+        return Allocation(
+            policy=policy, integral=integral, tasks=nothing, shares=nothing.copy(),
+            warnings=(*data.warnings, "every machine has zero capacity; nobody receives anything"),
+        )  # fmt: skip
     share_rule: ShareRule = asset_share_per_task if policy == "asset" else dominant_share_per_task
     with np.errstate(divide="ignore", invalid="ignore"):
         share_per_task = share_rule(data.demands, data.capacity)
