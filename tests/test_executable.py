@@ -281,3 +281,16 @@ def test_a_negative_check_seed_is_a_usage_error() -> None:
         run_fairshare("check", "--policy", "drf", "--property", "envy-freeness", "--seed", "-5")
     )
     assert "--seed" in line
+
+
+def test_a_tiny_pareto_shape_is_an_input_error(tmp_path: Path) -> None:
+    scenario = tmp_path / "pareto.yaml"
+    scenario.write_text(
+        "machines: [{name: m, capacity: {cpu: 2}}]\n"
+        "jobs: [{name: a, submit: 0, tasks: 2, duration: {pareto: {alpha: 1.0e-300, min: 10}}}]\n"
+    )
+    line = assert_rejected(
+        run_fairshare("simulate", str(scenario), "--policy", "fifo", "--out", str(tmp_path / "o"))
+    )
+    assert line.startswith(f"error: {scenario}: jobs[0].duration.pareto.alpha: alpha must be >=")
+    assert not (tmp_path / "o").exists()

@@ -228,6 +228,22 @@ def _generator(value: object) -> str:
 
 NonNegative = Annotated[float, PlainValidator(_non_negative)]
 Positive = Annotated[float, PlainValidator(_positive)]
+
+PARETO_ALPHA_MIN = 0.1
+"""Smallest Pareto shape accepted: a draw is ``min * U**(-1/alpha)`` and a uniform ``U`` as
+small as 2**-53 must keep it far inside the float range (below about 1e160 times ``min``)."""
+
+
+def _pareto_alpha(value: object) -> float:
+    alpha = _positive(value)
+    if alpha < PARETO_ALPHA_MIN:
+        raise _invalid(
+            f"must be >= {PARETO_ALPHA_MIN} (smaller shapes draw durations beyond the float "
+            f"range), {_got(value)}"
+        )
+    return alpha
+
+
 Count = Annotated[int, PlainValidator(_whole(1))]
 CountOrZero = Annotated[int, PlainValidator(_whole(0))]
 Name = Annotated[str, PlainValidator(_name)]
@@ -347,7 +363,7 @@ class _UserModel(_Model):
 
 
 class _ParetoModel(_Model):
-    alpha: Positive
+    alpha: Annotated[float, PlainValidator(_pareto_alpha)]
     minimum: Positive = Field(alias="min")
 
 
