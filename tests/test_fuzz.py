@@ -50,8 +50,7 @@ FUZZ = settings(
 
 _WORKER = textwrap.dedent(
     """
-    import contextlib, io, json, os, sys, traceback, warnings
-    warnings.simplefilter("default")
+    import contextlib, io, json, os, sys, traceback
     reply = os.fdopen(os.dup(1), "w")
     from fairshare.cli import main
     for line in sys.stdin:
