@@ -188,16 +188,20 @@ def test_a_five_thousand_digit_number_is_an_input_error(tmp_path: Path) -> None:
         )
 
 
+def simulate_trace(tmp_path: Path, fmt: str, trace: Path) -> subprocess.CompletedProcess[str]:
+    """``fairshare simulate`` of a trace on four two-cpu machines, into ``tmp_path/out``."""
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text("machines: [{name: m, count: 4, capacity: {cpu: 2}}]\n")
+    return run_fairshare(
+        "simulate", str(scenario), "--policy", "drf", "--trace", f"{fmt}:{trace}",
+        "--out", str(tmp_path / "out"),
+    )  # fmt: skip
+
+
 def test_a_huge_trace_field_is_cut_in_the_error_line(tmp_path: Path) -> None:
     trace = tmp_path / "t.tsv"
     trace.write_text("job0\t49\t10\t740773\t0\t627471\njob1\t" + "z" * 200_000 + "\t9\t1\t1\t1\n")
-    scenario = tmp_path / "s.yaml"
-    scenario.write_text("machines: [{name: m, count: 4, capacity: {slot: 2}}]\n")
-    done = run_fairshare(
-        "simulate", str(scenario), "--policy", "drf", "--trace", f"swim:{trace}",
-        "--out", str(tmp_path / "out"),
-    )  # fmt: skip
-    line = assert_rejected(done)
+    line = assert_rejected(simulate_trace(tmp_path, "swim", trace))
     assert len(line) < 400 and "z" * 20 in line
     assert not (tmp_path / "out").exists()
 
@@ -210,13 +214,7 @@ def test_a_bit_flipped_gzip_trace_is_an_input_error(tmp_path: Path) -> None:
     packed[12] ^= 0x10
     trace = tmp_path / "t.swf.gz"
     trace.write_bytes(bytes(packed))
-    scenario = tmp_path / "s.yaml"
-    scenario.write_text("machines: [{name: m, count: 4, capacity: {cpu: 2}}]\n")
-    done = run_fairshare(
-        "simulate", str(scenario), "--policy", "drf", "--trace", f"swf:{trace}",
-        "--out", str(tmp_path / "out"),
-    )  # fmt: skip
-    line = assert_rejected(done)
+    line = assert_rejected(simulate_trace(tmp_path, "swf", trace))
     assert line.startswith(f"error: {trace}: line 1: cannot read")
     assert not (tmp_path / "out").exists()
 

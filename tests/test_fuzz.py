@@ -336,15 +336,20 @@ def simulate_case(draw: st.DrawFn) -> tuple[bytes, list[str]]:
     return data, ["--policy", policy, "--seed", str(draw(st.integers(0, 3)))]
 
 
+def _scenario_file(factory: pytest.TempPathFactory, data: bytes) -> tuple[Path, Path]:
+    directory = factory.mktemp("case")
+    path = directory / "scenario.yaml"
+    path.write_bytes(data)
+    return directory, path
+
+
 @FUZZ
 @given(case=solve_case())
 def test_fuzzed_scenarios_solve_cleanly(
     case: tuple[bytes, list[str]], worker: Worker, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     data, options = case
-    directory = tmp_path_factory.mktemp("solve")
-    path = directory / "scenario.yaml"
-    path.write_bytes(data)
+    directory, path = _scenario_file(tmp_path_factory, data)
     argv = ["solve", str(path), *options]
     assert_clean_outcome(argv, worker.run(argv, directory))
 
@@ -355,9 +360,7 @@ def test_fuzzed_scenarios_simulate_cleanly(
     case: tuple[bytes, list[str]], worker: Worker, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     data, options = case
-    directory = tmp_path_factory.mktemp("simulate")
-    path = directory / "scenario.yaml"
-    path.write_bytes(data)
+    directory, path = _scenario_file(tmp_path_factory, data)
     argv = ["simulate", str(path), *options, "--out", str(directory / "out")]
     result = worker.run(argv, directory)
     assert_clean_outcome(argv, result)
