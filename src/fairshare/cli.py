@@ -34,6 +34,7 @@ from rich.progress import (
 from rich.table import Table
 
 from fairshare.allocation import Allocation
+from fairshare.allocation.document import allocation_document, rounded
 from fairshare.solvers import SOLVER_POLICIES, InvalidRequest, SolverFailure, UnknownPolicy, solve
 from fairshare.workload.loader import ScenarioError, load_scenario
 from fairshare.workload.model import Job, Scenario
@@ -62,48 +63,6 @@ class InputError(Exception):
 
     def __init__(self, file: str, where: str, what: str) -> None:
         super().__init__(f"error: {file}: {where}: {what}")
-
-
-def _round(value: float, digits: int = 6) -> float:
-    rounded = round(float(value), digits)
-    return 0.0 if rounded == 0 else rounded
-
-
-def allocation_document(scenario: Scenario, allocation: Allocation) -> dict[str, object]:
-    """The JSON document of SPEC section 2 for ``allocation``."""
-    users: dict[str, object] = {}
-    placed: list[dict[str, float]] = [{} for _ in scenario.users]
-    if allocation.placement is not None:
-        p = allocation.placement
-        names = scenario.cluster.machine_names
-        for user, machine, tasks in sorted(
-            zip(p.users.tolist(), p.machines.tolist(), p.tasks, strict=True)
-        ):
-            if _round(tasks) != 0:
-                placed[user][names[machine]] = _round(tasks)
-    for i, user in enumerate(scenario.users):
-        entry: dict[str, object] = {
-            "tasks": _round(allocation.tasks[i]),
-            "share": _round(allocation.shares[i]),
-        }
-        if allocation.placement is not None:
-            entry["placement"] = placed[i]
-        users[user.name] = entry
-    allocated = allocation.tasks @ scenario.demands
-    resources = {
-        name: {
-            "capacity": _round(scenario.cluster.total[r]),
-            "allocated": _round(allocated[r]),
-        }
-        for r, name in enumerate(scenario.cluster.resources)
-    }
-    return {
-        "policy": allocation.policy,
-        "integral": allocation.integral,
-        "users": users,
-        "resources": resources,
-        "warnings": list(allocation.warnings),
-    }
 
 
 def _print_table(scenario: Scenario, allocation: Allocation, console: Console) -> None:
@@ -1157,7 +1116,7 @@ def bench_solve_command(
                         "policy": policy,
                         "integral": integral,
                         "median_seconds": round(seconds, 4),
-                        "tasks": _round(float(allocation.tasks.sum()), 4),
+                        "tasks": rounded(float(allocation.tasks.sum()), 4),
                         "lp_solves": allocation.extras.get("lp_solves"),
                     }
                 )
@@ -1293,7 +1252,7 @@ def main(argv: list[str] | None = None) -> None:
     raise SystemExit(code if isinstance(code, int) else 0)
 
 
-__all__ = ["allocation_document", "app", "main"]
+__all__ = ["app", "main"]
 
 if __name__ == "__main__":  # pragma: no cover
     main()
