@@ -638,9 +638,12 @@ class Scheduler(Policy):
         capacity = self._capacity[mi]
         if _size(demand, capacity) >= size - EPS:
             return True  # as large as the task the headroom is kept for
-        for c, h, d in zip(capacity, kept, demand, strict=True):
-            if c - h + EPS < d:
-                return True  # it never fits beside the headroom: held back, it would starve
+        if not fits(kept, demand):
+            # It needs more of some resource than the headroom holds: if it never fits
+            # beside the headroom, it may use it (held back, it would starve).
+            for c, h, d in zip(capacity, kept, demand, strict=True):
+                if c - h + EPS < d:
+                    return True
         return all(f - d + EPS >= h for f, d, h in zip(free, demand, kept, strict=True))
 
     def headroom(self, mi: int) -> tuple[Demand, float] | None:
@@ -657,11 +660,15 @@ class Scheduler(Policy):
         nothing is kept while nobody waits.
 
         Who may use it (:meth:`_fits`): a task as large as the headroom's (the tasks it is
-        kept for), and a task that never fits beside it on ``mi`` (holding that one back
-        would starve it, and protect nobody from smaller tasks). Any other task must leave
-        the headroom free. So a task that fits an idle machine can always start there: the
-        headroom never strands a job, and a large task never waits for room that smaller
-        tasks keep taking."""
+        kept for), and a task that needs more of some resource than the headroom holds and
+        never fits beside it on ``mi`` (held back, it would starve for as long as the large
+        tasks wait; it is a large task too, and the policy's order decides between them).
+        Any other task leaves the headroom free: a task within the headroom is what would
+        starve the large one, taking each bit of room as it frees. So a large task never
+        waits for room that smaller tasks keep taking, and a task that fits an idle machine
+        always starts: beside the headroom, in it, or once the larger tasks stopped waiting
+        (they fit the idle machine, so they do not wait for ever): the headroom never
+        strands a job."""
         capacity = self._capacity.get(mi)
         if capacity is None:
             capacity = self._capacity[mi] = tuple(
