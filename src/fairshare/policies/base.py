@@ -94,6 +94,7 @@ class Scheduler(Policy):
         # room it held back may be used: its machines are offered again).
         self._headroom = self.options.headroom
         self._capacity: dict[int, Demand] = {}
+        self._group_keys: dict[Demand, dict[int, tuple[float, float] | None]] = {}
         self._kept_for: frozenset[int] = frozenset()
         # Whether a job's place among its user's jobs moves as it runs tasks (FAIR's fair
         # order inside a pool); FIFO order never moves.
@@ -674,21 +675,32 @@ class Scheduler(Policy):
             capacity = self._capacity[mi] = tuple(
                 map(float, self.cluster.machines[mi].capacity.tolist())
             )
+        # Per capacity, each group's (size, sum of shares), None if it never fits.
+        keys = self._group_keys.get(capacity)
+        if keys is None:
+            keys = self._group_keys[capacity] = {}
         groups = self.cluster.groups
         users = self.users
         best: Demand | None = None
-        best_key = (0.0, 0.0)
+        best_key = (EPS, 0.0)
         for g in self.cluster.afor[mi]:
             grp = groups[g]
             if not grp.users:
                 continue
-            demand = grp.demand
-            key = (_size(demand, capacity), sum(_shares(demand, capacity)))
-            if key[0] <= EPS or not key > best_key or not fits(capacity, demand):
+            if g in keys:
+                key = keys[g]
+            else:
+                demand = grp.demand
+                key = keys[g] = (
+                    (_size(demand, capacity), sum(_shares(demand, capacity)))
+                    if fits(capacity, demand)
+                    else None
+                )
+            if key is None or not key > best_key:
                 continue
             for u in grp.users:
                 if users[u].running < users[u].cap:
-                    best = demand
+                    best = grp.demand
                     best_key = key
                     break
         if best is None:
@@ -703,8 +715,8 @@ class Scheduler(Policy):
         users = self.users
         waiting = frozenset(
             g
-            for g, grp in enumerate(groups)
-            if grp.users and any(users[u].running < users[u].cap for u in grp.users)
+            for g in self.cluster.active
+            if any(users[u].running < users[u].cap for u in groups[g].users)
         )
         released = not self._kept_for <= waiting
         self._kept_for = waiting
