@@ -356,6 +356,7 @@ def _settings(
     off_rack_slowdown: float,
     pool_order: str,
     copy_compute_splitting: bool = False,
+    headroom: bool = False,
 ) -> RunSettings:
     from fairshare.sim.engine import SimOptions  # noqa: PLC0415
     from fairshare.workload.traces import parse_trace_argument  # noqa: PLC0415
@@ -385,6 +386,7 @@ def _settings(
         off_rack_slowdown=off_rack_slowdown,
         until=until,
         copy_compute_splitting=copy_compute_splitting,
+        headroom=headroom,
     )
     return RunSettings(scenario, parsed_trace, seed, options)
 
@@ -438,13 +440,17 @@ def _check_policy(name: str, settings: RunSettings, option: str = "--policy") ->
                     f"does not combine with the reference scheduler {name!r}, which places "
                     "tasks by the exact offline allocation",
                 )
-        if opts.copy_compute_splitting:
-            raise InputError(
-                settings.source,
-                "--copy-compute-splitting",
-                f"does not combine with the reference scheduler {name!r}, which places "
-                "tasks by the exact offline allocation",
-            )
+        for on, flag in (
+            (opts.copy_compute_splitting, "--copy-compute-splitting"),
+            (opts.headroom, "--headroom"),
+        ):
+            if on:
+                raise InputError(
+                    settings.source,
+                    flag,
+                    f"does not combine with the reference scheduler {name!r}, which places "
+                    "tasks by the exact offline allocation",
+                )
 
 
 class _Progress:
@@ -508,7 +514,7 @@ def _run(settings: RunSettings, policy_name: str) -> RunLog:
             policy = make_reference(
                 policy_name, cluster, users=scenario.users, queues=scenario.queues
             )
-        return simulate(
+        log = simulate(
             cluster,
             progress.wrap(workload.jobs),
             policy,
@@ -521,6 +527,25 @@ def _run(settings: RunSettings, policy_name: str) -> RunLog:
         raise InputError(settings.source, err.where, err.what) from None
     finally:
         progress.close()
+    return log
+
+
+def _warn_stranded(source: str, log: RunLog) -> None:
+    """One ``warning:`` line on stderr for the jobs a run left waiting when no event was
+    left (:attr:`RunLog.stranded`): none of the machines they may use will ever take their
+    tasks. Printed after the results are written, so that a failure to write them is the
+    only line."""
+    jobs, policy = log.stranded, log.policy
+    if not jobs:
+        return
+    shown = ", ".join(repr(name[:40]) for name in jobs[:3])
+    more = f" and {len(jobs) - 3} more" if len(jobs) > 3 else ""
+    Console(markup=False, stderr=True, highlight=False, soft_wrap=True).print(
+        f"warning: {source}: {policy}: {len(jobs)} job{'s' if len(jobs) != 1 else ''} never "
+        f"finished ({shown}{more}): the run ended with tasks waiting that no machine they "
+        "may use had room for",
+        markup=False,
+    )
 
 
 class _Staging:
@@ -629,6 +654,8 @@ _SIM_HELP = {
     "pool_order": "Order of jobs inside a user or pool: fair or fifo",
     "copy_compute": "Copy-compute splitting (FAIR section 5.2): reducers copy from the job's "
     "first finished map without holding resources; each machine admits 6 reducers, 2 computing",
+    "headroom": "Headroom (H-DRF section 5): each machine keeps room for the largest task "
+    "waiting for it, which smaller tasks may not take",
 }
 
 SeedOption = Annotated[int, typer.Option("--seed", min=0, help=_SIM_HELP["seed"])]
@@ -652,6 +679,7 @@ PoolOrderOption = Annotated[str, typer.Option("--pool-order", help=_SIM_HELP["po
 CopyComputeOption = Annotated[
     bool, typer.Option("--copy-compute-splitting", help=_SIM_HELP["copy_compute"])
 ]
+HeadroomOption = Annotated[bool, typer.Option("--headroom", help=_SIM_HELP["headroom"])]
 OutOption = Annotated[
     Path, typer.Option("--out", "-o", metavar="DIR", help="Directory to write the results to")
 ]
@@ -676,6 +704,7 @@ def simulate_command(
     off_rack_slowdown: OffRackOption = 1.5,
     pool_order: PoolOrderOption = "fair",
     copy_compute_splitting: CopyComputeOption = False,
+    headroom: HeadroomOption = False,
 ) -> None:
     """Replay the scenario's jobs (or workload, or a trace) under an online policy and write
     summary.json, jobs.csv, timeline.csv, tasks.parquet and report.html to DIR."""
@@ -692,6 +721,7 @@ def simulate_command(
         off_rack_slowdown=off_rack_slowdown,
         pool_order=pool_order,
         copy_compute_splitting=copy_compute_splitting,
+        headroom=headroom,
     )
     _check_policy(policy, settings)
     staging = _Staging(out, settings.source)
@@ -701,6 +731,7 @@ def simulate_command(
         staging.publish()
     finally:
         staging.discard()
+    _warn_stranded(settings.source, log)
     console = Console(markup=False, highlight=False)
     table = Table(title=f"simulated {policy} on {settings.source}", title_justify="left")
     table.add_column("")
@@ -741,6 +772,7 @@ def compare_command(
     off_rack_slowdown: OffRackOption = 1.5,
     pool_order: PoolOrderOption = "fair",
     copy_compute_splitting: CopyComputeOption = False,
+    headroom: HeadroomOption = False,
 ) -> None:
     """Run several policies on the same jobs (same seed: same jobs and durations) and write
     compare.json, compare.csv, compare.html and each run's files in DIR/POLICY/."""
@@ -757,6 +789,7 @@ def compare_command(
         off_rack_slowdown=off_rack_slowdown,
         pool_order=pool_order,
         copy_compute_splitting=copy_compute_splitting,
+        headroom=headroom,
     )
     names = [p.strip() for p in policies.split(",")]
     if not policies.strip() or any(not n for n in names):
@@ -785,6 +818,8 @@ def compare_command(
         staging.publish()
     finally:
         staging.discard()
+    for log in logs:
+        _warn_stranded(settings.source, log)
     _print_compare(settings, names, docs, logs, reference or names[0], out)
 
 

@@ -296,6 +296,7 @@ def simulate(
         events=run.events,
         wall_seconds=wallclock.perf_counter() - started,
         options=opts.record(),
+        stranded=run.stranded,
     )
 
 
@@ -370,6 +371,8 @@ class _Run:
         self.codes: AttributeCodes | None = None
         self.capacity = np.zeros((0, 0), dtype=np.float64)
         self.wakes: set[float] = set()
+        # Jobs left unfinished when no event was left (not stopped by ``until``).
+        self.stranded: tuple[str, ...] = ()
         self.slow = {
             None: 1.0,
             "node": 1.0,
@@ -476,9 +479,11 @@ class _Run:
         # it is the only event at its time the policy's fused finish_and_decide replaces
         # task_finished + decide; map launches are applied here too. Everything else goes
         # through the methods below.
+        exhausted = True
         while times:
             now = heappop(times)
             if now > stop:
+                exhausted = False
                 break
             held = at.pop(now)
             if type(held) is list:
@@ -594,6 +599,10 @@ class _Run:
         if deferred:
             policy.tasks_finished(now, deferred)
         self.events = events
+        if exhausted:
+            # No event was left to move them: their waiting tasks fit on no machine they may
+            # use (too large, a constraint no machine meets, or room held forever).
+            self.stranded = tuple(run.job.name for run in runs.values() if run.finish is None)
         self._close(now)
 
     # ----------------------------------------------------------------- events
