@@ -455,6 +455,60 @@ def _workload(settings: RunSettings) -> Workload:
     )
 
 
+_WARN_EACH = 5
+"""Up to this many jobs that can never run get a warning line each; more get one line."""
+
+
+def _unrunnable_warnings(settings: RunSettings) -> list[str]:
+    """The ``warning:`` lines for jobs that can never run on the run's machines (a task larger
+    than every machine it may use, or a constraint that matches no machine): checked before
+    the run by :class:`~fairshare.workload.eligibility.TaskFit`, the check the simulator's
+    slowdown denominator makes, so the warning and ``summary.json``'s ``unrunnable_jobs``
+    agree. Reading the whole workload here also reports a corrupt trace record before
+    anything runs."""
+    from fairshare.workload.eligibility import TaskFit  # noqa: PLC0415
+
+    workload = _workload(settings)
+    fit = TaskFit(workload.cluster.machines, workload.cluster.resources)
+    found: list[tuple[str, str]] = []
+    count = 0
+    until = settings.options.until
+    for job in workload.jobs:
+        if until is not None and job.submit > until:
+            break  # the run stops before it submits this job or any later one
+        reason = fit.never_runs(job)
+        if reason is not None:
+            count += 1
+            if len(found) < _WARN_EACH:
+                found.append((job.name, reason))
+    source = str(settings.trace[1]) if settings.trace is not None else settings.source
+    after = "reported unfinished and counted in summary.json's unrunnable_jobs"
+    if count <= _WARN_EACH:
+        return [
+            f"warning: {source}: job {name!r} can never run: {reason}; it is {after}"
+            for name, reason in found
+        ]
+    names = ", ".join(repr(name) for name, _ in found)
+    first, reason = found[0]
+    return [
+        f"warning: {source}: {count} jobs can never run ({names} and {count - len(found)} "
+        f"more; {first!r}: {reason}); they are {after}"
+    ]
+
+
+def _announce(jobs: Iterator[Job], lines: list[str]) -> Iterator[Job]:
+    """``jobs``, printing ``lines`` on stderr (and emptying the list) once the simulator asks
+    for the first job: the policy is built by then, so a rejected policy still prints one
+    ``error:`` line and nothing else."""
+    for job in jobs:
+        if lines:
+            console = Console(markup=False, stderr=True, highlight=False, soft_wrap=True)
+            for line in lines:
+                console.print(line, markup=False)
+            lines.clear()
+        yield job
+
+
 def _check_policy(name: str, settings: RunSettings, option: str = "--policy") -> None:
     from fairshare.policies import ONLINE_POLICIES  # noqa: PLC0415
     from fairshare.sim.reference import REFERENCE_POLICIES  # noqa: PLC0415
@@ -531,8 +585,9 @@ class _Progress:
             self.bar.stop()
 
 
-def _run(settings: RunSettings, policy_name: str) -> RunLog:
-    """Simulate one policy; input problems become :class:`InputError` (exit 2)."""
+def _run(settings: RunSettings, policy_name: str, warnings: list[str] | None = None) -> RunLog:
+    """Simulate one policy; input problems become :class:`InputError` (exit 2). ``warnings``
+    are printed when the run starts (see :func:`_announce`)."""
     from fairshare.policies import PolicyError  # noqa: PLC0415
     from fairshare.sim.engine import simulate  # noqa: PLC0415
     from fairshare.sim.reference import REFERENCE_POLICIES, make_reference  # noqa: PLC0415
@@ -551,7 +606,7 @@ def _run(settings: RunSettings, policy_name: str) -> RunLog:
             )
         return simulate(
             cluster,
-            progress.wrap(workload.jobs),
+            progress.wrap(_announce(workload.jobs, warnings if warnings is not None else [])),
             policy,
             seed=settings.seed,
             users=scenario.users,
@@ -635,6 +690,7 @@ def _summary_rows(doc: Mapping[str, Any]) -> list[tuple[str, str]]:
         ("policy", str(doc["policy"])),
         ("seed", _fmt(doc["seed"])),
         ("jobs finished", f"{_fmt(doc.get('finished_jobs'))} of {_fmt(doc['jobs'])}"),
+        ("jobs that can never run", _fmt(doc.get("unrunnable_jobs"))),
         ("tasks", _fmt(doc["tasks"])),
         ("makespan", _fmt(doc["makespan"], " s")),
         ("mean response time", _fmt(doc["mean_response_time"], " s")),
@@ -737,7 +793,8 @@ def simulate_command(
     _check_policy(policy, settings)
     staging = _Staging(out, settings.source)
     try:
-        log = _run(settings, policy)
+        warnings = _unrunnable_warnings(settings)
+        log = _run(settings, policy, warnings)
         doc = write_outputs(log, staging.path)
         staging.publish()
     finally:
@@ -818,8 +875,9 @@ def compare_command(
     try:
         logs: list[RunLog] = []
         docs: list[dict[str, object]] = []
+        warnings = _unrunnable_warnings(settings)
         for name in names:
-            log = _run(settings, name)
+            log = _run(settings, name, warnings)
             docs.append(write_outputs(log, staging.path / name))
             logs.append(log)
         write_compare(logs, staging.path, reference if reference is not None else 0)
