@@ -399,7 +399,10 @@ def _settings(
     copy_compute_splitting: bool = False,
 ) -> RunSettings:
     from fairshare.sim.engine import SimOptions  # noqa: PLC0415
-    from fairshare.workload.traces import parse_trace_argument  # noqa: PLC0415
+    from fairshare.workload.traces import (  # noqa: PLC0415
+        machines_from_trace,
+        parse_trace_argument,
+    )
 
     source = str(scenario_path)
     delay_pair = _pair(delay, "--delay-scheduling", source, "5,10")
@@ -410,7 +413,9 @@ def _settings(
     if pool_order not in ("fair", "fifo"):
         raise InputError(source, "--pool-order", f"expected fair or fifo, got {pool_order!r}")
     parsed_trace = parse_trace_argument(trace) if trace is not None else None
-    scenario = load_scenario(scenario_path)
+    # SPEC section 3: a trace that lists machines gives them unless the scenario has them
+    machines_from = machines_from_trace(*parsed_trace, source) if parsed_trace is not None else None
+    scenario = load_scenario(scenario_path, machines_from)
     if parsed_trace is None and not scenario.jobs and scenario.workload is None:
         raise InputError(
             source,

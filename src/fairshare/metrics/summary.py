@@ -22,6 +22,7 @@ Definitions, fixed here because the papers leave them open:
   holds nothing, FAIR section 5.2).
   None for a resource of zero capacity, or when the makespan is 0.
 - ``preempted_tasks``: attempts killed by preemption (FAIR section 3.2).
+- ``machines``: the machines the run started with (the scenario's, or a trace's node list).
 - Statistics with nothing to summarise are None (JSON null), never NaN.
 """
 
@@ -89,6 +90,7 @@ def _summary(log: RunLog, f: RunFrames, tl: Timeline) -> dict[str, object]:
     return {
         "policy": log.policy,
         "seed": log.seed,
+        "machines": len(log.cluster.machines),
         "jobs": len(f.job_names),
         "finished_jobs": int(finished.sum()),
         "unfinished_jobs": int((~finished).sum()),
