@@ -444,3 +444,15 @@ def test_alibaba_sample_without_machines_runs_on_its_node_list(tmp_path: Path) -
     summary = strict_json((out / "summary.json").read_text())
     assert isinstance(summary, dict)
     assert summary["machines"] == len(nodes.read_text().splitlines()) - 1 == 1523
+
+
+def test_rejected_trace_prints_no_unrunnable_warning(tmp_path: Path) -> None:
+    # pod-3 can never run, and a later pod repeats a name: the run is rejected part-way,
+    # and the one error line is all there is (the fuzz test found this)
+    pods = alibaba_trace(tmp_path / "trace")
+    with pods.open("a", encoding="utf-8") as handle:
+        handle.write("pod-0,1000,1024,0,0,,BE,Running,40,60,40\n")
+    scenario = write(tmp_path / "s.json", {})
+    line = assert_rejected(simulate_trace(scenario, f"alibaba-gpu:{pods}", tmp_path / "out"))
+    assert "'pod-0' repeats" in line
+    assert not (tmp_path / "out").exists()

@@ -466,11 +466,11 @@ _WARN_EACH = 5
 
 def _unrunnable_warnings(settings: RunSettings) -> list[str]:
     """The ``warning:`` lines for jobs that can never run on the run's machines (a task larger
-    than every machine it may use, or a constraint that matches no machine): checked before
-    the run by :class:`~fairshare.workload.eligibility.TaskFit`, the check the simulator's
-    slowdown denominator makes, so the warning and ``summary.json``'s ``unrunnable_jobs``
-    agree. Reading the whole workload here also reports a corrupt trace record before
-    anything runs."""
+    than every machine it may use, or a constraint that matches no machine), found at load
+    time, before the run, by :class:`~fairshare.workload.eligibility.TaskFit`: the check
+    behind the simulator's slowdown denominator, so the lines and ``summary.json``'s
+    ``unrunnable_jobs`` agree. Reading the whole workload here also reports a corrupt trace
+    record before anything runs. The lines are printed by :func:`_warn`."""
     from fairshare.workload.eligibility import TaskFit  # noqa: PLC0415
 
     workload = _workload(settings)
@@ -501,17 +501,14 @@ def _unrunnable_warnings(settings: RunSettings) -> list[str]:
     ]
 
 
-def _announce(jobs: Iterator[Job], lines: list[str]) -> Iterator[Job]:
-    """``jobs``, printing ``lines`` on stderr (and emptying the list) once the simulator asks
-    for the first job: the policy is built by then, so a rejected policy still prints one
-    ``error:`` line and nothing else."""
-    for job in jobs:
-        if lines:
-            console = Console(markup=False, stderr=True, highlight=False, soft_wrap=True)
-            for line in lines:
-                console.print(line, markup=False)
-            lines.clear()
-        yield job
+def _warn(lines: list[str]) -> None:
+    """Print ``warning:`` lines on stderr. ``simulate`` and ``compare`` print them once the
+    run has been accepted and its files written: a run rejected part-way (a trace record, a
+    repeated job name, a reference scheduler's refusal) must leave one ``error:`` line and
+    nothing else (SPEC section 4)."""
+    console = Console(markup=False, stderr=True, highlight=False, soft_wrap=True)
+    for line in lines:
+        console.print(line, markup=False)
 
 
 def _check_policy(name: str, settings: RunSettings, option: str = "--policy") -> None:
@@ -590,9 +587,8 @@ class _Progress:
             self.bar.stop()
 
 
-def _run(settings: RunSettings, policy_name: str, warnings: list[str] | None = None) -> RunLog:
-    """Simulate one policy; input problems become :class:`InputError` (exit 2). ``warnings``
-    are printed when the run starts (see :func:`_announce`)."""
+def _run(settings: RunSettings, policy_name: str) -> RunLog:
+    """Simulate one policy; input problems become :class:`InputError` (exit 2)."""
     from fairshare.policies import PolicyError  # noqa: PLC0415
     from fairshare.sim.engine import simulate  # noqa: PLC0415
     from fairshare.sim.reference import REFERENCE_POLICIES, make_reference  # noqa: PLC0415
@@ -611,7 +607,7 @@ def _run(settings: RunSettings, policy_name: str, warnings: list[str] | None = N
             )
         return simulate(
             cluster,
-            progress.wrap(_announce(workload.jobs, warnings if warnings is not None else [])),
+            progress.wrap(workload.jobs),
             policy,
             seed=settings.seed,
             users=scenario.users,
@@ -799,11 +795,12 @@ def simulate_command(
     staging = _Staging(out, settings.source)
     try:
         warnings = _unrunnable_warnings(settings)
-        log = _run(settings, policy, warnings)
+        log = _run(settings, policy)
         doc = write_outputs(log, staging.path)
         staging.publish()
     finally:
         staging.discard()
+    _warn(warnings)
     console = Console(markup=False, highlight=False)
     table = Table(title=f"simulated {policy} on {settings.source}", title_justify="left")
     table.add_column("")
@@ -882,13 +879,14 @@ def compare_command(
         docs: list[dict[str, object]] = []
         warnings = _unrunnable_warnings(settings)
         for name in names:
-            log = _run(settings, name, warnings)
+            log = _run(settings, name)
             docs.append(write_outputs(log, staging.path / name))
             logs.append(log)
         write_compare(logs, staging.path, reference if reference is not None else 0)
         staging.publish()
     finally:
         staging.discard()
+    _warn(warnings)
     _print_compare(settings, names, docs, logs, reference or names[0], out)
 
 
