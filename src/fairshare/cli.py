@@ -359,7 +359,10 @@ def _settings(
     headroom: bool = False,
 ) -> RunSettings:
     from fairshare.sim.engine import SimOptions  # noqa: PLC0415
-    from fairshare.workload.traces import parse_trace_argument  # noqa: PLC0415
+    from fairshare.workload.traces import (  # noqa: PLC0415
+        machines_from_trace,
+        parse_trace_argument,
+    )
 
     source = str(scenario_path)
     delay_pair = _pair(delay, "--delay-scheduling", source, "5,10")
@@ -370,7 +373,9 @@ def _settings(
     if pool_order not in ("fair", "fifo"):
         raise InputError(source, "--pool-order", f"expected fair or fifo, got {pool_order!r}")
     parsed_trace = parse_trace_argument(trace) if trace is not None else None
-    scenario = load_scenario(scenario_path)
+    # SPEC section 3: a trace that lists machines gives them unless the scenario has them
+    machines_from = machines_from_trace(*parsed_trace, source) if parsed_trace is not None else None
+    scenario = load_scenario(scenario_path, machines_from)
     if parsed_trace is None and not scenario.jobs and scenario.workload is None:
         raise InputError(
             source,
@@ -414,6 +419,60 @@ def _workload(settings: RunSettings) -> Workload:
         queues=[q.path for q in scenario.queues],
         source=scenario.source,
     )
+
+
+_WARN_EACH = 5
+"""Up to this many jobs that can never run get a warning line each; more get one line."""
+
+
+def _unrunnable_warnings(settings: RunSettings) -> tuple[list[str], frozenset[str]]:
+    """The ``warning:`` lines for jobs that can never run on the run's machines (a task larger
+    than every machine it may use, or a constraint that matches no machine), found at load
+    time, before the run, by :class:`~fairshare.workload.eligibility.TaskFit`: the check
+    behind the simulator's slowdown denominator, so the lines and ``summary.json``'s
+    ``unrunnable_jobs`` agree. Reading the whole workload here also reports a corrupt trace
+    record before anything runs. The lines are printed by :func:`_warn`; the names of the
+    jobs are returned too, so that the end-of-run warning about stranded jobs leaves them out."""
+    from fairshare.workload.eligibility import TaskFit  # noqa: PLC0415
+
+    workload = _workload(settings)
+    fit = TaskFit(workload.cluster.machines, workload.cluster.resources)
+    found: list[tuple[str, str]] = []
+    unrunnable: set[str] = set()
+    count = 0
+    until = settings.options.until
+    for job in workload.jobs:
+        if until is not None and job.submit > until:
+            break  # the run stops before it submits this job or any later one
+        reason = fit.never_runs(job)
+        if reason is not None:
+            count += 1
+            unrunnable.add(job.name)
+            if len(found) < _WARN_EACH:
+                found.append((job.name, reason))
+    source = str(settings.trace[1]) if settings.trace is not None else settings.source
+    after = "reported unfinished and counted in summary.json's unrunnable_jobs"
+    if count <= _WARN_EACH:
+        return [
+            f"warning: {source}: job {name!r} can never run: {reason}; it is {after}"
+            for name, reason in found
+        ], frozenset(unrunnable)
+    names = ", ".join(repr(name) for name, _ in found)
+    first, reason = found[0]
+    return [
+        f"warning: {source}: {count} jobs can never run ({names} and {count - len(found)} "
+        f"more; {first!r}: {reason}); they are {after}"
+    ], frozenset(unrunnable)
+
+
+def _warn(lines: list[str]) -> None:
+    """Print ``warning:`` lines on stderr. ``simulate`` and ``compare`` print them once the
+    run has been accepted and its files written: a run rejected part-way (a trace record, a
+    repeated job name, a reference scheduler's refusal) must leave one ``error:`` line and
+    nothing else (SPEC section 4)."""
+    console = Console(markup=False, stderr=True, highlight=False, soft_wrap=True)
+    for line in lines:
+        console.print(line, markup=False)
 
 
 def _check_policy(name: str, settings: RunSettings, option: str = "--policy") -> None:
@@ -530,12 +589,13 @@ def _run(settings: RunSettings, policy_name: str) -> RunLog:
     return log
 
 
-def _warn_stranded(source: str, log: RunLog) -> None:
+def _warn_stranded(source: str, log: RunLog, unrunnable: frozenset[str]) -> None:
     """One ``warning:`` line on stderr for the jobs a run left waiting when no event was
     left (:attr:`RunLog.stranded`): none of the machines they may use will ever take their
-    tasks. Printed after the results are written, so that a failure to write them is the
-    only line."""
-    jobs, policy = log.stranded, log.policy
+    tasks. Jobs that can never run on any machine are left out: the load-time warning
+    already named them. Printed after the results are written, so that a failure to write
+    them is the only line."""
+    jobs, policy = [j for j in log.stranded if j not in unrunnable], log.policy
     if not jobs:
         return
     shown = ", ".join(repr(name[:40]) for name in jobs[:3])
@@ -619,6 +679,7 @@ def _summary_rows(doc: Mapping[str, Any]) -> list[tuple[str, str]]:
         ("policy", str(doc["policy"])),
         ("seed", _fmt(doc["seed"])),
         ("jobs finished", f"{_fmt(doc.get('finished_jobs'))} of {_fmt(doc['jobs'])}"),
+        ("jobs that can never run", _fmt(doc.get("unrunnable_jobs"))),
         ("tasks", _fmt(doc["tasks"])),
         ("makespan", _fmt(doc["makespan"], " s")),
         ("mean response time", _fmt(doc["mean_response_time"], " s")),
@@ -726,12 +787,14 @@ def simulate_command(
     _check_policy(policy, settings)
     staging = _Staging(out, settings.source)
     try:
+        warnings, unrunnable = _unrunnable_warnings(settings)
         log = _run(settings, policy)
         doc = write_outputs(log, staging.path)
         staging.publish()
     finally:
         staging.discard()
-    _warn_stranded(settings.source, log)
+    _warn(warnings)
+    _warn_stranded(settings.source, log, unrunnable)
     console = Console(markup=False, highlight=False)
     table = Table(title=f"simulated {policy} on {settings.source}", title_justify="left")
     table.add_column("")
@@ -810,6 +873,7 @@ def compare_command(
     try:
         logs: list[RunLog] = []
         docs: list[dict[str, object]] = []
+        warnings, unrunnable = _unrunnable_warnings(settings)
         for name in names:
             log = _run(settings, name)
             docs.append(write_outputs(log, staging.path / name))
@@ -818,8 +882,9 @@ def compare_command(
         staging.publish()
     finally:
         staging.discard()
+    _warn(warnings)
     for log in logs:
-        _warn_stranded(settings.source, log)
+        _warn_stranded(settings.source, log, unrunnable)
     _print_compare(settings, names, docs, logs, reference or names[0], out)
 
 

@@ -56,7 +56,9 @@ class TaskAttempt:
 class JobRecord:
     """One job of the run. ``first_start`` and ``finish`` are None for a job that never
     started or never finished before the run ended. ``isolated_response`` is the job's
-    response time alone on the empty cluster (the denominator of slowdown, SPEC section 3).
+    response time alone on the empty cluster (the denominator of slowdown, SPEC section 3);
+    ``inf`` for a job that can never run, since no machine it may use holds one of its tasks
+    (``fairshare.workload.eligibility.TaskFit``).
     ``demand`` is the per-task demand vector in the cluster's resource order, and
     ``reduce_demand`` a reducer's when it differs (None: ``demand``); ``tasks`` counts all
     tasks, map and reduce (a split reducer once)."""

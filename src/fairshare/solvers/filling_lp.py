@@ -77,7 +77,7 @@ import numpy.typing as npt
 from fairshare.allocation import Allocation, Placement
 from fairshare.cluster import BoolArray, FloatArray
 from fairshare.solvers.errors import InvalidRequest, SolverFailure
-from fairshare.workload.eligibility import MachineTypes, machine_types
+from fairshare.workload.eligibility import MATCHES_NO_MACHINE, MachineTypes, machine_types
 from fairshare.workload.hierarchy import build_hierarchy
 from fairshare.workload.model import Scenario
 
@@ -853,8 +853,7 @@ def prepare_placed(scenario: Scenario) -> PlacedInput:
     unhosted = ~nowhere & ~usable.any(axis=1)
     for i in np.flatnonzero(nowhere):
         warnings.append(
-            f"user {scenario.users[i].name!r}: its constraint matches no machine; "
-            "it receives nothing"
+            f"user {scenario.users[i].name!r}: {MATCHES_NO_MACHINE}; it receives nothing"
         )
     for i in np.flatnonzero(unhosted):
         wanted = [r for r, d in zip(scenario.cluster.resources, demands[i], strict=True) if d > 0]
