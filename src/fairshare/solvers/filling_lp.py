@@ -90,6 +90,14 @@ many growing users reach it at once and a vertex cannot hand all room to a few."
 _GROWS = 1e-8
 """A slack above this (fraction of the user's tasks alone) means the user can grow."""
 _LP_TOLERANCE = 1e-10
+_NEGLIGIBLE = 1e-12
+"""A matrix entry this small relative to its neighbours is left out of the LP (HiGHS would
+drop it with a warning below ``small_matrix_value``, set to this): a resource a class uses at
+most this fraction of while it fills its binding one, or a user whose need at the round's
+level is at most this fraction of what it could run alone. Either changes any amount by at
+most this relative amount; the amounts reported are computed from the levels, not read back."""
+_LARGEST = 1e15
+"""The largest matrix entry HiGHS accepts (``large_matrix_value``)."""
 _ROOM = 1e-7
 """A capacity row (scaled to the type's total) filled above ``1 - _ROOM`` counts as full when
 looking for users with room to grow: larger than the LP tolerance, so a row that only looks
@@ -265,6 +273,9 @@ class FillingLP:
         self.lp_solves = 0
         self.cap_frozen: list[tuple[float, IntArray]] = []
         self.current_level = 0.0
+        # users held at their minimum (= cap) from the start hold exactly that
+        held = participates & ~self.active
+        self.fixed[held] = np.minimum(low[held], caps[held]) / scale[held]
         for i in np.flatnonzero(participates & ~self.active & ~self.pooled):
             self._release_row(int(self.entity_of[i]))
 
@@ -320,6 +331,11 @@ class FillingLP:
         self.entity_user = entity_user
         self.entity_coefficient = self._pool_sums(self.coefficient * self.active)
         self.entity_coefficient[self.pools :] = self.coefficient[single]
+        # The LP's level column is in units of ``round_scale`` levels, a power of two chosen
+        # each round so that the fastest active entity's coefficient is in [0.5, 1): weights
+        # from 1e-6 to 1e6 would otherwise put coefficients of 1e-12 in one column.
+        self.round_scale = 1.0
+        self.round_scale = self._round_scale()
 
         # capacity rows: (type, resource) pairs that some pair uses
         types, resources = p.capacity.shape
@@ -354,9 +370,15 @@ class FillingLP:
             amount = unit[pair_class] * class_alone[pair_class, None]
             total = (p.capacity * p.count[:, None])[pair_type]
             k_pair, k_res = np.nonzero(unit[pair_class] > 0)
-            entries_row.append(cap_row[pair_type[k_pair], k_res])
-            entries_col.append(y0 + k_pair)
-            entries_val.append(amount[k_pair, k_res] / total[k_pair, k_res])
+            value = amount[k_pair, k_res] / total[k_pair, k_res]
+            # the pair's binding resource has the largest entry; one used a negligible
+            # fraction as much while that one fills can never bind (see _NEGLIGIBLE)
+            binding = np.zeros(pairs)
+            np.maximum.at(binding, k_pair, value)
+            kept = value >= _NEGLIGIBLE * binding[k_pair]
+            entries_row.append(cap_row[pair_type[k_pair[kept]], k_res[kept]])
+            entries_col.append(y0 + k_pair[kept])
+            entries_val.append(value[kept])
             entries_row.append(link_row0 + self.pair_class)
             entries_col.append(y0 + np.arange(pairs))
             entries_val.append(np.ones(pairs))
@@ -379,9 +401,11 @@ class FillingLP:
             entries_col.append(n0 + entity_of[group])
             entries_val.append(self.scale[group] / divisor)
         # level column and v columns: level rows
-        entries_row.append(level_row0 + every)
-        entries_col.append(np.full(entities, level_col, dtype=np.int64))
-        entries_val.append(-self.entity_coefficient)
+        level_value = self._lp_coefficient(every)
+        nonzero = level_value > 0
+        entries_row.append(level_row0 + every[nonzero])
+        entries_col.append(np.full(int(nonzero.sum()), level_col, dtype=np.int64))
+        entries_val.append(-level_value[nonzero])
         entries_row.append(level_row0 + every)
         entries_col.append(v0 + every)
         entries_val.append(-np.ones(entities))
@@ -389,6 +413,14 @@ class FillingLP:
         row = np.concatenate(entries_row)
         col = np.concatenate(entries_col)
         val = np.concatenate(entries_val)
+        magnitude = np.abs(val)
+        if len(val) and (magnitude.min() < _NEGLIGIBLE or magnitude.max() > _LARGEST):
+            raise SolverFailure(
+                "the scenario's numbers span too many orders of magnitude for the LP "
+                f"(a coefficient of {magnitude.min():.3g} or {magnitude.max():.3g} after "
+                "scaling; HiGHS resolves 1e-12 to 1e15): bring capacities, demands, caps and "
+                "weights closer together"
+            )
         order = np.lexsort((row, col))
         row, col, val = row[order], col[order], val[order]
         start = np.searchsorted(col, np.arange(cols + 1)).astype(np.int32)
@@ -417,6 +449,8 @@ class FillingLP:
         highs.setOptionValue("simplex_strategy", 4)
         highs.setOptionValue("primal_feasibility_tolerance", _LP_TOLERANCE)
         highs.setOptionValue("dual_feasibility_tolerance", _LP_TOLERANCE)
+        highs.setOptionValue("small_matrix_value", _NEGLIGIBLE)
+        highs.setOptionValue("large_matrix_value", _LARGEST)
         status = highs.passModel(
             cols,
             rows,
@@ -435,7 +469,7 @@ class FillingLP:
             np.zeros(cols, dtype=np.int32),  # all continuous
         )
         if status != highspy.HighsStatus.kOk:
-            raise SolverFailure(f"HiGHS rejected the filling LP ({status})")
+            raise SolverFailure(f"HiGHS rejected the filling LP ({status.name})")
         self.highs = highs
         self.cols = cols
         self.solution = np.zeros(cols)
@@ -463,10 +497,13 @@ class FillingLP:
     # solving
 
     def _solve(self, what: str) -> None:
+        """Solve the model as it stands. Only the level LP can be infeasible (minimum shares
+        that do not fit: ``_Infeasible``); every other LP starts from a feasible point, so
+        any other status is numerical trouble, a ``SolverFailure`` saying which LP and why."""
         self.highs.run()
         self.lp_solves += 1
         status = self.highs.getModelStatus()
-        if status in (
+        if what == "level" and status in (
             highspy.HighsModelStatus.kInfeasible,
             highspy.HighsModelStatus.kUnboundedOrInfeasible,
         ):
@@ -488,6 +525,30 @@ class FillingLP:
         if len(cols):
             self.highs.changeColsCost(len(cols), cols.astype(np.int32), cost.astype(np.float64))
 
+    def _lp_coefficient(self, entities: IntArray) -> FloatArray:
+        """The level column's entries (negated) of ``entities``' level rows in this round's
+        units; 0 for an entity whose need at the round's level is negligible (_NEGLIGIBLE)."""
+        value = self.entity_coefficient[entities] * self.round_scale
+        return np.where(value >= _NEGLIGIBLE, value, 0.0)
+
+    def _round_scale(self) -> float:
+        """The power of two that brings the largest active entity coefficient to [0.5, 1)."""
+        active = self._entity_active(np.arange(self.entities))
+        largest = float(self.entity_coefficient[active].max(initial=0.0))
+        if largest <= 0 or not np.isfinite(largest):
+            return self.round_scale
+        return float(np.ldexp(1.0, -int(np.frexp(largest)[1])))
+
+    def _rescale_level(self) -> None:
+        """Before a round: choose the round's level unit and rewrite the active rows."""
+        scale = self._round_scale()
+        if scale == self.round_scale:
+            return
+        self.round_scale = scale
+        entities = np.flatnonzero(self._entity_active(np.arange(self.entities)))
+        for e, value in zip(entities, self._lp_coefficient(entities), strict=True):
+            self.highs.changeCoeff(int(self.level_row0 + e), int(self.level_col), -float(value))
+
     def _release_row(self, entity: int) -> None:
         """A frozen (or fixed) user's level row no longer ties it to the level."""
         self.highs.changeRowBounds(self.level_row0 + entity, -_INF, _INF)
@@ -502,12 +563,14 @@ class FillingLP:
         # recomputed from the members rather than decremented, so no rounding accumulates
         coefficient = self._pool_sums(np.where(self.active, self.coefficient, 0.0))
         frozen = self._pool_sums(np.where(self.active, 0.0, self.fixed))
+        self.entity_coefficient[touched] = coefficient[touched]
+        lp_value = self._lp_coefficient(touched)
         upper = self._entity_caps()
         if self._lifting:
             upper = np.where(self._entity_active(np.arange(self.entities)), _INF, upper)
-        for e in touched:
+        for e, value in zip(touched, lp_value, strict=True):
             row = int(self.level_row0 + e)
-            self.highs.changeCoeff(row, int(self.level_col), -float(coefficient[e]))
+            self.highs.changeCoeff(row, int(self.level_col), -float(value))
             self.highs.changeRowBounds(row, float(frozen[e]), _INF)
         self._set_cols(self.n0 + touched, np.zeros(len(touched)), upper[touched])
 
@@ -522,6 +585,7 @@ class FillingLP:
         active user's cap lies above L; then L is the round's level with the caps restored.
         """
         level = np.array([self.level_col], dtype=np.int64)
+        self._rescale_level()
         self._set_cols(level, np.zeros(1), np.array([_INF if self.active.any() else 0.0]))
         self._set_costs(level, np.ones(1))
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -540,7 +604,7 @@ class FillingLP:
                         "the minimum shares do not fit together on the machines their users may "
                         "use (or exceed a queue's max_share); lower them",
                     ) from None
-                self.current_level = float(self.solution[self.level_col])
+                self.current_level = float(self.solution[self.level_col]) * self.round_scale
                 capped = self.active & (cap_level <= self.current_level * (1 + 1e-12) + 1e-15)
                 if not capped.any():
                     break
@@ -551,7 +615,8 @@ class FillingLP:
             still = lifted[self._entity_active(lifted)]
             self._set_cols(self.n0 + still, self._entity_low(still), self._entity_caps()[still])
         self._set_costs(level, np.zeros(1))
-        self._set_cols(level, np.array([self.current_level]), np.array([self.current_level]))
+        lp_level = np.array([self.current_level / self.round_scale])
+        self._set_cols(level, lp_level, lp_level)
         return self.current_level * self.level_unit
 
     def _entity_low(self, entities: IntArray) -> FloatArray:
@@ -686,21 +751,38 @@ class FillingLP:
         self.level[chosen] = self.current_level * self.level_unit
 
     def finish(self) -> tuple[IntArray, IntArray, FloatArray, FloatArray]:
-        """The final LP solution split back into users: (user, type, tasks) triples and the
-        tasks per user. A pooled user holds the amount it was frozen at."""
+        """The allocation split back into users: (user, type, tasks) triples and the tasks per
+        user. Every user's tasks are exact: what it was frozen at (its level times its
+        coefficient, its minimum or its cap), not the LP's reading of it, which is only good
+        to the LP's tolerance in units of the user's tasks alone (a user with a tiny weight or
+        a cap far below what it could run alone would lose all precision). The LP gives the
+        placement: each class's amounts on its types are rescaled to its members' exact total
+        (a class the LP left empty, within tolerance, spreads it in proportion to its tasks
+        alone on each type)."""
         y = np.maximum(self.solution[: len(self.pair_class)], 0.0)
-        entity_n = np.maximum(self.solution[self.n0 : self.n0 + self.entities], 0.0)
         part = self.participates
-        n = self.fixed.copy()
-        own = part & ~self.pooled
-        n[own] = entity_n[self.entity_of[own]]
-        n = np.where(part, n * self.scale, 0.0)
+        n = np.where(part, np.minimum(self.fixed * self.scale, self.caps), 0.0)
+        dominant = self.problem.demands.max(axis=1)
         amount = y * self.class_alone[self.pair_class]  # class units on each type
+        classes = len(self.class_first)
+        members_of = self.class_of >= 0
+        target = np.bincount(
+            self.class_of[members_of], weights=(n * dominant)[members_of], minlength=classes
+        )
+        placed = np.bincount(self.pair_class, weights=amount, minlength=classes)
+        empty = (placed <= 0) & (target > 0)
+        if empty.any():
+            p = self.problem
+            alone = tasks_alone(p.capacity, p.count, p.demands[self.class_first])
+            spread = empty[self.pair_class]
+            amount[spread] = alone[self.pair_class[spread], self.pair_type[spread]]
+            placed = np.bincount(self.pair_class, weights=amount, minlength=classes)
+        ratio = np.where(placed > 0, target / np.where(placed > 0, placed, 1.0), 0.0)
+        amount = amount * ratio[self.pair_class]
         users: list[IntArray] = []
         types: list[IntArray] = []
         tasks: list[FloatArray] = []
-        dominant = self.problem.demands.max(axis=1)
-        sizes = np.bincount(self.class_of[self.class_of >= 0], minlength=len(self.class_first))
+        sizes = np.bincount(self.class_of[members_of], minlength=classes)
         single = sizes[self.pair_class] == 1
         if single.any():
             owner = self.class_first[self.pair_class[single]]
@@ -956,10 +1038,12 @@ def pack_over_machines(
     offset = start[kind].astype(np.float64)
     piece_start += offset
     piece_end = end + offset
-    # an end within rounding of a machine boundary is on it, so no sliver spills over
+    # An end within rounding of a machine boundary is on it, so no sliver spills over. Only
+    # rounding: a machine may hold 10^12 tiny tasks, so a fixed 1e-9 of a machine would take
+    # a thousand tasks from (or give them to) a user.
     for bound in (piece_start, piece_end):
         near: FloatArray = np.rint(bound)
-        close = np.abs(bound - near) <= 1e-9
+        close = np.abs(bound - near) <= 16 * np.finfo(np.float64).eps * np.maximum(1.0, near)
         bound[close] = near[close]
     used = np.flatnonzero(np.bincount(kind, minlength=len(count)) > 0)
     boundaries = np.concatenate(
