@@ -96,6 +96,8 @@ drop it with a warning below ``small_matrix_value``, set to this): a resource a 
 most this fraction of while it fills its binding one, or a user whose need at the round's
 level is at most this fraction of what it could run alone. Either changes any amount by at
 most this relative amount; the amounts reported are computed from the levels, not read back."""
+_LEVEL_GIVE = 1e-9
+"""How far below its value a freeze test's fallback lets the level go (relative)."""
 _LARGEST = 1e15
 """The largest matrix entry HiGHS accepts (``large_matrix_value``)."""
 _ROOM = 1e-7
@@ -492,7 +494,9 @@ class FillingLP:
                 self.scaled_cap[single],
             )
         )
-        return np.where(np.isfinite(cap), cap, _INF)
+        # n is at most 1 (its tasks alone): a bound far above that can never bind, and only
+        # widens the range of numbers HiGHS sees
+        return np.where(np.isfinite(cap) & (cap <= 2.0), cap, _INF)
 
     # solving
 
@@ -503,6 +507,10 @@ class FillingLP:
         self.highs.run()
         self.lp_solves += 1
         status = self.highs.getModelStatus()
+        if status != highspy.HighsModelStatus.kOptimal and what != "level":
+            status = self._solve_again()
+            if status == highspy.HighsModelStatus.kOptimal:
+                return
         if what == "level" and status in (
             highspy.HighsModelStatus.kInfeasible,
             highspy.HighsModelStatus.kUnboundedOrInfeasible,
@@ -511,6 +519,31 @@ class FillingLP:
         if status != highspy.HighsModelStatus.kOptimal:
             text = self.highs.modelStatusToString(status)
             raise SolverFailure(f"HiGHS could not solve the {what} LP: {text}")
+        self._read_solution()
+
+    def _solve_again(self) -> highspy.HighsModelStatus:
+        """The fallback of a freeze test that HiGHS could not solve (on a badly scaled model,
+        the level fixed at the level LP's solution can be infeasible by more than the
+        tolerance in HiGHS's internal scaling): from scratch, with dual simplex, and the level
+        allowed ``_LEVEL_GIVE`` below its value. That gives a user at most that fraction of its
+        level as slack, far below ``_GROWS``, so the test still separates the same users."""
+        level = np.array([self.level_col], dtype=np.int64)
+        lp_level = self.current_level / self.round_scale
+        self._set_cols(level, np.array([lp_level * (1 - _LEVEL_GIVE)]), np.array([lp_level]))
+        self.highs.clearSolver()
+        self.highs.setOptionValue("simplex_strategy", 1)
+        try:
+            self.highs.run()
+            self.lp_solves += 1
+            status = self.highs.getModelStatus()
+            if status == highspy.HighsModelStatus.kOptimal:
+                self._read_solution()
+        finally:
+            self.highs.setOptionValue("simplex_strategy", 4)
+            self._set_cols(level, np.array([lp_level]), np.array([lp_level]))
+        return status
+
+    def _read_solution(self) -> None:
         solution = self.highs.getSolution()
         self.solution = np.asarray(solution.col_value, dtype=np.float64)
         self.row_value = np.asarray(solution.row_value, dtype=np.float64)
@@ -907,7 +940,32 @@ class PlacedInput:
             len(scenario.users),
             scenario.demands,
         )
-        return placement, result.lp_solves
+        return self.within_caps(placement), result.lp_solves
+
+    def within_caps(self, placement: Placement) -> Placement:
+        """``placement`` with every user at most at its cap and every capped queue at most at
+        its ``max_share``, exactly (caps are caps, as the pooled solvers guarantee): a user or
+        queue above its cap by rounding has its entries scaled down to it, with a margin of a
+        few units in the last place per entry summed, so that any order of summation stays
+        within. The placed policies' solvers all end here."""
+        tasks = placement.tasks.copy()
+        users = placement.users
+        ulp = 4 * np.finfo(np.float64).eps
+        entries = np.bincount(users, minlength=placement.shape[0]).astype(np.float64)
+        total = np.bincount(users, weights=tasks, minlength=placement.shape[0])
+        over = total > self.caps
+        if over.any():
+            factor = np.ones(len(total))
+            factor[over] = self.caps[over] / total[over] * (1 - ulp * (entries[over] + 1))
+            tasks *= factor[users]
+        for members, limit in zip(self.group_members, self.group_caps, strict=True):
+            mine = np.isin(users, members)
+            held = float(tasks[mine].sum())
+            if held > limit:
+                tasks[mine] *= limit / held * (1 - ulp * (int(mine.sum()) + 1))
+        if np.array_equal(tasks, placement.tasks):
+            return placement
+        return Placement(placement.users, placement.machines, tasks, placement.shape)
 
     def problem(self, scenario: Scenario, share_per_task: FloatArray) -> FillingProblem:
         return FillingProblem(
