@@ -90,12 +90,14 @@ many growing users reach it at once and a vertex cannot hand all room to a few."
 _GROWS = 1e-8
 """A slack above this (fraction of the user's tasks alone) means the user can grow."""
 _LP_TOLERANCE = 1e-10
-_NEGLIGIBLE = 1e-12
-"""A matrix entry this small relative to its neighbours is left out of the LP (HiGHS would
-drop it with a warning below ``small_matrix_value``, set to this): a resource a class uses at
-most this fraction of while it fills its binding one, or a user whose need at the round's
-level is at most this fraction of what it could run alone. Either changes any amount by at
-most this relative amount; the amounts reported are computed from the levels, not read back."""
+_NEGLIGIBLE = 1e-11
+"""A matrix entry this small relative to its neighbours is left out of the LP: a resource a
+class uses at most this fraction of while it fills its binding one, or a user whose need at
+the round's level is at most this fraction of what it could run alone. Either changes any
+amount by at most this relative amount; the amounts reported are computed from the levels,
+not read back from the LP."""
+_SMALLEST = 1e-12
+"""HiGHS's ``small_matrix_value`` (its least): it would drop a smaller entry, with a warning."""
 _LEVEL_GIVE = 1e-9
 """How far below its value a freeze test's fallback lets the level go (relative)."""
 _LARGEST = 1e15
@@ -416,7 +418,7 @@ class FillingLP:
         col = np.concatenate(entries_col)
         val = np.concatenate(entries_val)
         magnitude = np.abs(val)
-        if len(val) and (magnitude.min() < _NEGLIGIBLE or magnitude.max() > _LARGEST):
+        if len(val) and (magnitude.min() <= _SMALLEST or magnitude.max() > _LARGEST):
             raise SolverFailure(
                 "the scenario's numbers span too many orders of magnitude for the LP "
                 f"(a coefficient of {magnitude.min():.3g} or {magnitude.max():.3g} after "
@@ -451,7 +453,7 @@ class FillingLP:
         highs.setOptionValue("simplex_strategy", 4)
         highs.setOptionValue("primal_feasibility_tolerance", _LP_TOLERANCE)
         highs.setOptionValue("dual_feasibility_tolerance", _LP_TOLERANCE)
-        highs.setOptionValue("small_matrix_value", _NEGLIGIBLE)
+        highs.setOptionValue("small_matrix_value", _SMALLEST)
         highs.setOptionValue("large_matrix_value", _LARGEST)
         status = highs.passModel(
             cols,
@@ -1116,10 +1118,20 @@ def pack_over_machines(
     t = kind[piece]
     position = np.clip(np.floor(middle).astype(np.int64), start[t], start[t] + types.count[t] - 1)
     amount = share * per_machine[t] / dominant[user[piece]]
+    # Positions are in machines, so a piece of 20 tasks beside 10^15 others is known only to
+    # the rounding of its position: each (user, type) amount is restored from what was asked
+    # (it fitted, up to that rounding), and one too small to survive as a piece at all goes
+    # whole on the machine where it starts.
+    placed = np.bincount(piece, weights=amount, minlength=len(user))
+    asked = np.minimum(tasks, length * per_machine[kind] / dominant[user])
+    amount = amount * np.where(placed > 0, asked / np.where(placed > 0, placed, 1.0), 0.0)[piece]
+    lost = np.flatnonzero((placed <= 0) & (asked > 0))
+    at = np.clip(np.floor(piece_start[lost]).astype(np.int64), start[kind[lost]], None)
+    at = np.minimum(at, start[kind[lost]] + types.count[kind[lost]] - 1)
     return Placement(
-        users=np.concatenate((even.users, user[piece])).astype(np.int64),
-        machines=np.concatenate((even.machines, order[position])).astype(np.int64),
-        tasks=np.concatenate((even.tasks, amount)).astype(np.float64),
+        users=np.concatenate((even.users, user[piece], user[lost])).astype(np.int64),
+        machines=np.concatenate((even.machines, order[position], order[at])).astype(np.int64),
+        tasks=np.concatenate((even.tasks, amount, asked[lost])).astype(np.float64),
         shape=(users, machines),
     )
 
