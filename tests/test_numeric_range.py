@@ -28,10 +28,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fairshare.allocation import check_allocation
+from fairshare.cli import _cell, _markdown_matrix
 from fairshare.fairness import check
 from fairshare.fairness import properties as fairness_properties
 from fairshare.solvers import SolverFailure, solve
-from fairshare.solvers.filling_lp import FillingLP
+from fairshare.solvers.filling_lp import FillingLP, prepare_placed
 from fairshare.workload.hierarchy import build_hierarchy
 from fairshare.workload.loader import parse_scenario
 from fairshare.workload.model import Scenario
@@ -163,8 +164,6 @@ def test_freeze_test_failure_is_a_solver_failure() -> None:
     """An LP status HiGHS cannot vouch for in the freeze test is a SolverFailure with its
     reason, not an internal exception that reaches the user as a traceback."""
     scenario = scenario_of(WIDE_WEIGHTS)
-    from fairshare.solvers.filling_lp import prepare_placed
-
     data = prepare_placed(scenario)
     model = FillingLP(data.problem(scenario, scenario.demands[:, 0]))
     model.raise_level()
@@ -264,9 +263,6 @@ def test_failed_fairness_lp_is_inconclusive_not_no_gain(monkeypatch: pytest.Monk
     assert result.holds and result.inconclusive == 3
     assert result.verdict() == "inconclusive"
     assert result.to_json()["inconclusive"] == 3
-
-    from fairshare.cli import _cell, _markdown_matrix
-
     assert _cell(result) == "inconclusive (3 of 3)"
     assert "inconclusive (3 of 3)" in _markdown_matrix([result], ["tsf"], ["pareto-efficiency"])
 
@@ -282,9 +278,7 @@ def write(tmp_path: Path, name: str, document: dict[str, Any]) -> Path:
 
 @pytest.mark.parametrize("integral", [False, True], ids=["divisible", "integral"])
 @pytest.mark.parametrize("policy", LP_POLICIES)
-def test_executable_solve_json_on_wide_weights(
-    tmp_path: Path, policy: str, integral: bool
-) -> None:
+def test_executable_solve_json_on_wide_weights(tmp_path: Path, policy: str, integral: bool) -> None:
     path = write(tmp_path, "weights", WIDE_WEIGHTS)
     argv = ["solve", str(path), "--policy", policy, "--json"] + (["--integral"] if integral else [])
     done = run_fairshare(*argv)
@@ -303,9 +297,7 @@ def test_executable_solve_json_on_wide_weights(
 
 
 @pytest.mark.parametrize("policy", ["cmmf", "tsf", "drfh", "cdrf", "per-machine-drf"])
-def test_executable_solve_json_tiny_demands_on_huge_capacities(
-    tmp_path: Path, policy: str
-) -> None:
+def test_executable_solve_json_tiny_demands_on_huge_capacities(tmp_path: Path, policy: str) -> None:
     path = write(tmp_path, "tiny", TINY_ON_HUGE)
     done = run_fairshare("solve", str(path), "--policy", policy, "--json")
     assert done.returncode == 0, done.stderr
@@ -317,9 +309,7 @@ def test_executable_solve_json_tiny_demands_on_huge_capacities(
 
 
 @pytest.mark.parametrize("policy", ["tsf", "drfh", "cdrf"])
-def test_executable_unsolvable_wide_scenario_is_one_error_line(
-    tmp_path: Path, policy: str
-) -> None:
+def test_executable_unsolvable_wide_scenario_is_one_error_line(tmp_path: Path, policy: str) -> None:
     """Exit 0 with a valid allocation, or exit 2 with one line naming the policy and why."""
     path = write(tmp_path, "unsolvable", UNSOLVABLE)
     done = run_fairshare("solve", str(path), "--policy", policy, "--json")
