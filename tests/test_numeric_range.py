@@ -328,3 +328,24 @@ def test_executable_check_json_reports_inconclusive() -> None:
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
     assert doc["inconclusive"] == 0 and doc["holds"] is True
+
+
+WIDE_WEIGHTS_CONSTRAINED: dict[str, Any] = {
+    "resources": ["cpu"],
+    "machines": [{"name": f"m{k}", "capacity": {"cpu": 4}} for k in range(4)],
+    "users": [
+        {"name": "a", "weight": 1e-6, "demand": {"cpu": 1}},
+        {"name": "b", "weight": 1e6, "demand": {"cpu": 1}, "machines": ["m0", "m1"]},
+        {"name": "c", "weight": 1, "demand": {"cpu": 1}, "machines": ["m1", "m2"]},
+    ],
+}
+
+
+@pytest.mark.parametrize("policy", ["cmmf", "tsf", "drfh", "cdrf"])
+def test_wide_weights_with_constraints_are_solved(policy: str) -> None:
+    """Used to be "HiGHS rejected the filling LP": a level coefficient of 1e-12 was dropped."""
+    scenario = scenario_of(WIDE_WEIGHTS_CONSTRAINED)
+    allocation = solve(scenario, policy)
+    assert check_allocation(scenario, allocation) == []
+    # b takes m0 and m1 (8), c all of m2, a what the weights leave it: m3 alone
+    assert allocation.tasks == pytest.approx([4, 8, 4], rel=1e-6)
