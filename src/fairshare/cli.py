@@ -133,7 +133,7 @@ def solve_command(
     except InvalidRequest as err:
         raise InputError(source, err.where, err.what) from None
     except SolverFailure as err:
-        raise InputError(source, f"--policy {policy}", f"the solver failed: {err}") from None
+        raise InputError(source, f"policy {policy}", f"the solver failed: {err}") from None
     err_console = Console(markup=False, stderr=True, highlight=False, soft_wrap=True)
     for warning in allocation.warnings:
         err_console.print(f"warning: {source}: {warning}", markup=False)
@@ -222,10 +222,13 @@ def _print_check(result: CheckResult, console: Console) -> None:
             markup=False,
         )
         return
-    verdict = "holds" if result.holds else "is violated"
+    verdict = {"holds": "holds", "violated": "is violated", "inconclusive": "is undecided"}[
+        result.verdict()
+    ]
     console.print(
         f"{result.property} {verdict} for {result.policy} "
-        f"({result.trials} trials, seed {result.seed}, {result.seconds:.2f} s)",
+        f"({result.trials} trials{_inconclusive_note(result)}, seed {result.seed}, "
+        f"{result.seconds:.2f} s)",
         markup=False,
     )
     if result.counterexample is not None:
@@ -234,11 +237,18 @@ def _print_check(result: CheckResult, console: Console) -> None:
         console.print_json(json.dumps(result.counterexample.scenario))
 
 
+def _inconclusive_note(result: CheckResult) -> str:
+    """``, 3 inconclusive``: trials whose solver or LP failed (never counted as holding)."""
+    return f", {result.inconclusive} inconclusive" if result.inconclusive else ""
+
+
 def _cell(result: CheckResult) -> str:
     if not result.applicable:
         return "n/a"
+    if result.verdict() == "inconclusive":
+        return f"inconclusive ({result.inconclusive} of {result.trials})"
     if result.holds:
-        return "yes"
+        return f"yes ({result.inconclusive} inconclusive)" if result.inconclusive else "yes"
     return f"no (trial {result.trials}, {result.seconds:.1f} s)"
 
 
@@ -247,7 +257,7 @@ def _legend(results: list[CheckResult]) -> str:
     return (
         f"{len(results)} checks in {total:.1f} s (default trials, seed {results[0].seed}); "
         "yes: no violation found; no: violated, found at that trial; n/a: not defined for "
-        "the policy"
+        "the policy; inconclusive: trials a solver or LP could not decide (not counted as yes)"
     )
 
 
