@@ -97,6 +97,7 @@ PUBLIC = {
         "CheckResult",
         "Counterexample",
         "FairnessProperty",
+        "Inconclusive",
         "Violation",
         "check",
     ],

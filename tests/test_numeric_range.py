@@ -262,7 +262,7 @@ def test_failed_fairness_lp_is_inconclusive_not_no_gain(monkeypatch: pytest.Monk
     result = check("tsf", "pareto-efficiency", trials=3, seed=0)
     assert result.holds and result.inconclusive == 3
     assert result.verdict() == "inconclusive"
-    assert result.to_json()["inconclusive"] == 3
+    assert result.to_dict()["inconclusive"] == 3
     assert _cell(result) == "inconclusive (3 of 3)"
     assert "inconclusive (3 of 3)" in _markdown_matrix([result], ["tsf"], ["pareto-efficiency"])
 

@@ -195,7 +195,7 @@ def check_command(
     if not check_all:
         result = check(chosen_policies[0], chosen_properties[0], trials=trials, seed=seed)
         if as_json:
-            sys.stdout.write(json.dumps(result.to_json(), indent=2) + "\n")
+            sys.stdout.write(json.dumps(result.to_dict(), indent=2) + "\n")
         else:
             _print_check(result, Console(markup=False, highlight=False))
         return
@@ -207,7 +207,7 @@ def check_command(
                 status.update(f"checking {name} for {prop}")
                 results.append(check(name, prop, trials=trials, seed=seed))
     if as_json:
-        sys.stdout.write(json.dumps([r.to_json() for r in results], indent=2) + "\n")
+        sys.stdout.write(json.dumps([r.to_dict() for r in results], indent=2) + "\n")
     elif markdown:
         sys.stdout.write(_markdown_matrix(results, chosen_policies, chosen_properties))
     else:

@@ -56,7 +56,8 @@ class CheckResult:
             return "violated"
         return "inconclusive" if self.trials and self.inconclusive >= self.trials else "holds"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON document of ``fairshare check --json`` (SPEC section 5)."""
         out: dict[str, Any] = {
             "policy": self.policy,
             "property": self.property,
