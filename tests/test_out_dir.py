@@ -15,7 +15,6 @@ import shutil
 import signal
 import stat
 import subprocess
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -74,18 +73,23 @@ def one_error_line(err: str) -> str:
 # ------------------------------------------------------------------- staging and devices
 
 
+def _record_staging(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """The directories ``write_outputs`` is given: where a run stages its results."""
+    made: list[Path] = []
+    real_write_outputs = fairshare.report.write_outputs
+
+    def recording(log: Any, out_dir: Path) -> dict[str, object]:
+        made.append(out_dir)
+        return real_write_outputs(log, out_dir)
+
+    monkeypatch.setattr(fairshare.report, "write_outputs", recording)
+    return made
+
+
 def test_out_staging_directory_is_a_sibling_of_the_destination(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    made: list[Path] = []
-    real_mkdtemp = tempfile.mkdtemp
-
-    def recording_mkdtemp(**kwargs: Any) -> str:
-        path = real_mkdtemp(**kwargs)
-        made.append(Path(path))
-        return path
-
-    monkeypatch.setattr(tempfile, "mkdtemp", recording_mkdtemp)
+    made = _record_staging(monkeypatch)
     out = tmp_path / "runs" / "out"
     out.parent.mkdir()
     assert run(["simulate", TWO_JOBS, "--policy", "drf", "--out", str(out)], capsys)[0] == 0
@@ -106,17 +110,9 @@ def test_out_on_a_mount_point_is_staged_inside_it(
     DIR (on the volume), and the results still appear only when complete."""
     out = tmp_path / "volume"
     out.mkdir()
-    made: list[Path] = []
-    real_mkdtemp = tempfile.mkdtemp
-
-    def recording_mkdtemp(**kwargs: Any) -> str:
-        path = real_mkdtemp(**kwargs)
-        made.append(Path(path))
-        return path
-
+    made = _record_staging(monkeypatch)
     real_ismount = os.path.ismount
     monkeypatch.setattr(os.path, "ismount", lambda p: Path(p) == out.resolve() or real_ismount(p))
-    monkeypatch.setattr(tempfile, "mkdtemp", recording_mkdtemp)
     assert run(["simulate", TWO_JOBS, "--policy", "drf", "--out", str(out)], capsys)[0] == 0
     assert [p.parent for p in made] == [out]
     assert tree(out) == RUN_FILES | {MARKER} and hidden(out) == []
@@ -328,6 +324,27 @@ def test_out_marker_naming_files_outside_the_directory_is_not_trusted(tmp_path: 
     assert victim.read_text() == "mine" and tree(out) == RUN_FILES | {MARKER}
 
 
+def test_out_stale_results_behind_a_users_symlink_are_not_deleted(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    first = run_fairshare("compare", TWO_JOBS, "--policies", "drf,fifo", "--out", str(out))
+    assert first.returncode == 0, first.stderr[-2000:]
+    elsewhere = tmp_path / "elsewhere"
+    (out / "fifo").rename(elsewhere)
+    (out / "fifo").symlink_to(elsewhere)
+    second = run_fairshare("compare", TWO_JOBS, "--policies", "drf,fair", "--out", str(out))
+    assert second.returncode == 0, second.stderr[-2000:]
+    assert tree(elsewhere) == RUN_FILES and (out / "fifo").is_symlink()
+    assert not any(f.startswith("fifo/") for f in marker(out)["files"])
+
+
+def test_out_staging_left_by_a_killed_run_does_not_make_dir_foreign(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    (out / ".fairshare-staging-abc123").mkdir(parents=True)
+    done = simulate_drf(out)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert tree(out) == RUN_FILES | {MARKER}
+
+
 def test_out_existing_regular_file_is_refused(tmp_path: Path) -> None:
     out = tmp_path / "out"
     out.write_text("mine")
@@ -379,7 +396,7 @@ def _slow_scenario(tmp_path: Path) -> Path:
     scenario = tmp_path / "slow.yaml"
     scenario.write_text(
         "machines: [{name: m, count: 50, capacity: {cpu: 8, mem: 32}, rack: r1}]\n"
-        "workload: {generator: facebook-2009, jobs: 20000}\n"
+        "workload: {generator: facebook-2009, jobs: 5000}\n"
     )
     return scenario
 

@@ -18,26 +18,27 @@ written to ``--out`` when the input is rejected).
   then the outputs are written beside the files there, replacing same-named files (a
   directory in an output's way is still refused).
 - New directories get the mode the umask gives (not ``mkdtemp``'s 0700).
-- While the staging directory exists, SIGTERM and SIGHUP raise :class:`Terminated` (SIGINT
-  raises ``KeyboardInterrupt`` as always), so the staging directory is removed on the way
-  out; the final moves and the clean-up hold those signals until they are done.
+- While the staging directory exists, SIGINT, SIGTERM and SIGHUP raise :class:`Terminated`,
+  so the staging directory is removed on the way out and nothing is published (the CLI exits
+  with 128 + the signal's number); the final moves and the clean-up hold those signals until
+  they are done.
 """
 
 from __future__ import annotations
 
 import errno
+import itertools
 import json
 import os
 import shutil
 import signal
 import stat
-import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path, PurePosixPath
 from types import FrameType, TracebackType
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from fairshare import __version__
 
@@ -46,7 +47,14 @@ MARKER = ".fairshare-output"
 STAGING_PREFIX = ".fairshare-staging-"
 """Hidden directories (and cross-device temporary files) that exist only during a run."""
 _MARKER_LIMIT = 1 << 20
-_HELD_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM, signal.SIGHUP})
+_DEFAULT_HANDLERS: dict[int, object] = {
+    signal.SIGINT: signal.default_int_handler,
+    signal.SIGTERM: signal.SIG_DFL,
+    signal.SIGHUP: signal.SIG_DFL,
+}
+"""The signals that remove the staging directory, with the handler each has by default."""
+_HELD_SIGNALS = frozenset(_DEFAULT_HANDLERS)
+_Handler = Callable[[int, FrameType | None], Any] | int | signal.Handlers | None
 
 T = TypeVar("T")
 
@@ -160,6 +168,16 @@ def _in_the_way(out: Path, files: Sequence[str], previous: Sequence[str], force:
             )
 
 
+def _real_directories(out: Path, relative: str) -> bool:
+    """Whether every directory on the way to ``relative`` is a directory inside ``out`` (not
+    a symbolic link a user put there, through which a delete would reach another place)."""
+    for ancestor in _ancestors(relative):
+        found = _lstat(out / ancestor)
+        if found is None or not stat.S_ISDIR(found.st_mode):
+            return False
+    return True
+
+
 def _move(source: Path, target: Path) -> None:
     """Move one file into place atomically, copying beside the target first when the rename
     would cross a device (a bind mount can, even on one file system)."""
@@ -191,10 +209,6 @@ def _signals_held() -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
-def _terminate(signum: int, frame: FrameType | None) -> None:
-    raise Terminated(signum)
-
-
 class OutputDir:
     """The ``--out DIR`` of one command, checked when made (before any work), staged while
     used as a context manager, published by :meth:`commit`.
@@ -211,7 +225,8 @@ class OutputDir:
         self.force = force
         self.previous: tuple[str, ...] = ()
         self.staging: Path | None = None
-        self._handlers: dict[int, object] = {}
+        self._handlers: dict[int, _Handler] = {}
+        self._signalled: int | None = None
         target = self._existing_directory()
         self.exists = target is not None
         if target is None:
@@ -253,6 +268,8 @@ class OutputDir:
             entries = os.listdir(self.out)
         except OSError as err:
             raise OutDirError(str(self.out), f"cannot read it ({_reason(err)})") from None
+        # A staging directory left by a run that was killed (SIGKILL) is not the user's data.
+        entries = [e for e in entries if not e.startswith(STAGING_PREFIX)]
         if not entries:
             return
         if MARKER in entries:
@@ -274,18 +291,38 @@ class OutputDir:
 
     def __enter__(self) -> OutputDir:
         if threading.current_thread() is threading.main_thread():
-            for signum in (signal.SIGTERM, signal.SIGHUP):
-                # A signal the parent ignores (nohup) stays ignored.
-                if signal.getsignal(signum) is signal.SIG_DFL:
-                    self._handlers[signum] = signal.signal(signum, _terminate)
+            for signum, default in _DEFAULT_HANDLERS.items():
+                # A signal the parent ignores (nohup, a background job) stays ignored.
+                if signal.getsignal(signum) is default:
+                    self._handlers[signum] = signal.signal(signum, self._on_signal)
         try:
-            staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=self._anchor))
-        except OSError as err:
-            self._restore_handlers()
-            raise OutDirError(str(self.out), f"cannot write there ({_reason(err)})") from None
-        self.staging = staging
-        os.chmod(staging, 0o777 & ~_umask())
+            self._make_staging()
+        except BaseException as err:
+            self.__exit__(type(err), err, err.__traceback__)
+            if isinstance(err, OSError):
+                raise OutDirError(str(self.out), f"cannot write there ({_reason(err)})") from None
+            raise
         return self
+
+    def _make_staging(self) -> None:
+        """Create the staging directory with ``os.mkdir``, so it gets the umask's mode (not
+        ``mkdtemp``'s 0700), and record it before any signal can be handled."""
+        for attempt in itertools.count():
+            candidate = self._anchor / f"{STAGING_PREFIX}{os.getpid()}-{attempt}"
+            with _signals_held():
+                try:
+                    os.mkdir(candidate)
+                except FileExistsError:
+                    continue
+                self.staging = candidate
+                return
+
+    def _on_signal(self, signum: int, frame: FrameType | None) -> None:
+        # Raised wherever the interpreter happens to be. Some third-party code swallows
+        # exceptions (Cython's module set-up, lazily importing numpy.random, does): the flag
+        # makes commit() and __exit__ raise it again, so a signal is never lost.
+        self._signalled = signum
+        raise Terminated(signum)
 
     def __exit__(
         self,
@@ -296,10 +333,12 @@ class OutputDir:
         with _signals_held():
             self.discard()
             self._restore_handlers()
+        if kind is None and self._signalled is not None:
+            raise Terminated(self._signalled)
 
     def _restore_handlers(self) -> None:
         for signum, handler in self._handlers.items():
-            signal.signal(signum, handler)  # type: ignore[arg-type]
+            signal.signal(signum, handler)
         self._handlers.clear()
 
     def discard(self) -> None:
@@ -323,6 +362,8 @@ class OutputDir:
                 if path.is_file()
             )
             with _signals_held():
+                if self._signalled is not None:
+                    raise Terminated(self._signalled)
                 self._publish(staging, files)
         except OSError as err:
             raise OutDirError(str(self.out), f"cannot write the results ({_reason(err)})") from None
@@ -352,7 +393,7 @@ class OutputDir:
         self._write_marker(staging, [*self.previous, *files])
         for relative in stale:
             path = self.out / relative
-            found = _lstat(path)
+            found = _lstat(path) if _real_directories(self.out, relative) else None
             if found is not None and not stat.S_ISDIR(found.st_mode):
                 path.unlink()
         for relative in files:
