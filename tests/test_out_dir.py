@@ -16,7 +16,7 @@ import signal
 import stat
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -116,6 +116,59 @@ def test_out_on_a_mount_point_is_staged_inside_it(
     assert run(["simulate", TWO_JOBS, "--policy", "drf", "--out", str(out)], capsys)[0] == 0
     assert [p.parent for p in made] == [out]
     assert tree(out) == RUN_FILES | {MARKER} and hidden(out) == []
+
+
+@pytest.fixture
+def tmpfs(tmp_path: Path) -> Iterator[Callable[[str], Path]]:
+    """Mount small tmpfs volumes under ``tmp_path`` (a real other file system); skips where
+    mounting is not allowed (not root, no CAP_SYS_ADMIN)."""
+    mounted: list[Path] = []
+
+    def mount(size: str) -> Path:
+        point = tmp_path / f"volume{len(mounted)}"
+        point.mkdir()
+        done = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(point)],
+            capture_output=True,
+            check=False,
+        )
+        if done.returncode != 0 or os.stat(point).st_dev == os.stat(tmp_path).st_dev:
+            pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode(errors='replace')}")
+        mounted.append(point)
+        return point
+
+    if shutil.which("mount") is None:
+        pytest.skip("no mount command")
+    try:
+        yield mount
+    finally:
+        for point in mounted:
+            subprocess.run(["umount", str(point)], capture_output=True, check=False)
+
+
+def test_out_on_a_mounted_volume_through_the_executable(
+    tmpfs: Callable[[str], Path], tmp_path: Path
+) -> None:
+    """DIR is itself a mount point: the results cross no device, twice in a row."""
+    volume = tmpfs("8m")
+    first = run_fairshare("compare", TWO_JOBS, "--policies", "drf,fifo", "--out", str(volume))
+    assert first.returncode == 0, first.stderr[-2000:]
+    second = run_fairshare("compare", TWO_JOBS, "--policies", "drf,fair", "--out", str(volume))
+    assert second.returncode == 0, second.stderr[-2000:]
+    assert tree(volume) == {MARKER, "compare.json", "compare.csv", "compare.html"} | {
+        f"{p}/{f}" for p in ("drf", "fair") for f in RUN_FILES
+    }
+    assert hidden(volume) == [] and hidden(tmp_path) == []
+
+
+def test_out_on_a_full_volume_is_one_error_line(
+    tmpfs: Callable[[str], Path], tmp_path: Path
+) -> None:
+    """A real ENOSPC: report.html does not fit in 64 KiB."""
+    out = tmpfs("64k") / "run"
+    line = assert_rejected(simulate_drf(out))
+    assert line == f"error: {out}: --out: cannot write the results (No space left on device)"
+    assert list(out.parent.iterdir()) == [] and hidden(tmp_path) == []
 
 
 def _cross_device(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
