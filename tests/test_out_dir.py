@@ -171,6 +171,35 @@ def test_out_on_a_full_volume_is_one_error_line(
     assert list(out.parent.iterdir()) == [] and hidden(tmp_path) == []
 
 
+def test_out_existing_directory_in_a_read_only_parent_is_staged_inside(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--out .`` in a home directory: DIR is writable, its parent is not."""
+    out = tmp_path / "out"
+    out.mkdir()
+    made = _record_staging(monkeypatch)
+    real_mkdir = os.mkdir
+
+    def mkdir(path: Any, *args: Any, **kwargs: Any) -> None:
+        if Path(path).parent == tmp_path:
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path))
+        real_mkdir(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "mkdir", mkdir)
+    assert run(["simulate", TWO_JOBS, "--policy", "drf", "--out", str(out)], capsys)[0] == 0
+    assert [p.parent for p in made] == [out]
+    assert tree(out) == RUN_FILES | {MARKER} and hidden(out) == []
+    # A new DIR there cannot be made at all: one line, before the run.
+    code, _, err = run(
+        ["simulate", TWO_JOBS, "--policy", "drf", "--out", str(tmp_path / "new")], capsys
+    )
+    assert code == 2
+    assert (
+        one_error_line(err)
+        == f"error: {tmp_path / 'new'}: --out: cannot write there (Permission denied)"
+    )
+
+
 def _cross_device(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Renames between two different top-level entries of ``tmp_path`` fail with EXDEV, as
     between a staging directory and a DIR on another file system."""

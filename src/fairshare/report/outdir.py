@@ -8,8 +8,9 @@ written to ``--out`` when the input is rejected).
 - The staging directory is a sibling of DIR (in its parent, or in the nearest existing ancestor
   when the parents are still to be created), so publishing a new DIR is one atomic rename.
   When DIR exists and is a mount point (a mounted volume), staging goes inside DIR instead,
-  on the volume. Should a rename still cross a device (a bind mount), the file is copied
-  beside its destination and renamed there: the results are never lost to ``EXDEV``.
+  on the volume; likewise when DIR's parent is not writable (``--out .`` in a home
+  directory). Should a rename still cross a device (a bind mount), the file is copied beside
+  its destination and renamed there: the results are never lost to ``EXDEV``.
 - Every DIR fairshare writes holds a marker, ``.fairshare-output`` (JSON: the command, the
   fairshare version, the files written). An existing DIR is used when it is empty or holds a
   marker: what the marker lists is replaced and whatever it listed that the new run does not
@@ -54,6 +55,7 @@ _DEFAULT_HANDLERS: dict[int, object] = {
 }
 """The signals that remove the staging directory, with the handler each has by default."""
 _HELD_SIGNALS = frozenset(_DEFAULT_HANDLERS)
+_NOT_WRITABLE = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})
 _Handler = Callable[[int, FrameType | None], Any] | int | signal.Handlers | None
 
 T = TypeVar("T")
@@ -306,16 +308,30 @@ class OutputDir:
 
     def _make_staging(self) -> None:
         """Create the staging directory with ``os.mkdir``, so it gets the umask's mode (not
-        ``mkdtemp``'s 0700), and record it before any signal can be handled."""
-        for attempt in itertools.count():
-            candidate = self._anchor / f"{STAGING_PREFIX}{os.getpid()}-{attempt}"
-            with _signals_held():
-                try:
-                    os.mkdir(candidate)
-                except FileExistsError:
-                    continue
-                self.staging = candidate
+        ``mkdtemp``'s 0700), and record it before any signal can be handled. An existing DIR
+        whose parent is not writable (``--out .`` in a home directory) is staged inside."""
+        anchors = [self._anchor]
+        if self.exists and self._anchor != self.out:
+            anchors.append(self.out)
+        for anchor in anchors:
+            try:
+                with _signals_held():
+                    self.staging = self._new_directory(anchor)
                 return
+            except OSError as err:
+                if anchor is anchors[-1] or err.errno not in _NOT_WRITABLE:
+                    raise
+
+    @staticmethod
+    def _new_directory(anchor: Path) -> Path:
+        for attempt in itertools.count():
+            candidate = anchor / f"{STAGING_PREFIX}{os.getpid()}-{attempt}"
+            try:
+                os.mkdir(candidate)
+            except FileExistsError:
+                continue
+            return candidate
+        raise AssertionError("unreachable")
 
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
         # Raised wherever the interpreter happens to be. Some third-party code swallows
