@@ -21,8 +21,8 @@ written to ``--out`` when the input is rejected).
 - New directories get the mode the umask gives (not ``mkdtemp``'s 0700).
 - While the staging directory exists, SIGINT, SIGTERM and SIGHUP raise :class:`Terminated`,
   so the staging directory is removed on the way out and nothing is published (the CLI exits
-  with 128 + the signal's number); the final moves and the clean-up hold those signals until
-  they are done.
+  with 128 + the signal's number); during the final moves and the clean-up a signal is
+  noted and acted on once they are done.
 """
 
 from __future__ import annotations
@@ -54,7 +54,6 @@ _DEFAULT_HANDLERS: dict[int, object] = {
     signal.SIGHUP: signal.SIG_DFL,
 }
 """The signals that remove the staging directory, with the handler each has by default."""
-_HELD_SIGNALS = frozenset(_DEFAULT_HANDLERS)
 _NOT_WRITABLE = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})
 _Handler = Callable[[int, FrameType | None], Any] | int | signal.Handlers | None
 
@@ -72,7 +71,7 @@ class OutDirError(Exception):
 
 
 class Terminated(BaseException):
-    """SIGTERM or SIGHUP arrived while results were being staged (a ``BaseException``, like
+    """SIGINT, SIGTERM or SIGHUP arrived while results were staged (a ``BaseException``, like
     ``KeyboardInterrupt``, so that no ``except Exception`` on the way swallows it)."""
 
     def __init__(self, signum: int) -> None:
@@ -82,12 +81,6 @@ class Terminated(BaseException):
 
 def _reason(err: OSError) -> str:
     return err.strerror or str(err)
-
-
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
 
 
 def _lstat(path: Path) -> os.stat_result | None:
@@ -197,20 +190,6 @@ def _move(source: Path, target: Path) -> None:
             raise
 
 
-@contextmanager
-def _signals_held() -> Iterator[None]:
-    """Hold SIGINT, SIGTERM and SIGHUP while files move, so a signal cannot leave DIR half
-    replaced; they are delivered once the block ends."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD_SIGNALS)
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
-
-
 class OutputDir:
     """The ``--out DIR`` of one command, checked when made (before any work), staged while
     used as a context manager, published by :meth:`commit`.
@@ -229,6 +208,7 @@ class OutputDir:
         self.staging: Path | None = None
         self._handlers: dict[int, _Handler] = {}
         self._signalled: int | None = None
+        self._deferring = 0
         target = self._existing_directory()
         self.exists = target is not None
         if target is None:
@@ -315,7 +295,7 @@ class OutputDir:
             anchors.append(self.out)
         for anchor in anchors:
             try:
-                with _signals_held():
+                with self._signals_deferred():
                     self.staging = self._new_directory(anchor)
                 return
             except OSError as err:
@@ -334,11 +314,27 @@ class OutputDir:
         raise AssertionError("unreachable")
 
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
-        # Raised wherever the interpreter happens to be. Some third-party code swallows
-        # exceptions (Cython's module set-up, lazily importing numpy.random, does): the flag
-        # makes commit() and __exit__ raise it again, so a signal is never lost.
+        # Raised wherever the interpreter happens to be, except in a deferred section. Some
+        # third-party code swallows exceptions (Cython's module set-up, lazily importing
+        # numpy.random, does): the flag makes commit() and __exit__ raise it again, so a
+        # signal is never lost.
         self._signalled = signum
-        raise Terminated(signum)
+        if not self._deferring:
+            raise Terminated(signum)
+
+    @contextmanager
+    def _signals_deferred(self) -> Iterator[None]:
+        """A section a signal must not cut in two (a directory made but not yet recorded,
+        files half moved): a signal is only noted, and raised when the section ends. (Masking
+        it with ``pthread_sigmask`` would not do: another thread, such as a BLAS worker,
+        takes the signal and the interpreter runs the handler in the main thread anyway.)"""
+        self._deferring += 1
+        try:
+            yield
+        finally:
+            self._deferring -= 1
+        if not self._deferring and self._signalled is not None:
+            raise Terminated(self._signalled)
 
     def __exit__(
         self,
@@ -346,9 +342,9 @@ class OutputDir:
         error: BaseException | None,
         trace: TracebackType | None,
     ) -> None:
-        with _signals_held():
-            self.discard()
-            self._restore_handlers()
+        self._deferring += 1  # from here on a signal is only noted
+        self.discard()
+        self._restore_handlers()
         if kind is None and self._signalled is not None:
             raise Terminated(self._signalled)
 
@@ -377,9 +373,9 @@ class OutputDir:
                 for path in staging.rglob("*")
                 if path.is_file()
             )
-            with _signals_held():
-                if self._signalled is not None:
-                    raise Terminated(self._signalled)
+            if self._signalled is not None:
+                raise Terminated(self._signalled)
+            with self._signals_deferred():
                 self._publish(staging, files)
         except OSError as err:
             raise OutDirError(str(self.out), f"cannot write the results ({_reason(err)})") from None
