@@ -71,6 +71,7 @@ def test_two_jobs_by_hand(
     assert (code, err) == (0, "")
     assert "makespan" in stdout and f"wrote {out}" in stdout
     assert sorted(p.name for p in out.iterdir()) == [
+        ".fairshare-output",
         "jobs.csv",
         "report.html",
         "summary.json",
@@ -320,18 +321,26 @@ def test_errors_are_one_line_and_write_nothing(
         code, _, err = run([*argv, "--out", str(out)], capsys)
         assert code == 2 and err.startswith(f"error: {corrupt}: line 31: ") and err.count("\n") == 1
         assert not out.exists()
-        assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".out")] == []
+        assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
 
 
 def test_rerun_into_existing_directory_replaces_files(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "out"
-    out.mkdir()
+    assert run(["simulate", TWO_JOBS, "--policy", "drf", "--out", str(out)], capsys)[0] == 0
     (out / "keep.txt").write_text("mine")
     assert run(["simulate", TWO_JOBS, "--policy", "fifo", "--out", str(out)], capsys)[0] == 0
     assert json.loads((out / "summary.json").read_text())["policy"] == "fifo"
     assert (out / "keep.txt").read_text() == "mine"
+    # A directory fairshare did not write: only with --force, beside what is there.
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    (theirs / "keep.txt").write_text("mine")
+    argv = ["simulate", TWO_JOBS, "--policy", "fifo", "--out", str(theirs)]
+    assert run(argv, capsys)[0] == 2 and not (theirs / "summary.json").exists()
+    assert run([*argv, "--force"], capsys)[0] == 0
+    assert (theirs / "keep.txt").read_text() == "mine" and (theirs / "summary.json").exists()
 
 
 # ---------------------------------------------------------------- invariants of random runs

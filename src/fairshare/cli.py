@@ -10,7 +10,7 @@ import io
 import json
 import math
 import os
-import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -44,6 +44,7 @@ from fairshare.workload.model import Job, Scenario
 if TYPE_CHECKING:
     from fairshare.fairness import CheckResult
     from fairshare.policies import Policy
+    from fairshare.report.outdir import OutputDir
     from fairshare.sim.engine import SimOptions
     from fairshare.sim.records import RunLog
     from fairshare.workload.generators import Workload
@@ -303,6 +304,7 @@ DEFAULT_SEED = 0
 """The seed of ``simulate`` and ``compare`` when ``--seed`` is not given."""
 
 _RUN_FILES = ("summary.json", "jobs.csv", "timeline.csv", "tasks.parquet", "report.html")
+_COMPARE_FILES = ("compare.json", "compare.csv", "compare.html")
 
 
 @dataclass(frozen=True)
@@ -618,51 +620,23 @@ def _warn_stranded(source: str, log: RunLog, unrunnable: frozenset[str]) -> None
     )
 
 
-class _Staging:
-    """A temporary directory beside ``--out``, published over it only on success, so a
-    rejected input (even a corrupt trace record found mid-run) writes nothing there."""
+@contextmanager
+def _output_dir(out: str, command: str, files: list[str], force: bool) -> Iterator[OutputDir]:
+    """``--out DIR``, checked before the run and staged during it (``report/outdir.py``);
+    its problems are input errors (exit 2), environment ones (a full disk) included."""
+    from fairshare.report.outdir import OutDirError, OutputDir, Terminated  # noqa: PLC0415
 
-    def __init__(self, out: Path, source: str) -> None:
-        self.out = out
-        if out.exists() and not out.is_dir():
-            raise InputError(str(out), "--out", "exists and is not a directory")
-        anchor = out.absolute().parent
-        while not anchor.exists():
-            anchor = anchor.parent
-        try:
-            self.path = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=anchor))
-        except OSError as err:
-            raise InputError(
-                str(out), "--out", f"cannot write there ({err.strerror or err})"
-            ) from None
-
-    def publish(self) -> None:
-        self.out.parent.mkdir(parents=True, exist_ok=True)
-        if not self.out.exists():
-            os.replace(self.path, self.out)
-            return
-        _merge(self.path, self.out)
-        shutil.rmtree(self.path, ignore_errors=True)
-
-    def discard(self) -> None:
-        shutil.rmtree(self.path, ignore_errors=True)
-
-
-def _merge(src: Path, dst: Path) -> None:
-    """Move ``src``'s files into the existing directory ``dst``, replacing same-named ones."""
-    for entry in sorted(src.iterdir()):
-        target = dst / entry.name
-        if entry.is_dir():
-            if target.exists() and not target.is_dir():
-                target.unlink()
-            if target.is_dir():
-                _merge(entry, target)
-            else:
-                os.replace(entry, target)
-        else:
-            if target.is_dir():
-                shutil.rmtree(target)
-            os.replace(entry, target)
+    try:
+        with OutputDir(out, command=command, files=files, force=force) as target:
+            yield target
+    except OutDirError as err:
+        raise InputError(err.file, "--out", err.what) from None
+    except (KeyboardInterrupt, Terminated) as err:
+        # The staging directory is gone by now. Exit 128 + the signal's number, as a shell
+        # reports a process the signal ended (typer would turn SIGINT into a silent 130).
+        signum = err.signum if isinstance(err, Terminated) else signal.SIGINT
+        sys.stderr.write(f"error: interrupted by {signal.Signals(signum).name}\n")
+        raise SystemExit(128 + signum) from None
 
 
 def _fmt(value: object, unit: str = "") -> str:
@@ -752,7 +726,15 @@ CopyComputeOption = Annotated[
 ]
 HeadroomOption = Annotated[bool, typer.Option("--headroom", help=_SIM_HELP["headroom"])]
 OutOption = Annotated[
-    Path, typer.Option("--out", "-o", metavar="DIR", help="Directory to write the results to")
+    str, typer.Option("--out", "-o", metavar="DIR", help="Directory to write the results to")
+]
+ForceOption = Annotated[
+    bool,
+    typer.Option(
+        "--force",
+        help="Write into a non-empty DIR that is not a fairshare output, beside its files "
+        "(same-named files are replaced; nothing else is deleted)",
+    ),
 ]
 ScenarioArgument = Annotated[
     Path, typer.Argument(metavar="SCENARIO", help="YAML or JSON scenario (machines, jobs)")
@@ -776,6 +758,7 @@ def simulate_command(
     pool_order: PoolOrderOption = "fair",
     copy_compute_splitting: CopyComputeOption = False,
     headroom: HeadroomOption = False,
+    force: ForceOption = False,
 ) -> None:
     """Replay the scenario's jobs (or workload, or a trace) under an online policy and write
     summary.json, jobs.csv, timeline.csv, tasks.parquet and report.html to DIR."""
@@ -795,14 +778,10 @@ def simulate_command(
         headroom=headroom,
     )
     _check_policy(policy, settings)
-    staging = _Staging(out, settings.source)
-    try:
+    with _output_dir(out, "simulate", list(_RUN_FILES), force) as target:
         warnings, unrunnable = _unrunnable_warnings(settings)
         log = _run(settings, policy)
-        doc = write_outputs(log, staging.path)
-        staging.publish()
-    finally:
-        staging.discard()
+        doc = target.commit(lambda path: write_outputs(log, path))
     _warn(warnings)
     _warn_stranded(settings.source, log, unrunnable)
     console = Console(markup=False, highlight=False)
@@ -846,6 +825,7 @@ def compare_command(
     pool_order: PoolOrderOption = "fair",
     copy_compute_splitting: CopyComputeOption = False,
     headroom: HeadroomOption = False,
+    force: ForceOption = False,
 ) -> None:
     """Run several policies on the same jobs (same seed: same jobs and durations) and write
     compare.json, compare.csv, compare.html and each run's files in DIR/POLICY/."""
@@ -879,19 +859,17 @@ def compare_command(
             "--reference",
             f"{reference!r} is not one of the compared policies: {', '.join(names)}",
         )
-    staging = _Staging(out, settings.source)
-    try:
-        logs: list[RunLog] = []
-        docs: list[dict[str, object]] = []
+    files = [*_COMPARE_FILES, *(f"{name}/{file}" for name in names for file in _RUN_FILES)]
+    with _output_dir(out, "compare", files, force) as target:
         warnings, unrunnable = _unrunnable_warnings(settings)
-        for name in names:
-            log = _run(settings, name)
-            docs.append(write_outputs(log, staging.path / name))
-            logs.append(log)
-        write_compare(logs, staging.path, reference if reference is not None else 0)
-        staging.publish()
-    finally:
-        staging.discard()
+        logs = [_run(settings, name) for name in names]
+
+        def write(path: Path) -> list[dict[str, object]]:
+            docs = [write_outputs(log, path / name) for name, log in zip(names, logs, strict=True)]
+            write_compare(logs, path, reference if reference is not None else 0)
+            return docs
+
+        docs = target.commit(write)
     _warn(warnings)
     for log in logs:
         _warn_stranded(settings.source, log, unrunnable)
@@ -904,7 +882,7 @@ def _print_compare(
     docs: list[dict[str, object]],
     logs: list[RunLog],
     reference: str,
-    out: Path,
+    out: str,
 ) -> None:
     table = Table(
         title=f"{len(names)} policies on {settings.source} (seed {settings.seed}, "
@@ -929,8 +907,7 @@ def _print_compare(
     )
     console.print(table)
     console.print(
-        f"wrote {out}: compare.json, compare.csv, compare.html and "
-        f"{', '.join(n + '/' for n in names)}",
+        f"wrote {out}: {', '.join(_COMPARE_FILES)} and {', '.join(n + '/' for n in names)}",
         markup=False,
     )
 

@@ -9,6 +9,7 @@ gives the same bytes, except ``wall_seconds``.
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
@@ -151,7 +152,12 @@ def dumps_json(document: object) -> str:
 
 
 def write_csv(frame: pl.DataFrame, path: Path) -> None:
-    frame.write_csv(path, float_precision=FLOAT_DECIMALS, null_value="", line_terminator="\n")
+    # Python writes the file, so a full disk or a file-size limit is an OSError with its
+    # errno (polars reports its own writes' failures as other exceptions, or without errno).
+    text = frame.write_csv(
+        None, float_precision=FLOAT_DECIMALS, null_value="", line_terminator="\n"
+    )
+    path.write_bytes(text.encode("utf-8"))
 
 
 def write_run_files(log: RunLog, out_dir: Path) -> dict[str, object]:
@@ -167,5 +173,7 @@ def write_run_files(log: RunLog, out_dir: Path) -> dict[str, object]:
     write_csv(_timeline_frame(tl), out_dir / "timeline.csv")
     # Statistics and the writer's version string are fixed for a given polars, so the bytes
     # depend only on the rows.
-    tasks_frame(log).write_parquet(out_dir / "tasks.parquet", compression="zstd")
+    buffer = io.BytesIO()
+    tasks_frame(log).write_parquet(buffer, compression="zstd")
+    (out_dir / "tasks.parquet").write_bytes(buffer.getvalue())
     return doc
