@@ -45,6 +45,17 @@ _BISECTIONS = 200
 FitTest = Callable[[FloatArray], bool]
 
 
+def fit_slack(capacity: FloatArray, demands: FloatArray) -> FloatArray:
+    """How far past the free capacity a task may reach and still fit, per resource (and per
+    row of ``capacity``): 1e-9 of the capacity, so that round-off in task sizes such as 0.1
+    never strands a task, but under 1% of the smallest task's amount of the resource, so that
+    a capacity of 10^12 tasks of size 1 does not take a thousand more."""
+    smallest = np.where(demands > 0, demands, np.inf).min(axis=0, initial=np.inf)
+    return np.asarray(
+        np.minimum(_FIT_TOL * np.maximum(1.0, capacity), 0.01 * smallest), dtype=np.float64
+    )
+
+
 def level_counts(x: FloatArray, step: FloatArray, limit: FloatArray, level: float) -> FloatArray:
     """Each user's tasks once every task that starts below ``level`` is handed out: the
     fewest ``c >= x`` with ``round(c * step, 12) >= level`` (the rounded level a user is
@@ -117,7 +128,7 @@ def progressive_fill(problem: WaterfillProblem, start: FloatArray | None = None)
     node_tasks = np.asarray(tree.ancestors @ x, dtype=np.float64)
     usage = np.asarray(tree.ancestors @ (x[:, None] * demands), dtype=np.float64)
     free = capacity - usage[0]
-    slack = _FIT_TOL * np.maximum(1.0, capacity)
+    slack = fit_slack(capacity, demands)
     weight = tree.weight
     parent = tree.parent
     user_of = tree.user_of
@@ -182,7 +193,7 @@ def _flat_fill(problem: WaterfillProblem, x: FloatArray) -> FloatArray:
     tree = problem.tree
     demands = problem.demands
     capacity = problem.capacity
-    slack = _FIT_TOL * np.maximum(1.0, capacity)
+    slack = fit_slack(capacity, demands)
     nodes = np.asarray(tree.leaf_node, dtype=np.int64)
     limit = np.asarray(tree.max_tasks[nodes], dtype=np.float64)
     total_limit = float(tree.max_tasks[0]) + _FIT_TOL
