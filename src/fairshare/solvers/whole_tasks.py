@@ -150,7 +150,8 @@ class _TypeGroups:
     fits, in case another machine reaches that vector.
     """
 
-    def __init__(self, capacity: FloatArray, machines: IntArray) -> None:
+    def __init__(self, capacity: FloatArray, machines: IntArray, digits: int = _DIGITS) -> None:
+        self.digits = digits
         self.free = np.full((8, len(capacity)), -np.inf)
         self.keys: list[bytes] = []
         self.heaps: list[list[int]] = []
@@ -215,7 +216,7 @@ class _TypeGroups:
         ``row``."""
         heap = self.heaps[row]
         machine = heapq.heappop(heap)
-        normalised = np.round(self.free[row] - tasks * demand, _DIGITS) + 0.0
+        normalised = np.round(self.free[row] - tasks * demand, self.digits) + 0.0
         if not heap:
             self.free[row] = -np.inf
             self.live -= 1
@@ -231,6 +232,16 @@ class _TypeGroups:
         return machine
 
 
+def _grid_digits(normalised: FloatArray) -> int:
+    """Decimals a type's normalised free capacity is rounded to: 12, or more when a task is
+    below a millionth of the machine (10^12 tiny tasks), so that the rounding stays far below
+    one task and never lets a machine take more than its capacity."""
+    smallest = normalised[normalised > 0].min(initial=1.0)
+    if smallest >= 1e-6:
+        return _DIGITS
+    return min(18, int(np.ceil(-np.log10(smallest))) + 6)
+
+
 class _MachinePool:
     """Free capacity of the whole cluster and the placement rule of one task (see
     :func:`progressive_whole_tasks`). Each user walks its preferred types in order; a type on
@@ -243,10 +254,13 @@ class _MachinePool:
         capacity = types.capacity
         self.capacity = capacity
         self.demands = demands
-        self.groups = [_TypeGroups(capacity[t], members[t]) for t in range(len(members))]
         scale = np.where(capacity > 0, capacity, 1.0)
         # users x types x resources, in units of one machine's capacity of the type
         self.demand = np.asarray(demands[:, None, :] / scale[None, :, :], dtype=np.float64)
+        self.groups = [
+            _TypeGroups(capacity[t], members[t], _grid_digits(self.demand[:, t]))
+            for t in range(len(members))
+        ]
         self.need = self.demand - (fit_slack(capacity, demands) / scale)[None, :, :]
         self.bottleneck = np.argmax(np.where(capacity[None] > 0, self.demand, 0.0), axis=2)
         # An upper bound on each type's free capacity, exact after a failed search there: it
