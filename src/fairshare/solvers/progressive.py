@@ -16,12 +16,12 @@ the order of the level each task starts at (the user's weighted share before it;
 scenario order), so the state after every task that starts below a level ``L`` is known in
 closed form (:func:`level_counts`); if those tasks fit together they fit one by one, because
 free capacity only shrinks. :func:`jump_to_level` finds, by bisection over ``L``, the highest
-level whose tasks all fit, and the one-at-a-time loop goes on from there up to the next user
-that is set aside, where the next jump is tried: at most one jump per user set aside, and the
-result is the same allocation as one task at a time. Jumps of fewer than
-:data:`JUMP_MIN_TASKS` tasks are not taken, so small problems follow the papers' loop
-literally. The whole-task allocators of :mod:`fairshare.solvers.whole_tasks` use the same
-jump.
+level whose tasks all fit, and the one-at-a-time loop goes on from there; after every
+:data:`JUMP_MIN_TASKS` tasks it hands out (a user set aside may leave the others room for
+many more), the next jump is tried. The result is the same allocation as one task at a
+time. Jumps of fewer than :data:`JUMP_MIN_TASKS` tasks are not taken, so small problems
+follow the papers' loop literally. The whole-task allocators of
+:mod:`fairshare.solvers.whole_tasks` use the same jump.
 """
 
 from __future__ import annotations
@@ -103,15 +103,19 @@ def jump_to_level(
             return None
     else:
         return None
+    if float((trial - x).sum()) < JUMP_MIN_TASKS:
+        return None  # even the first level that does not fit is a small step: no jump
+    active_count = int(active.sum())
+    best = counts(low)
     for _ in range(_BISECTIONS):
         middle = (low + high) / 2
-        if not low < middle < high:
-            break
-        if fits(counts(middle)):
-            low = middle
+        if not low < middle < high or float((trial - best).sum()) <= active_count:
+            break  # a task or so per user is left between the levels: the loop does those
+        candidate = counts(middle)
+        if fits(candidate):
+            low, best = middle, candidate
         else:
-            high = middle
-    best = counts(low)
+            high, trial = middle, candidate
     return best if float((best - x).sum()) >= JUMP_MIN_TASKS else None
 
 
@@ -211,25 +215,58 @@ def _flat_fill(problem: WaterfillProblem, x: FloatArray) -> FloatArray:
     def fits(counts: FloatArray) -> bool:
         return bool(np.all((counts - x) @ demands <= free + slack) and counts.sum() <= total_limit)
 
-    while True:
+    may_jump = True  # the bound below only falls: once too small, it stays so
+
+    def jump() -> bool:
+        nonlocal x, free, may_jump
+        may_jump = may_jump and (
+            tasks_that_may_fit(x, limit, active, free + slack, demands) >= JUMP_MIN_TASKS
+        )
+        if not may_jump:
+            return False
         jumped = jump_to_level(x, step, limit, active, fits)
-        if jumped is not None:
-            free = free - (jumped - x) @ demands
-            x = jumped
-        heap = [key(int(u)) for u in np.flatnonzero(active)]
-        heapq.heapify(heap)
-        set_aside = False
-        while heap and not set_aside:
-            if x.sum() + 1 > total_limit:
-                return x
-            user = heapq.heappop(heap)[2]
-            demand = demands[user]
-            if x[user] + 1 > limit[user] + _FIT_TOL or np.any(demand > free + slack):
-                active[user] = False
-                set_aside = True
-                continue
-            x[user] += 1
-            free = free - demand
-            heapq.heappush(heap, key(user))
-        if not heap:
+        if jumped is None:
+            return False
+        free = free - (jumped - x) @ demands
+        x = jumped
+        return True
+
+    jump()
+    total = float(x.sum())
+    heap = [key(int(u)) for u in np.flatnonzero(active)]
+    heapq.heapify(heap)
+    since = 0  # tasks handed out one at a time since the last try of a jump
+    while heap:
+        if since >= JUMP_MIN_TASKS:
+            since = 0
+            if jump():
+                total = float(x.sum())
+                heap = [key(int(u)) for u in np.flatnonzero(active)]
+                heapq.heapify(heap)
+        if total + 1 > total_limit:
             return x
+        user = heapq.heappop(heap)[2]
+        demand = demands[user]
+        if x[user] + 1 > limit[user] + _FIT_TOL or np.any(demand > free + slack):
+            active[user] = False
+            continue
+        x[user] += 1
+        total += 1
+        since += 1
+        free = free - demand
+        heapq.heappush(heap, key(user))
+    return x
+
+
+def tasks_that_may_fit(
+    x: FloatArray, limit: FloatArray, active: BoolArray, room: FloatArray, demands: FloatArray
+) -> float:
+    """An upper bound on the tasks the ``active`` users can still get: each alone in
+    ``room`` (per resource) and below its limit. A jump is not tried below
+    :data:`JUMP_MIN_TASKS`, which keeps the cost of trying one out of small problems."""
+    if not active.any():
+        return 0.0
+    mine = demands[active]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        alone = np.where(mine > 0, np.maximum(room, 0.0) / mine, np.inf).min(axis=1)
+    return float(np.minimum(alone, limit[active] - x[active]).sum())

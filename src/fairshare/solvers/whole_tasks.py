@@ -42,7 +42,12 @@ import numpy as np
 from fairshare.allocation.types import IntArray, Placement
 from fairshare.cluster import BoolArray, FloatArray
 from fairshare.solvers.errors import InvalidRequest
-from fairshare.solvers.progressive import JUMP_MIN_TASKS, fit_slack, jump_to_level
+from fairshare.solvers.progressive import (
+    JUMP_MIN_TASKS,
+    fit_slack,
+    jump_to_level,
+    tasks_that_may_fit,
+)
 from fairshare.workload.eligibility import MachineTypes
 
 _FIT_TOL = 1e-9
@@ -381,23 +386,31 @@ def _progressive(
     active[users] = True
     with np.errstate(divide="ignore", invalid="ignore"):
         steps = np.asarray(share_per_task / weights, dtype=np.float64)
-    while True:
-        _jump(pool, tasks, steps, caps, active, records)
+
+    def queue() -> list[tuple[float, float, int]]:
         heap = [
             (round(tasks[u] * step[u], _DIGITS), tie(u), u)
             for u in (int(v) for v in np.flatnonzero(active))
         ]
         heapq.heapify(heap)
-        set_aside = False
-        while heap and not set_aside:
-            _, _, user = heapq.heappop(heap)
-            if tasks[user] + 1 > limit[user] or not put(user):
-                active[user] = False
-                set_aside = True
-                continue
-            heapq.heappush(heap, (round(tasks[user] * step[user], _DIGITS), tie(user), user))
-        if not set_aside:
-            return
+        return heap
+
+    may_jump = _jump(pool, tasks, steps, caps, active, records) is not None
+    heap = queue()
+    since = 0  # tasks handed out one at a time since the last try of a jump
+    while heap:
+        if may_jump and since >= JUMP_MIN_TASKS:
+            since = 0  # the bound _jump checks only falls: once too small, it stays so
+            jumped = _jump(pool, tasks, steps, caps, active, records)
+            may_jump = jumped is not None
+            if jumped:
+                heap = queue()
+        _, _, user = heapq.heappop(heap)
+        if tasks[user] + 1 > limit[user] or not put(user):
+            active[user] = False
+            continue
+        since += 1
+        heapq.heappush(heap, (round(tasks[user] * step[user], _DIGITS), tie(user), user))
 
 
 def _within(counts: FloatArray, base: FloatArray, demands: FloatArray, room: FloatArray) -> bool:
@@ -412,7 +425,7 @@ def _jump(
     caps: FloatArray,
     active: BoolArray,
     records: dict[tuple[int, int], int],
-) -> None:
+) -> bool | None:
     """Jumps of the level (``progressive.jump_to_level``) for :func:`_progressive`, repeated
     while they hand out many tasks. Whether the tasks of a level fit on the machines is bin
     packing, so a jump takes a level whose tasks need at most half the free capacity of each
@@ -420,14 +433,21 @@ def _jump(
     index order, each as its own tasks one by one would go); a user whose tasks do not all
     fit is set aside, as one task at a time would set it aside at its first task that fits
     nowhere. Each jump halves the free capacity at most, so there are about log2(tasks) of
-    them; what is left is handed out one task at a time."""
+    them; what is left is handed out one task at a time. Returns whether it jumped, or None
+    when too few tasks may still fit for any later jump."""
+    jumped_once = False
     while True:
         x = np.asarray(tasks, dtype=np.float64)
+        if float((caps[active] - x[active]).sum()) < JUMP_MIN_TASKS:
+            return None  # the caps leave too few tasks (cheaper than free_total)
         room = 0.5 * np.maximum(pool.free_total(), 0.0)
+        if tasks_that_may_fit(x, caps, active, room, pool.demands) < JUMP_MIN_TASKS:
+            return None if not jumped_once else True
         fits = partial(_within, base=x, demands=pool.demands, room=room)
         jumped = jump_to_level(x, steps, caps, active, fits)
         if jumped is None:
-            return
+            return jumped_once
+        jumped_once = True
         for user in np.flatnonzero(jumped > x):
             want = int(jumped[user] - x[user])
             got = pool.place_many(int(user), want, records)
@@ -508,36 +528,51 @@ def _fill_one_machine(
     counts = np.zeros(len(users), dtype=np.int64)
     active = np.ones(len(users), dtype=np.bool_)
     mine = demands[users]
-    while True:
+    may_jump = True  # the bound below only falls: once too small, it stays so
+
+    def jump() -> bool:
         # The machine's tasks of a level fit together exactly when they fit one by one.
-        jumped = jump_to_level(
-            counts.astype(np.float64),
-            step,
-            limits,
-            active,
-            partial(_within, base=counts.astype(np.float64), demands=mine, room=free + slack),
+        nonlocal counts, free, may_jump
+        x = counts.astype(np.float64)
+        may_jump = may_jump and (
+            tasks_that_may_fit(x, limits, active, free + slack, mine) >= JUMP_MIN_TASKS
         )
-        if jumped is not None:
-            free -= (jumped - counts) @ mine
-            counts = jumped.astype(np.int64)
+        if not may_jump:
+            return False
+        fits = partial(_within, base=x, demands=mine, room=free + slack)
+        jumped = jump_to_level(x, step, limits, active, fits)
+        if jumped is None:
+            return False
+        free = free - (jumped - x) @ mine
+        counts = jumped.astype(np.int64)
+        return True
+
+    def queue() -> list[tuple[float, int, int]]:
         heap = [
             (round(float(counts[k] * step[k]), _DIGITS), int(users[k]), k)
             for k in (int(v) for v in np.flatnonzero(active))
         ]
         heapq.heapify(heap)
-        set_aside = False
-        while heap and not set_aside:
-            _, user, k = heapq.heappop(heap)
-            demand = demands[user]
-            if counts[k] + 1 > limits[k] + _FIT_TOL or np.any(demand > free + slack):
-                active[k] = False
-                set_aside = True
-                continue
-            free -= demand
-            counts[k] += 1
-            heapq.heappush(heap, (round(float(counts[k] * step[k]), _DIGITS), user, k))
-        if not set_aside:
-            return counts
+        return heap
+
+    jump()
+    heap = queue()
+    since = 0  # tasks handed out one at a time since the last try of a jump
+    while heap:
+        if since >= JUMP_MIN_TASKS:
+            since = 0
+            if jump():
+                heap = queue()
+        _, user, k = heapq.heappop(heap)
+        demand = demands[user]
+        if counts[k] + 1 > limits[k] + _FIT_TOL or np.any(demand > free + slack):
+            active[k] = False
+            continue
+        free -= demand
+        counts[k] += 1
+        since += 1
+        heapq.heappush(heap, (round(float(counts[k] * step[k]), _DIGITS), user, k))
+    return counts
 
 
 def _first_binding_machine(
@@ -856,27 +891,35 @@ def _cmmf_by_flow(
     frozen = np.zeros(len(users), dtype=np.bool_)
     dropped = np.zeros(len(users), dtype=np.bool_)
     steps = np.asarray(size[users] / weights[users], dtype=np.float64)
-    while True:
-        _jump_slots(flow, tasks, steps, caps[users], ~(frozen | dropped))
+
+    def queue() -> list[tuple[float, float, int]]:
         heap = [
             (round(tasks[r] * step[r], _DIGITS), -step[r], r)
             for r in (int(v) for v in np.flatnonzero(~(frozen | dropped)))
         ]
         heapq.heapify(heap)
-        event = False
-        while heap and not event:
-            _, _, row = heapq.heappop(heap)
-            if frozen[row] or tasks[row] + 1 > limit[row]:
-                dropped[row] = event = True
-                continue
-            if flow.add(row):
-                tasks[row] += 1
-                heapq.heappush(heap, (round(tasks[row] * step[row], _DIGITS), -step[row], row))
-            else:
-                frozen |= flow.stuck_with_last_failure()
-                dropped[row] = event = True
-        if not event:
-            break
+        return heap
+
+    may_jump = _jump_slots(flow, tasks, steps, caps[users], ~(frozen | dropped)) is not None
+    heap = queue()
+    since = 0  # tasks handed out one at a time since the last try of a jump
+    while heap:
+        if may_jump and since >= JUMP_MIN_TASKS:
+            since = 0  # the bound _jump_slots checks only falls: once too small, it stays so
+            jumped = _jump_slots(flow, tasks, steps, caps[users], ~(frozen | dropped))
+            may_jump = jumped is not None
+            if jumped:
+                heap = queue()
+        _, _, row = heapq.heappop(heap)
+        if frozen[row] or tasks[row] + 1 > limit[row]:
+            dropped[row] = True
+        elif flow.add(row):
+            tasks[row] += 1
+            since += 1
+            heapq.heappush(heap, (round(tasks[row] * step[row], _DIGITS), -step[row], row))
+        else:
+            frozen |= flow.stuck_with_last_failure()
+            dropped[row] = True
     # Lay the tasks of each type onto its machines: users in index order, machines in index
     # order, each machine filled to its slots before the next (every slot holds one task).
     members = _members_by_type(types)
@@ -898,16 +941,19 @@ def _cmmf_by_flow(
 
 def _jump_slots(
     flow: _SlotFlow, tasks: list[int], steps: FloatArray, caps: FloatArray, active: BoolArray
-) -> None:
+) -> bool | None:
     """Jumps of the level (``progressive.jump_to_level``) for :func:`_cmmf_by_flow`, while
     they hand out many tasks: a level whose extra tasks take at most half the free slots
     in all and at most half of those of each user's types, given in one go per user (in
     index order) from free slots; a user that gets fewer is left to one task at a time."""
+    jumped_once = False
     while True:
         x = np.asarray(tasks, dtype=np.float64)
         spare = flow.spare.astype(np.float64)
         own = np.asarray(flow.usable @ spare, dtype=np.float64)
         total = float(spare.sum())
+        if float(np.minimum(own, caps - x)[active].sum()) < JUMP_MIN_TASKS:
+            return True if jumped_once else None
 
         def fits(
             counts: FloatArray, x: FloatArray = x, own: FloatArray = own, total: float = total
@@ -917,13 +963,14 @@ def _jump_slots(
 
         jumped = jump_to_level(x, steps, caps, active, fits)
         if jumped is None:
-            return
+            return jumped_once
+        jumped_once = True
         for row in (int(v) for v in np.flatnonzero(jumped > x)):
             want = int(jumped[row] - x[row])
             got = flow.add_many(row, want)
             tasks[row] += got
             if got < want:
-                return
+                return True
 
 
 def cmmf_whole_tasks(
