@@ -1,194 +1,24 @@
-"""Fingerprints of the simulator's decisions, for optimisations that must not change them.
+"""Print, or check, the fingerprints of the simulator's decisions.
 
-Runs every online policy under a matrix of mechanisms (none, delay scheduling with input
-blocks, preemption, copy-compute splitting with reducers, machine events with ``until``,
-headroom, FIFO pool order) on small generated workloads and prints one line per run: the
-configuration and a SHA-256 of the run's attempts, job records and event count. Save the
-output before a change and diff it after:
+The matrix and the fingerprint are defined in :mod:`fairshare.bench.fingerprint`; the fixed
+matrix's 144 lines are committed in ``tests/golden/decision_fingerprints.txt`` and checked by
+the test suite. By hand:
 
-    python benchmarks/decision_fingerprint.py > /tmp/before.txt
-    # ... change the hot path ...
-    python benchmarks/decision_fingerprint.py > /tmp/after.txt
-    diff /tmp/before.txt /tmp/after.txt
+    python benchmarks/decision_fingerprint.py --check tests/golden/decision_fingerprints.txt
+    python benchmarks/decision_fingerprint.py --only hdrf,drf --random 150 > /tmp/before.txt
 
-``--only POLICY[,POLICY]`` restricts the policies. A run takes well under a second; the whole
-matrix about a minute on one core. ``--random N`` adds N small random workloads (seeded by
-their number) made for ties: jobs arriving together and finishing together (fixed durations)
-beside exponential ones, constraints, input blocks with delay scheduling, preemption, a
-machine leaving and both pool orders; 150 of them for every policy take about two minutes.
+``--only POLICY[,POLICY]`` restricts the policies. ``--random N`` adds N small random
+tie-heavy workloads (seeded by their number); 150 of them for every policy take a few minutes.
+``--check FILE`` compares against FILE and exits 1 listing the lines that moved.
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
-import random
-from collections.abc import Callable
+import sys
+from pathlib import Path
 
-import numpy as np
-
-from fairshare.cluster import Cluster, Machine
-from fairshare.cluster.constraints import Constraint
-from fairshare.policies import ONLINE_POLICIES
-from fairshare.sim.engine import MachineEvent, SimOptions, simulate
-from fairshare.workload.generators import generate
-from fairshare.workload.model import (
-    ExponentialDuration,
-    FixedDuration,
-    Job,
-    Queue,
-    User,
-    WorkloadSpec,
-)
-
-
-def _cluster(machines: int) -> Cluster:
-    return Cluster.build(
-        ("cpu", "mem"),
-        [
-            Machine(
-                f"m{i}",
-                np.array([8.0, 16.0] if i % 3 else [16.0, 8.0]),
-                rack=f"r{i // 10}",
-                attributes={"ssd": i % 4 == 0},
-            )
-            for i in range(machines)
-        ],
-    )
-
-
-QUEUES = (
-    Queue("a", weight=1.0),
-    Queue("b", weight=2.0),
-    Queue("a/x", weight=1.0),
-    Queue("a/y", weight=1.0),
-)
-
-
-def _jobs(spec: WorkloadSpec, cluster: Cluster, seed: int) -> tuple[list[Job], Cluster]:
-    workload = generate(spec, cluster, np.random.default_rng(seed), queues=[q.path for q in QUEUES])
-    return list(workload.jobs), workload.cluster
-
-
-Config = tuple[str, Callable[[], tuple[list[Job], Cluster]], SimOptions, list[MachineEvent]]
-
-
-def configs() -> list[Config]:
-    demands = [{"cpu": 1, "mem": 2}, {"cpu": 2, "mem": 1}, {"cpu": 1, "mem": 4}]
-    base = {"jobs": 60, "arrival": 2.0, "users": 7, "demand": demands, "duration": 20.0}
-    plain = WorkloadSpec("facebook-2009", {**base, "reduce": False})
-    blocks = WorkloadSpec("facebook-2009", {**base, "reduce": False, "replicas": 3})
-    reduces = WorkloadSpec("facebook-2009", {**base, "reduce": {"copy": 5.0, "compute": 10.0}})
-    zipf = WorkloadSpec("zipf", {**base, "reduce": False, "s": 1.2})
-    google = WorkloadSpec("google-constraints", {"jobs": 60, "arrival": 2.0, "users": 7})
-    queued = WorkloadSpec(
-        "facebook-2009",
-        {**base, "reduce": False, "queues": ["a/x", "a/y", "b"]},
-    )
-    events = [
-        MachineEvent(30.0, "remove", "m3"),
-        MachineEvent(45.0, "add", Machine("extra", np.array([8.0, 8.0]), rack="r0")),
-        MachineEvent(60.0, "remove", "m7"),
-    ]
-    out: list[Config] = []
-    for name, spec, opts, evs in (
-        ("plain", plain, SimOptions(), []),
-        ("zipf", zipf, SimOptions(), []),
-        ("google", google, SimOptions(), []),
-        ("queues", queued, SimOptions(), []),
-        ("delay", blocks, SimOptions(delay=(3.0, 6.0)), []),
-        ("preempt", plain, SimOptions(preemption=(5.0, 15.0)), []),
-        ("reduce", reduces, SimOptions(), []),
-        ("slowstart", reduces, SimOptions(reduce_slowstart=0.5), []),
-        ("ccs", reduces, SimOptions(copy_compute_splitting=True), []),
-        ("events", plain, SimOptions(until=150.0), events),
-        ("headroom", plain, SimOptions(headroom=True), []),
-        ("fifo-pools", plain, SimOptions(pool_order="fifo"), []),
-    ):
-        machines = 30 if name != "google" else 40
-
-        def make(spec: WorkloadSpec = spec, machines: int = machines) -> tuple[list[Job], Cluster]:
-            return _jobs(spec, _cluster(machines), seed=3)
-
-        out.append((name, make, opts, evs))
-    return out
-
-
-def random_configs(count: int) -> list[Config]:
-    """``count`` small tie-heavy random workloads (see the module docstring)."""
-    out: list[Config] = []
-    for number in range(count):
-        rnd = random.Random(number)
-        machines = rnd.randint(2, 8)
-        jobs = []
-        at = 0.0
-        for k in range(rnd.randint(1, 14)):
-            at += rnd.choice([0.0, 0.5, 3.0, 1.7])
-            seconds = rnd.choice([1.0, 2.5, 7.0])
-            duration = (
-                FixedDuration(seconds) if rnd.random() < 0.5 else ExponentialDuration(seconds)
-            )
-            jobs.append(
-                Job(
-                    f"j{k}",
-                    at,
-                    f"user{rnd.randint(0, 3)}",
-                    np.array([rnd.choice([1.0, 2.0, 3.0]), rnd.choice([1.0, 4.0])]),
-                    rnd.randint(1, 16),
-                    duration,
-                    constraint=rnd.choice([None, Constraint("ssd"), Constraint("rack == 'r0'")]),
-                    input_replicas=rnd.choice([None, None, 2]),
-                )
-            )
-        events = (
-            [MachineEvent(rnd.choice([1.0, 4.0]), "remove", "m1")] if rnd.random() < 0.3 else []
-        )
-        opts = SimOptions(
-            delay=rnd.choice([None, None, (1.0, 2.0)]),
-            preemption=rnd.choice([None, None, (2.0, 4.0)]),
-            pool_order=rnd.choice(["fair", "fifo"]),
-        )
-
-        def make(jobs: list[Job] = jobs, machines: int = machines) -> tuple[list[Job], Cluster]:
-            return jobs, _cluster(machines)
-
-        out.append((f"random{number}", make, opts, events))
-    return out
-
-
-def fingerprint(policy: str, config: Config) -> str:
-    name, make, opts, events = config
-    jobs, cluster = make()
-    # Weights and (FAIR) minimum shares, so pools and preemption have something to read.
-    users = [
-        User(
-            f"user{i}",
-            np.array([1.0, 2.0]),
-            weight=1.0 + (i % 3),
-            min_share=4.0 if i < 2 else 0.0,
-        )
-        for i in range(7)
-    ]
-    if name == "queues":
-        users = []
-    queues = QUEUES if name == "queues" else ()
-    log = simulate(
-        cluster,
-        jobs,
-        policy,
-        seed=5,
-        users=users,
-        queues=queues,
-        options=opts,
-        machine_events=events,
-    )
-    digest = hashlib.sha256()
-    for attempt in log.attempts:
-        digest.update(repr(attempt).encode())
-    for job in log.jobs:
-        digest.update(repr(job).encode())
-    digest.update(str(log.events).encode())
-    return f"{policy:>14} {name:<10} {len(log.attempts):>6} {digest.hexdigest()[:16]}"
+from fairshare.bench.fingerprint import fingerprints
 
 
 def main() -> None:
@@ -197,12 +27,20 @@ def main() -> None:
     parser.add_argument(
         "--random", type=int, default=0, metavar="N", help="add N random tie-heavy workloads"
     )
+    parser.add_argument("--check", type=Path, metavar="FILE", help="compare against FILE")
     args = parser.parse_args()
-    policies = args.only.split(",") if args.only else list(ONLINE_POLICIES)
-    matrix = configs() + random_configs(args.random)
-    for policy in policies:
-        for config in matrix:
-            print(fingerprint(policy, config), flush=True)
+    policies = args.only.split(",") if args.only else None
+    lines = fingerprints(policies, args.random)
+    if args.check is None:
+        for line in lines:
+            print(line, flush=True)
+        return
+    expected = args.check.read_text().splitlines()
+    got = list(lines)
+    moved = sorted(set(expected) ^ set(got))
+    for line in moved:
+        print(("- " if line in expected else "+ ") + line)
+    sys.exit(1 if moved else 0)
 
 
 if __name__ == "__main__":

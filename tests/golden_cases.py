@@ -8,7 +8,7 @@ import json
 import sys
 from pathlib import Path
 
-from fairshare.cli import allocation_document
+from fairshare.allocation import allocation_document
 from fairshare.solvers import solve
 from fairshare.workload.loader import load_scenario
 

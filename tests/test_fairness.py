@@ -247,7 +247,7 @@ def test_tsf_table_i_properties_that_hold(policy: str, prop: str) -> None:
 def test_properties_a_policy_does_not_define_are_not_applicable(policy: str, prop: str) -> None:
     result = check(policy, prop)
     assert not result.applicable and result.verdict() == "n/a" and result.trials == 0
-    assert result.to_json()["applicable"] is False
+    assert result.to_dict()["applicable"] is False
 
 
 def test_same_seed_same_result() -> None:

@@ -253,7 +253,8 @@ def test_each_trace_format_through_simulate(
     out = tmp_path / "out"
     argv = ["simulate", str(scenario), "--policy", "drf", "--trace", f"{fmt}:{path}"]
     code, _, err = run([*argv, "--until", str(until), "--out", str(out)], capsys)
-    assert (code, err) == (0, "")
+    # Pods bigger than these machines are warned about (issue 14 item 9), nothing else
+    assert code == 0 and all(line.startswith("warning: ") for line in err.splitlines()), err
     summary = json.loads((out / "summary.json").read_text())
     assert summary["jobs"] > 0 and summary["tasks"] > 0
     assert len(rows(out / "jobs.csv")) == summary["jobs"]

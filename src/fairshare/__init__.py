@@ -4,12 +4,78 @@ Exact offline solvers, online schedulers, a trace-driven simulator and a fairnes
 checker for the policies of five papers: the FAIR scheduler, Dominant Resource Fairness (DRF),
 Hierarchical DRF (H-DRF), Constrained Max-Min Fairness with Choosy, and Task Share Fairness (TSF).
 
-The public entry points for library users:
-
-- :func:`fairshare.workload.load_scenario` reads and validates a scenario file (SPEC section 1).
-- :func:`fairshare.solvers.solve` computes the fair allocation of a scenario under a policy.
-- :mod:`fairshare.allocation` holds the allocation type every solver returns and the invariant
-  checks (feasibility, constraints, caps, maximality) that apply to all of them.
+The Python API (:mod:`fairshare.api`) is exported here: :func:`load_scenario` and
+:func:`parse_scenario` read a scenario, :func:`solve` computes its exact fair allocation,
+:func:`simulate` and :func:`compare` replay jobs under online policies, :func:`check` searches
+for a violation of a fairness property. The names are loaded on first use, so ``import
+fairshare`` does not pay for the simulator, polars or HiGHS until they are needed.
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from fairshare.api import (
+        ONLINE_POLICIES,
+        PROPERTIES,
+        SOLVER_POLICIES,
+        Allocation,
+        CheckResult,
+        Comparison,
+        InvalidRequest,
+        PolicyError,
+        Run,
+        Scenario,
+        ScenarioError,
+        SimOptions,
+        Solution,
+        SolverFailure,
+        check,
+        compare,
+        load_scenario,
+        parse_scenario,
+        simulate,
+        solve,
+        workload_of,
+    )
+
+__all__ = [
+    "ONLINE_POLICIES",
+    "PROPERTIES",
+    "SOLVER_POLICIES",
+    "Allocation",
+    "CheckResult",
+    "Comparison",
+    "InvalidRequest",
+    "PolicyError",
+    "Run",
+    "Scenario",
+    "ScenarioError",
+    "SimOptions",
+    "Solution",
+    "SolverFailure",
+    "__version__",
+    "check",
+    "compare",
+    "load_scenario",
+    "parse_scenario",
+    "simulate",
+    "solve",
+    "workload_of",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        value = getattr(importlib.import_module("fairshare.api"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'fairshare' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -34,6 +34,7 @@ from rich.progress import (
 from rich.table import Table
 
 from fairshare.allocation import Allocation
+from fairshare.allocation.document import allocation_document, rounded
 from fairshare.solvers import SOLVER_POLICIES, InvalidRequest, SolverFailure, UnknownPolicy, solve
 from fairshare.workload.loader import ScenarioError, load_scenario
 from fairshare.workload.model import Job, Scenario
@@ -62,48 +63,6 @@ class InputError(Exception):
 
     def __init__(self, file: str, where: str, what: str) -> None:
         super().__init__(f"error: {file}: {where}: {what}")
-
-
-def _round(value: float, digits: int = 6) -> float:
-    rounded = round(float(value), digits)
-    return 0.0 if rounded == 0 else rounded
-
-
-def allocation_document(scenario: Scenario, allocation: Allocation) -> dict[str, object]:
-    """The JSON document of SPEC section 2 for ``allocation``."""
-    users: dict[str, object] = {}
-    placed: list[dict[str, float]] = [{} for _ in scenario.users]
-    if allocation.placement is not None:
-        p = allocation.placement
-        names = scenario.cluster.machine_names
-        for user, machine, tasks in sorted(
-            zip(p.users.tolist(), p.machines.tolist(), p.tasks, strict=True)
-        ):
-            if _round(tasks) != 0:
-                placed[user][names[machine]] = _round(tasks)
-    for i, user in enumerate(scenario.users):
-        entry: dict[str, object] = {
-            "tasks": _round(allocation.tasks[i]),
-            "share": _round(allocation.shares[i]),
-        }
-        if allocation.placement is not None:
-            entry["placement"] = placed[i]
-        users[user.name] = entry
-    allocated = allocation.tasks @ scenario.demands
-    resources = {
-        name: {
-            "capacity": _round(scenario.cluster.total[r]),
-            "allocated": _round(allocated[r]),
-        }
-        for r, name in enumerate(scenario.cluster.resources)
-    }
-    return {
-        "policy": allocation.policy,
-        "integral": allocation.integral,
-        "users": users,
-        "resources": resources,
-        "warnings": list(allocation.warnings),
-    }
 
 
 def _print_table(scenario: Scenario, allocation: Allocation, console: Console) -> None:
@@ -174,7 +133,7 @@ def solve_command(
     except InvalidRequest as err:
         raise InputError(source, err.where, err.what) from None
     except SolverFailure as err:
-        raise InputError(source, f"--policy {policy}", f"the solver failed: {err}") from None
+        raise InputError(source, f"policy {policy}", f"the solver failed: {err}") from None
     err_console = Console(markup=False, stderr=True, highlight=False, soft_wrap=True)
     for warning in allocation.warnings:
         err_console.print(f"warning: {source}: {warning}", markup=False)
@@ -236,7 +195,7 @@ def check_command(
     if not check_all:
         result = check(chosen_policies[0], chosen_properties[0], trials=trials, seed=seed)
         if as_json:
-            sys.stdout.write(json.dumps(result.to_json(), indent=2) + "\n")
+            sys.stdout.write(json.dumps(result.to_dict(), indent=2) + "\n")
         else:
             _print_check(result, Console(markup=False, highlight=False))
         return
@@ -248,7 +207,7 @@ def check_command(
                 status.update(f"checking {name} for {prop}")
                 results.append(check(name, prop, trials=trials, seed=seed))
     if as_json:
-        sys.stdout.write(json.dumps([r.to_json() for r in results], indent=2) + "\n")
+        sys.stdout.write(json.dumps([r.to_dict() for r in results], indent=2) + "\n")
     elif markdown:
         sys.stdout.write(_markdown_matrix(results, chosen_policies, chosen_properties))
     else:
@@ -263,10 +222,13 @@ def _print_check(result: CheckResult, console: Console) -> None:
             markup=False,
         )
         return
-    verdict = "holds" if result.holds else "is violated"
+    verdict = {"holds": "holds", "violated": "is violated", "inconclusive": "is undecided"}[
+        result.verdict()
+    ]
     console.print(
         f"{result.property} {verdict} for {result.policy} "
-        f"({result.trials} trials, seed {result.seed}, {result.seconds:.2f} s)",
+        f"({result.trials} trials{_inconclusive_note(result)}, seed {result.seed}, "
+        f"{result.seconds:.2f} s)",
         markup=False,
     )
     if result.counterexample is not None:
@@ -275,11 +237,18 @@ def _print_check(result: CheckResult, console: Console) -> None:
         console.print_json(json.dumps(result.counterexample.scenario))
 
 
+def _inconclusive_note(result: CheckResult) -> str:
+    """``, 3 inconclusive``: trials whose solver or LP failed (never counted as holding)."""
+    return f", {result.inconclusive} inconclusive" if result.inconclusive else ""
+
+
 def _cell(result: CheckResult) -> str:
     if not result.applicable:
         return "n/a"
+    if result.verdict() == "inconclusive":
+        return f"inconclusive ({result.inconclusive} of {result.trials})"
     if result.holds:
-        return "yes"
+        return f"yes ({result.inconclusive} inconclusive)" if result.inconclusive else "yes"
     return f"no (trial {result.trials}, {result.seconds:.1f} s)"
 
 
@@ -288,7 +257,7 @@ def _legend(results: list[CheckResult]) -> str:
     return (
         f"{len(results)} checks in {total:.1f} s (default trials, seed {results[0].seed}); "
         "yes: no violation found; no: violated, found at that trial; n/a: not defined for "
-        "the policy"
+        "the policy; inconclusive: trials a solver or LP could not decide (not counted as yes)"
     )
 
 
@@ -397,9 +366,13 @@ def _settings(
     off_rack_slowdown: float,
     pool_order: str,
     copy_compute_splitting: bool = False,
+    headroom: bool = False,
 ) -> RunSettings:
     from fairshare.sim.engine import SimOptions  # noqa: PLC0415
-    from fairshare.workload.traces import parse_trace_argument  # noqa: PLC0415
+    from fairshare.workload.traces import (  # noqa: PLC0415
+        machines_from_trace,
+        parse_trace_argument,
+    )
 
     source = str(scenario_path)
     delay_pair = _pair(delay, "--delay-scheduling", source, "5,10")
@@ -410,7 +383,9 @@ def _settings(
     if pool_order not in ("fair", "fifo"):
         raise InputError(source, "--pool-order", f"expected fair or fifo, got {pool_order!r}")
     parsed_trace = parse_trace_argument(trace) if trace is not None else None
-    scenario = load_scenario(scenario_path)
+    # SPEC section 3: a trace that lists machines gives them unless the scenario has them
+    machines_from = machines_from_trace(*parsed_trace, source) if parsed_trace is not None else None
+    scenario = load_scenario(scenario_path, machines_from)
     if parsed_trace is None and not scenario.jobs and scenario.workload is None:
         raise InputError(
             source,
@@ -426,6 +401,7 @@ def _settings(
         off_rack_slowdown=off_rack_slowdown,
         until=until,
         copy_compute_splitting=copy_compute_splitting,
+        headroom=headroom,
     )
     return RunSettings(scenario, parsed_trace, seed, options)
 
@@ -455,6 +431,60 @@ def _workload(settings: RunSettings) -> Workload:
     )
 
 
+_WARN_EACH = 5
+"""Up to this many jobs that can never run get a warning line each; more get one line."""
+
+
+def _unrunnable_warnings(settings: RunSettings) -> tuple[list[str], frozenset[str]]:
+    """The ``warning:`` lines for jobs that can never run on the run's machines (a task larger
+    than every machine it may use, or a constraint that matches no machine), found at load
+    time, before the run, by :class:`~fairshare.workload.eligibility.TaskFit`: the check
+    behind the simulator's slowdown denominator, so the lines and ``summary.json``'s
+    ``unrunnable_jobs`` agree. Reading the whole workload here also reports a corrupt trace
+    record before anything runs. The lines are printed by :func:`_warn`; the names of the
+    jobs are returned too, so that the end-of-run warning about stranded jobs leaves them out."""
+    from fairshare.workload.eligibility import TaskFit  # noqa: PLC0415
+
+    workload = _workload(settings)
+    fit = TaskFit(workload.cluster.machines, workload.cluster.resources)
+    found: list[tuple[str, str]] = []
+    unrunnable: set[str] = set()
+    count = 0
+    until = settings.options.until
+    for job in workload.jobs:
+        if until is not None and job.submit > until:
+            break  # the run stops before it submits this job or any later one
+        reason = fit.never_runs(job)
+        if reason is not None:
+            count += 1
+            unrunnable.add(job.name)
+            if len(found) < _WARN_EACH:
+                found.append((job.name, reason))
+    source = str(settings.trace[1]) if settings.trace is not None else settings.source
+    after = "reported unfinished and counted in summary.json's unrunnable_jobs"
+    if count <= _WARN_EACH:
+        return [
+            f"warning: {source}: job {name!r} can never run: {reason}; it is {after}"
+            for name, reason in found
+        ], frozenset(unrunnable)
+    names = ", ".join(repr(name) for name, _ in found)
+    first, reason = found[0]
+    return [
+        f"warning: {source}: {count} jobs can never run ({names} and {count - len(found)} "
+        f"more; {first!r}: {reason}); they are {after}"
+    ], frozenset(unrunnable)
+
+
+def _warn(lines: list[str]) -> None:
+    """Print ``warning:`` lines on stderr. ``simulate`` and ``compare`` print them once the
+    run has been accepted and its files written: a run rejected part-way (a trace record, a
+    repeated job name, a reference scheduler's refusal) must leave one ``error:`` line and
+    nothing else (SPEC section 4)."""
+    console = Console(markup=False, stderr=True, highlight=False, soft_wrap=True)
+    for line in lines:
+        console.print(line, markup=False)
+
+
 def _check_policy(name: str, settings: RunSettings, option: str = "--policy") -> None:
     from fairshare.policies import ONLINE_POLICIES  # noqa: PLC0415
     from fairshare.sim.reference import REFERENCE_POLICIES  # noqa: PLC0415
@@ -479,13 +509,17 @@ def _check_policy(name: str, settings: RunSettings, option: str = "--policy") ->
                     f"does not combine with the reference scheduler {name!r}, which places "
                     "tasks by the exact offline allocation",
                 )
-        if opts.copy_compute_splitting:
-            raise InputError(
-                settings.source,
-                "--copy-compute-splitting",
-                f"does not combine with the reference scheduler {name!r}, which places "
-                "tasks by the exact offline allocation",
-            )
+        for on, flag in (
+            (opts.copy_compute_splitting, "--copy-compute-splitting"),
+            (opts.headroom, "--headroom"),
+        ):
+            if on:
+                raise InputError(
+                    settings.source,
+                    flag,
+                    f"does not combine with the reference scheduler {name!r}, which places "
+                    "tasks by the exact offline allocation",
+                )
 
 
 class _Progress:
@@ -549,7 +583,7 @@ def _run(settings: RunSettings, policy_name: str) -> RunLog:
             policy = make_reference(
                 policy_name, cluster, users=scenario.users, queues=scenario.queues
             )
-        return simulate(
+        log = simulate(
             cluster,
             progress.wrap(workload.jobs),
             policy,
@@ -562,6 +596,26 @@ def _run(settings: RunSettings, policy_name: str) -> RunLog:
         raise InputError(settings.source, err.where, err.what) from None
     finally:
         progress.close()
+    return log
+
+
+def _warn_stranded(source: str, log: RunLog, unrunnable: frozenset[str]) -> None:
+    """One ``warning:`` line on stderr for the jobs a run left waiting when no event was
+    left (:attr:`RunLog.stranded`): none of the machines they may use will ever take their
+    tasks. Jobs that can never run on any machine are left out: the load-time warning
+    already named them. Printed after the results are written, so that a failure to write
+    them is the only line."""
+    jobs, policy = [j for j in log.stranded if j not in unrunnable], log.policy
+    if not jobs:
+        return
+    shown = ", ".join(repr(name[:40]) for name in jobs[:3])
+    more = f" and {len(jobs) - 3} more" if len(jobs) > 3 else ""
+    Console(markup=False, stderr=True, highlight=False, soft_wrap=True).print(
+        f"warning: {source}: {policy}: {len(jobs)} job{'s' if len(jobs) != 1 else ''} never "
+        f"finished ({shown}{more}): the run ended with tasks waiting that no machine they "
+        "may use had room for",
+        markup=False,
+    )
 
 
 class _Staging:
@@ -635,6 +689,7 @@ def _summary_rows(doc: Mapping[str, Any]) -> list[tuple[str, str]]:
         ("policy", str(doc["policy"])),
         ("seed", _fmt(doc["seed"])),
         ("jobs finished", f"{_fmt(doc.get('finished_jobs'))} of {_fmt(doc['jobs'])}"),
+        ("jobs that can never run", _fmt(doc.get("unrunnable_jobs"))),
         ("tasks", _fmt(doc["tasks"])),
         ("makespan", _fmt(doc["makespan"], " s")),
         ("mean response time", _fmt(doc["mean_response_time"], " s")),
@@ -670,6 +725,8 @@ _SIM_HELP = {
     "pool_order": "Order of jobs inside a user or pool: fair or fifo",
     "copy_compute": "Copy-compute splitting (FAIR section 5.2): reducers copy from the job's "
     "first finished map without holding resources; each machine admits 6 reducers, 2 computing",
+    "headroom": "Headroom (H-DRF section 5): each machine keeps room for the largest task "
+    "waiting for it, which smaller tasks may not take",
 }
 
 SeedOption = Annotated[int, typer.Option("--seed", min=0, help=_SIM_HELP["seed"])]
@@ -693,6 +750,7 @@ PoolOrderOption = Annotated[str, typer.Option("--pool-order", help=_SIM_HELP["po
 CopyComputeOption = Annotated[
     bool, typer.Option("--copy-compute-splitting", help=_SIM_HELP["copy_compute"])
 ]
+HeadroomOption = Annotated[bool, typer.Option("--headroom", help=_SIM_HELP["headroom"])]
 OutOption = Annotated[
     Path, typer.Option("--out", "-o", metavar="DIR", help="Directory to write the results to")
 ]
@@ -717,6 +775,7 @@ def simulate_command(
     off_rack_slowdown: OffRackOption = 1.5,
     pool_order: PoolOrderOption = "fair",
     copy_compute_splitting: CopyComputeOption = False,
+    headroom: HeadroomOption = False,
 ) -> None:
     """Replay the scenario's jobs (or workload, or a trace) under an online policy and write
     summary.json, jobs.csv, timeline.csv, tasks.parquet and report.html to DIR."""
@@ -733,15 +792,19 @@ def simulate_command(
         off_rack_slowdown=off_rack_slowdown,
         pool_order=pool_order,
         copy_compute_splitting=copy_compute_splitting,
+        headroom=headroom,
     )
     _check_policy(policy, settings)
     staging = _Staging(out, settings.source)
     try:
+        warnings, unrunnable = _unrunnable_warnings(settings)
         log = _run(settings, policy)
         doc = write_outputs(log, staging.path)
         staging.publish()
     finally:
         staging.discard()
+    _warn(warnings)
+    _warn_stranded(settings.source, log, unrunnable)
     console = Console(markup=False, highlight=False)
     table = Table(title=f"simulated {policy} on {settings.source}", title_justify="left")
     table.add_column("")
@@ -782,6 +845,7 @@ def compare_command(
     off_rack_slowdown: OffRackOption = 1.5,
     pool_order: PoolOrderOption = "fair",
     copy_compute_splitting: CopyComputeOption = False,
+    headroom: HeadroomOption = False,
 ) -> None:
     """Run several policies on the same jobs (same seed: same jobs and durations) and write
     compare.json, compare.csv, compare.html and each run's files in DIR/POLICY/."""
@@ -798,6 +862,7 @@ def compare_command(
         off_rack_slowdown=off_rack_slowdown,
         pool_order=pool_order,
         copy_compute_splitting=copy_compute_splitting,
+        headroom=headroom,
     )
     names = [p.strip() for p in policies.split(",")]
     if not policies.strip() or any(not n for n in names):
@@ -818,6 +883,7 @@ def compare_command(
     try:
         logs: list[RunLog] = []
         docs: list[dict[str, object]] = []
+        warnings, unrunnable = _unrunnable_warnings(settings)
         for name in names:
             log = _run(settings, name)
             docs.append(write_outputs(log, staging.path / name))
@@ -826,6 +892,9 @@ def compare_command(
         staging.publish()
     finally:
         staging.discard()
+    _warn(warnings)
+    for log in logs:
+        _warn_stranded(settings.source, log, unrunnable)
     _print_compare(settings, names, docs, logs, reference or names[0], out)
 
 
@@ -1157,7 +1226,7 @@ def bench_solve_command(
                         "policy": policy,
                         "integral": integral,
                         "median_seconds": round(seconds, 4),
-                        "tasks": _round(float(allocation.tasks.sum()), 4),
+                        "tasks": rounded(float(allocation.tasks.sum()), 4),
                         "lp_solves": allocation.extras.get("lp_solves"),
                     }
                 )
@@ -1293,7 +1362,7 @@ def main(argv: list[str] | None = None) -> None:
     raise SystemExit(code if isinstance(code, int) else 0)
 
 
-__all__ = ["allocation_document", "app", "main"]
+__all__ = ["app", "main"]
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -6,6 +6,8 @@ scripts in ``benchmarks/`` (one definition of each workload, so figures stay com
   section 7.1, TSF section VI), each case in a fresh interpreter for its own peak memory.
 - :mod:`fairshare.bench.solve`: ``fairshare solve`` on a 1,000-user hierarchy and on the
   constraint issue's CMMF and TSF scales.
+- :mod:`fairshare.bench.fingerprint`: digests of the online policies' decisions, pinned by the
+  test suite (``tests/golden/decision_fingerprints.txt``).
 
 The package imports none of them: a ``simulate`` child loads only what its case runs, so its
 peak resident memory stays comparable with the figures recorded before the move.

@@ -1,7 +1,7 @@
 """The fairness property checker: search for violations of the papers' properties by a policy,
 and shrink them to minimal counterexamples (SPEC section 5)."""
 
-from fairshare.fairness.properties import PROPERTIES, FairnessProperty, Violation
+from fairshare.fairness.properties import PROPERTIES, FairnessProperty, Inconclusive, Violation
 from fairshare.fairness.search import CheckResult, Counterexample, check
 
 __all__ = [
@@ -9,6 +9,7 @@ __all__ = [
     "CheckResult",
     "Counterexample",
     "FairnessProperty",
+    "Inconclusive",
     "Violation",
     "check",
 ]

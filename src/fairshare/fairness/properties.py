@@ -61,6 +61,20 @@ _CACHE_LIMIT = 50_000
 _cache: dict[tuple[str, str], tuple[Scenario, Allocation]] = {}
 
 
+class Inconclusive(Exception):
+    """A trial that cannot be decided: one of the linear programs a property solves to judge
+    an allocation failed (infeasible by rounding, or numerical trouble). It is neither a
+    violation nor evidence that the property holds; the search counts it apart."""
+
+
+def _lp_optimum(solution: Any, what: str) -> float:
+    """The optimum of a maximisation solved as ``linprog`` of its negation, or
+    ``Inconclusive`` when the LP failed (never 0: a failed LP is not "no gain")."""
+    if solution.status != 0:
+        raise Inconclusive(f"the {what} LP failed: {solution.message}")
+    return float(-solution.fun)
+
+
 @dataclass(frozen=True)
 class Violation:
     """One sentence with the concrete numbers, and the scenario exhibiting the violation when
@@ -407,7 +421,7 @@ def _best_placed_tasks(lie: Outcome, i: int, demand: FloatArray, eligible: BoolA
     objective = np.zeros(size)
     objective[len(pairs) :] = -1.0
     solution = linprog(objective, A_ub=np.array(rows), b_ub=np.array(bounds), method="highs")
-    return float(-solution.fun) if solution.status == 0 else 0.0
+    return _lp_optimum(solution, "best placement")
 
 
 class StrategyProofness:
@@ -496,7 +510,7 @@ def most_tasks(result: Outcome, user: int | None) -> float:
             bounds.append(float(scenario.users[i].cap))
     objective = -np.ones(len(pairs)) if user is None else -(pairs[:, 0] == user).astype(float)
     solution = linprog(objective, A_ub=np.array(rows), b_ub=np.array(bounds), method="highs")
-    return float(-solution.fun) if solution.status == 0 else 0.0
+    return _lp_optimum(solution, "re-placement")
 
 
 class ParetoEfficiency:

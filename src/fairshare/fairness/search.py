@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from fairshare.fairness.properties import PROPERTIES, FairnessProperty, Violation
+from fairshare.fairness.properties import PROPERTIES, FairnessProperty, Inconclusive, Violation
 from fairshare.fairness.scenarios import Document, domain_of, random_document
-from fairshare.solvers import InvalidRequest
+from fairshare.solvers import InvalidRequest, SolverFailure
 from fairshare.workload.loader import ScenarioError
 
 
@@ -45,14 +45,19 @@ class CheckResult:
     seconds: float
     counterexample: Counterexample | None = None
     applicable: bool = True
+    inconclusive: int = 0
+    """Trials a solver or a property's LP could not decide (counted, never taken as holding)."""
 
     def verdict(self) -> str:
-        """``n/a``, ``holds`` or ``violated``."""
+        """``n/a``, ``holds``, ``violated``, or ``inconclusive`` when no trial was decided."""
         if not self.applicable:
             return "n/a"
-        return "holds" if self.holds else "violated"
+        if not self.holds:
+            return "violated"
+        return "inconclusive" if self.trials and self.inconclusive >= self.trials else "holds"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON document of ``fairshare check --json`` (SPEC section 5)."""
         out: dict[str, Any] = {
             "policy": self.policy,
             "property": self.property,
@@ -61,6 +66,8 @@ class CheckResult:
             "seed": self.seed,
             "seconds": round(self.seconds, 3),
         }
+        if self.applicable:
+            out["inconclusive"] = self.inconclusive
         if not self.applicable:
             out["applicable"] = False
         if self.counterexample is not None:
@@ -74,10 +81,24 @@ class CheckResult:
 def _violation(
     prop: FairnessProperty, document: Document, policy: str, focus: tuple[str, ...] = ()
 ) -> Violation | None:
+    """The property's violation on ``document``, None, or ``Inconclusive`` when a solver or
+    one of the property's LPs failed on it."""
     try:
         return prop.violation(document, policy, focus)
     except (ScenarioError, InvalidRequest):
         # A simplification the loader or the policy rejects is not a counterexample.
+        return None
+    except SolverFailure as err:
+        raise Inconclusive(f"{policy} failed: {err}") from None
+
+
+def _decided(
+    prop: FairnessProperty, document: Document, policy: str, focus: tuple[str, ...] = ()
+) -> Violation | None:
+    """For shrinking: a candidate that cannot be decided is not a simpler counterexample."""
+    try:
+        return _violation(prop, document, policy, focus)
+    except Inconclusive:
         return None
 
 
@@ -95,9 +116,14 @@ def check(
         trials = prop.trials
     rng = np.random.default_rng(seed)
     start = time.perf_counter()
+    inconclusive = 0
     for trial in range(1, trials + 1):
         document = random_document(rng, prop.shape, domain)
-        found = _violation(prop, document, policy)
+        try:
+            found = _violation(prop, document, policy)
+        except Inconclusive:
+            inconclusive += 1
+            continue
         if found is not None:
             document, found = shrink(prop, document, policy, found)
             return CheckResult(
@@ -108,8 +134,17 @@ def check(
                 seed,
                 time.perf_counter() - start,
                 Counterexample(found.scenario or document, found.explanation, document),
+                inconclusive=inconclusive,
             )
-    return CheckResult(policy, property_name, True, trials, seed, time.perf_counter() - start)
+    return CheckResult(
+        policy,
+        property_name,
+        True,
+        trials,
+        seed,
+        time.perf_counter() - start,
+        inconclusive=inconclusive,
+    )
 
 
 def shrink(
@@ -122,7 +157,7 @@ def shrink(
     while improved:
         improved = False
         for candidate in _simpler(document):
-            again = _violation(prop, candidate, policy, found.focus)
+            again = _decided(prop, candidate, policy, found.focus)
             if again is not None:
                 document, found, improved = candidate, again, True
                 break

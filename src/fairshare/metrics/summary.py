@@ -5,7 +5,11 @@ Definitions, fixed here because the papers leave them open:
 - The run starts at time 0. ``makespan`` is the last finish time of any attempt or job.
 - Response time (finish - submit), slowdown (response / isolated response) and their
   statistics are over **finished** jobs; a job that never finished is left out of them and
-  counted in ``unfinished_jobs``. A job whose isolated response is not positive has no
+  counted in ``unfinished_jobs``. A job that can never run (no machine it may use holds one
+  of its tasks, so it has no isolated response either) is unfinished too, and also counted
+  in ``unrunnable_jobs``, with the first ``UNRUNNABLE_IDS`` of their names in
+  ``unrunnable_job_ids`` (``simulate`` warns about them before the run). A job whose
+  isolated response is not positive has no
   slowdown. Queueing delay (first start - submit, the wait FAIR section 4 attacks) is over
   jobs that started. Percentiles interpolate linearly between order statistics
   (``fairshare.metrics.stats.percentile``).
@@ -18,6 +22,7 @@ Definitions, fixed here because the papers leave them open:
   holds nothing, FAIR section 5.2).
   None for a resource of zero capacity, or when the makespan is 0.
 - ``preempted_tasks``: attempts killed by preemption (FAIR section 3.2).
+- ``machines``: the machines the run started with (the scenario's, or a trace's node list).
 - Statistics with nothing to summarise are None (JSON null), never NaN.
 """
 
@@ -26,10 +31,19 @@ from __future__ import annotations
 import numpy as np
 
 from fairshare.metrics.bins import _size_bins
-from fairshare.metrics.frames import LOCALITY_LEVELS, RunFrames, run_frames
+from fairshare.metrics.frames import LOCALITY_LEVELS, BoolArray, RunFrames, run_frames
 from fairshare.metrics.stats import clean, mean, percentile
 from fairshare.metrics.timeline import Timeline, share_integrals, timeline
 from fairshare.sim.records import RunLog
+
+UNRUNNABLE_IDS = 20
+"""How many names of jobs that can never run ``summary.json`` lists (it counts them all)."""
+
+
+def unrunnable(f: RunFrames) -> BoolArray:
+    """Jobs that can never run: unfinished, and no slot anywhere for one of their tasks (the
+    engine's isolated response is infinite exactly then)."""
+    return np.asarray(~np.isfinite(f.finish) & np.isinf(f.isolated), dtype=np.bool_)
 
 
 def makespan(f: RunFrames) -> float:
@@ -70,14 +84,18 @@ def _summary(log: RunLog, f: RunFrames, tl: Timeline) -> dict[str, object]:
     slow = f.slowdown
     delay = f.queueing_delay
     finished = np.isfinite(f.finish)
+    never = unrunnable(f)
     locality, locality_tasks = locality_fractions(f)
     completed = ~f.a_killed
     return {
         "policy": log.policy,
         "seed": log.seed,
+        "machines": len(log.cluster.machines),
         "jobs": len(f.job_names),
         "finished_jobs": int(finished.sum()),
         "unfinished_jobs": int((~finished).sum()),
+        "unrunnable_jobs": int(never.sum()),
+        "unrunnable_job_ids": [f.job_names[j] for j in np.flatnonzero(never)[:UNRUNNABLE_IDS]],
         "tasks": int(f.tasks.sum()),
         "task_attempts": int(f.a_start.size),
         "completed_attempts": int(completed.sum()),

@@ -89,7 +89,13 @@ class Scheduler(Policy):
             {} if self.options.preemption is not None else None
         )
         self.preemption_state = PreemptionState()
-        self._largest: Demand | None = None
+        # H-DRF section 5's headroom (see headroom()): each machine's capacity as floats,
+        # and the groups whose tasks the headroom was last kept for (when one drops out,
+        # room it held back may be used: its machines are offered again).
+        self._headroom = self.options.headroom
+        self._capacity: dict[int, Demand] = {}
+        self._group_keys: dict[Demand, dict[int, tuple[float, float] | None]] = {}
+        self._kept_for: frozenset[int] = frozenset()
         # Whether a job's place among its user's jobs moves as it runs tasks (FAIR's fair
         # order inside a pool); FIFO order never moves.
         self.reorder_jobs = False
@@ -186,7 +192,7 @@ class Scheduler(Policy):
                 continue
             if best is not None and not entry < best:
                 continue
-            if self._largest is None:
+            if not self._headroom:
                 demand = grp.demand
                 i = 0
                 for d in demand:
@@ -196,7 +202,7 @@ class Scheduler(Policy):
                 else:
                     best = entry
                     best_group = g
-            elif self._fits(free, grp.demand):
+            elif self._fits(mi, free, grp.demand):
                 best = entry
                 best_group = g
         if best is None:
@@ -247,15 +253,6 @@ class Scheduler(Policy):
             state.waits = waits
         if state.maps:
             self.jobs[job_id] = state
-        if self.options.headroom:
-            for side in (state, *reducers):
-                if side.demand == (0.0,) * len(demand):
-                    continue  # a copy part holds no resource (FAIR section 5.2)
-                self._largest = (
-                    side.demand
-                    if self._largest is None
-                    else tuple(max(a, b) for a, b in zip(self._largest, side.demand, strict=True))
-                )
         if state.pending:
             self._activate(state, user)
         elif reducers:
@@ -523,13 +520,21 @@ class Scheduler(Policy):
         return out
 
     def _place(self, now: float, out: list[Decision]) -> None:
+        if self._cpac is not None and self._cpac.waiting:
+            # The machines admit computes first: those reducers already hold their slots.
+            self._admit_computes(out)
+        self._offer(now, out)
+        # Room held back as headroom for tasks that no longer wait (the last ones launched,
+        # or their user reached its cap) may be used now: offer the machines again.
+        while self._headroom and self._headroom_released():
+            self._offer(now, out)
+
+    def _offer(self, now: float, out: list[Decision]) -> None:
+        """Offer the machines with new room, then the jobs with new work (see _place)."""
         cs = self.cluster
         dirty = self.dirty
         alive = cs.alive
         select = self.select
-        if self._cpac is not None and self._cpac.waiting:
-            # The machines admit computes first: those reducers already hold their slots.
-            self._admit_computes(out)
         while dirty:
             mi = next(iter(dirty))
             del dirty[mi]
@@ -545,7 +550,7 @@ class Scheduler(Policy):
         # there the machine decides the locality.
         offers = self._offers
         jobs = self.jobs
-        fits_here = self._fits
+        headroom = self._headroom
         while offers:
             job_id = next(iter(offers))
             del offers[job_id]
@@ -559,11 +564,12 @@ class Scheduler(Policy):
             for key, bucket in list(cs.pools[cs.groups[job.group].cls].items()):
                 if job.pending == 0:
                     break
-                if not fits_here(key, demand):
+                if not fits(key, demand):
                     continue
-                if job.blocks is not None or job.phase == "copy":
+                if job.blocks is not None or job.phase == "copy" or headroom:
                     # The machine decides the locality, or (a copy part, which takes no
-                    # room) whether it admits one more reducer: try every machine.
+                    # room) whether it admits one more reducer, or (headroom) how much of
+                    # its room a task may use: try every machine.
                     for mi in list(bucket):
                         if job.pending == 0:
                             break
@@ -618,16 +624,106 @@ class Scheduler(Policy):
     def on_new_user(self, user: UserState) -> None:
         """Called when a user (or pool) first appears."""
 
-    def _fits(self, free: Sequence[float], demand: Demand) -> bool:
-        if self._largest is None:
-            return fits(free, demand)
+    def _fits(self, mi: int, free: Sequence[float], demand: Demand) -> bool:
+        """Whether a task of ``demand`` may launch on machine ``mi`` whose free room is
+        ``free``: it fits, and with headroom on, it leaves the machine's headroom free
+        unless it may use it (:meth:`headroom`)."""
         if not fits(free, demand):
             return False
-        largest = self._largest
-        if largest is None or demand == largest:
+        if not self._headroom:
             return True
-        # H-DRF section 5: keep room for the largest task; only a task that size may use it.
-        return all(f - d + EPS >= h for f, d, h in zip(free, demand, largest, strict=True))
+        room = self.headroom(mi)
+        if room is None:
+            return True
+        kept, size = room
+        capacity = self._capacity[mi]
+        if _size(demand, capacity) >= size - EPS:
+            return True  # as large as the task the headroom is kept for
+        if not fits(kept, demand):
+            # It needs more of some resource than the headroom holds: if it never fits
+            # beside the headroom, it may use it (held back, it would starve).
+            for c, h, d in zip(capacity, kept, demand, strict=True):
+                if c - h + EPS < d:
+                    return True
+        return all(f - d + EPS >= h for f, d, h in zip(free, demand, kept, strict=True))
+
+    def headroom(self, mi: int) -> tuple[Demand, float] | None:
+        """H-DRF section 5's headroom on machine ``mi`` (None: none is kept), and its size.
+
+        The paper keeps, on each server, "a headroom equal to the size of the largest task",
+        so that "a task with large resource demands does not get starved out by tasks with
+        smaller demands" (section 5.2). Here the headroom is the demand of the largest task
+        that waits for ``mi``: a pending task of a user below its cap, allowed on ``mi`` and
+        fitting its capacity (so a task no machine can hold reserves nothing). A task's
+        size on ``mi`` is its dominant share of ``mi``'s capacity; ties go to the larger
+        sum of shares, then to the group seen first. The headroom follows the waiting
+        tasks: when the largest ones stop waiting, it shrinks to the next largest, and
+        nothing is kept while nobody waits.
+
+        Who may use it (:meth:`_fits`): a task as large as the headroom's (the tasks it is
+        kept for), and a task that needs more of some resource than the headroom holds and
+        never fits beside it on ``mi`` (held back, it would starve for as long as the large
+        tasks wait; it is a large task too, and the policy's order decides between them).
+        Any other task leaves the headroom free: a task within the headroom is what would
+        starve the large one, taking each bit of room as it frees. So a large task never
+        waits for room that smaller tasks keep taking, and a task that fits an idle machine
+        always starts: beside the headroom, in it, or once the larger tasks stopped waiting
+        (they fit the idle machine, so they do not wait for ever): the headroom never
+        strands a job."""
+        capacity = self._capacity.get(mi)
+        if capacity is None:
+            capacity = self._capacity[mi] = tuple(
+                map(float, self.cluster.machines[mi].capacity.tolist())
+            )
+        # Per capacity, each group's (size, sum of shares), None if it never fits.
+        keys = self._group_keys.get(capacity)
+        if keys is None:
+            keys = self._group_keys[capacity] = {}
+        groups = self.cluster.groups
+        users = self.users
+        best: Demand | None = None
+        best_key = (EPS, 0.0)
+        for g in self.cluster.afor[mi]:
+            grp = groups[g]
+            if not grp.users:
+                continue
+            if g in keys:
+                key = keys[g]
+            else:
+                demand = grp.demand
+                key = keys[g] = (
+                    (_size(demand, capacity), sum(_shares(demand, capacity)))
+                    if fits(capacity, demand)
+                    else None
+                )
+            if key is None or not key > best_key:
+                continue
+            for u in grp.users:
+                if users[u].running < users[u].cap:
+                    best = grp.demand
+                    best_key = key
+                    break
+        if best is None:
+            return None
+        return best, best_key[0]
+
+    def _headroom_released(self) -> bool:
+        """Whether a group the headroom was kept for no longer waits (its last task
+        launched, or its users reached their caps) since the last call: then every machine
+        with room is marked for a new offer, as the room held back for it is free to use."""
+        groups = self.cluster.groups
+        users = self.users
+        waiting = frozenset(
+            g
+            for g in self.cluster.active
+            if any(users[u].running < users[u].cap for u in groups[g].users)
+        )
+        released = not self._kept_for <= waiting
+        self._kept_for = waiting
+        if released:
+            for mi in self.cluster.roomy:
+                self.dirty[mi] = None
+        return released and bool(self.dirty)
 
     def _touch(self, user: UserState) -> None:
         """The user's key changed: push fresh entries in every group it has work in."""
@@ -810,7 +906,7 @@ class Scheduler(Policy):
             while queue:
                 ref = queue.popleft()
                 side = self.jobs[side_key(ref.job, "reduce")]
-                if not (cpac.may_compute(mi) and self._fits(free, side.demand)):
+                if not (cpac.may_compute(mi) and self._fits(mi, free, side.demand)):
                     kept.append(ref)
                     continue
                 user = self.users[side.user]
@@ -860,7 +956,7 @@ class Scheduler(Policy):
         batch = self._batching
         user_key = self.user_key
         fits_here = self._fits
-        largest = self._largest
+        headroom = self._headroom
         hooks = not self._plain_hooks
         plain_key = self._plain_key
         reorder = self.reorder_jobs
@@ -870,7 +966,7 @@ class Scheduler(Policy):
         seq = self._launch_seq
         order = self.launch_order
         # Whether a batch may take the tight loop below (the plain hooks, key and fit test).
-        fast = batch and not hooks and plain_key and not reorder and not track and largest is None
+        fast = batch and not hooks and plain_key and not reorder and not track and not headroom
         # Set when the served group's next task no longer fits and it is the only group with
         # work: a selection would find nobody, so the offer ends without one.
         alone = False
@@ -1033,7 +1129,7 @@ class Scheduler(Policy):
                 if not batch or user.running >= user.cap:
                     self._touch(user)
                     break
-                if largest is None:
+                if not headroom:
                     for r in n_res:
                         if free[r] + EPS < demand[r]:
                             break
@@ -1043,7 +1139,7 @@ class Scheduler(Policy):
                         self._touch(user)
                         alone = cs.active_groups == 1
                         break
-                elif not fits_here(free, demand):
+                elif not fits_here(mi, free, demand):
                     self._touch(user)
                     break
                 if not bounded:
@@ -1117,7 +1213,7 @@ class Scheduler(Policy):
                 heappush(heap, mine)
             if best is not None and not cand < best:
                 continue
-            if fits_here(free, grp.demand):
+            if fits_here(mi, free, grp.demand):
                 best = cand
         return best
 
@@ -1225,3 +1321,13 @@ class Scheduler(Policy):
             [self.preemption_weight(u) for u in self.users],
             capacity,
         )
+
+
+def _shares(demand: Demand, capacity: Demand) -> list[float]:
+    """A task's share of each resource of a machine (resources it lacks count 0)."""
+    return [d / c if c > 0 else 0.0 for d, c in zip(demand, capacity, strict=True)]
+
+
+def _size(demand: Demand, capacity: Demand) -> float:
+    """A task's size on a machine: its dominant share of the machine's capacity (DRF)."""
+    return max(_shares(demand, capacity), default=0.0)

@@ -337,7 +337,7 @@ class NaiveHdrf(Scheduler):
             n = root.get(g, 0)
             if g in member:
                 n -= 1
-            if n > 0 and self._fits(free, groups[g].demand):
+            if n > 0 and self._fits(mi, free, groups[g].demand):
                 return _NEVER
         return None
 
@@ -394,7 +394,7 @@ class NaiveHdrf(Scheduler):
         cs = self.cluster
         free = cs.free[mi]
         groups = cs.groups
-        plain = self._largest is None
+        plain = not self._headroom
         fitting: list[int] = []
         for g in cs.gfor[mi]:
             grp = groups[g]
@@ -408,7 +408,7 @@ class NaiveHdrf(Scheduler):
                     i += 1  # noqa: SIM113 (enumerate allocates a tuple per step)
                 else:
                     fitting.append(g)
-            elif self._fits(free, grp.demand):
+            elif self._fits(mi, free, grp.demand):
                 fitting.append(g)
         if not fitting:
             return None

@@ -16,8 +16,9 @@ class PolicyOptions:
       FAIR section 4.3.2: CPU-bound jobs get shorter waits).
     - ``preemption``: ``(Tmin, Tfair)`` timeouts (FAIR section 3.2), or None.
     - ``pool_order``: ``fair`` or ``fifo`` order of jobs inside a pool (user).
-    - ``headroom``: keep, on every machine, room for the largest pending task; only a task of
-      that size may use it (H-DRF section 5).
+    - ``headroom``: keep, on every machine, room for the largest task waiting for it, which
+      smaller tasks may not take (H-DRF section 5; the rules are
+      :meth:`fairshare.policies.base.Scheduler.headroom`'s).
     - ``reduce_slowstart``: the fraction of a job's maps that must have finished before its
       reducers may launch (Hadoop's ``mapred.reduce.slowstart.completed.maps``; FAIR section
       5.1: Hadoop launches reducers "as soon as its first few maps finish"). At least one map

@@ -339,7 +339,7 @@ def _victims(
         for r, d in enumerate(side.demand):
             free[r] += d
         tally.setdefault(mi, []).append((ref, v))
-        if sched._fits(free, job.demand):
+        if sched._fits(mi, free, job.demand):
             return seq, mi, tally[mi]
     return None
 

@@ -246,6 +246,8 @@ class ClusterState:
         # How many groups some user has pending work in: while none, no selection can find
         # anyone (the idle cluster of issue 4's benchmark, where every finish only frees room).
         self.active_groups = 0
+        # The groups some user has pending work in (their number is active_groups).
+        self.active: dict[int, None] = {}
         self.retiring: dict[int, int] = {}
         self.selects = 0
         self.machines_of_sig: list[list[int]] = []
@@ -515,9 +517,11 @@ class ClusterState:
         ``afor`` of every machine that may run it) or lost its last (it retires)."""
         if not active:
             self.active_groups -= 1
+            del self.active[g]
             self.retiring[g] = self.selects
             return
         self.active_groups += 1
+        self.active[g] = None
         if self.retiring.pop(g, None) is None and not self.listed[g]:
             self._list(g, True)
         # Groups retired for longer than a selection per machine leave the lists.

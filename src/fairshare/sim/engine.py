@@ -74,7 +74,7 @@ from fairshare.sim.records import (
     Locality,
     RunLog,
 )
-from fairshare.workload.eligibility import AttributeCodes
+from fairshare.workload.eligibility import TaskFit
 from fairshare.workload.model import (
     ExponentialDuration,
     FixedDuration,
@@ -296,6 +296,7 @@ def simulate(
         events=run.events,
         wall_seconds=wallclock.perf_counter() - started,
         options=opts.record(),
+        stranded=run.stranded,
     )
 
 
@@ -332,6 +333,7 @@ class _Run:
         self.policy = policy
         self.rng = rng
         self.opts = opts
+        self.resources = cluster.resources
         self.machines: dict[str, Machine] = {m.name: m for m in cluster.machines}
         self.live: list[str] = [m.name for m in cluster.machines]
         # The event queue: a heap of times (one entry per event) and the events at each time.
@@ -364,12 +366,12 @@ class _Run:
         # with (left behind when it finishes: a finished task never runs again).
         self.fraction: dict[TaskRef, float] = {}
         self.attempt_of: dict[TaskRef, int] = {}
-        self.slots_cache: dict[tuple[object, ...], int] = {}
-        # The alive machines' attribute codes, so each job's constraint is evaluated once per
-        # combination of the attributes it reads; rebuilt after machines change.
-        self.codes: AttributeCodes | None = None
-        self.capacity = np.zeros((0, 0), dtype=np.float64)
+        # Where whole tasks fit on the alive machines (the isolated response's slots); built
+        # on first use and dropped when machines change.
+        self.fit: TaskFit | None = None
         self.wakes: set[float] = set()
+        # Jobs left unfinished when no event was left (not stopped by ``until``).
+        self.stranded: tuple[str, ...] = ()
         self.slow = {
             None: 1.0,
             "node": 1.0,
@@ -476,9 +478,11 @@ class _Run:
         # it is the only event at its time the policy's fused finish_and_decide replaces
         # task_finished + decide; map launches are applied here too. Everything else goes
         # through the methods below.
+        exhausted = True
         while times:
             now = heappop(times)
             if now > stop:
+                exhausted = False
                 break
             held = at.pop(now)
             if type(held) is list:
@@ -594,6 +598,10 @@ class _Run:
         if deferred:
             policy.tasks_finished(now, deferred)
         self.events = events
+        if exhausted:
+            # No event was left to move them: their waiting tasks fit on no machine they may
+            # use (too large, a constraint no machine meets, or room held forever).
+            self.stranded = tuple(run.job.name for run in runs.values() if run.finish is None)
         self._close(now)
 
     # ----------------------------------------------------------------- events
@@ -780,8 +788,7 @@ class _Run:
             )
         self.machines[machine.name] = machine
         self.live.append(machine.name)
-        self.slots_cache.clear()
-        self.codes = None
+        self.fit = None
         self.policy.machine_added(now, machine)
 
     def _remove(self, now: float, name: str) -> None:
@@ -789,8 +796,7 @@ class _Run:
             raise SimulationError("machine_events", f"no machine '{name}' to remove")
         del self.machines[name]
         self.live.remove(name)
-        self.slots_cache.clear()
-        self.codes = None
+        self.fit = None
         for ref in self.policy.machine_removed(now, name):
             self._kill(now, ref)
 
@@ -845,40 +851,9 @@ class _Run:
         return end
 
     def _slots(self, job: Job, demand: FloatArray) -> int:
-        key = (
-            job.constraint.source if job.constraint is not None else None,
-            job.machines,
-            demand.tobytes(),
-        )
-        slots = self.slots_cache.get(key)
-        if slots is None:
-            machines = list(self.machines.values())
-            if self.codes is None:
-                self.codes = AttributeCodes(machines)
-                # Built with the codes (and dropped with them when machines change): a
-                # Google-like workload asks for a new constraint with nearly every job.
-                self.capacity = np.array([m.capacity for m in machines], dtype=np.float64).reshape(
-                    len(machines), -1
-                )
-            by_name = job.constraint is not None and "name" in job.constraint.attributes()
-            ok = (
-                np.ones(len(machines), dtype=np.bool_)
-                if job.constraint is None
-                else job.constraint.mask(machines)
-                if by_name
-                else self.codes.mask(job.constraint)
-            )
-            if job.machines is not None:
-                ok &= np.fromiter((m.name in job.machines for m in machines), dtype=np.bool_)
-            capacity = self.capacity[ok]
-            used = demand > 0
-            if not used.any():
-                slots = 0 if len(capacity) == 0 else 1 << 30
-            else:
-                per = np.floor((capacity[:, used] + 1e-9) / demand[used]).min(axis=1)
-                slots = int(per.sum())
-            self.slots_cache[key] = slots
-        return slots
+        if self.fit is None:
+            self.fit = TaskFit(list(self.machines.values()), self.resources)
+        return self.fit.slots(job.constraint, job.machines, demand)
 
 
 def _greedy(seconds: Sequence[float], slots: int, start: float) -> float:

@@ -56,7 +56,9 @@ class TaskAttempt:
 class JobRecord:
     """One job of the run. ``first_start`` and ``finish`` are None for a job that never
     started or never finished before the run ended. ``isolated_response`` is the job's
-    response time alone on the empty cluster (the denominator of slowdown, SPEC section 3).
+    response time alone on the empty cluster (the denominator of slowdown, SPEC section 3);
+    ``inf`` for a job that can never run, since no machine it may use holds one of its tasks
+    (``fairshare.workload.eligibility.TaskFit``).
     ``demand`` is the per-task demand vector in the cluster's resource order, and
     ``reduce_demand`` a reducer's when it differs (None: ``demand``); ``tasks`` counts all
     tasks, map and reduce (a split reducer once)."""
@@ -150,7 +152,10 @@ class RunLog:
     A log made by :meth:`from_rows` (the simulator's) builds ``attempts`` on first read: at
     the papers' scales (Choosy section 7.1's 84,000 attempts, TSF section VI's 180,000) a
     frozen :class:`TaskAttempt` per attempt costs a sixth of the run, and the metrics and
-    output files read :meth:`attempt_columns` instead, which never builds them."""
+    output files read :meth:`attempt_columns` instead, which never builds them.
+
+    ``stranded`` names the jobs that had not finished when no event was left (a run not
+    stopped by ``until``): tasks that no machine they may use will ever take."""
 
     policy: str
     seed: int
@@ -161,6 +166,7 @@ class RunLog:
     events: int
     wall_seconds: float
     options: dict[str, object] = field(default_factory=dict)
+    stranded: tuple[str, ...] = ()
 
     @classmethod
     def from_rows(
@@ -175,6 +181,7 @@ class RunLog:
         events: int,
         wall_seconds: float,
         options: dict[str, object],
+        stranded: tuple[str, ...] = (),
     ) -> RunLog:
         """A log whose attempts are ``rows`` (``jobs`` in job order, which the rows refer
         to); ``attempts`` is built from them when first read."""
@@ -188,6 +195,7 @@ class RunLog:
         put(log, "events", events)
         put(log, "wall_seconds", wall_seconds)
         put(log, "options", options)
+        put(log, "stranded", stranded)
         put(log, "_rows", rows)
         return log
 

@@ -132,8 +132,14 @@ def per_machine_allocation(
         start = _place_minimums(problem)
         per_type = per_machine_filling(problem, share_per_task_per_type, start)
         user, kind = np.nonzero(per_type > 0)
-        placement = spread_over_machines(
-            data.types, user, kind, per_type[user, kind], len(scenario.users)
+        placement = data.within_caps(
+            spread_over_machines(data.types, user, kind, per_type[user, kind], len(scenario.users))
+        )
+        per_type = np.zeros_like(share_per_task_per_type)
+        np.add.at(
+            per_type,
+            (placement.users, data.types.machine_type[placement.machines]),
+            placement.tasks,
         )
         warnings = data.warnings
     finite = np.where(np.isfinite(share_per_task_per_type), share_per_task_per_type, 0.0)

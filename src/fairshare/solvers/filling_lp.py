@@ -77,7 +77,7 @@ import numpy.typing as npt
 from fairshare.allocation import Allocation, Placement
 from fairshare.cluster import BoolArray, FloatArray
 from fairshare.solvers.errors import InvalidRequest, SolverFailure
-from fairshare.workload.eligibility import MachineTypes, machine_types
+from fairshare.workload.eligibility import MATCHES_NO_MACHINE, MachineTypes, machine_types
 from fairshare.workload.hierarchy import build_hierarchy
 from fairshare.workload.model import Scenario
 
@@ -90,6 +90,18 @@ many growing users reach it at once and a vertex cannot hand all room to a few."
 _GROWS = 1e-8
 """A slack above this (fraction of the user's tasks alone) means the user can grow."""
 _LP_TOLERANCE = 1e-10
+_NEGLIGIBLE = 1e-11
+"""A matrix entry this small relative to its neighbours is left out of the LP: a resource a
+class uses at most this fraction of while it fills its binding one, or a user whose need at
+the round's level is at most this fraction of what it could run alone. Either changes any
+amount by at most this relative amount; the amounts reported are computed from the levels,
+not read back from the LP."""
+_SMALLEST = 1e-12
+"""HiGHS's ``small_matrix_value`` (its least): it would drop a smaller entry, with a warning."""
+_LEVEL_GIVE = 1e-9
+"""How far below its value a freeze test's fallback lets the level go (relative)."""
+_LARGEST = 1e15
+"""The largest matrix entry HiGHS accepts (``large_matrix_value``)."""
 _ROOM = 1e-7
 """A capacity row (scaled to the type's total) filled above ``1 - _ROOM`` counts as full when
 looking for users with room to grow: larger than the LP tolerance, so a row that only looks
@@ -265,6 +277,9 @@ class FillingLP:
         self.lp_solves = 0
         self.cap_frozen: list[tuple[float, IntArray]] = []
         self.current_level = 0.0
+        # users held at their minimum (= cap) from the start hold exactly that
+        held = participates & ~self.active
+        self.fixed[held] = np.minimum(low[held], caps[held]) / scale[held]
         for i in np.flatnonzero(participates & ~self.active & ~self.pooled):
             self._release_row(int(self.entity_of[i]))
 
@@ -320,6 +335,11 @@ class FillingLP:
         self.entity_user = entity_user
         self.entity_coefficient = self._pool_sums(self.coefficient * self.active)
         self.entity_coefficient[self.pools :] = self.coefficient[single]
+        # The LP's level column is in units of ``round_scale`` levels, a power of two chosen
+        # each round so that the fastest active entity's coefficient is in [0.5, 1): weights
+        # from 1e-6 to 1e6 would otherwise put coefficients of 1e-12 in one column.
+        self.round_scale = 1.0
+        self.round_scale = self._round_scale()
 
         # capacity rows: (type, resource) pairs that some pair uses
         types, resources = p.capacity.shape
@@ -354,9 +374,15 @@ class FillingLP:
             amount = unit[pair_class] * class_alone[pair_class, None]
             total = (p.capacity * p.count[:, None])[pair_type]
             k_pair, k_res = np.nonzero(unit[pair_class] > 0)
-            entries_row.append(cap_row[pair_type[k_pair], k_res])
-            entries_col.append(y0 + k_pair)
-            entries_val.append(amount[k_pair, k_res] / total[k_pair, k_res])
+            value = amount[k_pair, k_res] / total[k_pair, k_res]
+            # the pair's binding resource has the largest entry; one used a negligible
+            # fraction as much while that one fills can never bind (see _NEGLIGIBLE)
+            binding = np.zeros(pairs)
+            np.maximum.at(binding, k_pair, value)
+            kept = value >= _NEGLIGIBLE * binding[k_pair]
+            entries_row.append(cap_row[pair_type[k_pair[kept]], k_res[kept]])
+            entries_col.append(y0 + k_pair[kept])
+            entries_val.append(value[kept])
             entries_row.append(link_row0 + self.pair_class)
             entries_col.append(y0 + np.arange(pairs))
             entries_val.append(np.ones(pairs))
@@ -379,9 +405,11 @@ class FillingLP:
             entries_col.append(n0 + entity_of[group])
             entries_val.append(self.scale[group] / divisor)
         # level column and v columns: level rows
-        entries_row.append(level_row0 + every)
-        entries_col.append(np.full(entities, level_col, dtype=np.int64))
-        entries_val.append(-self.entity_coefficient)
+        level_value = self._lp_coefficient(every)
+        nonzero = level_value > 0
+        entries_row.append(level_row0 + every[nonzero])
+        entries_col.append(np.full(int(nonzero.sum()), level_col, dtype=np.int64))
+        entries_val.append(-level_value[nonzero])
         entries_row.append(level_row0 + every)
         entries_col.append(v0 + every)
         entries_val.append(-np.ones(entities))
@@ -389,6 +417,14 @@ class FillingLP:
         row = np.concatenate(entries_row)
         col = np.concatenate(entries_col)
         val = np.concatenate(entries_val)
+        magnitude = np.abs(val)
+        if len(val) and (magnitude.min() <= _SMALLEST or magnitude.max() > _LARGEST):
+            raise SolverFailure(
+                "the scenario's numbers span too many orders of magnitude for the LP "
+                f"(a coefficient of {magnitude.min():.3g} or {magnitude.max():.3g} after "
+                "scaling; HiGHS resolves 1e-12 to 1e15): bring capacities, demands, caps and "
+                "weights closer together"
+            )
         order = np.lexsort((row, col))
         row, col, val = row[order], col[order], val[order]
         start = np.searchsorted(col, np.arange(cols + 1)).astype(np.int32)
@@ -417,6 +453,8 @@ class FillingLP:
         highs.setOptionValue("simplex_strategy", 4)
         highs.setOptionValue("primal_feasibility_tolerance", _LP_TOLERANCE)
         highs.setOptionValue("dual_feasibility_tolerance", _LP_TOLERANCE)
+        highs.setOptionValue("small_matrix_value", _SMALLEST)
+        highs.setOptionValue("large_matrix_value", _LARGEST)
         status = highs.passModel(
             cols,
             rows,
@@ -435,7 +473,7 @@ class FillingLP:
             np.zeros(cols, dtype=np.int32),  # all continuous
         )
         if status != highspy.HighsStatus.kOk:
-            raise SolverFailure(f"HiGHS rejected the filling LP ({status})")
+            raise SolverFailure(f"HiGHS rejected the filling LP ({status.name})")
         self.highs = highs
         self.cols = cols
         self.solution = np.zeros(cols)
@@ -458,15 +496,24 @@ class FillingLP:
                 self.scaled_cap[single],
             )
         )
-        return np.where(np.isfinite(cap), cap, _INF)
+        # n is at most 1 (its tasks alone): a bound far above that can never bind, and only
+        # widens the range of numbers HiGHS sees
+        return np.where(np.isfinite(cap) & (cap <= 2.0), cap, _INF)
 
     # solving
 
     def _solve(self, what: str) -> None:
+        """Solve the model as it stands. Only the level LP can be infeasible (minimum shares
+        that do not fit: ``_Infeasible``); every other LP starts from a feasible point, so
+        any other status is numerical trouble, a ``SolverFailure`` saying which LP and why."""
         self.highs.run()
         self.lp_solves += 1
         status = self.highs.getModelStatus()
-        if status in (
+        if status != highspy.HighsModelStatus.kOptimal and what != "level":
+            status = self._solve_again()
+            if status == highspy.HighsModelStatus.kOptimal:
+                return
+        if what == "level" and status in (
             highspy.HighsModelStatus.kInfeasible,
             highspy.HighsModelStatus.kUnboundedOrInfeasible,
         ):
@@ -474,6 +521,31 @@ class FillingLP:
         if status != highspy.HighsModelStatus.kOptimal:
             text = self.highs.modelStatusToString(status)
             raise SolverFailure(f"HiGHS could not solve the {what} LP: {text}")
+        self._read_solution()
+
+    def _solve_again(self) -> highspy.HighsModelStatus:
+        """The fallback of a freeze test that HiGHS could not solve (on a badly scaled model,
+        the level fixed at the level LP's solution can be infeasible by more than the
+        tolerance in HiGHS's internal scaling): from scratch, with dual simplex, and the level
+        allowed ``_LEVEL_GIVE`` below its value. That gives a user at most that fraction of its
+        level as slack, far below ``_GROWS``, so the test still separates the same users."""
+        level = np.array([self.level_col], dtype=np.int64)
+        lp_level = self.current_level / self.round_scale
+        self._set_cols(level, np.array([lp_level * (1 - _LEVEL_GIVE)]), np.array([lp_level]))
+        self.highs.clearSolver()
+        self.highs.setOptionValue("simplex_strategy", 1)
+        try:
+            self.highs.run()
+            self.lp_solves += 1
+            status = self.highs.getModelStatus()
+            if status == highspy.HighsModelStatus.kOptimal:
+                self._read_solution()
+        finally:
+            self.highs.setOptionValue("simplex_strategy", 4)
+            self._set_cols(level, np.array([lp_level]), np.array([lp_level]))
+        return status
+
+    def _read_solution(self) -> None:
         solution = self.highs.getSolution()
         self.solution = np.asarray(solution.col_value, dtype=np.float64)
         self.row_value = np.asarray(solution.row_value, dtype=np.float64)
@@ -487,6 +559,30 @@ class FillingLP:
     def _set_costs(self, cols: IntArray, cost: FloatArray) -> None:
         if len(cols):
             self.highs.changeColsCost(len(cols), cols.astype(np.int32), cost.astype(np.float64))
+
+    def _lp_coefficient(self, entities: IntArray) -> FloatArray:
+        """The level column's entries (negated) of ``entities``' level rows in this round's
+        units; 0 for an entity whose need at the round's level is negligible (_NEGLIGIBLE)."""
+        value = self.entity_coefficient[entities] * self.round_scale
+        return np.where(value >= _NEGLIGIBLE, value, 0.0)
+
+    def _round_scale(self) -> float:
+        """The power of two that brings the largest active entity coefficient to [0.5, 1)."""
+        active = self._entity_active(np.arange(self.entities))
+        largest = float(self.entity_coefficient[active].max(initial=0.0))
+        if largest <= 0 or not np.isfinite(largest):
+            return self.round_scale
+        return float(np.ldexp(1.0, -int(np.frexp(largest)[1])))
+
+    def _rescale_level(self) -> None:
+        """Before a round: choose the round's level unit and rewrite the active rows."""
+        scale = self._round_scale()
+        if scale == self.round_scale:
+            return
+        self.round_scale = scale
+        entities = np.flatnonzero(self._entity_active(np.arange(self.entities)))
+        for e, value in zip(entities, self._lp_coefficient(entities), strict=True):
+            self.highs.changeCoeff(int(self.level_row0 + e), int(self.level_col), -float(value))
 
     def _release_row(self, entity: int) -> None:
         """A frozen (or fixed) user's level row no longer ties it to the level."""
@@ -502,12 +598,14 @@ class FillingLP:
         # recomputed from the members rather than decremented, so no rounding accumulates
         coefficient = self._pool_sums(np.where(self.active, self.coefficient, 0.0))
         frozen = self._pool_sums(np.where(self.active, 0.0, self.fixed))
+        self.entity_coefficient[touched] = coefficient[touched]
+        lp_value = self._lp_coefficient(touched)
         upper = self._entity_caps()
         if self._lifting:
             upper = np.where(self._entity_active(np.arange(self.entities)), _INF, upper)
-        for e in touched:
+        for e, value in zip(touched, lp_value, strict=True):
             row = int(self.level_row0 + e)
-            self.highs.changeCoeff(row, int(self.level_col), -float(coefficient[e]))
+            self.highs.changeCoeff(row, int(self.level_col), -float(value))
             self.highs.changeRowBounds(row, float(frozen[e]), _INF)
         self._set_cols(self.n0 + touched, np.zeros(len(touched)), upper[touched])
 
@@ -522,6 +620,7 @@ class FillingLP:
         active user's cap lies above L; then L is the round's level with the caps restored.
         """
         level = np.array([self.level_col], dtype=np.int64)
+        self._rescale_level()
         self._set_cols(level, np.zeros(1), np.array([_INF if self.active.any() else 0.0]))
         self._set_costs(level, np.ones(1))
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -540,7 +639,7 @@ class FillingLP:
                         "the minimum shares do not fit together on the machines their users may "
                         "use (or exceed a queue's max_share); lower them",
                     ) from None
-                self.current_level = float(self.solution[self.level_col])
+                self.current_level = float(self.solution[self.level_col]) * self.round_scale
                 capped = self.active & (cap_level <= self.current_level * (1 + 1e-12) + 1e-15)
                 if not capped.any():
                     break
@@ -551,7 +650,8 @@ class FillingLP:
             still = lifted[self._entity_active(lifted)]
             self._set_cols(self.n0 + still, self._entity_low(still), self._entity_caps()[still])
         self._set_costs(level, np.zeros(1))
-        self._set_cols(level, np.array([self.current_level]), np.array([self.current_level]))
+        lp_level = np.array([self.current_level / self.round_scale])
+        self._set_cols(level, lp_level, lp_level)
         return self.current_level * self.level_unit
 
     def _entity_low(self, entities: IntArray) -> FloatArray:
@@ -686,21 +786,38 @@ class FillingLP:
         self.level[chosen] = self.current_level * self.level_unit
 
     def finish(self) -> tuple[IntArray, IntArray, FloatArray, FloatArray]:
-        """The final LP solution split back into users: (user, type, tasks) triples and the
-        tasks per user. A pooled user holds the amount it was frozen at."""
+        """The allocation split back into users: (user, type, tasks) triples and the tasks per
+        user. Every user's tasks are exact: what it was frozen at (its level times its
+        coefficient, its minimum or its cap), not the LP's reading of it, which is only good
+        to the LP's tolerance in units of the user's tasks alone (a user with a tiny weight or
+        a cap far below what it could run alone would lose all precision). The LP gives the
+        placement: each class's amounts on its types are rescaled to its members' exact total
+        (a class the LP left empty, within tolerance, spreads it in proportion to its tasks
+        alone on each type)."""
         y = np.maximum(self.solution[: len(self.pair_class)], 0.0)
-        entity_n = np.maximum(self.solution[self.n0 : self.n0 + self.entities], 0.0)
         part = self.participates
-        n = self.fixed.copy()
-        own = part & ~self.pooled
-        n[own] = entity_n[self.entity_of[own]]
-        n = np.where(part, n * self.scale, 0.0)
+        n = np.where(part, np.minimum(self.fixed * self.scale, self.caps), 0.0)
+        dominant = self.problem.demands.max(axis=1)
         amount = y * self.class_alone[self.pair_class]  # class units on each type
+        classes = len(self.class_first)
+        members_of = self.class_of >= 0
+        target = np.bincount(
+            self.class_of[members_of], weights=(n * dominant)[members_of], minlength=classes
+        )
+        placed = np.bincount(self.pair_class, weights=amount, minlength=classes)
+        empty = (placed <= 0) & (target > 0)
+        if empty.any():
+            p = self.problem
+            alone = tasks_alone(p.capacity, p.count, p.demands[self.class_first])
+            spread = empty[self.pair_class]
+            amount[spread] = alone[self.pair_class[spread], self.pair_type[spread]]
+            placed = np.bincount(self.pair_class, weights=amount, minlength=classes)
+        ratio = np.where(placed > 0, target / np.where(placed > 0, placed, 1.0), 0.0)
+        amount = amount * ratio[self.pair_class]
         users: list[IntArray] = []
         types: list[IntArray] = []
         tasks: list[FloatArray] = []
-        dominant = self.problem.demands.max(axis=1)
-        sizes = np.bincount(self.class_of[self.class_of >= 0], minlength=len(self.class_first))
+        sizes = np.bincount(self.class_of[members_of], minlength=classes)
         single = sizes[self.pair_class] == 1
         if single.any():
             owner = self.class_first[self.pair_class[single]]
@@ -825,7 +942,32 @@ class PlacedInput:
             len(scenario.users),
             scenario.demands,
         )
-        return placement, result.lp_solves
+        return self.within_caps(placement), result.lp_solves
+
+    def within_caps(self, placement: Placement) -> Placement:
+        """``placement`` with every user at most at its cap and every capped queue at most at
+        its ``max_share``, exactly (caps are caps, as the pooled solvers guarantee): a user or
+        queue above its cap by rounding has its entries scaled down to it, with a margin of a
+        few units in the last place per entry summed, so that any order of summation stays
+        within. The placed policies' solvers all end here."""
+        tasks = placement.tasks.copy()
+        users = placement.users
+        ulp = 4 * np.finfo(np.float64).eps
+        entries = np.bincount(users, minlength=placement.shape[0]).astype(np.float64)
+        total = np.bincount(users, weights=tasks, minlength=placement.shape[0])
+        over = total > self.caps
+        if over.any():
+            factor = np.ones(len(total))
+            factor[over] = self.caps[over] / total[over] * (1 - ulp * (entries[over] + 1))
+            tasks *= factor[users]
+        for members, limit in zip(self.group_members, self.group_caps, strict=True):
+            mine = np.isin(users, members)
+            held = float(tasks[mine].sum())
+            if held > limit:
+                tasks[mine] *= limit / held * (1 - ulp * (int(mine.sum()) + 1))
+        if np.array_equal(tasks, placement.tasks):
+            return placement
+        return Placement(placement.users, placement.machines, tasks, placement.shape)
 
     def problem(self, scenario: Scenario, share_per_task: FloatArray) -> FillingProblem:
         return FillingProblem(
@@ -853,8 +995,7 @@ def prepare_placed(scenario: Scenario) -> PlacedInput:
     unhosted = ~nowhere & ~usable.any(axis=1)
     for i in np.flatnonzero(nowhere):
         warnings.append(
-            f"user {scenario.users[i].name!r}: its constraint matches no machine; "
-            "it receives nothing"
+            f"user {scenario.users[i].name!r}: {MATCHES_NO_MACHINE}; it receives nothing"
         )
     for i in np.flatnonzero(unhosted):
         wanted = [r for r, d in zip(scenario.cluster.resources, demands[i], strict=True) if d > 0]
@@ -956,10 +1097,12 @@ def pack_over_machines(
     offset = start[kind].astype(np.float64)
     piece_start += offset
     piece_end = end + offset
-    # an end within rounding of a machine boundary is on it, so no sliver spills over
+    # An end within rounding of a machine boundary is on it, so no sliver spills over. Only
+    # rounding: a machine may hold 10^12 tiny tasks, so a fixed 1e-9 of a machine would take
+    # a thousand tasks from (or give them to) a user.
     for bound in (piece_start, piece_end):
         near: FloatArray = np.rint(bound)
-        close = np.abs(bound - near) <= 1e-9
+        close = np.abs(bound - near) <= 16 * np.finfo(np.float64).eps * np.maximum(1.0, near)
         bound[close] = near[close]
     used = np.flatnonzero(np.bincount(kind, minlength=len(count)) > 0)
     boundaries = np.concatenate(
@@ -974,10 +1117,20 @@ def pack_over_machines(
     t = kind[piece]
     position = np.clip(np.floor(middle).astype(np.int64), start[t], start[t] + types.count[t] - 1)
     amount = share * per_machine[t] / dominant[user[piece]]
+    # Positions are in machines, so a piece of 20 tasks beside 10^15 others is known only to
+    # the rounding of its position: each (user, type) amount is restored from what was asked
+    # (it fitted, up to that rounding), and one too small to survive as a piece at all goes
+    # whole on the machine where it starts.
+    placed = np.bincount(piece, weights=amount, minlength=len(user))
+    asked = np.minimum(tasks, length * per_machine[kind] / dominant[user])
+    amount = amount * np.where(placed > 0, asked / np.where(placed > 0, placed, 1.0), 0.0)[piece]
+    lost = np.flatnonzero((placed <= 0) & (asked > 0))
+    at = np.clip(np.floor(piece_start[lost]).astype(np.int64), start[kind[lost]], None)
+    at = np.minimum(at, start[kind[lost]] + types.count[kind[lost]] - 1)
     return Placement(
-        users=np.concatenate((even.users, user[piece])).astype(np.int64),
-        machines=np.concatenate((even.machines, order[position])).astype(np.int64),
-        tasks=np.concatenate((even.tasks, amount)).astype(np.float64),
+        users=np.concatenate((even.users, user[piece], user[lost])).astype(np.int64),
+        machines=np.concatenate((even.machines, order[position], order[at])).astype(np.int64),
+        tasks=np.concatenate((even.tasks, amount, asked[lost])).astype(np.float64),
         shape=(users, machines),
     )
 

@@ -21,7 +21,7 @@ from fairshare.solvers.ceei import ceei
 from fairshare.solvers.errors import InvalidRequest
 from fairshare.solvers.progressive import progressive_fill
 from fairshare.solvers.waterfill import WaterfillProblem, waterfill
-from fairshare.workload.eligibility import machine_types
+from fairshare.workload.eligibility import MATCHES_NO_MACHINE, machine_types
 from fairshare.workload.hierarchy import Hierarchy, build_hierarchy
 from fairshare.workload.model import Scenario
 
@@ -61,8 +61,7 @@ def prepare(scenario: Scenario, policy: str) -> PooledInput:
     nowhere: BoolArray = ~np.asarray(eligible.any(axis=1), dtype=np.bool_)
     for i in np.flatnonzero(nowhere):
         warnings.append(
-            f"user {scenario.users[i].name!r}: its constraint matches no machine; "
-            "it receives nothing"
+            f"user {scenario.users[i].name!r}: {MATCHES_NO_MACHINE}; it receives nothing"
         )
     caps = np.where(nowhere, 0.0, caps)
     constrained = [

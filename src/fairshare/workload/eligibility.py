@@ -14,7 +14,7 @@ split signatures further.
 from __future__ import annotations
 
 import operator
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,7 +22,7 @@ import numpy as np
 from fairshare.cluster import AttributeValue, BoolArray, FloatArray, Machine, attribute_key
 from fairshare.cluster.constraints import Constraint
 from fairshare.workload.hierarchy import IntArray
-from fairshare.workload.model import Scenario, User
+from fairshare.workload.model import Job, Scenario, User
 
 
 @dataclass(frozen=True)
@@ -177,3 +177,89 @@ def machine_types(scenario: Scenario) -> MachineTypes:
         count=count,
         eligible=eligible,
     )
+
+
+MATCHES_NO_MACHINE = "its constraint matches no machine"
+"""Why a user or job whose constraint and whitelist allow no machine gets nothing: the one
+wording of ``solve``'s warning and of ``simulate``'s."""
+
+
+class TaskFit:
+    """Where whole tasks fit on a set of machines: the machines a constraint and whitelist
+    allow, and how many tasks of a demand those machines hold at once (the slots of the
+    isolated response, SPEC section 3's slowdown denominator).
+
+    A job none of whose tasks fits on any machine it may use can never run: :meth:`never_runs`
+    says why. The simulator asks it for slots and ``simulate`` asks it before the run, so both
+    answer the same question the same way. Answers are cached per (constraint, whitelist,
+    demand): traces repeat a few of them across thousands of jobs.
+    """
+
+    def __init__(self, machines: Sequence[Machine], resources: Sequence[str]) -> None:
+        self.machines = list(machines)
+        self.resources = tuple(resources)
+        self.codes = AttributeCodes(self.machines)
+        self.capacity = np.array([m.capacity for m in self.machines], dtype=np.float64).reshape(
+            len(self.machines), len(self.resources)
+        )
+        self._allowed: dict[tuple[object, ...], BoolArray] = {}
+        self._slots: dict[tuple[object, ...], int] = {}
+
+    def allowed(self, constraint: Constraint | None, whitelist: frozenset[str] | None) -> BoolArray:
+        """Which machines the constraint and the whitelist both allow."""
+        key = (constraint.source if constraint is not None else None, whitelist)
+        ok = self._allowed.get(key)
+        if ok is None:
+            machines = self.machines
+            if constraint is None:
+                ok = np.ones(len(machines), dtype=np.bool_)
+            elif "name" in constraint.attributes():
+                ok = np.asarray(constraint.mask(machines), dtype=np.bool_)
+            else:
+                ok = self.codes.mask(constraint)
+            if whitelist is not None:
+                ok = ok & np.fromiter((m.name in whitelist for m in machines), dtype=np.bool_)
+            self._allowed[key] = ok
+        return ok
+
+    def slots(
+        self, constraint: Constraint | None, whitelist: frozenset[str] | None, demand: FloatArray
+    ) -> int:
+        """Whole tasks of ``demand`` that the allowed machines hold together; 0 when none fits
+        anywhere (a demand of nothing fits once on every allowed machine, without bound)."""
+        key = (constraint.source if constraint is not None else None, whitelist, demand.tobytes())
+        slots = self._slots.get(key)
+        if slots is None:
+            capacity = self.capacity[self.allowed(constraint, whitelist)]
+            used = demand > 0
+            if not used.any():
+                slots = 0 if len(capacity) == 0 else 1 << 30
+            else:
+                # 1e-9: a machine of capacity 0.3 holds three tasks of 0.1 despite rounding
+                per = np.floor((capacity[:, used] + 1e-9) / demand[used]).min(axis=1)
+                slots = int(per.sum())
+            self._slots[key] = slots
+        return slots
+
+    def never_runs(self, job: Job) -> str | None:
+        """Why ``job`` can never run here (its constraint matches no machine; or no machine
+        it may use holds one of its map or reduce tasks), or None when it can."""
+        demands = [job.demand] if job.tasks else []
+        if job.reduce is not None and job.reduce.tasks:
+            demands.append(job.demand if job.reduce.demand is None else job.reduce.demand)
+        if not demands:
+            return None
+        constrained = job.constraint is not None or job.machines is not None
+        if constrained and not self.allowed(job.constraint, job.machines).any():
+            return MATCHES_NO_MACHINE
+        for demand in demands:
+            if self.slots(job.constraint, job.machines, demand) == 0:
+                wanted = ", ".join(
+                    f"{name} {amount:g}"
+                    for name, amount in zip(self.resources, demand.tolist(), strict=True)
+                    if amount > 0
+                )
+                if constrained:
+                    return f"its task demand ({wanted}) fits on no machine its constraint allows"
+                return f"its task demand ({wanted}) fits on no machine"
+        return None

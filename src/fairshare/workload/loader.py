@@ -68,7 +68,14 @@ try:  # libyaml's parser is several times faster than the pure-Python one
 except ImportError:  # pragma: no cover - PyYAML built without libyaml
     from yaml.parser import Parser as _Parser  # type: ignore[assignment]
 
-__all__ = ["GENERATORS", "MAX_COUNT", "ScenarioError", "load_scenario", "parse_scenario"]
+__all__ = [
+    "GENERATORS",
+    "MAX_COUNT",
+    "MachinesFrom",
+    "ScenarioError",
+    "load_scenario",
+    "parse_scenario",
+]
 
 GENERATORS = ("facebook-2009", "facebook-2010", "zipf", "google-constraints")
 """The built-in workload generators (SPEC section 1, ``workload.generator``)."""
@@ -497,7 +504,8 @@ class _WorkloadModel(_Model):
 
 class _ScenarioModel(_Model):
     resources: list[Name] | None = None
-    machines: list[_MachineModel]
+    # Required unless the caller gives machines (a trace's node list: SPEC section 3)
+    machines: list[_MachineModel] | None = None
     queues: list[_QueueModel] | None = None
     users: list[_UserModel] | None = None
     jobs: list[_JobModel] | None = None
@@ -521,8 +529,8 @@ class _ScenarioModel(_Model):
 
     @field_validator("machines")
     @classmethod
-    def check_machines(cls, machines: list[_MachineModel]) -> list[_MachineModel]:
-        if not machines:
+    def check_machines(cls, machines: list[_MachineModel] | None) -> list[_MachineModel] | None:
+        if machines is not None and not machines:
             raise _invalid("must list at least one machine")
         return machines
 
@@ -590,10 +598,20 @@ def _from_validation_error(error: ValidationError, source: str) -> ScenarioError
 # Building the domain objects, with the checks that span fields
 
 
+MachinesFrom = Callable[[], Cluster]
+"""Gives the machines of a scenario that lists none (a trace's node list), or raises
+:class:`ScenarioError` saying why it cannot."""
+
+MISSING_MACHINES = "missing required field 'machines'"
+
+
 class _Builder:
-    def __init__(self, model: _ScenarioModel, source: str) -> None:
+    def __init__(
+        self, model: _ScenarioModel, source: str, machines_from: MachinesFrom | None = None
+    ) -> None:
         self.model = model
         self.source = source
+        self.machines_from = machines_from
         # Thousands of users often share a few hundred constraint texts: parse each once.
         self.parsed: dict[str, Constraint] = {}
         self.resources: tuple[str, ...] = ()
@@ -607,9 +625,11 @@ class _Builder:
 
     def build(self) -> Scenario:
         self._check_totals()
-        self.resources = self._resources()
-        self.index = {resource: i for i, resource in enumerate(self.resources)}
-        cluster = Cluster.build(self.resources, self._machines())
+        cluster = self._given_cluster()
+        if cluster is None:
+            self.resources = self._resources()
+            self.index = {resource: i for i, resource in enumerate(self.resources)}
+            cluster = Cluster.build(self.resources, self._machines())
         self.total = cluster.total
         queues = self._queues()
         seen: dict[str, int] = {}
@@ -628,7 +648,7 @@ class _Builder:
         """The sums :mod:`fairshare.workload.limits` bounds, each blamed on the entry where
         the running total first passes its limit."""
         machines = 0
-        for i, entry in enumerate(self.model.machines):
+        for i, entry in enumerate(self.model.machines or ()):
             machines += 1 if entry.count is None else entry.count
             if machines > MAX_MACHINES:
                 self.fail(
@@ -681,11 +701,32 @@ class _Builder:
 
     # resources and machines
 
+    def _given_cluster(self) -> Cluster | None:
+        """The machines from elsewhere when the scenario lists none, with their resources
+        (a scenario's ``resources``, if it names them, must be exactly those)."""
+        if self.model.machines is not None:
+            return None
+        if self.machines_from is None:
+            self.fail("machines", f"{MISSING_MACHINES} (at least one machine)")
+        cluster = self.machines_from()
+        self.resources = cluster.resources
+        self.index = {resource: i for i, resource in enumerate(self.resources)}
+        named = self.model.resources
+        if named is not None and tuple(named) != cluster.resources:
+            self.fail(
+                "resources",
+                f"the machines come from the trace, whose resources are "
+                f"{', '.join(cluster.resources)}; omit 'resources' or list exactly those",
+            )
+        for machine in cluster.machines:
+            self.machine_names[machine.name] = "the trace's machines"
+        return cluster
+
     def _resources(self) -> tuple[str, ...]:
         if self.model.resources is not None:
             return tuple(self.model.resources)
         seen: dict[str, None] = {}
-        for machine in self.model.machines:
+        for machine in self.model.machines or ():
             seen.update(dict.fromkeys(machine.capacity))
         if not seen:
             self.fail("machines", "no machine names a resource in its capacity")
@@ -704,7 +745,7 @@ class _Builder:
 
     def _machines(self) -> list[Machine]:
         machines: list[Machine] = []
-        for i, entry in enumerate(self.model.machines):
+        for i, entry in enumerate(self.model.machines or ()):
             where = f"machines[{i}]"
             capacity = self._vector(entry.capacity, f"{where}.capacity")
             capacity.setflags(write=False)
@@ -907,10 +948,14 @@ def _duration(value: float | list[float] | _DistributionModel) -> Duration:
 # Entry points
 
 
-def parse_scenario(data: object, source: str) -> Scenario:
+def parse_scenario(
+    data: object, source: str, machines_from: MachinesFrom | None = None
+) -> Scenario:
     """Validate an already-parsed scenario (a dict as from ``json.load``) and build it.
 
     ``source`` names the input in error messages and becomes ``Scenario.source``.
+    ``machines_from`` gives the machines when the scenario has no ``machines`` field (a
+    trace's node list, SPEC section 3); without it, ``machines`` is required.
     Raises :class:`ScenarioError` on the first problem found.
     """
     if data is None:
@@ -924,12 +969,13 @@ def parse_scenario(data: object, source: str) -> Scenario:
         model = _ScenarioModel.model_validate(data)
     except ValidationError as err:
         raise _from_validation_error(err, source) from None
-    return _Builder(model, source).build()
+    return _Builder(model, source, machines_from).build()
 
 
-def load_scenario(path: str | Path) -> Scenario:
+def load_scenario(path: str | Path, machines_from: MachinesFrom | None = None) -> Scenario:
     """Read a YAML or JSON scenario file (by suffix: ``.json``, ``.yaml``/``.yml``; otherwise
-    JSON if the text starts with ``{``), validate it and build the :class:`Scenario`."""
+    JSON if the text starts with ``{``), validate it and build the :class:`Scenario`
+    (``machines_from`` as for :func:`parse_scenario`)."""
     source = str(path)
     try:
         with Path(path).open("rb") as stream:
@@ -955,7 +1001,7 @@ def load_scenario(path: str | Path) -> Scenario:
         suffix not in (".yaml", ".yml") and text.lstrip().startswith("{")
     )
     data = _read_json(text, source) if is_json else _read_yaml(text, source)
-    return parse_scenario(data, source)
+    return parse_scenario(data, source, machines_from)
 
 
 # --------------------------------------------------------------------------------------------

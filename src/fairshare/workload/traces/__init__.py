@@ -27,7 +27,7 @@ from pathlib import Path
 
 from fairshare.cluster import Cluster
 from fairshare.workload.generators import Workload
-from fairshare.workload.loader import ScenarioError
+from fairshare.workload.loader import MISSING_MACHINES, MachinesFrom, ScenarioError
 from fairshare.workload.traces._common import TraceError
 from fairshare.workload.traces.alibaba import (
     NODE_LISTS,
@@ -39,7 +39,14 @@ from fairshare.workload.traces.google2011 import read_google_2011
 from fairshare.workload.traces.swf import read_swf
 from fairshare.workload.traces.swim import read_swim
 
-__all__ = ["FORMATS", "TraceError", "open_trace", "parse_trace_argument"]
+__all__ = [
+    "FORMATS",
+    "TraceError",
+    "machines_from_trace",
+    "open_trace",
+    "parse_trace_argument",
+    "trace_machines",
+]
 
 FORMATS = ("swim", "google-2011", "alibaba-gpu", "swf")
 """The trace formats of ``--trace FORMAT:PATH`` (SPEC section 3)."""
@@ -64,6 +71,48 @@ def _check_format(fmt: str, source: str, where: str) -> None:
         )
 
 
+def trace_machines(fmt: str, path: str | Path) -> Cluster | None:
+    """The machines the trace at ``path`` lists, or None when it lists none: for
+    ``alibaba-gpu`` the node list beside the pod list (:data:`NODE_LISTS`); ``swim``, ``swf``
+    and the ``job_events`` table read for ``google-2011`` list no machines. A corrupt node list
+    is a :class:`TraceError`."""
+    if fmt == "alibaba-gpu":
+        nodes = node_list_beside(Path(path))
+        return None if nodes is None else read_alibaba_nodes(nodes)
+    return None
+
+
+def _why_no_machines(fmt: str, path: Path) -> str:
+    if fmt == "alibaba-gpu":
+        return (
+            f"no node list is beside the pod list (looked for {' and '.join(NODE_LISTS)} in "
+            f"{path.parent})"
+        )
+    if fmt == "google-2011":
+        return "the google-2011 job_events table lists no machines"
+    return f"a {fmt} trace lists no machines"
+
+
+def machines_from_trace(fmt: str, path: str | Path, source: str) -> MachinesFrom:
+    """What gives the machines of scenario ``source`` when it lists none and is replayed with
+    this trace (SPEC section 3: the node list beside an alibaba-gpu pod list gives them):
+    for :func:`fairshare.workload.loader.load_scenario`. When the trace lists none either,
+    it raises a :class:`ScenarioError` at the scenario's ``machines``."""
+
+    def machines() -> Cluster:
+        cluster = trace_machines(fmt, path)
+        if cluster is None:
+            raise ScenarioError(
+                source,
+                "machines",
+                f"{MISSING_MACHINES}: {_why_no_machines(fmt, Path(path))}; list the machines "
+                "in the scenario",
+            )
+        return cluster
+
+    return machines
+
+
 def open_trace(fmt: str, path: str | Path, cluster: Cluster | None) -> Workload:
     """Open the trace at ``path`` in format ``fmt`` for replay on ``cluster`` (the scenario's
     machines; ``None`` when it has none).
@@ -76,18 +125,10 @@ def open_trace(fmt: str, path: str | Path, cluster: Cluster | None) -> Workload:
     """
     _check_format(fmt, str(path), "--trace")
     path = Path(path)
-    if fmt == "alibaba-gpu" and cluster is None:
-        nodes = node_list_beside(path)
-        if nodes is None:
-            raise TraceError(
-                path,
-                None,
-                "the scenario has no machines and no node list is beside the pod list "
-                f"(looked for {' and '.join(NODE_LISTS)} in {path.parent})",
-            )
-        cluster = read_alibaba_nodes(nodes)
     if cluster is None:
-        raise TraceError(path, None, f"a {fmt} trace has no machines: the scenario must give them")
+        cluster = trace_machines(fmt, path)
+    if cluster is None:
+        raise TraceError(path, None, f"{_why_no_machines(fmt, path)}: the scenario must give them")
     if fmt == "swim":
         jobs = read_swim(path, cluster)
     elif fmt == "swf":

@@ -1,0 +1,221 @@
+"""Fingerprints of the simulator's decisions: every refactor and optimisation must keep them.
+
+Every online policy runs under a matrix of mechanisms (none, delay scheduling with input
+blocks, preemption, copy-compute splitting with reducers, machine events with ``until``,
+headroom, FIFO pool order) on small generated workloads (:func:`configs`), optionally with
+small random tie-heavy workloads (:func:`random_configs`). One line per run gives the
+configuration, the number of task attempts and a SHA-256 of the run's attempts, job records and
+event count (:func:`fingerprint`).
+
+The fingerprint hashes a canonical text of each record (floats as their exact hexadecimal
+form, numbers converted to Python types), not ``repr``, so that it does not depend on the
+NumPy version's scalar repr or on how the record classes are written. The 144 lines of the
+fixed matrix are committed in ``tests/golden/decision_fingerprints.txt`` and compared by
+``tests/test_decision_fingerprints.py``; ``benchmarks/decision_fingerprint.py`` prints or
+checks them by hand.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Callable, Iterator
+
+import numpy as np
+
+from fairshare.cluster import Cluster, Machine
+from fairshare.cluster.constraints import Constraint
+from fairshare.policies import ONLINE_POLICIES
+from fairshare.sim.engine import MachineEvent, SimOptions, simulate
+from fairshare.sim.records import RunLog
+from fairshare.workload.generators import generate
+from fairshare.workload.model import (
+    ExponentialDuration,
+    FixedDuration,
+    Job,
+    Queue,
+    User,
+    WorkloadSpec,
+)
+
+
+def _cluster(machines: int) -> Cluster:
+    return Cluster.build(
+        ("cpu", "mem"),
+        [
+            Machine(
+                f"m{i}",
+                np.array([8.0, 16.0] if i % 3 else [16.0, 8.0]),
+                rack=f"r{i // 10}",
+                attributes={"ssd": i % 4 == 0},
+            )
+            for i in range(machines)
+        ],
+    )
+
+
+QUEUES = (
+    Queue("a", weight=1.0),
+    Queue("b", weight=2.0),
+    Queue("a/x", weight=1.0),
+    Queue("a/y", weight=1.0),
+)
+
+
+def _jobs(spec: WorkloadSpec, cluster: Cluster, seed: int) -> tuple[list[Job], Cluster]:
+    workload = generate(spec, cluster, np.random.default_rng(seed), queues=[q.path for q in QUEUES])
+    return list(workload.jobs), workload.cluster
+
+
+Config = tuple[str, Callable[[], tuple[list[Job], Cluster]], SimOptions, list[MachineEvent]]
+
+
+def configs() -> list[Config]:
+    """The fixed matrix: twelve mechanisms on small generated workloads (seed 3)."""
+    demands = [{"cpu": 1, "mem": 2}, {"cpu": 2, "mem": 1}, {"cpu": 1, "mem": 4}]
+    base = {"jobs": 60, "arrival": 2.0, "users": 7, "demand": demands, "duration": 20.0}
+    plain = WorkloadSpec("facebook-2009", {**base, "reduce": False})
+    blocks = WorkloadSpec("facebook-2009", {**base, "reduce": False, "replicas": 3})
+    reduces = WorkloadSpec("facebook-2009", {**base, "reduce": {"copy": 5.0, "compute": 10.0}})
+    zipf = WorkloadSpec("zipf", {**base, "reduce": False, "s": 1.2})
+    google = WorkloadSpec("google-constraints", {"jobs": 60, "arrival": 2.0, "users": 7})
+    queued = WorkloadSpec(
+        "facebook-2009",
+        {**base, "reduce": False, "queues": ["a/x", "a/y", "b"]},
+    )
+    events = [
+        MachineEvent(30.0, "remove", "m3"),
+        MachineEvent(45.0, "add", Machine("extra", np.array([8.0, 8.0]), rack="r0")),
+        MachineEvent(60.0, "remove", "m7"),
+    ]
+    out: list[Config] = []
+    for name, spec, opts, evs in (
+        ("plain", plain, SimOptions(), []),
+        ("zipf", zipf, SimOptions(), []),
+        ("google", google, SimOptions(), []),
+        ("queues", queued, SimOptions(), []),
+        ("delay", blocks, SimOptions(delay=(3.0, 6.0)), []),
+        ("preempt", plain, SimOptions(preemption=(5.0, 15.0)), []),
+        ("reduce", reduces, SimOptions(), []),
+        ("slowstart", reduces, SimOptions(reduce_slowstart=0.5), []),
+        ("ccs", reduces, SimOptions(copy_compute_splitting=True), []),
+        ("events", plain, SimOptions(until=150.0), events),
+        ("headroom", plain, SimOptions(headroom=True), []),
+        ("fifo-pools", plain, SimOptions(pool_order="fifo"), []),
+    ):
+        machines = 30 if name != "google" else 40
+
+        def make(spec: WorkloadSpec = spec, machines: int = machines) -> tuple[list[Job], Cluster]:
+            return _jobs(spec, _cluster(machines), seed=3)
+
+        out.append((name, make, opts, evs))
+    return out
+
+
+def random_configs(count: int) -> list[Config]:
+    """``count`` small tie-heavy random workloads (see the module docstring)."""
+    out: list[Config] = []
+    for number in range(count):
+        rnd = random.Random(number)
+        machines = rnd.randint(2, 8)
+        jobs = []
+        at = 0.0
+        for k in range(rnd.randint(1, 14)):
+            at += rnd.choice([0.0, 0.5, 3.0, 1.7])
+            seconds = rnd.choice([1.0, 2.5, 7.0])
+            duration = (
+                FixedDuration(seconds) if rnd.random() < 0.5 else ExponentialDuration(seconds)
+            )
+            jobs.append(
+                Job(
+                    f"j{k}",
+                    at,
+                    f"user{rnd.randint(0, 3)}",
+                    np.array([rnd.choice([1.0, 2.0, 3.0]), rnd.choice([1.0, 4.0])]),
+                    rnd.randint(1, 16),
+                    duration,
+                    constraint=rnd.choice([None, Constraint("ssd"), Constraint("rack == 'r0'")]),
+                    input_replicas=rnd.choice([None, None, 2]),
+                )
+            )
+        events = (
+            [MachineEvent(rnd.choice([1.0, 4.0]), "remove", "m1")] if rnd.random() < 0.3 else []
+        )
+        opts = SimOptions(
+            delay=rnd.choice([None, None, (1.0, 2.0)]),
+            preemption=rnd.choice([None, None, (2.0, 4.0)]),
+            pool_order=rnd.choice(["fair", "fifo"]),
+        )
+
+        def make(jobs: list[Job] = jobs, machines: int = machines) -> tuple[list[Job], Cluster]:
+            return jobs, _cluster(machines)
+
+        out.append((f"random{number}", make, opts, events))
+    return out
+
+
+def _canonical(value: object) -> str:
+    if value is None or isinstance(value, (bool, str)):
+        return repr(value)
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        return float(value).hex()
+    if isinstance(value, np.ndarray):
+        return "[" + ",".join(_canonical(v) for v in value.tolist()) + "]"
+    raise TypeError(f"no canonical text for {type(value).__name__}")
+
+
+def _record_lines(log: RunLog) -> Iterator[str]:
+    for a in log.attempts:
+        fields = (a.job, a.user, a.phase, a.task, a.attempt, a.machine, a.start, a.finish)
+        flags = (a.killed, a.locality, a.truncated)
+        yield "A " + " ".join(_canonical(v) for v in (*fields, *flags))
+    for j in log.jobs:
+        fields2 = (j.job, j.user, j.queue, j.submit, j.tasks, j.demand, j.weight)
+        times = (j.first_start, j.finish, j.isolated_response, j.reduce_demand)
+        yield "J " + " ".join(_canonical(v) for v in (*fields2, *times))
+    yield f"E {log.events}"
+
+
+def fingerprint(policy: str, config: Config) -> str:
+    """One line: policy, configuration name, task attempts, and the digest of the run."""
+    name, make, opts, events = config
+    jobs, cluster = make()
+    # Weights and (FAIR) minimum shares, so pools and preemption have something to read.
+    users = [
+        User(
+            f"user{i}",
+            np.array([1.0, 2.0]),
+            weight=1.0 + (i % 3),
+            min_share=4.0 if i < 2 else 0.0,
+        )
+        for i in range(7)
+    ]
+    if name == "queues":
+        users = []
+    queues = QUEUES if name == "queues" else ()
+    log = simulate(
+        cluster,
+        jobs,
+        policy,
+        seed=5,
+        users=users,
+        queues=queues,
+        options=opts,
+        machine_events=events,
+    )
+    digest = hashlib.sha256()
+    for line in _record_lines(log):
+        digest.update(line.encode())
+        digest.update(b"\n")
+    return f"{policy:>14} {name:<10} {len(log.attempts):>6} {digest.hexdigest()[:16]}"
+
+
+def fingerprints(policies: list[str] | None = None, random_count: int = 0) -> Iterator[str]:
+    """The lines of every policy (default: every online one) over the fixed matrix and
+    ``random_count`` random workloads, policy by policy."""
+    matrix = configs() + random_configs(random_count)
+    for policy in policies if policies is not None else list(ONLINE_POLICIES):
+        for config in matrix:
+            yield fingerprint(policy, config)
