@@ -9,18 +9,114 @@ be given one more task. Ties go to the node that comes first in scenario order.
 Internal nodes take the dominant share of their subtree's summed allocation (static H-DRF);
 a flat tree makes this plain weighted DRF (or asset fairness / max-min, by the leaves' share
 per task).
+
+Jumps. One task at a time costs time in proportion to the tasks, and a capacity of 10^12
+tiny tasks would never finish. On a flat tree, filling one task at a time hands out tasks in
+the order of the level each task starts at (the user's weighted share before it; ties by
+scenario order), so the state after every task that starts below a level ``L`` is known in
+closed form (:func:`level_counts`); if those tasks fit together they fit one by one, because
+free capacity only shrinks. :func:`jump_to_level` finds, by bisection over ``L``, the highest
+level whose tasks all fit, and the one-at-a-time loop goes on from there; after every
+:data:`JUMP_MIN_TASKS` tasks it hands out (a user set aside may leave the others room for
+many more), the next jump is tried. The result is the same allocation as one task at a
+time. Jumps of fewer than :data:`JUMP_MIN_TASKS` tasks are not taken, so small problems
+follow the papers' loop literally. The whole-task allocators of
+:mod:`fairshare.solvers.whole_tasks` use the same jump.
 """
 
 from __future__ import annotations
 
 import heapq
+from collections.abc import Callable
 
 import numpy as np
 
-from fairshare.cluster import FloatArray
+from fairshare.cluster import BoolArray, FloatArray
 from fairshare.solvers.waterfill import WaterfillProblem
 
 _FIT_TOL = 1e-9
+_DIGITS = 12
+
+JUMP_MIN_TASKS = 4096
+"""The fewest tasks a jump hands out; below that, one task at a time is as fast."""
+
+_BISECTIONS = 200
+
+FitTest = Callable[[FloatArray], bool]
+
+
+def fit_slack(capacity: FloatArray, demands: FloatArray) -> FloatArray:
+    """How far past the free capacity a task may reach and still fit, per resource (and per
+    row of ``capacity``): 1e-9 of the capacity, so that round-off in task sizes such as 0.1
+    never strands a task, but under 1% of the smallest task's amount of the resource, so that
+    a capacity of 10^12 tasks of size 1 does not take a thousand more."""
+    smallest = np.where(demands > 0, demands, np.inf).min(axis=0, initial=np.inf)
+    return np.asarray(
+        np.minimum(_FIT_TOL * np.maximum(1.0, capacity), 0.01 * smallest), dtype=np.float64
+    )
+
+
+def level_counts(x: FloatArray, step: FloatArray, limit: FloatArray, level: float) -> FloatArray:
+    """Each user's tasks once every task that starts below ``level`` is handed out: the
+    fewest ``c >= x`` with ``round(c * step, 12) >= level`` (the rounded level a user is
+    ordered by), but no more than ``floor(limit)``. ``step`` (> 0) is the weighted share of
+    one task."""
+    guess = np.ceil(level / step)
+    # the rounded comparison can differ from the division by one task either way
+    lower = np.round((guess - 1) * step, _DIGITS) >= level
+    guess = np.where(lower, guess - 1, guess)
+    higher = np.round(guess * step, _DIGITS) < level
+    guess = np.where(higher, guess + 1, guess)
+    counts = np.minimum(np.maximum(guess, x), np.floor(limit + _FIT_TOL))
+    return np.asarray(np.maximum(counts, x), dtype=np.float64)
+
+
+def jump_to_level(
+    x: FloatArray, step: FloatArray, limit: FloatArray, active: BoolArray, fits: FitTest
+) -> FloatArray | None:
+    """The tasks per user after handing out, one at a time in level order, every task of the
+    ``active`` users below the highest level at which they all fit together (``fits`` of the
+    new counts; it must hold for ``x`` and stay false once false as counts grow). None when
+    that is fewer than :data:`JUMP_MIN_TASKS` tasks, or when an active user's share does not
+    rise with its tasks (its level never moves, so no level bounds it)."""
+    if not active.any() or np.any(step[active] <= 0) or not np.all(np.isfinite(step[active])):
+        return None
+    x_on, step_on, limit_on = x[active], step[active], limit[active]
+
+    def counts(level: float) -> FloatArray:
+        out = x.copy()
+        out[active] = level_counts(x_on, step_on, limit_on, level)
+        return out
+
+    low = float(np.round(x_on * step_on, _DIGITS).min())
+    span = float(step_on.max())
+    high = low + span
+    for _ in range(2100):  # doubling from one task's step reaches any finite level
+        trial = counts(high)
+        if not fits(trial):
+            break
+        if np.all(trial[active] >= np.floor(limit_on + _FIT_TOL)):
+            return trial if float((trial - x).sum()) >= JUMP_MIN_TASKS else None
+        low, span = high, span * 2
+        high = low + span
+        if not np.isfinite(high):
+            return None
+    else:
+        return None
+    if float((trial - x).sum()) < JUMP_MIN_TASKS:
+        return None  # even the first level that does not fit is a small step: no jump
+    active_count = int(active.sum())
+    best = counts(low)
+    for _ in range(_BISECTIONS):
+        middle = (low + high) / 2
+        if not low < middle < high or float((trial - best).sum()) <= active_count:
+            break  # a task or so per user is left between the levels: the loop does those
+        candidate = counts(middle)
+        if fits(candidate):
+            low, best = middle, candidate
+        else:
+            high, trial = middle, candidate
+    return best if float((best - x).sum()) >= JUMP_MIN_TASKS else None
 
 
 def progressive_fill(problem: WaterfillProblem, start: FloatArray | None = None) -> FloatArray:
@@ -31,10 +127,12 @@ def progressive_fill(problem: WaterfillProblem, start: FloatArray | None = None)
     capacity = problem.capacity
     inv_capacity = np.where(capacity > 0, 1.0 / np.where(capacity > 0, capacity, 1.0), 0.0)
     x = np.floor(problem.initial + _FIT_TOL) if start is None else start.copy()
+    if bool(np.all(tree.parent[1:] == 0)):
+        return _flat_fill(problem, x)
     node_tasks = np.asarray(tree.ancestors @ x, dtype=np.float64)
     usage = np.asarray(tree.ancestors @ (x[:, None] * demands), dtype=np.float64)
     free = capacity - usage[0]
-    slack = _FIT_TOL * np.maximum(1.0, capacity)
+    slack = fit_slack(capacity, demands)
     weight = tree.weight
     parent = tree.parent
     user_of = tree.user_of
@@ -90,3 +188,85 @@ def progressive_fill(problem: WaterfillProblem, start: FloatArray | None = None)
                 heaps[int(parent[member])], (level(member), member, int(version[member]))
             )
         node = 0
+
+
+def _flat_fill(problem: WaterfillProblem, x: FloatArray) -> FloatArray:
+    """:func:`progressive_fill` on a flat tree (every user a child of the root), where the
+    walk is one heap of users by (level, node): the same tasks, with jumps (module
+    docstring)."""
+    tree = problem.tree
+    demands = problem.demands
+    capacity = problem.capacity
+    slack = fit_slack(capacity, demands)
+    nodes = np.asarray(tree.leaf_node, dtype=np.int64)
+    limit = np.asarray(tree.max_tasks[nodes], dtype=np.float64)
+    total_limit = float(tree.max_tasks[0]) + _FIT_TOL
+    with np.errstate(divide="ignore", invalid="ignore"):
+        step = np.asarray(problem.share_per_task / tree.weight[nodes], dtype=np.float64)
+    share_per_task = problem.share_per_task
+    weight = tree.weight[nodes]
+    free = capacity - x @ demands
+    active = np.ones(len(x), dtype=np.bool_)
+
+    def key(user: int) -> tuple[float, int, int]:
+        share = float(x[user] * share_per_task[user])
+        return round(share / float(weight[user]), _DIGITS), int(nodes[user]), user
+
+    def fits(counts: FloatArray) -> bool:
+        return bool(np.all((counts - x) @ demands <= free + slack) and counts.sum() <= total_limit)
+
+    may_jump = True  # the bound below only falls: once too small, it stays so
+
+    def jump() -> bool:
+        nonlocal x, free, may_jump
+        may_jump = may_jump and (
+            tasks_that_may_fit(x, limit, active, free + slack, demands) >= JUMP_MIN_TASKS
+        )
+        if not may_jump:
+            return False
+        jumped = jump_to_level(x, step, limit, active, fits)
+        if jumped is None:
+            return False
+        free = free - (jumped - x) @ demands
+        x = jumped
+        return True
+
+    jump()
+    total = float(x.sum())
+    heap = [key(int(u)) for u in np.flatnonzero(active)]
+    heapq.heapify(heap)
+    since = 0  # tasks handed out one at a time since the last try of a jump
+    while heap:
+        if since >= JUMP_MIN_TASKS:
+            since = 0
+            if jump():
+                total = float(x.sum())
+                heap = [key(int(u)) for u in np.flatnonzero(active)]
+                heapq.heapify(heap)
+        if total + 1 > total_limit:
+            return x
+        user = heapq.heappop(heap)[2]
+        demand = demands[user]
+        if x[user] + 1 > limit[user] + _FIT_TOL or np.any(demand > free + slack):
+            active[user] = False
+            continue
+        x[user] += 1
+        total += 1
+        since += 1
+        free = free - demand
+        heapq.heappush(heap, key(user))
+    return x
+
+
+def tasks_that_may_fit(
+    x: FloatArray, limit: FloatArray, active: BoolArray, room: FloatArray, demands: FloatArray
+) -> float:
+    """An upper bound on the tasks the ``active`` users can still get: each alone in
+    ``room`` (per resource) and below its limit. A jump is not tried below
+    :data:`JUMP_MIN_TASKS`, which keeps the cost of trying one out of small problems."""
+    if not active.any():
+        return 0.0
+    mine = demands[active]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        alone = np.where(mine > 0, np.maximum(room, 0.0) / mine, np.inf).min(axis=1)
+    return float(np.minimum(alone, limit[active] - x[active]).sum())

@@ -20,21 +20,34 @@ Machine types (Choosy section 5.1, :class:`MachineTypes`) keep the cost proporti
 not machines: machines of one type with the same free capacity are interchangeable.
 
 Numerical conventions follow ``solvers/progressive.py``: a task fits when it needs at most the
-free capacity plus ``1e-9`` of the machine's capacity (so round-off in task sizes such as 0.1
-never strands a task), and shares are compared after rounding to 12 decimals so that equal
+free capacity plus ``1e-9`` of the machine's capacity, but less than 1% of the smallest task
+(:func:`~fairshare.solvers.progressive.fit_slack`: round-off in task sizes such as 0.1 never
+strands a task), and shares are compared after rounding to 12 decimals so that equal
 shares reached by different float paths tie, and ties go to the user first in scenario order.
+
+Jumps: like :func:`~fairshare.solvers.progressive.progressive_fill`, the progressive loops
+hand out every task below a level at once when that is thousands of tasks
+(:func:`~fairshare.solvers.progressive.jump_to_level`), so the time does not grow with the
+task count; small problems go one task at a time.
 """
 
 from __future__ import annotations
 
 import heapq
 from collections.abc import Callable
+from functools import partial
 
 import numpy as np
 
 from fairshare.allocation.types import IntArray, Placement
 from fairshare.cluster import BoolArray, FloatArray
 from fairshare.solvers.errors import InvalidRequest
+from fairshare.solvers.progressive import (
+    JUMP_MIN_TASKS,
+    fit_slack,
+    jump_to_level,
+    tasks_that_may_fit,
+)
 from fairshare.workload.eligibility import MachineTypes
 
 _FIT_TOL = 1e-9
@@ -47,14 +60,12 @@ TieBreak = Callable[[int], float]
 # shared helpers
 
 
-def _fit_slack(capacity: FloatArray) -> FloatArray:
-    return np.asarray(_FIT_TOL * np.maximum(1.0, capacity), dtype=np.float64)
-
-
 def _usable(types: MachineTypes, demands: FloatArray) -> BoolArray:
     """users x types: eligible, and one task fits on an empty machine of the type."""
     capacity = types.capacity
-    fits = np.all(demands[:, None, :] <= (capacity + _fit_slack(capacity))[None, :, :], axis=2)
+    fits = np.all(
+        demands[:, None, :] <= (capacity + fit_slack(capacity, demands))[None, :, :], axis=2
+    )
     return np.asarray(types.eligible & fits & (types.count > 0)[None, :], dtype=np.bool_)
 
 
@@ -144,7 +155,8 @@ class _TypeGroups:
     fits, in case another machine reaches that vector.
     """
 
-    def __init__(self, capacity: FloatArray, machines: IntArray) -> None:
+    def __init__(self, capacity: FloatArray, machines: IntArray, digits: int = _DIGITS) -> None:
+        self.digits = digits
         self.free = np.full((8, len(capacity)), -np.inf)
         self.keys: list[bytes] = []
         self.heaps: list[list[int]] = []
@@ -204,11 +216,12 @@ class _TypeGroups:
         """The largest free amount of each resource over the type's machines."""
         return np.asarray(self.free[: self.size].max(axis=0), dtype=np.float64)
 
-    def take(self, row: int, demand: FloatArray) -> int:
-        """Place one task (normalised ``demand``) on the lowest-index machine of ``row``."""
+    def take(self, row: int, demand: FloatArray, tasks: int = 1) -> int:
+        """Place ``tasks`` tasks (normalised ``demand``) on the lowest-index machine of
+        ``row``."""
         heap = self.heaps[row]
         machine = heapq.heappop(heap)
-        normalised = np.round(self.free[row] - demand, _DIGITS) + 0.0
+        normalised = np.round(self.free[row] - tasks * demand, self.digits) + 0.0
         if not heap:
             self.free[row] = -np.inf
             self.live -= 1
@@ -224,6 +237,16 @@ class _TypeGroups:
         return machine
 
 
+def _grid_digits(normalised: FloatArray) -> int:
+    """Decimals a type's normalised free capacity is rounded to: 12, or more when a task is
+    below a millionth of the machine (10^12 tiny tasks), so that the rounding stays far below
+    one task and never lets a machine take more than its capacity."""
+    smallest = normalised[normalised > 0].min(initial=1.0)
+    if smallest >= 1e-6:
+        return _DIGITS
+    return min(18, int(np.ceil(-np.log10(smallest))) + 6)
+
+
 class _MachinePool:
     """Free capacity of the whole cluster and the placement rule of one task (see
     :func:`progressive_whole_tasks`). Each user walks its preferred types in order; a type on
@@ -234,12 +257,16 @@ class _MachinePool:
     ) -> None:
         members = _members_by_type(types)
         capacity = types.capacity
+        self.capacity = capacity
         self.demands = demands
-        self.groups = [_TypeGroups(capacity[t], members[t]) for t in range(len(members))]
         scale = np.where(capacity > 0, capacity, 1.0)
         # users x types x resources, in units of one machine's capacity of the type
         self.demand = np.asarray(demands[:, None, :] / scale[None, :, :], dtype=np.float64)
-        self.need = self.demand - (_fit_slack(capacity) / scale)[None, :, :]
+        self.groups = [
+            _TypeGroups(capacity[t], members[t], _grid_digits(self.demand[:, t]))
+            for t in range(len(members))
+        ]
+        self.need = self.demand - (fit_slack(capacity, demands) / scale)[None, :, :]
         self.bottleneck = np.argmax(np.where(capacity[None] > 0, self.demand, 0.0), axis=2)
         # An upper bound on each type's free capacity, exact after a failed search there: it
         # lets a user skip, in one step, the types that cannot hold its task any more.
@@ -248,6 +275,53 @@ class _MachinePool:
             np.asarray(p, dtype=np.int64) for p in _type_preferences(types, demands, usable, caps)
         ]
         self.cursor = [0] * demands.shape[0]
+
+    def free_total(self) -> FloatArray:
+        """Free capacity summed over every machine (resources)."""
+        total = np.zeros(self.capacity.shape[1], dtype=np.float64)
+        for t, group in enumerate(self.groups):
+            rows = [r for r in range(group.size) if group.heaps[r]]
+            if rows:
+                machines = np.array([len(group.heaps[r]) for r in rows], dtype=np.float64)
+                total += (machines @ group.free[rows]) * self.capacity[t]
+        return total
+
+    def place_many(self, user: int, tasks: int, records: dict[tuple[int, int], int]) -> int:
+        """Place up to ``tasks`` tasks of ``user`` as that many :meth:`place` calls would, one
+        machine at a time (the tightest fit stays the tightest as it fills), recording them in
+        ``records``; returns how many were placed (fewer when the next fits nowhere)."""
+        placed = 0
+        preference = self.preferences[user]
+        while placed < tasks:
+            position = self.cursor[user]
+            t = int(preference[position]) if position < len(preference) else -1
+            row = -1
+            if t >= 0 and tasks >= JUMP_MIN_TASKS:
+                group = self.groups[t]
+                demand = self.demand[user, t]
+                row = group.find(self.need[user, t], demand, self.bottleneck[user, t])
+            if row < 0:
+                # one task: a few (rounded exactly as one by one), or past full types
+                machine = self.place(user)
+                if machine < 0:
+                    return placed
+                key = (user, machine)
+                records[key] = records.get(key, 0) + 1
+                placed += 1
+                continue
+            room = group.free[row] - self.need[user, t]
+            positive = demand > 0
+            fit = (
+                int(np.floor((room[positive] / demand[positive]).min())) + 1
+                if positive.any()
+                else tasks
+            )
+            count = min(tasks - placed, max(fit, 1))
+            machine = group.take(row, demand, count)
+            key = (user, machine)
+            records[key] = records.get(key, 0) + count
+            placed += count
+        return placed
 
     def place(self, user: int) -> int:
         """Place one task of ``user`` and return its machine, or -1 if it fits nowhere."""
@@ -298,23 +372,88 @@ def _progressive(
     # First-fit decreasing: the classic packing order (largest items first) for the guaranteed
     # tasks, so that minimum shares that fit together are rarely refused.
     for user in sorted((int(u) for u in users), key=lambda u: (-float(size[u]), u)):
-        for k in range(int(whole[user])):
-            if not put(user):
-                raise InvalidRequest(
-                    f"users[{user}].min_share",
-                    f"the minimum shares do not fit on the machines as whole tasks: only {k} "
-                    f"of this user's {int(whole[user])} guaranteed tasks could be placed "
-                    "(placed largest tasks first); lower the minimum shares",
-                )
+        placed = tasks[user] = pool.place_many(user, int(whole[user]), records)
+        if placed < whole[user]:
+            raise InvalidRequest(
+                f"users[{user}].min_share",
+                f"the minimum shares do not fit on the machines as whole tasks: only {placed} "
+                f"of this user's {int(whole[user])} guaranteed tasks could be placed "
+                "(placed largest tasks first); lower the minimum shares",
+            )
     step = [float(share_per_task[u]) / float(weights[u]) for u in range(len(caps))]
     limit = [float(c) + _FIT_TOL for c in caps]
-    heap = [(round(tasks[u] * step[u], _DIGITS), tie(u), u) for u in (int(v) for v in users)]
-    heapq.heapify(heap)
+    active = np.zeros(len(caps), dtype=np.bool_)
+    active[users] = True
+    with np.errstate(divide="ignore", invalid="ignore"):
+        steps = np.asarray(share_per_task / weights, dtype=np.float64)
+
+    def queue() -> list[tuple[float, float, int]]:
+        heap = [
+            (round(tasks[u] * step[u], _DIGITS), tie(u), u)
+            for u in (int(v) for v in np.flatnonzero(active))
+        ]
+        heapq.heapify(heap)
+        return heap
+
+    may_jump = _jump(pool, tasks, steps, caps, active, records) is not None
+    heap = queue()
+    since = 0  # tasks handed out one at a time since the last try of a jump
     while heap:
+        if may_jump and since >= JUMP_MIN_TASKS:
+            since = 0  # the bound _jump checks only falls: once too small, it stays so
+            jumped = _jump(pool, tasks, steps, caps, active, records)
+            may_jump = jumped is not None
+            if jumped:
+                heap = queue()
         _, _, user = heapq.heappop(heap)
         if tasks[user] + 1 > limit[user] or not put(user):
+            active[user] = False
             continue
+        since += 1
         heapq.heappush(heap, (round(tasks[user] * step[user], _DIGITS), tie(user), user))
+
+
+def _within(counts: FloatArray, base: FloatArray, demands: FloatArray, room: FloatArray) -> bool:
+    """Whether the tasks from ``base`` to ``counts`` need at most ``room`` of each resource."""
+    return bool(np.all((counts - base) @ demands <= room))
+
+
+def _jump(
+    pool: _MachinePool,
+    tasks: list[int],
+    steps: FloatArray,
+    caps: FloatArray,
+    active: BoolArray,
+    records: dict[tuple[int, int], int],
+) -> bool | None:
+    """Jumps of the level (``progressive.jump_to_level``) for :func:`_progressive`, repeated
+    while they hand out many tasks. Whether the tasks of a level fit on the machines is bin
+    packing, so a jump takes a level whose tasks need at most half the free capacity of each
+    resource, summed over the machines, and places each user's tasks in one go (users in
+    index order, each as its own tasks one by one would go); a user whose tasks do not all
+    fit is set aside, as one task at a time would set it aside at its first task that fits
+    nowhere. Each jump halves the free capacity at most, so there are about log2(tasks) of
+    them; what is left is handed out one task at a time. Returns whether it jumped, or None
+    when too few tasks may still fit for any later jump."""
+    jumped_once = False
+    while True:
+        x = np.asarray(tasks, dtype=np.float64)
+        if float((caps[active] - x[active]).sum()) < JUMP_MIN_TASKS:
+            return None  # the caps leave too few tasks (cheaper than free_total)
+        room = 0.5 * np.maximum(pool.free_total(), 0.0)
+        if tasks_that_may_fit(x, caps, active, room, pool.demands) < JUMP_MIN_TASKS:
+            return None if not jumped_once else True
+        fits = partial(_within, base=x, demands=pool.demands, room=room)
+        jumped = jump_to_level(x, steps, caps, active, fits)
+        if jumped is None:
+            return jumped_once
+        jumped_once = True
+        for user in np.flatnonzero(jumped > x):
+            want = int(jumped[user] - x[user])
+            got = pool.place_many(int(user), want, records)
+            tasks[user] += got
+            if got < want:
+                active[user] = False
 
 
 # --------------------------------------------------------------------------------------------
@@ -385,17 +524,53 @@ def _fill_one_machine(
     """DRF Algorithm 1 on one machine, continued past users whose next task does not fit:
     tasks per user (aligned with ``users``), lowest weighted share first, ties by index."""
     free = capacity.astype(np.float64).copy()
-    slack = _fit_slack(capacity)
+    slack = fit_slack(capacity, demands)
     counts = np.zeros(len(users), dtype=np.int64)
-    heap = [(0.0, int(u), k) for k, u in enumerate(users)]
-    heapq.heapify(heap)
+    active = np.ones(len(users), dtype=np.bool_)
+    mine = demands[users]
+    may_jump = True  # the bound below only falls: once too small, it stays so
+
+    def jump() -> bool:
+        # The machine's tasks of a level fit together exactly when they fit one by one.
+        nonlocal counts, free, may_jump
+        x = counts.astype(np.float64)
+        may_jump = may_jump and (
+            tasks_that_may_fit(x, limits, active, free + slack, mine) >= JUMP_MIN_TASKS
+        )
+        if not may_jump:
+            return False
+        fits = partial(_within, base=x, demands=mine, room=free + slack)
+        jumped = jump_to_level(x, step, limits, active, fits)
+        if jumped is None:
+            return False
+        free = free - (jumped - x) @ mine
+        counts = jumped.astype(np.int64)
+        return True
+
+    def queue() -> list[tuple[float, int, int]]:
+        heap = [
+            (round(float(counts[k] * step[k]), _DIGITS), int(users[k]), k)
+            for k in (int(v) for v in np.flatnonzero(active))
+        ]
+        heapq.heapify(heap)
+        return heap
+
+    jump()
+    heap = queue()
+    since = 0  # tasks handed out one at a time since the last try of a jump
     while heap:
+        if since >= JUMP_MIN_TASKS:
+            since = 0
+            if jump():
+                heap = queue()
         _, user, k = heapq.heappop(heap)
         demand = demands[user]
         if counts[k] + 1 > limits[k] + _FIT_TOL or np.any(demand > free + slack):
+            active[k] = False
             continue
         free -= demand
         counts[k] += 1
+        since += 1
         heapq.heappush(heap, (round(float(counts[k] * step[k]), _DIGITS), user, k))
     return counts
 
@@ -602,6 +777,34 @@ class _SlotFlow:
             return True
         return self._augment(user)
 
+    def add_many(self, user: int, tasks: int) -> int:
+        """Give ``user`` up to ``tasks`` more tasks as that many :meth:`add` calls would when
+        the free slots of its types suffice (each such call takes the first type in its
+        preference order with a free slot); returns how many it got. A few are added one by
+        one; what free slots cannot hold is left to :meth:`add`'s augmenting paths."""
+        if tasks < JUMP_MIN_TASKS:
+            got = 0
+            while got < tasks and self.add(user):
+                got += 1
+            return got
+        got = 0
+        preference = self.preferences[user]
+        position = self.cursor[user]
+        while got < tasks and position < len(preference):
+            t = preference[position]
+            take = min(int(self.spare[t]), tasks - got)
+            self.flow[user, t] += take
+            self.spare[t] -= take
+            got += take
+            if self.spare[t] == 0:
+                position += 1
+        self.cursor[user] = position
+        while got < tasks and self.add(user):
+            got += 1
+            if got >= JUMP_MIN_TASKS:  # the rest by a later jump or one by one
+                break
+        return got
+
     def _augment(self, user: int) -> bool:
         usable, flow, spare = self.usable, self.flow, self.spare
         n_users, n_types = usable.shape
@@ -671,29 +874,52 @@ def _cmmf_by_flow(
     flow = _SlotFlow(local, slots, preferences)
     whole = np.floor(initial[users] + _FIT_TOL).astype(np.int64)
     for row in range(len(users)):
-        for k in range(int(whole[row])):
-            if not flow.add(row):
+        placed = 0
+        while placed < whole[row]:
+            more = flow.add_many(row, int(whole[row]) - placed)
+            placed += more
+            if not more:
                 raise InvalidRequest(
                     f"users[{int(users[row])}].min_share",
                     f"the minimum shares do not fit on the machines this user may use: only "
-                    f"{k} of its {int(whole[row])} guaranteed tasks fit together with the "
-                    "other users' guarantees; lower the minimum shares",
+                    f"{placed} of its {int(whole[row])} guaranteed tasks fit together with "
+                    "the other users' guarantees; lower the minimum shares",
                 )
     tasks = [int(v) for v in whole]
     step = [float(size[u] / weights[u]) for u in users]
     limit = [float(caps[u]) + _FIT_TOL for u in users]
     frozen = np.zeros(len(users), dtype=np.bool_)
-    heap = [(round(tasks[r] * step[r], _DIGITS), -step[r], r) for r in range(len(users))]
-    heapq.heapify(heap)
+    dropped = np.zeros(len(users), dtype=np.bool_)
+    steps = np.asarray(size[users] / weights[users], dtype=np.float64)
+
+    def queue() -> list[tuple[float, float, int]]:
+        heap = [
+            (round(tasks[r] * step[r], _DIGITS), -step[r], r)
+            for r in (int(v) for v in np.flatnonzero(~(frozen | dropped)))
+        ]
+        heapq.heapify(heap)
+        return heap
+
+    may_jump = _jump_slots(flow, tasks, steps, caps[users], ~(frozen | dropped)) is not None
+    heap = queue()
+    since = 0  # tasks handed out one at a time since the last try of a jump
     while heap:
+        if may_jump and since >= JUMP_MIN_TASKS:
+            since = 0  # the bound _jump_slots checks only falls: once too small, it stays so
+            jumped = _jump_slots(flow, tasks, steps, caps[users], ~(frozen | dropped))
+            may_jump = jumped is not None
+            if jumped:
+                heap = queue()
         _, _, row = heapq.heappop(heap)
         if frozen[row] or tasks[row] + 1 > limit[row]:
-            continue
-        if flow.add(row):
+            dropped[row] = True
+        elif flow.add(row):
             tasks[row] += 1
+            since += 1
             heapq.heappush(heap, (round(tasks[row] * step[row], _DIGITS), -step[row], row))
         else:
             frozen |= flow.stuck_with_last_failure()
+            dropped[row] = True
     # Lay the tasks of each type onto its machines: users in index order, machines in index
     # order, each machine filled to its slots before the next (every slot holds one task).
     members = _members_by_type(types)
@@ -711,6 +937,40 @@ def _cmmf_by_flow(
                 used += take
                 if used == slots_each:
                     machine_at, used = machine_at + 1, 0
+
+
+def _jump_slots(
+    flow: _SlotFlow, tasks: list[int], steps: FloatArray, caps: FloatArray, active: BoolArray
+) -> bool | None:
+    """Jumps of the level (``progressive.jump_to_level``) for :func:`_cmmf_by_flow`, while
+    they hand out many tasks: a level whose extra tasks take at most half the free slots
+    in all and at most half of those of each user's types, given in one go per user (in
+    index order) from free slots; a user that gets fewer is left to one task at a time."""
+    jumped_once = False
+    while True:
+        x = np.asarray(tasks, dtype=np.float64)
+        spare = flow.spare.astype(np.float64)
+        own = np.asarray(flow.usable @ spare, dtype=np.float64)
+        total = float(spare.sum())
+        if float(np.minimum(own, caps - x)[active].sum()) < JUMP_MIN_TASKS:
+            return True if jumped_once else None
+
+        def fits(
+            counts: FloatArray, x: FloatArray = x, own: FloatArray = own, total: float = total
+        ) -> bool:
+            extra = counts - x
+            return bool(extra.sum() <= total / 2 and np.all(extra <= own / 2))
+
+        jumped = jump_to_level(x, steps, caps, active, fits)
+        if jumped is None:
+            return jumped_once
+        jumped_once = True
+        for row in (int(v) for v in np.flatnonzero(jumped > x)):
+            want = int(jumped[row] - x[row])
+            got = flow.add_many(row, want)
+            tasks[row] += got
+            if got < want:
+                return True
 
 
 def cmmf_whole_tasks(

@@ -84,11 +84,13 @@ __all__ = [
     "ATTRIBUTES",
     "ATTRIBUTE_FREQUENCY",
     "CLASS_SHARES",
+    "DEFAULT_JOBS",
     "FACEBOOK_2009_BINS",
     "FACEBOOK_2010_BINS",
     "REQUIRE_PROBABILITY",
     "Workload",
     "generate",
+    "largest_job",
 ]
 
 
@@ -165,11 +167,14 @@ _CLASS_ATTRIBUTE = np.array(ATTRIBUTE_FREQUENCY)[np.newaxis, :] ** (
 overall frequency raised to 1 / richness, so an attribute every machine has stays universal
 and richer classes meet the rare ones more often."""
 
+DEFAULT_JOBS = {"facebook-2009": 50, "facebook-2010": 100, "zipf": 30, "google-constraints": 300}
+"""Each generator's default ``jobs``: its paper's experiment (see the module docstring)."""
+
 _DEFAULTS: dict[str, dict[str, object]] = {
-    "facebook-2009": {"jobs": 50, "arrival": 30.0},
-    "facebook-2010": {"jobs": 100, "arrival": 30.0},
-    "zipf": {"jobs": 30, "arrival": 30.0},
-    "google-constraints": {"jobs": 300, "arrival": 12.0},
+    "facebook-2009": {"jobs": DEFAULT_JOBS["facebook-2009"], "arrival": 30.0},
+    "facebook-2010": {"jobs": DEFAULT_JOBS["facebook-2010"], "arrival": 30.0},
+    "zipf": {"jobs": DEFAULT_JOBS["zipf"], "arrival": 30.0},
+    "google-constraints": {"jobs": DEFAULT_JOBS["google-constraints"], "arrival": 12.0},
 }
 _COMMON = ("jobs", "arrival", "duration", "demand", "users", "queues")
 _PARAMETERS: dict[str, tuple[str, ...]] = {
@@ -182,6 +187,7 @@ _DEFAULT_DURATION = ParetoDuration(alpha=1.9, minimum=10.0)
 _DEFAULT_REPLICAS = 3
 _DEFAULT_REDUCE = (10.0, 20.0)
 _ZIPF_MAX_MAPS = 400
+_MAX_REDUCE_FRACTION = 0.25  # facebook-2009: reducers are 5% to 25% of the maps
 _REDRAWS = 1000
 
 
@@ -343,6 +349,22 @@ class _Params:
 # Job sizes
 
 
+def largest_job(generator: str, *, with_reduce: bool = True) -> tuple[int, int]:
+    """The most map tasks and reducers one job of ``generator`` can have (the reducers of
+    ``facebook-2009`` and ``zipf`` unless ``with_reduce`` is false): the loader bounds a
+    generated workload by its ``jobs`` times this before anything is drawn."""
+    if generator == "zipf":
+        maps = _ZIPF_MAX_MAPS
+        reducers = _ZIPF_MAX_MAPS // 5  # uniform between 1 and maps / 5
+    else:
+        bins = FACEBOOK_2010_BINS if generator == "facebook-2010" else FACEBOOK_2009_BINS
+        maps = max(b.high for b in bins)
+        reducers = max(1, round(maps * _MAX_REDUCE_FRACTION))
+    if not with_reduce or generator not in ("facebook-2009", "zipf"):
+        reducers = 0
+    return maps, reducers
+
+
 def _cumulative(weights: FloatArray) -> FloatArray:
     """The distribution function of ``weights`` (normalised), for inverse-transform draws:
     ``searchsorted(cdf, u, 'right')`` with ``u`` uniform on [0, 1) picks index ``i`` with
@@ -472,7 +494,7 @@ def generate(
                 if zipf is not None:
                     reducers = int(rng.integers(1, max(1, tasks // 5), endpoint=True))
                 else:
-                    reducers = max(1, round(tasks * float(rng.uniform(0.05, 0.25))))
+                    reducers = max(1, round(tasks * float(rng.uniform(0.05, _MAX_REDUCE_FRACTION))))
                 phase = ReducePhase(reducers, reduce[0], reduce[1])
             constraint = _draw_constraint(has, rng, cache) if has is not None else None
             name = f"job{i:0{width}d}"

@@ -38,6 +38,16 @@ from pydantic_core import PydanticCustomError
 
 from fairshare.cluster import AttributeValue, Cluster, FloatArray, Machine
 from fairshare.cluster.constraints import Constraint, ConstraintSyntaxError, parse_constraint
+from fairshare.workload.limits import (
+    MAX_ALIAS_NODES,
+    MAX_GENERATED_JOBS,
+    MAX_MACHINES,
+    MAX_NESTING,
+    MAX_REPLICA_COPIES,
+    MAX_REPLICAS,
+    MAX_SCENARIO_BYTES,
+    MAX_TASKS,
+)
 from fairshare.workload.model import (
     ROOT,
     Duration,
@@ -54,9 +64,9 @@ from fairshare.workload.model import (
 )
 
 try:  # libyaml's parser is several times faster than the pure-Python one
-    from yaml import CSafeLoader as _SafeLoader
+    from yaml._yaml import CParser as _Parser
 except ImportError:  # pragma: no cover - PyYAML built without libyaml
-    from yaml import SafeLoader as _SafeLoader  # type: ignore[assignment]
+    from yaml.parser import Parser as _Parser  # type: ignore[assignment]
 
 __all__ = [
     "GENERATORS",
@@ -70,8 +80,9 @@ __all__ = [
 GENERATORS = ("facebook-2009", "facebook-2010", "zipf", "google-constraints")
 """The built-in workload generators (SPEC section 1, ``workload.generator``)."""
 
-MAX_COUNT = 1_000_000
-"""The largest ``count`` a machine entry may expand to (a guard against typos)."""
+MAX_COUNT = MAX_MACHINES
+"""The largest ``count`` a machine entry may expand to (the machines of all entries together
+are limited to the same number, :data:`~fairshare.workload.limits.MAX_MACHINES`)."""
 
 _LIST_LIMIT = 10
 """How many known names an "unknown name" message lists."""
@@ -182,13 +193,15 @@ def _positive(value: object) -> float:
     return number
 
 
-def _whole(minimum: int) -> Callable[[object], int]:
+def _whole(minimum: int, maximum: int | None = None) -> Callable[[object], int]:
     requirement = f"a whole number >= {minimum}"
 
     def check(value: object) -> int:
         number = _number(value, requirement)
         if not number.is_integer() or number < minimum:
             raise _invalid(f"must be {requirement}, {_got(value)}")
+        if maximum is not None and number > maximum:
+            raise _invalid(f"must be at most {maximum:,} (the limit), {_got(value)}")
         return value if isinstance(value, int) else int(number)
 
     return check
@@ -253,6 +266,10 @@ def _pareto_alpha(value: object) -> float:
 
 Count = Annotated[int, PlainValidator(_whole(1))]
 CountOrZero = Annotated[int, PlainValidator(_whole(0))]
+TaskCount = Annotated[int, PlainValidator(_whole(1, MAX_TASKS))]
+TaskCountOrZero = Annotated[int, PlainValidator(_whole(0, MAX_TASKS))]
+Replicas = Annotated[int, PlainValidator(_whole(1, MAX_REPLICAS))]
+GeneratedJobs = Annotated[int, PlainValidator(_whole(1, MAX_GENERATED_JOBS))]
 Name = Annotated[str, PlainValidator(_name)]
 Text = Annotated[str, PlainValidator(_text)]
 QueuePath = Annotated[str, PlainValidator(_queue_path)]
@@ -409,11 +426,11 @@ DurationField = Annotated[
 
 
 class _InputModel(_Model):
-    replicas: Count
+    replicas: Replicas
 
 
 class _ReduceModel(_Model):
-    tasks: CountOrZero
+    tasks: TaskCountOrZero
     copy_seconds: NonNegative = Field(default=0.0, alias="copy")
     compute: NonNegative = 0.0
     demand: dict[Name, NonNegative] | None = None
@@ -433,7 +450,7 @@ class _JobModel(_Model):
     demand: dict[Name, NonNegative] | None = None
     constraint: Text | None = None
     machines: list[Name] | None = None
-    tasks: Count
+    tasks: TaskCount
     duration: DurationField
     input: _InputModel | None = None
     reduce: _ReduceModel | None = None
@@ -476,7 +493,7 @@ class _WorkloadModel(_Model):
     open_fields: ClassVar[bool] = True
 
     generator: Generator
-    jobs: Count | None = None
+    jobs: GeneratedJobs | None = None
 
     @model_validator(mode="after")
     def check_parameters(self) -> _WorkloadModel:
@@ -607,6 +624,7 @@ class _Builder:
         raise ScenarioError(self.source, where, what)
 
     def build(self) -> Scenario:
+        self._check_totals()
         cluster = self._given_cluster()
         if cluster is None:
             self.resources = self._resources()
@@ -623,6 +641,63 @@ class _Builder:
             params = self.model.workload.model_dump(exclude={"generator"}, exclude_none=True)
             workload = WorkloadSpec(self.model.workload.generator, params)
         return Scenario(self.source, cluster, queues, users, jobs, workload)
+
+    # limits on totals, before anything is expanded or generated
+
+    def _check_totals(self) -> None:
+        """The sums :mod:`fairshare.workload.limits` bounds, each blamed on the entry where
+        the running total first passes its limit."""
+        machines = 0
+        for i, entry in enumerate(self.model.machines or ()):
+            machines += 1 if entry.count is None else entry.count
+            if machines > MAX_MACHINES:
+                self.fail(
+                    f"machines[{i}]" + ("" if entry.count is None else ".count"),
+                    f"the machines add up to {machines:,} here; a scenario may have at most "
+                    f"{MAX_MACHINES:,} machines",
+                )
+        tasks = copies = 0
+        for i, job in enumerate(self.model.jobs or ()):
+            tasks += job.tasks
+            if tasks > MAX_TASKS:
+                self.fail(f"jobs[{i}].tasks", _too_many_tasks(tasks))
+            if job.reduce is not None:
+                tasks += job.reduce.tasks
+                if tasks > MAX_TASKS:
+                    self.fail(f"jobs[{i}].reduce.tasks", _too_many_tasks(tasks))
+            if job.input is not None:
+                copies += job.tasks * job.input.replicas
+                if copies > MAX_REPLICA_COPIES:
+                    self.fail(f"jobs[{i}].input.replicas", _too_many_copies(copies))
+        if self.model.workload is not None:
+            self._check_generated(self.model.workload)
+
+    def _check_generated(self, workload: _WorkloadModel) -> None:
+        """A generator's jobs times the largest job it can draw, before any is drawn."""
+        from fairshare.workload.generators import DEFAULT_JOBS, largest_job  # noqa: PLC0415
+
+        extra = workload.model_extra or {}
+        jobs = DEFAULT_JOBS[workload.generator] if workload.jobs is None else workload.jobs
+        maps, reducers = largest_job(
+            workload.generator, with_reduce=extra.get("reduce") is not False
+        )
+        if jobs * (maps + reducers) > MAX_TASKS:
+            self.fail(
+                "workload.jobs",
+                f"{jobs:,} jobs of up to {maps + reducers:,} tasks each may make "
+                f"{jobs * (maps + reducers):,} tasks; at most {MAX_TASKS:,} tasks in all "
+                f"(at most {MAX_TASKS // (maps + reducers):,} {workload.generator} jobs)",
+            )
+        replicas = extra.get("replicas")
+        if isinstance(replicas, int | float) and not isinstance(replicas, bool):
+            if replicas > MAX_REPLICAS:
+                self.fail(
+                    "workload.replicas",
+                    f"must be a whole number from 0 to {MAX_REPLICAS} (the limit), "
+                    f"got {_show(replicas)}",
+                )
+            if jobs * maps * replicas > MAX_REPLICA_COPIES:
+                self.fail("workload.replicas", _too_many_copies(int(jobs * maps * replicas)))
 
     # resources and machines
 
@@ -844,6 +919,20 @@ class _Builder:
         seen[name] = i
 
 
+def _too_many_tasks(tasks: int) -> str:
+    return (
+        f"the jobs' tasks (map and reduce) add up to {tasks:,} here; a scenario may have at "
+        f"most {MAX_TASKS:,} tasks"
+    )
+
+
+def _too_many_copies(copies: int) -> str:
+    return (
+        f"tasks times replicas add up to {copies:,} input block locations here; at most "
+        f"{MAX_REPLICA_COPIES:,}"
+    )
+
+
 def _duration(value: float | list[float] | _DistributionModel) -> Duration:
     if isinstance(value, list):
         return PerTaskDurations(tuple(value))
@@ -889,9 +978,16 @@ def load_scenario(path: str | Path, machines_from: MachinesFrom | None = None) -
     (``machines_from`` as for :func:`parse_scenario`)."""
     source = str(path)
     try:
-        raw = Path(path).read_bytes()
+        with Path(path).open("rb") as stream:
+            raw = stream.read(MAX_SCENARIO_BYTES + 1)  # not the whole of a huge file or pipe
     except OSError as err:
         raise ScenarioError(source, "file", f"cannot read ({err.strerror or err})") from None
+    if len(raw) > MAX_SCENARIO_BYTES:
+        raise ScenarioError(
+            source,
+            "file",
+            f"is larger than {MAX_SCENARIO_BYTES // 2**20} MiB (the limit for a scenario file)",
+        )
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as err:
@@ -920,8 +1016,86 @@ class _DuplicateKeyError(Exception):
         self.first_line = first_line
 
 
-class _YamlLoader(_SafeLoader):
-    """The safe loader, rejecting a key that repeats in one mapping."""
+class _LimitExceeded(Exception):
+    def __init__(self, line: int, what: str) -> None:
+        super().__init__(line, what)
+        self.line = line
+        self.what = what
+
+
+class _LimitedComposer(yaml.composer.Composer):
+    """YAML's composer (events to nodes) in Python, with the nesting and alias limits of
+    :mod:`fairshare.workload.limits` checked as each node is composed, before anything is
+    constructed. libyaml's own composer recurses in C and overflows the stack (SIGSEGV) on
+    input nested tens of thousands deep, and an alias is composed as one shared node, so the
+    size of what aliases expand to is counted here: each alias adds the nodes of what it names
+    (aliases inside included), and its depth below the alias."""
+
+    # provided by the parser the loader combines this with
+    check_event: Callable[..., bool]
+    peek_event: Callable[[], Any]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.depth = 0
+        self.deepest = 0
+        self.through_aliases = 0
+        self.composed = 0
+        self.anchored: dict[int, tuple[int, int]] = {}  # id(node) -> (nodes, height)
+
+    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
+        if self.check_event(yaml.AliasEvent):
+            mark = self.peek_event().start_mark
+            node = super().compose_node(parent, index)
+            size, height = self.anchored.get(id(node), (1, 0))
+            self.through_aliases += size
+            if self.through_aliases > MAX_ALIAS_NODES:
+                raise _LimitExceeded(
+                    mark.line + 1,
+                    f"aliases expand to more than {MAX_ALIAS_NODES:,} nodes (an alias bomb?); "
+                    "write the values out or use fewer aliases",
+                )
+            self._reach(self.depth + height, mark)
+            self.composed += size
+            return node
+        event = self.peek_event()
+        anchor = getattr(event, "anchor", None)
+        nests = isinstance(event, yaml.SequenceStartEvent | yaml.MappingStartEvent)
+        outer_deepest, before = self.deepest, self.composed
+        if anchor is not None:
+            self.deepest = self.depth
+        if nests:
+            self.depth += 1
+            self._reach(self.depth, event.start_mark)
+        node = super().compose_node(parent, index)
+        self.composed += 1
+        if nests:
+            self.depth -= 1
+        if anchor is not None:
+            self.anchored[id(node)] = (self.composed - before, self.deepest - self.depth)
+            self.deepest = max(outer_deepest, self.deepest)
+        return node
+
+    def _reach(self, depth: int, mark: yaml.Mark) -> None:
+        if depth > MAX_NESTING:
+            raise _LimitExceeded(mark.line + 1, _TOO_DEEP)
+        self.deepest = max(self.deepest, depth)
+
+
+class _YamlLoader(
+    _LimitedComposer,
+    _Parser,
+    yaml.constructor.SafeConstructor,
+    yaml.resolver.Resolver,
+):
+    """The safe loader (libyaml's parser when built with it), with the limited composer, and
+    rejecting a key that repeats in one mapping."""
+
+    def __init__(self, stream: str) -> None:
+        _Parser.__init__(self, stream)
+        yaml.constructor.SafeConstructor.__init__(self)
+        yaml.resolver.Resolver.__init__(self)
+        _LimitedComposer.__init__(self)
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: dict[object, int] = {}
@@ -940,13 +1114,19 @@ class _YamlLoader(_SafeLoader):
 
 def _read_yaml(text: str, source: str) -> object:
     try:
-        return yaml.load(text, Loader=_YamlLoader)
+        loader = _YamlLoader(text)
+        try:
+            return loader.get_single_data()
+        finally:
+            loader.dispose()
     except _DuplicateKeyError as dup:
         raise ScenarioError(
             source,
             f"line {dup.line}",
             f"duplicate key {_show(dup.key)} (first at line {dup.first_line})",
         ) from None
+    except _LimitExceeded as limit:
+        raise ScenarioError(source, f"line {limit.line}", limit.what) from None
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         problem = err.problem or err.context or "not valid YAML"
@@ -962,7 +1142,7 @@ def _read_yaml(text: str, source: str) -> object:
         raise ScenarioError(source, "file", _TOO_DEEP) from None
 
 
-_TOO_DEEP = "nested too deep to read; scenarios nest a few levels, not hundreds"
+_TOO_DEEP = f"nested more than {MAX_NESTING} levels deep (the limit); scenarios nest a few levels"
 
 
 def _unreadable_number(err: ValueError) -> str:
@@ -1003,7 +1183,28 @@ def _line_of_constant(text: str) -> int | None:
     return None
 
 
+def _nesting_over_limit(data: object) -> bool:
+    """True if mappings and lists nest more than ``MAX_NESTING`` deep (without recursion)."""
+    stack: list[tuple[object, int]] = [(data, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict | list):
+            depth += 1
+            if depth > MAX_NESTING:
+                return True
+            items = value.values() if isinstance(value, dict) else value
+            stack.extend((item, depth) for item in items if isinstance(item, dict | list))
+    return False
+
+
 def _read_json(text: str, source: str) -> object:
+    data = _parse_json(text, source)
+    if _nesting_over_limit(data):
+        raise ScenarioError(source, "file", _TOO_DEEP)
+    return data
+
+
+def _parse_json(text: str, source: str) -> object:
     try:
         return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_no_duplicates)
     except json.JSONDecodeError as err:
