@@ -28,7 +28,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fairshare.allocation import check_allocation
-from fairshare.cli import _cell, _markdown_matrix
+from fairshare.cli.check import _cell, _markdown_matrix
 from fairshare.fairness import check
 from fairshare.fairness import properties as fairness_properties
 from fairshare.solvers import SolverFailure, solve
