@@ -4,6 +4,12 @@ A trace supplies jobs; the scenario supplies what the trace lacks (SPEC section 
 stream: they yield one :class:`~fairshare.workload.model.Job` at a time, in submit order, and
 never hold a whole file in memory. A record that cannot be read is a :class:`TraceError`
 naming the file and its line (SPEC section 4: ``error: FILE: line N: WHAT``, exit code 2).
+
+Every number a reader uses is parsed here (:func:`whole_number`, :func:`amount`): finite, in
+its documented range, and a value that is not is named as ``field NAME: ...`` with the text
+cut to a readable length (:func:`shown`). Times are bounded by
+:data:`~fairshare.workload.model.MAX_SECONDS` and tasks per job by :data:`MAX_TASKS`, so no
+trace can overflow the simulator's arithmetic or ask for more tasks than memory holds.
 """
 
 from __future__ import annotations
@@ -19,13 +25,28 @@ import numpy as np
 
 from fairshare.cluster import Cluster, FloatArray
 from fairshare.workload.loader import ScenarioError
+from fairshare.workload.model import MAX_SECONDS
 
 __all__ = [
+    "MAX_SECONDS",
+    "MAX_TASKS",
+    "JobNames",
     "TraceError",
+    "amount",
     "check_readable",
     "first_resource_demand",
     "numbered_lines",
+    "shown",
+    "whole_number",
 ]
+
+MAX_TASKS = 1_000_000
+"""The most tasks one trace record may become (SWIM's maps or reduces, SWF's processors).
+The largest job of the shipped samples has 166,000 maps; a record beyond this is corrupt,
+and replaying it would hold one entry per task."""
+
+_SHOWN = 40
+"""How many characters of a bad field an error message echoes."""
 
 
 class TraceError(ScenarioError):
@@ -40,6 +61,92 @@ class TraceError(ScenarioError):
     def __init__(self, file: str | Path, line: int | None, what: str) -> None:
         super().__init__(str(file), "file" if line is None else f"line {line}", what)
         self.line = line
+
+
+def shown(text: str) -> str:
+    """``text`` quoted for an error message, cut when long (a corrupt trace field may hold
+    megabytes, and an error stays one readable line)."""
+    if len(text) <= _SHOWN:
+        return repr(text)
+    return f"{text[:_SHOWN]!r}... ({len(text):,} characters)"
+
+
+def _field_error(path: Path, line: int, field: str, allowed: str, text: str) -> TraceError:
+    return TraceError(path, line, f"field {field}: must be {allowed}, got {shown(text)}")
+
+
+def _bound(value: float) -> str:
+    return f"{value:,}" if isinstance(value, int) else f"{value:g}"
+
+
+def whole_number(
+    text: str, field: str, path: Path, line: int, *, maximum: int, note: str = ""
+) -> int:
+    """The whole number in ``text``, from 0 to ``maximum``; otherwise a :class:`TraceError`
+    ``field FIELD: must be a whole number from 0 to MAXIMUM, got TEXT``.
+
+    Only decimal digits (an optional ``+``) are read, and never more than ``maximum`` has, so
+    a field of thousands of digits costs nothing and cannot overflow a float later."""
+    digits = text.strip().removeprefix("+")
+    if (
+        not digits.isascii()
+        or not digits.isdigit()
+        or len(digits.lstrip("0")) > len(str(maximum))
+        or int(digits.lstrip("0") or "0") > maximum
+    ):
+        allowed = f"a whole number from 0 to {_bound(maximum)}{note}"
+        raise _field_error(path, line, field, allowed, text)
+    return int(digits.lstrip("0") or "0")
+
+
+def amount(
+    text: str,
+    field: str,
+    path: Path,
+    line: int,
+    *,
+    maximum: float,
+    missing: float | None = None,
+    note: str = "",
+) -> float:
+    """The number in ``text``, from 0 to ``maximum`` (finite); ``missing`` (SWF's -1), when
+    given, is accepted and returned as it is. Otherwise a :class:`TraceError`
+    ``field FIELD: must be a number from 0 to MAXIMUM, got TEXT``."""
+    allowed = f"a number from 0 to {_bound(maximum)}{note}"
+    if missing is not None:
+        allowed += f", or {missing:g} (missing)"
+    try:
+        value = float(text)
+    except ValueError:
+        raise _field_error(path, line, field, allowed, text) from None
+    if value == missing:
+        return value
+    # `not <=` also rejects nan; inf and a long digit string (float gives inf) are above.
+    if not 0 <= value <= maximum:
+        raise _field_error(path, line, field, allowed, text)
+    return value + 0.0  # -0.0 as 0.0
+
+
+class JobNames:
+    """The job names a reader has yielded, each with its line, to reject a repeat where it
+    is: the second occurrence's line of the trace, not the scenario. The simulator keeps
+    every job's record anyway, so one entry per job adds little."""
+
+    def __init__(self, path: Path, what: str) -> None:
+        self.path = path
+        self.what = what
+        self.lines: dict[str, int] = {}
+
+    def add(self, name: str, line: int) -> None:
+        """Remember ``name`` at ``line``; a :class:`TraceError` there if it was seen."""
+        first = self.lines.setdefault(name, line)
+        if first != line:
+            raise TraceError(
+                self.path,
+                line,
+                f"{self.what} {shown(name)} repeats (first at line {first}); job ids must be "
+                "unique",
+            )
 
 
 def _open_text(path: Path) -> IO[str]:
