@@ -74,6 +74,7 @@ from fairshare.workload.model import (
     MAX_AMOUNT,
     MAX_SECONDS,
     MIN_AMOUNT,
+    MIN_SECONDS,
     ROOT,
     Duration,
     ExponentialDuration,
@@ -232,10 +233,13 @@ class _Params:
         return float(value)
 
     def seconds(self, name: str, value: object, where: str | None = None) -> float:
-        """A time span > 0 of at most ``MAX_SECONDS``."""
+        """A time span from ``MIN_SECONDS`` to ``MAX_SECONDS``."""
         number = self.positive(name, value, where)
-        if number > MAX_SECONDS:
-            self.fail(where or name, f"must be at most {MAX_SECONDS:g} seconds, got {value!r}")
+        if not MIN_SECONDS <= number <= MAX_SECONDS:
+            self.fail(
+                where or name,
+                f"must be from {MIN_SECONDS:g} to {MAX_SECONDS:g} seconds, got {value!r}",
+            )
         return number
 
     def number(self, name: str, default: float) -> float:

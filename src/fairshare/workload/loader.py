@@ -41,8 +41,10 @@ from fairshare.cluster.constraints import Constraint, ConstraintSyntaxError, par
 from fairshare.workload.model import (
     MAX_AMOUNT,
     MAX_SECONDS,
+    MAX_TASK_BOUND,
     MAX_WEIGHT,
     MIN_AMOUNT,
+    MIN_SECONDS,
     MIN_WEIGHT,
     ROOT,
     Duration,
@@ -240,8 +242,17 @@ def _seconds(value: object) -> float:
 
 def _duration_seconds(value: object) -> float:
     number = _positive(value)
-    if number > MAX_SECONDS:
-        raise _invalid(f"must be a number of seconds > 0, at most {MAX_SECONDS:g}, {_got(value)}")
+    if not MIN_SECONDS <= number <= MAX_SECONDS:
+        raise _invalid(
+            f"must be a number of seconds from {MIN_SECONDS:g} to {MAX_SECONDS:g}, {_got(value)}"
+        )
+    return number
+
+
+def _task_bound(value: object) -> float:
+    number = _non_negative(value)
+    if number > MAX_TASK_BOUND:
+        raise _invalid(f"must be a number of tasks from 0 to {MAX_TASK_BOUND:g}, {_got(value)}")
     return number
 
 
@@ -265,6 +276,7 @@ Seconds = Annotated[float, PlainValidator(_seconds)]
 :data:`~fairshare.workload.model.MAX_SECONDS` so that sums of times stay finite."""
 DurationSeconds = Annotated[float, PlainValidator(_duration_seconds)]
 Amount = Annotated[float, PlainValidator(_amount)]
+TaskBound = Annotated[float, PlainValidator(_task_bound)]
 Weight = Annotated[float, PlainValidator(_weight)]
 
 PARETO_ALPHA_MIN = 0.1
@@ -369,8 +381,8 @@ class _MachineModel(_Model):
 class _QueueModel(_Model):
     path: QueuePath
     weight: Weight = 1.0
-    min_share: NonNegative = 0.0
-    max_share: NonNegative | None = None
+    min_share: TaskBound = 0.0
+    max_share: TaskBound | None = None
 
     @model_validator(mode="after")
     def check_shares(self) -> _QueueModel:
@@ -383,9 +395,9 @@ class _UserModel(_Model):
     demand: dict[Name, Amount] | None = None
     weight: Weight = 1.0
     queue: Name | None = None
-    max_tasks: NonNegative | None = None
-    min_share: NonNegative = 0.0
-    max_share: NonNegative | None = None
+    max_tasks: TaskBound | None = None
+    min_share: TaskBound = 0.0
+    max_share: TaskBound | None = None
     constraint: Text | None = None
     machines: list[Name] | None = None
 

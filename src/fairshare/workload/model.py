@@ -24,6 +24,14 @@ years) a scenario or a trace may hold. Far beyond any real workload, and far ins
 float range: submit + duration, sums and means of times stay finite (never ``inf`` in a
 report), and 1e15 s still resolves well under a second (float spacing 0.125 s)."""
 
+MIN_SECONDS = 1e-6
+"""The shortest duration > 0 (a microsecond): a slowdown, a response time over the job's
+time alone, stays finite (1e-300 s made it overflow)."""
+
+MAX_TASK_BOUND = 1e15
+"""The largest ``min_share``, ``max_share`` or ``max_tasks`` (tasks): times an amount, still
+far inside the float range."""
+
 MIN_AMOUNT = 1e-9
 MAX_AMOUNT = 1e15
 """A capacity or demand is 0 or from ``MIN_AMOUNT`` to ``MAX_AMOUNT`` units: a ratio of two

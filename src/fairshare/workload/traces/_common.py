@@ -106,13 +106,15 @@ def amount(
     line: int,
     *,
     maximum: float,
+    smallest: float = 0.0,
     missing: float | None = None,
     note: str = "",
 ) -> float:
-    """The number in ``text``, from 0 to ``maximum`` (finite); ``missing`` (SWF's -1), when
-    given, is accepted and returned as it is. Otherwise a :class:`TraceError`
-    ``field FIELD: must be a number from 0 to MAXIMUM, got TEXT``."""
-    allowed = f"a number from 0 to {_bound(maximum)}{note}"
+    """The number in ``text``: 0, or from ``smallest`` to ``maximum``; ``missing`` (SWF's
+    -1), when given, is accepted and returned as it is. Otherwise a :class:`TraceError`
+    ``field FIELD: must be ... , got TEXT``."""
+    low = f"0 or from {smallest:g}" if smallest else "from 0"
+    allowed = f"a number {low} to {_bound(maximum)}{note}"
     if missing is not None:
         allowed += f", or {missing:g} (missing)"
     try:
@@ -122,7 +124,7 @@ def amount(
     if value == missing:
         return value
     # `not <=` also rejects nan; inf and a long digit string (float gives inf) are above.
-    if not 0 <= value <= maximum:
+    if not 0 <= value <= maximum or 0 < value < smallest:
         raise _field_error(path, line, field, allowed, text)
     return value + 0.0  # -0.0 as 0.0
 

@@ -25,9 +25,9 @@ is an error); otherwise the node list beside the pod list
 ``cpu, mem, gpu`` in those units, each GPU node with the attribute ``gpu_model``.
 
 Bounds (a record beyond them is rejected, naming its line and field): times are numbers of
-seconds from 0 to ``MAX_SECONDS`` (1e15); each amount, in the units above, is 0 or from
-``MIN_AMOUNT`` to ``MAX_AMOUNT`` (1e-9 to 1e15), as in a scenario; pod and node names are
-unique.
+seconds, 0 or from ``MIN_SECONDS`` to ``MAX_SECONDS`` (1e-6 to 1e15); each amount, in the
+units above, is 0 or from ``MIN_AMOUNT`` to ``MAX_AMOUNT`` (1e-9 to 1e15), as in a scenario;
+pod and node names are unique.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ import numpy as np
 
 from fairshare.cluster import Cluster, FloatArray, Machine
 from fairshare.cluster.constraints import Constraint, parse_constraint
-from fairshare.workload.model import MAX_AMOUNT, MIN_AMOUNT, FixedDuration, Job
+from fairshare.workload.model import MAX_AMOUNT, MIN_AMOUNT, MIN_SECONDS, FixedDuration, Job
 from fairshare.workload.traces._common import (
     MAX_SECONDS,
     JobNames,
@@ -113,19 +113,16 @@ def _rows(path: Path) -> Iterator[tuple[int, list[str]]]:
 def _amount(text: str, column: str, path: Path, line: int, scale: float = 1.0) -> float:
     """A resource amount in the trace's unit (``scale`` of them make one cluster unit):
     0 or, once scaled, from ``MIN_AMOUNT`` to ``MAX_AMOUNT``."""
-    value = amount(text, column, path, line, maximum=MAX_AMOUNT * scale) / scale
-    if 0 < value < MIN_AMOUNT:
-        raise TraceError(
-            path,
-            line,
-            f"field {column}: must be 0 or from {MIN_AMOUNT * scale:g} to "
-            f"{MAX_AMOUNT * scale:g}, got {shown(text)}",
-        )
-    return value
+    return (
+        amount(text, column, path, line, maximum=MAX_AMOUNT * scale, smallest=MIN_AMOUNT * scale)
+        / scale
+    )
 
 
 def _time(text: str, column: str, path: Path, line: int) -> float:
-    return amount(text, column, path, line, maximum=MAX_SECONDS, note=" seconds")
+    return amount(
+        text, column, path, line, maximum=MAX_SECONDS, smallest=MIN_SECONDS, note=" seconds"
+    )
 
 
 def read_alibaba_nodes(path: Path) -> Cluster:

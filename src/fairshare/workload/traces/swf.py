@@ -15,7 +15,8 @@ demand: one unit of its first resource (a processor). ``.swf.gz`` files are read
 compressed.
 
 Bounds (a record beyond them is rejected, naming its line and field): the fields read are
-numbers >= 0 or ``-1``; submit and run times at most ``MAX_SECONDS`` (1e15 s), processors
+numbers >= 0 or ``-1``; submit and run times at most ``MAX_SECONDS`` (1e15 s), a run time
+0 or at least ``MIN_SECONDS`` (1e-6 s), processors
 at most ``MAX_TASKS`` (1,000,000), job numbers and user ids at most ``MAX_ID`` (10^18); job
 numbers are unique. The other fields are not read.
 """
@@ -27,7 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from fairshare.cluster import Cluster
-from fairshare.workload.model import FixedDuration, Job
+from fairshare.workload.model import MIN_SECONDS, FixedDuration, Job
 from fairshare.workload.traces._common import (
     MAX_SECONDS,
     MAX_TASKS,
@@ -45,6 +46,7 @@ MAX_ID = 1e18
 """The largest job number or user id (they name jobs and users; never computed with)."""
 
 _FIELDS = 18
+_RUN = 3
 _COLUMNS = {
     0: ("job number (field 1)", MAX_ID),
     1: ("submit time (field 2)", MAX_SECONDS),
@@ -57,7 +59,8 @@ _COLUMNS = {
 
 def _number(fields: list[str], index: int, path: Path, line: int) -> float:
     name, maximum = _COLUMNS[index]
-    return amount(fields[index], name, path, line, maximum=maximum, missing=-1.0)
+    smallest = MIN_SECONDS if index == _RUN else 0.0
+    return amount(fields[index], name, path, line, maximum=maximum, smallest=smallest, missing=-1.0)
 
 
 def read_swf(path: Path, cluster: Cluster) -> Iterator[Job]:
