@@ -453,3 +453,28 @@ def test_values_beyond_the_bounds_are_one_error_line_not_warnings(tmp_path: Path
         line = assert_rejected(done)
         assert line.startswith("error: s.yaml: machines[0].capacity.cpu: ")
         assert "must be 0 or from 1e-09 to 1e+15, got 1e+300" in line
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "what"),
+    [
+        ("--delay-scheduling", "1.7e308,1.7e308",
+         "times must be numbers of seconds from 0 to 1e+15, got '1.7e308,1.7e308'"),
+        ("--preemption", "5,1e16", "times must be numbers of seconds from 0 to 1e+15"),
+        ("--until", "1.7e308", "must be a number >= 0, at most 1e+15, got 1.7e+308"),
+        ("--rack-slowdown", "1e308", "must be a number > 0, at most 1e+06, got 1e+308"),
+        ("--off-rack-slowdown", "1e7", "must be a number > 0, at most 1e+06, got 1e+07"),
+    ],
+)  # fmt: skip
+def test_option_times_and_factors_beyond_the_bounds_are_rejected(
+    tmp_path: Path, option: str, value: str, what: str
+) -> None:
+    # --delay-scheduling 1.7e308,1.7e308 summed waits to inf (numpy: invalid value in
+    # subtract); slowdown factors of 1e308 overflowed the task times.
+    (tmp_path / "s.yaml").write_text(EXTREME)
+    done = fairshare_strict(
+        "simulate", "s.yaml", "--policy", "fair", option, value, "--out", "o", cwd=tmp_path
+    )
+    line = assert_rejected(done)
+    assert line.startswith(f"error: s.yaml: {option}: ") and what in line
+    assert not (tmp_path / "o").exists()

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import io
 import json
-import math
 import os
 import shutil
 import sys
@@ -36,7 +35,7 @@ from rich.table import Table
 from fairshare.allocation import Allocation
 from fairshare.solvers import SOLVER_POLICIES, InvalidRequest, SolverFailure, UnknownPolicy, solve
 from fairshare.workload.loader import ScenarioError, load_scenario
-from fairshare.workload.model import Job, Scenario
+from fairshare.workload.model import MAX_SECONDS, Job, Scenario
 
 # The simulator, its reports (matplotlib, polars) and the fairness search are imported by the
 # commands that use them: `fairshare solve` starts in a third of the time without them.
@@ -370,19 +369,30 @@ def _pair(text: str | None, option: str, source: str, example: str) -> tuple[flo
             f"expected two numbers of seconds separated by a comma, e.g. {example}, got {text!r}",
         )
     for value in values:
-        if not math.isfinite(value) or value < 0:
+        if not 0 <= value <= MAX_SECONDS:  # also nan and inf
             raise InputError(
-                source, option, f"times must be finite numbers of seconds >= 0, got {text!r}"
+                source,
+                option,
+                f"times must be numbers of seconds from 0 to {MAX_SECONDS:g}, got {text!r}",
             )
     return values[0], values[1]
 
 
-def _positive(value: float | None, option: str, source: str, *, zero: bool = False) -> None:
+MAX_SLOWDOWN = 1e6
+"""The largest ``--rack-slowdown`` / ``--off-rack-slowdown`` factor: a task's time times it
+stays far inside the float range."""
+
+
+def _positive(
+    value: float | None, option: str, source: str, *, maximum: float, zero: bool = False
+) -> None:
     if value is None:
         return
-    if not math.isfinite(value) or value < 0 or (value == 0 and not zero):
+    if not 0 <= value <= maximum or (value == 0 and not zero):
         bound = ">= 0" if zero else "> 0"
-        raise InputError(source, option, f"must be a finite number {bound}, got {value:g}")
+        raise InputError(
+            source, option, f"must be a number {bound}, at most {maximum:g}, got {value:g}"
+        )
 
 
 def _settings(
@@ -404,9 +414,9 @@ def _settings(
     source = str(scenario_path)
     delay_pair = _pair(delay, "--delay-scheduling", source, "5,10")
     preemption_pair = _pair(preemption, "--preemption", source, "30,60")
-    _positive(until, "--until", source, zero=True)
-    _positive(rack_slowdown, "--rack-slowdown", source)
-    _positive(off_rack_slowdown, "--off-rack-slowdown", source)
+    _positive(until, "--until", source, maximum=MAX_SECONDS, zero=True)
+    _positive(rack_slowdown, "--rack-slowdown", source, maximum=MAX_SLOWDOWN)
+    _positive(off_rack_slowdown, "--off-rack-slowdown", source, maximum=MAX_SLOWDOWN)
     if pool_order not in ("fair", "fifo"):
         raise InputError(source, "--pool-order", f"expected fair or fifo, got {pool_order!r}")
     parsed_trace = parse_trace_argument(trace) if trace is not None else None
