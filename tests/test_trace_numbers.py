@@ -478,3 +478,15 @@ def test_option_times_and_factors_beyond_the_bounds_are_rejected(
     line = assert_rejected(done)
     assert line.startswith(f"error: s.yaml: {option}: ") and what in line
     assert not (tmp_path / "o").exists()
+
+
+def test_every_share_rounding_to_zero_still_writes_the_report(tmp_path: Path) -> None:
+    # Capacities of 1e15 slots: every dominant share (1e-15) rounds to 0 in the timeline, and
+    # the allocation figure's empty stack was a matplotlib TypeError (exit 1).
+    (tmp_path / "s.yaml").write_text(
+        "machines: [{name: m, count: 5, capacity: {cpu: 1.0e+15}, rack: r}]\n"
+        "workload: {generator: zipf, jobs: 10}\n"
+    )
+    done = fairshare_strict("simulate", "s.yaml", "--policy", "fair", "--out", "o", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "every dominant share rounds to 0" in (tmp_path / "o" / "report.html").read_text()
