@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import math
 import zlib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -47,6 +48,8 @@ and replaying it would hold one entry per task."""
 
 _SHOWN = 40
 """How many characters of a bad field an error message echoes."""
+_DIGITS = 40
+"""The longest whole-number field read: more than every bound has, with room for padding."""
 
 
 class TraceError(ScenarioError):
@@ -85,18 +88,17 @@ def whole_number(
     """The whole number in ``text``, from 0 to ``maximum``; otherwise a :class:`TraceError`
     ``field FIELD: must be a whole number from 0 to MAXIMUM, got TEXT``.
 
-    Only decimal digits (an optional ``+``) are read, and never more than ``maximum`` has, so
-    a field of thousands of digits costs nothing and cannot overflow a float later."""
-    digits = text.strip().removeprefix("+")
-    if (
-        not digits.isascii()
-        or not digits.isdigit()
-        or len(digits.lstrip("0")) > len(str(maximum))
-        or int(digits.lstrip("0") or "0") > maximum
-    ):
-        allowed = f"a whole number from 0 to {_bound(maximum)}{note}"
-        raise _field_error(path, line, field, allowed, text)
-    return int(digits.lstrip("0") or "0")
+    A field longer than :data:`_DIGITS` characters is rejected unread, so thousands of digits
+    cost nothing (and never reach a float conversion, which overflowed)."""
+    if len(text) <= _DIGITS:
+        try:
+            value = int(text)
+        except ValueError:
+            value = -1
+        if 0 <= value <= maximum:
+            return value
+    allowed = f"a whole number from 0 to {_bound(maximum)}{note}"
+    raise _field_error(path, line, field, allowed, text)
 
 
 def amount(
@@ -113,18 +115,18 @@ def amount(
     """The number in ``text``: 0, or from ``smallest`` to ``maximum``; ``missing`` (SWF's
     -1), when given, is accepted and returned as it is. Otherwise a :class:`TraceError`
     ``field FIELD: must be ... , got TEXT``."""
-    low = f"0 or from {smallest:g}" if smallest else "from 0"
-    allowed = f"a number {low} to {_bound(maximum)}{note}"
-    if missing is not None:
-        allowed += f", or {missing:g} (missing)"
     try:
         value = float(text)
     except ValueError:
-        raise _field_error(path, line, field, allowed, text) from None
+        value = math.nan
     if value == missing:
         return value
     # `not <=` also rejects nan; inf and a long digit string (float gives inf) are above.
     if not 0 <= value <= maximum or 0 < value < smallest:
+        low = f"0 or from {smallest:g}" if smallest else "from 0"
+        allowed = f"a number {low} to {_bound(maximum)}{note}"
+        if missing is not None:
+            allowed += f", or {missing:g} (missing)"
         raise _field_error(path, line, field, allowed, text)
     return value + 0.0  # -0.0 as 0.0
 
