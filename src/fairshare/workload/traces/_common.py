@@ -43,7 +43,7 @@ __all__ = [
 
 MAX_TASKS = 1_000_000
 """The most tasks one trace record may become (SWIM's maps or reduces, SWF's processors).
-The largest job of the shipped samples has 166,000 maps; a record beyond this is corrupt,
+The largest job of the shipped samples has 158,500 maps; a record beyond this is corrupt,
 and replaying it would hold one entry per task."""
 
 _SHOWN = 40

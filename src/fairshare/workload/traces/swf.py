@@ -16,9 +16,9 @@ compressed.
 
 Bounds (a record beyond them is rejected, naming its line and field): the fields read are
 numbers >= 0 or ``-1``; submit and run times at most ``MAX_SECONDS`` (1e15 s), a run time
-0 or at least ``MIN_SECONDS`` (1e-6 s), processors
-at most ``MAX_TASKS`` (1,000,000), job numbers and user ids at most ``MAX_ID`` (10^18); job
-numbers are unique. The other fields are not read.
+0 or at least ``MIN_SECONDS`` (1e-6 s), processors at most ``MAX_TASKS`` (1,000,000), job
+numbers and user ids at most ``MAX_ID`` (10^18); job numbers are unique. The other fields
+are not read.
 """
 
 from __future__ import annotations
@@ -46,20 +46,18 @@ MAX_ID = 1e18
 """The largest job number or user id (they name jobs and users; never computed with)."""
 
 _FIELDS = 18
-_RUN = 3
 _COLUMNS = {
-    0: ("job number (field 1)", MAX_ID),
-    1: ("submit time (field 2)", MAX_SECONDS),
-    3: ("run time (field 4)", MAX_SECONDS),
-    4: ("allocated processors (field 5)", float(MAX_TASKS)),
-    7: ("requested processors (field 8)", float(MAX_TASKS)),
-    11: ("user id (field 12)", MAX_ID),
+    0: ("job number (field 1)", MAX_ID, 0.0),
+    1: ("submit time (field 2)", MAX_SECONDS, 0.0),
+    3: ("run time (field 4)", MAX_SECONDS, MIN_SECONDS),
+    4: ("allocated processors (field 5)", float(MAX_TASKS), 0.0),
+    7: ("requested processors (field 8)", float(MAX_TASKS), 0.0),
+    11: ("user id (field 12)", MAX_ID, 0.0),
 }
 
 
 def _number(fields: list[str], index: int, path: Path, line: int) -> float:
-    name, maximum = _COLUMNS[index]
-    smallest = MIN_SECONDS if index == _RUN else 0.0
+    name, maximum, smallest = _COLUMNS[index]
     return amount(fields[index], name, path, line, maximum=maximum, smallest=smallest, missing=-1.0)
 
 
