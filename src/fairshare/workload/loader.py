@@ -271,6 +271,7 @@ def _weight(value: object) -> float:
 
 
 NonNegative = Annotated[float, PlainValidator(_non_negative)]
+Positive = Annotated[float, PlainValidator(_positive)]
 Seconds = Annotated[float, PlainValidator(_seconds)]
 """A time (submit) or a time span that may be 0 (reduce copy and compute), bounded by
 :data:`~fairshare.workload.model.MAX_SECONDS` so that sums of times stay finite."""
