@@ -4,7 +4,6 @@ warnings about jobs that can never run, and ``--out``."""
 
 from __future__ import annotations
 
-import math
 import signal
 import sys
 import time
@@ -28,7 +27,7 @@ from rich.progress import (
 
 from fairshare.cli.app import InputError
 from fairshare.workload.loader import load_scenario
-from fairshare.workload.model import Job, Scenario
+from fairshare.workload.model import MAX_SECONDS, Job, Scenario
 
 # Imported by the commands that use them, so that `fairshare solve` does not load them.
 if TYPE_CHECKING:
@@ -164,19 +163,30 @@ def _pair(text: str | None, option: str, source: str, example: str) -> tuple[flo
             f"expected two numbers of seconds separated by a comma, e.g. {example}, got {text!r}",
         )
     for value in values:
-        if not math.isfinite(value) or value < 0:
+        if not 0 <= value <= MAX_SECONDS:  # also nan and inf
             raise InputError(
-                source, option, f"times must be finite numbers of seconds >= 0, got {text!r}"
+                source,
+                option,
+                f"times must be numbers of seconds from 0 to {MAX_SECONDS:g}, got {text!r}",
             )
     return values[0], values[1]
 
 
-def _positive(value: float | None, option: str, source: str, *, zero: bool = False) -> None:
+MAX_SLOWDOWN = 1e6
+"""The largest ``--rack-slowdown`` / ``--off-rack-slowdown`` factor: a task's time times it
+stays far inside the float range."""
+
+
+def _positive(
+    value: float | None, option: str, source: str, *, maximum: float, zero: bool = False
+) -> None:
     if value is None:
         return
-    if not math.isfinite(value) or value < 0 or (value == 0 and not zero):
+    if not 0 <= value <= maximum or (value == 0 and not zero):
         bound = ">= 0" if zero else "> 0"
-        raise InputError(source, option, f"must be a finite number {bound}, got {value:g}")
+        raise InputError(
+            source, option, f"must be a number {bound}, at most {maximum:g}, got {value:g}"
+        )
 
 
 def run_settings(
@@ -202,9 +212,9 @@ def run_settings(
     source = str(scenario_path)
     delay_pair = _pair(delay, "--delay-scheduling", source, "5,10")
     preemption_pair = _pair(preemption, "--preemption", source, "30,60")
-    _positive(until, "--until", source, zero=True)
-    _positive(rack_slowdown, "--rack-slowdown", source)
-    _positive(off_rack_slowdown, "--off-rack-slowdown", source)
+    _positive(until, "--until", source, maximum=MAX_SECONDS, zero=True)
+    _positive(rack_slowdown, "--rack-slowdown", source, maximum=MAX_SLOWDOWN)
+    _positive(off_rack_slowdown, "--off-rack-slowdown", source, maximum=MAX_SLOWDOWN)
     if pool_order not in ("fair", "fifo"):
         raise InputError(source, "--pool-order", f"expected fair or fifo, got {pool_order!r}")
     parsed_trace = parse_trace_argument(trace) if trace is not None else None

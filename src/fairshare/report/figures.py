@@ -113,6 +113,9 @@ def allocation_figure(tl: Timeline, horizon: float, title: str = "") -> str:
             layers.append(shares[rest].sum(axis=0))
             labels.append(f"others ({rest.size} users)")
             colors.append(OTHERS_COLOR)
+        if not layers:  # tasks ran, but on so large a cluster that every share rounds to 0
+            _empty(ax, "every dominant share rounds to 0")
+            return to_svg(fig)
         ax.stackplot(mid, np.array(layers), labels=labels, colors=colors, linewidth=0)
         ax.set_xlim(0, horizon)
         ax.set_ylim(bottom=0)

@@ -28,7 +28,8 @@ Four generators, each after the paper that measured the workload:
     scenario that sets ``a0`` ... ``a20`` on every machine keeps its own. A job whose
     attributes no machine has is redrawn, so every job can run.
 
-Parameters (all optional; every number >= 0 as the loader already enforces):
+Parameters (all optional; every number >= 0 as the loader already enforces; times and
+demands within the loader's bounds, ``MAX_SECONDS`` and ``MIN_AMOUNT`` to ``MAX_AMOUNT``):
 
 - ``jobs``: how many jobs (defaults: the papers' experiments: 50 for ``facebook-2009``
   (FAIR's benchmark BM), 100 for ``facebook-2010`` (H-DRF section 5.3.1), 30 for ``zipf``
@@ -70,6 +71,10 @@ from fairshare.cluster import AttributeValue, BoolArray, Cluster, FloatArray, Ma
 from fairshare.cluster.constraints import Constraint, parse_constraint
 from fairshare.workload.loader import GENERATORS, ScenarioError
 from fairshare.workload.model import (
+    MAX_AMOUNT,
+    MAX_SECONDS,
+    MIN_AMOUNT,
+    MIN_SECONDS,
     ROOT,
     Duration,
     ExponentialDuration,
@@ -233,6 +238,16 @@ class _Params:
             self.fail(where or name, f"must be a finite number, got {value!r}")
         return float(value)
 
+    def seconds(self, name: str, value: object, where: str | None = None) -> float:
+        """A time span from ``MIN_SECONDS`` to ``MAX_SECONDS``."""
+        number = self.positive(name, value, where)
+        if not MIN_SECONDS <= number <= MAX_SECONDS:
+            self.fail(
+                where or name,
+                f"must be from {MIN_SECONDS:g} to {MAX_SECONDS:g} seconds, got {value!r}",
+            )
+        return number
+
     def number(self, name: str, default: float) -> float:
         value = self.values.get(name)
         return default if value is None else self.positive(name, value)
@@ -246,14 +261,14 @@ class _Params:
             if kind == "pareto" and isinstance(fields, Mapping) and set(fields) == {"alpha", "min"}:
                 return ParetoDuration(
                     self.positive("duration", fields["alpha"], "duration.pareto.alpha"),
-                    self.positive("duration", fields["min"], "duration.pareto.min"),
+                    self.seconds("duration", fields["min"], "duration.pareto.min"),
                 )
             if kind == "exponential" and isinstance(fields, Mapping) and set(fields) == {"mean"}:
                 return ExponentialDuration(
-                    self.positive("duration", fields["mean"], "duration.exponential.mean")
+                    self.seconds("duration", fields["mean"], "duration.exponential.mean")
                 )
         elif not isinstance(value, Mapping):
-            return FixedDuration(self.positive("duration", value))
+            return FixedDuration(self.seconds("duration", value))
         self.fail(
             "duration",
             "must be seconds per task (a number > 0), {pareto: {alpha, min}} or "
@@ -283,8 +298,15 @@ class _Params:
                     f"{where}.{resource}",
                     f"unknown resource {resource!r}; resources: {', '.join(resources)}",
                 )
-            if isinstance(amount, bool) or not isinstance(amount, int | float) or amount < 0:
-                self.fail(f"{where}.{resource}", f"must be a number >= 0, got {amount!r}")
+            if (
+                isinstance(amount, bool)
+                or not isinstance(amount, int | float)
+                or not (amount == 0 or MIN_AMOUNT <= amount <= MAX_AMOUNT)
+            ):
+                self.fail(
+                    f"{where}.{resource}",
+                    f"must be 0 or a number from {MIN_AMOUNT:g} to {MAX_AMOUNT:g}, got {amount!r}",
+                )
             index = resources.index(resource)
             if amount > 0 and self.cluster.total[index] <= 0:
                 self.fail(
@@ -339,8 +361,15 @@ class _Params:
         seconds: list[float] = []
         for key, default in zip(("copy", "compute"), _DEFAULT_REDUCE, strict=True):
             amount = value.get(key, default)
-            if isinstance(amount, bool) or not isinstance(amount, int | float) or amount < 0:
-                self.fail(f"reduce.{key}", f"must be a number >= 0, got {amount!r}")
+            if (
+                isinstance(amount, bool)
+                or not isinstance(amount, int | float)
+                or not 0 <= amount <= MAX_SECONDS
+            ):
+                self.fail(
+                    f"reduce.{key}",
+                    f"must be a number >= 0, at most {MAX_SECONDS:g}, got {amount!r}",
+                )
             seconds.append(float(amount))
         return seconds[0], seconds[1]
 
@@ -464,7 +493,7 @@ def generate(
     params = _Params(spec, cluster, source)
     count = params.count("jobs")
     assert count is not None  # every generator has a default
-    arrival = params.number("arrival", 30.0)
+    arrival = params.seconds("arrival", params.values.get("arrival", 30.0))
     duration = params.duration()
     demands = params.demands()
     users = params.users()

@@ -49,6 +49,13 @@ from fairshare.workload.limits import (
     MAX_TASKS,
 )
 from fairshare.workload.model import (
+    MAX_AMOUNT,
+    MAX_SECONDS,
+    MAX_TASK_BOUND,
+    MAX_WEIGHT,
+    MIN_AMOUNT,
+    MIN_SECONDS,
+    MIN_WEIGHT,
     ROOT,
     Duration,
     ExponentialDuration,
@@ -246,8 +253,52 @@ def _generator(value: object) -> str:
     return value
 
 
+def _seconds(value: object) -> float:
+    number = _non_negative(value)
+    if number > MAX_SECONDS:
+        raise _invalid(f"must be a number of seconds from 0 to {MAX_SECONDS:g}, {_got(value)}")
+    return number
+
+
+def _duration_seconds(value: object) -> float:
+    number = _positive(value)
+    if not MIN_SECONDS <= number <= MAX_SECONDS:
+        raise _invalid(
+            f"must be a number of seconds from {MIN_SECONDS:g} to {MAX_SECONDS:g}, {_got(value)}"
+        )
+    return number
+
+
+def _task_bound(value: object) -> float:
+    number = _non_negative(value)
+    if number > MAX_TASK_BOUND:
+        raise _invalid(f"must be a number of tasks from 0 to {MAX_TASK_BOUND:g}, {_got(value)}")
+    return number
+
+
+def _amount(value: object) -> float:
+    number = _non_negative(value)
+    if number != 0 and not MIN_AMOUNT <= number <= MAX_AMOUNT:
+        raise _invalid(f"must be 0 or from {MIN_AMOUNT:g} to {MAX_AMOUNT:g}, {_got(value)}")
+    return number
+
+
+def _weight(value: object) -> float:
+    number = _positive(value)
+    if not MIN_WEIGHT <= number <= MAX_WEIGHT:
+        raise _invalid(f"must be from {MIN_WEIGHT:g} to {MAX_WEIGHT:g}, {_got(value)}")
+    return number
+
+
 NonNegative = Annotated[float, PlainValidator(_non_negative)]
 Positive = Annotated[float, PlainValidator(_positive)]
+Seconds = Annotated[float, PlainValidator(_seconds)]
+"""A time (submit) or a time span that may be 0 (reduce copy and compute), bounded by
+:data:`~fairshare.workload.model.MAX_SECONDS` so that sums of times stay finite."""
+DurationSeconds = Annotated[float, PlainValidator(_duration_seconds)]
+Amount = Annotated[float, PlainValidator(_amount)]
+TaskBound = Annotated[float, PlainValidator(_task_bound)]
+Weight = Annotated[float, PlainValidator(_weight)]
 
 PARETO_ALPHA_MIN = 0.1
 """Smallest Pareto shape accepted: a draw is ``min * U**(-1/alpha)`` and a uniform ``U`` as
@@ -327,7 +378,7 @@ def _check_demand(demand: dict[str, float] | None) -> dict[str, float] | None:
 
 class _MachineModel(_Model):
     name: Name
-    capacity: dict[Name, NonNegative]
+    capacity: dict[Name, Amount]
     rack: Name | None = None
     attributes: dict[Name, Attribute] = Field(default_factory=dict)
     count: Count | None = None
@@ -354,9 +405,9 @@ class _MachineModel(_Model):
 
 class _QueueModel(_Model):
     path: QueuePath
-    weight: Positive = 1.0
-    min_share: NonNegative = 0.0
-    max_share: NonNegative | None = None
+    weight: Weight = 1.0
+    min_share: TaskBound = 0.0
+    max_share: TaskBound | None = None
 
     @model_validator(mode="after")
     def check_shares(self) -> _QueueModel:
@@ -366,12 +417,12 @@ class _QueueModel(_Model):
 
 class _UserModel(_Model):
     name: Name
-    demand: dict[Name, NonNegative] | None = None
-    weight: Positive = 1.0
+    demand: dict[Name, Amount] | None = None
+    weight: Weight = 1.0
     queue: Name | None = None
-    max_tasks: NonNegative | None = None
-    min_share: NonNegative = 0.0
-    max_share: NonNegative | None = None
+    max_tasks: TaskBound | None = None
+    min_share: TaskBound = 0.0
+    max_share: TaskBound | None = None
     constraint: Text | None = None
     machines: list[Name] | None = None
 
@@ -388,11 +439,11 @@ class _UserModel(_Model):
 
 class _ParetoModel(_Model):
     alpha: Annotated[float, PlainValidator(_pareto_alpha)]
-    minimum: Positive = Field(alias="min")
+    minimum: DurationSeconds = Field(alias="min")
 
 
 class _ExponentialModel(_Model):
-    mean: Positive
+    mean: DurationSeconds
 
 
 class _DistributionModel(_Model):
@@ -418,8 +469,8 @@ def _duration_kind(value: Any) -> str:
 _DURATION_TAGS = frozenset({"number", "list", "distribution"})
 
 DurationField = Annotated[
-    Annotated[float, PlainValidator(_positive), Tag("number")]
-    | Annotated[list[Positive], Tag("list")]
+    Annotated[float, PlainValidator(_duration_seconds), Tag("number")]
+    | Annotated[list[DurationSeconds], Tag("list")]
     | Annotated[_DistributionModel, Tag("distribution")],
     Discriminator(_duration_kind),
 ]
@@ -431,9 +482,9 @@ class _InputModel(_Model):
 
 class _ReduceModel(_Model):
     tasks: TaskCountOrZero
-    copy_seconds: NonNegative = Field(default=0.0, alias="copy")
-    compute: NonNegative = 0.0
-    demand: dict[Name, NonNegative] | None = None
+    copy_seconds: Seconds = Field(default=0.0, alias="copy")
+    compute: Seconds = 0.0
+    demand: dict[Name, Amount] | None = None
 
     @field_validator("demand")
     @classmethod
@@ -443,11 +494,11 @@ class _ReduceModel(_Model):
 
 class _JobModel(_Model):
     name: Name
-    submit: NonNegative
+    submit: Seconds
     user: Name | None = None
     queue: Name | None = None
-    weight: Positive = 1.0
-    demand: dict[Name, NonNegative] | None = None
+    weight: Weight = 1.0
+    demand: dict[Name, Amount] | None = None
     constraint: Text | None = None
     machines: list[Name] | None = None
     tasks: TaskCount
