@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
-import numpy as np
 import typer
 from rich.console import Console
 from rich.progress import (
@@ -31,7 +30,6 @@ from fairshare.workload.model import MAX_SECONDS, Job, Scenario
 
 # Imported by the commands that use them, so that `fairshare solve` does not load them.
 if TYPE_CHECKING:
-    from fairshare.policies import Policy
     from fairshare.report.outdir import OutputDir
     from fairshare.sim.engine import SimOptions
     from fairshare.sim.records import RunLog
@@ -242,28 +240,10 @@ def run_settings(
 
 
 def _workload(settings: RunSettings) -> Workload:
-    """The jobs of one run, streamed: the trace, else the scenario's jobs (in submit order),
-    else its generator on a child generator of the seed (so every policy of a comparison
-    replays the same jobs)."""
-    from fairshare.workload.generators import Workload, generate  # noqa: PLC0415
-    from fairshare.workload.traces import open_trace  # noqa: PLC0415
+    """The jobs of one run, streamed (:func:`fairshare.api.workload_of`)."""
+    from fairshare.api import workload_of  # noqa: PLC0415
 
-    scenario = settings.scenario
-    if settings.trace is not None:
-        fmt, path = settings.trace
-        return open_trace(fmt, path, scenario.cluster)
-    if scenario.jobs:
-        ordered = sorted(scenario.jobs, key=lambda job: job.submit)
-        return Workload(iter(ordered), scenario.cluster)
-    assert scenario.workload is not None
-    rng = np.random.default_rng(settings.seed).spawn(1)[0]
-    return generate(
-        scenario.workload,
-        scenario.cluster,
-        rng,
-        queues=[q.path for q in scenario.queues],
-        source=scenario.source,
-    )
+    return workload_of(settings.scenario, seed=settings.seed, trace=settings.trace)
 
 
 _WARN_EACH = 5
@@ -278,36 +258,24 @@ def unrunnable_warnings(settings: RunSettings) -> tuple[list[str], frozenset[str
     ``unrunnable_jobs`` agree. Reading the whole workload here also reports a corrupt trace
     record before anything runs. The lines are printed by :func:`warn`; the names of the
     jobs are returned too, so that the end-of-run warning about stranded jobs leaves them out."""
-    from fairshare.workload.eligibility import TaskFit  # noqa: PLC0415
+    from fairshare.api import unrunnable_jobs  # noqa: PLC0415
 
-    workload = _workload(settings)
-    fit = TaskFit(workload.cluster.machines, workload.cluster.resources)
-    found: list[tuple[str, str]] = []
-    unrunnable: set[str] = set()
-    count = 0
-    until = settings.options.until
-    for job in workload.jobs:
-        if until is not None and job.submit > until:
-            break  # the run stops before it submits this job or any later one
-        reason = fit.never_runs(job)
-        if reason is not None:
-            count += 1
-            unrunnable.add(job.name)
-            if len(found) < _WARN_EACH:
-                found.append((job.name, reason))
+    every = unrunnable_jobs(_workload(settings), settings.options.until)
+    count = len(every)
+    found = every[:_WARN_EACH]
     source = str(settings.trace[1]) if settings.trace is not None else settings.source
     after = "reported unfinished and counted in summary.json's unrunnable_jobs"
     if count <= _WARN_EACH:
         return [
             f"warning: {source}: job {name!r} can never run: {reason}; it is {after}"
             for name, reason in found
-        ], frozenset(unrunnable)
+        ], frozenset(name for name, _ in every)
     names = ", ".join(repr(name) for name, _ in found)
     first, reason = found[0]
     return [
         f"warning: {source}: {count} jobs can never run ({names} and {count - len(found)} "
         f"more; {first!r}: {reason}); they are {after}"
-    ], frozenset(unrunnable)
+    ], frozenset(name for name, _ in every)
 
 
 def warn(lines: list[str]) -> None:
@@ -321,40 +289,27 @@ def warn(lines: list[str]) -> None:
 
 
 def check_policy(name: str, settings: RunSettings, option: str = "--policy") -> None:
-    from fairshare.policies import ONLINE_POLICIES  # noqa: PLC0415
-    from fairshare.sim.reference import REFERENCE_POLICIES  # noqa: PLC0415
+    """:func:`fairshare.api.check_policy`, its error naming ``option`` (or the option that
+    does not combine with the policy)."""
+    from fairshare.api import check_policy as check  # noqa: PLC0415
+    from fairshare.policies import PolicyError  # noqa: PLC0415
 
-    if name not in ONLINE_POLICIES and name not in REFERENCE_POLICIES:
-        raise InputError(
-            settings.source,
-            option,
-            f"unknown policy {name!r}; allowed: {', '.join(ONLINE_POLICIES)} "
-            f"(reference schedulers: {', '.join(REFERENCE_POLICIES)})",
-        )
-    if name in REFERENCE_POLICIES:
-        opts = settings.options
-        for given, flag in (
-            (opts.delay, "--delay-scheduling"),
-            (opts.preemption, "--preemption"),
-        ):
-            if given is not None:
-                raise InputError(
-                    settings.source,
-                    flag,
-                    f"does not combine with the reference scheduler {name!r}, which places "
-                    "tasks by the exact offline allocation",
-                )
-        for on, flag in (
-            (opts.copy_compute_splitting, "--copy-compute-splitting"),
-            (opts.headroom, "--headroom"),
-        ):
-            if on:
-                raise InputError(
-                    settings.source,
-                    flag,
-                    f"does not combine with the reference scheduler {name!r}, which places "
-                    "tasks by the exact offline allocation",
-                )
+    try:
+        check(name, settings.options, option)
+    except PolicyError as err:
+        raise InputError(settings.source, err.where, err.what) from None
+
+
+def check_comparison(names: list[str], reference: str | None, settings: RunSettings) -> None:
+    """:func:`fairshare.api.check_comparison`, its error naming ``--policies`` or
+    ``--reference``."""
+    from fairshare.api import check_comparison as check  # noqa: PLC0415
+    from fairshare.policies import PolicyError  # noqa: PLC0415
+
+    try:
+        check(names, reference)
+    except PolicyError as err:
+        raise InputError(settings.source, f"--{err.where}", err.what) from None
 
 
 class _Progress:
@@ -401,37 +356,29 @@ class _Progress:
 
 
 def run_policy(settings: RunSettings, policy_name: str) -> RunLog:
-    """Simulate one policy; input problems become :class:`InputError` (exit 2)."""
+    """Simulate one policy (:func:`fairshare.api.replay`) with a progress bar; input
+    problems become :class:`InputError` (exit 2)."""
+    from fairshare.api import replay  # noqa: PLC0415
     from fairshare.policies import PolicyError  # noqa: PLC0415
-    from fairshare.sim.engine import simulate  # noqa: PLC0415
-    from fairshare.sim.reference import REFERENCE_POLICIES, make_reference  # noqa: PLC0415
 
     scenario = settings.scenario
     workload = _workload(settings)
-    cluster = workload.cluster
-    progress = _Progress(policy_name, len(scenario.jobs) if settings.trace is None else None)
-    if settings.trace is not None or not scenario.jobs:
-        progress.total = None
-    policy: str | Policy = policy_name
+    counted = settings.trace is None and bool(scenario.jobs)
+    progress = _Progress(policy_name, len(scenario.jobs) if counted else None)
     try:
-        if policy_name in REFERENCE_POLICIES:
-            policy = make_reference(
-                policy_name, cluster, users=scenario.users, queues=scenario.queues
-            )
-        log = simulate(
-            cluster,
-            progress.wrap(workload.jobs),
-            policy,
+        run = replay(
+            scenario,
+            workload,
+            policy_name,
             seed=settings.seed,
-            users=scenario.users,
-            queues=scenario.queues,
             options=settings.options,
+            jobs=progress.wrap(workload.jobs),
         )
     except PolicyError as err:  # includes SimulationError
         raise InputError(settings.source, err.where, err.what) from None
     finally:
         progress.close()
-    return log
+    return run.log
 
 
 def warn_stranded(source: str, log: RunLog, unrunnable: frozenset[str]) -> None:

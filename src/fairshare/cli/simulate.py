@@ -29,6 +29,7 @@ from fairshare.cli.runs import (
     SeedOption,
     TraceOption,
     UntilOption,
+    check_comparison,
     check_policy,
     output_dir,
     run_policy,
@@ -183,14 +184,7 @@ def compare_command(
         )
     for name in names:
         check_policy(name, settings, "--policies")
-        if names.count(name) > 1:
-            raise InputError(settings.source, "--policies", f"policy {name!r} is listed twice")
-    if reference is not None and reference not in names:
-        raise InputError(
-            settings.source,
-            "--reference",
-            f"{reference!r} is not one of the compared policies: {', '.join(names)}",
-        )
+    check_comparison(names, reference, settings)
     files = [*COMPARE_FILES, *(f"{name}/{file}" for name in names for file in RUN_FILES)]
     with output_dir(out, "compare", files, force) as target:
         warnings, unrunnable = unrunnable_warnings(settings)
