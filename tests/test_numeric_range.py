@@ -286,6 +286,47 @@ def test_tiny_type_beside_a_huge_one_freezes_both_at_one_level() -> None:
     assert allocation.tasks == pytest.approx(expected, rel=1e-9)
 
 
+SILENTLY_WRONG_BEFORE: dict[str, Any] = {
+    # one machine, weights 10^10 apart: u2 (memory only, in effect) used to "grow" within the
+    # LP's tolerance on the full cpu it needs 3e-6 of per task, and got 0.168 tasks instead of
+    # DRF's 8.85e-8, with exit 0
+    "resources": ["cpu", "mem"],
+    "machines": [{"name": "m0", "capacity": {"cpu": 46393.400467013875, "mem": 40306.80954190498}}],
+    "users": [
+        {
+            "name": "u0",
+            "demand": {"cpu": 51320.8636823706, "mem": 0.00026206117499037333},
+            "weight": 12.578804332281669,
+        },
+        {
+            "name": "u1",
+            "demand": {"cpu": 686488.956157909, "mem": 182091.28491037618},
+            "weight": 1.1165512202276718e-06,
+        },
+        {
+            "name": "u2",
+            "demand": {"cpu": 3.1473320334647047e-06, "mem": 240266.74721959603},
+            "weight": 0.02155539097859341,
+        },
+        {
+            "name": "u3",
+            "demand": {"cpu": 897799.8016261586, "mem": 6.372759283492849},
+            "weight": 40852.81456187245,
+            "max_tasks": 42809442.05753204,
+        },
+    ],
+}
+
+
+@pytest.mark.parametrize("policy", ["tsf", "cdrf", "drfh"])
+def test_growth_within_the_lp_tolerance_is_not_growth(policy: str) -> None:
+    scenario = scenario_of(SILENTLY_WRONG_BEFORE)
+    allocation = solve(scenario, policy)
+    assert check_allocation(scenario, allocation) == []
+    assert allocation.tasks[2] == pytest.approx(8.848812142114304e-08, rel=1e-9)
+    assert_same_tasks(allocation.tasks, solve(scenario, "drf").tasks)
+
+
 CAPPED_HEAVY_BESIDE_A_LIGHT_USER: dict[str, Any] = {
     # found by Hypothesis: weights 10^11 apart; once u0 is capped, u1's level coefficient was
     # negligible in the round's unit (dropped), so the level LP was unbounded (exit 2)
