@@ -33,9 +33,13 @@ make the sum positive. Otherwise the users found are set aside (their v_j stays 
 finds a new growing user or proves that all remaining ones are frozen, and Choosy 5.1's convexity
 argument (growing users can grow together) makes a small delta find almost all of them at once:
 in practice a round costs the level LP plus two warm-started freeze LPs, however many users
-there are. Before that, a user with room left on a type it may use (every resource it demands
-below capacity there, and no queue cap) grows without any LP; at a level just reached that is
-nearly every growing user, so the freeze LP has only the few others to decide. The result is
+there are. Before that, a user that needs a resource which is full over every type its tasks
+could reach (``FillingLP._full_users``) is frozen without an LP, a test in units of the
+resource's capacity: the LP's tolerance, in units of the rows it shares with far larger users,
+can hide a need of a full resource a billionth of a user's others. Then a user with room
+left on a type it may use (every resource it demands below capacity there, and no queue cap)
+grows without any LP; at a level just reached that is nearly every growing user, so the freeze
+LP has only the few others to decide. The result is
 exactly the paper's per-user test, which ``FillingLP.growable_per_user`` implements for the
 tests that check it (``tests/test_filling_lp.py``).
 
@@ -43,7 +47,8 @@ tests that check it (``tests/test_filling_lp.py``).
 optimal face, i.e. iff some optimal dual prices its row positively (Goldman-Tucker), but a
 simplex returns one vertex dual, which can price a growable user's row at zero or a frozen
 user's row too. Saturation of every type a user may use is necessary, not sufficient: the user
-can still grow by displacing another onto a type with room.)
+can still grow by displacing another onto a type with room; hence ``_full_users`` sums a
+resource over the types such displacements can reach.)
 
 Users with the same usable types and the same demand direction are interchangeable on the
 machines, so they share one variable per type (a "class", weighted by each member's size);
