@@ -52,6 +52,7 @@ import numpy as np
 from fairshare.cluster import Cluster, Machine, attribute_key
 from fairshare.cluster.constraints import Constraint
 from fairshare.policies import Decision, Launch, Policy, TaskRef
+from fairshare.registry import PolicyInfo, by_name
 from fairshare.sim.engine import Pause, SimulationError
 from fairshare.solvers.whole_tasks import cmmf_whole_tasks
 from fairshare.workload.eligibility import MachineTypes
@@ -64,17 +65,12 @@ _DIGITS = 9
 
 
 @dataclass(frozen=True)
-class ReferencePolicy:
+class ReferencePolicy(PolicyInfo):
     """A reference scheduler: its name, what it does, and its paper section."""
 
-    name: str
-    summary: str
-    source: str
 
-
-REFERENCE_POLICIES: dict[str, ReferencePolicy] = {
-    p.name: p
-    for p in (
+REFERENCE_POLICIES: dict[str, ReferencePolicy] = by_name(
+    (
         ReferencePolicy(
             "offline-restricted",
             "exact CMMF of the free capacity, no migration or preemption",
@@ -96,7 +92,7 @@ REFERENCE_POLICIES: dict[str, ReferencePolicy] = {
             "Choosy section 7.2",
         ),
     )
-}
+)
 
 
 class _Unit:
