@@ -38,7 +38,7 @@ MAX_MACHINES = 1_000_000
 
 MAX_TASKS = 10_000_000
 """Tasks in a scenario's jobs, map and reduce tasks summed over all jobs (so also per job);
-for a ``workload`` generator, its ``jobs`` times the largest job it can draw."""
+for a ``workload`` generator, the tasks of the jobs it draws (counted as it draws them)."""
 
 MAX_GENERATED_JOBS = 1_000_000
 """A ``workload`` generator's ``jobs``."""
