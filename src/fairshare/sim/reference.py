@@ -416,17 +416,17 @@ class ReferenceScheduler(Policy):
         """Free machines on which some waiting unit may run a task that fits, by index."""
         room = self.room
         if self.exhaustive:
-            pool: set[int] = set(room)
+            candidates: set[int] = set(room)
         else:
-            pool = {mi for mi in self.fresh if mi in room}
+            candidates = {mi for mi in self.fresh if mi in room}
             for u in self.widened:
                 unit = self.units[u]
                 if unit.pending:
                     ok = self.eligible[unit.cls]
-                    pool.update(mi for mi in room if ok[mi])
+                    candidates.update(mi for mi in room if ok[mi])
         waiting = [self.units[u] for u in self.waiting]
         out = []
-        for mi in sorted(pool):
+        for mi in sorted(candidates):
             fits = self.free[mi] + _EPS
             if any(unit.size <= fits and self.eligible[unit.cls][mi] for unit in waiting):
                 out.append(mi)
