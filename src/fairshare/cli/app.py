@@ -18,9 +18,6 @@ from typing import Annotated, NoReturn, TextIO
 
 import typer
 
-from fairshare.solvers import UnknownPolicy
-from fairshare.workload.loader import ScenarioError
-
 app = typer.Typer(
     name="fairshare",
     help="Fair multi-resource cluster scheduling: exact fair shares, online schedulers, "
@@ -133,14 +130,32 @@ def stdout_kept_for_output() -> Iterator[None]:
             os.close(saved)
 
 
+_LIBRARY_INPUT_ERRORS = (
+    ("fairshare.workload.loader", "ScenarioError"),
+    ("fairshare.solvers.registry", "UnknownPolicy"),
+)
+"""The library's exceptions that are input errors, by module: looked up only among the
+modules a command loaded (:func:`_input_errors`)."""
+
+
+def _input_errors() -> tuple[type[Exception], ...]:
+    """The exception types reported as input errors. A module the command never imported
+    cannot have raised its error, and importing it here would make every command pay for it
+    (the solvers load HiGHS and SciPy; a ``simulate`` needs neither)."""
+    errors: list[type[Exception]] = [InputError]
+    for module, name in _LIBRARY_INPUT_ERRORS:
+        loaded = sys.modules.get(module)
+        if loaded is not None:
+            errors.append(getattr(loaded, name))
+    return tuple(errors)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``fairshare`` console script."""
     command = typer.main.get_command(app)
     try:
         with stdout_kept_for_output():
             code = command.main(args=argv, prog_name="fairshare", standalone_mode=False)
-    except (InputError, ScenarioError, UnknownPolicy) as err:
-        fail(str(err) if str(err).startswith("error:") else f"error: {err}")
     except typer.Abort:
         fail("error: command line: aborted")
     except typer.TyperException as err:
@@ -152,4 +167,8 @@ def main(argv: list[str] | None = None) -> None:
     except BrokenPipeError:
         sys.stderr.close()
         raise SystemExit(0) from None
+    except Exception as err:
+        if not isinstance(err, _input_errors()):
+            raise
+        fail(str(err) if str(err).startswith("error:") else f"error: {err}")
     raise SystemExit(code if isinstance(code, int) else 0)

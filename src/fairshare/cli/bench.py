@@ -20,7 +20,6 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from fairshare.allocation.document import rounded
 from fairshare.cli.app import InputError, JsonOption, app, dump_json, fmt, parse_names, pct
 
 bench_app = typer.Typer(
@@ -240,6 +239,7 @@ def bench_solve_command(
 ) -> None:
     """`fairshare solve` on a 1,000-user 3-level hierarchy and the constraint issue's CMMF
     (5,000 users, 100,000 machines) and TSF scales: median seconds in process and end to end."""
+    from fairshare.allocation.document import rounded  # noqa: PLC0415
     from fairshare.bench import solve  # noqa: PLC0415
 
     chosen = (

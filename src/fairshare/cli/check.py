@@ -11,9 +11,8 @@ from rich.console import Console
 from rich.table import Table
 
 from fairshare.cli.app import InputError, app
-from fairshare.solvers import SOLVER_POLICIES
 
-# Imported by the commands that use them, so that `fairshare solve` does not load them.
+# Imported by the command that uses them, so that `fairshare simulate` does not load them.
 if TYPE_CHECKING:
     from fairshare.fairness import CheckResult
 
@@ -42,6 +41,7 @@ def check_command(
 ) -> None:
     """Search random scenarios for a violation of a fairness property by a policy."""
     from fairshare.fairness import PROPERTIES, check  # noqa: PLC0415
+    from fairshare.solvers import SOLVER_POLICIES  # noqa: PLC0415
 
     policies = list(SOLVER_POLICIES)
     if check_all:

@@ -5,22 +5,26 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
-import numpy as np
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from fairshare.allocation import Allocation
-from fairshare.allocation.document import allocation_document
 from fairshare.cli.app import InputError, app
-from fairshare.solvers import SOLVER_POLICIES, InvalidRequest, SolverFailure, solve
-from fairshare.workload.loader import load_scenario
-from fairshare.workload.model import Scenario
+
+# The solvers (HiGHS, SciPy) are imported by the commands that use them, so that `fairshare
+# simulate` does not load them.
+if TYPE_CHECKING:
+    from fairshare.allocation import Allocation
+    from fairshare.workload.model import Scenario
 
 
 def _print_table(scenario: Scenario, allocation: Allocation, console: Console) -> None:
+    import numpy as np  # noqa: PLC0415
+
+    from fairshare.solvers import SOLVER_POLICIES  # noqa: PLC0415
+
     kind = "integral" if allocation.integral else "divisible"
     entry = SOLVER_POLICIES[allocation.policy]
     table = Table(title=f"{allocation.policy} ({kind}) — {entry.summary}", title_justify="left")
@@ -75,6 +79,15 @@ def solve_command(
     ] = False,
 ) -> None:
     """Compute the fair allocation of the scenario's users under a policy (offline, exact)."""
+    from fairshare.allocation.document import allocation_document  # noqa: PLC0415
+    from fairshare.solvers import (  # noqa: PLC0415
+        SOLVER_POLICIES,
+        InvalidRequest,
+        SolverFailure,
+        solve,
+    )
+    from fairshare.workload.loader import load_scenario  # noqa: PLC0415
+
     source = str(scenario_path)
     if policy not in SOLVER_POLICIES:
         raise InputError(
@@ -103,6 +116,7 @@ def policies_command() -> None:
     """List the solver, online and reference policies with the paper section each implements."""
     from fairshare.policies import ONLINE_POLICIES  # noqa: PLC0415
     from fairshare.sim.reference import REFERENCE_POLICIES  # noqa: PLC0415
+    from fairshare.solvers import SOLVER_POLICIES  # noqa: PLC0415
 
     console = Console(markup=False, highlight=False)
     table = Table(title="solver policies (fairshare solve --policy)", title_justify="left")

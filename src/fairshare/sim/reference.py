@@ -54,7 +54,6 @@ from fairshare.cluster.constraints import Constraint
 from fairshare.policies import Decision, Launch, Policy, TaskRef
 from fairshare.registry import PolicyInfo, by_name
 from fairshare.sim.engine import Pause, SimulationError
-from fairshare.solvers.whole_tasks import cmmf_whole_tasks
 from fairshare.workload.eligibility import MachineTypes
 from fairshare.workload.model import Job, Queue, User
 
@@ -564,6 +563,10 @@ class ReferenceScheduler(Policy):
         weights = np.array([u.weight for u in units], dtype=np.float64)
         caps = running + np.array([u.pending for u in units], dtype=np.float64)
         initial = running if offsets else np.zeros(n_units)
+        # Imported here: naming the reference schedulers (`fairshare simulate` checks its
+        # --policy against them) must not load the solvers and HiGHS.
+        from fairshare.solvers.whole_tasks import cmmf_whole_tasks  # noqa: PLC0415
+
         result = cmmf_whole_tasks(types, demands, weights, caps, initial)
         out: dict[tuple[int, int], int] = {}
         result_rows: list[int] = result.users.tolist()
