@@ -154,6 +154,93 @@ def bench_online_command(
     Console(markup=False, highlight=False).print(table)
 
 
+@bench_app.command("end-to-end")
+def bench_end_to_end_command(
+    policies: Annotated[
+        str, typer.Option("--policies", metavar="P1,P2,...", help="Online policies to run")
+    ] = "drf,tsf,choosy",
+    machines: Annotated[int, typer.Option("--machines", min=1, help="Machines")] = 10_000,
+    jobs: Annotated[int, typer.Option("--jobs", min=1, help="Jobs")] = 1000,
+    tasks: Annotated[int, typer.Option("--tasks", min=1, help="Tasks per job")] = 200,
+    repeat: Annotated[
+        int, typer.Option("--repeat", min=1, help="Runs per policy (medians reported)")
+    ] = 3,
+    as_json: JsonOption = False,
+) -> None:
+    """`fairshare simulate` of the online benchmark's workload as a user runs it (a scenario
+    file in, every output file written, a fresh process) against the simulation's own time
+    inside it (issue 15: at most 1.5x): wall seconds, and CPU seconds, which a busy machine
+    does not inflate. Figures are comparable only at the default sizes."""
+    from fairshare.bench import end_to_end  # noqa: PLC0415
+    from fairshare.policies import ONLINE_POLICIES  # noqa: PLC0415
+
+    names = parse_names(policies, "--policies", ONLINE_POLICIES, "online policy")
+    with bench_progress() as progress:
+        step = progress.add_task("end to end", total=len(names) * repeat)
+
+        def running(policy: str) -> None:
+            progress.update(step, description=f"fairshare simulate --policy {policy}")
+
+        figures = end_to_end.measure(names, repeat, machines, jobs, tasks, step=running)
+        progress.update(step, completed=len(names) * repeat)
+    if as_json:
+        dump_json(
+            {
+                "benchmark": "end-to-end",
+                "machines": machines,
+                "jobs": jobs,
+                "tasks": tasks,
+                "repeat": repeat,
+                "policies": [
+                    {
+                        "policy": f.policy,
+                        "wall_seconds": round(f.wall_seconds, 6),
+                        "simulation_seconds": round(f.simulation_seconds, 6),
+                        "ratio": round(f.ratio, 4),
+                        "cpu_seconds": round(f.cpu_seconds, 6),
+                        "simulation_cpu_seconds": round(f.simulation_cpu_seconds, 6),
+                        "cpu_ratio": round(f.cpu_ratio, 4),
+                        "wall_seconds_runs": [round(r.wall_seconds, 4) for r in f.runs],
+                        "cpu_seconds_runs": [round(r.cpu_seconds, 4) for r in f.runs],
+                    }
+                    for f in figures
+                ],
+            }
+        )
+        return
+    table = Table(
+        title=f"fairshare simulate end to end: {machines:,} machines, {jobs:,} jobs x "
+        f"{tasks:,} tasks",
+        title_justify="left",
+        caption=f"medians of {repeat} runs; end to end: the whole process (start-up, loading, "
+        "every output file); simulation: summary.json's wall_seconds and the simulation's CPU "
+        "time; ratio: end to end over simulation (target at most 1.5)",
+        caption_justify="left",
+    )
+    for column in (
+        "policy",
+        "end-to-end s",
+        "simulation s",
+        "ratio",
+        "end-to-end CPU s",
+        "simulation CPU s",
+        "CPU ratio",
+    ):
+        table.add_column(column, justify="left" if column == "policy" else "right")
+    for f in figures:
+        table.add_row(
+            f.policy,
+            f"{f.wall_seconds:.2f}",
+            f"{f.simulation_seconds:.2f}",
+            f"{f.ratio:.2f}",
+            f"{f.cpu_seconds:.2f}",
+            f"{f.simulation_cpu_seconds:.2f}",
+            f"{f.cpu_ratio:.2f}",
+        )
+    # Wide enough for the seven columns unwrapped, whatever the terminal says.
+    Console(markup=False, highlight=False, width=max(Console().width, 110)).print(table)
+
+
 @bench_app.command("simulate")
 def bench_simulate_command(
     only: Annotated[
