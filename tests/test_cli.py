@@ -200,15 +200,16 @@ try:
     main(sys.argv[1:])
 except SystemExit as stop:
     assert stop.code in (0, None), stop.code
-prefixes = ("fairshare.solvers", "fairshare.fairness", "fairshare.bench", "highspy", "scipy")
-print(sorted({m.split(".")[0] if m.startswith(("highspy", "scipy")) else m
-              for m in sys.modules if m.startswith(prefixes)}))
+prefixes = ("fairshare.solvers", "fairshare.fairness", "fairshare.bench")
+libraries = ("highspy", "scipy", "matplotlib")
+print(sorted({m.split(".")[0] if m.startswith(libraries) else m
+              for m in sys.modules if m.startswith(prefixes + libraries)}))
 """
 
 
-def test_simulate_loads_no_solver_fairness_search_or_benchmark(tmp_path: Path) -> None:
+def test_simulate_loads_no_solver_fairness_search_benchmark_or_matplotlib(tmp_path: Path) -> None:
     # A simulate used to load the solvers (HiGHS, SciPy) only to catch their UnknownPolicy,
-    # and again to name the reference schedulers: a fifth of its start-up.
+    # and again to name the reference schedulers, and matplotlib for the report's figures.
     done = subprocess.run(
         [
             sys.executable,
