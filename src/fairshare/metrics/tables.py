@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -57,11 +58,10 @@ def _floats(values: FloatArray) -> pl.Series:
     return pl.Series(np.where(np.isfinite(values), values, np.nan), dtype=pl.Float64).fill_nan(None)
 
 
-def _names(names: tuple[str, ...], index: IntArray) -> pl.Series:
-    lookup = np.array(names, dtype=object)
-    # A list, not an object array: polars 2 infers an object array's type from its first
-    # values and then refuses to cast it.
-    return pl.Series(lookup[index].tolist() if len(names) else [], dtype=pl.String)
+def _names(names: Sequence[str | None], index: IntArray) -> pl.Series:
+    """``names[index]`` as a string column, gathered by polars from the few names: no Python
+    string per row (a large run's attempts are 200,000 rows of four such columns)."""
+    return pl.Series(list(names), dtype=pl.String).gather(index)
 
 
 def jobs_frame(log: RunLog) -> pl.DataFrame:
@@ -126,7 +126,8 @@ def tasks_frame(log: RunLog) -> pl.DataFrame:
     m_racks = (*tuple(m.rack or "" for m in machines), "")
     # An attempt on a machine the cluster does not list (index -1) gets empty names.
     m_idx = np.where(f.a_machine >= 0, f.a_machine, len(machines))
-    loc = np.array([*LOCALITY_LEVELS, None], dtype=object)
+    # No input data (-1) is the null after the named levels.
+    locality = np.where(f.a_locality >= 0, f.a_locality, len(LOCALITY_LEVELS))
     return pl.DataFrame(
         {
             "job": _names(f.job_names, f.a_job),
@@ -140,7 +141,7 @@ def tasks_frame(log: RunLog) -> pl.DataFrame:
             "finish": pl.Series(f.a_finish, dtype=pl.Float64),
             "duration": pl.Series(f.a_duration, dtype=pl.Float64),
             "killed": pl.Series(f.a_killed, dtype=pl.Boolean),
-            "locality": pl.Series(loc[f.a_locality].tolist(), dtype=pl.String),
+            "locality": _names((*LOCALITY_LEVELS, None), locality),
         }
     )
 
