@@ -55,7 +55,9 @@ TIMELINE_COLUMNS: tuple[str, ...] = ("time", "user", "running_tasks", "share")
 def _floats(values: FloatArray) -> pl.Series:
     """Floats with NaN and infinities as null, so CSV shows an empty field and Parquet a null
     (a job that can never run has no isolated response: not ``inf``)."""
-    return pl.Series(np.where(np.isfinite(values), values, np.nan), dtype=pl.Float64).fill_nan(None)
+    return pl.Series(
+        np.where(np.isfinite(values), values, np.nan), dtype=pl.Float64, nan_to_null=True
+    )
 
 
 def _names(names: Sequence[str | None], index: IntArray) -> pl.Series:

@@ -787,10 +787,16 @@ class _Builder:
 
     def _machines(self) -> list[Machine]:
         machines: list[Machine] = []
+        # Machines of one capacity share its read-only vector: large clusters list
+        # thousands of machines of a few kinds.
+        vectors: dict[tuple[tuple[str, float], ...], FloatArray] = {}
         for i, entry in enumerate(self.model.machines or ()):
             where = f"machines[{i}]"
-            capacity = self._vector(entry.capacity, f"{where}.capacity")
-            capacity.setflags(write=False)
+            key = tuple(entry.capacity.items())
+            capacity = vectors.get(key)
+            if capacity is None:
+                capacity = vectors[key] = self._vector(entry.capacity, f"{where}.capacity")
+                capacity.setflags(write=False)
             if entry.count is None:
                 names = [entry.name]
                 origin = where
@@ -1207,11 +1213,14 @@ def _reject_constant(name: str) -> NoReturn:
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise _DuplicateKeyError(key, 0, 0)
-        out[key] = value
+    # dict() builds in C; only a mapping that lost keys is walked for its first repeat.
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKeyError(key, 0, 0)
+            seen.add(key)
     return out
 
 
@@ -1226,16 +1235,21 @@ def _line_of_constant(text: str) -> int | None:
 
 
 def _nesting_over_limit(data: object) -> bool:
-    """True if mappings and lists nest more than ``MAX_NESTING`` deep (without recursion)."""
-    stack: list[tuple[object, int]] = [(data, 0)]
-    while stack:
-        value, depth = stack.pop()
-        if isinstance(value, dict | list):
-            depth += 1
-            if depth > MAX_NESTING:
-                return True
-            items = value.values() if isinstance(value, dict) else value
-            stack.extend((item, depth) for item in items if isinstance(item, dict | list))
+    """True if mappings and lists nest more than ``MAX_NESTING`` deep (without recursion):
+    one level at a time, each level's containers gathered by one comprehension."""
+    containers = (dict, list)
+    level = [data] if isinstance(data, containers) else []
+    depth = 0
+    while level:
+        depth += 1
+        if depth > MAX_NESTING:
+            return True
+        level = [
+            item
+            for value in level
+            for item in (value.values() if isinstance(value, dict) else value)
+            if isinstance(item, containers)
+        ]
     return False
 
 
