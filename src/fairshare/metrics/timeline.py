@@ -80,12 +80,14 @@ def _timeline(f: RunFrames) -> Timeline:
     seg = np.cumsum(first) - 1
     base_run = running[starts] - delta[starts]
     base_load = load[starts] - dfrac[starts]
-    running = running - base_run[seg]
-    load = load - base_load[seg]
 
+    # Only the last row of each (user, time) is kept, so the sums restart there alone.
     last = np.ones(2 * n, dtype=np.bool_)
     last[:-1] = (user[1:] != user[:-1]) | (times[1:] != times[:-1])
-    t, u, r, ld = times[last], user[last], running[last], load[last]
+    kept = seg[last]
+    t, u = times[last], user[last]
+    r = running[last] - base_run[kept]
+    ld = load[last] - base_load[kept]
     share = np.round(ld.max(axis=1) if ld.shape[1] else np.zeros(len(t)), SHARE_DECIMALS)
     share = np.where(r > 0, np.maximum(share, 0.0), 0.0)
 

@@ -150,10 +150,10 @@ def allocation_figure(tl: Timeline, horizon: float, title: str = "") -> str:
         title=title,
         right=room,
     )
-    xs = mid.tolist()
-    lower = [0.0] * len(xs)
-    for layer, color in zip(stacked.tolist(), colors, strict=True):
-        ax.polygon(xs + xs[::-1], layer + lower[::-1], color)
+    outline = np.concatenate([mid, mid[::-1]])
+    lower = np.zeros_like(mid)
+    for layer, color in zip(stacked, colors, strict=True):
+        ax.polygon(outline, np.concatenate([layer, lower[::-1]]), color)
         lower = layer
     fig.frame(
         ax, xticks=xticks, yticks=yticks, xlabel="time (s)", ylabel="dominant share", title=title
@@ -217,7 +217,7 @@ def _cdf_axes(
     )
     for x, y, color in curves:
         # Start each curve at F = 0 so a single value still draws a visible step.
-        ax.steps([float(x[0]), *x.tolist()], [0.0, *y.tolist()], color)
+        ax.steps(np.concatenate([x[:1], x]), np.concatenate([[0.0], y]), color)
     fig.frame(
         ax, xticks=xticks, yticks=yticks, xlabel=xlabel, ylabel="fraction of jobs", title=title
     )
@@ -349,7 +349,7 @@ def rmse_figure(series: Sequence[tuple[int, str, FloatArray, FloatArray]], refer
     )
     entries = []
     for k, label, x, y in curves:
-        ax.steps([0.0, *(100 * x).tolist()], [0.0, *y.tolist()], _palette(k))
+        ax.steps(np.concatenate([[0.0], 100 * x]), np.concatenate([[0.0], y]), _palette(k))
         entries.append(LegendEntry(label, _palette(k), "line"))
     fig.frame(ax, xticks=xticks, yticks=yticks, xlabel=xlabel, ylabel="fraction of time")
     # Inside, lower right: a CDF's lower right corner is empty.

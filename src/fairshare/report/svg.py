@@ -22,6 +22,9 @@ from dataclasses import dataclass, field
 from html import escape
 from typing import Literal
 
+import numpy as np
+import numpy.typing as npt
+
 FONT = "DejaVu Sans, Bitstream Vera Sans, Arial, Helvetica, sans-serif"
 FONT_SIZE = 10.0
 """Tick labels and axis labels (matplotlib's ``font.size`` 10)."""
@@ -40,6 +43,8 @@ GRID_OPACITY = 0.3
 TEXT_COLOR = "#000000"
 EDGE = 4.0
 """Space between the figure's border and anything drawn."""
+
+FloatArray = npt.NDArray[np.float64]
 
 
 def num(value: float) -> str:
@@ -124,10 +129,23 @@ class Scale:
 
     def fraction(self, value: float) -> float:
         """Where ``value`` falls along the axis, 0 at ``lo`` and 1 at ``hi`` (clamped)."""
+        return float(self.fractions(np.array([value], dtype=np.float64))[0])
+
+    def fractions(self, values: FloatArray) -> FloatArray:
+        """:meth:`fraction` of every value, computed as arrays (a curve's points)."""
         a, b = self.transform(self.lo), self.transform(self.hi)
         if b == a:
-            return 0.0
-        return min(max((self.transform(value) - a) / (b - a), 0.0), 1.0)
+            return np.zeros_like(values)
+        if self.kind == "linear":
+            moved = values
+        else:
+            c, linear = self.linthresh, 1.0 / (1.0 - 0.1)
+            magnitude = np.abs(values)
+            logged = np.log10(np.maximum(magnitude, c) / c)
+            moved = np.where(
+                magnitude <= c, values / c * linear, np.copysign(linear + logged, values)
+            )
+        return np.clip((moved - a) / (b - a), 0.0, 1.0)
 
     def ticks(self, bins: int) -> list[Tick]:
         if self.kind == "linear":
@@ -183,12 +201,17 @@ class Axes:
     def py(self, value: float) -> float:
         return self.top + (1.0 - self.y.fraction(value)) * self.height
 
-    def polygon(self, xs: Sequence[float], ys: Sequence[float], color: str) -> None:
-        """A filled polygon through data points (stacked areas, bars)."""
-        points = " ".join(
-            f"{num(self.px(x))},{num(self.py(y))}" for x, y in zip(xs, ys, strict=True)
-        )
-        self.parts.append(f'<polygon points="{points}" fill="{color}"/>')
+    def points(self, xs: FloatArray, ys: FloatArray) -> str:
+        """``x,y`` pairs of figure coordinates of data points, space-separated: computed as
+        arrays, rounded to two decimals (a figure's thousands of points cost a few
+        milliseconds)."""
+        px = np.round(self.left + self.x.fractions(xs) * self.width, 2) + 0.0
+        py = np.round(self.top + (1.0 - self.y.fractions(ys)) * self.height, 2) + 0.0
+        return " ".join(map("{:g},{:g}".format, px.tolist(), py.tolist()))
+
+    def polygon(self, xs: FloatArray, ys: FloatArray, color: str) -> None:
+        """A filled polygon through data points (stacked areas)."""
+        self.parts.append(f'<polygon points="{self.points(xs, ys)}" fill="{color}"/>')
 
     def rect(self, x0: float, x1: float, y0: float, y1: float, color: str) -> None:
         """A filled rectangle between data coordinates (a bar)."""
@@ -199,17 +222,16 @@ class Axes:
             f'height="{num(bottom - top)}" fill="{color}"/>'
         )
 
-    def steps(self, xs: Sequence[float], ys: Sequence[float], color: str) -> None:
+    def steps(self, xs: FloatArray, ys: FloatArray, color: str) -> None:
         """A step line through data points, each value held until the next x
         (matplotlib's ``step(where="post")``), 1.5 points wide."""
-        coords: list[str] = []
-        for k, (x, y) in enumerate(zip(xs, ys, strict=True)):
-            if k:
-                coords.append(f"{num(self.px(x))},{num(self.py(ys[k - 1]))}")
-            coords.append(f"{num(self.px(x))},{num(self.py(y))}")
+        # Each point after the first is reached by a horizontal move at the previous value.
+        corner_x = np.repeat(xs, 2)[1:]
+        corner_y = np.repeat(ys, 2)[:-1]
         self.parts.append(
-            f'<polyline points="{" ".join(coords)}" fill="none" stroke="{color}" '
-            'stroke-width="1.5" stroke-linejoin="round" stroke-linecap="square"/>'
+            f'<polyline points="{self.points(corner_x, corner_y)}" fill="none" '
+            f'stroke="{color}" stroke-width="1.5" stroke-linejoin="round" '
+            'stroke-linecap="square"/>'
         )
 
 
