@@ -193,7 +193,9 @@ def _build(log: RunLog) -> RunFrames:
     for j, job in enumerate(jobs):
         if job.reduce_demand is not None:
             reduce_demand[j] = job.reduce_demand
-    a_demand = np.where((a_phase == 1)[:, None], reduce_demand[a_job], demand[a_job])
+    a_demand = demand[a_job]
+    if reduce_rows.any():
+        a_demand[reduce_rows] = reduce_demand[a_job[reduce_rows]]
     a_demand[a_phase == 2] = 0.0
 
     return RunFrames(

@@ -157,10 +157,9 @@ def dumps_json(document: object) -> str:
 def write_csv(frame: pl.DataFrame, path: Path) -> None:
     # Python writes the file, so a full disk or a file-size limit is an OSError with its
     # errno (polars reports its own writes' failures as other exceptions, or without errno).
-    text = frame.write_csv(
-        None, float_precision=FLOAT_DECIMALS, null_value="", line_terminator="\n"
-    )
-    path.write_bytes(text.encode("utf-8"))
+    buffer = io.BytesIO()
+    frame.write_csv(buffer, float_precision=FLOAT_DECIMALS, null_value="", line_terminator="\n")
+    path.write_bytes(buffer.getvalue())
 
 
 def write_run_files(log: RunLog, out_dir: Path) -> dict[str, object]:
