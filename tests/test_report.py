@@ -225,3 +225,22 @@ def test_report_loads_no_matplotlib() -> None:
         cwd=Path(__file__).parent,
     )
     assert done.stdout.strip() == "False"
+
+
+def test_long_legend_labels_are_cut_and_tiny_spans_get_one_tick() -> None:
+    long = "u" * 300
+    users = (long, "b")
+    jobs = [
+        JobRecord(f"j{i}", u, "root", 0.0, 1, np.array([1.0, 1.0]), 1.0, 0.0, 2.0, 1.0)
+        for i, u in enumerate(users)
+    ]
+    attempts = [TaskAttempt(f"j{i}", u, "map", 0, 0, "m1", 0.0, 2.0) for i, u in enumerate(users)]
+    log = RunLog("fair", 1, CLUSTER, users, tuple(jobs), tuple(attempts), 4, 0.1)
+    svg = allocation_figure(timeline(log), 2.0)
+    assert ">" + "u" * 39 + "\u2026</text>" in svg and long not in svg
+    # The axes keep most of the figure's 648 points of width.
+    assert svg.count("<polygon") == 2
+    points = re.search(r'<polygon points="([^"]*)"', svg)
+    assert points is not None
+    assert max(float(pair.split(",")[0]) for pair in points.group(1).split()) > 400
+    assert [t.value for t in nice_ticks(1.0, 1.0 + 1e-310, 9)] == [1.0]

@@ -85,9 +85,9 @@ def nice_ticks(lo: float, hi: float, bins: int) -> list[Tick]:
     """Ticks at multiples of 1, 2, 2.5 or 5 times a power of ten, at most ``bins``
     intervals across ``[lo, hi]`` (matplotlib's ``MaxNLocator`` with its default steps),
     labelled with as many decimals as the step needs."""
-    if not hi > lo:
-        return [Tick(lo, _label(lo, 0))]
     raw = (hi - lo) / max(bins, 1)
+    if not (math.isfinite(raw) and raw > 1e-300):  # a single value, or a span too small to split
+        return [Tick(lo, _label(lo, 0))]
     magnitude = 10.0 ** math.floor(math.log10(raw))
     step = 10 * magnitude
     for factor in (1.0, 2.0, 2.5, 5.0, 10.0):
@@ -162,6 +162,11 @@ class Scale:
         return ticks
 
 
+LEGEND_LABEL = 40
+"""Characters of a legend label shown; a longer name (a user's, a job's) is cut with an
+ellipsis, so that the legend cannot squeeze the axes beside it to nothing."""
+
+
 @dataclass(frozen=True)
 class LegendEntry:
     """A legend row: a filled square (``kind`` patch) or a line sample, then its label."""
@@ -170,11 +175,16 @@ class LegendEntry:
     color: str
     kind: Literal["patch", "line"] = "patch"
 
+    @property
+    def shown(self) -> str:
+        cut = self.label[: LEGEND_LABEL - 1] + "\u2026"
+        return self.label if len(self.label) <= LEGEND_LABEL else cut
+
 
 def legend_width(entries: Sequence[LegendEntry], columns: int = 1) -> float:
     """Width of a legend of ``entries`` in ``columns`` columns, points."""
     size = LEGEND_SIZE
-    widest = max((text_width(e.label, size) for e in entries), default=0.0)
+    widest = max((text_width(e.shown, size) for e in entries), default=0.0)
     cell = 2.0 * size + 0.8 * size + widest
     return columns * cell + (columns - 1) * 2.0 * size
 
@@ -354,7 +364,7 @@ class Figure:
         """A frameless legend whose top left corner is at ``(left, top)``, entries row by
         row (matplotlib's handle 2 ems long and 0.7 high, 0.8 ems before the label)."""
         size = LEGEND_SIZE
-        widest = max((text_width(e.label, size) for e in entries), default=0.0)
+        widest = max((text_width(e.shown, size) for e in entries), default=0.0)
         cell = 2.0 * size + 0.8 * size + widest + 2.0 * size
         row_height = 1.5 * size
         for k, entry in enumerate(entries):
@@ -371,7 +381,7 @@ class Figure:
                     f'<line x1="{num(x)}" y1="{num(middle)}" x2="{num(x + 2.0 * size)}" '
                     f'y2="{num(middle)}" stroke="{entry.color}" stroke-width="1.5"/>'
                 )
-            self.text(x + 2.8 * size, middle + 0.35 * size, entry.label, size=size)
+            self.text(x + 2.8 * size, middle + 0.35 * size, entry.shown, size=size)
 
     def to_svg(self) -> str:
         """The ``<svg>`` element, as wide as its container, aspect ratio kept."""
