@@ -8,7 +8,7 @@ scripts in ``benchmarks/`` (one definition of each workload, so figures stay com
   CMMF and TSF scales of 100,000 machines and 1,000 users on 1,000 machines.
 - :mod:`fairshare.bench.end_to_end`: ``fairshare simulate`` of the online benchmark's workload
   as a user runs it (scenario file in, every output written) against the simulation's own
-  time (issue 15).
+  time.
 - :mod:`fairshare.bench.fingerprint`: digests of the online policies' decisions, pinned by the
   test suite (``tests/golden/decision_fingerprints.txt``).
 

@@ -4,7 +4,7 @@ a fresh process (start-up, imports, loading, simulating, writing every output fi
 
 The yardstick is the simulation's own time, which the same process records as
 ``summary.json``'s ``wall_seconds``: the ratio says how much of what the user waits for is
-not the simulation (issue 15 asks for at most 1.5). On a shared machine wall time measures
+not the simulation (the target is at most 1.5). On a shared machine wall time measures
 the other processes too, so the CPU seconds are measured alike: the child's user + system
 time (``RUSAGE_CHILDREN``) against the CPU time of the simulation inside it. Medians over
 ``repeat`` runs of each policy, the policies interleaved so that a busy machine disturbs

@@ -169,7 +169,7 @@ def bench_end_to_end_command(
 ) -> None:
     """`fairshare simulate` of the online benchmark's workload as a user runs it (a scenario
     file in, every output file written, a fresh process) against the simulation's own time
-    inside it (issue 15: at most 1.5x): wall seconds, and CPU seconds, which a busy machine
+    inside it (target: at most 1.5x): wall seconds, and CPU seconds, which a busy machine
     does not inflate. Figures are comparable only at the default sizes."""
     from fairshare.bench import end_to_end  # noqa: PLC0415
     from fairshare.policies import ONLINE_POLICIES  # noqa: PLC0415

@@ -6,7 +6,7 @@ It keeps the look the report had when matplotlib drew it (matplotlib's default s
 the top and right spines hidden and a light grid: the same sizes in points, tick rules and
 colours), at a small fraction of the cost: the figures are a few hundred points each, and
 importing matplotlib and running its ``savefig`` cost more CPU time than the rest of
-writing a 200,000-task run's report (issue 15).
+writing a 200,000-task run's report.
 
 Determinism: the text depends only on the data; every number is printed with two decimals
 and there are no ids, dates or random salts. Text is kept as text, so the page's reader
