@@ -112,8 +112,9 @@ class Scheduler(Filling):
         group = cs.group_of(cls, demand)
         state = JobState(job_id, job, user.idx, group, demand)
         state.share_per_task = self.share_per_task(state)
-        state.reduce_after = self._reducers_after(state.maps)
         reducers = self._reduce_sides(job_id, job, user, cls, demand)
+        if reducers:
+            state.reduce_after = self._reducers_after(state.maps)
         if blocks is not None:
             index = cs.index
             state.blocks = [tuple(index[name] for name in holders) for holders in blocks]
@@ -132,70 +133,47 @@ class Scheduler(Filling):
             self._reducers_runnable(job_id, user)
 
     def task_finished(self, now: float, task: TaskRef) -> None:
-        job = self.part_of(task)
-        user = self.users[job.user]
-        mi = self._release(job, user, task)
-        self._mark(mi)
-        self._count_finish(job, user, task, mi)
-        self._touch(user)
+        self._release((task,), finished=True, offer=True)
 
     def finish_and_decide(self, now: float, task: TaskRef) -> list[Decision]:
         """:meth:`task_finished` then :meth:`decide` (the protocol's fused call), with a fast
         path for the steady state of a busy cluster: a map task finishes, nothing else
-        waits to be placed, and its machine is offered at once without being marked dirty
-        or re-bucketed before the offer. The decisions are those of the two calls:
-        ``decide`` would offer exactly this machine, first (nothing else is dirty, no job
-        waits for offers), and buckets are read only by offers, so one re-bucketing after
-        the offer leaves them as the general path's two do (with
-        :meth:`ClusterState.bump` when the machine ends where it started).
+        waits to be placed, and its machine is offered at once without being marked for
+        offers. The decisions are those of the two calls: ``decide`` would offer exactly
+        this machine, first (nothing else is marked, no job waits for offers).
 
         Everything else takes the general path (see :meth:`_fusable`)."""
-        job = self._fusable(task)
-        if job is None:
+        if not self._fusable(task):
             self.task_finished(now, task)
             return self.decide(now)
-        user = self.users[job.user]
-        mi = self._release(job, user, task)
-        self._count_finish(job, user, task, mi)
-        self._touch(user)
-        cs = self.cluster
+        mi = self._release((task,), finished=True, offer=False)
         # While nobody has pending work, no selection can find anyone.
-        pick = self.select(mi) if cs.active_groups else None
+        pick = self.select(mi) if self.cluster.active_groups else None
         if pick is None:
-            cs.rebucket(mi)
             return []
         out: list[Decision] = []
-        old = cs.free_of[mi]
-        freed = old is not None and tuple(cs.free[mi]) != old
         self.offer_machine(mi, now, out, pick)
-        if freed and cs.free_of[mi] == old:
-            # Filled back to where it was: the general path's two re-bucketings (at the
-            # finish, after the offer) would have moved it to the end of its bucket, and
-            # offers take machines from there.
-            cs.bump(mi)
         return out
 
-    def _fusable(self, task: TaskRef) -> JobState | None:
-        """The map side of ``task`` when its finish may take the fused path; None when the
-        general path must take it: the fused path is off for this policy's options, the
-        job's reducers become runnable, machines or jobs wait for offers, a wake-up is
-        due, or the machine is gone."""
+    def _fusable(self, task: TaskRef) -> bool:
+        """Whether the finish of ``task`` may take the fused path; not when the fused path
+        is off for this policy's options, the task is no map task, the job's reducers
+        become runnable, machines or jobs wait for offers, a wake-up is due, or the machine
+        is gone."""
         job = self.jobs.get(task[0]) if task[1] == "map" else None
         if (
             job is None
             or not self._fused
             # Reducers becoming runnable (a job without them has none to wake).
-            or (job.maps_done + 1 == job.reduce_after and job.job.reduce is not None)
+            or job.maps_done + 1 == job.reduce_after
             or self.dirty
             or self._offers
             or self._wakeups
         ):
-            return None
+            return False
         where = job.where
         assert where is not None
-        if not self.cluster.alive[where[task[2]]]:
-            return None
-        return job
+        return self.cluster.alive[where[task[2]]]
 
     def quiescent(self) -> bool:
         """The protocol's promise that finishes may be held back (see
@@ -221,24 +199,12 @@ class Scheduler(Filling):
         if not self._quiet_path:
             super().tasks_finished(now, tasks)
             return
-        jobs = self.jobs
-        users = self.users
-        release = self._release
-        count = self._count_finish
-        touch = self._touch
-        rebucket = self.cluster.rebucket
-        for task in tasks:
-            job = jobs[task[0]]
-            user = users[job.user]
-            mi = release(job, user, task)
-            count(job, user, task, mi)
-            touch(user)
-            rebucket(mi)
+        self._release(tasks, finished=True, offer=False)
 
     def machine_added(self, now: float, machine: Machine) -> None:
         mi = self.cluster.add_machine(machine)
         self.on_cluster_change()
-        self._mark(mi)
+        self.dirty[mi] = None
 
     def machine_removed(self, now: float, name: str) -> list[TaskRef]:
         cs = self.cluster

@@ -265,13 +265,19 @@ class Filling(Headroom):
         cs = self.cluster
         free = cs.free[mi]
         launch = self._launch
+        touch = self._touch
+        reorder = self.reorder_jobs
+        batching = self._batching
+        headroom = self._headroom
+        plain_rank = self._plain_rank
         job = self.head_job(user, group)
         demand = job.demand
+        # A map side that reads no input takes its maps in order (_take's common case).
+        in_order = job.where is not None and job.blocks is None
         bound: tuple[float, int, int, int] | None = None
         launched = False
         while True:
-            # A map side that reads no input takes its maps in order: _take's common case.
-            if job.where is not None and job.blocks is None and not job.requeue:
+            if in_order and not job.requeue:
                 index = job.next_map
                 job.next_map = index + 1
                 ref: TaskRef = _new(TaskRef, (job.id, "map", index))
@@ -282,46 +288,45 @@ class Filling(Headroom):
                     if launched:
                         # Refresh the user's entries, then select again: the skip applies to
                         # the entry a fresh selection would see.
-                        self._touch(user)
+                        touch(user)
                     else:
                         self.skip(user.idx, group)
                     return False
                 ref, locality = took
-            launch(job, user, ref, mi, locality, out)
+            room = launch(job, user, ref, mi, locality, out)
             launched = True
             user.pending -= 1
             job.pending -= 1
             if job.pending == 0:
                 self._retire(job, user)
-                self._touch(user)
+                touch(user)
                 return False
-            if self.reorder_jobs:
+            if reorder:
                 # The job's place among its user's jobs moved (FAIR's fair order): the batch
                 # goes on with whichever job then heads the user's heap.
                 job.version += 1
                 heappush(user.job_heaps[group], (self.job_rank(job), job.part_id, job.version))
-            if not self._batching or user.running >= user.cap:
-                self._touch(user)
+            if not batching or user.running >= user.cap:
+                touch(user)
                 return False
-            if not self._headroom:
-                if not fits(free, demand):
-                    self._touch(user)
+            if not headroom:
+                if not room:
+                    touch(user)
                     return cs.active_groups == 1
             elif not self.may_place(mi, free, demand):
-                self._touch(user)
+                touch(user)
                 return False
             if not bounded:
                 bound = self._bound(mi, user.idx)
                 bounded = True
             if bound is not None:
-                rank = (
-                    user.share / user.divisor if self._plain_rank else self.user_rank(user, group)
-                )
+                rank = user.share / user.divisor if plain_rank else self.user_rank(user, group)
                 if not (rank, user.idx) < bound[:2]:
-                    self._touch(user)
+                    touch(user)
                     return False
-            if self.reorder_jobs:
+            if reorder:
                 job = self.head_job(user, group)
+                in_order = job.where is not None and job.blocks is None
 
     def _take(self, job: JobState, mi: int, now: float) -> tuple[TaskRef, Locality | None] | None:
         """The next task of ``job`` for machine ``mi``; None if delay scheduling skips or the
@@ -401,7 +406,7 @@ class Filling(Headroom):
                     kept.append(ref)
                     continue
                 user = self.users[side.user]
-                self._launch(side, user, ref, mi, None, out)
+                self._launch(side, user, ref, mi, None, out)  # (room: asked afresh)
                 cpac.compute_started(mi)
                 self._touch(user)
             if kept:

@@ -5,9 +5,8 @@ Every path that changes the state, fast or not, calls the function named here; n
 copy of its own:
 
 - a task starts on a machine: :meth:`Ledger._launch`;
-- a running task stops (finished, killed or lost): :meth:`Ledger._release`;
-- a finished task is counted (maps done, reducers runnable, a part retired):
-  :meth:`Ledger._count_finish`;
+- running tasks stop (finished, killed or lost), and finished ones are counted (maps done,
+  reducers runnable, a part retired): :meth:`Ledger._release` (one call for a batch);
 - a user's rank, pending work or cap changed: :meth:`Ledger._touch`;
 - a job part has new pending tasks: :meth:`Ledger._activate`; it has none left:
   :meth:`Ledger._retire`;
@@ -87,7 +86,10 @@ class Ledger(Policy):
         self._compute_slots: dict[tuple[int, Demand], int] = {}
         # With the base's rank, one heap entry serves every group of a user (see _touch).
         self._plain_rank = type(self).user_rank is Ledger.user_rank
-        self._resource_range = range(len(self.cluster.resources))
+        # tracks_allocation as an attribute of the instance (read on every launch).
+        self._track = self.tracks_allocation
+        # With the base's _touch, a user without pending work has nothing to refresh.
+        self._plain_touch = type(self)._touch is Ledger._touch
         for user in users:
             self._user(user.name, None)
 
@@ -182,82 +184,134 @@ class Ledger(Policy):
         mi: int,
         locality: Locality | None,
         out: list[Decision],
-    ) -> None:
+    ) -> bool:
         """Start task ``ref`` of ``job`` on machine ``mi``: its demand leaves the machine's
         free room and joins its user's share (and allocation), it is numbered for
         preemption, and the launch is appended to ``out``. Taking the task from the pending
-        ones is the caller's (a compute part was never pending)."""
+        ones is the caller's (a compute part was never pending). Returns whether another
+        task of the same demand fits the machine's room (the plain fit test,
+        :func:`fairshare.policies.state.fits`, on the room left: a batch asks it after
+        every launch, and the subtraction has the floats at hand)."""
         demand = job.demand
-        free = self.cluster.free[mi]
-        if self.tracks_allocation:
+        cs = self.cluster
+        free = cs.free[mi]
+        room = True
+        r = 0
+        for d in demand:
+            left = free[r] - d
+            free[r] = left
+            if left + FIT < d:
+                room = False
+            r += 1  # noqa: SIM113 (enumerate allocates a tuple per step)
+        if self._track:
             alloc = user.alloc
-            for r in self._resource_range:
-                d = demand[r]
-                free[r] -= d
+            r = 0
+            for d in demand:
                 alloc[r] += d
-        else:
-            for r in self._resource_range:
-                free[r] -= demand[r]
-        self._launch_seq += 1
+                r += 1  # noqa: SIM113
+        seq = self._launch_seq = self._launch_seq + 1
         where = job.where
         if where is None:
             user.tasks[ref] = mi
         else:
             where[ref[2]] = mi
         if self.launch_order is not None:
-            self.launch_order[ref] = self._launch_seq
+            self.launch_order[ref] = seq
         user.running += 1
         user.share += job.share_per_task
         job.running += 1
-        out.append(_new(Launch, (ref, self.cluster.names[mi], locality)))
+        out.append(_new(Launch, (ref, cs.names[mi], locality)))
+        return room
 
-    def _release(self, job: JobState, user: UserState, ref: TaskRef) -> int:
-        """Stop running task ``ref`` of ``job`` (finished, killed or lost): its demand goes
-        back to its machine (if the machine is alive) and leaves its user's share. Returns
-        the machine; re-bucketing it is the caller's (a finish offered at once does it
-        after the offer)."""
-        where = job.where
-        if where is None:
-            mi = user.tasks.pop(ref)
-        else:
-            mi = where[ref[2]]
-            where[ref[2]] = -1
-        if self.launch_order is not None:
-            del self.launch_order[ref]
-        demand = job.demand
-        if self.cluster.alive[mi]:
-            free = self.cluster.free[mi]
-            for r in self._resource_range:
-                free[r] += demand[r]
-        if self.tracks_allocation:
-            alloc = user.alloc
-            for r in self._resource_range:
-                alloc[r] -= demand[r]
-        user.running -= 1
-        user.share -= job.share_per_task
-        if user.running == 0:
-            # Exact zero: no drift from summing and subtracting shares.
-            user.share = 0.0
-            user.alloc = [0.0] * len(demand)
-        job.running -= 1
-        if self.reorder_jobs and job.pending > 0:
-            job.version += 1
-            heappush(user.job_heaps[job.group], (self.job_rank(job), job.part_id, job.version))
+    def _release(self, tasks: Sequence[TaskRef], *, finished: bool, offer: bool) -> int:
+        """Stop running ``tasks``, in order (finished, killed or lost): each one's demand
+        goes back to its machine, which is re-bucketed (and with ``offer``, marked for the
+        next decision's offers), and leaves its user's share; its user's heap entries go
+        stale. With ``finished``, each is also counted as finished
+        (:meth:`_count_finish`) and its user's entries refreshed (:meth:`_touch`); a
+        killed or lost task is the caller's to re-queue. Returns the machine of the last.
+
+        One call releases a whole batch (the finishes a driver held back): the hottest
+        path of a large run, so the per-task steps are taken here, not by a call each."""
+        jobs = self.jobs
+        users = self.users
+        cs = self.cluster
+        alive = cs.alive
+        frees = cs.free
+        rebucket = cs.rebucket
+        dirty = self.dirty
+        order = self.launch_order
+        track = self._track
+        reorder = self.reorder_jobs
+        touch = self._touch
+        plain_touch = self._plain_touch
+        mi = -1
+        for ref in tasks:
+            if ref[1] == "map":
+                job = jobs[ref[0]]
+                user = users[job.user]
+                where = job.where
+                assert where is not None
+                index = ref[2]
+                mi = where[index]
+                where[index] = -1
+            else:
+                job = jobs[part_id(ref[0], ref[1])]
+                user = users[job.user]
+                where = None
+                mi = user.tasks.pop(ref)
+            if order is not None:
+                del order[ref]
+            demand = job.demand
+            if alive[mi]:
+                free = frees[mi]
+                r = 0
+                for d in demand:
+                    free[r] += d
+                    r += 1  # noqa: SIM113 (enumerate allocates a tuple per step)
+                rebucket(mi)
+                if offer:
+                    dirty[mi] = None
+            if track:
+                alloc = user.alloc
+                r = 0
+                for d in demand:
+                    alloc[r] -= d
+                    r += 1  # noqa: SIM113
+            user.share -= job.share_per_task
+            user.version += 1
+            user.running -= 1
+            if not user.running:
+                # Exact zero: no drift from summing and subtracting shares.
+                user.share = 0.0
+                user.alloc = [0.0] * len(demand)
+            job.running -= 1
+            if reorder and job.pending > 0:
+                job.version += 1
+                heappush(user.job_heaps[job.group], (self.job_rank(job), job.part_id, job.version))
+            if not finished:
+                continue
+            if where is None:
+                self._count_finish(job, user, ref, mi)
+            else:
+                # A map task's count, the hot one, in place (a reducer part's: above).
+                job.finished += 1
+                job.maps_done += 1
+                if job.maps_done == job.reduce_after:
+                    self._reducers_runnable(job.id, user)
+                if job.finished == job.maps:
+                    del jobs[job.part_id]
+            if user.job_heaps or not plain_touch:
+                touch(user)
+            # else: the base's _touch would only move the version, moved above.
         return mi
 
     def _count_finish(self, job: JobState, user: UserState, ref: TaskRef, mi: int) -> None:
-        """Task ``ref`` of ``job``, released from machine ``mi``, finished: count it, let the
-        job's reducers run once enough maps are done (``reduce_slowstart``), retire a part
-        whose tasks all finished, and with copy-compute splitting (FAIR section 5.2) ask the
-        machine to compute a reducer that finished copying."""
+        """A reducer's part (``ref`` of ``job``, released from machine ``mi``) finished:
+        count it, retire a part whose tasks all finished, and with copy-compute splitting
+        (FAIR section 5.2) ask the machine to compute a reducer that finished copying. (A
+        map task's count is :meth:`_release`'s.)"""
         job.finished += 1
-        if ref[1] == "map":
-            job.maps_done += 1
-            if job.maps_done == job.reduce_after and job.job.reduce is not None:
-                self._reducers_runnable(job.id, user)
-            if job.finished == job.maps:
-                del self.jobs[job.part_id]
-            return
         cpac = self._cpac
         if ref[1] == "copy":
             assert cpac is not None
@@ -276,7 +330,7 @@ class Ledger(Policy):
         """The user's rank, pending work or cap changed: push fresh entries in every group it
         has work in (the older ones go stale: see :class:`fairshare.policies.state.Group`)."""
         user.version += 1
-        if user.running >= user.cap:
+        if not user.job_heaps or user.running >= user.cap:
             return
         groups = self.cluster.groups
         if self._plain_rank:
@@ -327,20 +381,12 @@ class Ledger(Policy):
             if not group_users:
                 self.cluster.group_active(group, False)
 
-    def _mark(self, mi: int) -> None:
-        """Machine ``mi``'s room changed outside an offer: re-bucket it and offer it at the
-        next decision."""
-        if self.cluster.alive[mi]:
-            self.cluster.rebucket(mi)
-            self.dirty[mi] = None
-
     def requeue(self, ref: TaskRef) -> None:
         """A running task was killed or lost: it is pending again, as if it never started
         (with copy-compute splitting, a reducer's copy or compute part: it copies again)."""
         job = self.part_of(ref)
         user = self.users[job.user]
-        mi = self._release(job, user, ref)
-        self._mark(mi)
+        mi = self._release((ref,), finished=False, offer=True)
         if self._cpac is not None and ref.phase != "map":
             if ref.phase == "copy":
                 self._cpac.copy_stopped(ref.job, mi, finished=False)

@@ -101,8 +101,8 @@ class JobState:
         self.next_reduce = 0
         self.maps_done = 0
         # How many maps must finish before the reducers may launch (set by the scheduler:
-        # reduce_slowstart, FAIR section 5.1).
-        self.reduce_after = 0
+        # reduce_slowstart, FAIR section 5.1; -1: the job has no reducers).
+        self.reduce_after = -1
         self.finished = 0
         self.pending = self.maps
         self.running = 0
@@ -357,50 +357,48 @@ class ClusterState:
         new = tuple(self.free[mi])
         if new == old:
             return
-        room = False
+        buckets = self.buckets
         for v in new:
             if v > EPS:
-                room = True
                 break
-        if old is None:
-            if not room or not self.alive[mi]:
-                # Full before and after (a one-slot machine refilled), or dead: in no bucket.
-                return
-            self.roomy[mi] = None
-        elif not room:
-            self.roomy.pop(mi, None)
-        buckets = self.buckets
-        for c in self.cfor[mi]:
-            by_free = buckets[c]
+        else:
+            # No room left: out of every bucket (full before and after: in none already).
             if old is not None:
-                left = by_free[old]
-                del left[mi]
-                if not left:
-                    del by_free[old]
-            if room:
+                for c in self.cfor[mi]:
+                    by_free = buckets[c]
+                    left = by_free[old]
+                    del left[mi]
+                    if not left:
+                        del by_free[old]
+                self.free_of[mi] = None
+                self.roomy.pop(mi, None)
+            return
+        if old is None:
+            if not self.alive[mi]:
+                return
+            # Room again: into the buckets, and last in roomy.
+            for c in self.cfor[mi]:
+                by_free = buckets[c]
                 joined = by_free.get(new)
                 if joined is None:
                     by_free[new] = {mi: None}
                 else:
                     joined[mi] = None
-        self.free_of[mi] = new if room else None
-
-    def bump(self, mi: int) -> None:
-        """Move machine ``mi`` to the end of its buckets (and a bucket it is alone in to the end
-        of its class's buckets): where a re-bucketing away from its free vector and back
-        would leave it, for a caller that skips the round trip
-        (``Scheduler.finish_and_decide``)."""
-        free = self.free_of[mi]
-        assert free is not None
-        buckets = self.buckets
-        for c in self.cfor[mi]:
-            by_free = buckets[c]
-            bucket = by_free[free]
-            del bucket[mi]
-            if not bucket:
-                del by_free[free]
-                by_free[free] = bucket
-            bucket[mi] = None
+            self.roomy[mi] = None
+        else:
+            # Had room and keeps some: a move between buckets (most changes).
+            for c in self.cfor[mi]:
+                by_free = buckets[c]
+                left = by_free[old]
+                del left[mi]
+                if not left:
+                    del by_free[old]
+                joined = by_free.get(new)
+                if joined is None:
+                    by_free[new] = {mi: None}
+                else:
+                    joined[mi] = None
+        self.free_of[mi] = new
 
     # --------------------------------------------------------------------- classes, groups
 
