@@ -209,14 +209,14 @@ class Ledger(Policy):
             for d in demand:
                 alloc[r] += d
                 r += 1  # noqa: SIM113
-        seq = self._launch_seq = self._launch_seq + 1
         where = job.where
         if where is None:
             user.tasks[ref] = mi
         else:
             where[ref[2]] = mi
         if self.launch_order is not None:
-            self.launch_order[ref] = seq
+            self._launch_seq += 1
+            self.launch_order[ref] = self._launch_seq
         user.running += 1
         user.share += job.share_per_task
         job.running += 1

@@ -382,20 +382,27 @@ class _Run:
                     run.first_start = now
             assert run is not None
             attempt = attempt_of.get(task, 0) if attempt_of else 0
-            fraction = resume.pop(task, 1.0) if resume else 1.0
+            slot = len(attempts)
             if phase == "map":
                 seconds = run.map_seconds[index]
                 if locality is not None:
                     seconds *= slow[locality]
+                if not resume:
+                    # The common launch: a map task, in the round's lane.
+                    end = now + seconds
+                    attempts += (now, run.index, phase, index, attempt, machine, end, locality)
+                    entry = new(Finish, (end, FINISH, next(tokens), task, slot, run, lane))
+                    run.map_entries[index] = entry
+                    lane.append(entry)
+                    continue
             else:
                 seconds = self._reduce_seconds(run.job, task)
+            fraction = resume.pop(task, 1.0) if resume else 1.0
             if fraction != 1.0:
                 seconds *= fraction
                 self.fraction[task] = fraction
-            if (
-                phase != "map"
-                and run.maps_done < run.maps
-                and not (phase == "reduce" and self.opts.copy_compute_splitting)
+            if phase != "map" and run.maps_done < run.maps and not (
+                phase == "reduce" and self.opts.copy_compute_splitting
             ):
                 # Launched before the last map finished: it holds its room and waits (no
                 # finish event until the maps are done).
@@ -404,13 +411,7 @@ class _Run:
                 locality = None
             else:
                 end = now + seconds
-            slot = len(attempts)
             attempts += (now, run.index, phase, index, attempt, machine, end, locality)
-            if phase == "map" and not resume:
-                entry = new(Finish, (end, FINISH, next(tokens), task, slot, run, lane))
-                run.map_entries[index] = entry
-                lane.append(entry)
-                continue
             token = next(tokens) if end != math.inf else 0
             entry = new(Finish, (end, FINISH, token, task, slot, run, None))
             if phase == "map":
