@@ -133,26 +133,38 @@ class Scheduler(Filling):
             self._reducers_runnable(job_id, user)
 
     def task_finished(self, now: float, task: TaskRef) -> None:
-        self._release((task,), finished=True, offer=True)
+        self._release((task,), finished=True, then="offer")
 
     def finish_and_decide(self, now: float, task: TaskRef) -> list[Decision]:
         """:meth:`task_finished` then :meth:`decide` (the protocol's fused call), with a fast
         path for the steady state of a busy cluster: a map task finishes, nothing else
         waits to be placed, and its machine is offered at once without being marked for
-        offers. The decisions are those of the two calls: ``decide`` would offer exactly
-        this machine, first (nothing else is marked, no job waits for offers).
+        offers or re-bucketed before the offer. The decisions are those of the two calls:
+        ``decide`` would offer exactly this machine, first (nothing else is marked, no job
+        waits for offers), and buckets are read only by offers, so one re-bucketing after
+        the offer leaves them as the general path's two do (with
+        :meth:`ClusterState.bump` when the machine ends where it started).
 
         Everything else takes the general path (see :meth:`_fusable`)."""
         if not self._fusable(task):
             self.task_finished(now, task)
             return self.decide(now)
-        mi = self._release((task,), finished=True, offer=False)
+        mi = self._release((task,), finished=True, then="hold")
+        cs = self.cluster
         # While nobody has pending work, no selection can find anyone.
-        pick = self.select(mi) if self.cluster.active_groups else None
+        pick = self.select(mi) if cs.active_groups else None
         if pick is None:
+            cs.rebucket(mi)
             return []
         out: list[Decision] = []
+        old = cs.free_of[mi]
+        freed = old is not None and tuple(cs.free[mi]) != old
         self.offer_machine(mi, now, out, pick)
+        if freed and cs.free_of[mi] == old:
+            # Filled back to where it was: the general path's two re-bucketings (at the
+            # finish, after the offer) would have moved it to the end of its bucket, and
+            # offers take machines from there.
+            cs.bump(mi)
         return out
 
     def _fusable(self, task: TaskRef) -> bool:
@@ -199,7 +211,7 @@ class Scheduler(Filling):
         if not self._quiet_path:
             super().tasks_finished(now, tasks)
             return
-        self._release(tasks, finished=True, offer=False)
+        self._release(tasks, finished=True, then="settle")
 
     def machine_added(self, now: float, machine: Machine) -> None:
         mi = self.cluster.add_machine(machine)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from heapq import heappop, heappush
+from typing import Literal
 
 from fairshare.cluster import Cluster
 from fairshare.policies.copy_compute import CopyComputeAdmission
@@ -223,13 +224,17 @@ class Ledger(Policy):
         out.append(_new(Launch, (ref, cs.names[mi], locality)))
         return room
 
-    def _release(self, tasks: Sequence[TaskRef], *, finished: bool, offer: bool) -> int:
+    def _release(
+        self, tasks: Sequence[TaskRef], *, finished: bool, then: Literal["offer", "settle", "hold"]
+    ) -> int:
         """Stop running ``tasks``, in order (finished, killed or lost): each one's demand
-        goes back to its machine, which is re-bucketed (and with ``offer``, marked for the
-        next decision's offers), and leaves its user's share; its user's heap entries go
-        stale. With ``finished``, each is also counted as finished
-        (:meth:`_count_finish`) and its user's entries refreshed (:meth:`_touch`); a
-        killed or lost task is the caller's to re-queue. Returns the machine of the last.
+        goes back to its machine and leaves its user's share; its user's heap entries go
+        stale. The machine is then re-bucketed and marked for the next decision's offers
+        (``then`` ``"offer"``), only re-bucketed (``"settle"``: nobody waits), or left as it
+        is (``"hold"``: the caller offers it at once and re-buckets it after). With
+        ``finished``, each task is also counted as finished (:meth:`_count_finish`) and its
+        user's entries refreshed (:meth:`_touch`); a killed or lost task is the caller's to
+        re-queue. Returns the machine of the last.
 
         One call releases a whole batch (the finishes a driver held back): the hottest
         path of a large run, so the per-task steps are taken here, not by a call each."""
@@ -245,6 +250,8 @@ class Ledger(Policy):
         reorder = self.reorder_jobs
         touch = self._touch
         plain_touch = self._plain_touch
+        offer = then == "offer"
+        settle = offer or then == "settle"
         mi = -1
         for ref in tasks:
             if ref[1] == "map":
@@ -269,9 +276,10 @@ class Ledger(Policy):
                 for d in demand:
                     free[r] += d
                     r += 1  # noqa: SIM113 (enumerate allocates a tuple per step)
-                rebucket(mi)
-                if offer:
-                    dirty[mi] = None
+                if settle:
+                    rebucket(mi)
+                    if offer:
+                        dirty[mi] = None
             if track:
                 alloc = user.alloc
                 r = 0
@@ -386,7 +394,7 @@ class Ledger(Policy):
         (with copy-compute splitting, a reducer's copy or compute part: it copies again)."""
         job = self.part_of(ref)
         user = self.users[job.user]
-        mi = self._release((ref,), finished=False, offer=True)
+        mi = self._release((ref,), finished=False, then="offer")
         if self._cpac is not None and ref.phase != "map":
             if ref.phase == "copy":
                 self._cpac.copy_stopped(ref.job, mi, finished=False)

@@ -400,6 +400,23 @@ class ClusterState:
                     joined[mi] = None
         self.free_of[mi] = new
 
+    def bump(self, mi: int) -> None:
+        """Move machine ``mi`` to the end of its buckets (and a bucket it is alone in to the end
+        of its class's buckets): where a re-bucketing away from its free vector and back
+        would leave it, for a caller that skips the round trip
+        (``Scheduler.finish_and_decide``)."""
+        free = self.free_of[mi]
+        assert free is not None
+        buckets = self.buckets
+        for c in self.cfor[mi]:
+            by_free = buckets[c]
+            bucket = by_free[free]
+            del bucket[mi]
+            if not bucket:
+                del by_free[free]
+                by_free[free] = bucket
+            bucket[mi] = None
+
     # --------------------------------------------------------------------- classes, groups
 
     def class_of(self, job: Job) -> int:

@@ -401,8 +401,10 @@ class _Run:
             if fraction != 1.0:
                 seconds *= fraction
                 self.fraction[task] = fraction
-            if phase != "map" and run.maps_done < run.maps and not (
-                phase == "reduce" and self.opts.copy_compute_splitting
+            if (
+                phase != "map"
+                and run.maps_done < run.maps
+                and not (phase == "reduce" and self.opts.copy_compute_splitting)
             ):
                 # Launched before the last map finished: it holds its room and waits (no
                 # finish event until the maps are done).

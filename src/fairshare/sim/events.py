@@ -139,7 +139,7 @@ class EventQueue:
     def push(self, event: Event) -> None:
         """Queue ``event``; events at one time come out by (kind, token)."""
         at = event[0]
-        held = self.at.setdefault(at, event)
+        held = self.at.setdefault(at, event)  # (pop's lane step starts the same way)
         if held is not event:
             if isinstance(held, list):
                 heappush(held, event)
@@ -161,7 +161,13 @@ class EventQueue:
         if event[1] == FINISH:
             lane = event[6]  # type: ignore[misc]
             if lane:
-                self.push(lane.pop())
+                head: Finish = lane.pop()
+                # push(head) without a call when nothing else is queued at its time (the
+                # common case: one event per finish).
+                if self.at.setdefault(head[0], head) is head:
+                    heappush(self.times, head[0])
+                else:
+                    self.push(head)
         return event
 
     def open_lane(self, lane: list[Finish]) -> None:
