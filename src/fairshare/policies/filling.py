@@ -274,7 +274,9 @@ class Filling(Headroom):
         demand = job.demand
         # A map side that reads no input takes its maps in order (_take's common case).
         in_order = job.where is not None and job.blocks is None
-        bound: tuple[float, int, int, int] | None = None
+        uidx = user.idx
+        # (rank, user order) of the lowest other entry (None: nobody else bounds the batch).
+        below: tuple[float, int] | None = None
         launched = False
         while True:
             if in_order and not job.requeue:
@@ -290,7 +292,7 @@ class Filling(Headroom):
                         # the entry a fresh selection would see.
                         touch(user)
                     else:
-                        self.skip(user.idx, group)
+                        self.skip(uidx, group)
                     return False
                 ref, locality = took
             room = launch(job, user, ref, mi, locality, out)
@@ -317,11 +319,13 @@ class Filling(Headroom):
                 touch(user)
                 return False
             if not bounded:
-                bound = self._bound(mi, user.idx)
+                bound = self._bound(mi, uidx)
+                if bound is not None:
+                    below = (bound[0], bound[1])
                 bounded = True
-            if bound is not None:
+            if below is not None:
                 rank = user.share / user.divisor if plain_rank else self.user_rank(user, group)
-                if not (rank, user.idx) < bound[:2]:
+                if not (rank, uidx) < below:
                     touch(user)
                     return False
             if reorder:
