@@ -348,6 +348,11 @@ class NaiveHdrf(Scheduler):
         pair is the answer without Algorithm 3: the view stays dirty until a decision
         between several leaves needs it. An arriving job on a cluster with room is this case
         (TSF section VI's macrobenchmark)."""
+        # The root counts, per group, the leaves that can launch in it: none on a cluster
+        # where nobody can launch (most finishes of a cluster with room).
+        root = self._count[0]
+        if not root:
+            return None
         cs = self.cluster
         free = cs.free[mi]
         groups = cs.groups
@@ -369,8 +374,6 @@ class NaiveHdrf(Scheduler):
                 fitting.append(g)
         if not fitting:
             return None
-        # The root counts, per group, the leaves that can launch in it.
-        root = self._count[0]
         pairs = 0
         for g in fitting:
             pairs += root.get(g, 0)
