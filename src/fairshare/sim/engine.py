@@ -60,7 +60,6 @@ from fairshare.sim.events import (
     REMOVE,
     WAKEUP,
     Arrival,
-    Event,
     EventQueue,
     Finish,
     JobRun,
@@ -266,6 +265,7 @@ class _Run:
                 if held:
                     policy.tasks_finished(now, held)
                     held = []
+                assert not isinstance(event, Finish)
                 self._deliver(now, event)
             if decisions is None:
                 if times and times[0] == now:
@@ -299,12 +299,9 @@ class _Run:
 
     # ----------------------------------------------------------------- events
 
-    def _deliver(self, now: float, event: Event) -> None:
-        """Deliver one event to the policy the general way (no shortcut)."""
-        if type(event) is Finish:
-            if self._finish(now, event):
-                self.policy.task_finished(now, event.task)
-        elif type(event) is Arrival:
+    def _deliver(self, now: float, event: Arrival | MachineChange | Wakeup) -> None:
+        """Deliver an event other than a finish to the policy (finishes: see :meth:`run`)."""
+        if type(event) is Arrival:
             self._submit(now, event.job)
         elif type(event) is MachineChange:
             if event.kind == ADD:
