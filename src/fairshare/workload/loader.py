@@ -6,8 +6,9 @@ Two stages, each rejecting bad input with one :class:`ScenarioError`
 0. Text (:mod:`fairshare.workload.reading`): YAML or JSON, duplicate keys, nesting and
    alias expansion within the limits.
 1. Structure (:mod:`fairshare.workload.schema`): pydantic models that mirror SPEC section 1
-   field by field check names, types and ranges of single fields (unknown fields, missing fields, strings where numbers belong,
-   negative / NaN / infinite numbers, non-integral counts). The first pydantic error becomes
+   field by field check names, types and ranges of single fields (unknown fields, missing
+   fields, strings where numbers belong, negative / NaN / infinite numbers, non-integral
+   counts). The first pydantic error becomes
    the :class:`ScenarioError`, with WHERE built from the error location.
 2. Meaning: :class:`_Builder` turns the models into :class:`~fairshare.workload.model.Scenario`
    and checks what spans fields: unique names (after ``count`` expansion), known resources,
