@@ -726,8 +726,8 @@ class FillingLP:
         rows = self.cap_row >= 0
         tight = np.zeros(self.cap_row.shape, dtype=np.bool_)
         tight[rows] = self.row_value[self.cap_row[rows]] >= 1.0 - _ROOM
-        needs = (self.problem.demands > 0).astype(np.float64)
-        blocked = (needs @ tight.T.astype(np.float64)) > 0
+        # a boolean product: numpy's own loop, not a multithreaded BLAS (see _full_users)
+        blocked = (self.problem.demands > 0) @ tight.T
         open_type = (self.usable & ~blocked).any(axis=1)
         return np.asarray(self.active & ~self.in_group & open_type, dtype=np.bool_)
 
