@@ -977,7 +977,13 @@ def _northwest_corner(
     member = np.minimum(np.searchsorted(a, middle), len(supply) - 1)
     kind = np.minimum(np.searchsorted(b, middle), len(demand) - 1)
     keep = lengths > 1e-15 * total
-    return member[keep].astype(np.int64), kind[keep].astype(np.int64), lengths[keep]
+    member, kind, lengths = member[keep], kind[keep], lengths[keep]
+    # A piece is a difference of running sums, exact only to the rounding of the total: a
+    # member 1e-10 of the total would keep six digits of its tasks. So each member's pieces
+    # are scaled back to its own amount (a type's total moves by at most that rounding).
+    got = np.bincount(member, weights=lengths, minlength=len(supply))
+    lengths = lengths * np.where(got > 0, supply / np.where(got > 0, got, 1.0), 0.0)[member]
+    return member.astype(np.int64), kind.astype(np.int64), lengths
 
 
 def _unbounded(cols: IntArray) -> FloatArray:
