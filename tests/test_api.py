@@ -128,6 +128,7 @@ PUBLIC = {
         "Violation",
         "check",
     ],
+    "fairshare.registry": ["PolicyInfo", "by_name"],
     "fairshare.report": ["render_compare", "render_run", "write_compare", "write_outputs"],
 }
 
@@ -245,3 +246,17 @@ def test_check_finds_the_papers_counterexample() -> None:
     result = fairshare.check("asset", "sharing-incentive", seed=0)
     assert not result.holds
     assert result.counterexample is not None
+
+
+def test_the_three_policy_registries_share_one_shape() -> None:
+    from fairshare.registry import PolicyInfo, by_name  # noqa: PLC0415
+    from fairshare.sim.reference import REFERENCE_POLICIES  # noqa: PLC0415
+
+    for registry in (fairshare.SOLVER_POLICIES, fairshare.ONLINE_POLICIES, REFERENCE_POLICIES):
+        assert registry
+        for name, entry in registry.items():
+            assert isinstance(entry, PolicyInfo)
+            assert entry.name == name and entry.summary and entry.source
+    twice = [PolicyInfo("drf", "a", "b"), PolicyInfo("drf", "c", "d")]
+    with pytest.raises(ValueError, match="'drf' is registered twice"):
+        by_name(twice)

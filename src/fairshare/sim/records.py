@@ -81,7 +81,8 @@ ROW_FIELDS = 8
 order, phase, task, attempt, machine, finish, locality), where the job order indexes
 ``RunLog.jobs`` (the job's name and user are its record's). Eight items appended to one list
 cost a simulation much less than a tuple per attempt: no object per attempt to build, keep
-and have the cyclic collector walk (issue 4's throughput). The item offsets follow."""
+and have the cyclic collector walk, which at 200,000 tasks is a measurable share of a run.
+The item offsets follow."""
 ROW_START, ROW_ORDER, ROW_PHASE, ROW_TASK, ROW_ATTEMPT, ROW_MACHINE, ROW_FINISH, ROW_LOCALITY = (
     range(ROW_FIELDS)
 )

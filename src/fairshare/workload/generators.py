@@ -69,6 +69,7 @@ import numpy as np
 
 from fairshare.cluster import AttributeValue, BoolArray, Cluster, FloatArray, Machine
 from fairshare.cluster.constraints import Constraint, parse_constraint
+from fairshare.workload.limits import MAX_REPLICA_COPIES, MAX_TASKS
 from fairshare.workload.loader import GENERATORS, ScenarioError
 from fairshare.workload.model import (
     MAX_AMOUNT,
@@ -95,7 +96,6 @@ __all__ = [
     "REQUIRE_PROBABILITY",
     "Workload",
     "generate",
-    "largest_job",
 ]
 
 
@@ -378,22 +378,6 @@ class _Params:
 # Job sizes
 
 
-def largest_job(generator: str, *, with_reduce: bool = True) -> tuple[int, int]:
-    """The most map tasks and reducers one job of ``generator`` can have (the reducers of
-    ``facebook-2009`` and ``zipf`` unless ``with_reduce`` is false): the loader bounds a
-    generated workload by its ``jobs`` times this before anything is drawn."""
-    if generator == "zipf":
-        maps = _ZIPF_MAX_MAPS
-        reducers = _ZIPF_MAX_MAPS // 5  # uniform between 1 and maps / 5
-    else:
-        bins = FACEBOOK_2010_BINS if generator == "facebook-2010" else FACEBOOK_2009_BINS
-        maps = max(b.high for b in bins)
-        reducers = max(1, round(maps * _MAX_REDUCE_FRACTION))
-    if not with_reduce or generator not in ("facebook-2009", "zipf"):
-        reducers = 0
-    return maps, reducers
-
-
 def _cumulative(weights: FloatArray) -> FloatArray:
     """The distribution function of ``weights`` (normalised), for inverse-transform draws:
     ``searchsorted(cdf, u, 'right')`` with ``u`` uniform on [0, 1) picks index ``i`` with
@@ -515,6 +499,8 @@ def generate(
         cache: dict[tuple[int, ...], Constraint] = {}
         width = len(str(count - 1))
         submit = 0.0
+        total_tasks = 0
+        block_copies = 0
         for i in range(count):
             submit += float(rng.exponential(arrival))
             tasks = _pick(zipf, rng) + 1 if zipf is not None else _draw_bin(bins, bin_cdf, rng)
@@ -525,6 +511,17 @@ def generate(
                 else:
                     reducers = max(1, round(tasks * float(rng.uniform(0.05, _MAX_REDUCE_FRACTION))))
                 phase = ReducePhase(reducers, reduce[0], reduce[1])
+            total_tasks += tasks + (phase.tasks if phase is not None else 0)
+            block_copies += tasks * (replicas or 0)
+            if total_tasks > MAX_TASKS or block_copies > MAX_REPLICA_COPIES:
+                what = "tasks" if total_tasks > MAX_TASKS else "input block locations"
+                most = MAX_TASKS if total_tasks > MAX_TASKS else MAX_REPLICA_COPIES
+                raise ScenarioError(
+                    source,
+                    "workload.jobs",
+                    f"the first {i + 1:,} of the {count:,} jobs drawn already have more than "
+                    f"{most:,} {what} (the limit); ask for fewer jobs",
+                )
             constraint = _draw_constraint(has, rng, cache) if has is not None else None
             name = f"job{i:0{width}d}"
             yield Job(

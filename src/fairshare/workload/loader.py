@@ -724,31 +724,22 @@ class _Builder:
             self._check_generated(self.model.workload)
 
     def _check_generated(self, workload: _WorkloadModel) -> None:
-        """A generator's jobs times the largest job it can draw, before any is drawn."""
-        from fairshare.workload.generators import DEFAULT_JOBS, largest_job  # noqa: PLC0415
-
+        """A generator's ``replicas`` (its ``jobs`` are a bounded count). The tasks and
+        block locations its jobs add up to depend on its draws: the generator counts them
+        as it draws and stops at the limits (``generators.generate``); ``simulate`` reads
+        every job before the run starts, so that error also comes before any work."""
         extra = workload.model_extra or {}
-        jobs = DEFAULT_JOBS[workload.generator] if workload.jobs is None else workload.jobs
-        maps, reducers = largest_job(
-            workload.generator, with_reduce=extra.get("reduce") is not False
-        )
-        if jobs * (maps + reducers) > MAX_TASKS:
-            self.fail(
-                "workload.jobs",
-                f"{jobs:,} jobs of up to {maps + reducers:,} tasks each may make "
-                f"{jobs * (maps + reducers):,} tasks; at most {MAX_TASKS:,} tasks in all "
-                f"(at most {MAX_TASKS // (maps + reducers):,} {workload.generator} jobs)",
-            )
         replicas = extra.get("replicas")
-        if isinstance(replicas, int | float) and not isinstance(replicas, bool):
-            if replicas > MAX_REPLICAS:
-                self.fail(
-                    "workload.replicas",
-                    f"must be a whole number from 0 to {MAX_REPLICAS} (the limit), "
-                    f"got {_show(replicas)}",
-                )
-            if jobs * maps * replicas > MAX_REPLICA_COPIES:
-                self.fail("workload.replicas", _too_many_copies(int(jobs * maps * replicas)))
+        if (
+            isinstance(replicas, int | float)
+            and not isinstance(replicas, bool)
+            and replicas > MAX_REPLICAS
+        ):
+            self.fail(
+                "workload.replicas",
+                f"must be a whole number from 0 to {MAX_REPLICAS} (the limit), "
+                f"got {_show(replicas)}",
+            )
 
     # resources and machines
 
