@@ -12,7 +12,7 @@ users nothing (machine-boundary snapping of 1e-9 of a machine holding 10^12 task
 - a solve that cannot be done is a ``SolverFailure`` (exit 2, one line), never an internal
   exception and never a wrong allocation;
 - the fairness checker counts a trial whose LP fails as inconclusive, never as "no gain";
-- a pool member holding 3e-11 of the machine beside a far larger one keeps its tasks to the
+- a cohort member holding 3e-11 of the machine beside a far larger one keeps its tasks to the
   last digits.
 """
 
@@ -371,7 +371,7 @@ def test_property_wide_ranges_cmmf_equals_max_min(document: dict[str, Any]) -> N
     assert_same_tasks(allocation.tasks, solve(scenario, "max-min").tasks)
 
 
-TINY_POOL_MEMBER = {
+TINY_COHORT_MEMBER = {
     "resources": ["cpu"],
     "machines": [{"name": "m", "count": 1, "capacity": {"cpu": 0.1}}],
     "users": [
@@ -382,11 +382,11 @@ TINY_POOL_MEMBER = {
 
 
 @pytest.mark.parametrize("policy", ["cmmf", "tsf", "drfh", "cdrf"])
-def test_tiny_member_of_a_pool_keeps_its_tasks_exactly(policy: str) -> None:
-    """Found by the cmmf property test: u1 holds 3e-11 of the machine beside u0, in one pool.
-    Splitting the pool among its members took u1's amount as a difference of running sums,
-    known only to the rounding of the pool's total: u1 got 5e-6 less than max-min gives it."""
-    scenario = scenario_of(TINY_POOL_MEMBER)
+def test_tiny_member_of_a_cohort_keeps_its_tasks_exactly(policy: str) -> None:
+    """Found by the cmmf property test: u1 holds 3e-11 of the machine beside u0, one cohort.
+    Splitting the cohort among its members took u1's amount as a difference of running sums,
+    known only to the rounding of the cohort's total: u1 got 5e-6 less than max-min gives it."""
+    scenario = scenario_of(TINY_COHORT_MEMBER)
     allocation = solve(scenario, policy)
     assert check_allocation(scenario, allocation) == []
     reference = solve(scenario, "max-min" if policy == "cmmf" else "drf").tasks
