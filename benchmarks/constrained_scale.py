@@ -29,7 +29,8 @@ keyed only where neighbouring machines differ, constraints evaluated per combina
 attributes they read (``fairshare.workload.eligibility``); a type's users packed onto
 contiguous machines. Of CMMF's 2.1 s end to end, about 1.2 s is importing the CLI (which
 imports matplotlib, polars and scipy.optimize for other commands) and 0.8 s loading the
-100,000 machines; the solve itself is 0.5 s.
+100,000 machines; the solve itself is 0.5 s. Since the freeze test relative to capacity
+(2026-11-24): TSF 14 LPs and 0.64 s of CPU in process, CMMF 12 LPs and 0.80 s (min of 7).
 
 A thin wrapper over ``fairshare bench solve --only cmmf,tsf`` (same options, plus ``--json``;
 end to end is ``python -m fairshare solve``); the scenarios are defined once, in

@@ -7,6 +7,8 @@ the papers' own model.
   users share constraint patterns and demand directions (so that pools form), with weights,
   caps, minimum shares and capped queues.
 - Pooled and per-user level rows agree under the batched test too.
+- The full-user test (``FillingLP._full_users``, vectorised over distinct usable sets) freezes
+  exactly the users its definition does, computed user by user, in every round.
 - Every result is feasible: capacity per (type, resource), usable types, caps, minimums, queues.
 - Packing a result onto machines keeps each (user, type) amount, fits every machine and
   lists each (user, machine) pair once.
@@ -27,6 +29,7 @@ from fairshare.cluster import Cluster, Machine
 from fairshare.cluster.constraints import Constraint
 from fairshare.solvers.errors import InvalidRequest
 from fairshare.solvers.filling_lp import (
+    FillingLP,
     FillingProblem,
     FillingResult,
     pack_over_machines,
@@ -149,6 +152,94 @@ def test_pooled_rows_equal_per_user_rows(problem: FillingProblem) -> None:
     if pooled is None or own_rows is None:
         return
     _assert_same(pooled, own_rows)
+
+
+def _full_by_definition(model: FillingLP) -> np.ndarray:
+    """``FillingLP._full_users`` as its docstring defines it, one active user at a time: the
+    closure grows from the user's usable types by every usable type of a class the LP places
+    on a type already in it; a resource the user demands is full when the classes whose
+    usable types all lie in the closure hold (at the level) at least 1 - 1e-9 of it there."""
+    p = model.problem
+    usable = model.usable[model.class_first]
+    y = model.solution[: len(model.pair_class)]
+    placed_on = [set() for _ in range(len(p.count))]
+    for c, t, value in zip(model.pair_class, model.pair_type, y, strict=True):
+        if value > 0:
+            placed_on[t].add(int(c))
+    held = np.zeros(model.users)
+    member = np.flatnonzero(model.class_of >= 0)
+    held[member] = model._held(member) * model.scale[member]
+    out = np.zeros(model.users, dtype=np.bool_)
+    for i in np.flatnonzero(model.active & (model.class_of >= 0)):
+        closure = set(np.flatnonzero(model.usable[i]).tolist())
+        while True:
+            wider = set(closure)
+            for t in closure:
+                for c in placed_on[t]:
+                    wider |= set(np.flatnonzero(usable[c]).tolist())
+            if wider == closure:
+                break
+            closure = wider
+        inside = [c for c in range(len(usable)) if set(np.flatnonzero(usable[c])) <= closure]
+        users = np.flatnonzero(np.isin(model.class_of, inside))
+        used = (held[users, None] * p.demands[users]).sum(axis=0)
+        types = sorted(closure)
+        capacity = (p.capacity[types] * p.count[types, None]).sum(axis=0)
+        out[i] = bool(np.any((p.demands[i] > 0) & (used >= (1 - 1e-9) * capacity)))
+    return out
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(filling_problems(), st.data())
+def test_full_users_equal_their_definition_in_every_round(
+    problem: FillingProblem, data: st.DataObject
+) -> None:
+    """At the LP's placement of every round, and at any other placement (which classes sit on
+    which types: chains of types the LP seldom makes on problems this small)."""
+    try:
+        model = FillingLP(problem)
+        while model.active.any():
+            model.raise_level()
+            if not model.active.any():
+                break
+            np.testing.assert_array_equal(model._full_users(), _full_by_definition(model))
+            solution = model.solution
+            pairs = len(model.pair_class)
+            placed = data.draw(st.lists(st.booleans(), min_size=pairs, max_size=pairs))
+            model.solution = solution.copy()
+            model.solution[:pairs] = np.array(placed, dtype=np.float64)
+            np.testing.assert_array_equal(model._full_users(), _full_by_definition(model))
+            model.solution = solution
+            frozen = model.active & ~model.growable()
+            if not frozen.any():
+                break
+            model.freeze(frozen)
+    except InvalidRequest:
+        return  # minimum shares that do not fit
+
+
+def test_full_users_follow_a_chain_of_displacements() -> None:
+    """x may use type A only, p A or B, q B or C (one slot each); q is capped at half a task.
+    With p placed on A and q on B, x can grow: q moves to C, p to B. Its closure is all three
+    types (two displacements away), where half a slot is free; one step away (A, B) is full."""
+    problem = FillingProblem(
+        capacity=np.ones((3, 1)),
+        count=np.ones(3),
+        usable=np.array([[1, 0, 0], [1, 1, 0], [0, 1, 1]], dtype=np.bool_),
+        demands=np.ones((3, 1)),
+        share_per_task=np.ones(3),
+        weights=np.ones(3),
+        caps=np.array([np.inf, np.inf, 0.5]),
+        initial=np.zeros(3),
+    )
+    model = FillingLP(problem)
+    model.raise_level()
+    assert model.active.tolist() == [True, True, False]
+    placed = {(0, 0), (1, 0), (2, 1)}  # (class, type): x and p on A, q on B
+    pairs = zip(model.pair_class, model.pair_type, strict=True)
+    model.solution[: len(model.pair_class)] = [float((int(c), int(t)) in placed) for c, t in pairs]
+    assert model._full_users().tolist() == [False, False, False]
+    assert _full_by_definition(model).tolist() == [False, False, False]
 
 
 @pytest.mark.parametrize("copies", [1, 3])

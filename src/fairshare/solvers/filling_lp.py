@@ -324,6 +324,15 @@ class FillingLP:
         class_alone = self.alone[first] * dominant[first] if classes else np.zeros(0)
         self.class_alone = class_alone
         self.class_unit = unit
+        # Classes that differ only in their demand direction reach the same machine types:
+        # the full-user test (``_full_users``) works on these distinct type sets.
+        type_set: dict[bytes, int] = {}
+        self.set_of_class = np.array(
+            [type_set.setdefault(packed[i].tobytes(), len(type_set)) for i in first],
+            dtype=np.int64,
+        )
+        _, set_first = np.unique(self.set_of_class, return_index=True)
+        self.type_sets = class_usable[set_first]
 
         # Level entities: one per pool (numbered by class), then one per other participant.
         # A member's scaled tasks n'_i are in its class's unit already (the class's tasks
@@ -717,8 +726,8 @@ class FillingLP:
         rows = self.cap_row >= 0
         tight = np.zeros(self.cap_row.shape, dtype=np.bool_)
         tight[rows] = self.row_value[self.cap_row[rows]] >= 1.0 - _ROOM
-        needs = (self.problem.demands > 0).astype(np.float64)
-        blocked = (needs @ tight.T.astype(np.float64)) > 0
+        # a boolean product: numpy's own loop, not a multithreaded BLAS (see _full_users)
+        blocked = (self.problem.demands > 0) @ tight.T
         open_type = (self.usable & ~blocked).any(axis=1)
         return np.asarray(self.active & ~self.in_group & open_type, dtype=np.bool_)
 
@@ -752,34 +761,51 @@ class FillingLP:
         if not classes or not self.active.any():
             return out
         p = self.problem
-        usable = self.usable[self.class_first].astype(np.float64)  # classes x types
-        types = usable.shape[1]
-        present = np.zeros((classes, types))
-        y = self.solution[: len(self.pair_class)]
-        present[self.pair_class, self.pair_type] = y > 0
+        # Relations between types are products of boolean matrices: numpy computes those
+        # itself, while a float product this size goes to a multithreaded BLAS whose idle
+        # workers spin, costing more CPU than the whole test and slowing the next LP.
+        sets = self.type_sets  # distinct usable sets x types
+        set_of_class = self.set_of_class
+        types = sets.shape[1]
+        placed = np.flatnonzero(self.solution[: len(self.pair_class)] > 0)
         # reach[t, u]: a class placed on type t may use type u (reflexive, transitive)
-        reach = ((present.T @ usable) > 0) | np.eye(types, dtype=np.bool_)
+        reach = np.eye(types, dtype=np.bool_)
+        if len(placed):
+            on = self.pair_type[placed]
+            order = np.argsort(on, kind="stable")
+            on, placed = on[order], placed[order]
+            first = np.flatnonzero(np.r_[True, on[1:] != on[:-1]])
+            uses = sets[set_of_class[self.pair_class[placed]]]
+            reach[on[first]] |= np.logical_or.reduceat(uses, first, axis=0)
         while True:
-            wider = (reach.astype(np.float64) @ reach.astype(np.float64)) > 0
+            wider = reach @ reach
             if np.array_equal(wider, reach):
                 break
             reach = wider
         active_class = np.unique(self.class_of[self.active & (self.class_of >= 0)])
-        closure = (usable[active_class] @ reach.astype(np.float64)) > 0
-        distinct, which = np.unique(closure, axis=0, return_inverse=True)
-        # inside[k, c]: class c's usable types all lie in closure k
-        inside = ((~distinct).astype(np.float64) @ usable.T) == 0
+        active_set = np.unique(set_of_class[active_class])
+        closure = sets[active_set] @ reach
+        distinct, which = _distinct_rows(closure)
+        # inside[k, s]: type set s lies in closure k
+        inside = ~((~distinct) @ sets.T)
         member = np.flatnonzero(self.class_of >= 0)
         tasks = self._held(member) * self.scale[member]
-        class_use = np.zeros((classes, p.demands.shape[1]))
-        np.add.at(class_use, self.class_of[member], tasks[:, None] * p.demands[member])
-        used = inside.astype(np.float64) @ class_use
+        member_set = set_of_class[self.class_of[member]]
+        set_use = np.stack(
+            [
+                np.bincount(member_set, weights=tasks * p.demands[member, r], minlength=len(sets))
+                for r in range(p.demands.shape[1])
+            ],
+            axis=1,
+        )
+        used = inside.astype(np.float64) @ set_use
         capacity = distinct.astype(np.float64) @ (p.capacity * p.count[:, None])
         full = used >= (1.0 - _FULL) * capacity
+        closure_of_set = np.zeros(len(sets), dtype=np.int64)
+        closure_of_set[active_set] = which
         blocked = np.zeros(classes, dtype=np.bool_)
-        blocked[active_class] = (full[which.ravel()] & (self.class_unit[active_class] > 0)).any(
-            axis=1
-        )
+        mine = closure_of_set[set_of_class[active_class]]
+        blocked[active_class] = (full[mine] & (self.class_unit[active_class] > 0)).any(axis=1)
         out[member] = blocked[self.class_of[member]]
         return np.asarray(out & self.active, dtype=np.bool_)
 
@@ -922,6 +948,15 @@ class _Infeasible(Exception):
     pass
 
 
+def _distinct_rows(rows: BoolArray) -> tuple[BoolArray, IntArray]:
+    """The distinct rows of a boolean matrix and, per row, the index of its distinct row
+    (``np.unique(rows, axis=0)``, whose row-wise sort costs far more than this on bytes)."""
+    packed = np.ascontiguousarray(np.packbits(rows, axis=1))
+    keys = packed.view(np.dtype((np.void, packed.shape[1]))).ravel()
+    _, first, which = np.unique(keys, return_index=True, return_inverse=True)
+    return rows[first], np.asarray(which, dtype=np.int64).ravel()
+
+
 def _northwest_corner(
     supply: FloatArray, demand: FloatArray
 ) -> tuple[IntArray, IntArray, FloatArray]:
@@ -942,7 +977,13 @@ def _northwest_corner(
     member = np.minimum(np.searchsorted(a, middle), len(supply) - 1)
     kind = np.minimum(np.searchsorted(b, middle), len(demand) - 1)
     keep = lengths > 1e-15 * total
-    return member[keep].astype(np.int64), kind[keep].astype(np.int64), lengths[keep]
+    member, kind, lengths = member[keep], kind[keep], lengths[keep]
+    # A piece is a difference of running sums, exact only to the rounding of the total: a
+    # member 1e-10 of the total would keep six digits of its tasks. So each member's pieces
+    # are scaled back to its own amount (a type's total moves by at most that rounding).
+    got = np.bincount(member, weights=lengths, minlength=len(supply))
+    lengths = lengths * np.where(got > 0, supply / np.where(got > 0, got, 1.0), 0.0)[member]
+    return member.astype(np.int64), kind.astype(np.int64), lengths
 
 
 def _unbounded(cols: IntArray) -> FloatArray:
