@@ -427,3 +427,64 @@ def test_jumps_give_the_allocation_of_one_task_at_a_time(
     for key, (slow, fast) in runs.items():
         if slow[0] in EXACT_JUMPS or slow[0] in ("max-min", "independent"):
             assert fast == slow, key
+
+
+def random_hierarchy(rng: np.random.Generator) -> dict[str, Any]:
+    """A queue tree two or three levels deep over thousands of whole tasks: weights, user and
+    queue caps, users hanging at every depth, some identical users (ties), demands in quarters
+    (exact in binary, so the walk and a jump compute the same sums)."""
+    names = ["cpu", "mem", "gpu"][: int(rng.integers(1, 4))]
+    machines = [
+        {
+            "name": f"m{k}",
+            "capacity": {r: float(rng.integers(500, 4000)) for r in names},
+            "count": int(rng.integers(1, 4)),
+        }
+        for k in range(int(rng.integers(1, 3)))
+    ]
+    queues: list[dict[str, Any]] = []
+    paths = [""]
+    for k in range(int(rng.integers(1, 6))):
+        above = paths[int(rng.integers(0, len(paths)))]
+        path = f"{above}/q{k}" if above else f"q{k}"
+        queue: dict[str, Any] = {"path": path, "weight": float(rng.integers(1, 5))}
+        if rng.random() < 0.25:
+            queue["max_share"] = float(rng.integers(200, 5000))
+        queues.append(queue)
+        paths.append(path)
+    users = []
+    for k in range(int(rng.integers(2, 9))):
+        if users and rng.random() < 0.2:
+            user = dict(users[-1], name=f"u{k}")  # a tie with the user before
+        else:
+            user = {
+                "name": f"u{k}",
+                "demand": {r: float(rng.integers(0, 9)) / 4 for r in names},
+                "weight": float(rng.integers(1, 4)),
+            }
+            if not any(user["demand"].values()):
+                user["demand"][names[0]] = 0.25
+            queue_path = paths[int(rng.integers(0, len(paths)))]
+            if queue_path:
+                user["queue"] = queue_path
+            if rng.random() < 0.3:
+                user["max_tasks"] = float(rng.integers(100, 6000))
+        users.append(user)
+    return {"machines": machines, "queues": queues, "users": users}
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_hdrf_jumps_on_queue_trees_give_the_allocation_of_one_task_at_a_time(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from fairshare.allocation import check_allocation  # noqa: PLC0415
+    from fairshare.solvers import progressive, solve  # noqa: PLC0415
+
+    loaded = parse_scenario(random_hierarchy(np.random.default_rng(seed)), "tree")
+    runs = []
+    for minimum in (10**18, 1):  # never jump, then jump whenever a level gives a task
+        monkeypatch.setattr(progressive, "JUMP_MIN_TASKS", minimum)
+        allocation = solve(loaded, "hdrf", integral=True)
+        assert check_allocation(loaded, allocation) == [], minimum
+        runs.append(list(allocation.tasks))
+    assert runs[1] == runs[0]
