@@ -319,6 +319,19 @@ TRILLION_TWO_RESOURCES = (
 capacity: DRF gives A 3 * 10^11 tasks and B 2 * 10^11, and so do TSF, DRFH, CDRF and
 per-machine DRF on its one machine."""
 
+TRILLION_QUEUES = (
+    "machines:\n  - {name: m, count: 2, capacity: {cpu: 500000000000.0}}\n"
+    "queues: [{path: a}, {path: a/x}, {path: b}]\n"
+    "users:\n  - {name: u1, queue: a/x, demand: {cpu: 1}}\n"
+    "  - {name: u3, queue: a/x, demand: {cpu: 1}}\n"
+    "  - {name: u4, queue: a, demand: {cpu: 4}}\n  - {name: u2, queue: b, demand: {cpu: 2}}\n"
+)
+"""Static H-DRF over a queue tree with 10^12 cpu: queues a and b get half each; in a, queue
+a/x and user u4 get a quarter each; u1 and u3 split a/x: 1.25 * 10^11 tasks each, u4
+6.25 * 10^10, u2 2.5 * 10^11 (the cpu is full)."""
+
+TRILLION_QUEUES_TASKS = {"u1": 1.25e11, "u3": 1.25e11, "u4": 6.25e10, "u2": 2.5e11}
+
 TWO_RESOURCE_POLICIES = ("drf", "hdrf", "collapsed-drf", "tsf", "drfh", "cdrf", "per-machine-drf")
 
 
@@ -336,6 +349,10 @@ def test_integral_solve_of_a_trillion_tasks_is_exact_for_every_policy_in_process
         allocation = solve(two, policy, integral=True)
         assert list(allocation.tasks) == [3e11, 2e11], policy
         assert check_allocation(two, allocation) == [], policy
+    queues = parse_scenario(yaml_data(TRILLION_QUEUES), "trillion-queues")
+    allocation = solve(queues, "hdrf", integral=True)
+    assert list(allocation.tasks) == list(TRILLION_QUEUES_TASKS.values())
+    assert check_allocation(queues, allocation) == []
 
 
 def yaml_data(text: str) -> Any:
@@ -352,6 +369,7 @@ def test_integral_solve_of_a_trillion_tasks_through_the_executable(tmp_path: Pat
         ("two.yaml", TRILLION_TWO_RESOURCES, p, {"A": 3e11, "B": 2e11})
         for p in TWO_RESOURCE_POLICIES
     ]
+    cases.append(("queues.yaml", TRILLION_QUEUES, "hdrf", TRILLION_QUEUES_TASKS))
     for name, text, policy, expected in cases:
         path = tmp_path / name
         path.write_text(text)
@@ -473,14 +491,19 @@ def random_hierarchy(rng: np.random.Generator) -> dict[str, Any]:
     return {"machines": machines, "queues": queues, "users": users}
 
 
-@pytest.mark.parametrize("seed", range(40))
+@pytest.mark.parametrize(
+    ("seed", "digits"), [(seed, 12) for seed in range(30)] + [(seed, 3) for seed in range(6)]
+)
 def test_hdrf_jumps_on_queue_trees_give_the_allocation_of_one_task_at_a_time(
-    seed: int, monkeypatch: pytest.MonkeyPatch
+    seed: int, digits: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Levels rounded to 3 decimals instead of 12 put these problems where 10^12 tasks are
+    at 12: a task moves a level by less than its rounding, so many tasks tie."""
     from fairshare.allocation import check_allocation  # noqa: PLC0415
     from fairshare.solvers import progressive, solve  # noqa: PLC0415
 
     loaded = parse_scenario(random_hierarchy(np.random.default_rng(seed)), "tree")
+    monkeypatch.setattr(progressive, "_DIGITS", digits)
     runs = []
     for minimum in (10**18, 1):  # never jump, then jump whenever a level gives a task
         monkeypatch.setattr(progressive, "JUMP_MIN_TASKS", minimum)

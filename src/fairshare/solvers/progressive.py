@@ -26,7 +26,9 @@ follow the papers' loop literally. The whole-task allocators of
 
 from __future__ import annotations
 
+import bisect
 import heapq
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -57,19 +59,50 @@ def fit_slack(capacity: FloatArray, demands: FloatArray) -> FloatArray:
     )
 
 
+def rounded_level(value: float) -> float:
+    """A level as the walks order by it: rounded to :data:`_DIGITS` decimals as
+    ``numpy.round`` does (``rint(value * 10^d) / 10^d``), so that a level computed one task at
+    a time equals the one :func:`level_counts` computes for many users at once."""
+    scale = 10.0**_DIGITS
+    scaled = value * scale
+    return round(scaled) / scale if math.isfinite(scaled) else value
+
+
 def level_counts(x: FloatArray, step: FloatArray, limit: FloatArray, level: float) -> FloatArray:
     """Each user's tasks once every task that starts below ``level`` is handed out: the
-    fewest ``c >= x`` with ``round(c * step, 12) >= level`` (the rounded level a user is
-    ordered by), but no more than ``floor(limit)``. ``step`` (> 0) is the weighted share of
-    one task."""
-    guess = np.ceil(level / step)
-    # the rounded comparison can differ from the division by one task either way
-    lower = np.round((guess - 1) * step, _DIGITS) >= level
-    guess = np.where(lower, guess - 1, guess)
-    higher = np.round(guess * step, _DIGITS) < level
-    guess = np.where(higher, guess + 1, guess)
-    counts = np.minimum(np.maximum(guess, x), np.floor(limit + _FIT_TOL))
-    return np.asarray(np.maximum(counts, x), dtype=np.float64)
+    fewest ``c >= x`` with ``rounded_level(c * step) >= level`` (the level a user is ordered
+    by), but no more than ``floor(limit)``. ``step`` (> 0) is the weighted share of one task;
+    a user without one (0, infinite) keeps ``x``.
+
+    A task may move the rounded level by less than its rounding (steps under 10^-12: 10^12
+    tasks), and then many counts share a level: the fewest is searched between the counts
+    whose unrounded share is a rounding grain below ``level`` and one task above it."""
+    valid = (step > 0) & np.isfinite(step)
+    safe = np.where(valid, step, 1.0)
+    grain = 10.0**-_DIGITS
+
+    def reached(counts: FloatArray) -> BoolArray:
+        return np.asarray(np.round(counts * safe, _DIGITS) >= level, dtype=np.bool_)
+
+    high = np.maximum(np.ceil(level / safe) + 1, 0.0)
+    low = np.maximum(np.floor((level - grain) / safe) - 1, -1.0)
+    for _ in range(64):  # float error in the divisions: widen until the bracket holds
+        short = ~reached(high)
+        over = (low >= 0) & reached(low)
+        if not short.any() and not over.any():
+            break
+        high = np.where(short, 2 * high + 1, high)
+        low = np.where(over, np.floor(low / 2) - 1, low)
+    while True:  # invariant: low is short of the level (or -1), high reaches it
+        open_ = high - low > 1
+        if not open_.any():
+            break
+        middle = np.floor((low + high) / 2)
+        up = reached(middle)
+        low = np.where(open_ & ~up, middle, low)
+        high = np.where(open_ & up, middle, high)
+    counts = np.minimum(np.maximum(high, x), np.floor(limit + _FIT_TOL))
+    return np.asarray(np.where(valid, np.maximum(counts, x), x), dtype=np.float64)
 
 
 def jump_to_level(
@@ -250,6 +283,39 @@ class _NoJump(Exception):
     """A level search that cannot end (a share that does not rise, a level past the floats)."""
 
 
+class _Searched:
+    """The states one queue's search reached in one jump, by the inner level searched: a
+    queue's level and tasks never fall as the level rises, so any stopping rule of the form
+    "tasks or level at least" splits them in two at one place."""
+
+    def __init__(self) -> None:
+        self.levels: list[float] = []
+        self.found: list[tuple[float, float, FloatArray]] = []
+
+    def add(self, level: float, reached: float, total: float, state: FloatArray) -> None:
+        at = bisect.bisect_left(self.levels, level)
+        if at < len(self.levels) and self.levels[at] == level:
+            return
+        self.levels.insert(at, level)
+        self.found.insert(at, (reached, total, state))
+
+    def bracket(
+        self, stop: Callable[[float, float], bool]
+    ) -> tuple[tuple[float, FloatArray] | None, tuple[float, FloatArray] | None]:
+        """The highest searched level where ``stop`` fails and the lowest where it holds,
+        each with its state (None when there is none)."""
+        low, high = 0, len(self.levels)
+        while low < high:
+            middle = (low + high) // 2
+            if stop(self.found[middle][0], self.found[middle][1]):
+                high = middle
+            else:
+                low = middle + 1
+        below = (self.levels[low - 1], self.found[low - 1][2]) if low > 0 else None
+        above = (self.levels[low], self.found[low][2]) if low < len(self.levels) else None
+        return below, above
+
+
 class _TreeLevels:
     """Levels and jumps on a queue tree (static H-DRF, H-DRF section 3.1, Algorithm 1).
 
@@ -290,15 +356,16 @@ class _TreeLevels:
         self.may_try = True
         self.limit = self.cap[leaf]
         self.dead = np.zeros(tree.size, dtype=np.bool_)
+        self._searched: dict[int, _Searched] = {}
 
     def level(self, node: int, x: FloatArray) -> float:
         """The rounded weighted share the walk orders ``node`` by."""
         user = int(self.tree.user_of[node])
         if user >= 0:
-            return float(np.round(x[user] * self.step[user], _DIGITS))
+            return rounded_level(float(x[user] * self.step[user]))
         below = self.below[node]
         share = float(((x[below] @ self.demands[below]) * self.inv_capacity).max())
-        return float(np.round(share / float(self.tree.weight[node]), _DIGITS))
+        return rounded_level(share / float(self.tree.weight[node]))
 
     def frozen(self, dead: BoolArray) -> BoolArray:
         """Users that get no more tasks: set aside, or below a queue set aside."""
@@ -326,6 +393,7 @@ class _TreeLevels:
         if np.any(self.step[active] <= 0):
             return None
         self.dead = dead
+        self._searched = {}
         self.limit = np.where(active, self.cap[self.tree.leaf_node], x)
         live = [c for c in self.tree.children[0] if not self._exhausted(c, x)]
         if not live:
@@ -367,61 +435,74 @@ class _TreeLevels:
         out = x.copy()
         users = self.user_children[node]
         if len(users):
-            with np.errstate(divide="ignore", invalid="ignore"):  # users set aside: no step
-                out[users] = level_counts(x[users], self.step[users], self.limit[users], level)
+            out[users] = level_counts(x[users], self.step[users], self.limit[users], level)
         for child in self.queue_children[node]:
             if not self._exhausted(child, x):
-                out = self.first(child, out, self._reaches(child, level))
+                out = self.first(child, out, level)
         return out
 
-    def _reaches(self, node: int, level: float) -> FitTest:
-        def done(state: FloatArray) -> bool:
-            return self.level(node, state) >= level
-
-        return done
-
-    def first(self, node: int, x: FloatArray, done: FitTest) -> FloatArray:
-        """The first state of the walk inside queue ``node`` from ``x`` where ``done`` holds
-        (it must stay true as the walk goes on), or where the walk there ends (its cap, or
-        every user below at its limit)."""
+    def first(self, node: int, x: FloatArray, level: float) -> FloatArray:
+        """The first state of the walk inside queue ``node`` from ``x`` where its level
+        reaches ``level``, or where the walk there ends (its cap, or every user below at its
+        limit). Within one jump ``x`` below ``node`` is always the jump's start, so each
+        state the search computes is kept (:class:`_Searched`) and brackets later searches:
+        the root's bisection asks for ever closer levels, and each asks little more."""
         cap = self.cap[node]
         below = self.below[node]
+        searched = self._searched.setdefault(node, _Searched())
 
-        def stop(state: FloatArray) -> bool:
-            return float(state[below].sum()) >= cap or done(state)
+        def stop(reached: float, total: float) -> bool:
+            return total >= cap or reached >= level
 
-        if stop(x) or self._exhausted(node, x):
+        def whole(sub: FloatArray) -> FloatArray:
+            out = x.copy()
+            out[below] = sub
+            return out
+
+        def at(inner: float) -> tuple[bool, FloatArray]:
+            state = self.fill(node, x, inner)
+            reached, total = self.level(node, state), float(state[below].sum())
+            searched.add(inner, reached, total, state[below])
+            return stop(reached, total), state
+
+        if stop(self.level(node, x), float(x[below].sum())) or self._exhausted(node, x):
             return x
         live = [c for c in self.tree.children[node] if not self._exhausted(c, x)]
         low = min(self.level(c, x) for c in live)
-        span = max(abs(low), float(self.step[below].max()), 2.0**-40)
         low_state = x
-        high = low + span
-        for _ in range(2100):
-            high_state = self.fill(node, x, high)
-            if stop(high_state):
-                break
-            if self._exhausted(node, high_state):
-                return high_state
-            low, low_state, span = high, high_state, span * 2
-            high = low + span
-            if not np.isfinite(high):
-                raise _NoJump
+        known = searched.bracket(stop)
+        if known[0] is not None and known[0][0] > low:
+            low, low_state = known[0][0], whole(known[0][1])
+        if known[1] is not None:
+            high, high_state = known[1][0], whole(known[1][1])
         else:
-            raise _NoJump
+            span = max(abs(low), float(self.step[below].max()), 2.0**-40)
+            high = low + span
+            for _ in range(2100):
+                stopped, high_state = at(high)
+                if stopped:
+                    break
+                if self._exhausted(node, high_state):
+                    return high_state
+                low, low_state, span = high, high_state, span * 2
+                high = low + span
+                if not np.isfinite(high):
+                    raise _NoJump
+            else:
+                raise _NoJump
         close = 2 * len(below) + 8
         for _ in range(_BISECTIONS):
             middle = (low + high) / 2
             gap = float((high_state[below] - low_state[below]).sum())
             if not low < middle < high or gap <= close:
                 break
-            state = self.fill(node, x, middle)
-            if stop(state):
+            stopped, state = at(middle)
+            if stopped:
                 high, high_state = middle, state
             else:
                 low, low_state = middle, state
         state = low_state.copy()
-        while not stop(state):
+        while not stop(self.level(node, state), float(state[below].sum())):
             user = self.next_user(node, state)
             if user < 0:
                 break
@@ -453,14 +534,11 @@ def _flat_fill(problem: WaterfillProblem, x: FloatArray) -> FloatArray:
     total_limit = float(tree.max_tasks[0]) + _FIT_TOL
     with np.errstate(divide="ignore", invalid="ignore"):
         step = np.asarray(problem.share_per_task / tree.weight[nodes], dtype=np.float64)
-    share_per_task = problem.share_per_task
-    weight = tree.weight[nodes]
     free = capacity - x @ demands
     active = np.ones(len(x), dtype=np.bool_)
 
     def key(user: int) -> tuple[float, int, int]:
-        share = float(x[user] * share_per_task[user])
-        return round(share / float(weight[user]), _DIGITS), int(nodes[user]), user
+        return rounded_level(float(x[user] * step[user])), int(nodes[user]), user
 
     def fits(counts: FloatArray) -> bool:
         return bool(np.all((counts - x) @ demands <= free + slack) and counts.sum() <= total_limit)

@@ -46,6 +46,7 @@ from fairshare.solvers.progressive import (
     JUMP_MIN_TASKS,
     fit_slack,
     jump_to_level,
+    rounded_level,
     tasks_that_may_fit,
 )
 from fairshare.workload.eligibility import MachineTypes
@@ -389,7 +390,7 @@ def _progressive(
 
     def queue() -> list[tuple[float, float, int]]:
         heap = [
-            (round(tasks[u] * step[u], _DIGITS), tie(u), u)
+            (rounded_level(tasks[u] * step[u]), tie(u), u)
             for u in (int(v) for v in np.flatnonzero(active))
         ]
         heapq.heapify(heap)
@@ -410,7 +411,7 @@ def _progressive(
             active[user] = False
             continue
         since += 1
-        heapq.heappush(heap, (round(tasks[user] * step[user], _DIGITS), tie(user), user))
+        heapq.heappush(heap, (rounded_level(tasks[user] * step[user]), tie(user), user))
 
 
 def _within(counts: FloatArray, base: FloatArray, demands: FloatArray, room: FloatArray) -> bool:
@@ -549,7 +550,7 @@ def _fill_one_machine(
 
     def queue() -> list[tuple[float, int, int]]:
         heap = [
-            (round(float(counts[k] * step[k]), _DIGITS), int(users[k]), k)
+            (rounded_level(float(counts[k] * step[k])), int(users[k]), k)
             for k in (int(v) for v in np.flatnonzero(active))
         ]
         heapq.heapify(heap)
@@ -571,7 +572,7 @@ def _fill_one_machine(
         free -= demand
         counts[k] += 1
         since += 1
-        heapq.heappush(heap, (round(float(counts[k] * step[k]), _DIGITS), user, k))
+        heapq.heappush(heap, (rounded_level(float(counts[k] * step[k])), user, k))
     return counts
 
 
@@ -894,7 +895,7 @@ def _cmmf_by_flow(
 
     def queue() -> list[tuple[float, float, int]]:
         heap = [
-            (round(tasks[r] * step[r], _DIGITS), -step[r], r)
+            (rounded_level(tasks[r] * step[r]), -step[r], r)
             for r in (int(v) for v in np.flatnonzero(~(frozen | dropped)))
         ]
         heapq.heapify(heap)
@@ -916,7 +917,7 @@ def _cmmf_by_flow(
         elif flow.add(row):
             tasks[row] += 1
             since += 1
-            heapq.heappush(heap, (round(tasks[row] * step[row], _DIGITS), -step[row], row))
+            heapq.heappush(heap, (rounded_level(tasks[row] * step[row]), -step[row], row))
         else:
             frozen |= flow.stuck_with_last_failure()
             dropped[row] = True
