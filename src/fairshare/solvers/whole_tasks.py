@@ -151,9 +151,12 @@ class _TypeGroups:
     to choose a group; within it the lowest machine index is used (a heap per group). Free
     capacity is kept normalised by the type's capacity and rounded to 12 decimals, so that
     machines reaching the same free capacity by different float paths share one group (the
-    rounding moves a machine's recorded free capacity by at most 5e-13 of its capacity per
-    task). A group whose machines have all moved on keeps its row, marked -inf so that nothing
-    fits, in case another machine reaches that vector.
+    rounding moves a machine's recorded free capacity by at most 5e-13 of its capacity). The
+    rounding is never carried from task to task: each machine's free capacity is kept apart,
+    unrounded, as a compensated sum (:func:`_subtract`), and its group is the rounding of
+    that, so a machine that has taken thousands of tasks still takes the last one that fits.
+    A group whose machines have all moved on keeps its row, marked -inf so that nothing fits,
+    in case another machine reaches that vector.
     """
 
     def __init__(self, capacity: FloatArray, machines: IntArray, digits: int = _DIGITS) -> None:
@@ -164,10 +167,13 @@ class _TypeGroups:
         self.index: dict[bytes, int] = {}
         self.size = 0
         self.live = 0
+        self.empty = np.where(capacity > 0, 1.0, 0.0)
+        # machine -> its free capacity (normalised) and the round-off the sum has dropped
+        self.exact: dict[int, tuple[FloatArray, FloatArray]] = {}
         if len(machines):
             heap = [int(m) for m in machines]
             heapq.heapify(heap)
-            self._new_row(np.where(capacity > 0, 1.0, 0.0), heap)
+            self._new_row(self.empty.copy(), heap)
 
     def _new_row(self, normalised: FloatArray, heap: list[int]) -> None:
         if self.size == len(self.free):
@@ -222,7 +228,10 @@ class _TypeGroups:
         ``row``."""
         heap = self.heaps[row]
         machine = heapq.heappop(heap)
-        normalised = np.round(self.free[row] - tasks * demand, self.digits) + 0.0
+        free, lost = self.exact.get(machine, (self.empty, np.zeros_like(self.empty)))
+        free, lost = _subtract(free, lost, tasks * demand)
+        self.exact[machine] = (free, lost)
+        normalised = np.round(free + lost, self.digits) + 0.0
         if not heap:
             self.free[row] = -np.inf
             self.live -= 1
@@ -236,6 +245,19 @@ class _TypeGroups:
                 self.live += 1
             heapq.heappush(self.heaps[target], machine)
         return machine
+
+
+def _subtract(
+    total: FloatArray, lost: FloatArray, amount: FloatArray
+) -> tuple[FloatArray, FloatArray]:
+    """``total - amount`` as a compensated (Neumaier) sum: the new total and the round-off
+    dropped so far, whose sum is exact to a few units in the last place however many amounts
+    were taken away."""
+    step = total - amount
+    dropped = np.where(
+        np.abs(total) >= np.abs(amount), (total - step) - amount, (-amount - step) + total
+    )
+    return step, lost + dropped
 
 
 def _grid_digits(normalised: FloatArray) -> int:
