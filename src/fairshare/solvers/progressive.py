@@ -22,6 +22,18 @@ many more), the next jump is tried. The result is the same allocation as one tas
 time. Jumps of fewer than :data:`JUMP_MIN_TASKS` tasks are not taken, so small problems
 follow the papers' loop literally. The whole-task allocators of
 :mod:`fairshare.solvers.whole_tasks` use the same jump.
+
+On a queue tree (static H-DRF, H-DRF section 3.1) every node hands its tasks to its children
+in the order of the level each task starts at, so the same search applies at the root once a
+queue child can be filled to a level: :class:`_TreeLevels` finds the first state of the
+queue's own walk that reaches it, recursively, and the jump is again the state one task at a
+time would reach.
+
+Levels are rounded to :data:`_DIGITS` decimals (:func:`rounded_level`), so equal shares
+reached by different float paths tie. With 10^12 tasks one task moves a level by less than
+the rounding and many counts share a level; :func:`level_counts` searches the fewest count
+that reaches a level, so jumps stay exact there too (tested with the rounding coarsened to
+3 decimals on problems small enough to go one task at a time).
 """
 
 from __future__ import annotations
