@@ -45,6 +45,33 @@ PUBLIC = {
         "solve",
         "workload_of",
     ],
+    "fairshare.api": [
+        "ONLINE_POLICIES",
+        "PROPERTIES",
+        "SOLVER_POLICIES",
+        "Allocation",
+        "CheckResult",
+        "Comparison",
+        "InvalidRequest",
+        "PolicyError",
+        "Run",
+        "Scenario",
+        "ScenarioError",
+        "SimOptions",
+        "Solution",
+        "SolverFailure",
+        "check",
+        "check_comparison",
+        "check_policy",
+        "compare",
+        "load_scenario",
+        "parse_scenario",
+        "replay",
+        "simulate",
+        "solve",
+        "unrunnable_jobs",
+        "workload_of",
+    ],
     "fairshare.allocation": ["Allocation", "Placement", "allocation_document", "check_allocation"],
     "fairshare.cluster": [
         "AttributeValue",
@@ -101,6 +128,7 @@ PUBLIC = {
         "Violation",
         "check",
     ],
+    "fairshare.registry": ["PolicyInfo", "by_name"],
     "fairshare.report": ["render_compare", "render_run", "write_compare", "write_outputs"],
 }
 
@@ -218,3 +246,17 @@ def test_check_finds_the_papers_counterexample() -> None:
     result = fairshare.check("asset", "sharing-incentive", seed=0)
     assert not result.holds
     assert result.counterexample is not None
+
+
+def test_the_three_policy_registries_share_one_shape() -> None:
+    from fairshare.registry import PolicyInfo, by_name  # noqa: PLC0415
+    from fairshare.sim.reference import REFERENCE_POLICIES  # noqa: PLC0415
+
+    for registry in (fairshare.SOLVER_POLICIES, fairshare.ONLINE_POLICIES, REFERENCE_POLICIES):
+        assert registry
+        for name, entry in registry.items():
+            assert isinstance(entry, PolicyInfo)
+            assert entry.name == name and entry.summary and entry.source
+    twice = [PolicyInfo("drf", "a", "b"), PolicyInfo("drf", "c", "d")]
+    with pytest.raises(ValueError, match="'drf' is registered twice"):
+        by_name(twice)

@@ -98,6 +98,14 @@ def test_online_table_names_each_policy(capsys: pytest.CaptureFixture[str]) -> N
         ),
         (["bench", "nope"], "error: command line: fairshare bench: No such command 'nope'"),
         (
+            ["bench", "end-to-end", "--policies", "drf,nope"],
+            "error: command line: --policies: unknown online policy 'nope'; allowed: fifo,",
+        ),
+        (
+            ["bench", "end-to-end", "--repeat", "0"],
+            "error: command line: fairshare bench end-to-end: ",
+        ),
+        (
             ["bench", "simulate", "--only", "everything"],
             "error: command line: --only: unknown benchmark case 'everything'; allowed: choosy,",
         ),
@@ -120,6 +128,54 @@ def test_bad_benchmark_or_policy_is_one_line_and_exit_2(
     argv: list[str], start: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert_one_line_error(*run(argv, capsys), start)
+
+
+def test_end_to_end_json_times_each_policy_against_its_simulation(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["bench", "end-to-end", "--machines", "20", "--jobs", "4", "--tasks", "3"]
+    code, out, err = run([*argv, "--policies", "drf,fifo", "--repeat", "2", "--json"], capsys)
+    assert code == 0 and err == ""
+    doc = json.loads(out)
+    assert {k: doc[k] for k in ("benchmark", "machines", "jobs", "tasks", "repeat")} == {
+        "benchmark": "end-to-end",
+        "machines": 20,
+        "jobs": 4,
+        "tasks": 3,
+        "repeat": 2,
+    }
+    assert [p["policy"] for p in doc["policies"]] == ["drf", "fifo"]
+    for figure in doc["policies"]:
+        assert set(figure) == {
+            "policy",
+            "wall_seconds",
+            "simulation_seconds",
+            "ratio",
+            "cpu_seconds",
+            "simulation_cpu_seconds",
+            "cpu_ratio",
+            "wall_seconds_runs",
+            "cpu_seconds_runs",
+        }
+        assert len(figure["wall_seconds_runs"]) == len(figure["cpu_seconds_runs"]) == 2
+        # The whole process includes the simulation it reports.
+        assert figure["wall_seconds"] > figure["simulation_seconds"] > 0
+        assert figure["cpu_seconds"] > figure["simulation_cpu_seconds"] > 0
+        assert figure["ratio"] == pytest.approx(
+            figure["wall_seconds"] / figure["simulation_seconds"], rel=1e-3
+        )
+        assert figure["cpu_ratio"] == pytest.approx(
+            figure["cpu_seconds"] / figure["simulation_cpu_seconds"], rel=1e-3
+        )
+
+
+def test_end_to_end_table_names_each_policy(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["bench", "end-to-end", "--machines", "10", "--jobs", "2", "--tasks", "2"]
+    code, out, _ = run([*argv, "--policies", "tsf", "--repeat", "1"], capsys)
+    assert code == 0
+    assert "fairshare simulate end to end: 10 machines, 2 jobs x 2 tasks" in out
+    assert "end-to-end s" in out and "ratio" in out
+    assert any(line.startswith("│ tsf ") for line in out.splitlines())
 
 
 def test_simulate_json_runs_every_case_in_a_child(capsys: pytest.CaptureFixture[str]) -> None:

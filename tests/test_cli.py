@@ -191,3 +191,48 @@ def test_console_script_end_to_end_has_no_traceback(tmp_path: Path) -> None:
         check=False,
     )
     assert ok.returncode == 0 and "dev-notebooks" in ok.stdout
+
+
+_LOADED_BY = """
+import sys
+from fairshare.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit as stop:
+    assert stop.code in (0, None), stop.code
+prefixes = ("fairshare.solvers", "fairshare.fairness", "fairshare.bench")
+libraries = ("highspy", "scipy", "matplotlib")
+print(sorted({m.split(".")[0] if m.startswith(libraries) else m
+              for m in sys.modules if m.startswith(prefixes + libraries)}))
+"""
+
+
+def test_simulate_loads_no_solver_fairness_search_benchmark_or_matplotlib(tmp_path: Path) -> None:
+    # A simulate used to load the solvers (HiGHS, SciPy) only to catch their UnknownPolicy,
+    # and again to name the reference schedulers, and matplotlib for the report's figures.
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            _LOADED_BY,
+            "simulate",
+            str(EXAMPLES / "sim-two-jobs.yaml"),
+            "--policy",
+            "drf",
+            "--out",
+            str(tmp_path / "out"),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.splitlines()[-1] == "[]"
+
+
+def test_unknown_solver_policy_is_still_an_input_error(tmp_path: Path) -> None:
+    # UnknownPolicy is caught only once the solvers are loaded: through the API's solve.
+    from fairshare.cli.app import _input_errors  # noqa: PLC0415
+    from fairshare.solvers import UnknownPolicy  # noqa: PLC0415
+
+    assert UnknownPolicy in _input_errors()

@@ -18,8 +18,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from fairshare.cluster.constraint_syntax import MAX_DEPTH
 from fairshare.cluster.constraints import (
-    MAX_DEPTH,
     And,
     Attribute,
     Comparison,

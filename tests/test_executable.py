@@ -112,8 +112,8 @@ def test_native_writes_on_descriptor_one_go_to_stderr() -> None:
     """A library writing below Python during a command cannot corrupt the command's stdout."""
     code = (
         "import os, sys\n"
-        "from fairshare.cli import _stdout_kept_for_output\n"
-        "with _stdout_kept_for_output():\n"
+        "from fairshare.cli.app import stdout_kept_for_output\n"
+        "with stdout_kept_for_output():\n"
         "    os.write(1, b'native banner\\n')\n"
         "    print('{\"ok\": true}')\n"
         "print('after')\n"

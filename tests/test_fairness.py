@@ -84,7 +84,7 @@ def test_choosy_independent_allocation_lacks_sharing_incentive(
 ) -> None:
     result = check("independent", "sharing-incentive")
     explanation = assert_violation(result, tmp_path, capsys)
-    assert "dedicated pool" in explanation and "k_i/h_i" in explanation
+    assert "dedicated partition" in explanation and "k_i/h_i" in explanation
 
 
 # -------------------------------------------------------------------- H-DRF, sections 2.1, 4
@@ -172,10 +172,10 @@ def test_tsf_figure_3_cdrf_user_envies_another() -> None:
 @pytest.mark.parametrize(
     ("policy", "prop", "phrase"),
     [
-        ("per-machine-drf", "sharing-incentive", "dedicated pool"),
+        ("per-machine-drf", "sharing-incentive", "dedicated partition"),
         ("per-machine-drf", "pareto-efficiency", "with no other user running fewer"),
         ("per-machine-drf", "single-resource-fairness", "where CMMF on this resource gives"),
-        ("drfh", "sharing-incentive", "dedicated pool"),
+        ("drfh", "sharing-incentive", "dedicated partition"),
         ("cdrf", "strategy-proofness", "by claiming it can"),
         ("cdrf", "envy-freeness", "allocation"),
         ("cdrf", "single-resource-fairness", "where CMMF on this resource gives"),

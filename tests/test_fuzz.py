@@ -395,22 +395,34 @@ ALIBABA_PODS = (
         for i in range(10)
     )
 )
+GOOGLE_EVENTS = "".join(
+    f"{600_000_000 + 1_000_000 * i},,{100 + i % 6},{event},user{i % 3},0,j{i % 6},l{i % 6}\n"
+    for i, event in enumerate([0, 0, 1, 0, 1, 1, 4, 0, 5, 1, 4, 3, 0, 1, 4])
+)
 ALIBABA_NODES = "sn,cpu_milli,memory_mib,gpu,model\nn0,8000,4096,1,T4\nn1,4000,2048,0,\n"
 
 TRACE_SCENARIO = "machines:\n  - {name: m, count: 6, capacity: {cpu: 8000, mem: 65536, gpu: 2}}\n"
 
 
+HUGE_FIELDS = ["9" * 400, "1" + "0" * 30, "1e308", "-1e308", "1e-300", "4e15", "1" + "0" * 5000]
+
+
 @st.composite
 def trace_case(draw: st.DrawFn) -> tuple[str, bytes, bool]:
-    fmt = draw(st.sampled_from(["swim", "swf", "alibaba-gpu"]))
-    text = {"swim": SWIM_TEXT, "swf": SWF_TEXT, "alibaba-gpu": ALIBABA_PODS}[fmt]
+    fmt = draw(st.sampled_from(["swim", "swf", "alibaba-gpu", "google-2011"]))
+    text = {"swim": SWIM_TEXT, "swf": SWF_TEXT, "alibaba-gpu": ALIBABA_PODS}.get(fmt, GOOGLE_EVENTS)
     lines = text.splitlines(keepends=True)
     for _ in range(draw(st.integers(1, 3))):
         at = draw(st.integers(0, len(lines) - 1))
-        separator = "," if fmt == "alibaba-gpu" else ("\t" if fmt == "swim" else " ")
+        separator = {"swim": "\t", "swf": " "}.get(fmt, ",")
         fields = lines[at].rstrip("\n").split(separator)
-        kind = draw(st.sampled_from(["field", "drop", "extra", "duplicate", "swap", "long"]))
-        if kind == "field":
+        kind = draw(
+            st.sampled_from(["field", "huge", "drop", "extra", "duplicate", "swap", "long"])
+        )
+        if kind == "huge":  # numbers beyond the float range, the bounds or the task limit
+            value = draw(st.sampled_from(HUGE_FIELDS))
+            fields[draw(st.integers(0, len(fields) - 1))] = value
+        elif kind == "field":
             value = draw(
                 st.sampled_from(
                     ["", "-1", "0", "1e308", "nan", "inf", "9" * 400, "x", "[/bold]", "1.5"]
@@ -427,7 +439,7 @@ def trace_case(draw: st.DrawFn) -> tuple[str, bytes, bool]:
             lines[at], lines[at + 1] = lines[at + 1], lines[at]
         elif kind == "long":
             fields[-1] = "7" * 5_000
-        if kind in {"field", "drop", "extra", "long"}:
+        if kind in {"field", "huge", "drop", "extra", "long"}:
             lines[at] = separator.join(fields) + "\n"
     data = "".join(lines).encode()
     compressed = fmt == "swf" and draw(st.booleans())
@@ -448,9 +460,13 @@ def test_fuzzed_traces_simulate_cleanly(
 ) -> None:
     fmt, data, compressed = case
     directory = tmp_path_factory.mktemp("trace")
-    name = {"swim": "t.tsv", "swf": "t.swf", "alibaba-gpu": "pods.csv"}[fmt]
+    name = {"swim": "t.tsv", "swf": "t.swf", "alibaba-gpu": "pods.csv"}.get(fmt, "trace")
     trace = directory / (name + (".gz" if compressed else ""))
-    trace.write_bytes(data)
+    if fmt == "google-2011":
+        (trace / "job_events").mkdir(parents=True)
+        (trace / "job_events" / "part-00000-of-00001.csv").write_bytes(data)
+    else:
+        trace.write_bytes(data)
     if fmt == "alibaba-gpu":
         (directory / "openb_node_list_gpu_node.csv").write_text(ALIBABA_NODES)
     scenario = directory / "scenario.yaml"

@@ -50,7 +50,7 @@ class ReferenceNaiveHdrf(NaiveHdrf):
         candidate: dict[int, int] = {}
         for g in cs.groups_for(mi):
             grp = cs.groups[g]
-            if not grp.users or not self._fits(mi, free, grp.demand):
+            if not grp.users or not self.may_place(mi, free, grp.demand):
                 continue
             for u in grp.users:
                 if u not in candidate and (u, g) not in self._skipped:

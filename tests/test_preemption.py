@@ -236,7 +236,7 @@ class _Watch:
             launched = [False] * len(policy.users)
             victims: list[int] = []
             for d in out[start:]:
-                side = policy._state(d.task)
+                side = policy.part_of(d.task)
                 if isinstance(d, Kill):
                     victims.append(side.user)
                     lost[side.user] += side.share_per_task

@@ -4,12 +4,25 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
+from fairshare.metrics import run_frames, timeline
+from fairshare.metrics.summary import makespan
 from fairshare.report import render_compare, render_run, write_compare, write_outputs
+from fairshare.report.figures import (
+    allocation_figure,
+    bins_figure,
+    cdf_figure,
+    locality_figure,
+    top_users,
+)
 from fairshare.report.html import fmt, pct
+from fairshare.report.svg import Scale, nice_ticks, num
 from fairshare.sim.records import JobRecord, RunLog, TaskAttempt
 from test_metrics import CLUSTER, _pair, run, tiny
 
@@ -106,3 +119,128 @@ def test_number_formatting() -> None:
     assert fmt(12345.6) == "12,346"
     assert pct(0.5) == "50.0%"
     assert pct(None) == "—"
+
+
+# The report's SVG writer (fairshare.report.svg), which replaced matplotlib in the report.
+
+
+def test_nice_ticks_follow_one_two_two_and_a_half_five() -> None:
+    assert [t.label for t in nice_ticks(0.0, 2411.0, 9)] == ["0", "500", "1000", "1500", "2000"]
+    assert [t.label for t in nice_ticks(0.0, 0.525, 9)] == [
+        "0.0",
+        "0.1",
+        "0.2",
+        "0.3",
+        "0.4",
+        "0.5",
+    ]
+    assert [t.label for t in nice_ticks(0.0, 1.02, 9)] == ["0.0", "0.2", "0.4", "0.6", "0.8", "1.0"]
+    assert [t.label for t in nice_ticks(0.0, 2.1, 9)] == [
+        "0.00",
+        "0.25",
+        "0.50",
+        "0.75",
+        "1.00",
+        "1.25",
+        "1.50",
+        "1.75",
+        "2.00",
+    ]
+    assert [t.value for t in nice_ticks(3.0, 3.0, 9)] == [3.0]
+
+
+def test_symlog_scale_is_matplotlibs_and_ticks_decades() -> None:
+    scale = Scale(0.0, 2000.0, "symlog", linthresh=1.5)
+    # Linear within linthresh (spanning 1 / 0.9 decades), one unit per decade beyond.
+    assert scale.transform(1.5) == pytest.approx(1 / 0.9)
+    assert scale.transform(15.0) == pytest.approx(1 / 0.9 + 1)
+    assert scale.transform(-15.0) == pytest.approx(-(1 / 0.9 + 1))
+    assert scale.fraction(0.0) == 0.0 and scale.fraction(2000.0) == 1.0
+    ticks = scale.ticks(9)
+    assert [(t.value, t.label, t.power) for t in ticks] == [
+        (0.0, "0", None),
+        (1.0, "", "0"),
+        (10.0, "", "1"),
+        (100.0, "", "2"),
+        (1000.0, "", "3"),
+    ]
+
+
+def test_svg_numbers_have_two_decimals_and_no_negative_zero() -> None:
+    assert [num(v) for v in (0.0, -0.001, 1.0, 2.345, 12.5, -3.256)] == [
+        "0",
+        "0",
+        "1",
+        "2.35",
+        "12.5",
+        "-3.26",
+    ]
+
+
+def test_figures_draw_each_layer_bar_and_curve() -> None:
+    log = tiny()
+    tl = timeline(log)
+    span = makespan(run_frames(log))
+    svg = allocation_figure(tl, span)
+    assert svg.startswith('<svg xmlns="http://www.w3.org/2000/svg" width="100%" viewBox="0 0 648 ')
+    drawn = len(top_users(tl, span))
+    assert svg.count("<polygon") == drawn
+    assert ">dominant share</text>" in svg and ">time (s)</text>" in svg
+    assert allocation_figure(tl, span) == svg  # the same data, the same bytes
+    f = run_frames(log)
+    cdf = cdf_figure([("a", f.response), ("b", f.response)], [("a", f.queueing_delay)] * 2)
+    # Two curves per panel and a legend of two line samples above both.
+    assert cdf.count("<polyline") == 4
+    assert cdf.count('stroke="#4e79a7" stroke-width="1.5"/>') == 1
+    assert ">response time (finished jobs)</text>" in cdf
+    rows = [{"bin": 0, "v": 2.0}, {"bin": 2, "v": 1.0}]
+    bars = bins_figure([("x", rows), ("y", rows)], "v", "mean slowdown")
+    # Four bars and two legend squares; the bins' labels as ticks.
+    assert bars.count("<rect") == 6
+    assert ">1-25</text>" in bars and ">51-100</text>" in bars
+    loc = locality_figure([("all jobs", {"node": 0.5, "rack": 0.25, "off_rack": 0.25})])
+    assert loc.count("<rect") == 3 + 3 and ">off-rack</text>" in loc
+
+
+def test_empty_figures_say_why_without_ticks() -> None:
+    svg = bins_figure([("x", [{"bin": 0, "v": None}])], "v", "mean slowdown")
+    assert ">no finished job</text>" in svg
+    assert "<rect" not in svg and "<polygon" not in svg
+    assert ">no response time to show</text>" in cdf_figure(
+        [("a", np.array([np.nan]))], [("a", np.array([np.nan]))]
+    )
+
+
+def test_report_loads_no_matplotlib() -> None:
+    # matplotlib's import and savefig cost more CPU than the rest of a large run's outputs.
+    code = (
+        "import sys, fairshare.report; from test_report import tiny; "
+        "fairshare.report.render_run(tiny()); print('matplotlib' in sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).parent,
+    )
+    assert done.stdout.strip() == "False"
+
+
+def test_long_legend_labels_are_cut_and_tiny_spans_get_one_tick() -> None:
+    long = "u" * 300
+    users = (long, "b")
+    jobs = [
+        JobRecord(f"j{i}", u, "root", 0.0, 1, np.array([1.0, 1.0]), 1.0, 0.0, 2.0, 1.0)
+        for i, u in enumerate(users)
+    ]
+    attempts = [TaskAttempt(f"j{i}", u, "map", 0, 0, "m1", 0.0, 2.0) for i, u in enumerate(users)]
+    log = RunLog("fair", 1, CLUSTER, users, tuple(jobs), tuple(attempts), 4, 0.1)
+    svg = allocation_figure(timeline(log), 2.0)
+    assert ">" + "u" * 39 + "\u2026</text>" in svg and long not in svg
+    # The axes keep most of the figure's 648 points of width.
+    assert svg.count("<polygon") == 2
+    points = re.search(r'<polygon points="([^"]*)"', svg)
+    assert points is not None
+    assert max(float(pair.split(",")[0]) for pair in points.group(1).split()) > 400
+    assert [t.value for t in nice_ticks(1.0, 1.0 + 1e-310, 9)] == [1.0]

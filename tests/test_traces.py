@@ -371,7 +371,9 @@ def test_google_corrupt_shard_names_the_shard_and_line(tmp_path: Path) -> None:
     with pytest.raises(TraceError) as err:
         list(open_trace("google-2011", tmp_path / "trace", slots()).jobs)
     assert (err.value.file, err.value.where) == (str(shard), "line 12")
-    assert "event type must be 0 to 8, got 11" in err.value.what
+    assert (
+        err.value.what == "field event type (field 4): must be a whole number from 0 to 8, got '11'"
+    )
 
 
 @needs_data

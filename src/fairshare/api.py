@@ -31,27 +31,48 @@ Examples
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from fairshare.allocation import Allocation, allocation_document
-from fairshare.fairness import PROPERTIES, CheckResult, check
 from fairshare.policies import ONLINE_POLICIES, PolicyError
 from fairshare.sim.engine import SimOptions
 from fairshare.sim.engine import simulate as simulate_jobs
 from fairshare.sim.records import RunLog
-from fairshare.solvers import SOLVER_POLICIES, InvalidRequest, SolverFailure
-from fairshare.solvers import solve as solve_allocation
 from fairshare.workload import Job, Scenario, ScenarioError, load_scenario, parse_scenario
 from fairshare.workload.generators import Workload
 
 if TYPE_CHECKING:
     import polars as pl
+
+    from fairshare.fairness import PROPERTIES, CheckResult, check
+    from fairshare.solvers import SOLVER_POLICIES, InvalidRequest, SolverFailure
+
+# The offline solvers (HiGHS, SciPy) and the fairness search are loaded when first named, so
+# that a script (or `fairshare simulate`) that only simulates does not pay for them.
+_LAZY = {
+    "SOLVER_POLICIES": "fairshare.solvers",
+    "InvalidRequest": "fairshare.solvers",
+    "SolverFailure": "fairshare.solvers",
+    "PROPERTIES": "fairshare.fairness",
+    "CheckResult": "fairshare.fairness",
+    "check": "fairshare.fairness",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'fairshare.api' has no attribute {name!r}")
+
 
 __all__ = [
     "ONLINE_POLICIES",
@@ -69,11 +90,15 @@ __all__ = [
     "Solution",
     "SolverFailure",
     "check",
+    "check_comparison",
+    "check_policy",
     "compare",
     "load_scenario",
     "parse_scenario",
+    "replay",
     "simulate",
     "solve",
+    "unrunnable_jobs",
     "workload_of",
 ]
 
@@ -184,6 +209,8 @@ def solve(scenario: ScenarioLike, policy: str, *, integral: bool = False) -> Sol
     >>> solution.tasks_by_user(), solution.to_dict()["users"]["A"]["share"]
     ({'A': 3.0, 'B': 2.0}, 0.666667)
     """
+    from fairshare.solvers import solve as solve_allocation  # noqa: PLC0415
+
     loaded = _scenario(scenario)
     return Solution(loaded, solve_allocation(loaded, policy, integral=integral))
 
@@ -345,26 +372,70 @@ def simulate(
     [10.0, 19.0]
     """
     loaded = _scenario(scenario)
+    check_policy(policy, options)
     workload = workload_of(loaded, seed=seed, trace=trace)
-    return _run(loaded, workload, policy, seed, options)
+    return replay(loaded, workload, policy, seed=seed, options=options)
 
 
-def _run(
+def check_policy(name: str, options: SimOptions | None = None, where: str = "policy") -> None:
+    """Raise :class:`PolicyError` at ``where`` unless ``name`` is an online policy or a
+    reference scheduler (Choosy section 7) that combines with ``options``: the reference
+    schedulers place tasks by the exact offline allocation, so they take no delay scheduling,
+    preemption, copy-compute splitting or headroom."""
+    from fairshare.sim.reference import REFERENCE_POLICIES  # noqa: PLC0415
+
+    if name not in ONLINE_POLICIES and name not in REFERENCE_POLICIES:
+        raise PolicyError(
+            where,
+            f"unknown policy {name!r}; allowed: {', '.join(ONLINE_POLICIES)} "
+            f"(reference schedulers: {', '.join(REFERENCE_POLICIES)})",
+        )
+    if name not in REFERENCE_POLICIES or options is None:
+        return
+    for given, flag in (
+        (options.delay is not None, "--delay-scheduling"),
+        (options.preemption is not None, "--preemption"),
+        (options.copy_compute_splitting, "--copy-compute-splitting"),
+        (options.headroom, "--headroom"),
+    ):
+        if given:
+            raise PolicyError(
+                flag,
+                f"does not combine with the reference scheduler {name!r}, which places "
+                "tasks by the exact offline allocation",
+            )
+
+
+def check_comparison(policies: Sequence[str], reference: str | None = None) -> None:
+    """Raise :class:`PolicyError` unless ``policies`` is a non-empty list without repeats
+    and ``reference`` (if given) is one of them."""
+    names = list(policies)
+    if not names or any(not name for name in names):
+        raise PolicyError("policies", f"expected a non-empty list of policies, got {names!r}")
+    for name in names:
+        if names.count(name) > 1:
+            raise PolicyError("policies", f"policy {name!r} is listed twice")
+    if reference is not None and reference not in names:
+        raise PolicyError(
+            "reference", f"{reference!r} is not one of the compared policies: {', '.join(names)}"
+        )
+
+
+def replay(
     scenario: Scenario,
     workload: Workload,
     policy: str,
-    seed: int,
-    options: SimOptions | None,
+    *,
+    seed: int = 0,
+    options: SimOptions | None = None,
     jobs: Iterator[Job] | None = None,
 ) -> Run:
+    """Simulate ``workload`` (from :func:`workload_of`) under ``policy``: the step of
+    :func:`simulate` after the jobs are known. ``jobs`` replaces ``workload.jobs`` (the same
+    jobs, observed on the way: a progress bar)."""
     from fairshare.sim.reference import REFERENCE_POLICIES, make_reference  # noqa: PLC0415
 
-    if policy not in ONLINE_POLICIES and policy not in REFERENCE_POLICIES:
-        raise PolicyError(
-            "policy",
-            f"unknown policy {policy!r}; allowed: {', '.join(ONLINE_POLICIES)} "
-            f"(reference schedulers: {', '.join(REFERENCE_POLICIES)})",
-        )
+    check_policy(policy, options)
     scheduler = (
         make_reference(policy, workload.cluster, users=scenario.users, queues=scenario.queues)
         if policy in REFERENCE_POLICIES
@@ -380,6 +451,26 @@ def _run(
         options=options,
     )
     return Run(log)
+
+
+def unrunnable_jobs(workload: Workload, until: float | None = None) -> list[tuple[str, str]]:
+    """The jobs of ``workload`` that can never run, with the reason: a task larger than every
+    machine it may use, or a constraint that matches no machine
+    (:class:`~fairshare.workload.eligibility.TaskFit`, the check behind the simulator's
+    slowdown denominator, so this list and ``summary.json``'s ``unrunnable_jobs`` agree). Jobs
+    submitted after ``until`` are left out: the run stops before it submits them. Reads the
+    whole workload, so a corrupt trace record raises here."""
+    from fairshare.workload.eligibility import TaskFit  # noqa: PLC0415
+
+    fit = TaskFit(workload.cluster.machines, workload.cluster.resources)
+    found: list[tuple[str, str]] = []
+    for job in workload.jobs:
+        if until is not None and job.submit > until:
+            break
+        reason = fit.never_runs(job)
+        if reason is not None:
+            found.append((job.name, reason))
+    return found
 
 
 @dataclass(frozen=True)
@@ -465,18 +556,12 @@ def compare(
     ['fifo', 'fair']
     """
     names = list(policies)
-    if not names:
-        raise PolicyError("policies", "expected at least one policy")
+    check_comparison(names, reference)
     for name in names:
-        if names.count(name) > 1:
-            raise PolicyError("policies", f"policy {name!r} is listed twice")
-    if reference is not None and reference not in names:
-        raise PolicyError(
-            "reference", f"{reference!r} is not one of the compared policies: {', '.join(names)}"
-        )
+        check_policy(name, options)
     loaded = _scenario(scenario)
     runs = []
     for name in names:
         workload = workload_of(loaded, seed=seed, trace=trace)
-        runs.append(_run(loaded, workload, name, seed, options))
+        runs.append(replay(loaded, workload, name, seed=seed, options=options))
     return Comparison(tuple(runs), names.index(reference) if reference is not None else 0)

@@ -1,4 +1,4 @@
-"""Online scheduling throughput (issue 4): task placements per CPU second, end to end.
+"""Online scheduling throughput: task placements per CPU second, end to end.
 
 10,000 machines (two attribute classes, two racks of sizes), 1,000 jobs of 200 tasks each, a
 third of them constrained to a machine class, three task shapes, exponential durations,

@@ -4,7 +4,7 @@ validation, solving, printing the JSON).
 - ``hierarchy`` (``benchmarks/solve_scale.py``): 1,000 users in ten organisations of ten
   teams (a 3-level hierarchy), 3 resources, 100 heterogeneous machines; drf, hdrf,
   collapsed-drf, asset and ceei, divisible and integral, in process; drf and hdrf end to end.
-- ``cmmf`` and ``tsf`` (``benchmarks/constrained_scale.py``, the constraint issue's scales):
+- ``cmmf`` and ``tsf`` (``benchmarks/constrained_scale.py``, constrained scales):
   5,000 users on 100,000 machines in 100 types, one resource, Google-like constraints (21
   boolean machine attributes, about 1.8 required per constrained user, after Sharma et al. as
   Choosy section 7 uses them); and 1,000 users on 100 types of 10 machines with 3 resources.

@@ -2,7 +2,7 @@
 
 Each property's ``violation(document, policy)`` returns ``None`` when the property holds on that
 scenario, or a :class:`Violation`: one sentence explaining it, and the scenario that exhibits it
-when that is not the document searched (sharing incentive sets the weights its pools entitle).
+when that is not the document searched (sharing incentive sets the weights its partitions entitle).
 The search (``fairshare.fairness.search``) feeds them random scenarios and shrinks what they find.
 
 Tasks are Leontief and divisible: a user values only whole bundles of its demand vector, and on
@@ -13,9 +13,9 @@ Pooled policies see the cluster as one machine (DRF section 4).
 - sharing incentive: DRF section 3 for pooled policies (each user is entitled to its weighted
   share ``w_i / sum(w)`` of every resource; under a hierarchy, the product of the weight
   fractions along its path, H-DRF section 2.1). With placement: TSF Definition 1 with arbitrary
-  dedicated pools (an equal split of every machine, and every split of whole machines where a
+  dedicated partitions (an equal split of every machine, and every split of whole machines where a
   user can use what it contributes, Choosy section 3.1's constrained sharing incentive); the
-  weights are those the pools entitle, ``w_i = k_i / h_i`` (TSF Theorem 1, Choosy's ``k_i``
+  weights are those the partitions entitle, ``w_i = k_i / h_i`` (TSF Theorem 1, Choosy's ``k_i``
   with one resource), or ``k_i / M_i`` for constrained CDRF (TSF Theorem 15);
 - strategy-proofness (DRF section 3, Choosy section 3.2, TSF Definition 2): no user runs more
   true tasks by misreporting its demand vector and/or its constraint (a superset or a subset
@@ -236,7 +236,7 @@ class SharingIncentive:
     ) -> Violation | None:
         if domain_of(policy).pooled:
             return self._weighted_share(document, policy)
-        return self._dedicated_pools(document, policy)
+        return self._dedicated_partitions(document, policy)
 
     def _weighted_share(self, document: Document, policy: str) -> Violation | None:
         """DRF section 3: user i runs at least what ``w_i / sum(w)`` of every resource runs."""
@@ -254,8 +254,8 @@ class SharingIncentive:
                 )
         return None
 
-    def _pools(self, scenario: Scenario) -> Iterator[tuple[str, list[str], FloatArray]]:
-        """Dedicated pools: what each user contributes, and the tasks ``k_i`` it runs there."""
+    def _partitions(self, scenario: Scenario) -> Iterator[tuple[str, list[str], FloatArray]]:
+        """Dedicated partitions: what each user contributes, and the tasks ``k_i`` it runs there."""
         alone = _tasks_alone(scenario)
         eligible = scenario.eligibility()
         caps = scenario.caps
@@ -270,10 +270,10 @@ class SharingIncentive:
             if not owned.any(axis=1).all() or (owned & ~eligible).any():
                 continue
             k = np.minimum(caps, np.where(owned, alone, 0.0).sum(axis=1))
-            pools = [",".join(names[m] for m in np.flatnonzero(owned[i])) for i in range(n)]
-            yield "whole machines", pools, k
+            partitions = [",".join(names[m] for m in np.flatnonzero(owned[i])) for i in range(n)]
+            yield "whole machines", partitions, k
 
-    def _dedicated_pools(self, document: Document, policy: str) -> Violation | None:
+    def _dedicated_partitions(self, document: Document, policy: str) -> Violation | None:
         """TSF Definition 1 with the weights of Theorem 1 (Theorem 15 for constrained CDRF)."""
         scenario = parse_scenario(copy.deepcopy(document), "<counterexample>")
         alone = _tasks_alone(scenario)
@@ -282,7 +282,7 @@ class SharingIncentive:
         else:
             per_task, rule = alone.sum(axis=1), "h_i"
         users = scenario.users
-        for kind, pools, k in self._pools(scenario):
+        for kind, partitions, k in self._partitions(scenario):
             if not (k > 0).all():
                 continue
             weights = k / per_task
@@ -295,11 +295,11 @@ class SharingIncentive:
             _, allocation = allocate(witness, policy)
             for i, user in enumerate(users):
                 if _better(float(k[i]), float(allocation.tasks[i])):
-                    where = f"on {pools[i]}" if pools else f"in {kind}"
+                    where = f"on {partitions[i]}" if partitions else f"in {kind}"
                     return Violation(
                         f"{user.name} runs {_tasks(allocation.tasks[i])} but could run "
-                        f"{_fmt(k[i])} alone {where}, its dedicated pool, with every weight "
-                        f"set to k_i/{rule} (pool tasks / {rule})",
+                        f"{_fmt(k[i])} alone {where}, its dedicated partition, with every weight "
+                        f"set to k_i/{rule} (partition tasks / {rule})",
                         witness,
                     )
         return None

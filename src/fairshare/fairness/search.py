@@ -28,7 +28,7 @@ from fairshare.workload.loader import ScenarioError
 class Counterexample:
     """A violation: ``scenario`` re-runs with ``fairshare solve`` and exhibits it, as
     ``explanation`` says; ``searched`` is the shrunk scenario the search found it on (the same
-    unless the property derives the scenario, as sharing incentive derives pool weights)."""
+    unless the property derives the scenario, as sharing incentive derives partition weights)."""
 
     scenario: Document
     explanation: str

@@ -8,7 +8,7 @@ computed once per ``RunLog`` object and cached while the log is alive.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar, cast
 
@@ -114,6 +114,22 @@ def _index(names: list[str]) -> dict[str, int]:
     return {n: i for i, n in enumerate(names)}
 
 
+K = TypeVar("K")
+
+
+def _codes(lookup: Callable[[K], int], column: Sequence[K]) -> IntArray:
+    """``lookup`` of every item of ``column``. map() of a dict's lookup runs in C: a third
+    of a list comprehension's time over the 200,000 attempts of a large run."""
+    return np.fromiter(map(lookup, column), dtype=np.int64, count=len(column))
+
+
+class _Codes(dict[str, int]):
+    """Machine indices by name; -1 for a machine the cluster does not list."""
+
+    def __missing__(self, key: str) -> int:
+        return -1
+
+
 def _build(log: RunLog) -> RunFrames:
     users = list(log.users)
     user_index = _index(users)
@@ -129,7 +145,6 @@ def _build(log: RunLog) -> RunFrames:
     # Columns straight from the simulator's rows: no TaskAttempt is built for the metrics.
     cols = log.attempt_columns()
     job_names = [j.job for j in jobs]
-    job_index = _index(job_names)
     n_res = len(log.cluster.resources)
     nan = float("nan")
 
@@ -147,19 +162,20 @@ def _build(log: RunLog) -> RunFrames:
         else np.zeros((0, n_res), dtype=np.float64)
     )
 
-    machine_index = _index(list(log.cluster.machine_names))
+    n = len(cols.start)
+    machine_index = _Codes(_index(list(log.cluster.machine_names)))
     loc_code = {None: -1, "node": 0, "rack": 1, "off_rack": 2}
-    a_job = np.array([job_index[j] for j in cols.job], dtype=np.int64)
-    a_user = np.array([uid(u) for u in cols.user], dtype=np.int64)
+    a_job = np.array(cols.order, dtype=np.int64)
+    a_user = job_user[a_job] if cols.user is None else _codes(uid, cols.user)
     phase_code = {p: i for i, p in enumerate(PHASES)}
-    a_phase = np.array([phase_code[p] for p in cols.phase], dtype=np.int64)
+    a_phase = _codes(phase_code.__getitem__, cols.phase)
     a_task = np.array(cols.task, dtype=np.int64)
     a_attempt = np.array(cols.attempt, dtype=np.int64)
-    a_machine = np.array([machine_index.get(m, -1) for m in cols.machine], dtype=np.int64)
+    a_machine = _codes(machine_index.__getitem__, cols.machine)
     a_start = np.array(cols.start, dtype=np.float64)
     a_finish = np.array(cols.finish, dtype=np.float64)
     a_killed = np.array(cols.killed, dtype=np.bool_)
-    a_locality = np.array([loc_code[x] for x in cols.locality], dtype=np.int64)
+    a_locality = _codes(loc_code.__getitem__, cols.locality)
 
     # FAIR Table 2 bins jobs by their number of maps; the record counts map and reduce tasks
     # together, so the reduce tasks seen in the attempts are subtracted. For a finished job
@@ -177,7 +193,9 @@ def _build(log: RunLog) -> RunFrames:
     for j, job in enumerate(jobs):
         if job.reduce_demand is not None:
             reduce_demand[j] = job.reduce_demand
-    a_demand = np.where((a_phase == 1)[:, None], reduce_demand[a_job], demand[a_job])
+    a_demand = demand[a_job]
+    if reduce_rows.any():
+        a_demand[reduce_rows] = reduce_demand[a_job[reduce_rows]]
     a_demand[a_phase == 2] = 0.0
 
     return RunFrames(
@@ -203,7 +221,7 @@ def _build(log: RunLog) -> RunFrames:
         a_finish=a_finish,
         a_killed=a_killed,
         a_locality=a_locality,
-        a_demand=a_demand.reshape(len(cols.start), n_res),
+        a_demand=a_demand.reshape(n, n_res),
     )
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -54,14 +55,15 @@ TIMELINE_COLUMNS: tuple[str, ...] = ("time", "user", "running_tasks", "share")
 def _floats(values: FloatArray) -> pl.Series:
     """Floats with NaN and infinities as null, so CSV shows an empty field and Parquet a null
     (a job that can never run has no isolated response: not ``inf``)."""
-    return pl.Series(np.where(np.isfinite(values), values, np.nan), dtype=pl.Float64).fill_nan(None)
+    return pl.Series(
+        np.where(np.isfinite(values), values, np.nan), dtype=pl.Float64, nan_to_null=True
+    )
 
 
-def _names(names: tuple[str, ...], index: IntArray) -> pl.Series:
-    lookup = np.array(names, dtype=object)
-    # A list, not an object array: polars 2 infers an object array's type from its first
-    # values and then refuses to cast it.
-    return pl.Series(lookup[index].tolist() if len(names) else [], dtype=pl.String)
+def _names(names: Sequence[str | None], index: IntArray) -> pl.Series:
+    """``names[index]`` as a string column, gathered by polars from the few names: no Python
+    string per row (a large run's attempts are 200,000 rows of four such columns)."""
+    return pl.Series(list(names), dtype=pl.String).gather(index)
 
 
 def jobs_frame(log: RunLog) -> pl.DataFrame:
@@ -126,7 +128,8 @@ def tasks_frame(log: RunLog) -> pl.DataFrame:
     m_racks = (*tuple(m.rack or "" for m in machines), "")
     # An attempt on a machine the cluster does not list (index -1) gets empty names.
     m_idx = np.where(f.a_machine >= 0, f.a_machine, len(machines))
-    loc = np.array([*LOCALITY_LEVELS, None], dtype=object)
+    # No input data (-1) is the null after the named levels.
+    locality = np.where(f.a_locality >= 0, f.a_locality, len(LOCALITY_LEVELS))
     return pl.DataFrame(
         {
             "job": _names(f.job_names, f.a_job),
@@ -140,7 +143,7 @@ def tasks_frame(log: RunLog) -> pl.DataFrame:
             "finish": pl.Series(f.a_finish, dtype=pl.Float64),
             "duration": pl.Series(f.a_duration, dtype=pl.Float64),
             "killed": pl.Series(f.a_killed, dtype=pl.Boolean),
-            "locality": pl.Series(loc[f.a_locality].tolist(), dtype=pl.String),
+            "locality": _names((*LOCALITY_LEVELS, None), locality),
         }
     )
 
@@ -154,10 +157,9 @@ def dumps_json(document: object) -> str:
 def write_csv(frame: pl.DataFrame, path: Path) -> None:
     # Python writes the file, so a full disk or a file-size limit is an OSError with its
     # errno (polars reports its own writes' failures as other exceptions, or without errno).
-    text = frame.write_csv(
-        None, float_precision=FLOAT_DECIMALS, null_value="", line_terminator="\n"
-    )
-    path.write_bytes(text.encode("utf-8"))
+    buffer = io.BytesIO()
+    frame.write_csv(buffer, float_precision=FLOAT_DECIMALS, null_value="", line_terminator="\n")
+    path.write_bytes(buffer.getvalue())
 
 
 def write_run_files(log: RunLog, out_dir: Path) -> dict[str, object]:

@@ -41,6 +41,9 @@ class Timeline:
     user: IntArray
     running: IntArray
     share: FloatArray
+    by_user: IntArray
+    """The rows in (user, time) order: the order the step functions are built in, kept so
+    that the per-user integrals and the figures' resampling do not sort the rows again."""
 
     def __len__(self) -> int:
         return int(self.time.shape[0])
@@ -56,7 +59,7 @@ def _timeline(f: RunFrames) -> Timeline:
     if n == 0:
         empty_f = np.zeros(0, dtype=np.float64)
         empty_i = np.zeros(0, dtype=np.int64)
-        return Timeline(f.users, empty_f, empty_i, empty_i, empty_f)
+        return Timeline(f.users, empty_f, empty_i, empty_i, empty_f, empty_i)
     times = np.concatenate([f.a_start, f.a_finish])
     user = np.concatenate([f.a_user, f.a_user])
     delta = np.concatenate([np.ones(n, dtype=np.int64), -np.ones(n, dtype=np.int64)])
@@ -77,12 +80,14 @@ def _timeline(f: RunFrames) -> Timeline:
     seg = np.cumsum(first) - 1
     base_run = running[starts] - delta[starts]
     base_load = load[starts] - dfrac[starts]
-    running = running - base_run[seg]
-    load = load - base_load[seg]
 
+    # Only the last row of each (user, time) is kept, so the sums restart there alone.
     last = np.ones(2 * n, dtype=np.bool_)
     last[:-1] = (user[1:] != user[:-1]) | (times[1:] != times[:-1])
-    t, u, r, ld = times[last], user[last], running[last], load[last]
+    kept = seg[last]
+    t, u = times[last], user[last]
+    r = running[last] - base_run[kept]
+    ld = load[last] - base_load[kept]
     share = np.round(ld.max(axis=1) if ld.shape[1] else np.zeros(len(t)), SHARE_DECIMALS)
     share = np.where(r > 0, np.maximum(share, 0.0), 0.0)
 
@@ -97,7 +102,9 @@ def _timeline(f: RunFrames) -> Timeline:
 
     # Rows are in (user, time) order, so a stable sort by time gives (time, user).
     out = np.argsort(t, kind="stable")
-    return Timeline(f.users, t[out], u[out], r[out], share[out])
+    by_user = np.empty_like(out)
+    by_user[out] = np.arange(out.size)
+    return Timeline(f.users, t[out], u[out], r[out], share[out], by_user)
 
 
 def share_integrals(tl: Timeline, horizon: float) -> FloatArray:
@@ -105,7 +112,7 @@ def share_integrals(tl: Timeline, horizon: float) -> FloatArray:
     n_users = len(tl.users)
     if len(tl) == 0:
         return np.zeros(n_users, dtype=np.float64)
-    order = order_by_user_time(tl.user, tl.time)
+    order = tl.by_user
     t, u, s = tl.time[order], tl.user[order], tl.share[order]
     nxt = np.empty_like(t)
     nxt[:-1] = t[1:]
@@ -124,7 +131,7 @@ def resample(tl: Timeline, grid: FloatArray) -> FloatArray:
     out = np.zeros((n_users, max(len(grid) - 1, 0)), dtype=np.float64)
     if len(tl) == 0 or len(grid) < 2:
         return out
-    order = order_by_user_time(tl.user, tl.time)
+    order = tl.by_user
     t, u, s = tl.time[order], tl.user[order], tl.share[order]
     widths = np.diff(grid)
     bounds = np.searchsorted(u, np.arange(n_users + 1))

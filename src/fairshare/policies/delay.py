@@ -2,11 +2,12 @@
 
 Each map task of a job that reads input has a block on a few machines. For a machine ``n``
 offered to job ``j`` the task picked is node-local if one is pending, else rack-local, else
-any. With delay scheduling on, a job at locality level 0 may launch only node-local tasks; after
-waiting T1 seconds (skipped on every offer in between) it may launch rack-local ones (level 1),
-and after T2 more, anything (level 2). Launching sets the level to the locality just achieved,
-so a job that gets a more local task than its level goes back (the level-reset rule), and
-resets the wait. Per-job waits (IO-rate biasing, FAIR section 4.3.2) replace (T1, T2).
+any. With delay scheduling on, a job's *allowed locality* starts at node-local: it may launch
+only node-local tasks; after waiting T1 seconds (skipped on every offer in between) it may
+launch rack-local ones, and after T2 more, anything (off-rack). Launching sets the allowed
+locality to the locality just achieved, so a job that gets a more local task than it was
+allowed goes back (Algorithm 1's reset), and resets the wait. Per-job waits (IO-rate biasing,
+FAIR section 4.3.2) replace (T1, T2).
 
 Jobs without input blocks, re-queued tasks and reduce tasks are not delayed.
 """
@@ -16,7 +17,8 @@ from __future__ import annotations
 from fairshare.policies.protocol import Locality
 from fairshare.policies.state import JobState
 
-LEVEL: dict[Locality, int] = {"node": 0, "rack": 1, "off_rack": 2}
+LOCALITY_ORDER: dict[Locality, int] = {"node": 0, "rack": 1, "off_rack": 2}
+"""A job's allowed locality is kept as this index (wider is larger)."""
 
 
 def _pop_pending(candidates: list[int] | None, launched: bytearray) -> int | None:
@@ -43,15 +45,20 @@ def locality_of(job: JobState, index: int, machine: int, rack: list[str | None])
 
 
 def may_launch(job: JobState, locality: Locality, now: float) -> bool:
-    """Algorithm 1's test: whether ``job``, at its level and after waiting since it was first
-    skipped, may launch a task of this ``locality`` now (always, without delay scheduling)."""
+    """Algorithm 1's test: whether ``job``, at its allowed locality and after waiting since it
+    was first skipped, may launch a task of this ``locality`` now (always, without delay
+    scheduling)."""
     if job.waits is None or locality == "node":
         return True
     t1, t2 = job.waits
     wait = 0.0 if job.skip_since is None else now - job.skip_since
-    if job.level == 2 or (job.level == 1 and wait >= t2) or (job.level == 0 and wait >= t1 + t2):
+    if (
+        job.allowed_locality == 2
+        or (job.allowed_locality == 1 and wait >= t2)
+        or (job.allowed_locality == 0 and wait >= t1 + t2)
+    ):
         return True
-    return locality == "rack" and (job.level >= 1 or wait >= t1)
+    return locality == "rack" and (job.allowed_locality >= 1 or wait >= t1)
 
 
 def pick_map(
@@ -79,18 +86,18 @@ def pick_map(
     if locality == "off_rack":
         locality = locality_of(job, index, machine, rack)
     launched[index] = 1
-    job.level = LEVEL[locality]
+    job.allowed_locality = LOCALITY_ORDER[locality]
     job.skip_since = None
     return index, locality
 
 
 def deadlines(job: JobState) -> tuple[float, ...]:
-    """When a skipped job next moves up a level, so the driver wakes the policy then."""
+    """When a skipped job's allowed locality next widens, so the driver wakes the policy then."""
     if job.waits is None or job.skip_since is None:
         return ()
     t1, t2 = job.waits
-    if job.level == 0:
+    if job.allowed_locality == 0:
         return (job.skip_since + t1, job.skip_since + t1 + t2)
-    if job.level == 1:
+    if job.allowed_locality == 1:
         return (job.skip_since + t2,)
     return ()

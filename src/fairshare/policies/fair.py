@@ -41,7 +41,7 @@ class Fair(Scheduler):
         super().__init__(cluster, users=users, queues=queues, options=options)
         self.reorder_jobs = self.options.pool_order == "fair"
 
-    def user_key(self, user: UserState, group: int) -> float:
+    def user_rank(self, user: UserState, group: int) -> float:
         demand = user.running + user.pending
         if user.running < min(user.min_share, demand):
             return _NEEDY + user.running / user.min_share
@@ -51,7 +51,7 @@ class Fair(Scheduler):
         """FAIR places by minimum shares (in slots), so preemption restores them after Tmin."""
         return user.min_share
 
-    def job_key(self, job: JobState) -> float:
+    def job_rank(self, job: JobState) -> float:
         if self.options.pool_order == "fair":
             return job.running / job.job.weight
         return float(job.id)

@@ -17,8 +17,8 @@ class Fifo(Scheduler):
 
     name = "fifo"
 
-    def user_key(self, user: UserState, group: int) -> float:
-        return float(self._head_job(user, group).id)
+    def user_rank(self, user: UserState, group: int) -> float:
+        return float(self.head_job(user, group).id)
 
     def preemption_shares(self, demands: Sequence[float], capacity: float) -> list[float]:
         """FIFO owes no fair share, only priority: a user's share is what FIFO would give it

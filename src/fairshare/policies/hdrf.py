@@ -32,9 +32,9 @@ the set of available resources has not changed"):
   children), so it is never recomputed.
 - Each internal node keeps, per view and per group (constraint class and demand, see
   :mod:`fairshare.policies.state`), a heap of its children that have a leaf with pending
-  work in that group, keyed by weighted share (lazy invalidation by a per-node version).
+  work in that group, ordered by weighted share (lazy invalidation by a per-node version).
   Per node and group, a count of such leaves prunes children with no task for the machine.
-  The walk takes, at each level, the children whose key is within the tie tolerance of the
+  The walk takes, at each level, the children whose rank is within the tie tolerance of the
   lowest over the groups that fit the machine, and applies the reference tie-break to them.
 
 A decision then costs O(depth x fitting groups x log fan-out) for the walk, plus, per node
@@ -52,10 +52,10 @@ full recomputation):
   read its values, so they are computed when it counts in a group again.
 - A selection in which one (leaf, group) pair alone can launch on the machine returns it
   without Algorithm 3: the walk descends only into children with such a leaf.
-- A user keeps the machine for a batch of launches (``Scheduler._fill``) while no other leaf
+- A user keeps the machine for a batch of launches (``Filling._serve``) while no other leaf
   can launch on it; otherwise every task is selected afresh.
 - A map task's finish that is the only event at its time takes a fused path
-  (:meth:`NaiveHdrf.finish_and_decide`, as ``Scheduler.finish_and_decide``), and with no
+  (``Scheduler.finish_and_decide``), and with no
   leaf able to launch anywhere, no selection at all.
 """
 
@@ -68,25 +68,22 @@ from fairshare.cluster import Cluster
 from fairshare.policies.base import Scheduler
 from fairshare.policies.options import PolicyOptions
 from fairshare.policies.preemption import hierarchical_shares
-from fairshare.policies.protocol import Decision, TaskRef
-from fairshare.policies.state import EPS, JobState, UserState
+from fairshare.policies.state import JobState, UserState
+from fairshare.tolerances import FIT as EPS
+from fairshare.tolerances import TIE
 from fairshare.workload.model import ROOT, Queue, User
-
-TIE = 1e-12
-"""Two children whose weighted shares differ by no more than this are tied (first in order
-wins), so that rounding in the rescaled sums never breaks a tie of the exact values."""
 
 _Entry = tuple[float, int, int]
 """A child's heap entry: (weighted share, child node, the child's version in the view)."""
 
 _NEVER = (-float("inf"), -1, -1, -1)
-"""A batching bound no user's key is below (see :meth:`NaiveHdrf._bound`): select again."""
+"""A batching bound no user's rank is below (see :meth:`NaiveHdrf._bound`): select again."""
 
 
 class _View:
     """Algorithm 3's result for one set ``Y`` of free resources (``y`` None: naive H-DRF).
 
-    Per node: its vector, share, key (share over weight), whether it is demanding, a version
+    Per node: its vector, share, rank (share over weight), whether it is demanding, a version
     that invalidates its older heap entries, and (internal nodes) per group the heap of its
     children's entries. ``dirty`` holds the nodes to recompute; a dirty node's ancestors (but
     the root) are dirty too. ``stale`` holds children of the root left out of date because
@@ -97,7 +94,7 @@ class _View:
         "demanding",
         "dirty",
         "heaps",
-        "key",
+        "rank",
         "share",
         "stale",
         "vec",
@@ -111,7 +108,7 @@ class _View:
         self.yset = frozenset(y) if y is not None else frozenset()
         self.vec: list[list[float]] = [[0.0] * resources for _ in range(size)]
         self.share = [0.0] * size
-        self.key = [0.0] * size
+        self.rank = [0.0] * size
         self.demanding = [False] * size
         self.ver = [0] * size
         self.heaps: list[dict[int, list[_Entry]]] = [{} for _ in range(size)]
@@ -121,7 +118,7 @@ class _View:
     def grow(self, resources: int) -> None:
         self.vec.append([0.0] * resources)
         self.share.append(0.0)
-        self.key.append(0.0)
+        self.rank.append(0.0)
         self.demanding.append(False)
         self.ver.append(0)
         self.heaps.append({})
@@ -164,20 +161,13 @@ class NaiveHdrf(Scheduler):
         self._present = [r for r, t in enumerate(self.cluster.total) if t > 0]
         for queue in queues:
             self._queue_node(queue.path)
-        # Batched launches and the fused finish rely on this class's selection and change
-        # tracking (a subclass that replaces them, such as the tests' full recomputation,
-        # gets one selection per task and the general path).
+
+    def _own_selection(self) -> bool:
+        """Batched launches and the fused finish rely on this class's selection and change
+        tracking (a subclass that replaces them, such as the tests' full recomputation,
+        gets one selection per task and the general path)."""
         cls = type(self)
-        own = cls.select is NaiveHdrf.select and cls._touch is NaiveHdrf._touch
-        self._batching = own
-        # The fused finish's conditions that never change (Scheduler.finish_and_decide's).
-        self._fused = (
-            own
-            and cls.on_release is Scheduler.on_release
-            and self._cpac is None
-            and self.options.preemption is None
-            and not self.options.headroom
-        )
+        return cls.select is NaiveHdrf.select and cls._touch is NaiveHdrf._touch
 
     # ----------------------------------------------------------------- tree
 
@@ -284,7 +274,7 @@ class NaiveHdrf(Scheduler):
         """Count (``delta`` 1) or uncount (-1) ``leaf`` in group ``g`` up its path. A node
         that gains its first such leaf needs an entry in its parent's heap for ``g`` (in
         views where it is dirty, its recomputation pushes one; where it is stale, it becomes
-        dirty, so that the next decision computes the key that entry needs)."""
+        dirty, so that the next decision computes the rank that entry needs)."""
         count = self._count
         parent = self._parent
         node = leaf
@@ -306,7 +296,7 @@ class NaiveHdrf(Scheduler):
                         view.dirty[node] = None
                         continue
                     heap = view.heaps[up].setdefault(g, [])
-                    heappush(heap, (view.key[node], node, view.ver[node]))
+                    heappush(heap, (view.rank[node], node, view.ver[node]))
             node = up
 
     # ----------------------------------------------------------------- selection
@@ -320,10 +310,10 @@ class NaiveHdrf(Scheduler):
 
     def _bound(self, mi: int, u: int) -> tuple[float, int, int, int] | None:
         """Whether ``u`` keeps machine ``mi`` for another task of the batch (see
-        ``Scheduler._fill``): None when no other leaf counts in a group whose task fits
+        ``Filling._serve``): None when no other leaf counts in a group whose task fits
         ``mi``, so that Algorithm 4's walk can only reach ``u``'s leaf again (with the same
         group: the first fitting one it counts in, as the room only shrinks during a batch);
-        otherwise a bound no key is below, so that the next task is selected afresh.
+        otherwise a bound no rank is below, so that the next task is selected afresh.
 
         This is the common case of an arriving job on a cluster with room (TSF section VI's
         macrobenchmark): nobody else waits, and the walk would pick the job's user for each
@@ -337,42 +327,9 @@ class NaiveHdrf(Scheduler):
             n = root.get(g, 0)
             if g in member:
                 n -= 1
-            if n > 0 and self._fits(mi, free, groups[g].demand):
+            if n > 0 and self.may_place(mi, free, groups[g].demand):
                 return _NEVER
         return None
-
-    def finish_and_decide(self, now: float, task: TaskRef) -> list[Decision]:
-        """:meth:`task_finished` then :meth:`decide`, fused as ``Scheduler.finish_and_decide``
-        fuses them (same conditions, same re-bucketing argument), with H-DRF's change
-        tracking and selection: the finished task's machine is the only one to offer, so it
-        is offered at once, without marking it dirty or re-bucketing it before the offer."""
-        released = self._fused_release(task)
-        if released is None:
-            self.task_finished(now, task)
-            return self.decide(now)
-        user, mi = released
-        cs = self.cluster
-        leaf = self._leaf[user.idx]
-        if not user.job_heaps and self._parent[leaf] == 0 and not self._count[leaf]:
-            # _touch's common case on a cluster with room, inlined: a child of the root with
-            # nothing to launch before or after goes stale, and its groups stay none.
-            user.version += 1
-            for view in self._views.values():
-                view.stale[leaf] = None
-        else:
-            self._touch(user)
-        # No leaf can launch anywhere (a cluster with room): select would find no pair.
-        pick = self.select(mi) if self._count[0] else None
-        if pick is None:
-            cs.rebucket(mi)
-            return []
-        out: list[Decision] = []
-        old = cs.key_of[mi]
-        freed = old is not None and tuple(cs.free[mi]) != old
-        self._fill(mi, now, out, pick)
-        if freed and cs.key_of[mi] == old:
-            cs.bump(mi)
-        return out
 
     def _restore_held(self) -> None:
         if self._skipped:
@@ -391,6 +348,11 @@ class NaiveHdrf(Scheduler):
         pair is the answer without Algorithm 3: the view stays dirty until a decision
         between several leaves needs it. An arriving job on a cluster with room is this case
         (TSF section VI's macrobenchmark)."""
+        # The root counts, per group, the leaves that can launch in it: none on a cluster
+        # where nobody can launch (most finishes of a cluster with room).
+        root = self._count[0]
+        if not root:
+            return None
         cs = self.cluster
         free = cs.free[mi]
         groups = cs.groups
@@ -408,12 +370,10 @@ class NaiveHdrf(Scheduler):
                     i += 1  # noqa: SIM113 (enumerate allocates a tuple per step)
                 else:
                     fitting.append(g)
-            elif self._fits(mi, free, grp.demand):
+            elif self.may_place(mi, free, grp.demand):
                 fitting.append(g)
         if not fitting:
             return None
-        # The root counts, per group, the leaves that can launch in it.
-        root = self._count[0]
         pairs = 0
         for g in fitting:
             pairs += root.get(g, 0)
@@ -452,8 +412,8 @@ class NaiveHdrf(Scheduler):
         leaf that can launch in a fitting group, the lowest weighted share, ties (within
         ``TIE``, compared one by one in children's order as the full scan does) to the first.
 
-        Entries are taken in key order until the next key is more than ``TIE`` above every
-        key taken: the scan would let each taken child displace any later one and no later
+        Entries are taken in rank order until the next rank is more than ``TIE`` above
+        every rank taken: the scan would let each taken child displace any later one and no later
         one displace a taken one, so the scan over the taken children alone decides."""
         heaps = view.heaps[node]
         ver = view.ver
@@ -511,18 +471,18 @@ class NaiveHdrf(Scheduler):
         if len(taken) == 1:
             return next(iter(taken))
         chosen = -1
-        chosen_key = 0.0
+        chosen_rank = 0.0
         for child in sorted(taken):
-            key = taken[child]
-            if chosen < 0 or key < chosen_key - TIE:
-                chosen, chosen_key = child, key
+            rank = taken[child]
+            if chosen < 0 or rank < chosen_rank - TIE:
+                chosen, chosen_rank = child, rank
         return chosen
 
     # ----------------------------------------------------------------- Algorithm 3
 
     def _update(self, view: _View) -> None:
         """Recompute the view's dirty nodes, children before parents, each exactly as the
-        full pass of Algorithm 3 (naive: plain sums) would, and queue their new keys in
+        full pass of Algorithm 3 (naive: plain sums) would, and queue their new ranks in
         their parents' heaps.
 
         A child of the root with no leaf that can launch is left stale instead: its values
@@ -609,8 +569,8 @@ class NaiveHdrf(Scheduler):
                     s = max(v, default=0.0)
             vec[node] = v
             share[node] = s
-            key = s / weight[node]
-            view.key[node] = key
+            rank = s / weight[node]
+            view.rank[node] = rank
             version = view.ver[node] + 1
             view.ver[node] = version
             heaps = view.heaps[parent[node]]
@@ -618,7 +578,7 @@ class NaiveHdrf(Scheduler):
                 heap = heaps.get(g)
                 if heap is None:
                     heap = heaps[g] = []
-                heappush(heap, (key, node, version))
+                heappush(heap, (rank, node, version))
                 if len(heap) > 64 + 4 * len(children[parent[node]]):
                     self._compact(view, heap, g)
         dirty.clear()

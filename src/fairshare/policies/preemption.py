@@ -32,7 +32,7 @@ Rules, all deterministic (ties: user index, then launch order):
    it launch there), and that task is launched on that machine at once, before any other
    placement sees the room. The victim cannot take the room back, whatever the policy's order
    (FIFO would otherwise hand it straight back to an older victim, and the kill would repeat
-   at every event: the livelock of issue 4).
+   at every event: a livelock).
 5. No flapping, structurally: a task launched for a starved user is never a victim while that
    user is below its fair share; and a user that lost a task to another cannot have that
    user's tasks killed for it until ``Tfair`` seconds after the kill.
@@ -44,14 +44,15 @@ closer to the fair one: with fixed demands, the kills stop.
 
 from __future__ import annotations
 
-import heapq
 import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from fairshare.policies.delay import may_launch
 from fairshare.policies.protocol import Decision, Kill, Launch, TaskRef
-from fairshare.policies.state import EPS, JobState
+from fairshare.policies.state import JobState
+from fairshare.tolerances import FIT as EPS
+from fairshare.tolerances import WATER
 
 if TYPE_CHECKING:
     from fairshare.policies.base import Scheduler
@@ -74,11 +75,11 @@ def fair_shares(
     left = slots - sum(share)
     active = [i for i in range(n) if share[i] < demands[i]]
     # Water-filling on the weighted level share/weight: raise the lowest level first.
-    while active and left > 1e-12:
+    while active and left > WATER:
         levels = sorted(active, key=lambda i: (share[i] / weights[i], i))
         low = share[levels[0]] / weights[levels[0]]
-        at_low = [i for i in levels if share[i] / weights[i] <= low + 1e-12]
-        above = [share[i] / weights[i] for i in levels if share[i] / weights[i] > low + 1e-12]
+        at_low = [i for i in levels if share[i] / weights[i] <= low + WATER]
+        above = [share[i] / weights[i] for i in levels if share[i] / weights[i] > low + WATER]
         next_level = min(above) if above else math.inf
         room = min((demands[i] - share[i]) / weights[i] for i in at_low)
         wsum = sum(weights[i] for i in at_low)
@@ -86,7 +87,7 @@ def fair_shares(
         for i in at_low:
             share[i] += step * weights[i]
         left -= step * wsum
-        active = [i for i in active if share[i] < demands[i] - 1e-12]
+        active = [i for i in active if share[i] < demands[i] - WATER]
     return share
 
 
@@ -224,7 +225,7 @@ def preempt(sched: Scheduler, now: float, out: list[Decision]) -> None:
             owed.append((0 if min_due else 1, i, target))
     for t in timers.deadlines(t_min, t_fair):
         if t > now:
-            heapq.heappush(sched._wakeups, t)
+            sched.wake_at(t)
     if not owed:
         return
     protected = state.protected
@@ -253,7 +254,7 @@ def _serve(
     while user.running < user.cap:
         best: tuple[int, int, int, list[tuple[TaskRef, int]]] | None = None
         for g in list(user.job_heaps):
-            job = sched._head_job(user, g)
+            job = sched.head_job(user, g)
             if job.share_per_task <= 0 or not any(job.demand):
                 # Tasks that hold nothing need no room and move no share.
                 continue
@@ -268,14 +269,14 @@ def _serve(
         _, group, machine, kills = best
         for ref, owner in kills:
             out.append(Kill(ref, cs.names[machine]))
-            sched._requeue(ref)
+            sched.requeue(ref)
             state.lost_at[(owner, starved)] = now
             state.kills += 1
         first = len(out)
         # Rule 4: the freed room goes to the starved user before any other placement.
-        sched._fill(machine, now, out, (starved, group))
+        sched.offer_machine(machine, now, out, (starved, group))
         for decision in out[first:]:
-            if type(decision) is Launch and sched._state(decision.task).user == starved:
+            if type(decision) is Launch and sched.part_of(decision.task).user == starved:
                 state.protected[decision.task] = starved
 
 
@@ -323,7 +324,7 @@ def _victims(
         owner = protected.get(ref)
         if owner is not None and users[owner].share < fair[owner] - EPS:
             continue
-        side = sched._state(ref)
+        side = sched.part_of(ref)
         s = side.share_per_task
         if s <= 0 or not any(side.demand) or left[v] - s < fair[v] - EPS:
             continue
@@ -339,7 +340,7 @@ def _victims(
         for r, d in enumerate(side.demand):
             free[r] += d
         tally.setdefault(mi, []).append((ref, v))
-        if sched._fits(mi, free, job.demand):
+        if sched.may_place(mi, free, job.demand):
             return seq, mi, tally[mi]
     return None
 

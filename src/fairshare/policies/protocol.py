@@ -28,8 +28,8 @@ to a driver, fixed from then on); a driver may then skip the call after each dec
 When a task's finish is the only event at its time, a driver may call
 ``finish_and_decide(now, task)`` instead of ``task_finished`` then ``decide``: the result is
 by contract the same, and a policy may override it with a fused fast path (a finished task
-whose machine is handed straight to the next task, the steady state of a busy cluster; issue
-4's throughput). The default implementation is the composition of the two calls.
+whose machine is handed straight to the next task, the steady state of a busy cluster).
+The default implementation is the composition of the two calls.
 
 A driver may also hold finishes back. While ``quiescent()`` is True, the policy promises
 that a finish of a map task whose job has no reduce phase, the only event at its time,
@@ -39,8 +39,8 @@ event (or ``decide`` call), the driver may keep such finishes and hand them over
 the last). The result is by contract that of delivering them one by one, each with
 ``finish_and_decide`` (which returns nothing). A finish that shares its time with another
 event is not covered: delivered with it before one ``decide``, its machine is offered
-first. A simulator with a cluster that has room (issue 4's throughput) skips most of its
-decision rounds this way; a live backend may use it for finishes that come one at a time.
+first. A simulator with a cluster that has room skips most of its decision rounds this way;
+a live backend may use it for finishes that come one at a time.
 The default is never quiescent; ``tasks_finished`` then calls ``task_finished`` in order.
 
 A task is named by ``TaskRef(job_id, phase, task)``; map tasks are 0 .. tasks-1 and reduce

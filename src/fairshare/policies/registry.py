@@ -15,22 +15,20 @@ from fairshare.policies.hdrf import Hdrf, NaiveHdrf
 from fairshare.policies.options import PolicyOptions
 from fairshare.policies.protocol import PolicyError
 from fairshare.policies.tsf import Cdrf, Tsf
+from fairshare.registry import PolicyInfo, by_name
 from fairshare.workload.model import Queue, User
 
 
 @dataclass(frozen=True)
-class OnlinePolicy:
-    """An online policy: its SPEC name, what it orders users by, and its paper section."""
+class OnlinePolicy(PolicyInfo):
+    """An online policy: its SPEC name, what it orders users by, its paper section, and its
+    class."""
 
-    name: str
-    summary: str
-    source: str
     cls: type[Scheduler]
 
 
-ONLINE_POLICIES: dict[str, OnlinePolicy] = {
-    p.name: p
-    for p in (
+ONLINE_POLICIES: dict[str, OnlinePolicy] = by_name(
+    (
         OnlinePolicy("fifo", "jobs in submission order", "FAIR section 2", Fifo),
         OnlinePolicy(
             "fair",
@@ -66,7 +64,7 @@ ONLINE_POLICIES: dict[str, OnlinePolicy] = {
         OnlinePolicy("cmmf-cpu", "Choosy on CPU", "TSF section VI-B", CmmfCpu),
         OnlinePolicy("cmmf-mem", "Choosy on memory", "TSF section VI-B", CmmfMem),
     )
-}
+)
 
 
 def make_policy(

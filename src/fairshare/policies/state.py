@@ -2,8 +2,8 @@
 jobs with their pending and running tasks, users (or pools) with their allocation, and the
 constraint classes that decide which machine a task may use.
 
-Indexes that keep a placement decision cheap (the issue's "O(log n), never a scan of all users
-or all machines"):
+Indexes that keep a placement decision cheap (O(log n), never a scan of all users or all
+machines):
 
 - A *group* is the pair (constraint class, per-task demand). Tasks of one group fit on the same
   machines and are eligible for the same machines, so one fit test and one eligibility lookup
@@ -11,7 +11,7 @@ or all machines"):
   *signature* (capacity, rack and attributes): classes that do not read ``name`` are evaluated
   once per signature, name-dependent classes (``name`` or a whitelist) once per machine.
 - Machines with free room are kept per constraint class in *buckets* keyed by their free
-  vector (``ClusterState.pools``). Machines of one bucket are interchangeable for a task
+  vector (``ClusterState.buckets``). Machines of one bucket are interchangeable for a task
   that reads no input block, so an arriving job tests one fit per distinct free vector, not
   one per machine, and takes machines from a bucket in O(1) (last in, first out: the machine
   that got room most recently). The number of buckets is the number of distinct free vectors
@@ -30,13 +30,11 @@ import numpy as np
 from fairshare.cluster import Machine, attribute_key
 from fairshare.cluster.constraints import Constraint
 from fairshare.policies.protocol import Phase, TaskRef
+from fairshare.tolerances import FIT as EPS
 from fairshare.workload.eligibility import AttributeCodes
 from fairshare.workload.model import ROOT, Job
 
-EPS = 1e-9
-"""Slack in fit tests, so that capacities summed from fractional demands still fit."""
-
-ClassKey = tuple[str | None, frozenset[str] | None]
+ClassSignature = tuple[str | None, frozenset[str] | None]
 Demand = tuple[float, ...]
 
 
@@ -44,13 +42,14 @@ class JobState:
     """One side of a job as the scheduler sees it (FAIR section 5: maps, then reduces).
 
     A MapReduce job is split into states of one demand vector each, so that shares count
-    what actually runs: the *map side* (``key`` = the job id, ``phase`` ``"map"``), the
-    *reduce side* (``key`` = :func:`reduce_key`, ``phase`` ``"reduce"``; its demand is the
-    reduce phase's own, :class:`fairshare.workload.model.ReducePhase`) and, with copy-compute
-    splitting (FAIR section 5.2), the *copy side* (``key`` = :func:`copy_key`, ``phase``
+    what actually runs: the *map side* (``part_id`` = the job id, ``phase`` ``"map"``), the
+    *reduce side* (``part_id`` = :func:`part_id` of ``"reduce"``; its demand is the reduce
+    phase's own, :class:`fairshare.workload.model.ReducePhase`) and, with copy-compute
+    splitting (FAIR section 5.2), the *copy side* (``part_id`` = :func:`part_id` of
     ``"copy"``, no demand). ``id`` is always the driver's job id (task names, FIFO order)."""
 
     __slots__ = (
+        "allowed_locality",
         "blocks",
         "by_machine",
         "by_rack",
@@ -59,13 +58,12 @@ class JobState:
         "group",
         "id",
         "job",
-        "key",
         "launched",
-        "level",
         "maps",
         "maps_done",
         "next_map",
         "next_reduce",
+        "part_id",
         "pending",
         "phase",
         "reduce_after",
@@ -90,7 +88,7 @@ class JobState:
         phase: Phase = "map",
     ) -> None:
         self.id = job_id
-        self.key = job_id if phase == "map" else side_key(job_id, phase)
+        self.part_id = job_id if phase == "map" else part_id(job_id, phase)
         self.phase = phase
         self.job = job
         self.user = user
@@ -103,15 +101,15 @@ class JobState:
         self.next_reduce = 0
         self.maps_done = 0
         # How many maps must finish before the reducers may launch (set by the scheduler:
-        # reduce_slowstart, FAIR section 5.1).
-        self.reduce_after = 0
+        # reduce_slowstart, FAIR section 5.1; -1: the job has no reducers).
+        self.reduce_after = -1
         self.finished = 0
         self.pending = self.maps
         self.running = 0
         self.requeue: deque[TaskRef] = deque()
         # A map side's running tasks: the machine index per map task, -1 while it does not
-        # run (a list slot per task costs a launch and a finish less than a dict entry:
-        # issue 4's hot path). A reduce or copy side's are in its user's ``tasks``.
+        # run (a list slot per task costs a launch and a finish less than a dict entry, on
+        # the simulator's hottest path). A reduce or copy side's are in its user's ``tasks``.
         self.where: list[int] | None = [-1] * self.maps if phase == "map" else None
         self.share_per_task = 0.0
         self.version = 0
@@ -120,15 +118,16 @@ class JobState:
         self.launched: bytearray | None = None
         self.by_machine: dict[int, list[int]] = {}
         self.by_rack: dict[str | None, list[int]] = {}
-        # Delay scheduling (FAIR Algorithm 1): locality level, time first skipped, waits.
-        self.level = 0
+        # Delay scheduling (FAIR Algorithm 1): the allowed locality (an index of
+        # delay.LOCALITY_ORDER), time first skipped, waits.
+        self.allowed_locality = 0
         self.skip_since: float | None = None
         self.waits: tuple[float, float] | None = None
 
 
-def side_key(job_id: int, phase: Phase) -> int:
-    """The key of a job's ``reduce`` or ``copy`` side among the scheduler's job states
-    (negative, so it never meets a job id)."""
+def part_id(job_id: int, phase: Phase) -> int:
+    """The part id of a job's ``reduce`` or ``copy`` side among the scheduler's job states
+    (negative, so it never meets a job id; a map side's is the job id)."""
     return -2 * job_id - (1 if phase == "reduce" else 2)
 
 
@@ -157,7 +156,7 @@ class UserState:
         self.idx = idx
         self.name = name
         self.weight = 1.0
-        # What the share-ordered key divides the share by: the weight, unless the policy
+        # What the share-ordered rank divides the share by: the weight, unless the policy
         # weighs users otherwise (collapsed-drf's flattened weights).
         self.divisor = 1.0
         self.cap = float("inf")
@@ -168,7 +167,7 @@ class UserState:
         self.share = 0.0
         self.version = 0
         self.alloc = [0.0] * resources
-        # group -> heap of (job key, job id, job version) of jobs with pending tasks there.
+        # group -> heap of (job rank, part id, job version) of jobs with pending tasks there.
         self.job_heaps: dict[int, list[tuple[float, int, int]]] = {}
         # running reducer (or copy or compute part) -> machine index; running map tasks are
         # in their job's ``JobState.where``. The scheduler's launch numbers, which preemption
@@ -179,7 +178,7 @@ class UserState:
 class Group:
     """Tasks with one constraint class and one demand vector (see the module docstring).
 
-    ``heap`` holds (key, user order, user index, user version) entries with lazy invalidation:
+    ``heap`` holds (rank, user order, user index, user version) entries with lazy invalidation:
     an entry is stale when the user's version moved on."""
 
     __slots__ = ("cls", "demand", "heap", "users")
@@ -208,14 +207,15 @@ class ClusterState:
         # Alive machines with room: the order delay scheduling re-offers them in.
         self.roomy: dict[int, None] = {}
         # Per class: free vector -> machines of the class with that free vector and room.
-        self.pools: list[dict[tuple[float, ...], dict[int, None]]] = []
-        # Per machine: its bucket key while it sits in the pools (None: no room, or dead).
-        self.key_of: list[tuple[float, ...] | None] = []
+        self.buckets: list[dict[tuple[float, ...], dict[int, None]]] = []
+        # Per machine: the free vector of its bucket while it has room (None: no room, or
+        # dead).
+        self.free_of: list[tuple[float, ...] | None] = []
         self.classes_of_sig: list[list[int]] = []
         self.named_classes_of_machine: dict[int, list[int]] = {}
         self.total = [0.0] * len(self.resources)
-        self.classes: list[ClassKey] = []
-        self._class_of: dict[ClassKey, int] = {}
+        self.classes: list[ClassSignature] = []
+        self._class_of: dict[ClassSignature, int] = {}
         self._constraints: list[Constraint | None] = []
         self.by_name: list[bool] = []
         self.groups: list[Group] = []
@@ -244,7 +244,7 @@ class ClusterState:
         # machine per job.
         self.listed: list[bool] = []
         # How many groups some user has pending work in: while none, no selection can find
-        # anyone (the idle cluster of issue 4's benchmark, where every finish only frees room).
+        # anyone (an idle cluster, where every finish only frees room).
         self.active_groups = 0
         # The groups some user has pending work in (their number is active_groups).
         self.active: dict[int, None] = {}
@@ -306,7 +306,7 @@ class ClusterState:
             self.gfor.append([])
             self.afor.append([])
             self.cfor.append(self.classes_of_sig[sig])
-            self.key_of.append(None)
+            self.free_of.append(None)
             self.rebucket(mi)
             return mi
         named = [
@@ -328,18 +328,19 @@ class ClusterState:
             if named_classes
             else self.classes_of_sig[sig]
         )
-        self.key_of.append(None)
+        self.free_of.append(None)
         self.rebucket(mi)
         return mi
 
     def remove_machine(self, mi: int) -> None:
-        self._unbucket(mi)
+        # A dead machine has no room: the re-bucketing takes it out of every bucket.
+        self.free[mi] = [0.0] * len(self.resources)
+        self.rebucket(mi)
         self.alive[mi] = False
         self.named_classes_of_machine.pop(mi, None)
         for r, value in enumerate(self.machines[mi].capacity):
             self.total[r] -= float(value)
         self.groups_of_machine.pop(mi, None)
-        self.free[mi] = [0.0] * len(self.resources)
 
     def groups_for(self, mi: int) -> list[int]:
         return self.gfor[mi]
@@ -348,102 +349,78 @@ class ClusterState:
         return self.cfor[mi]
 
     def rebucket(self, mi: int) -> None:
-        """Move machine ``mi`` to the buckets of its current free vector (call after its free
-        capacity changed; a no-op when it did not)."""
-        if not self.alive[mi]:
+        """Move machine ``mi`` to the bucket of its current free vector in every class that
+        may use it (out of them all when it has no room left): the one state change every
+        change of a machine's free room ends with (a no-op when its free vector did not
+        change). A machine with room is also in ``roomy``, in the order it got room."""
+        old = self.free_of[mi]
+        new = tuple(self.free[mi])
+        if new == old:
             return
-        free = self.free[mi]
-        key = tuple(free)
-        old = self.key_of[mi]
-        if key == old:
-            return
-        room = False
-        for v in free:
+        buckets = self.buckets
+        for v in new:
             if v > EPS:
-                room = True
                 break
-        if old is None and not room:
-            # Full before and after (a one-slot machine refilled): it is in no bucket.
-            self.roomy.pop(mi, None)
-            return
-        pools = self.pools
-        for c in self.cfor[mi]:
-            pool = pools[c]
-            if old is not None:
-                bucket = pool[old]
-                del bucket[mi]
-                if not bucket:
-                    del pool[old]
-            if room:
-                bucket = pool.get(key)  # type: ignore[assignment]
-                if bucket is None:
-                    bucket = pool[key] = {}
-                bucket[mi] = None
-        if room:
-            self.key_of[mi] = key
-            if old is None:
-                # A machine with a bucket key is in roomy already (and keeps its place).
-                self.roomy[mi] = None
         else:
-            self.key_of[mi] = None
-            self.roomy.pop(mi, None)
-
-    def settle(self, mi: int) -> None:
-        """:meth:`rebucket` for a machine that had room and keeps some (every finish of a
-        cluster with room, and most offers): its move between buckets, without the checks
-        for a dead machine or one that fills up or frees from full."""
-        old = self.key_of[mi]
-        if old is None:
-            self.rebucket(mi)
+            # No room left: out of every bucket (full before and after: in none already).
+            if old is not None:
+                for c in self.cfor[mi]:
+                    by_free = buckets[c]
+                    left = by_free[old]
+                    del left[mi]
+                    if not left:
+                        del by_free[old]
+                self.free_of[mi] = None
+                self.roomy.pop(mi, None)
             return
-        free_key = tuple(self.free[mi])
-        if free_key != old:
-            pools = self.pools
+        if old is None:
+            if not self.alive[mi]:
+                return
+            # Room again: into the buckets, and last in roomy.
             for c in self.cfor[mi]:
-                pool = pools[c]
-                left = pool[old]
-                del left[mi]
-                if not left:
-                    del pool[old]
-                joined = pool.get(free_key)
+                by_free = buckets[c]
+                joined = by_free.get(new)
                 if joined is None:
-                    pool[free_key] = {mi: None}
+                    by_free[new] = {mi: None}
                 else:
                     joined[mi] = None
-            self.key_of[mi] = free_key
+            self.roomy[mi] = None
+        else:
+            # Had room and keeps some: a move between buckets (most changes).
+            for c in self.cfor[mi]:
+                by_free = buckets[c]
+                left = by_free[old]
+                del left[mi]
+                if not left:
+                    del by_free[old]
+                joined = by_free.get(new)
+                if joined is None:
+                    by_free[new] = {mi: None}
+                else:
+                    joined[mi] = None
+        self.free_of[mi] = new
 
     def bump(self, mi: int) -> None:
         """Move machine ``mi`` to the end of its buckets (and a bucket it is alone in to the end
-        of its pool): where a re-bucketing away from its free vector and back would leave
-        it, for a caller that skips the round trip (``Scheduler.finish_and_decide``)."""
-        key = self.key_of[mi]
-        assert key is not None
-        pools = self.pools
+        of its class's buckets): where a re-bucketing away from its free vector and back
+        would leave it, for a caller that skips the round trip
+        (``Scheduler.finish_and_decide``)."""
+        free = self.free_of[mi]
+        assert free is not None
+        buckets = self.buckets
         for c in self.cfor[mi]:
-            pool = pools[c]
-            bucket = pool[key]
+            by_free = buckets[c]
+            bucket = by_free[free]
             del bucket[mi]
             if not bucket:
-                del pool[key]
-                pool[key] = bucket
+                del by_free[free]
+                by_free[free] = bucket
             bucket[mi] = None
-
-    def _unbucket(self, mi: int) -> None:
-        old = self.key_of[mi]
-        if old is not None:
-            for c in self.classes_for(mi):
-                pool = self.pools[c]
-                bucket = pool[old]
-                del bucket[mi]
-                if not bucket:
-                    del pool[old]
-            self.key_of[mi] = None
-        self.roomy.pop(mi, None)
 
     # --------------------------------------------------------------------- classes, groups
 
     def class_of(self, job: Job) -> int:
-        key: ClassKey = (
+        key: ClassSignature = (
             job.constraint.source if job.constraint is not None else None,
             job.machines,
         )
@@ -464,8 +441,8 @@ class ClusterState:
             )
             self.sig_ok.append(ok)
             self.sigs_of_class.append([s for s, y in enumerate(ok) if y])
-            pool: dict[tuple[float, ...], dict[int, None]] = {}
-            self.pools.append(pool)
+            by_free: dict[tuple[float, ...], dict[int, None]] = {}
+            self.buckets.append(by_free)
             cfor = self.cfor
             if self.by_name[c]:
                 for mi in range(len(self.names)):
@@ -481,15 +458,15 @@ class ClusterState:
                     for mi in self.machines_of_sig[sig]:
                         if cfor[mi] is not shared:
                             cfor[mi].append(c)
-            # The new class's pool starts with every eligible machine that has room (a
+            # The new class's buckets start with every eligible machine that has room (a
             # signature lookup per machine: Google-like workloads bring a class per job).
             by_name = self.by_name[c]
             sig_of = self.sig
             for mi in self.roomy:
                 if self._eligible_machine(c, mi) if by_name else ok[sig_of[mi]]:
-                    free_key = self.key_of[mi]
-                    assert free_key is not None
-                    pool.setdefault(free_key, {})[mi] = None
+                    free = self.free_of[mi]
+                    assert free is not None
+                    by_free.setdefault(free, {})[mi] = None
         return c
 
     def group_of(self, cls: int, demand: Demand) -> int:

@@ -1,26 +1,39 @@
-"""The report's figures, drawn with matplotlib's object API (no pyplot, so no global backend
-or figure state) and returned as inline SVG text.
+"""The report's figures as inline SVG text, drawn by :mod:`fairshare.report.svg`: stacked
+areas (the allocation over time, Choosy Figures 10-14, H-DRF Figure 9), step CDFs (response
+time and queueing delay, FAIR Figure 12, Choosy Figures 8-9) and bars (slowdown and locality
+by job size, FAIR Figures 10-11).
 
-Determinism: SVG ids are salted with a fixed string, the date is left out, and text is kept
-as text (``svg.fonttype: none``) so the bytes depend only on the data and matplotlib's
-version.
+Why not matplotlib, which drew them before: each figure is a few hundred points drawn from
+binned data, and importing matplotlib and running its ``savefig`` on the three figures of a
+run cost more CPU time than everything else ``simulate`` writes (``fairshare bench
+end-to-end``). matplotlib stays a dependency for the paper figures to come; the writer here keeps
+its look (sizes, ticks, grid, colours, legends).
+
+Determinism: the SVG text depends only on the data (:mod:`fairshare.report.svg`).
 """
 
 from __future__ import annotations
 
-import io
-import re
+import math
 from collections.abc import Sequence
-from typing import Any
 
-import matplotlib as mpl
 import numpy as np
-from matplotlib.axes import Axes
-from matplotlib.backends.backend_svg import FigureCanvasSVG
-from matplotlib.figure import Figure
 
 from fairshare.metrics import FAIR_BIN_LABELS, Timeline, ecdf, resample, share_integrals
 from fairshare.metrics.frames import FloatArray
+from fairshare.report.svg import (
+    EDGE,
+    FONT_SIZE,
+    Axes,
+    Figure,
+    LegendEntry,
+    Scale,
+    Tick,
+    axis_room,
+    legend_height,
+    legend_width,
+    tick_bins,
+)
 
 TOP_USERS = 10
 """Users drawn individually in an allocation figure; the rest are stacked as 'others'."""
@@ -44,44 +57,6 @@ PALETTE = (
 OTHERS_COLOR = "#bab0ac"
 LOCALITY_COLORS = {"node": "#59a14f", "rack": "#edc948", "off_rack": "#e15759"}
 
-_RC: Any = {  # a dict; typed Any because matplotlib types keys as a Literal union
-    "svg.hashsalt": "fairshare",
-    "svg.fonttype": "none",
-    "font.size": 10,
-    "axes.spines.top": False,
-    "axes.spines.right": False,
-    "axes.grid": True,
-    "grid.alpha": 0.3,
-}
-
-
-def _figure(width: float = 9.0, height: float = 3.6) -> Figure:
-    fig = Figure(figsize=(width, height), layout="constrained")
-    FigureCanvasSVG(fig)
-    return fig
-
-
-def to_svg(fig: Figure) -> str:
-    """The figure as an ``<svg>`` element for inlining in HTML (XML prologue and DOCTYPE
-    dropped, width made responsive)."""
-    buf = io.StringIO()
-    with mpl.rc_context(_RC):
-        fig.savefig(buf, format="svg", metadata={"Date": None})
-    text = buf.getvalue()
-    start = text.index("<svg")
-    svg = text[start:]
-    # Scale to the page width while keeping the aspect ratio from the viewBox.
-    return re.sub(
-        r'<svg([^>]*?) width="[^"]*" height="[^"]*"', r'<svg\1 width="100%"', svg, count=1
-    )
-
-
-def _empty(ax: Axes, message: str) -> None:
-    ax.text(0.5, 0.5, message, ha="center", va="center", transform=ax.transAxes, color="#666")
-    ax.set_xticks([])
-    ax.set_yticks([])
-    ax.grid(False)
-
 
 def top_users(tl: Timeline, horizon: float, n: int = TOP_USERS) -> list[int]:
     """Indices of the ``n`` users with the largest share-seconds, largest first; ties go to
@@ -91,75 +66,161 @@ def top_users(tl: Timeline, horizon: float, n: int = TOP_USERS) -> list[int]:
     return [i for i in order[:n] if area[i] > 0]
 
 
+def _axes(
+    fig: Figure,
+    x: Scale,
+    y: Scale,
+    *,
+    box: tuple[float, float, float, float] | None = None,
+    xticks: Sequence[Tick] | None = None,
+    yticks: Sequence[Tick] | None = None,
+    xlabel: str = "",
+    ylabel: str = "",
+    title: str = "",
+    right: float = 0.0,
+    above: float = 0.0,
+    ticks: bool = True,
+) -> tuple[Axes, list[Tick] | None, list[Tick] | None]:
+    """An axes laid out in ``box`` (left, top, width, height; the whole figure by default)
+    with room for its ticks and labels, ``right`` points kept free on its right (an outside
+    legend) and ``above`` above its title (a legend on top). Ticks are chosen for the room
+    the axes gets unless given; ``ticks`` False draws none (an empty axes)."""
+    bx, by, bw, bh = box if box is not None else (0.0, 0.0, fig.width, fig.height)
+    _, bottom, top = axis_room(
+        yticks=None, xlabel=bool(xlabel), ylabel=bool(ylabel), title=bool(title), xticks=ticks
+    )
+    height = max(bh - bottom - top - above, 10.0)
+    y_ticks = (
+        (list(yticks) if yticks is not None else y.ticks(tick_bins(height, "y"))) if ticks else None
+    )
+    left, _, _ = axis_room(
+        yticks=y_ticks, xlabel=bool(xlabel), ylabel=bool(ylabel), title=bool(title)
+    )
+    # Half of the last x label may stick out on the right.
+    tail = 0.5 * FONT_SIZE * 3.0 if ticks else 0.0
+    width = max(bw - left - max(right, tail) - EDGE, 10.0)
+    x_ticks = (
+        (list(xticks) if xticks is not None else x.ticks(tick_bins(width, "x"))) if ticks else None
+    )
+    return Axes(bx + left, by + top + above, width, height, x, y), x_ticks, y_ticks
+
+
+def _palette(k: int) -> str:
+    return PALETTE[k % len(PALETTE)]
+
+
+def _padded(lo: float, hi: float) -> tuple[float, float]:
+    """``[lo, hi]`` widened by 5% of its span each side (matplotlib's default margins)."""
+    pad = 0.05 * (hi - lo)
+    return lo - pad, hi + pad
+
+
 def allocation_figure(tl: Timeline, horizon: float, title: str = "") -> str:
     """Dominant share of each user over time, stacked (Choosy Figures 10-14, H-DRF Figure 9):
     the top users by share-seconds, the rest as 'others'."""
-    with mpl.rc_context(_RC):
-        fig = _figure(9.0, 3.8)
-        ax = fig.add_subplot()
-        if len(tl) == 0 or horizon <= 0:
-            _empty(ax, "no task ran")
-            return to_svg(fig)
-        grid = np.linspace(0.0, horizon, GRID_POINTS + 1)
-        shares = resample(tl, grid)
-        mid = (grid[:-1] + grid[1:]) / 2
-        top = top_users(tl, horizon)
-        layers = [shares[i] for i in top]
-        labels = [tl.users[i] for i in top]
-        colors = [PALETTE[k % len(PALETTE)] for k in range(len(top))]
-        area = share_integrals(tl, horizon)
-        rest = np.setdiff1d(np.flatnonzero(area > 0), top)
-        if rest.size:
-            layers.append(shares[rest].sum(axis=0))
-            labels.append(f"others ({rest.size} users)")
-            colors.append(OTHERS_COLOR)
-        ax.stackplot(mid, np.array(layers), labels=labels, colors=colors, linewidth=0)
-        ax.set_xlim(0, horizon)
-        ax.set_ylim(bottom=0)
-        ax.set_xlabel("time (s)")
-        ax.set_ylabel("dominant share")
-        if title:
-            ax.set_title(title, loc="left")
-        ax.legend(
-            loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False, reverse=True
-        )
-        return to_svg(fig)
+    fig = Figure(9.0, 3.8)
+    if len(tl) == 0 or horizon <= 0:
+        return _empty(fig, "no task ran", title)
+    grid = np.linspace(0.0, horizon, GRID_POINTS + 1)
+    shares = resample(tl, grid)
+    mid = (grid[:-1] + grid[1:]) / 2
+    top = top_users(tl, horizon)
+    layers = [shares[i] for i in top]
+    labels = [tl.users[i] for i in top]
+    colors = [_palette(k) for k in range(len(top))]
+    area = share_integrals(tl, horizon)
+    rest = np.setdiff1d(np.flatnonzero(area > 0), top)
+    if rest.size:
+        layers.append(shares[rest].sum(axis=0))
+        labels.append(f"others ({rest.size} users)")
+        colors.append(OTHERS_COLOR)
+    if not layers:  # tasks ran, but on so large a cluster that every share rounds to 0
+        return _empty(fig, "every dominant share rounds to 0", title)
+    stacked = np.cumsum(np.array(layers), axis=0)
+    highest = float(stacked[-1].max())
+    entries = [LegendEntry(label, color) for label, color in zip(labels, colors, strict=True)]
+    entries.reverse()  # the top layer first, as the areas stack
+    room = legend_width(entries) + 0.01 * fig.width
+    ax, xticks, yticks = _axes(
+        fig,
+        Scale(0.0, horizon),
+        Scale(0.0, highest * 1.05 if highest > 0 else 1.0),
+        xlabel="time (s)",
+        ylabel="dominant share",
+        title=title,
+        right=room,
+    )
+    outline = np.concatenate([mid, mid[::-1]])
+    lower = np.zeros_like(mid)
+    for layer, color in zip(stacked, colors, strict=True):
+        ax.polygon(outline, np.concatenate([layer, lower[::-1]]), color)
+        lower = layer
+    fig.frame(
+        ax, xticks=xticks, yticks=yticks, xlabel="time (s)", ylabel="dominant share", title=title
+    )
+    fig.legend(entries, ax.left + ax.width + 0.01 * ax.width, ax.top)
+    return fig.to_svg()
+
+
+def _empty(fig: Figure, message: str, title: str = "") -> str:
+    ax, _, _ = _axes(fig, Scale(0.0, 1.0), Scale(0.0, 1.0), title=title, ticks=False)
+    fig.empty(ax, message)
+    if title:
+        fig.text(ax.left, ax.top - 6.0, title, size=12.0)
+    return fig.to_svg()
 
 
 def _cdf_axes(
-    ax: Axes, series: Sequence[tuple[str, FloatArray]], xlabel: str, colors: Sequence[str]
+    fig: Figure,
+    box: tuple[float, float, float, float],
+    series: Sequence[tuple[str, FloatArray]],
+    xlabel: str,
+    title: str,
+    colors: Sequence[str],
+    above: float,
 ) -> None:
-    drawn = False
-    positive_min = np.inf
+    curves: list[tuple[FloatArray, FloatArray, str]] = []
+    positive_min = math.inf
     largest = 0.0
-    for (label, values), color in zip(series, colors, strict=True):
+    for (_, values), color in zip(series, colors, strict=True):
         x, y = ecdf(values)
         if x.size == 0:
             continue
-        drawn = True
-        # Start each curve at F = 0 so a single value still draws a visible step.
-        ax.step(
-            np.concatenate([[x[0]], x]),
-            np.concatenate([[0.0], y]),
-            where="post",
-            label=label,
-            color=color,
-        )
+        curves.append((x, y, color))
         if (x > 0).any():
             positive_min = min(positive_min, float(x[x > 0].min()))
         largest = max(largest, float(x.max()))
-    if not drawn:
-        _empty(ax, f"no {xlabel.split(' (', maxsplit=1)[0]} to show")
+    if not curves:
+        ax, _, _ = _axes(
+            fig, Scale(0.0, 1.0), Scale(0.0, 1.0), box=box, title=title, ticks=False, above=above
+        )
+        fig.empty(ax, f"no {xlabel.split(' (', maxsplit=1)[0]} to show")
+        fig.text(ax.left, ax.top - 6.0, title, size=12.0)
         return
-    # Heavy-tailed job sizes (FAIR Table 2) squeeze linear CDFs into one corner.
-    if np.isfinite(positive_min) and largest / positive_min > 100:
-        ax.set_xscale("symlog", linthresh=max(positive_min, 1e-3))
     # Times are never negative; anchoring at 0 also keeps a single value from filling the
     # axis as a lone vertical line.
-    ax.set_xlim(left=0, right=max(largest * 1.05, 1.0))
-    ax.set_ylim(0, 1.02)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel("fraction of jobs")
+    right = max(largest * 1.05, 1.0)
+    # Heavy-tailed job sizes (FAIR Table 2) squeeze linear CDFs into one corner.
+    if math.isfinite(positive_min) and largest / positive_min > 100:
+        x_scale = Scale(0.0, right, "symlog", max(positive_min, 1e-3))
+    else:
+        x_scale = Scale(0.0, right)
+    ax, xticks, yticks = _axes(
+        fig,
+        x_scale,
+        Scale(0.0, 1.02),
+        box=box,
+        xlabel=xlabel,
+        ylabel="fraction of jobs",
+        title=title,
+        above=above,
+    )
+    for x, y, color in curves:
+        # Start each curve at F = 0 so a single value still draws a visible step.
+        ax.steps(np.concatenate([x[:1], x]), np.concatenate([[0.0], y]), color)
+    fig.frame(
+        ax, xticks=xticks, yticks=yticks, xlabel=xlabel, ylabel="fraction of jobs", title=title
+    )
 
 
 def cdf_figure(
@@ -167,112 +228,135 @@ def cdf_figure(
 ) -> str:
     """Side-by-side CDFs of response time and queueing delay, one curve per run (FAIR
     Figure 12's comparison, Choosy Figure 9)."""
-    with mpl.rc_context(_RC):
-        fig = _figure(9.0, 3.3)
-        left, right = fig.subplots(1, 2)
-        colors = [PALETTE[k % len(PALETTE)] for k in range(len(response))]
-        _cdf_axes(left, response, "response time (s)", colors)
-        left.set_title("response time (finished jobs)", loc="left")
-        _cdf_axes(right, delay, "queueing delay (s)", colors)
-        right.set_title("queueing delay (started jobs)", loc="left")
-        if len(response) > 1:
-            # One legend above both panels: inside either it would cover the curves.
-            handles, labels = left.get_legend_handles_labels()
-            if not handles:
-                handles, labels = right.get_legend_handles_labels()
-            fig.legend(
-                handles,
-                labels,
-                loc="outside upper center",
-                ncols=min(len(labels), 4),
-                fontsize=8,
-                frameon=False,
-            )
-        return to_svg(fig)
+    fig = Figure(9.0, 3.3)
+    colors = [_palette(k) for k in range(len(response))]
+    above = 0.0
+    entries = [
+        LegendEntry(label, color, "line")
+        for (label, _), color in zip(response, colors, strict=True)
+    ]
+    columns = min(len(entries), 4)
+    if len(response) > 1:
+        # One legend above both panels: inside either it would cover the curves.
+        above = legend_height(math.ceil(len(entries) / columns)) + 2.0
+    half = fig.width / 2
+    _cdf_axes(
+        fig,
+        (0.0, 0.0, half, fig.height),
+        response,
+        "response time (s)",
+        "response time (finished jobs)",
+        colors,
+        above,
+    )
+    _cdf_axes(
+        fig,
+        (half, 0.0, half, fig.height),
+        delay,
+        "queueing delay (s)",
+        "queueing delay (started jobs)",
+        colors,
+        above,
+    )
+    if len(response) > 1:
+        width = legend_width(entries, columns)
+        fig.legend(entries, (fig.width - width) / 2, EDGE, columns)
+    return fig.to_svg()
 
 
 def bins_figure(
     runs: Sequence[tuple[str, Sequence[dict[str, object]]]], key: str, ylabel: str
 ) -> str:
     """Grouped bars of ``key`` per FAIR Table 2 size bin, one bar per run (FAIR Figure 10)."""
-    with mpl.rc_context(_RC):
-        fig = _figure(9.0, 3.2)
-        ax = fig.add_subplot()
-        present = sorted({int(str(r["bin"])) for _, rows in runs for r in rows})
-        if not any(isinstance(r.get(key), int | float) for _, rows in runs for r in rows):
-            _empty(ax, "no finished job" if present else "no jobs")
-            return to_svg(fig)
-        width = 0.8 / max(len(runs), 1)
-        pos = np.arange(len(present), dtype=np.float64)
-        for k, (label, rows) in enumerate(runs):
-            by_bin = {int(str(r["bin"])): r.get(key) for r in rows}
-            vals = [by_bin.get(b) for b in present]
-            heights = [float(v) if isinstance(v, int | float) else 0.0 for v in vals]
-            ax.bar(
-                pos + (k - (len(runs) - 1) / 2) * width,
-                heights,
-                width=width,
-                label=label,
-                color=PALETTE[k % len(PALETTE)],
-            )
-        ax.set_xticks(pos, [FAIR_BIN_LABELS[b] for b in present])
-        ax.set_xlabel("job size (maps), FAIR Table 2 bins")
-        ax.set_ylabel(ylabel)
-        if len(runs) > 1:
-            ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-        return to_svg(fig)
+    fig = Figure(9.0, 3.2)
+    present = sorted({int(str(r["bin"])) for _, rows in runs for r in rows})
+    if not any(isinstance(r.get(key), int | float) for _, rows in runs for r in rows):
+        return _empty(fig, "no finished job" if present else "no jobs")
+    width = 0.8 / max(len(runs), 1)
+    bars: list[tuple[float, float, str]] = []
+    for k, (_, rows) in enumerate(runs):
+        by_bin = {int(str(r["bin"])): r.get(key) for r in rows}
+        for position, b in enumerate(present):
+            value = by_bin.get(b)
+            height = float(value) if isinstance(value, int | float) else 0.0
+            bars.append((position + (k - (len(runs) - 1) / 2) * width, height, _palette(k)))
+    highest = max((h for _, h, _ in bars), default=0.0)
+    entries = [LegendEntry(label, _palette(k)) for k, (label, _) in enumerate(runs)]
+    room = legend_width(entries) + 0.01 * fig.width if len(runs) > 1 else 0.0
+    xlabel = "job size (maps), FAIR Table 2 bins"
+    ax, xticks, yticks = _axes(
+        fig,
+        Scale(*_padded(-0.4, len(present) - 1 + 0.4)),
+        Scale(0.0, highest * 1.05 if highest > 0 else 1.0),
+        xticks=[Tick(float(p), FAIR_BIN_LABELS[b]) for p, b in enumerate(present)],
+        xlabel=xlabel,
+        ylabel=ylabel,
+        right=room,
+    )
+    for centre, height, color in bars:
+        ax.rect(centre - width / 2, centre + width / 2, 0.0, height, color)
+    fig.frame(ax, xticks=xticks, yticks=yticks, xlabel=xlabel, ylabel=ylabel)
+    if len(runs) > 1:
+        fig.legend(entries, ax.left + ax.width + 0.01 * ax.width, ax.top)
+    return fig.to_svg()
 
 
 def locality_figure(rows: Sequence[tuple[str, dict[str, object]]]) -> str:
     """Stacked bars of node / rack / off-rack fractions, one bar per row (FAIR Figure 11)."""
-    with mpl.rc_context(_RC):
-        fig = _figure(9.0, 0.9 + 0.32 * max(len(rows), 2))
-        ax = fig.add_subplot()
-        labels = [label for label, _ in rows]
-        y = np.arange(len(rows), dtype=np.float64)
-        left = np.zeros(len(rows))
-        for level, color in LOCALITY_COLORS.items():
-            vals = np.array(
-                [
-                    float(str(loc.get(level))) if loc.get(level) is not None else 0.0
-                    for _, loc in rows
-                ]
-            )
-            ax.barh(y, vals, left=left, color=color, label=level.replace("_", "-"), height=0.7)
-            left += vals
-        ax.set_yticks(y, labels)
-        ax.invert_yaxis()
-        ax.set_xlim(0, 1)
-        ax.set_xlabel("fraction of completed tasks with input data")
-        ax.legend(ncols=3, fontsize=8, frameon=False, loc="lower left", bbox_to_anchor=(0, 1.0))
-        return to_svg(fig)
+    fig = Figure(9.0, 0.9 + 0.32 * max(len(rows), 2))
+    entries = [
+        LegendEntry(level.replace("_", "-"), color) for level, color in LOCALITY_COLORS.items()
+    ]
+    xlabel = "fraction of completed tasks with input data"
+    # The first row on top: the y axis runs downwards.
+    lo, hi = _padded(-0.35, len(rows) - 1 + 0.35)
+    ax, xticks, yticks = _axes(
+        fig,
+        Scale(0.0, 1.0),
+        Scale(hi, lo),
+        yticks=[Tick(float(k), label) for k, (label, _) in enumerate(rows)],
+        xlabel=xlabel,
+        above=legend_height(1),
+    )
+    start = [0.0] * len(rows)
+    for level, color in LOCALITY_COLORS.items():
+        for k, (_, loc) in enumerate(rows):
+            value = loc.get(level)
+            fraction = float(str(value)) if value is not None else 0.0
+            ax.rect(start[k], start[k] + fraction, k - 0.35, k + 0.35, color)
+            start[k] += fraction
+    fig.frame(ax, xticks=xticks, yticks=yticks, xlabel=xlabel)
+    fig.legend(entries, ax.left, ax.top - legend_height(1), columns=3)
+    return fig.to_svg()
 
 
 def rmse_figure(series: Sequence[tuple[int, str, FloatArray, FloatArray]], reference: str) -> str:
     """CDF over time of the RMSE between each run's allocation vector and the reference's
     (Choosy Figure 8); x in percent of the cluster. Each series is (run index, label, x, F),
     the run index picking the run's color in the other figures."""
-    with mpl.rc_context(_RC):
-        fig = _figure(9.0, 3.2)
-        ax = fig.add_subplot()
-        drawn = False
-        for k, label, x, y in series:
-            if x.size == 0:
-                continue
-            drawn = True
-            ax.step(
-                np.concatenate([[0.0], 100 * x]),
-                np.concatenate([[0.0], y]),
-                where="post",
-                label=label,
-                color=PALETTE[k % len(PALETTE)],
-            )
-        if not drawn:
-            _empty(ax, "no other run to compare with the reference")
-            return to_svg(fig)
-        ax.set_xlim(left=0)
-        ax.set_ylim(0, 1.02)
-        ax.set_xlabel(f"RMSE of dominant shares vs {reference} (% of cluster)")
-        ax.set_ylabel("fraction of time")
-        ax.legend(fontsize=8, frameon=False, loc="lower right")
-        return to_svg(fig)
+    fig = Figure(9.0, 3.2)
+    curves = [(k, label, x, y) for k, label, x, y in series if x.size]
+    if not curves:
+        return _empty(fig, "no other run to compare with the reference")
+    largest = max(100 * float(x.max()) for _, _, x, _ in curves)
+    xlabel = f"RMSE of dominant shares vs {reference} (% of cluster)"
+    ax, xticks, yticks = _axes(
+        fig,
+        Scale(0.0, largest * 1.05 if largest > 0 else 1.0),
+        Scale(0.0, 1.02),
+        xlabel=xlabel,
+        ylabel="fraction of time",
+    )
+    entries = []
+    for k, label, x, y in curves:
+        ax.steps(np.concatenate([[0.0], 100 * x]), np.concatenate([[0.0], y]), _palette(k))
+        entries.append(LegendEntry(label, _palette(k), "line"))
+    fig.frame(ax, xticks=xticks, yticks=yticks, xlabel=xlabel, ylabel="fraction of time")
+    # Inside, lower right: a CDF's lower right corner is empty.
+    width = legend_width(entries)
+    fig.legend(
+        entries,
+        ax.left + ax.width - width - 4.0,
+        ax.top + ax.height - legend_height(len(entries)) - 4.0,
+    )
+    return fig.to_svg()

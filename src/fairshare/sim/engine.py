@@ -7,9 +7,9 @@ task durations, input-block placement and the run records.
 
 Determinism:
 
-- Events are ordered by time, then kind (task finished, machine removed, machine added, job
-  submitted, policy wake-up), then insertion order. All events at one time are delivered
-  before the policy is asked to ``decide``, once.
+- Events (:mod:`fairshare.sim.events`) are ordered by time, then kind (task finished,
+  machine removed, machine added, job submitted, policy wake-up), then insertion order. All
+  events at one time are delivered before the policy is asked to ``decide``, once.
 - One ``numpy.random.Generator`` seeded by ``seed`` per run. At a job's submission, in job
   order, it draws the job's map durations (Pareto: ``minimum * (1 + pareto(alpha))``,
   exponential with the mean), then, for jobs that read input, each map task's block
@@ -43,35 +43,41 @@ from __future__ import annotations
 
 import gc
 import heapq
-import itertools
 import math
 import time as wallclock
 from array import array
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from operator import itemgetter
-from typing import Any, Literal
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
 from fairshare.cluster import Cluster, FloatArray, Machine
-from fairshare.policies import (
-    Decision,
-    Kill,
-    Launch,
-    Policy,
-    PolicyError,
-    PolicyOptions,
-    TaskRef,
-    make_policy,
+from fairshare.policies import Decision, Launch, Policy, TaskRef, make_policy
+from fairshare.sim.events import (
+    ADD,
+    ARRIVAL,
+    FINISH,
+    REMOVE,
+    WAKEUP,
+    Arrival,
+    EventQueue,
+    Finish,
+    JobRun,
+    MachineChange,
+    Wakeup,
 )
-from fairshare.policies.copy_compute import DEFAULT_MAX_COMPUTING, DEFAULT_MAX_REDUCERS
+from fairshare.sim.options import (
+    MachineEvent,
+    Pause,
+    SimOptions,
+    SimulationError,
+    check_options,
+)
 from fairshare.sim.records import (
     ROW_ATTEMPT,
     ROW_FINISH,
     AttemptRows,
     JobRecord,
-    Locality,
     RunLog,
 )
 from fairshare.workload.eligibility import TaskFit
@@ -85,156 +91,7 @@ from fairshare.workload.model import (
     User,
 )
 
-FINISH, REMOVE, ADD, SUBMIT, WAKE = range(5)
-"""Event kinds, in the order same-time events are delivered."""
-
-_FINISH_TIME = itemgetter(0)
-"""A finish event's time (the sort key of a lane)."""
-
-
-class Pause(Kill):
-    """Stop a running task now and keep its progress: launched again (on any machine), it
-    runs only the part it had left. This is the free preemption and migration of Choosy
-    section 7.1's offline reference schedulers (a migration is a pause and a launch at the
-    same instant). The paused stretch is recorded as an attempt that is not killed; the task
-    resumes as the next attempt. A driver that cannot pause may treat it as a :class:`Kill`."""
-
-
-class SimulationError(PolicyError):
-    """A request the simulator cannot run (bad option, unsorted jobs, unknown machine).
-    ``where`` and ``what`` form SPEC section 4's error line."""
-
-
-@dataclass(frozen=True)
-class SimOptions:
-    """Options of a run. ``delay``, ``job_delays``, ``preemption``, ``pool_order`` and
-    ``headroom`` are the policy mechanisms of :class:`fairshare.policies.PolicyOptions`;
-    ``until`` stops the run at that time (None: when no event is left); tasks still running
-    then are recorded as attempts that end at ``until`` with ``truncated=True``.
-
-    ``copy_compute_splitting`` turns on FAIR section 5.2's copy-compute splitting (SPEC
-    section 3's ``--copy-compute-splitting``) with, per machine, at most ``max_reducers``
-    reducers and ``max_computing`` compute parts (and copy parts per job), the paper's
-    example of 6 and 2 by default (:mod:`fairshare.policies.copy_compute`).
-    ``reduce_slowstart`` is the fraction of a job's maps that must finish before its
-    reducers launch (Hadoop's ``mapred.reduce.slowstart.completed.maps``); None means 1.0
-    (after the last map) without splitting and 0.0 (after the first map: copying overlaps
-    the maps) with it."""
-
-    delay: tuple[float, float] | None = None
-    job_delays: Mapping[str, tuple[float, float]] = field(default_factory=dict)
-    preemption: tuple[float, float] | None = None
-    pool_order: Literal["fair", "fifo"] = "fair"
-    headroom: bool = False
-    rack_slowdown: float = 1.2
-    off_rack_slowdown: float = 1.5
-    until: float | None = None
-    copy_compute_splitting: bool = False
-    max_reducers: int = DEFAULT_MAX_REDUCERS
-    max_computing: int = DEFAULT_MAX_COMPUTING
-    reduce_slowstart: float | None = None
-
-    @property
-    def slowstart(self) -> float:
-        """``reduce_slowstart`` with its default filled in."""
-        if self.reduce_slowstart is not None:
-            return self.reduce_slowstart
-        return 0.0 if self.copy_compute_splitting else 1.0
-
-    def policy_options(self) -> PolicyOptions:
-        return PolicyOptions(
-            delay=self.delay,
-            job_delays=self.job_delays,
-            preemption=self.preemption,
-            pool_order=self.pool_order,
-            headroom=self.headroom,
-            reduce_slowstart=self.slowstart,
-            copy_compute=(
-                (self.max_reducers, self.max_computing) if self.copy_compute_splitting else None
-            ),
-        )
-
-    def record(self) -> dict[str, object]:
-        return {
-            "delay": self.delay,
-            "preemption": self.preemption,
-            "pool_order": self.pool_order,
-            "headroom": self.headroom,
-            "rack_slowdown": self.rack_slowdown,
-            "off_rack_slowdown": self.off_rack_slowdown,
-            "copy_compute_splitting": self.copy_compute_splitting,
-            "max_reducers": self.max_reducers,
-            "max_computing": self.max_computing,
-            "reduce_slowstart": self.slowstart,
-        }
-
-
-@dataclass(frozen=True)
-class MachineEvent:
-    """A machine joins (``machine`` a :class:`Machine`) or leaves (``machine`` its name)."""
-
-    time: float
-    kind: Literal["add", "remove"]
-    machine: Machine | str
-
-
-class _JobRun:
-    __slots__ = (
-        "done",
-        "finish",
-        "first_start",
-        "index",
-        "job",
-        "map_entries",
-        "map_seconds",
-        "maps",
-        "maps_done",
-        "maps_only",
-        "total",
-        "waiting",
-    )
-
-    def __init__(self, index: int, job: Job, map_seconds: Sequence[float]) -> None:
-        self.index = index
-        self.job = job
-        self.map_seconds = map_seconds
-        self.maps = job.tasks
-        # Per map task, its running entry (None while it does not run): a list slot per task
-        # is cheaper to set and clear than a dict entry per launch (issue 4's hot path).
-        self.map_entries: list[_Running | None] = [None] * job.tasks
-        # No reduce phase: a policy's promise to hold back finishes covers its maps.
-        self.maps_only = job.reduce is None
-        self.total = job.tasks + (job.reduce.tasks if job.reduce is not None else 0)
-        self.done = 0
-        # Read only for a job with a reduce phase (its reducers wait for it): the hot finish
-        # path counts it only there.
-        self.maps_done = 0
-        # Reducers (or copy parts) launched before the last map finished: they wait for it.
-        self.waiting: dict[TaskRef, None] = {}
-        self.first_start: float | None = None
-        self.finish: float | None = None
-
-
-# A running task, which is also its finish event: (finish time, FINISH, token, task, slot of
-# its row in the attempt list, its job's run, its lane). The row, written at the launch,
-# holds the rest (attempt, machine, start, locality); ``_Run.fraction`` the share of the
-# task's work an attempt that resumes after a pause started with. A reducer waiting for its
-# job's maps has finish time inf and token 0 and is not queued. The task's running entry
-# (``_JobRun.map_entries[task]`` for a map task, ``_Run.running[task]`` for the others) is
-# this very tuple, so a finish event is current when its task's running entry is the event
-# (a killed task's stale event fails the test).
-#
-# A lane holds the finish events of the map tasks one decision round launched, sorted by
-# (time, token) and queued one at a time: only its first is in the event queue, and popping
-# it queues the next (see _Run.run). The queue then holds a few hundred lanes' heads instead
-# of every running task (tens of thousands in issue 4's benchmark), and its heap stays small
-# and in cache; merging sorted lanes this way delivers the events in the order one heap of
-# all of them would. Other finish events have no lane (None).
-_Running = tuple[float, int, int, TaskRef, int, _JobRun, "list[_Running] | None"]
-# Any other event: (time, kind, token, payload).
-_Event = tuple[float, int, int, object]
-# The events queued at one time: one event, or a heap of them by (kind, token).
-_Slot = _Running | _Event | list[_Running | _Event]
+__all__ = ["MachineEvent", "Pause", "SimOptions", "SimulationError", "simulate"]
 
 
 def simulate(
@@ -254,7 +111,7 @@ def simulate(
     :class:`SimulationError` / :class:`PolicyError` for bad requests."""
     started = wallclock.perf_counter()
     opts = options if options is not None else SimOptions()
-    _check_options(opts)
+    check_options(opts)
     sched: Policy
     if isinstance(policy, str):
         sched = make_policy(
@@ -268,7 +125,7 @@ def simulate(
     run = _Run(cluster, sched, rng, opts)
     # The run allocates a few tuples per running task (its event, its TaskRef) and no
     # reference cycles on its hot path: the cyclic collector's passes over them cost about a
-    # fifth of a long run (issue 4), so it waits until the log's columns are built.
+    # fifth of a long run, so it waits until the log's columns are built.
     collecting = gc.isenabled()
     gc.disable()
     try:
@@ -300,30 +157,6 @@ def simulate(
     )
 
 
-def _check_options(opts: SimOptions) -> None:
-    for where, pair in (("--delay-scheduling", opts.delay), ("--preemption", opts.preemption)):
-        if pair is not None and (
-            len(pair) != 2 or any(not math.isfinite(x) or x < 0 for x in pair)
-        ):
-            raise SimulationError(where, f"expected two finite numbers >= 0, got {pair}")
-    for where, value in (
-        ("rack_slowdown", opts.rack_slowdown),
-        ("off_rack_slowdown", opts.off_rack_slowdown),
-    ):
-        if not math.isfinite(value) or value <= 0:
-            raise SimulationError(where, f"must be a finite number > 0, got {value}")
-    if opts.reduce_slowstart is not None and not 0.0 <= opts.reduce_slowstart <= 1.0:
-        raise SimulationError(
-            "reduce_slowstart", f"must be a fraction in [0, 1], got {opts.reduce_slowstart}"
-        )
-    if opts.copy_compute_splitting and not 1 <= opts.max_computing <= opts.max_reducers:
-        raise SimulationError(
-            "--copy-compute-splitting",
-            "max_computing and max_reducers must satisfy 1 <= max_computing <= max_reducers, "
-            f"got {opts.max_computing} and {opts.max_reducers}",
-        )
-
-
 class _Run:
     """One simulation run's mutable state."""
 
@@ -336,15 +169,9 @@ class _Run:
         self.resources = cluster.resources
         self.machines: dict[str, Machine] = {m.name: m for m in cluster.machines}
         self.live: list[str] = [m.name for m in cluster.machines]
-        # The event queue: a heap of times (one entry per event) and the events at each time.
-        # Floats compare in a fraction of the time tuples take, and with tens of thousands
-        # of tasks running the heap's comparisons are most of the queue's cost (issue 4).
-        self.times: list[float] = []
-        self.at: dict[float, _Slot] = {}
-        # Event tokens (insertion order among same-time events of one kind); 0 means none.
-        self.tokens = itertools.count(1)
+        self.queue = EventQueue()
         self.events = 0
-        self.runs: dict[int, _JobRun] = {}
+        self.runs: dict[int, JobRun] = {}
         # One record per job in submission order, written when the job finishes or the run
         # ends (None until then: the isolated response depends on the machines by then).
         self.records: list[JobRecord | None] = []
@@ -357,9 +184,9 @@ class _Run:
         self.attempts: list[Any] = []
         self.killed: set[int] = set()
         self.truncated: set[int] = set()
-        # Running reducer (or copy part) -> its _Running entry (its finish event); a running
-        # map task's is in its job's map_entries.
-        self.running: dict[TaskRef, _Running] = {}
+        # Running reducer (or copy part) -> its Finish (its running entry); a running map
+        # task's is in its job's map_entries.
+        self.running: dict[TaskRef, Finish] = {}
         # Paused task -> fraction of its work left (see Pause).
         self.resume: dict[TaskRef, float] = {}
         # Task that resumed after a pause -> the fraction of its work its attempt started
@@ -373,252 +200,227 @@ class _Run:
         # Jobs left unfinished when no event was left (not stopped by ``until``).
         self.stranded: tuple[str, ...] = ()
         self.slow = {
-            None: 1.0,
             "node": 1.0,
             "rack": opts.rack_slowdown,
             "off_rack": opts.off_rack_slowdown,
         }
 
-    def push(self, at: float, kind: int, payload: object) -> None:
-        self._queue((at, kind, next(self.tokens), payload))
-
-    def _queue(self, event: _Event | _Running) -> None:
-        """Queue ``event``; events at one time come out by (kind, token)."""
-        at = event[0]
-        held = self.at.setdefault(at, event)
-        if held is not event:
-            if isinstance(held, list):
-                heapq.heappush(held, event)
-            else:
-                self.at[at] = [held, event] if held < event else [event, held]
-        heapq.heappush(self.times, at)
-
-    def _pop(self) -> _Event | _Running:
-        """The next event (the queue must not be empty); a finish event's lane queues its
-        next one."""
-        at = heapq.heappop(self.times)
-        held = self.at.pop(at)
-        if isinstance(held, list):
-            event = heapq.heappop(held)
-            if held:
-                self.at[at] = held
-        else:
-            event = held
-        if event[1] == FINISH:
-            lane = event[6]  # type: ignore[misc]
-            if lane:
-                self._queue(lane.pop())
-        return event
-
-    def _open(self, lane: list[_Running]) -> None:
-        """Queue the finish events of a round's map launches (see _Running)."""
-        # Stable: events of one time stay in token (launch) order; popped from the end.
-        lane.sort(key=_FINISH_TIME)
-        lane.reverse()
-        self._queue(lane.pop())
-
-    def _start(
-        self,
-        now: float,
-        end: float,
-        ref: TaskRef,
-        attempt: int,
-        machine: str,
-        locality: Locality | None,
-        fraction: float,
-        run: _JobRun,
-    ) -> None:
-        """Record a launch: the row (as the task will end: the hot finish path in
-        :meth:`run` writes none; a reducer waiting for its maps ends at inf until they
-        finish), the running entry and, when ``end`` is finite, the finish event (a waiting
-        reducer has none yet)."""
-        attempts = self.attempts
-        slot = len(attempts)
-        attempts += (now, run.index, ref.phase, ref.task, attempt, machine, end, locality)
-        if fraction != 1.0:
-            self.fraction[ref] = fraction
-        token = next(self.tokens) if end != math.inf else 0
-        entry = (end, FINISH, token, ref, slot, run, None)
-        if ref.phase == "map":
-            run.map_entries[ref.task] = entry
-        else:
-            self.running[ref] = entry
-        if token:
-            self._queue(entry)
-
     def run(self, jobs: Iterator[Job], machine_events: Iterable[MachineEvent]) -> None:
+        """The event loop: deliver the events of one time to the policy, then apply its
+        decisions, until no event is left (or ``until``).
+
+        Two shortcuts of the protocol (:mod:`fairshare.policies.protocol`) carry most of a
+        large run. A map task's finish that is the only event at its time goes to
+        ``finish_and_decide`` (the finish and the decision round in one call). While the
+        policy said it is ``quiescent`` after the last round, such a finish of a job without
+        a reduce phase is only held back, and the held finishes go in one
+        ``tasks_finished`` call before anything else reaches the policy."""
         self.job_iter = jobs
         self.last_submit = -math.inf
         self.next_index = 0
         self._next_job()
+        queue = self.queue
         for change in machine_events:
-            self.push(change.time, ADD if change.kind == "add" else REMOVE, change.machine)
-        times = self.times
-        at = self.at
+            kind = ADD if change.kind == "add" else REMOVE
+            queue.push(MachineChange(change.time, kind, queue.token(), change.machine))
+        times = queue.times
+        pop = queue.pop
+        finish = self._finish
         policy = self.policy
+        wakeups = policy.uses_wakeups
         stop = self.opts.until if self.opts.until is not None else math.inf
-        fused = policy.finish_and_decide
-        wakes = policy.uses_wakeups
+        quiet = False  # the policy's quiescent() after the last decision round
+        held: list[TaskRef] = []  # finishes held back while quiet
+        delivered = False  # events of this time were delivered: a decision round is due
+        exhausted = True
+        events = 0
+        now = 0.0
+        while times:
+            now = times[0]
+            if now > stop:
+                exhausted = False
+                break
+            event = pop()
+            events += 1
+            decisions: list[Decision] | None = None
+            if type(event) is Finish:
+                task = event.task
+                if finish(now, event):
+                    # The only event at its time (the finish may have queued reducers).
+                    alone = not delivered and (not times or times[0] != now)
+                    if alone and task.phase == "map":
+                        if quiet and event.run.maps_only:
+                            held.append(task)
+                            continue
+                        if held:
+                            policy.tasks_finished(now, held)
+                            held = []
+                        decisions = policy.finish_and_decide(now, task)
+                    else:
+                        if held:
+                            policy.tasks_finished(now, held)
+                            held = []
+                        policy.task_finished(now, task)
+            else:
+                if held:
+                    policy.tasks_finished(now, held)
+                    held = []
+                assert not isinstance(event, Finish)
+                self._deliver(now, event)
+            if decisions is None:
+                if times and times[0] == now:
+                    delivered = True  # the rest of this time's events first
+                    continue
+                if held:
+                    policy.tasks_finished(now, held)
+                    held = []
+                decisions = policy.decide(now)
+            delivered = False
+            self._apply(now, decisions)
+            # A round that launched nothing may leave a policy with nothing to place.
+            quiet = not decisions and policy.quiescent()
+            if wakeups:
+                self._ask_wakeup(now)
+        if held:
+            policy.tasks_finished(now, held)
+        self.events = events
+        if exhausted:
+            # No event was left to move them: their waiting tasks fit on no machine they may
+            # use (too large, a constraint no machine meets, or room held forever).
+            self.stranded = tuple(run.job.name for run in self.runs.values() if run.finish is None)
+        self._close(now)
+
+    def _ask_wakeup(self, now: float) -> None:
+        """Queue the wake-up the policy asks for, once per time."""
+        wake = self.policy.next_wakeup()
+        if wake is not None and wake > now and wake not in self.wakes:
+            self.wakes.add(wake)
+            self.queue.push(Wakeup(wake, WAKEUP, self.queue.token()))
+
+    # ----------------------------------------------------------------- events
+
+    def _deliver(self, now: float, event: Arrival | MachineChange | Wakeup) -> None:
+        """Deliver an event other than a finish to the policy (finishes: see :meth:`run`)."""
+        if type(event) is Arrival:
+            self._submit(now, event.job)
+        elif type(event) is MachineChange:
+            if event.kind == ADD:
+                assert isinstance(event.machine, Machine)
+                self._add(now, event.machine)
+            else:
+                assert isinstance(event.machine, str)
+                self._remove(now, event.machine)
+        else:
+            self.wakes.discard(now)
+            self.policy.advance(now)
+
+    def _finish(self, now: float, event: Finish) -> bool:
+        """Retire the running task of finish ``event``, and count it; False (nothing done)
+        for the stale event of a task killed or paused before it finished. Its attempt's
+        row was written whole at the launch (it ends when it was due to). Telling the policy
+        is the caller's."""
+        task = event.task
+        run = event.run
+        if task.phase == "map":
+            entries = run.map_entries
+            index = task.task
+            if entries[index] is not event:
+                return False
+            entries[index] = None
+            if not run.maps_only:
+                run.maps_done += 1
+                if run.maps_done == run.maps and run.waiting:
+                    self._maps_finished(now, run)
+        else:
+            if self.running.get(task) is not event:
+                return False
+            del self.running[task]
+            if task.phase == "copy":
+                return True  # the reducer's compute part is still to run: not finished yet
+        run.done += 1
+        if run.done == run.total:
+            run.finish = now
+            self.records[run.index] = self._record(run)
+            del self.runs[run.index]
+        return True
+
+    # ----------------------------------------------------------------- decisions
+
+    def _apply(self, now: float, decisions: Sequence[Decision]) -> None:
+        """Apply a decision round in order: every launch starts its task here (its attempt's
+        row written as the task will end, its running entry, its finish event), kills and
+        pauses stop theirs. The round's map launches form one lane (see
+        :mod:`fairshare.sim.events`), which a batch launches one job's tasks in a row for."""
+        if not decisions:
+            return
         runs = self.runs
         attempts = self.attempts
         attempt_of = self.attempt_of
         resume = self.resume
         slow = self.slow
-        tokens = self.tokens
-        heappop = heapq.heappop
-        heappush = heapq.heappush
-        quiescent = policy.quiescent
-        # Finishes held back while the policy is quiescent (see the protocol): delivered in
-        # one call before anything else reaches the policy.
-        quiet = False
-        deferred: list[TaskRef] = []
-        events = 0
-        now = 0.0
-        # The hot path (issue 4's throughput): a map task's finish is handled here, and when
-        # it is the only event at its time the policy's fused finish_and_decide replaces
-        # task_finished + decide; map launches are applied here too. Everything else goes
-        # through the methods below.
-        exhausted = True
-        while times:
-            now = heappop(times)
-            if now > stop:
-                exhausted = False
-                break
-            held = at.pop(now)
-            if type(held) is list:
-                event = heappop(held)
-                if held:
-                    at[now] = held
-            else:
-                event = held  # type: ignore[assignment]
-            events += 1
-            decisions: list[Decision] | None = None
-            ref = event[3]
-            finish = event[1] == FINISH
-            if finish:
-                lane: list[_Running] | None = event[6]  # type: ignore[misc]
-                if lane:
-                    # The lane's next event, queued before anything looks at the queue.
-                    head = lane.pop()
-                    if at.setdefault(head[0], head) is head:
-                        heappush(times, head[0])
-                    else:
-                        self._queue(head)  # another event at that time
-            if finish and ref[1] == "map":  # type: ignore[index]
-                # The event is a _Running (see its comment) of a map task.
-                run = event[5]  # type: ignore[misc]
-                entries = run.map_entries
-                index = ref[2]  # type: ignore[index]
-                if entries[index] is event:
-                    # Its row was written whole at the launch (it ends when it was due to).
-                    entries[index] = None
-                    if not run.maps_only:
-                        run.maps_done += 1
-                        if run.maps_done == run.maps and run.waiting:
-                            self._maps_finished(now, run)
-                    run.done += 1
-                    if run.done == run.total:
-                        run.finish = now
-                        self.records[run.index] = self._record(run)
-                        del runs[run.index]
-                    # Held back only when it is the only event at its time: with another
-                    # one (a job arriving), the freed machine would be offered first.
-                    if quiet and run.maps_only and (not times or times[0] != now):
-                        deferred.append(ref)  # type: ignore[arg-type]
-                        continue
-                    if deferred:
-                        policy.tasks_finished(now, deferred)
-                        deferred = []
-                    if not times or times[0] != now:
-                        decisions = fused(now, ref)  # type: ignore[arg-type]
-                    else:
-                        policy.task_finished(now, ref)  # type: ignore[arg-type]
-            else:
-                if deferred:
-                    policy.tasks_finished(now, deferred)
-                    deferred = []
-                self._event(event)
-            if decisions is None:
-                if deferred:
-                    policy.tasks_finished(now, deferred)
-                    deferred = []
-                while times and times[0] == now:
-                    events += 1
-                    self._event(self._pop())
-                decisions = policy.decide(now)
-            last_job = -1
-            launched: list[_Running] = []
-            for decision in decisions:
-                if type(decision) is Launch:
-                    task, machine, locality = decision
-                    job_id, phase, index = task
-                    if phase == "map" and not resume:
-                        if job_id != last_job:
-                            # A batch launches one job's tasks in a row.
-                            last_job = job_id
-                            run = runs[job_id]
-                            if run.first_start is None:
-                                run.first_start = now
-                            seconds = run.map_seconds
-                            entries = run.map_entries
-                            order = run.index
-                        # x * 1.0 == x: a task that reads no block runs its own duration.
-                        end = (
-                            now + seconds[index]
-                            if locality is None
-                            else now + seconds[index] * slow[locality]
-                        )
-                        attempt = attempt_of.get(task, 0) if attempt_of else 0
-                        # The row as the task will end, written now: a kill, pause or the
-                        # run's end rewrites it, and the finish has nothing to write.
-                        slot = len(attempts)
-                        attempts += (now, order, "map", index, attempt, machine, end, locality)
-                        entry = (end, FINISH, next(tokens), task, slot, run, launched)
-                        entries[index] = entry
-                        launched.append(entry)
-                    else:
-                        self._launch(now, decision)
-                elif type(decision) is Pause:
+        tokens = self.queue.tokens
+        new = tuple.__new__
+        lane: list[Finish] = []
+        last_job = -1
+        run: JobRun | None = None
+        for decision in decisions:
+            if type(decision) is not Launch:
+                if type(decision) is Pause:
                     self._pause(now, decision.task)
                 else:
-                    assert isinstance(decision, Kill)
                     self._kill(now, decision.task)
-            if len(launched) > 1:
-                self._open(launched)
-            elif launched:
-                # A lane of one (a freed one-slot machine refilled): queued as it is.
-                self._queue(launched.pop())
-            # A round that launched nothing may leave a policy with nothing to place.
-            quiet = not decisions and quiescent()
-            if wakes:
-                wake = policy.next_wakeup()
-                if wake is not None and wake > now and wake not in self.wakes:
-                    self.wakes.add(wake)
-                    self.push(wake, WAKE, None)
-        if deferred:
-            policy.tasks_finished(now, deferred)
-        self.events = events
-        if exhausted:
-            # No event was left to move them: their waiting tasks fit on no machine they may
-            # use (too large, a constraint no machine meets, or room held forever).
-            self.stranded = tuple(run.job.name for run in runs.values() if run.finish is None)
-        self._close(now)
-
-    # ----------------------------------------------------------------- events
-
-    def _event(self, event: _Event | _Running) -> None:
-        now, kind, _, payload = event[:4]
-        if kind == FINISH:
-            self._finish(now, event)  # type: ignore[arg-type]
-        elif kind == SUBMIT:
-            self._submit(now, payload)  # type: ignore[arg-type]
-        elif kind == ADD:
-            self._add(now, payload)  # type: ignore[arg-type]
-        elif kind == REMOVE:
-            self._remove(now, payload)  # type: ignore[arg-type]
-        else:
-            self.wakes.discard(now)
-            self.policy.advance(now)
+                continue
+            task, machine, locality = decision
+            job_id, phase, index = task
+            if job_id != last_job:
+                last_job = job_id
+                run = runs[job_id]
+                if run.first_start is None:
+                    run.first_start = now
+            assert run is not None
+            attempt = attempt_of.get(task, 0) if attempt_of else 0
+            slot = len(attempts)
+            if phase == "map":
+                seconds = run.map_seconds[index]
+                if locality is not None:
+                    seconds *= slow[locality]
+                if not resume:
+                    # The common launch: a map task, in the round's lane.
+                    end = now + seconds
+                    attempts += (now, run.index, phase, index, attempt, machine, end, locality)
+                    entry = new(Finish, (end, FINISH, next(tokens), task, slot, run, lane))
+                    run.map_entries[index] = entry
+                    lane.append(entry)
+                    continue
+            else:
+                seconds = self._reduce_seconds(run.job, task)
+            fraction = resume.pop(task, 1.0) if resume else 1.0
+            if fraction != 1.0:
+                seconds *= fraction
+                self.fraction[task] = fraction
+            if (
+                phase != "map"
+                and run.maps_done < run.maps
+                and not (phase == "reduce" and self.opts.copy_compute_splitting)
+            ):
+                # Launched before the last map finished: it holds its room and waits (no
+                # finish event until the maps are done).
+                run.waiting[task] = None
+                end = math.inf
+                locality = None
+            else:
+                end = now + seconds
+            attempts += (now, run.index, phase, index, attempt, machine, end, locality)
+            token = next(tokens) if end != math.inf else 0
+            entry = new(Finish, (end, FINISH, token, task, slot, run, None))
+            if phase == "map":
+                run.map_entries[index] = entry
+            else:
+                self.running[task] = entry
+            if end != math.inf:
+                self.queue.push(entry)
+        if lane:
+            self.queue.open_lane(lane)
 
     def _next_job(self) -> None:
         job = next(self.job_iter, None)
@@ -635,7 +437,7 @@ class _Run:
         self.last_submit = job.submit
         self.order[job.name] = self.next_index
         self.next_index += 1
-        self.push(job.submit, SUBMIT, job)
+        self.queue.push(Arrival(job.submit, ARRIVAL, self.queue.token(), job))
 
     def _submit(self, now: float, job: Job) -> None:
         index = self.order[job.name]
@@ -645,7 +447,7 @@ class _Run:
             picks = self.rng.integers(0, len(self.live), size=(job.tasks, job.input_replicas))
             live = self.live
             blocks = [tuple(dict.fromkeys(live[i] for i in row)) for row in picks.tolist()]
-        run = _JobRun(index, job, seconds)
+        run = JobRun(index, job, seconds)
         self.runs[index] = run
         self.records.append(None)
         self.policy.job_submitted(now, index, job, blocks)
@@ -654,81 +456,27 @@ class _Run:
             run.first_start = run.finish = now
             self.records[index] = self._record(run)
 
-    def _launch(self, now: float, decision: Launch) -> None:
-        ref = decision.task
-        run = self.runs[ref.job]
-        if ref.phase == "map":
-            seconds = run.map_seconds[ref.task] * self.slow[decision.locality]
-        else:
-            seconds = self._reduce_seconds(run.job, ref)
-        fraction = self.resume.pop(ref, 1.0) if self.resume else 1.0
-        seconds *= fraction
-        if run.first_start is None:
-            run.first_start = now
-        attempt = self.attempt_of.get(ref, 0)
-        if (
-            ref.phase != "map"
-            and run.maps_done < run.job.tasks
-            and not (ref.phase == "reduce" and self.opts.copy_compute_splitting)
-        ):
-            # Launched before the last map finished: it holds its room and waits (no finish
-            # event until the maps are done).
-            run.waiting[ref] = None
-            self._start(now, math.inf, ref, attempt, decision.machine, None, fraction, run)
-            return
-        self._start(
-            now, now + seconds, ref, attempt, decision.machine, decision.locality, fraction, run
-        )
-
     def _row(
-        self, state: _Running, end: float, *, killed: bool = False, truncated: bool = False
+        self, state: Finish, end: float, *, killed: bool = False, truncated: bool = False
     ) -> None:
         """Rewrite the attempt row of a task that ran from its launch (``state``) to
         ``end``."""
-        slot = state[4]
+        slot = state.slot
         self.attempts[slot + ROW_FINISH] = end
         if killed:
             self.killed.add(slot)
         if truncated:
             self.truncated.add(slot)
 
-    def _attempt(self, state: _Running) -> int:
+    def _attempt(self, state: Finish) -> int:
         """The attempt number of running task ``state``."""
-        attempt: int = self.attempts[state[4] + ROW_ATTEMPT]
+        attempt: int = self.attempts[state.slot + ROW_ATTEMPT]
         return attempt
 
-    def _started(self, state: _Running) -> float:
+    def _started(self, state: Finish) -> float:
         """When running task ``state`` started."""
-        start: float = self.attempts[state[4]]
+        start: float = self.attempts[state.slot]
         return start
-
-    def _finish(self, now: float, event: _Running) -> None:
-        ref = event[3]
-        run = event[5]
-        if ref.phase == "map":
-            if run.map_entries[ref.task] is not event:
-                return  # killed before it finished
-            run.map_entries[ref.task] = None
-        else:
-            if self.running.get(ref) is not event:
-                return  # killed before it finished
-            del self.running[ref]
-        job = run.job
-        self._row(event, now)
-        if ref.phase == "map":
-            run.maps_done += 1
-            if run.maps_done == job.tasks and run.waiting:
-                self._maps_finished(now, run)
-        elif ref.phase == "copy":
-            # The reducer's compute part is still to run: not a finished task yet.
-            self.policy.task_finished(now, ref)
-            return
-        run.done += 1
-        if run.done == run.total:
-            run.finish = now
-            self.records[run.index] = self._record(run)
-            del self.runs[run.index]
-        self.policy.task_finished(now, ref)
 
     def _reduce_seconds(self, job: Job, ref: TaskRef) -> float:
         """A reducer's seconds once the maps are done: copy and compute, or with splitting
@@ -741,18 +489,18 @@ class _Run:
             return reduce.compute
         return reduce.copy + reduce.compute
 
-    def _maps_finished(self, now: float, run: _JobRun) -> None:
+    def _maps_finished(self, now: float, run: JobRun) -> None:
         """The job's last map finished: the reducers waiting for it copy (and compute) now."""
         for ref in run.waiting:
             state = self.running[ref]
             end = now + self._reduce_seconds(run.job, ref) * self.fraction.get(ref, 1.0)
-            entry = (end, FINISH, next(self.tokens), ref, state[4], run, None)
+            entry = Finish(end, FINISH, self.queue.token(), ref, state.slot, run, None)
             self._row(entry, end)
             self.running[ref] = entry
-            self._queue(entry)
+            self.queue.push(entry)
         run.waiting.clear()
 
-    def _stop(self, ref: TaskRef, run: _JobRun) -> _Running:
+    def _stop(self, ref: TaskRef, run: JobRun) -> Finish:
         """Retire running task ``ref`` of ``run`` before its finish: its entry."""
         if ref.phase == "map":
             state = run.map_entries[ref.task]
@@ -775,7 +523,7 @@ class _Run:
         run.waiting.pop(ref, None)
         self._row(state, now)
         self.attempt_of[ref] = self._attempt(state) + 1
-        end, start, fraction = state[0], self._started(state), self.fraction.pop(ref, 1.0)
+        end, start, fraction = state.time, self._started(state), self.fraction.pop(ref, 1.0)
         if not math.isfinite(end):
             self.resume[ref] = fraction  # it was waiting for the maps: no work done yet
         else:
@@ -817,7 +565,7 @@ class _Run:
 
     # ----------------------------------------------------------------- records
 
-    def _record(self, run: _JobRun) -> JobRecord:
+    def _record(self, run: JobRun) -> JobRecord:
         job = run.job
         return JobRecord(
             job=job.name,
@@ -833,7 +581,7 @@ class _Run:
             reduce_demand=job.reduce.demand if job.reduce is not None else None,
         )
 
-    def _isolated(self, run: _JobRun) -> float:
+    def _isolated(self, run: JobRun) -> float:
         job = run.job
         if run.total == 0:
             return 0.0
@@ -873,7 +621,7 @@ def _durations(job: Job, rng: np.random.Generator) -> Sequence[float]:
     """The job's map task durations (seconds), drawn from the run's generator. Draws are kept
     as packed doubles (``array``), not a float object each: a job keeps them until it
     finishes, and thousands of jobs' worth of objects would crowd the running tasks' out of
-    the cache (issue 4's benchmark)."""
+    the cache (the online benchmark)."""
     duration = job.duration
     n = job.tasks
     if isinstance(duration, FixedDuration):

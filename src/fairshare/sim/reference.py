@@ -52,8 +52,8 @@ import numpy as np
 from fairshare.cluster import Cluster, Machine, attribute_key
 from fairshare.cluster.constraints import Constraint
 from fairshare.policies import Decision, Launch, Policy, TaskRef
+from fairshare.registry import PolicyInfo, by_name
 from fairshare.sim.engine import Pause, SimulationError
-from fairshare.solvers.whole_tasks import cmmf_whole_tasks
 from fairshare.workload.eligibility import MachineTypes
 from fairshare.workload.model import Job, Queue, User
 
@@ -64,17 +64,12 @@ _DIGITS = 9
 
 
 @dataclass(frozen=True)
-class ReferencePolicy:
+class ReferencePolicy(PolicyInfo):
     """A reference scheduler: its name, what it does, and its paper section."""
 
-    name: str
-    summary: str
-    source: str
 
-
-REFERENCE_POLICIES: dict[str, ReferencePolicy] = {
-    p.name: p
-    for p in (
+REFERENCE_POLICIES: dict[str, ReferencePolicy] = by_name(
+    (
         ReferencePolicy(
             "offline-restricted",
             "exact CMMF of the free capacity, no migration or preemption",
@@ -96,7 +91,7 @@ REFERENCE_POLICIES: dict[str, ReferencePolicy] = {
             "Choosy section 7.2",
         ),
     )
-}
+)
 
 
 class _Unit:
@@ -420,17 +415,17 @@ class ReferenceScheduler(Policy):
         """Free machines on which some waiting unit may run a task that fits, by index."""
         room = self.room
         if self.exhaustive:
-            pool: set[int] = set(room)
+            candidates: set[int] = set(room)
         else:
-            pool = {mi for mi in self.fresh if mi in room}
+            candidates = {mi for mi in self.fresh if mi in room}
             for u in self.widened:
                 unit = self.units[u]
                 if unit.pending:
                     ok = self.eligible[unit.cls]
-                    pool.update(mi for mi in room if ok[mi])
+                    candidates.update(mi for mi in room if ok[mi])
         waiting = [self.units[u] for u in self.waiting]
         out = []
-        for mi in sorted(pool):
+        for mi in sorted(candidates):
             fits = self.free[mi] + _EPS
             if any(unit.size <= fits and self.eligible[unit.cls][mi] for unit in waiting):
                 out.append(mi)
@@ -568,6 +563,10 @@ class ReferenceScheduler(Policy):
         weights = np.array([u.weight for u in units], dtype=np.float64)
         caps = running + np.array([u.pending for u in units], dtype=np.float64)
         initial = running if offsets else np.zeros(n_units)
+        # Imported here: naming the reference schedulers (`fairshare simulate` checks its
+        # --policy against them) must not load the solvers and HiGHS.
+        from fairshare.solvers.whole_tasks import cmmf_whole_tasks  # noqa: PLC0415
+
         result = cmmf_whole_tasks(types, demands, weights, caps, initial)
         out: dict[tuple[int, int], int] = {}
         result_rows: list[int] = result.users.tolist()

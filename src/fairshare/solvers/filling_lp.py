@@ -33,9 +33,13 @@ make the sum positive. Otherwise the users found are set aside (their v_j stays 
 finds a new growing user or proves that all remaining ones are frozen, and Choosy 5.1's convexity
 argument (growing users can grow together) makes a small delta find almost all of them at once:
 in practice a round costs the level LP plus two warm-started freeze LPs, however many users
-there are. Before that, a user with room left on a type it may use (every resource it demands
-below capacity there, and no queue cap) grows without any LP; at a level just reached that is
-nearly every growing user, so the freeze LP has only the few others to decide. The result is
+there are. Before that, a user that needs a resource which is full over every type its tasks
+could reach (``FillingLP._full_users``) is frozen without an LP, a test in units of the
+resource's capacity: the LP's tolerance, in units of the rows it shares with far larger users,
+can hide a need of a full resource a billionth of a user's others. Then a user with room
+left on a type it may use (every resource it demands below capacity there, and no queue cap)
+grows without any LP; at a level just reached that is nearly every growing user, so the freeze
+LP has only the few others to decide. The result is
 exactly the paper's per-user test, which ``FillingLP.growable_per_user`` implements for the
 tests that check it (``tests/test_filling_lp.py``).
 
@@ -43,7 +47,8 @@ tests that check it (``tests/test_filling_lp.py``).
 optimal face, i.e. iff some optimal dual prices its row positively (Goldman-Tucker), but a
 simplex returns one vertex dual, which can price a growable user's row at zero or a frozen
 user's row too. Saturation of every type a user may use is necessary, not sufficient: the user
-can still grow by displacing another onto a type with room.)
+can still grow by displacing another onto a type with room; hence ``_full_users`` sums a
+resource over the types such displacements can reach.)
 
 Users with the same usable types and the same demand direction are interchangeable on the
 machines, so they share one variable per type (a "class", weighted by each member's size);
@@ -106,6 +111,11 @@ _ROOM = 1e-7
 """A capacity row (scaled to the type's total) filled above ``1 - _ROOM`` counts as full when
 looking for users with room to grow: larger than the LP tolerance, so a row that only looks
 slack by rounding sends its users to the freeze-test LP instead."""
+
+_FULL = 1e-9
+"""A resource counts as full on a set of machine types when what their users hold at the
+round's level leaves less than this fraction of it: ten times the LP's tolerance, the
+precision to which the level LP fills its binding rows (see ``FillingLP._full_users``)."""
 
 _STDOUT_LOCK = threading.Lock()
 
@@ -644,6 +654,9 @@ class FillingLP:
                 if not capped.any():
                     break
                 self._freeze_at_cap(capped, cap_level)
+                # the fastest entity may have just been capped: a weight 10^11 times smaller
+                # left alone would have a negligible (dropped) coefficient, the level unbounded
+                self._rescale_level()
                 self._set_cols(level, np.zeros(1), np.array([_INF if self.active.any() else 0.0]))
         finally:
             self._lifting = False
@@ -709,6 +722,67 @@ class FillingLP:
         open_type = (self.usable & ~blocked).any(axis=1)
         return np.asarray(self.active & ~self.in_group & open_type, dtype=np.bool_)
 
+    def _held(self, users: IntArray) -> FloatArray:
+        """What ``users`` hold at the current level (scaled): an active user its level's amount
+        within its minimum and cap, any other what it was frozen at."""
+        at_level = self.coefficient[users] * self.current_level
+        scaled_low = self.low[users] / self.scale[users]
+        value = np.minimum(np.maximum(at_level, scaled_low), self.scaled_cap[users])
+        return np.asarray(np.where(self.active[users], value, self.fixed[users]), np.float64)
+
+    def _full_users(self) -> BoolArray:
+        """Active users that cannot grow, decided without an LP and relative to capacity.
+
+        The *closure* of a user is the set of machine types its tasks could end up on after
+        any reshuffle: its usable types, and every usable type of a class the level LP's
+        solution places on a type already in the set. Every class with all its usable types
+        inside a closure keeps at least what it holds at the level (``_held``) inside it, and
+        every other class is outside it (or it would be in the closure), so when a resource
+        the user demands is full over its closure at those amounts (``_FULL``), the user
+        cannot grow without lowering someone: it is frozen (Choosy Algorithm 1's SATURATED,
+        TSF Algorithm 1's FREEZE). With one resource, or when the closure is one type, the
+        converse holds too (queue caps aside): the freeze-test LP then only confirms growth.
+
+        The test is in units of the resource's capacity, not the user's: a user whose need of
+        a full resource is 1e-9 of its other needs, or one that could take a type a
+        billionth of the cluster's size, would otherwise "grow" within the LP's tolerance
+        (one part in 10^10 of the rows it shares with users a billion times larger)."""
+        out = np.zeros(self.users, dtype=np.bool_)
+        classes = len(self.class_first)
+        if not classes or not self.active.any():
+            return out
+        p = self.problem
+        usable = self.usable[self.class_first].astype(np.float64)  # classes x types
+        types = usable.shape[1]
+        present = np.zeros((classes, types))
+        y = self.solution[: len(self.pair_class)]
+        present[self.pair_class, self.pair_type] = y > 0
+        # reach[t, u]: a class placed on type t may use type u (reflexive, transitive)
+        reach = ((present.T @ usable) > 0) | np.eye(types, dtype=np.bool_)
+        while True:
+            wider = (reach.astype(np.float64) @ reach.astype(np.float64)) > 0
+            if np.array_equal(wider, reach):
+                break
+            reach = wider
+        active_class = np.unique(self.class_of[self.active & (self.class_of >= 0)])
+        closure = (usable[active_class] @ reach.astype(np.float64)) > 0
+        distinct, which = np.unique(closure, axis=0, return_inverse=True)
+        # inside[k, c]: class c's usable types all lie in closure k
+        inside = ((~distinct).astype(np.float64) @ usable.T) == 0
+        member = np.flatnonzero(self.class_of >= 0)
+        tasks = self._held(member) * self.scale[member]
+        class_use = np.zeros((classes, p.demands.shape[1]))
+        np.add.at(class_use, self.class_of[member], tasks[:, None] * p.demands[member])
+        used = inside.astype(np.float64) @ class_use
+        capacity = distinct.astype(np.float64) @ (p.capacity * p.count[:, None])
+        full = used >= (1.0 - _FULL) * capacity
+        blocked = np.zeros(classes, dtype=np.bool_)
+        blocked[active_class] = (full[which.ravel()] & (self.class_unit[active_class] > 0)).any(
+            axis=1
+        )
+        out[member] = blocked[self.class_of[member]]
+        return np.asarray(out & self.active, dtype=np.bool_)
+
     def growable(self) -> BoolArray:
         """The batched freeze test: which active users can still grow at the current level
         while every other user keeps its level (see the module docstring). A pool's members
@@ -717,9 +791,12 @@ class FillingLP:
         exact for the others (a user that can grow can do so with everyone else held)."""
         active, bound = self._freeze_test_columns()
         grows = np.zeros(self.entities, dtype=np.bool_)
+        full = np.zeros(self.entities, dtype=np.bool_)
+        full[self.entity_of[self._full_users()]] = True
         obvious = self._room_to_grow()
         grows[self.entity_of[obvious]] = True
-        keep = ~grows[active]
+        grows &= ~full
+        keep = ~grows[active] & ~full[active]
         active, bound = active[keep], bound[keep]
         v = self.v0 + active
         self._set_cols(v, np.zeros(len(v)), bound)
@@ -749,7 +826,10 @@ class FillingLP:
         their level."""
         active, bound = self._freeze_test_columns()
         grows = np.zeros(self.entities, dtype=np.bool_)
-        for e, most in zip(active, bound, strict=True):
+        full = np.zeros(self.entities, dtype=np.bool_)
+        full[self.entity_of[self._full_users()]] = True
+        keep = ~full[active]
+        for e, most in zip(active[keep], bound[keep], strict=True):
             col = np.array([self.v0 + e], dtype=np.int64)
             self._set_cols(col, np.zeros(1), np.full(1, most))
             self._set_costs(col, np.ones(1))
@@ -767,10 +847,8 @@ class FillingLP:
         chosen = np.flatnonzero(users & self.active)
         if not len(chosen):
             return
-        at_level = self.coefficient[chosen] * self.current_level
-        scaled_low = self.low[chosen] / self.scale[chosen]
         scaled_cap = self.scaled_cap[chosen]
-        value = np.minimum(np.maximum(at_level, scaled_low), scaled_cap)
+        value = self._held(chosen)
         self.fixed[chosen] = value
         self.active[chosen] = False
         alone = ~self.pooled[chosen]

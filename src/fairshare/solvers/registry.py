@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from fairshare.allocation import Allocation
+from fairshare.registry import PolicyInfo, by_name
 from fairshare.solvers.constrained import solve_cmmf, solve_independent
 from fairshare.solvers.pooled import solve_pooled
 from fairshare.solvers.tsf import solve_per_machine_drf, solve_task_share
@@ -15,20 +16,17 @@ SolveFunction = Callable[[Scenario, str, bool], Allocation]
 
 
 @dataclass(frozen=True)
-class SolverPolicy:
+class SolverPolicy(PolicyInfo):
     """A policy ``fairshare solve`` can compute: its SPEC name, what it equalises, the paper
-    section it implements, and whether it pools the cluster (and so gives no placement)."""
+    section it implements, whether it pools the cluster (and so gives no placement), and
+    the function that computes it."""
 
-    name: str
-    summary: str
-    source: str
     pools_cluster: bool
     run: SolveFunction
 
 
-SOLVER_POLICIES: dict[str, SolverPolicy] = {
-    p.name: p
-    for p in (
+SOLVER_POLICIES: dict[str, SolverPolicy] = by_name(
+    (
         SolverPolicy(
             "max-min",
             "weighted max-min with minimum shares and caps, one resource",
@@ -110,7 +108,7 @@ SOLVER_POLICIES: dict[str, SolverPolicy] = {
             solve_per_machine_drf,
         ),
     )
-}
+)
 
 
 class UnknownPolicy(ValueError):

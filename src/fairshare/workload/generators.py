@@ -28,7 +28,8 @@ Four generators, each after the paper that measured the workload:
     scenario that sets ``a0`` ... ``a20`` on every machine keeps its own. A job whose
     attributes no machine has is redrawn, so every job can run.
 
-Parameters (all optional; every number >= 0 as the loader already enforces):
+Parameters (all optional; every number >= 0 as the loader already enforces; times and
+demands within the loader's bounds, ``MAX_SECONDS`` and ``MIN_AMOUNT`` to ``MAX_AMOUNT``):
 
 - ``jobs``: how many jobs (defaults: the papers' experiments: 50 for ``facebook-2009``
   (FAIR's benchmark BM), 100 for ``facebook-2010`` (H-DRF section 5.3.1), 30 for ``zipf``
@@ -68,8 +69,13 @@ import numpy as np
 
 from fairshare.cluster import AttributeValue, BoolArray, Cluster, FloatArray, Machine
 from fairshare.cluster.constraints import Constraint, parse_constraint
+from fairshare.workload.limits import MAX_REPLICA_COPIES, MAX_TASKS
 from fairshare.workload.loader import GENERATORS, ScenarioError
 from fairshare.workload.model import (
+    MAX_AMOUNT,
+    MAX_SECONDS,
+    MIN_AMOUNT,
+    MIN_SECONDS,
     ROOT,
     Duration,
     ExponentialDuration,
@@ -90,7 +96,6 @@ __all__ = [
     "REQUIRE_PROBABILITY",
     "Workload",
     "generate",
-    "largest_job",
 ]
 
 
@@ -233,6 +238,16 @@ class _Params:
             self.fail(where or name, f"must be a finite number, got {value!r}")
         return float(value)
 
+    def seconds(self, name: str, value: object, where: str | None = None) -> float:
+        """A time span from ``MIN_SECONDS`` to ``MAX_SECONDS``."""
+        number = self.positive(name, value, where)
+        if not MIN_SECONDS <= number <= MAX_SECONDS:
+            self.fail(
+                where or name,
+                f"must be from {MIN_SECONDS:g} to {MAX_SECONDS:g} seconds, got {value!r}",
+            )
+        return number
+
     def number(self, name: str, default: float) -> float:
         value = self.values.get(name)
         return default if value is None else self.positive(name, value)
@@ -246,14 +261,14 @@ class _Params:
             if kind == "pareto" and isinstance(fields, Mapping) and set(fields) == {"alpha", "min"}:
                 return ParetoDuration(
                     self.positive("duration", fields["alpha"], "duration.pareto.alpha"),
-                    self.positive("duration", fields["min"], "duration.pareto.min"),
+                    self.seconds("duration", fields["min"], "duration.pareto.min"),
                 )
             if kind == "exponential" and isinstance(fields, Mapping) and set(fields) == {"mean"}:
                 return ExponentialDuration(
-                    self.positive("duration", fields["mean"], "duration.exponential.mean")
+                    self.seconds("duration", fields["mean"], "duration.exponential.mean")
                 )
         elif not isinstance(value, Mapping):
-            return FixedDuration(self.positive("duration", value))
+            return FixedDuration(self.seconds("duration", value))
         self.fail(
             "duration",
             "must be seconds per task (a number > 0), {pareto: {alpha, min}} or "
@@ -283,8 +298,15 @@ class _Params:
                     f"{where}.{resource}",
                     f"unknown resource {resource!r}; resources: {', '.join(resources)}",
                 )
-            if isinstance(amount, bool) or not isinstance(amount, int | float) or amount < 0:
-                self.fail(f"{where}.{resource}", f"must be a number >= 0, got {amount!r}")
+            if (
+                isinstance(amount, bool)
+                or not isinstance(amount, int | float)
+                or not (amount == 0 or MIN_AMOUNT <= amount <= MAX_AMOUNT)
+            ):
+                self.fail(
+                    f"{where}.{resource}",
+                    f"must be 0 or a number from {MIN_AMOUNT:g} to {MAX_AMOUNT:g}, got {amount!r}",
+                )
             index = resources.index(resource)
             if amount > 0 and self.cluster.total[index] <= 0:
                 self.fail(
@@ -339,30 +361,21 @@ class _Params:
         seconds: list[float] = []
         for key, default in zip(("copy", "compute"), _DEFAULT_REDUCE, strict=True):
             amount = value.get(key, default)
-            if isinstance(amount, bool) or not isinstance(amount, int | float) or amount < 0:
-                self.fail(f"reduce.{key}", f"must be a number >= 0, got {amount!r}")
+            if (
+                isinstance(amount, bool)
+                or not isinstance(amount, int | float)
+                or not 0 <= amount <= MAX_SECONDS
+            ):
+                self.fail(
+                    f"reduce.{key}",
+                    f"must be a number >= 0, at most {MAX_SECONDS:g}, got {amount!r}",
+                )
             seconds.append(float(amount))
         return seconds[0], seconds[1]
 
 
 # --------------------------------------------------------------------------------------------
 # Job sizes
-
-
-def largest_job(generator: str, *, with_reduce: bool = True) -> tuple[int, int]:
-    """The most map tasks and reducers one job of ``generator`` can have (the reducers of
-    ``facebook-2009`` and ``zipf`` unless ``with_reduce`` is false): the loader bounds a
-    generated workload by its ``jobs`` times this before anything is drawn."""
-    if generator == "zipf":
-        maps = _ZIPF_MAX_MAPS
-        reducers = _ZIPF_MAX_MAPS // 5  # uniform between 1 and maps / 5
-    else:
-        bins = FACEBOOK_2010_BINS if generator == "facebook-2010" else FACEBOOK_2009_BINS
-        maps = max(b.high for b in bins)
-        reducers = max(1, round(maps * _MAX_REDUCE_FRACTION))
-    if not with_reduce or generator not in ("facebook-2009", "zipf"):
-        reducers = 0
-    return maps, reducers
 
 
 def _cumulative(weights: FloatArray) -> FloatArray:
@@ -464,7 +477,7 @@ def generate(
     params = _Params(spec, cluster, source)
     count = params.count("jobs")
     assert count is not None  # every generator has a default
-    arrival = params.number("arrival", 30.0)
+    arrival = params.seconds("arrival", params.values.get("arrival", 30.0))
     duration = params.duration()
     demands = params.demands()
     users = params.users()
@@ -486,6 +499,8 @@ def generate(
         cache: dict[tuple[int, ...], Constraint] = {}
         width = len(str(count - 1))
         submit = 0.0
+        total_tasks = 0
+        block_copies = 0
         for i in range(count):
             submit += float(rng.exponential(arrival))
             tasks = _pick(zipf, rng) + 1 if zipf is not None else _draw_bin(bins, bin_cdf, rng)
@@ -496,6 +511,17 @@ def generate(
                 else:
                     reducers = max(1, round(tasks * float(rng.uniform(0.05, _MAX_REDUCE_FRACTION))))
                 phase = ReducePhase(reducers, reduce[0], reduce[1])
+            total_tasks += tasks + (phase.tasks if phase is not None else 0)
+            block_copies += tasks * (replicas or 0)
+            if total_tasks > MAX_TASKS or block_copies > MAX_REPLICA_COPIES:
+                what = "tasks" if total_tasks > MAX_TASKS else "input block locations"
+                most = MAX_TASKS if total_tasks > MAX_TASKS else MAX_REPLICA_COPIES
+                raise ScenarioError(
+                    source,
+                    "workload.jobs",
+                    f"the first {i + 1:,} of the {count:,} jobs drawn already have more than "
+                    f"{most:,} {what} (the limit); ask for fewer jobs",
+                )
             constraint = _draw_constraint(has, rng, cache) if has is not None else None
             name = f"job{i:0{width}d}"
             yield Job(

@@ -2,9 +2,10 @@
 
 A scenario is untrusted input: a few hundred bytes can describe a billion machines or tasks,
 or a YAML alias bomb that expands to gigabytes. Each limit below is far above what the
-papers' experiments and the repository's benchmarks use (issue 4's 200,000 tasks on 10,000
-machines; Choosy section 7.1's 300 generated jobs on 1,000 machines), and breaking one is an
-input error (exit 2) that names the field and the limit. README.md ("Limits") lists them.
+papers' experiments and the repository's benchmarks use (``fairshare bench online``: 200,000
+tasks on 10,000 machines; Choosy section 7.1's 300 generated jobs on 1,000 machines), and
+breaking one is an input error (exit 2) that names the field and the limit. README.md
+("Limits") lists them.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ MAX_MACHINES = 1_000_000
 
 MAX_TASKS = 10_000_000
 """Tasks in a scenario's jobs, map and reduce tasks summed over all jobs (so also per job);
-for a ``workload`` generator, its ``jobs`` times the largest job it can draw."""
+for a ``workload`` generator, the tasks of the jobs it draws (counted as it draws them)."""
 
 MAX_GENERATED_JOBS = 1_000_000
 """A ``workload`` generator's ``jobs``."""

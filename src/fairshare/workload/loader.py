@@ -3,9 +3,12 @@
 Two stages, each rejecting bad input with one :class:`ScenarioError`
 (``error: FILE: WHERE: WHAT``, SPEC section 4):
 
-1. Structure: pydantic models that mirror SPEC section 1 field by field check names, types
-   and ranges of single fields (unknown fields, missing fields, strings where numbers belong,
-   negative / NaN / infinite numbers, non-integral counts). The first pydantic error becomes
+0. Text (:mod:`fairshare.workload.reading`): YAML or JSON, duplicate keys, nesting and
+   alias expansion within the limits.
+1. Structure (:mod:`fairshare.workload.schema`): pydantic models that mirror SPEC section 1
+   field by field check names, types and ranges of single fields (unknown fields, missing
+   fields, strings where numbers belong, negative / NaN / infinite numbers, non-integral
+   counts). The first pydantic error becomes
    the :class:`ScenarioError`, with WHERE built from the error location.
 2. Meaning: :class:`_Builder` turns the models into :class:`~fairshare.workload.model.Scenario`
    and checks what spans fields: unique names (after ``count`` expansion), known resources,
@@ -14,35 +17,21 @@ Two stages, each rejecting bad input with one :class:`ScenarioError`
 
 from __future__ import annotations
 
-import json
 import math
-import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, NoReturn
+from typing import NoReturn
 
 import numpy as np
-import yaml
 from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Discriminator,
-    Field,
-    PlainValidator,
-    Tag,
     ValidationError,
-    field_validator,
-    model_validator,
 )
-from pydantic_core import PydanticCustomError
 
-from fairshare.cluster import AttributeValue, Cluster, FloatArray, Machine
+from fairshare.cluster import Cluster, FloatArray, Machine
 from fairshare.cluster.constraints import Constraint, ConstraintSyntaxError, parse_constraint
+from fairshare.workload.errors import ScenarioError, got, listing, shown_value
 from fairshare.workload.limits import (
-    MAX_ALIAS_NODES,
-    MAX_GENERATED_JOBS,
     MAX_MACHINES,
-    MAX_NESTING,
     MAX_REPLICA_COPIES,
     MAX_REPLICAS,
     MAX_SCENARIO_BYTES,
@@ -62,11 +51,17 @@ from fairshare.workload.model import (
     User,
     WorkloadSpec,
 )
-
-try:  # libyaml's parser is several times faster than the pure-Python one
-    from yaml._yaml import CParser as _Parser
-except ImportError:  # pragma: no cover - PyYAML built without libyaml
-    from yaml.parser import Parser as _Parser  # type: ignore[assignment]
+from fairshare.workload.reading import read_json, read_yaml
+from fairshare.workload.schema import (
+    GENERATORS,
+    MAX_COUNT,
+    DistributionModel,
+    JobModel,
+    ScenarioModel,
+    UserModel,
+    WorkloadModel,
+    from_validation_error,
+)
 
 __all__ = [
     "GENERATORS",
@@ -76,523 +71,6 @@ __all__ = [
     "load_scenario",
     "parse_scenario",
 ]
-
-GENERATORS = ("facebook-2009", "facebook-2010", "zipf", "google-constraints")
-"""The built-in workload generators (SPEC section 1, ``workload.generator``)."""
-
-MAX_COUNT = MAX_MACHINES
-"""The largest ``count`` a machine entry may expand to (the machines of all entries together
-are limited to the same number, :data:`~fairshare.workload.limits.MAX_MACHINES`)."""
-
-_LIST_LIMIT = 10
-"""How many known names an "unknown name" message lists."""
-
-
-class ScenarioError(Exception):
-    """A scenario that breaks SPEC section 1: printed as ``error: FILE: WHERE: WHAT``.
-
-    ``where`` is a field path (``machines[3].capacity.cpu``), ``line N`` for syntax errors,
-    ``file`` when the file cannot be read or is empty, ``top level`` when it is not a mapping.
-    ``what`` says what is wrong and what is allowed, on one line.
-    """
-
-    def __init__(self, file: str, where: str, what: str) -> None:
-        super().__init__(file, where, what)
-        self.file = file
-        self.where = where
-        self.what = what
-
-    def __str__(self) -> str:
-        return f"error: {self.file}: {self.where}: {self.what}"
-
-
-# --------------------------------------------------------------------------------------------
-# Describing values in messages
-
-
-def _show(value: object) -> str:
-    """A short, one-line rendering of an input value for an error message."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        if math.isnan(value):
-            return "nan"
-        if math.isinf(value):
-            return "inf" if value > 0 else "-inf"
-        return repr(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
-    if isinstance(value, int):
-        return repr(value)
-    if isinstance(value, str):
-        text = repr(value)
-        return text if len(text) <= 60 else text[:56] + "...'"
-    if isinstance(value, Mapping):
-        return "a mapping"
-    if isinstance(value, list | tuple):
-        return "a list"
-    return f"a {type(value).__name__}"
-
-
-def _got(value: object) -> str:
-    """``got VALUE`` with a hint when a number was written as a string."""
-    text = f"got {_show(value)}"
-    if isinstance(value, str):
-        try:
-            float(value)
-        except ValueError:
-            return text
-        if "e" in value.lower() and "." not in value:
-            return text + " (a string: YAML reads exponents only with a dot, as in 1.0e+3)"
-        return text + " (a string; write numbers without quotes)"
-    return text
-
-
-def _listing(names: Iterable[str], limit: int = _LIST_LIMIT) -> str:
-    """``a, b, c`` with at most ``limit`` names and a count of the rest."""
-    names = list(names)
-    shown = ", ".join(names[:limit])
-    return shown if len(names) <= limit else f"{shown} and {len(names) - limit} more"
-
-
-def _invalid(message: str, at: str | int | None = None) -> PydanticCustomError:
-    """A validation error carrying our own message; ``at`` extends the location by one step
-    (for errors raised by a model about one of its fields or entries)."""
-    return PydanticCustomError("scenario", "{message}", {"message": message, "at": at})
-
-
-# --------------------------------------------------------------------------------------------
-# Scalar field types: strict (no strings for numbers, no bools for numbers), finite, in range
-
-
-def _number(value: object, requirement: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise _invalid(f"must be {requirement}, {_got(value)}")
-    try:
-        number = float(value)
-    except OverflowError:  # an int beyond the float range
-        raise _invalid(
-            f"must be a finite number, got an integer of {len(str(value))} digits"
-        ) from None
-    if not math.isfinite(number):
-        raise _invalid(f"must be a finite number, {_got(value)}")
-    return number
-
-
-def _non_negative(value: object) -> float:
-    number = _number(value, "a number >= 0")
-    if number < 0:
-        raise _invalid(f"must be a number >= 0, {_got(value)}")
-    return number
-
-
-def _positive(value: object) -> float:
-    number = _number(value, "a number > 0")
-    if number <= 0:
-        raise _invalid(f"must be > 0, {_got(value)}")
-    return number
-
-
-def _whole(minimum: int, maximum: int | None = None) -> Callable[[object], int]:
-    requirement = f"a whole number >= {minimum}"
-
-    def check(value: object) -> int:
-        number = _number(value, requirement)
-        if not number.is_integer() or number < minimum:
-            raise _invalid(f"must be {requirement}, {_got(value)}")
-        if maximum is not None and number > maximum:
-            raise _invalid(f"must be at most {maximum:,} (the limit), {_got(value)}")
-        return value if isinstance(value, int) else int(number)
-
-    return check
-
-
-def _name(value: object) -> str:
-    if not isinstance(value, str):
-        hint = "" if isinstance(value, list | dict) or value is None else " (quote it)"
-        raise _invalid(f"must be a non-empty string, {_got(value)}{hint}")
-    if not value.strip():
-        raise _invalid(f"must be a non-empty string, {_got(value)}")
-    return value
-
-
-def _text(value: object) -> str:
-    if not isinstance(value, str):
-        raise _invalid(f"must be a string, {_got(value)}")
-    return value
-
-
-def _queue_path(value: object) -> str:
-    path = _name(value)
-    if any(not segment.strip() for segment in path.split("/")):
-        raise _invalid(f"must be '/'-separated non-empty names like 'ads/prod', {_got(value)}")
-    return path
-
-
-def _attribute(value: object) -> AttributeValue:
-    if isinstance(value, str | bool):
-        return value
-    if isinstance(value, int | float):
-        number = _number(value, "a string, number or boolean")
-        if number < 0:
-            raise _invalid(f"must be a string, boolean or number >= 0, {_got(value)}")
-        return value
-    raise _invalid(f"must be a string, number or boolean, {_got(value)}")
-
-
-def _generator(value: object) -> str:
-    if not isinstance(value, str) or value not in GENERATORS:
-        raise _invalid(f"unknown generator {_show(value)}; allowed: {', '.join(GENERATORS)}")
-    return value
-
-
-NonNegative = Annotated[float, PlainValidator(_non_negative)]
-Positive = Annotated[float, PlainValidator(_positive)]
-
-PARETO_ALPHA_MIN = 0.1
-"""Smallest Pareto shape accepted: a draw is ``min * U**(-1/alpha)`` and a uniform ``U`` as
-small as 2**-53 must keep it far inside the float range (below about 1e160 times ``min``)."""
-
-
-def _pareto_alpha(value: object) -> float:
-    alpha = _positive(value)
-    if alpha < PARETO_ALPHA_MIN:
-        raise _invalid(
-            f"must be >= {PARETO_ALPHA_MIN} (smaller shapes draw durations beyond the float "
-            f"range), {_got(value)}"
-        )
-    return alpha
-
-
-Count = Annotated[int, PlainValidator(_whole(1))]
-CountOrZero = Annotated[int, PlainValidator(_whole(0))]
-TaskCount = Annotated[int, PlainValidator(_whole(1, MAX_TASKS))]
-TaskCountOrZero = Annotated[int, PlainValidator(_whole(0, MAX_TASKS))]
-Replicas = Annotated[int, PlainValidator(_whole(1, MAX_REPLICAS))]
-GeneratedJobs = Annotated[int, PlainValidator(_whole(1, MAX_GENERATED_JOBS))]
-Name = Annotated[str, PlainValidator(_name)]
-Text = Annotated[str, PlainValidator(_text)]
-QueuePath = Annotated[str, PlainValidator(_queue_path)]
-Attribute = Annotated[AttributeValue, PlainValidator(_attribute)]
-Generator = Annotated[str, PlainValidator(_generator)]
-
-
-# --------------------------------------------------------------------------------------------
-# The scenario's structure, mirroring SPEC section 1
-
-
-_FIELD_NAMES: dict[type[BaseModel], list[str]] = {}
-
-
-class _Model(BaseModel):
-    """Base of the structure models: a mapping with exactly the declared fields."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    open_fields: ClassVar[bool] = False
-    """True for models that keep unknown fields (``workload`` generator parameters)."""
-
-    @model_validator(mode="before")
-    @classmethod
-    def check_field_names(cls, data: Any) -> Any:
-        allowed = _FIELD_NAMES.get(cls)
-        if allowed is None:
-            # model_fields goes through a slow deprecation shim on every access: read it once.
-            allowed = _FIELD_NAMES[cls] = [
-                field.alias or name for name, field in cls.model_fields.items()
-            ]
-        if not isinstance(data, dict):
-            raise _invalid(f"must be a mapping with fields {', '.join(allowed)}, {_got(data)}")
-        if not cls.open_fields:
-            for key in data:
-                if key not in allowed:
-                    raise _invalid(
-                        f"unknown field {_show(key)}; allowed: {', '.join(allowed)}", at=key
-                    )
-        return data
-
-
-def _check_share_bounds(min_share: float, max_share: float | None) -> None:
-    if max_share is not None and min_share > max_share:
-        raise _invalid(
-            f"min_share ({_show(min_share)}) must be <= max_share ({_show(max_share)})",
-            at="min_share",
-        )
-
-
-def _check_demand(demand: dict[str, float] | None) -> dict[str, float] | None:
-    if demand is not None and not any(amount > 0 for amount in demand.values()):
-        raise _invalid("must have at least one resource with an amount > 0, got all zeros")
-    return demand
-
-
-class _MachineModel(_Model):
-    name: Name
-    capacity: dict[Name, NonNegative]
-    rack: Name | None = None
-    attributes: dict[Name, Attribute] = Field(default_factory=dict)
-    count: Count | None = None
-
-    @field_validator("attributes")
-    @classmethod
-    def check_reserved(cls, attributes: dict[str, AttributeValue]) -> dict[str, AttributeValue]:
-        for key in ("name", "rack"):
-            if key in attributes:
-                raise _invalid(
-                    f"attribute {key!r} is reserved (constraints read the machine's own "
-                    f"{key}); use another attribute name",
-                    at=key,
-                )
-        return attributes
-
-    @field_validator("count")
-    @classmethod
-    def check_count(cls, count: int | None) -> int | None:
-        if count is not None and count > MAX_COUNT:
-            raise _invalid(f"must be a whole number from 1 to {MAX_COUNT}, got {count}")
-        return count
-
-
-class _QueueModel(_Model):
-    path: QueuePath
-    weight: Positive = 1.0
-    min_share: NonNegative = 0.0
-    max_share: NonNegative | None = None
-
-    @model_validator(mode="after")
-    def check_shares(self) -> _QueueModel:
-        _check_share_bounds(self.min_share, self.max_share)
-        return self
-
-
-class _UserModel(_Model):
-    name: Name
-    demand: dict[Name, NonNegative] | None = None
-    weight: Positive = 1.0
-    queue: Name | None = None
-    max_tasks: NonNegative | None = None
-    min_share: NonNegative = 0.0
-    max_share: NonNegative | None = None
-    constraint: Text | None = None
-    machines: list[Name] | None = None
-
-    @field_validator("demand")
-    @classmethod
-    def check_demand(cls, demand: dict[str, float] | None) -> dict[str, float] | None:
-        return _check_demand(demand)
-
-    @model_validator(mode="after")
-    def check_shares(self) -> _UserModel:
-        _check_share_bounds(self.min_share, self.max_share)
-        return self
-
-
-class _ParetoModel(_Model):
-    alpha: Annotated[float, PlainValidator(_pareto_alpha)]
-    minimum: Positive = Field(alias="min")
-
-
-class _ExponentialModel(_Model):
-    mean: Positive
-
-
-class _DistributionModel(_Model):
-    pareto: _ParetoModel | None = None
-    exponential: _ExponentialModel | None = None
-
-    @model_validator(mode="after")
-    def check_one(self) -> _DistributionModel:
-        if (self.pareto is None) == (self.exponential is None):
-            raise _invalid(
-                "must name exactly one distribution: {pareto: {alpha, min}} or "
-                "{exponential: {mean}}"
-            )
-        return self
-
-
-def _duration_kind(value: Any) -> str:
-    if isinstance(value, dict):
-        return "distribution"
-    return "list" if isinstance(value, list) else "number"
-
-
-_DURATION_TAGS = frozenset({"number", "list", "distribution"})
-
-DurationField = Annotated[
-    Annotated[float, PlainValidator(_positive), Tag("number")]
-    | Annotated[list[Positive], Tag("list")]
-    | Annotated[_DistributionModel, Tag("distribution")],
-    Discriminator(_duration_kind),
-]
-
-
-class _InputModel(_Model):
-    replicas: Replicas
-
-
-class _ReduceModel(_Model):
-    tasks: TaskCountOrZero
-    copy_seconds: NonNegative = Field(default=0.0, alias="copy")
-    compute: NonNegative = 0.0
-    demand: dict[Name, NonNegative] | None = None
-
-    @field_validator("demand")
-    @classmethod
-    def check_demand(cls, demand: dict[str, float] | None) -> dict[str, float] | None:
-        return _check_demand(demand)
-
-
-class _JobModel(_Model):
-    name: Name
-    submit: NonNegative
-    user: Name | None = None
-    queue: Name | None = None
-    weight: Positive = 1.0
-    demand: dict[Name, NonNegative] | None = None
-    constraint: Text | None = None
-    machines: list[Name] | None = None
-    tasks: TaskCount
-    duration: DurationField
-    input: _InputModel | None = None
-    reduce: _ReduceModel | None = None
-
-    @field_validator("demand")
-    @classmethod
-    def check_demand(cls, demand: dict[str, float] | None) -> dict[str, float] | None:
-        return _check_demand(demand)
-
-    @model_validator(mode="after")
-    def check_duration_list(self) -> _JobModel:
-        if isinstance(self.duration, list) and len(self.duration) != self.tasks:
-            raise _invalid(
-                f"lists {len(self.duration)} task durations but the job has {self.tasks} "
-                "tasks; give one duration per task, or a single number",
-                at="duration",
-            )
-        return self
-
-
-def _check_parameter(value: object, at: str | int) -> None:
-    """Generator parameters are free-form, but numbers in them obey the global rules."""
-    if isinstance(value, bool) or value is None or isinstance(value, str):
-        return
-    if isinstance(value, int | float):
-        try:
-            _non_negative(value)
-        except PydanticCustomError as err:
-            raise _invalid(err.message(), at=at) from None
-    elif isinstance(value, dict):
-        for item in value.values():
-            _check_parameter(item, at)
-    elif isinstance(value, list):
-        for item in value:
-            _check_parameter(item, at)
-
-
-class _WorkloadModel(_Model):
-    model_config = ConfigDict(extra="allow")
-    open_fields: ClassVar[bool] = True
-
-    generator: Generator
-    jobs: GeneratedJobs | None = None
-
-    @model_validator(mode="after")
-    def check_parameters(self) -> _WorkloadModel:
-        for key, value in (self.model_extra or {}).items():
-            _check_parameter(value, key)
-        return self
-
-
-class _ScenarioModel(_Model):
-    resources: list[Name] | None = None
-    # Required unless the caller gives machines (a trace's node list: SPEC section 3)
-    machines: list[_MachineModel] | None = None
-    queues: list[_QueueModel] | None = None
-    users: list[_UserModel] | None = None
-    jobs: list[_JobModel] | None = None
-    workload: _WorkloadModel | None = None
-
-    @field_validator("resources")
-    @classmethod
-    def check_resources(cls, resources: list[str] | None) -> list[str] | None:
-        if resources is None:
-            return None
-        if not resources:
-            raise _invalid("must list at least one resource name (or be omitted)")
-        first: dict[str, int] = {}
-        for i, resource in enumerate(resources):
-            if resource in first:
-                raise _invalid(
-                    f"duplicate resource {resource!r} (also resources[{first[resource]}])", at=i
-                )
-            first[resource] = i
-        return resources
-
-    @field_validator("machines")
-    @classmethod
-    def check_machines(cls, machines: list[_MachineModel] | None) -> list[_MachineModel] | None:
-        if machines is not None and not machines:
-            raise _invalid("must list at least one machine")
-        return machines
-
-
-# --------------------------------------------------------------------------------------------
-# Pydantic errors -> ScenarioError
-
-
-def _path(loc: Sequence[str | int]) -> str:
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += f".{part}" if out else str(part)
-    return out or "top level"
-
-
-_TYPE_WORDS = {
-    "list_type": "must be a list",
-    "dict_type": "must be a mapping",
-    "model_type": "must be a mapping",
-    "string_type": "must be a string",
-    "bool_type": "must be true or false",
-    "int_type": "must be a whole number",
-    "float_type": "must be a number",
-}
-
-
-def _from_validation_error(error: ValidationError, source: str) -> ScenarioError:
-    """The first pydantic error as one ScenarioError (WHERE from its location)."""
-    first = error.errors(include_url=False)[0]
-    loc: list[str | int] = list(first["loc"])
-    ctx = first.get("ctx") or {}
-    # Tagged-union tags ("duration" -> "list") are not part of the user's path.
-    loc = [
-        part
-        for i, part in enumerate(loc)
-        if not (i > 0 and loc[i - 1] == "duration" and part in _DURATION_TAGS)
-    ]
-    kind = first["type"]
-    if kind == "scenario":
-        what = str(ctx.get("message", first["msg"]))
-        at = ctx.get("at")
-        if isinstance(at, str | int):
-            loc.append(at)
-    elif kind == "missing":
-        what = f"missing required field {_show(loc[-1])}"
-    elif kind == "extra_forbidden":
-        what = f"unknown field {_show(loc[-1])}"
-    elif kind in _TYPE_WORDS:
-        what = f"{_TYPE_WORDS[kind]}, {_got(first['input'])}"
-    else:  # not expected: our validators cover every scalar; keep pydantic's one-line summary
-        what = first["msg"].splitlines()[0] if first["msg"] else kind
-    if "[key]" in loc:
-        loc = [part for part in loc if part != "[key]"]
-        what = f"key {what}"
-    elif what.startswith("must "):
-        label = _path(loc).rpartition(".")[2]
-        what = f"{label} {what}"
-    return ScenarioError(source, _path(loc), what)
-
 
 # --------------------------------------------------------------------------------------------
 # Building the domain objects, with the checks that span fields
@@ -607,7 +85,7 @@ MISSING_MACHINES = "missing required field 'machines'"
 
 class _Builder:
     def __init__(
-        self, model: _ScenarioModel, source: str, machines_from: MachinesFrom | None = None
+        self, model: ScenarioModel, source: str, machines_from: MachinesFrom | None = None
     ) -> None:
         self.model = model
         self.source = source
@@ -672,32 +150,23 @@ class _Builder:
         if self.model.workload is not None:
             self._check_generated(self.model.workload)
 
-    def _check_generated(self, workload: _WorkloadModel) -> None:
-        """A generator's jobs times the largest job it can draw, before any is drawn."""
-        from fairshare.workload.generators import DEFAULT_JOBS, largest_job  # noqa: PLC0415
-
+    def _check_generated(self, workload: WorkloadModel) -> None:
+        """A generator's ``replicas`` (its ``jobs`` are a bounded count). The tasks and
+        block locations its jobs add up to depend on its draws: the generator counts them
+        as it draws and stops at the limits (``generators.generate``); ``simulate`` reads
+        every job before the run starts, so that error also comes before any work."""
         extra = workload.model_extra or {}
-        jobs = DEFAULT_JOBS[workload.generator] if workload.jobs is None else workload.jobs
-        maps, reducers = largest_job(
-            workload.generator, with_reduce=extra.get("reduce") is not False
-        )
-        if jobs * (maps + reducers) > MAX_TASKS:
-            self.fail(
-                "workload.jobs",
-                f"{jobs:,} jobs of up to {maps + reducers:,} tasks each may make "
-                f"{jobs * (maps + reducers):,} tasks; at most {MAX_TASKS:,} tasks in all "
-                f"(at most {MAX_TASKS // (maps + reducers):,} {workload.generator} jobs)",
-            )
         replicas = extra.get("replicas")
-        if isinstance(replicas, int | float) and not isinstance(replicas, bool):
-            if replicas > MAX_REPLICAS:
-                self.fail(
-                    "workload.replicas",
-                    f"must be a whole number from 0 to {MAX_REPLICAS} (the limit), "
-                    f"got {_show(replicas)}",
-                )
-            if jobs * maps * replicas > MAX_REPLICA_COPIES:
-                self.fail("workload.replicas", _too_many_copies(int(jobs * maps * replicas)))
+        if (
+            isinstance(replicas, int | float)
+            and not isinstance(replicas, bool)
+            and replicas > MAX_REPLICAS
+        ):
+            self.fail(
+                "workload.replicas",
+                f"must be a whole number from 0 to {MAX_REPLICAS} (the limit), "
+                f"got {shown_value(replicas)}",
+            )
 
     # resources and machines
 
@@ -745,10 +214,16 @@ class _Builder:
 
     def _machines(self) -> list[Machine]:
         machines: list[Machine] = []
+        # Machines of one capacity share its read-only vector: large clusters list
+        # thousands of machines of a few kinds.
+        vectors: dict[tuple[tuple[str, float], ...], FloatArray] = {}
         for i, entry in enumerate(self.model.machines or ()):
             where = f"machines[{i}]"
-            capacity = self._vector(entry.capacity, f"{where}.capacity")
-            capacity.setflags(write=False)
+            key = tuple(entry.capacity.items())
+            capacity = vectors.get(key)
+            if capacity is None:
+                capacity = vectors[key] = self._vector(entry.capacity, f"{where}.capacity")
+                capacity.setflags(write=False)
             if entry.count is None:
                 names = [entry.name]
                 origin = where
@@ -805,7 +280,7 @@ class _Builder:
             return ROOT
         if queue not in self.queue_paths:
             known = (
-                f"declared queues: {_listing(self.queue_paths)}"
+                f"declared queues: {listing(self.queue_paths)}"
                 if self.queue_paths
                 else "no queues are declared"
             )
@@ -851,11 +326,11 @@ class _Builder:
             if name not in self.machine_names:
                 self.fail(
                     f"{where}.machines[{k}]",
-                    f"unknown machine {name!r}; machines: {_listing(self.machine_names)}",
+                    f"unknown machine {name!r}; machines: {listing(self.machine_names)}",
                 )
         return frozenset(names)
 
-    def _user(self, i: int, entry: _UserModel, seen: dict[str, int]) -> User:
+    def _user(self, i: int, entry: UserModel, seen: dict[str, int]) -> User:
         where = f"users[{i}]"
         self._check_unique("user", entry.name, i, seen)
         return User(
@@ -870,7 +345,7 @@ class _Builder:
             machines=self._whitelist(entry.machines, where),
         )
 
-    def _job(self, i: int, entry: _JobModel, seen: dict[str, int]) -> Job:
+    def _job(self, i: int, entry: JobModel, seen: dict[str, int]) -> Job:
         where = f"jobs[{i}]"
         self._check_unique("job", entry.name, i, seen)
         replicas = None
@@ -933,13 +408,13 @@ def _too_many_copies(copies: int) -> str:
     )
 
 
-def _duration(value: float | list[float] | _DistributionModel) -> Duration:
+def _duration(value: float | list[float] | DistributionModel) -> Duration:
     if isinstance(value, list):
         return PerTaskDurations(tuple(value))
-    if isinstance(value, _DistributionModel):
+    if isinstance(value, DistributionModel):
         if value.pareto is not None:
             return ParetoDuration(value.pareto.alpha, value.pareto.minimum)
-        assert value.exponential is not None  # guaranteed by _DistributionModel.check_one
+        assert value.exponential is not None  # guaranteed by DistributionModel.check_one
         return ExponentialDuration(value.exponential.mean)
     return FixedDuration(value)
 
@@ -961,14 +436,14 @@ def parse_scenario(
     if data is None:
         raise ScenarioError(source, "file", "is empty; a scenario needs at least 'machines'")
     if not isinstance(data, dict):
-        fields = ", ".join(_ScenarioModel.model_fields)
+        fields = ", ".join(ScenarioModel.model_fields)
         raise ScenarioError(
-            source, "top level", f"must be a mapping with fields {fields}, {_got(data)}"
+            source, "top level", f"must be a mapping with fields {fields}, {got(data)}"
         )
     try:
-        model = _ScenarioModel.model_validate(data)
+        model = ScenarioModel.model_validate(data)
     except ValidationError as err:
-        raise _from_validation_error(err, source) from None
+        raise from_validation_error(err, source) from None
     return _Builder(model, source, machines_from).build()
 
 
@@ -1000,233 +475,5 @@ def load_scenario(path: str | Path, machines_from: MachinesFrom | None = None) -
     is_json = suffix == ".json" or (
         suffix not in (".yaml", ".yml") and text.lstrip().startswith("{")
     )
-    data = _read_json(text, source) if is_json else _read_yaml(text, source)
+    data = read_json(text, source) if is_json else read_yaml(text, source)
     return parse_scenario(data, source, machines_from)
-
-
-# --------------------------------------------------------------------------------------------
-# YAML and JSON readers that reject duplicate keys
-
-
-class _DuplicateKeyError(Exception):
-    def __init__(self, key: object, line: int, first_line: int) -> None:
-        super().__init__(key, line, first_line)
-        self.key = key
-        self.line = line
-        self.first_line = first_line
-
-
-class _LimitExceeded(Exception):
-    def __init__(self, line: int, what: str) -> None:
-        super().__init__(line, what)
-        self.line = line
-        self.what = what
-
-
-class _LimitedComposer(yaml.composer.Composer):
-    """YAML's composer (events to nodes) in Python, with the nesting and alias limits of
-    :mod:`fairshare.workload.limits` checked as each node is composed, before anything is
-    constructed. libyaml's own composer recurses in C and overflows the stack (SIGSEGV) on
-    input nested tens of thousands deep, and an alias is composed as one shared node, so the
-    size of what aliases expand to is counted here: each alias adds the nodes of what it names
-    (aliases inside included), and its depth below the alias."""
-
-    # provided by the parser the loader combines this with
-    check_event: Callable[..., bool]
-    peek_event: Callable[[], Any]
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.depth = 0
-        self.deepest = 0
-        self.through_aliases = 0
-        self.composed = 0
-        self.anchored: dict[int, tuple[int, int]] = {}  # id(node) -> (nodes, height)
-
-    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
-        if self.check_event(yaml.AliasEvent):
-            mark = self.peek_event().start_mark
-            node = super().compose_node(parent, index)
-            size, height = self.anchored.get(id(node), (1, 0))
-            self.through_aliases += size
-            if self.through_aliases > MAX_ALIAS_NODES:
-                raise _LimitExceeded(
-                    mark.line + 1,
-                    f"aliases expand to more than {MAX_ALIAS_NODES:,} nodes (an alias bomb?); "
-                    "write the values out or use fewer aliases",
-                )
-            self._reach(self.depth + height, mark)
-            self.composed += size
-            return node
-        event = self.peek_event()
-        anchor = getattr(event, "anchor", None)
-        nests = isinstance(event, yaml.SequenceStartEvent | yaml.MappingStartEvent)
-        outer_deepest, before = self.deepest, self.composed
-        if anchor is not None:
-            self.deepest = self.depth
-        if nests:
-            self.depth += 1
-            self._reach(self.depth, event.start_mark)
-        node = super().compose_node(parent, index)
-        self.composed += 1
-        if nests:
-            self.depth -= 1
-        if anchor is not None:
-            self.anchored[id(node)] = (self.composed - before, self.deepest - self.depth)
-            self.deepest = max(outer_deepest, self.deepest)
-        return node
-
-    def _reach(self, depth: int, mark: yaml.Mark) -> None:
-        if depth > MAX_NESTING:
-            raise _LimitExceeded(mark.line + 1, _TOO_DEEP)
-        self.deepest = max(self.deepest, depth)
-
-
-class _YamlLoader(
-    _LimitedComposer,
-    _Parser,
-    yaml.constructor.SafeConstructor,
-    yaml.resolver.Resolver,
-):
-    """The safe loader (libyaml's parser when built with it), with the limited composer, and
-    rejecting a key that repeats in one mapping."""
-
-    def __init__(self, stream: str) -> None:
-        _Parser.__init__(self, stream)
-        yaml.constructor.SafeConstructor.__init__(self)
-        yaml.resolver.Resolver.__init__(self)
-        _LimitedComposer.__init__(self)
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: dict[object, int] = {}
-        for key_node, _ in node.value:
-            if key_node.tag == "tag:yaml.org,2002:merge" or not isinstance(
-                key_node, yaml.ScalarNode
-            ):
-                continue
-            key = self.construct_object(key_node)
-            line = key_node.start_mark.line + 1
-            if key in seen:
-                raise _DuplicateKeyError(key, line, seen[key])
-            seen[key] = line
-        return super().construct_mapping(node, deep=deep)
-
-
-def _read_yaml(text: str, source: str) -> object:
-    try:
-        loader = _YamlLoader(text)
-        try:
-            return loader.get_single_data()
-        finally:
-            loader.dispose()
-    except _DuplicateKeyError as dup:
-        raise ScenarioError(
-            source,
-            f"line {dup.line}",
-            f"duplicate key {_show(dup.key)} (first at line {dup.first_line})",
-        ) from None
-    except _LimitExceeded as limit:
-        raise ScenarioError(source, f"line {limit.line}", limit.what) from None
-    except yaml.MarkedYAMLError as err:
-        mark = err.problem_mark or err.context_mark
-        problem = err.problem or err.context or "not valid YAML"
-        where = f"line {mark.line + 1}" if mark is not None else "file"
-        column = f" at column {mark.column + 1}" if mark is not None else ""
-        context = f" ({err.context})" if err.context and err.problem else ""
-        raise ScenarioError(source, where, f"invalid YAML: {problem}{column}{context}") from None
-    except yaml.YAMLError as err:
-        raise ScenarioError(source, "file", f"invalid YAML: {_one_line(str(err))}") from None
-    except ValueError as err:
-        raise ScenarioError(source, "file", _unreadable_number(err)) from None
-    except RecursionError:
-        raise ScenarioError(source, "file", _TOO_DEEP) from None
-
-
-_TOO_DEEP = f"nested more than {MAX_NESTING} levels deep (the limit); scenarios nest a few levels"
-
-
-def _unreadable_number(err: ValueError) -> str:
-    """Python refuses integers of more than 4,300 digits (``sys.int_info``)."""
-    if "digits" in str(err):
-        return "a number has thousands of digits; numbers must be finite floats (below 1e308)"
-    return f"cannot read: {_one_line(str(err))[:200]}"
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
-
-
-class _JsonConstantError(Exception):
-    pass
-
-
-def _reject_constant(name: str) -> NoReturn:
-    raise _JsonConstantError(name)
-
-
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise _DuplicateKeyError(key, 0, 0)
-        out[key] = value
-    return out
-
-
-_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|(-?Infinity|NaN)')
-
-
-def _line_of_constant(text: str) -> int | None:
-    for match in _JSON_TOKEN.finditer(text):
-        if match.group(1):
-            return text.count("\n", 0, match.start()) + 1
-    return None
-
-
-def _nesting_over_limit(data: object) -> bool:
-    """True if mappings and lists nest more than ``MAX_NESTING`` deep (without recursion)."""
-    stack: list[tuple[object, int]] = [(data, 0)]
-    while stack:
-        value, depth = stack.pop()
-        if isinstance(value, dict | list):
-            depth += 1
-            if depth > MAX_NESTING:
-                return True
-            items = value.values() if isinstance(value, dict) else value
-            stack.extend((item, depth) for item in items if isinstance(item, dict | list))
-    return False
-
-
-def _read_json(text: str, source: str) -> object:
-    data = _parse_json(text, source)
-    if _nesting_over_limit(data):
-        raise ScenarioError(source, "file", _TOO_DEEP)
-    return data
-
-
-def _parse_json(text: str, source: str) -> object:
-    try:
-        return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_no_duplicates)
-    except json.JSONDecodeError as err:
-        raise ScenarioError(
-            source, f"line {err.lineno}", f"invalid JSON: {err.msg} at column {err.colno}"
-        ) from None
-    except _JsonConstantError as constant:
-        line = _line_of_constant(text)
-        raise ScenarioError(
-            source,
-            f"line {line}" if line is not None else "file",
-            f"{constant.args[0]} is not allowed; numbers must be finite",
-        ) from None
-    except ValueError as err:
-        raise ScenarioError(source, "file", _unreadable_number(err)) from None
-    except RecursionError:
-        raise ScenarioError(source, "file", _TOO_DEEP) from None
-    except _DuplicateKeyError as dup:
-        # json does not report where the key was; YAML reads JSON and knows the line.
-        try:
-            _read_yaml(text, source)
-        except ScenarioError as located:
-            if located.what.startswith("duplicate key"):
-                raise located from None
-        raise ScenarioError(source, "file", f"duplicate key {_show(dup.key)}") from None

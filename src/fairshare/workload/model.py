@@ -18,6 +18,30 @@ from fairshare.cluster.constraints import Constraint
 ROOT = ""
 """The path of the root queue. Users without ``queue`` hang directly below it."""
 
+MAX_SECONDS = 1e15
+"""The latest submit time and the longest given duration (seconds, about 31.7 million
+years) a scenario or a trace may hold. Far beyond any real workload, and far inside the
+float range: submit + duration, sums and means of times stay finite (never ``inf`` in a
+report), and 1e15 s still resolves well under a second (float spacing 0.125 s)."""
+
+MIN_SECONDS = 1e-6
+"""The shortest duration > 0 (a microsecond): a slowdown, a response time over the job's
+time alone, stays finite (1e-300 s made it overflow)."""
+
+MAX_TASK_BOUND = 1e15
+"""The largest ``min_share``, ``max_share`` or ``max_tasks`` (tasks): times an amount, still
+far inside the float range."""
+
+MIN_AMOUNT = 1e-9
+MAX_AMOUNT = 1e15
+"""A capacity or demand is 0 or from ``MIN_AMOUNT`` to ``MAX_AMOUNT`` units: a ratio of two
+amounts (tasks that fit, a share) stays within 1e24 and its inverse, so no division over-
+or underflows (values like 1e300 and 1e-300 did, and printed numpy warnings)."""
+
+MIN_WEIGHT = 1e-9
+MAX_WEIGHT = 1e9
+"""Weights of users, jobs and queues lie in this range, for the same reason."""
+
 
 @dataclass(frozen=True)
 class Queue:

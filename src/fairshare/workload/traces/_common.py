@@ -4,12 +4,19 @@ A trace supplies jobs; the scenario supplies what the trace lacks (SPEC section 
 stream: they yield one :class:`~fairshare.workload.model.Job` at a time, in submit order, and
 never hold a whole file in memory. A record that cannot be read is a :class:`TraceError`
 naming the file and its line (SPEC section 4: ``error: FILE: line N: WHAT``, exit code 2).
+
+Every number a reader uses is parsed here (:func:`whole_number`, :func:`amount`): finite, in
+its documented range, and a value that is not is named as ``field NAME: ...`` with the text
+cut to a readable length (:func:`shown`). Times are bounded by
+:data:`~fairshare.workload.model.MAX_SECONDS` and tasks per job by :data:`MAX_RECORD_TASKS`, so no
+trace can overflow the simulator's arithmetic or ask for more tasks than memory holds.
 """
 
 from __future__ import annotations
 
 import gzip
 import io
+import math
 import zlib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -19,13 +26,30 @@ import numpy as np
 
 from fairshare.cluster import Cluster, FloatArray
 from fairshare.workload.loader import ScenarioError
+from fairshare.workload.model import MAX_SECONDS
 
 __all__ = [
+    "MAX_RECORD_TASKS",
+    "MAX_SECONDS",
+    "JobNames",
     "TraceError",
+    "amount",
     "check_readable",
     "first_resource_demand",
     "numbered_lines",
+    "shown",
+    "whole_number",
 ]
+
+MAX_RECORD_TASKS = 1_000_000
+"""The most tasks one trace record may become (SWIM's maps or reduces, SWF's processors).
+The largest job of the shipped samples has 158,500 maps; a record beyond this is corrupt,
+and replaying it would hold one entry per task."""
+
+_SHOWN = 40
+"""How many characters of a bad field an error message echoes."""
+_DIGITS = 40
+"""The longest whole-number field read: more than every bound has, with room for padding."""
 
 
 class TraceError(ScenarioError):
@@ -40,6 +64,93 @@ class TraceError(ScenarioError):
     def __init__(self, file: str | Path, line: int | None, what: str) -> None:
         super().__init__(str(file), "file" if line is None else f"line {line}", what)
         self.line = line
+
+
+def shown(text: str) -> str:
+    """``text`` quoted for an error message, cut when long (a corrupt trace field may hold
+    megabytes, and an error stays one readable line)."""
+    if len(text) <= _SHOWN:
+        return repr(text)
+    return f"{text[:_SHOWN]!r}... ({len(text):,} characters)"
+
+
+def _field_error(path: Path, line: int, field: str, allowed: str, text: str) -> TraceError:
+    return TraceError(path, line, f"field {field}: must be {allowed}, got {shown(text)}")
+
+
+def _bound(value: float) -> str:
+    return f"{value:,}" if isinstance(value, int) else f"{value:g}"
+
+
+def whole_number(
+    text: str, field: str, path: Path, line: int, *, maximum: int, note: str = ""
+) -> int:
+    """The whole number in ``text``, from 0 to ``maximum``; otherwise a :class:`TraceError`
+    ``field FIELD: must be a whole number from 0 to MAXIMUM, got TEXT``.
+
+    A field longer than :data:`_DIGITS` characters is rejected unread, so thousands of digits
+    cost nothing (and never reach a float conversion, which overflowed)."""
+    if len(text) <= _DIGITS:
+        try:
+            value = int(text)
+        except ValueError:
+            value = -1
+        if 0 <= value <= maximum:
+            return value
+    allowed = f"a whole number from 0 to {_bound(maximum)}{note}"
+    raise _field_error(path, line, field, allowed, text)
+
+
+def amount(
+    text: str,
+    field: str,
+    path: Path,
+    line: int,
+    *,
+    maximum: float,
+    smallest: float = 0.0,
+    missing: float | None = None,
+    note: str = "",
+) -> float:
+    """The number in ``text``: 0, or from ``smallest`` to ``maximum``; ``missing`` (SWF's
+    -1), when given, is accepted and returned as it is. Otherwise a :class:`TraceError`
+    ``field FIELD: must be ... , got TEXT``."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if value == missing:
+        return value
+    # `not <=` also rejects nan; inf and a long digit string (float gives inf) are above.
+    if not 0 <= value <= maximum or 0 < value < smallest:
+        low = f"0 or from {smallest:g}" if smallest else "from 0"
+        allowed = f"a number {low} to {_bound(maximum)}{note}"
+        if missing is not None:
+            allowed += f", or {missing:g} (missing)"
+        raise _field_error(path, line, field, allowed, text)
+    return value + 0.0  # -0.0 as 0.0
+
+
+class JobNames:
+    """The job names a reader has yielded, each with its line, to reject a repeat where it
+    is: the second occurrence's line of the trace, not the scenario. The simulator keeps
+    every job's record anyway, so one entry per job adds little."""
+
+    def __init__(self, path: Path, what: str) -> None:
+        self.path = path
+        self.what = what
+        self.lines: dict[str, int] = {}
+
+    def add(self, name: str, line: int) -> None:
+        """Remember ``name`` at ``line``; a :class:`TraceError` there if it was seen."""
+        first = self.lines.setdefault(name, line)
+        if first != line:
+            raise TraceError(
+                self.path,
+                line,
+                f"{self.what} {shown(name)} repeats (first at line {first}); job ids must be "
+                "unique",
+            )
 
 
 def _open_text(path: Path) -> IO[str]:

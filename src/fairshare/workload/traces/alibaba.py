@@ -23,6 +23,11 @@ Machines: the scenario's, when it gives them (its resources named ``cpu``, ``mem
 is an error); otherwise the node list beside the pod list
 (``openb_node_list_all_node.csv``, else ``openb_node_list_gpu_node.csv``): resources
 ``cpu, mem, gpu`` in those units, each GPU node with the attribute ``gpu_model``.
+
+Bounds (a record beyond them is rejected, naming its line and field): times are numbers of
+seconds, 0 or from ``MIN_SECONDS`` to ``MAX_SECONDS`` (1e-6 to 1e15); each amount, in the
+units above, is 0 or from ``MIN_AMOUNT`` to ``MAX_AMOUNT`` (1e-9 to 1e15), as in a scenario;
+pod and node names are unique.
 """
 
 from __future__ import annotations
@@ -36,12 +41,16 @@ import numpy as np
 
 from fairshare.cluster import Cluster, FloatArray, Machine
 from fairshare.cluster.constraints import Constraint, parse_constraint
-from fairshare.workload.model import FixedDuration, Job
+from fairshare.workload.model import MAX_AMOUNT, MIN_AMOUNT, MIN_SECONDS, FixedDuration, Job
 from fairshare.workload.traces._common import (
+    MAX_SECONDS,
+    JobNames,
     TraceError,
+    amount,
     check_readable,
     numbered_lines,
     resource_positions,
+    shown,
 )
 
 __all__ = ["NODE_LISTS", "RESOURCES", "read_alibaba_nodes", "read_alibaba_pods"]
@@ -73,7 +82,7 @@ def _header(path: Path, required: tuple[str, ...]) -> dict[str, int]:
         missing = [c for c in required if c not in columns]
         if missing:
             raise TraceError(
-                path, 1, f"the header lacks column(s) {', '.join(missing)}; got {text!r}"
+                path, 1, f"the header lacks column(s) {', '.join(missing)}; got {shown(text)}"
             )
         return {c: columns.index(c) for c in required}
     raise TraceError(path, None, "is empty; expected a CSV header and records")
@@ -101,16 +110,19 @@ def _rows(path: Path) -> Iterator[tuple[int, list[str]]]:
         yield line, fields
 
 
-def _amount(text: str, column: str, path: Path, line: int, *, empty: float | None = None) -> float:
-    if not text and empty is not None:
-        return empty
-    try:
-        value = float(text)
-    except ValueError:
-        raise TraceError(path, line, f"{column} must be a number >= 0, got {text!r}") from None
-    if not math.isfinite(value) or value < 0:
-        raise TraceError(path, line, f"{column} must be a number >= 0, got {text!r}")
-    return value
+def _amount(text: str, column: str, path: Path, line: int, scale: float = 1.0) -> float:
+    """A resource amount in the trace's unit (``scale`` of them make one cluster unit):
+    0 or, once scaled, from ``MIN_AMOUNT`` to ``MAX_AMOUNT``."""
+    return (
+        amount(text, column, path, line, maximum=MAX_AMOUNT * scale, smallest=MIN_AMOUNT * scale)
+        / scale
+    )
+
+
+def _time(text: str, column: str, path: Path, line: int) -> float:
+    return amount(
+        text, column, path, line, maximum=MAX_SECONDS, smallest=MIN_SECONDS, note=" seconds"
+    )
 
 
 def read_alibaba_nodes(path: Path) -> Cluster:
@@ -126,12 +138,14 @@ def read_alibaba_nodes(path: Path) -> Cluster:
         if not name:
             raise TraceError(path, line, "node name (sn) is empty")
         if name in names:
-            raise TraceError(path, line, f"node {name!r} repeats (first at line {names[name]})")
+            raise TraceError(
+                path, line, f"node {shown(name)} repeats (first at line {names[name]})"
+            )
         names[name] = line
         capacity = np.array(
             [
-                _amount(fields[col["cpu_milli"]], "cpu_milli", path, line) / _MILLI,
-                _amount(fields[col["memory_mib"]], "memory_mib", path, line) / _MIB_PER_GIB,
+                _amount(fields[col["cpu_milli"]], "cpu_milli", path, line, _MILLI),
+                _amount(fields[col["memory_mib"]], "memory_mib", path, line, _MIB_PER_GIB),
                 _amount(fields[col["gpu"]], "gpu", path, line),
             ],
             dtype=np.float64,
@@ -156,7 +170,9 @@ def node_list_beside(pods: Path) -> Path | None:
 def _constraint(spec: str, path: Path, line: int) -> Constraint:
     models = [m.strip() for m in spec.split("|")]
     if any(not m or "'" in m or "\\" in m for m in models):
-        raise TraceError(path, line, f"gpu_spec must be GPU models separated by '|', got {spec!r}")
+        raise TraceError(
+            path, line, f"gpu_spec must be GPU models separated by '|', got {shown(spec)}"
+        )
     return parse_constraint("gpu_model in [" + ", ".join(f"'{m}'" for m in models) + "]")
 
 
@@ -164,7 +180,8 @@ def read_alibaba_pods(path: Path, cluster: Cluster) -> Iterator[Job]:
     """Stream the pods of a pod list as jobs in creation order on ``cluster``.
 
     Raises :class:`TraceError` (file and line) for a header without the pod columns, a record
-    with the wrong number of fields, a non-numeric or negative amount or time, a deletion
+    with the wrong number of fields, a repeated pod name, an amount or time that is not a
+    number within its bound (module docstring), a deletion
     before the scheduling or creation, creation times going backwards, or a demand for a
     resource ``cluster`` does not have.
     """
@@ -178,40 +195,40 @@ def _stream(path: Path, cluster: Cluster, col: dict[str, int]) -> Iterator[Job]:
     width = len(cluster.resources)
     constraints: dict[str, Constraint] = {}  # few distinct gpu_spec values: parse each once
     last = -math.inf
+    names = JobNames(path, "pod name")
     for line, fields in _rows(path):
         name = fields[col["name"]]
         if not name:
             raise TraceError(path, line, "pod name is empty")
         gpus = _amount(fields[col["num_gpu"]], "num_gpu", path, line)
-        gpu_milli = _amount(fields[col["gpu_milli"]], "gpu_milli", path, line, empty=0.0)
-        if gpus == 1 and 0 < gpu_milli < _MILLI:
-            gpus = gpu_milli / _MILLI
+        milli_text = fields[col["gpu_milli"]]
+        gpu_milli = _amount(milli_text, "gpu_milli", path, line, _MILLI) if milli_text else 0.0
+        if gpus == 1 and 0 < gpu_milli < 1:
+            gpus = gpu_milli
         amounts = {
-            "cpu": _amount(fields[col["cpu_milli"]], "cpu_milli", path, line) / _MILLI,
-            "mem": _amount(fields[col["memory_mib"]], "memory_mib", path, line) / _MIB_PER_GIB,
+            "cpu": _amount(fields[col["cpu_milli"]], "cpu_milli", path, line, _MILLI),
+            "mem": _amount(fields[col["memory_mib"]], "memory_mib", path, line, _MIB_PER_GIB),
             "gpu": gpus,
         }
         demand: FloatArray = np.zeros(width, dtype=np.float64)
-        for quantity, amount in amounts.items():
-            if amount <= 0:
+        for quantity, value in amounts.items():
+            if value <= 0:
                 continue
             if quantity not in positions:
                 raise TraceError(
                     path,
                     line,
-                    f"pod {name!r} demands {quantity} but the cluster has no resource named "
+                    f"pod {shown(name)} demands {quantity} but the cluster has no resource named "
                     f"{' or '.join(map(repr, _ALIASES[quantity]))} "
                     f"(resources: {', '.join(cluster.resources)})",
                 )
-            demand[positions[quantity]] = amount
+            demand[positions[quantity]] = value
         if not demand.any():
-            raise TraceError(path, line, f"pod {name!r} demands no cpu, memory or gpu")
-        created = _amount(fields[col["creation_time"]], "creation_time", path, line)
-        deleted = _amount(fields[col["deletion_time"]], "deletion_time", path, line)
+            raise TraceError(path, line, f"pod {shown(name)} demands no cpu, memory or gpu")
+        created = _time(fields[col["creation_time"]], "creation_time", path, line)
+        deleted = _time(fields[col["deletion_time"]], "deletion_time", path, line)
         scheduled_text = fields[col["scheduled_time"]]
-        started = (
-            _amount(scheduled_text, "scheduled_time", path, line) if scheduled_text else created
-        )
+        started = _time(scheduled_text, "scheduled_time", path, line) if scheduled_text else created
         if created < last:
             raise TraceError(
                 path,
@@ -225,6 +242,7 @@ def _stream(path: Path, cluster: Cluster, col: dict[str, int]) -> Iterator[Job]:
                 line,
                 f"deletion_time {deleted:g} is before the pod started ({started:g})",
             )
+        names.add(name, line)
         last = created
         spec = fields[col["gpu_spec"]].strip()
         constraint = None

@@ -20,6 +20,11 @@ assumptions:
 - the user is the trace's (hashed) user, so the jobs of one user share a fair share;
 - times are the trace's, in seconds (µs / 10^6), not shifted.
 
+Bounds (a record beyond them is rejected, naming its shard, line and field): timestamps are
+whole microseconds from 0 to ``MAX_SECONDS`` (1e15 s), job IDs whole numbers below 2^63,
+event types 0 to 8. A job ID names one job: its later SUBMITs are ignored, as above, so a
+replay never holds two jobs of one ID.
+
 Streaming in submit order needs each job's end, which comes later in the trace: jobs wait in
 a queue in submit order, and the head leaves as soon as it has ended. A job still running
 ``HORIZON_SECONDS`` of trace time after its submit (a long-lived service) leaves then, its
@@ -39,10 +44,12 @@ from pathlib import Path
 from fairshare.cluster import Cluster, FloatArray
 from fairshare.workload.model import FixedDuration, Job
 from fairshare.workload.traces._common import (
+    MAX_SECONDS,
     TraceError,
     check_readable,
     first_resource_demand,
     numbered_lines,
+    whole_number,
 )
 
 __all__ = ["HORIZON_SECONDS", "job_event_shards", "read_google_2011"]
@@ -56,6 +63,8 @@ _MAX_EVENT = 8
 _FIELDS = 8
 _SHARD = re.compile(r"part-\d+-of-\d+\.csv(\.gz)?$")
 _MICROSECONDS = 1e6
+_MAX_TIME = int(MAX_SECONDS * _MICROSECONDS)
+_MAX_ID = 2**63 - 1  # the schema's job IDs are 64-bit integers
 
 
 @dataclass
@@ -105,21 +114,9 @@ def _parse(text: str, shard: Path, line: int) -> tuple[int, int, int, str]:
         raise TraceError(
             shard, line, f"expected {_FIELDS} comma-separated fields, got {len(fields)}"
         )
-    try:
-        time = int(fields[0])
-        job = int(fields[2])
-        event = int(fields[3])
-    except ValueError:
-        raise TraceError(
-            shard,
-            line,
-            "timestamp (field 1), job ID (field 3) and event type (field 4) must be whole "
-            f"numbers, got {fields[0]!r}, {fields[2]!r}, {fields[3]!r}",
-        ) from None
-    if time < 0 or job < 0:
-        raise TraceError(shard, line, f"timestamp and job ID must be >= 0, got {time}, {job}")
-    if not 0 <= event <= _MAX_EVENT:
-        raise TraceError(shard, line, f"event type must be 0 to {_MAX_EVENT}, got {event}")
+    time = whole_number(fields[0], "timestamp (field 1)", shard, line, maximum=_MAX_TIME)
+    job = whole_number(fields[2], "job ID (field 3)", shard, line, maximum=_MAX_ID)
+    event = whole_number(fields[3], "event type (field 4)", shard, line, maximum=_MAX_EVENT)
     return time, job, event, fields[4]
 
 

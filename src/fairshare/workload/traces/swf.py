@@ -13,6 +13,12 @@ no user id is its own user). A job whose run time is missing (``-1``: it never r
 duration to replay and is skipped. The scenario supplies the machines and the per-task
 demand: one unit of its first resource (a processor). ``.swf.gz`` files are read
 compressed.
+
+Bounds (a record beyond them is rejected, naming its line and field): the fields read are
+numbers >= 0 or ``-1``; submit and run times at most ``MAX_SECONDS`` (1e15 s), a run time
+0 or at least ``MIN_SECONDS`` (1e-6 s), processors at most ``MAX_RECORD_TASKS`` (1,000,000), job
+numbers and user ids at most ``MAX_ID`` (10^18); job numbers are unique. The other fields
+are not read.
 """
 
 from __future__ import annotations
@@ -22,46 +28,45 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from fairshare.cluster import Cluster
-from fairshare.workload.model import FixedDuration, Job
+from fairshare.workload.model import MIN_SECONDS, FixedDuration, Job
 from fairshare.workload.traces._common import (
+    MAX_RECORD_TASKS,
+    MAX_SECONDS,
+    JobNames,
     TraceError,
+    amount,
     check_readable,
     first_resource_demand,
     numbered_lines,
 )
 
-__all__ = ["read_swf"]
+__all__ = ["MAX_ID", "read_swf"]
+
+MAX_ID = 1e18
+"""The largest job number or user id (they name jobs and users; never computed with)."""
 
 _FIELDS = 18
 _COLUMNS = {
-    0: "job number (field 1)",
-    1: "submit time (field 2)",
-    3: "run time (field 4)",
-    4: "allocated processors (field 5)",
-    7: "requested processors (field 8)",
-    11: "user id (field 12)",
+    0: ("job number (field 1)", MAX_ID, 0.0),
+    1: ("submit time (field 2)", MAX_SECONDS, 0.0),
+    3: ("run time (field 4)", MAX_SECONDS, MIN_SECONDS),
+    4: ("allocated processors (field 5)", float(MAX_RECORD_TASKS), 0.0),
+    7: ("requested processors (field 8)", float(MAX_RECORD_TASKS), 0.0),
+    11: ("user id (field 12)", MAX_ID, 0.0),
 }
 
 
 def _number(fields: list[str], index: int, path: Path, line: int) -> float:
-    text = fields[index]
-    try:
-        value = float(text)
-    except ValueError:
-        raise TraceError(path, line, f"{_COLUMNS[index]} must be a number, got {text!r}") from None
-    if not math.isfinite(value) or (value < 0 and value != -1):
-        raise TraceError(
-            path, line, f"{_COLUMNS[index]} must be a number >= 0 or -1 (missing), got {text!r}"
-        )
-    return value
+    name, maximum, smallest = _COLUMNS[index]
+    return amount(fields[index], name, path, line, maximum=maximum, smallest=smallest, missing=-1.0)
 
 
 def read_swf(path: Path, cluster: Cluster) -> Iterator[Job]:
     """Stream the jobs of an SWF log (``.swf`` or ``.swf.gz``) in submit order.
 
     Raises :class:`TraceError` (file and line) for a line that does not have 18 fields, a
-    field that is not a number, a negative value other than ``-1``, a missing job number or
-    submit time, or a submit time before the previous job's.
+    field that is not a number within its bound (module docstring) or ``-1``, a missing or
+    repeated job number, a missing submit time, or a submit time before the previous job's.
     """
     check_readable(path, "SWF log")
     return _stream(path, cluster)
@@ -70,6 +75,7 @@ def read_swf(path: Path, cluster: Cluster) -> Iterator[Job]:
 def _stream(path: Path, cluster: Cluster) -> Iterator[Job]:
     demand = first_resource_demand(cluster)
     last = -math.inf
+    names = JobNames(path, "job number (field 1)")
     for line, text in numbered_lines(path):
         fields = text.split()
         if not fields or fields[0].startswith(";"):
@@ -88,6 +94,7 @@ def _stream(path: Path, cluster: Cluster) -> Iterator[Job]:
                 f"submit time {submit:g} is before the previous job's ({last:g}); "
                 "the log must be in submit order",
             )
+        names.add(fields[0], line)
         last = submit
         run = _number(fields, 3, path, line)
         if run < 0:

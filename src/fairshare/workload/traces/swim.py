@@ -19,6 +19,11 @@ scheduling paper (FAIR section 6) size Hadoop jobs:
 
 The scenario supplies the machines and the per-task demand: one unit of its first resource
 (a slot). Every job is its own user (the trace has no users or pools).
+
+Bounds (a record beyond them is rejected, naming its line and field): times are whole
+seconds from 0 to ``MAX_SECONDS`` (1e15); byte counts are whole numbers, the input at most
+``MAX_RECORD_TASKS`` (1,000,000) blocks, the shuffle at most ``MAX_RECORD_TASKS`` GiB, the
+output at most ``MAX_BYTES`` (10^18); job ids are unique.
 """
 
 from __future__ import annotations
@@ -30,15 +35,20 @@ from pathlib import Path
 from fairshare.cluster import Cluster, FloatArray
 from fairshare.workload.model import FixedDuration, Job, ReducePhase
 from fairshare.workload.traces._common import (
+    MAX_RECORD_TASKS,
+    MAX_SECONDS,
+    JobNames,
     TraceError,
     check_readable,
     first_resource_demand,
     numbered_lines,
+    whole_number,
 )
 
 __all__ = [
     "BLOCK_BYTES",
     "COPY_BYTES_PER_SECOND",
+    "MAX_BYTES",
     "PROCESS_BYTES_PER_SECOND",
     "REDUCE_BYTES",
     "REPLICAS",
@@ -60,29 +70,38 @@ the maps in FAIR section 6.1."""
 COPY_BYTES_PER_SECOND = 16.0 * MIB
 """A reducer's shuffle (network copy) rate."""
 
+MAX_BYTES = 10**18
+"""The most reduce output bytes a record may hold (an exabyte)."""
+
 _MIN_FIELDS = 6
-
-
-def _count(text: str, column: str, path: Path, line: int) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise TraceError(
-            path, line, f"{column} must be a whole number >= 0, got {text!r}"
-        ) from None
-    if value < 0:
-        raise TraceError(path, line, f"{column} must be a whole number >= 0, got {value}")
-    return value
+_SECONDS = int(MAX_SECONDS)
 
 
 def _job(fields: list[str], path: Path, line: int, replicas: int, demand: FloatArray) -> Job:
     name = fields[0].strip()
     if not name:
         raise TraceError(path, line, "job id (column 1) is empty")
-    submit = _count(fields[1], "submit time (column 2)", path, line)
-    input_bytes = _count(fields[3], "map input bytes (column 4)", path, line)
-    shuffle = _count(fields[4], "shuffle bytes (column 5)", path, line)
-    output = _count(fields[5], "reduce output bytes (column 6)", path, line)
+    submit = whole_number(fields[1], "submit time (column 2)", path, line, maximum=_SECONDS)
+    whole_number(fields[2], "gap (column 3)", path, line, maximum=_SECONDS)
+    input_bytes = whole_number(
+        fields[3],
+        "map input bytes (column 4)",
+        path,
+        line,
+        maximum=MAX_RECORD_TASKS * BLOCK_BYTES,
+        note=f" (at most {MAX_RECORD_TASKS:,} maps of 128 MiB)",
+    )
+    shuffle = whole_number(
+        fields[4],
+        "shuffle bytes (column 5)",
+        path,
+        line,
+        maximum=MAX_RECORD_TASKS * REDUCE_BYTES,
+        note=f" (at most {MAX_RECORD_TASKS:,} reduces of 1 GiB)",
+    )
+    output = whole_number(
+        fields[5], "reduce output bytes (column 6)", path, line, maximum=MAX_BYTES
+    )
     maps = max(1, -(-input_bytes // BLOCK_BYTES))
     reduce = None
     if shuffle > 0:
@@ -111,10 +130,9 @@ def read_swim(path: Path, cluster: Cluster) -> Iterator[Job]:
     """Stream the jobs of a SWIM ``.tsv`` (optionally ``.gz``) in submit order.
 
     Raises :class:`TraceError` (file and line) for a record with fewer than 6 columns, an
-    empty job id, a non-numeric or negative number or a submit time before the previous one.
-    Blank lines are skipped. Job ids are used as they are (SWIM numbers them ``job0``,
-    ``job1``, ...); remembering every id to reject repeats would cost memory in proportion
-    to the trace.
+    empty or repeated job id, a number that is not a whole number within its bound (module
+    docstring) or a submit time before the previous one. Blank lines are skipped. Job ids
+    are used as they are (SWIM numbers them ``job0``, ``job1``, ...).
     """
     check_readable(path, "SWIM trace (.tsv)")
     return _stream(path, cluster)
@@ -124,6 +142,7 @@ def _stream(path: Path, cluster: Cluster) -> Iterator[Job]:
     demand = first_resource_demand(cluster)
     replicas = min(REPLICAS, len(cluster.machines))
     last = -math.inf
+    names = JobNames(path, "job id (column 1)")
     for line, text in numbered_lines(path):
         if not text.strip():
             continue
@@ -143,5 +162,6 @@ def _stream(path: Path, cluster: Cluster) -> Iterator[Job]:
                 f"submit time {job.submit:g} is before the previous job's ({last:g}); "
                 "the trace must be in submit order",
             )
+        names.add(job.name, line)
         last = job.submit
         yield job

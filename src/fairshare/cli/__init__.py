@@ -1,0 +1,19 @@
+"""The ``fairshare`` command line (SPEC sections 2-5): one module per command group.
+
+- :mod:`fairshare.cli.app`: the application, error reporting (SPEC section 4) and ``main``.
+- :mod:`fairshare.cli.solve`: ``solve`` and ``policies``.
+- :mod:`fairshare.cli.check`: ``check``.
+- :mod:`fairshare.cli.runs` and :mod:`fairshare.cli.simulate`: ``simulate`` and ``compare``.
+- :mod:`fairshare.cli.bench`: ``bench``.
+
+Every command is a thin layer over the library: it validates its options, calls the API
+(:mod:`fairshare.api`) and prints a table or JSON.
+"""
+
+from fairshare.cli import bench, check, simulate, solve
+from fairshare.cli.app import app, main
+
+__all__ = ["app", "main"]
+
+# The command modules register their commands on ``app`` when imported.
+_COMMANDS = (bench, check, simulate, solve)

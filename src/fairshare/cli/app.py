@@ -1,0 +1,174 @@
+"""The ``fairshare`` application object, its error reporting and its entry point.
+
+Input errors never show a traceback: they print one line ``error: FILE: WHERE: WHAT`` on stderr
+and exit with code 2 (SPEC section 4). Exit code 1 is reserved for bugs in fairshare. Native
+libraries that write to file descriptor 1 cannot corrupt a ``--json`` document
+(:func:`stdout_kept_for_output`).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import sys
+from collections.abc import Collection, Iterator
+from contextlib import contextmanager
+from typing import Annotated, NoReturn, TextIO
+
+import typer
+
+app = typer.Typer(
+    name="fairshare",
+    help="Fair multi-resource cluster scheduling: exact fair shares, online schedulers, "
+    "simulation and fairness checks.",
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+
+
+class InputError(Exception):
+    """Wrong input detected by the command layer: reported as ``error: FILE: WHERE: WHAT``."""
+
+    def __init__(self, file: str, where: str, what: str) -> None:
+        super().__init__(f"error: {file}: {where}: {what}")
+
+
+JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON document")]
+
+
+def parse_names(text: str, option: str, allowed: Collection[str], kind: str) -> list[str]:
+    """A comma-separated list of policy names, each one of ``allowed``."""
+    names = [name.strip() for name in text.split(",")]
+    if not text.strip() or any(not name for name in names):
+        raise InputError("command line", option, f"expected a comma-separated list, got {text!r}")
+    for name in names:
+        if name not in allowed:
+            raise InputError(
+                "command line",
+                option,
+                f"unknown {kind} {name!r}; allowed: {', '.join(allowed)}",
+            )
+    return names
+
+
+def dump_json(document: object) -> None:
+    sys.stdout.write(json.dumps(document, indent=2) + "\n")
+
+
+def fmt(value: object, unit: str = "") -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return f"{value:,.2f}{unit}" if abs(value) >= 100 else f"{value:.4g}{unit}"
+    return str(value)
+
+
+def pct(value: object) -> str:
+    return "-" if not isinstance(value, int | float) else f"{100 * value:.1f}%"
+
+
+_LONGEST_WORD = 120
+"""An echoed input value longer than this is cut: an error stays one readable line even when a
+trace field holds megabytes."""
+
+
+_LONGEST_LINE = 1500
+
+
+def fail(message: str) -> NoReturn:
+    words = message.replace("\n", " ").split(" ")
+    shown = [w if len(w) <= _LONGEST_WORD else w[:_LONGEST_WORD] + "..." for w in words]
+    line = " ".join(shown).rstrip()
+    if len(line) > _LONGEST_LINE:
+        line = line[:_LONGEST_LINE] + "..."
+    sys.stderr.write(line + "\n")
+    raise SystemExit(2)
+
+
+@contextmanager
+def stdout_kept_for_output() -> Iterator[None]:
+    """Keep the process's standard output for what fairshare itself prints.
+
+    Native libraries (HiGHS, BLAS) may write to file descriptor 1 directly, below Python, which
+    would corrupt a ``--json`` document. For the command's duration descriptor 1 points at
+    standard error, and ``sys.stdout`` writes to a duplicate of the original descriptor. Only
+    the process's own stdout is redirected (not a stream a caller or a test substituted).
+    """
+    stream: TextIO = sys.stdout
+    try:
+        redirect = stream is sys.__stdout__ and stream.fileno() == 1
+    except (AttributeError, OSError, ValueError):
+        redirect = False
+    if not redirect:
+        yield
+        return
+    stream.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    output = io.TextIOWrapper(
+        io.FileIO(saved, "w", closefd=False),
+        encoding=stream.encoding,
+        errors=stream.errors,
+        line_buffering=bool(getattr(stream, "line_buffering", False)),
+    )
+    sys.stdout = output
+    try:
+        yield
+    finally:
+        try:
+            output.flush()
+        finally:
+            sys.stdout = stream
+            output.close()
+            os.dup2(saved, 1)
+            os.close(saved)
+
+
+_LIBRARY_INPUT_ERRORS = (
+    ("fairshare.workload.loader", "ScenarioError"),
+    ("fairshare.solvers.registry", "UnknownPolicy"),
+)
+"""The library's exceptions that are input errors, by module: looked up only among the
+modules a command loaded (:func:`_input_errors`)."""
+
+
+def _input_errors() -> tuple[type[Exception], ...]:
+    """The exception types reported as input errors. A module the command never imported
+    cannot have raised its error, and importing it here would make every command pay for it
+    (the solvers load HiGHS and SciPy; a ``simulate`` needs neither)."""
+    errors: list[type[Exception]] = [InputError]
+    for module, name in _LIBRARY_INPUT_ERRORS:
+        loaded = sys.modules.get(module)
+        if loaded is not None:
+            errors.append(getattr(loaded, name))
+    return tuple(errors)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of the ``fairshare`` console script."""
+    command = typer.main.get_command(app)
+    try:
+        with stdout_kept_for_output():
+            code = command.main(args=argv, prog_name="fairshare", standalone_mode=False)
+    except typer.Abort:
+        fail("error: command line: aborted")
+    except typer.TyperException as err:
+        # Typer's usage errors (missing or malformed options and arguments).
+        context = getattr(err, "ctx", None)
+        where = context.command_path if context is not None else "fairshare"
+        message = getattr(err, "format_message", err.__str__)()
+        fail(f"error: command line: {where}: {message}")
+    except BrokenPipeError:
+        sys.stderr.close()
+        raise SystemExit(0) from None
+    except Exception as err:
+        if not isinstance(err, _input_errors()):
+            raise
+        fail(str(err) if str(err).startswith("error:") else f"error: {err}")
+    raise SystemExit(code if isinstance(code, int) else 0)

@@ -1,0 +1,419 @@
+"""What ``simulate`` and ``compare`` share: their options, the run settings built from them
+(every value checked before anything runs), the runs themselves with a progress bar, the
+warnings about jobs that can never run, and ``--out``."""
+
+from __future__ import annotations
+
+import signal
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
+
+from fairshare.cli.app import InputError
+from fairshare.workload.loader import load_scenario
+from fairshare.workload.model import MAX_SECONDS, Job, Scenario
+
+# Imported by the commands that use them, so that `fairshare solve` does not load them.
+if TYPE_CHECKING:
+    from fairshare.report.outdir import OutputDir
+    from fairshare.sim.engine import SimOptions
+    from fairshare.sim.records import RunLog
+    from fairshare.workload.generators import Workload
+
+
+DEFAULT_SEED = 0
+"""The seed of ``simulate`` and ``compare`` when ``--seed`` is not given."""
+
+
+RUN_FILES = ("summary.json", "jobs.csv", "timeline.csv", "tasks.parquet", "report.html")
+
+
+COMPARE_FILES = ("compare.json", "compare.csv", "compare.html")
+
+
+_SIM_HELP = {
+    "seed": f"Seed of durations, input blocks and generated jobs (default {DEFAULT_SEED})",
+    "trace": "Replay a trace instead of the scenario's jobs: swim, google-2011, alibaba-gpu or "
+    "swf, e.g. swim:FB-2009.tsv",
+    "delay": "Delay scheduling (FAIR Algorithm 1): wait T1 s for a node-local slot, T2 s more "
+    "for a rack-local one",
+    "preemption": "Preemption (FAIR section 3.2): kill newest tasks of over-share jobs after "
+    "TMIN s below min share or TFAIR s below half the fair share",
+    "until": "Stop the simulation at this time (seconds); unfinished jobs are reported as such",
+    "rack": "How many times longer a map runs reading its block from another machine of its rack",
+    "off_rack": "How many times longer a map runs reading its block from another rack",
+    "pool_order": "Order of jobs inside a user or pool: fair or fifo",
+    "copy_compute": "Copy-compute splitting (FAIR section 5.2): reducers copy from the job's "
+    "first finished map without holding resources; each machine admits 6 reducers, 2 computing",
+    "headroom": "Headroom (H-DRF section 5): each machine keeps room for the largest task "
+    "waiting for it, which smaller tasks may not take",
+}
+
+
+SeedOption = Annotated[int, typer.Option("--seed", min=0, help=_SIM_HELP["seed"])]
+
+
+TraceOption = Annotated[
+    str | None, typer.Option("--trace", metavar="FORMAT:PATH", help=_SIM_HELP["trace"])
+]
+
+
+DelayOption = Annotated[
+    str | None,
+    typer.Option("--delay-scheduling", metavar="T1,T2", help=_SIM_HELP["delay"]),
+]
+
+
+PreemptionOption = Annotated[
+    str | None,
+    typer.Option("--preemption", metavar="TMIN,TFAIR", help=_SIM_HELP["preemption"]),
+]
+
+
+UntilOption = Annotated[
+    float | None, typer.Option("--until", metavar="SECONDS", help=_SIM_HELP["until"])
+]
+
+
+RackOption = Annotated[float, typer.Option("--rack-slowdown", help=_SIM_HELP["rack"])]
+
+
+OffRackOption = Annotated[float, typer.Option("--off-rack-slowdown", help=_SIM_HELP["off_rack"])]
+
+
+PoolOrderOption = Annotated[str, typer.Option("--pool-order", help=_SIM_HELP["pool_order"])]
+
+
+CopyComputeOption = Annotated[
+    bool, typer.Option("--copy-compute-splitting", help=_SIM_HELP["copy_compute"])
+]
+
+
+HeadroomOption = Annotated[bool, typer.Option("--headroom", help=_SIM_HELP["headroom"])]
+
+
+OutOption = Annotated[
+    str, typer.Option("--out", "-o", metavar="DIR", help="Directory to write the results to")
+]
+
+
+ForceOption = Annotated[
+    bool,
+    typer.Option(
+        "--force",
+        help="Write into a non-empty DIR that is not a fairshare output, beside its files "
+        "(same-named files are replaced; nothing else is deleted)",
+    ),
+]
+
+
+ScenarioArgument = Annotated[
+    Path, typer.Argument(metavar="SCENARIO", help="YAML or JSON scenario (machines, jobs)")
+]
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """What ``simulate`` and ``compare`` share: the scenario, where its jobs come from, the
+    seed and the engine options. Built (and every value checked) before anything runs."""
+
+    scenario: Scenario
+    trace: tuple[str, Path] | None
+    seed: int
+    options: SimOptions
+
+    @property
+    def source(self) -> str:
+        return self.scenario.source
+
+
+def _pair(text: str | None, option: str, source: str, example: str) -> tuple[float, float] | None:
+    """``T1,T2`` as two finite numbers of seconds >= 0 (SPEC section 3 option values)."""
+    if text is None:
+        return None
+    parts = text.split(",")
+    values: list[float] = []
+    for part in parts:
+        try:
+            values.append(float(part))
+        except ValueError:
+            values = []
+            break
+    if len(parts) != 2 or len(values) != 2:
+        raise InputError(
+            source,
+            option,
+            f"expected two numbers of seconds separated by a comma, e.g. {example}, got {text!r}",
+        )
+    for value in values:
+        if not 0 <= value <= MAX_SECONDS:  # also nan and inf
+            raise InputError(
+                source,
+                option,
+                f"times must be numbers of seconds from 0 to {MAX_SECONDS:g}, got {text!r}",
+            )
+    return values[0], values[1]
+
+
+MAX_SLOWDOWN = 1e6
+"""The largest ``--rack-slowdown`` / ``--off-rack-slowdown`` factor: a task's time times it
+stays far inside the float range."""
+
+
+def _positive(
+    value: float | None, option: str, source: str, *, maximum: float, zero: bool = False
+) -> None:
+    if value is None:
+        return
+    if not 0 <= value <= maximum or (value == 0 and not zero):
+        bound = ">= 0" if zero else "> 0"
+        raise InputError(
+            source, option, f"must be a number {bound}, at most {maximum:g}, got {value:g}"
+        )
+
+
+def run_settings(
+    scenario_path: Path,
+    *,
+    seed: int,
+    trace: str | None,
+    delay: str | None,
+    preemption: str | None,
+    until: float | None,
+    rack_slowdown: float,
+    off_rack_slowdown: float,
+    pool_order: str,
+    copy_compute_splitting: bool = False,
+    headroom: bool = False,
+) -> RunSettings:
+    from fairshare.sim.engine import SimOptions  # noqa: PLC0415
+    from fairshare.workload.traces import (  # noqa: PLC0415
+        machines_from_trace,
+        parse_trace_argument,
+    )
+
+    source = str(scenario_path)
+    delay_pair = _pair(delay, "--delay-scheduling", source, "5,10")
+    preemption_pair = _pair(preemption, "--preemption", source, "30,60")
+    _positive(until, "--until", source, maximum=MAX_SECONDS, zero=True)
+    _positive(rack_slowdown, "--rack-slowdown", source, maximum=MAX_SLOWDOWN)
+    _positive(off_rack_slowdown, "--off-rack-slowdown", source, maximum=MAX_SLOWDOWN)
+    if pool_order not in ("fair", "fifo"):
+        raise InputError(source, "--pool-order", f"expected fair or fifo, got {pool_order!r}")
+    parsed_trace = parse_trace_argument(trace) if trace is not None else None
+    # SPEC section 3: a trace that lists machines gives them unless the scenario has them
+    machines_from = machines_from_trace(*parsed_trace, source) if parsed_trace is not None else None
+    scenario = load_scenario(scenario_path, machines_from)
+    if parsed_trace is None and not scenario.jobs and scenario.workload is None:
+        raise InputError(
+            source,
+            "jobs",
+            "nothing to simulate: the scenario has neither 'jobs' nor 'workload'; add one, "
+            "or give a trace with --trace FORMAT:PATH",
+        )
+    options = SimOptions(
+        delay=delay_pair,
+        preemption=preemption_pair,
+        pool_order="fifo" if pool_order == "fifo" else "fair",
+        rack_slowdown=rack_slowdown,
+        off_rack_slowdown=off_rack_slowdown,
+        until=until,
+        copy_compute_splitting=copy_compute_splitting,
+        headroom=headroom,
+    )
+    return RunSettings(scenario, parsed_trace, seed, options)
+
+
+def _workload(settings: RunSettings) -> Workload:
+    """The jobs of one run, streamed (:func:`fairshare.api.workload_of`)."""
+    from fairshare.api import workload_of  # noqa: PLC0415
+
+    return workload_of(settings.scenario, seed=settings.seed, trace=settings.trace)
+
+
+_WARN_EACH = 5
+"""Up to this many jobs that can never run get a warning line each; more get one line."""
+
+
+def unrunnable_warnings(settings: RunSettings) -> tuple[list[str], frozenset[str]]:
+    """The ``warning:`` lines for jobs that can never run on the run's machines (a task larger
+    than every machine it may use, or a constraint that matches no machine), found at load
+    time, before the run, by :class:`~fairshare.workload.eligibility.TaskFit`: the check
+    behind the simulator's slowdown denominator, so the lines and ``summary.json``'s
+    ``unrunnable_jobs`` agree. Reading the whole workload here also reports a corrupt trace
+    record before anything runs. The lines are printed by :func:`warn`; the names of the
+    jobs are returned too, so that the end-of-run warning about stranded jobs leaves them out."""
+    from fairshare.api import unrunnable_jobs  # noqa: PLC0415
+
+    every = unrunnable_jobs(_workload(settings), settings.options.until)
+    count = len(every)
+    found = every[:_WARN_EACH]
+    source = str(settings.trace[1]) if settings.trace is not None else settings.source
+    after = "reported unfinished and counted in summary.json's unrunnable_jobs"
+    if count <= _WARN_EACH:
+        return [
+            f"warning: {source}: job {name!r} can never run: {reason}; it is {after}"
+            for name, reason in found
+        ], frozenset(name for name, _ in every)
+    names = ", ".join(repr(name) for name, _ in found)
+    first, reason = found[0]
+    return [
+        f"warning: {source}: {count} jobs can never run ({names} and {count - len(found)} "
+        f"more; {first!r}: {reason}); they are {after}"
+    ], frozenset(name for name, _ in every)
+
+
+def warn(lines: list[str]) -> None:
+    """Print ``warning:`` lines on stderr. ``simulate`` and ``compare`` print them once the
+    run has been accepted and its files written: a run rejected part-way (a trace record, a
+    repeated job name, a reference scheduler's refusal) must leave one ``error:`` line and
+    nothing else (SPEC section 4)."""
+    console = Console(markup=False, stderr=True, highlight=False, soft_wrap=True)
+    for line in lines:
+        console.print(line, markup=False)
+
+
+def check_policy(name: str, settings: RunSettings, option: str = "--policy") -> None:
+    """:func:`fairshare.api.check_policy`, its error naming ``option`` (or the option that
+    does not combine with the policy)."""
+    from fairshare.api import check_policy as check  # noqa: PLC0415
+    from fairshare.policies import PolicyError  # noqa: PLC0415
+
+    try:
+        check(name, settings.options, option)
+    except PolicyError as err:
+        raise InputError(settings.source, err.where, err.what) from None
+
+
+def check_comparison(names: list[str], reference: str | None, settings: RunSettings) -> None:
+    """:func:`fairshare.api.check_comparison`, its error naming ``--policies`` or
+    ``--reference``."""
+    from fairshare.api import check_comparison as check  # noqa: PLC0415
+    from fairshare.policies import PolicyError  # noqa: PLC0415
+
+    try:
+        check(names, reference)
+    except PolicyError as err:
+        raise InputError(settings.source, f"--{err.where}", err.what) from None
+
+
+class _Progress:
+    """A progress bar on stderr for runs longer than a second (none when stderr is not a
+    terminal). It counts jobs as the engine submits them, so it follows simulated time."""
+
+    def __init__(self, label: str, total: int | None) -> None:
+        self.label = label
+        self.total = total
+        self.started = time.perf_counter()
+        self.bar: Progress | None = None
+        self.task: TaskID | None = None
+        self.enabled = sys.stderr.isatty()
+
+    def wrap(self, jobs: Iterator[Job]) -> Iterator[Job]:
+        for count, job in enumerate(jobs, start=1):
+            if self.enabled:
+                self._tick(count, job.submit)
+            yield job
+        if self.bar is not None and self.task is not None:
+            self.bar.update(self.task, description=f"{self.label}: finishing running tasks")
+
+    def _tick(self, count: int, submit: float) -> None:
+        if self.bar is None:
+            if time.perf_counter() - self.started < 1.0:
+                return
+            self.bar = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("jobs, simulated {task.fields[clock]}"),
+                TimeElapsedColumn(),
+                console=Console(markup=False, stderr=True),
+                transient=True,
+            )
+            self.bar.start()
+            self.task = self.bar.add_task(self.label, total=self.total, clock="0 s")
+        assert self.task is not None
+        self.bar.update(self.task, completed=count, clock=f"{submit:,.0f} s")
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+def run_policy(settings: RunSettings, policy_name: str) -> RunLog:
+    """Simulate one policy (:func:`fairshare.api.replay`) with a progress bar; input
+    problems become :class:`InputError` (exit 2)."""
+    from fairshare.api import replay  # noqa: PLC0415
+    from fairshare.policies import PolicyError  # noqa: PLC0415
+
+    scenario = settings.scenario
+    workload = _workload(settings)
+    counted = settings.trace is None and bool(scenario.jobs)
+    progress = _Progress(policy_name, len(scenario.jobs) if counted else None)
+    try:
+        run = replay(
+            scenario,
+            workload,
+            policy_name,
+            seed=settings.seed,
+            options=settings.options,
+            jobs=progress.wrap(workload.jobs),
+        )
+    except PolicyError as err:  # includes SimulationError
+        raise InputError(settings.source, err.where, err.what) from None
+    finally:
+        progress.close()
+    return run.log
+
+
+def warn_stranded(source: str, log: RunLog, unrunnable: frozenset[str]) -> None:
+    """One ``warning:`` line on stderr for the jobs a run left waiting when no event was
+    left (:attr:`RunLog.stranded`): none of the machines they may use will ever take their
+    tasks. Jobs that can never run on any machine are left out: the load-time warning
+    already named them. Printed after the results are written, so that a failure to write
+    them is the only line."""
+    jobs, policy = [j for j in log.stranded if j not in unrunnable], log.policy
+    if not jobs:
+        return
+    shown = ", ".join(repr(name[:40]) for name in jobs[:3])
+    more = f" and {len(jobs) - 3} more" if len(jobs) > 3 else ""
+    Console(markup=False, stderr=True, highlight=False, soft_wrap=True).print(
+        f"warning: {source}: {policy}: {len(jobs)} job{'s' if len(jobs) != 1 else ''} never "
+        f"finished ({shown}{more}): the run ended with tasks waiting that no machine they "
+        "may use had room for",
+        markup=False,
+    )
+
+
+@contextmanager
+def output_dir(out: str, command: str, files: list[str], force: bool) -> Iterator[OutputDir]:
+    """``--out DIR``, checked before the run and staged during it (``report/outdir.py``);
+    its problems are input errors (exit 2), environment ones (a full disk) included."""
+    from fairshare.report.outdir import OutDirError, OutputDir, Terminated  # noqa: PLC0415
+
+    try:
+        with OutputDir(out, command=command, files=files, force=force) as target:
+            yield target
+    except OutDirError as err:
+        raise InputError(err.file, "--out", err.what) from None
+    except (KeyboardInterrupt, Terminated) as err:
+        # The staging directory is gone by now. Exit 128 + the signal's number, as a shell
+        # reports a process the signal ended (typer would turn SIGINT into a silent 130).
+        signum = err.signum if isinstance(err, Terminated) else signal.SIGINT
+        sys.stderr.write(f"error: interrupted by {signal.Signals(signum).name}\n")
+        raise SystemExit(128 + signum) from None

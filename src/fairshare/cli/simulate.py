@@ -1,0 +1,238 @@
+"""``fairshare simulate`` and ``fairshare compare`` (SPEC section 3)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from fairshare.cli.app import InputError, app, fmt, pct
+from fairshare.cli.runs import (
+    COMPARE_FILES,
+    DEFAULT_SEED,
+    RUN_FILES,
+    CopyComputeOption,
+    DelayOption,
+    ForceOption,
+    HeadroomOption,
+    OffRackOption,
+    OutOption,
+    PoolOrderOption,
+    PreemptionOption,
+    RackOption,
+    RunSettings,
+    ScenarioArgument,
+    SeedOption,
+    TraceOption,
+    UntilOption,
+    check_comparison,
+    check_policy,
+    output_dir,
+    run_policy,
+    run_settings,
+    unrunnable_warnings,
+    warn,
+    warn_stranded,
+)
+
+# Imported by the commands that use them, so that `fairshare solve` does not load them.
+if TYPE_CHECKING:
+    from fairshare.sim.records import RunLog
+
+
+def _summary_rows(doc: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The headline numbers of a ``summary.json`` document, for people."""
+    locality = doc.get("locality") or {}
+    utilization = doc.get("utilization") or {}
+    rows = [
+        ("policy", str(doc["policy"])),
+        ("seed", fmt(doc["seed"])),
+        ("jobs finished", f"{fmt(doc.get('finished_jobs'))} of {fmt(doc['jobs'])}"),
+        ("jobs that can never run", fmt(doc.get("unrunnable_jobs"))),
+        ("tasks", fmt(doc["tasks"])),
+        ("makespan", fmt(doc["makespan"], " s")),
+        ("mean response time", fmt(doc["mean_response_time"], " s")),
+        ("p50 response time", fmt(doc["p50_response_time"], " s")),
+        ("p95 response time", fmt(doc["p95_response_time"], " s")),
+        ("mean slowdown", fmt(doc["mean_slowdown"])),
+        (
+            "locality node / rack / off-rack",
+            " / ".join(pct(locality.get(k)) for k in ("node", "rack", "off_rack")),
+        ),
+    ]
+    rows.extend((f"utilization {name}", pct(value)) for name, value in utilization.items())
+    rows.extend(
+        [
+            ("preempted tasks", fmt(doc["preempted_tasks"])),
+            ("events", fmt(doc["events"])),
+        ]
+    )
+    return rows
+
+
+@app.command("simulate")
+def simulate_command(
+    scenario_path: ScenarioArgument,
+    policy: Annotated[
+        str, typer.Option("--policy", "-p", help="Online policy (see `fairshare policies`)")
+    ],
+    out: OutOption,
+    seed: SeedOption = DEFAULT_SEED,
+    trace: TraceOption = None,
+    delay_scheduling: DelayOption = None,
+    preemption: PreemptionOption = None,
+    until: UntilOption = None,
+    rack_slowdown: RackOption = 1.2,
+    off_rack_slowdown: OffRackOption = 1.5,
+    pool_order: PoolOrderOption = "fair",
+    copy_compute_splitting: CopyComputeOption = False,
+    headroom: HeadroomOption = False,
+    force: ForceOption = False,
+) -> None:
+    """Replay the scenario's jobs (or workload, or a trace) under an online policy and write
+    summary.json, jobs.csv, timeline.csv, tasks.parquet and report.html to DIR."""
+    from fairshare.report import write_outputs  # noqa: PLC0415
+
+    settings = run_settings(
+        scenario_path,
+        seed=seed,
+        trace=trace,
+        delay=delay_scheduling,
+        preemption=preemption,
+        until=until,
+        rack_slowdown=rack_slowdown,
+        off_rack_slowdown=off_rack_slowdown,
+        pool_order=pool_order,
+        copy_compute_splitting=copy_compute_splitting,
+        headroom=headroom,
+    )
+    check_policy(policy, settings)
+    with output_dir(out, "simulate", list(RUN_FILES), force) as target:
+        warnings, unrunnable = unrunnable_warnings(settings)
+        log = run_policy(settings, policy)
+        doc = target.commit(lambda path: write_outputs(log, path))
+    warn(warnings)
+    warn_stranded(settings.source, log, unrunnable)
+    console = Console(markup=False, highlight=False)
+    table = Table(title=f"simulated {policy} on {settings.source}", title_justify="left")
+    table.add_column("")
+    table.add_column("", justify="right")
+    for label, value in _summary_rows(doc):
+        table.add_row(label, value)
+    table.add_row("wall time", f"{log.wall_seconds:.2f} s")
+    table.show_header = False
+    console.print(table)
+    console.soft_wrap = True
+    console.print(f"wrote {out}: {', '.join(RUN_FILES)}", markup=False)
+
+
+@app.command("compare")
+def compare_command(
+    scenario_path: ScenarioArgument,
+    policies: Annotated[
+        str,
+        typer.Option(
+            "--policies", metavar="P1,P2,...", help="Policies to run on the same workload"
+        ),
+    ],
+    out: OutOption,
+    reference: Annotated[
+        str | None,
+        typer.Option(
+            "--reference",
+            metavar="P",
+            help="Policy the others are compared against (default: the first)",
+        ),
+    ] = None,
+    seed: SeedOption = DEFAULT_SEED,
+    trace: TraceOption = None,
+    delay_scheduling: DelayOption = None,
+    preemption: PreemptionOption = None,
+    until: UntilOption = None,
+    rack_slowdown: RackOption = 1.2,
+    off_rack_slowdown: OffRackOption = 1.5,
+    pool_order: PoolOrderOption = "fair",
+    copy_compute_splitting: CopyComputeOption = False,
+    headroom: HeadroomOption = False,
+    force: ForceOption = False,
+) -> None:
+    """Run several policies on the same jobs (same seed: same jobs and durations) and write
+    compare.json, compare.csv, compare.html and each run's files in DIR/POLICY/."""
+    from fairshare.report import write_compare, write_outputs  # noqa: PLC0415
+
+    settings = run_settings(
+        scenario_path,
+        seed=seed,
+        trace=trace,
+        delay=delay_scheduling,
+        preemption=preemption,
+        until=until,
+        rack_slowdown=rack_slowdown,
+        off_rack_slowdown=off_rack_slowdown,
+        pool_order=pool_order,
+        copy_compute_splitting=copy_compute_splitting,
+        headroom=headroom,
+    )
+    names = [p.strip() for p in policies.split(",")]
+    if not policies.strip() or any(not n for n in names):
+        raise InputError(
+            settings.source, "--policies", f"expected a comma-separated list, got {policies!r}"
+        )
+    for name in names:
+        check_policy(name, settings, "--policies")
+    check_comparison(names, reference, settings)
+    files = [*COMPARE_FILES, *(f"{name}/{file}" for name in names for file in RUN_FILES)]
+    with output_dir(out, "compare", files, force) as target:
+        warnings, unrunnable = unrunnable_warnings(settings)
+        logs = [run_policy(settings, name) for name in names]
+
+        def write(path: Path) -> list[dict[str, object]]:
+            docs = [write_outputs(log, path / name) for name, log in zip(names, logs, strict=True)]
+            write_compare(logs, path, reference if reference is not None else 0)
+            return docs
+
+        docs = target.commit(write)
+    warn(warnings)
+    for log in logs:
+        warn_stranded(settings.source, log, unrunnable)
+    _print_compare(settings, names, docs, logs, reference or names[0], out)
+
+
+def _print_compare(
+    settings: RunSettings,
+    names: list[str],
+    docs: list[dict[str, object]],
+    logs: list[RunLog],
+    reference: str,
+    out: str,
+) -> None:
+    table = Table(
+        title=f"{len(names)} policies on {settings.source} (seed {settings.seed}, "
+        f"reference {reference})",
+        title_justify="left",
+    )
+    table.add_column("")
+    for name in names:
+        table.add_column(name, justify="right")
+    rows = [_summary_rows(doc) for doc in docs]
+    labels: list[str] = []
+    for per_run in rows:
+        labels.extend(label for label, _ in per_run if label not in labels and label != "policy")
+    for label in labels:
+        cells = [dict(per_run).get(label, "-") for per_run in rows]
+        table.add_row(label, *cells)
+    table.add_row("wall time", *[f"{log.wall_seconds:.2f} s" for log in logs])
+    # Wide enough for every column unwrapped, whatever the terminal says.
+    width = 36 + sum(max(len(n), 12) + 3 for n in names)
+    console = Console(
+        markup=False, highlight=False, width=max(width, Console().width), soft_wrap=True
+    )
+    console.print(table)
+    console.print(
+        f"wrote {out}: {', '.join(COMPARE_FILES)} and {', '.join(n + '/' for n in names)}",
+        markup=False,
+    )

@@ -1,0 +1,577 @@
+"""The placement-constraint language's syntax (SPEC section 1, "Constraint expressions"): the
+frozen node classes a constraint can contain, the tokenizer and the recursive-descent parser.
+The grammar and the semantics are in :mod:`fairshare.cluster.constraints`, which compiles the
+tree for evaluation."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal, NamedTuple, TypeAlias
+
+__all__ = [
+    "MAX_DEPTH",
+    "And",
+    "Attribute",
+    "CompareOp",
+    "Comparison",
+    "ConstraintSyntaxError",
+    "Expr",
+    "LiteralList",
+    "LiteralValue",
+    "MachineName",
+    "MachineRack",
+    "Not",
+    "Operand",
+    "Or",
+    "Scalar",
+    "Truth",
+    "parse_tree",
+]
+
+Scalar: TypeAlias = bool | int | float | str
+CompareOp: TypeAlias = Literal["==", "!=", "<", "<=", ">", ">=", "in", "not in"]
+
+#: Nesting limit for parentheses plus ``not`` (keeps parsing and evaluation off the
+#: interpreter's recursion limit).
+MAX_DEPTH = 100
+
+_ALLOWED = (
+    "allowed: attribute names, name, rack, literals (numbers, 'strings', true/false, [lists]), "
+    "== != < <= > >= in, not in, and, or, not, parentheses"
+)
+
+
+class ConstraintSyntaxError(ValueError):
+    """A constraint that is not in the language (SPEC section 1): ``column`` is 1-based.
+
+    ``str(error)`` is the one-line ``message`` (what is wrong and what is allowed); callers
+    add the column and field path when they report it.
+    """
+
+    def __init__(self, message: str, column: int) -> None:
+        super().__init__(message)
+        self.message = message
+        self.column = column
+
+
+# --------------------------------------------------------------------------------------------
+# The syntax tree: the only node types a constraint can contain.
+
+
+@dataclass(frozen=True, slots=True)
+class Attribute:
+    """A machine attribute, read from ``Machine.attributes``."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class MachineName:
+    """The reserved identifier ``name``: the machine's name."""
+
+
+@dataclass(frozen=True, slots=True)
+class MachineRack:
+    """The reserved identifier ``rack``: the machine's rack (missing when ``None``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class LiteralValue:
+    """A number, string or boolean literal."""
+
+    value: Scalar
+
+
+@dataclass(frozen=True, slots=True)
+class LiteralList:
+    """A list of scalar literals: the right side of ``in`` / ``not in``."""
+
+    items: tuple[Scalar, ...]
+
+
+Operand: TypeAlias = Attribute | MachineName | MachineRack | LiteralValue
+
+
+@dataclass(frozen=True, slots=True)
+class Truth:
+    """An operand used as a condition: ``gpu``, ``name``, ``true``."""
+
+    operand: Operand
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """``left OP right``; ``right`` is a list only for ``in`` / ``not in``."""
+
+    op: CompareOp
+    left: Operand
+    right: Operand | LiteralList
+
+
+@dataclass(frozen=True, slots=True)
+class Not:
+    operand: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class And:
+    operands: tuple[Expr, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Or:
+    operands: tuple[Expr, ...]
+
+
+Expr: TypeAlias = Truth | Comparison | Not | And | Or
+
+
+# --------------------------------------------------------------------------------------------
+# Tokenizer.
+
+
+class _Token(NamedTuple):
+    kind: str  # ident name rack num str bool op and or not in ( ) [ ] , end error
+    text: str
+    value: Scalar
+    column: int
+
+
+_TOKEN_RE = re.compile(
+    r"""
+      (?P<ws>\s+)
+    | (?P<num>[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)
+    | (?P<ident>[A-Za-z_](?:[A-Za-z0-9_.\-]*[A-Za-z0-9_])?)
+    | (?P<op>==|!=|<=|>=|<|>)
+    | (?P<punct>[()\[\],])
+    | (?P<str>'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")
+    """,
+    re.VERBOSE | re.DOTALL,
+)
+_ESCAPE_RE = re.compile(r"\\(.)", re.DOTALL)
+_WORDS: dict[str, tuple[str, Scalar]] = {
+    "and": ("and", ""),
+    "or": ("or", ""),
+    "not": ("not", ""),
+    "in": ("in", ""),
+    "true": ("bool", True),
+    "True": ("bool", True),
+    "false": ("bool", False),
+    "False": ("bool", False),
+    "name": ("name", ""),
+    "rack": ("rack", ""),
+}
+_CHAR_HINTS: dict[str, str] = {
+    "=": "use '==' to compare ('=' alone is not allowed)",
+    "!": "use 'not' for negation ('!' is only allowed in '!=')",
+    "&": "use 'and' instead of '&'",
+    "|": "use 'or' instead of '|'",
+    ".": "attribute access ('.') is not allowed ('.' may only appear inside an attribute name)",
+    "+": "arithmetic is not allowed ('+' and '-' are only allowed as the sign of a number)",
+    "-": "arithmetic is not allowed ('+' and '-' are only allowed as the sign of a number)",
+    "*": "arithmetic is not allowed",
+    "/": "arithmetic is not allowed",
+    "%": "arithmetic is not allowed",
+}
+
+
+def _tokenize(text: str) -> list[_Token]:
+    """Split ``text`` into tokens. A bad character ends the list with an ``error`` token, so
+    that the parser reports the leftmost problem first."""
+    tokens: list[_Token] = []
+    append = tokens.append
+    match = _TOKEN_RE.match
+    pos = 0
+    n = len(text)
+    while pos < n:
+        m = match(text, pos)
+        if m is None:
+            append(_bad_char(text, pos))
+            return tokens
+        kind = m.lastgroup
+        tok = m.group()
+        col = pos + 1
+        end = m.end()
+        if kind == "ident":
+            word = _WORDS.get(tok)
+            if word is None:
+                append(_Token("ident", tok, tok, col))
+            else:
+                append(_Token(word[0], tok, word[1], col))
+        elif kind == "op":
+            append(_Token("op", tok, tok, col))
+        elif kind == "punct":
+            append(_Token(tok, tok, tok, col))
+        elif kind == "num":
+            if end < n and (text[end].isalnum() or text[end] in "_."):
+                bad = re.match(r"[\w.+-]*", text[end:])
+                whole = tok + (bad.group() if bad else "")
+                message = f"malformed number {whole!r}; quote text and version numbers, e.g. "
+                message += "kernel >= '5.4.2'"
+                append(_Token("error", message, "", col))
+                return tokens
+            append(_number(tok, col))
+        elif kind == "str":
+            append(_string(tok, col))
+        pos = end
+    append(_Token("end", "", "", n + 1))
+    return tokens
+
+
+def _bad_char(text: str, pos: int) -> _Token:
+    char = text[pos]
+    col = pos + 1
+    if char in "'\"":
+        message = (
+            f"unterminated string: the quote {char} at column {col} is never closed; "
+            f"end the string with {char} (write \\{char} for a quote inside it)"
+        )
+    else:
+        hint = _CHAR_HINTS.get(char, f"unexpected character {char!r}")
+        message = f"{hint}; {_ALLOWED}"
+    return _Token("error", message, "", col)
+
+
+def _number(text: str, col: int) -> _Token:
+    if any(c in text for c in ".eE"):
+        value: float | int = float(text)
+        if value in (float("inf"), float("-inf")):
+            return _Token("error", f"number {text} is out of range", "", col)
+    else:
+        try:
+            value = int(text)
+        except ValueError:  # more digits than Python converts
+            return _Token("error", f"number {text[:20]}... has too many digits", "", col)
+    return _Token("num", text, value, col)
+
+
+def _string(text: str, col: int) -> _Token:
+    body = text[1:-1]
+    if "\\" not in body:
+        return _Token("str", text, body, col)
+    for esc in _ESCAPE_RE.finditer(body):
+        if esc.group(1) not in "\\'\"":
+            message = (
+                f"unknown escape {esc.group()!r} in a string; only \\' \\\" and \\\\ are allowed"
+            )
+            return _Token("error", message, "", col + 1 + esc.start())
+    return _Token("str", text, _ESCAPE_RE.sub(r"\1", body), col)
+
+
+# --------------------------------------------------------------------------------------------
+# Parser.
+
+_OPERAND_KINDS = frozenset({"ident", "name", "rack", "num", "str", "bool"})
+_SCALAR_KINDS = frozenset({"num", "str", "bool"})
+
+
+def _describe(tok: _Token) -> str:
+    if tok.kind == "end":
+        return "the end of the constraint"
+    text = tok.text if len(tok.text) <= 30 else tok.text[:27] + "..."
+    text = text.replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
+    if tok.kind == "str":
+        return f"the string {text}"
+    return f"'{text}'"
+
+
+class _Parser:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.tokens = _tokenize(text)
+        self.pos = 0
+        self.depth = 0
+
+    # -- token access ---------------------------------------------------------------------
+    def peek(self) -> _Token:
+        tok = self.tokens[self.pos]
+        if tok.kind == "error":
+            raise ConstraintSyntaxError(tok.text, tok.column)
+        return tok
+
+    def advance(self) -> _Token:
+        tok = self.peek()
+        self.pos += 1
+        return tok
+
+    def at_comparison(self) -> bool:
+        """Whether the next tokens are ``==``-like, ``in`` or ``not in``."""
+        kind = self.peek().kind
+        if kind in ("op", "in"):
+            return True
+        return kind == "not" and self.tokens[self.pos + 1].kind == "in"
+
+    def previous(self) -> str:
+        if self.pos == 0:
+            return "at the start"
+        return f"after {_describe(self.tokens[self.pos - 1])}"
+
+    # -- grammar --------------------------------------------------------------------------
+    def parse(self) -> Expr:
+        if self.peek().kind == "end":
+            raise ConstraintSyntaxError(
+                "empty constraint: write a condition such as gpu and rack != 'r3'; " + _ALLOWED,
+                1,
+            )
+        expr = self.parse_or()
+        tok = self.peek()
+        if tok.kind != "end":
+            raise self.trailing(tok)
+        return expr
+
+    def parse_or(self) -> Expr:
+        first = self.parse_and()
+        if self.peek().kind != "or":
+            return first
+        items = [first]
+        while self.peek().kind == "or":
+            self.advance()
+            items.append(self.parse_and())
+        return Or(tuple(items))
+
+    def parse_and(self) -> Expr:
+        first = self.parse_not()
+        if self.peek().kind != "and":
+            return first
+        items = [first]
+        while self.peek().kind == "and":
+            self.advance()
+            items.append(self.parse_not())
+        return And(tuple(items))
+
+    def parse_not(self) -> Expr:
+        count = 0
+        while self.peek().kind == "not":
+            tok = self.advance()
+            count += 1
+            self.enter(tok)
+        expr = self.parse_primary()
+        self.depth -= count
+        for _ in range(count):
+            expr = Not(expr)
+        return expr
+
+    def enter(self, tok: _Token) -> None:
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise ConstraintSyntaxError(
+                f"the constraint nests too deeply (more than {MAX_DEPTH} levels of parentheses "
+                "and not)",
+                tok.column,
+            )
+
+    def parse_primary(self) -> Expr:
+        tok = self.peek()
+        kind = tok.kind
+        if kind in _OPERAND_KINDS:
+            return self.parse_comparison(self.parse_operand())
+        if kind == "(":
+            self.advance()
+            self.enter(tok)
+            expr = self.parse_or()
+            close = self.peek()
+            if close.kind == "end":
+                raise ConstraintSyntaxError(
+                    f"unbalanced parentheses: '(' at column {tok.column} is never closed; add ')'",
+                    tok.column,
+                )
+            if close.kind != ")":
+                raise ConstraintSyntaxError(
+                    f"expected ')', 'and' or 'or', found {_describe(close)}", close.column
+                )
+            self.advance()
+            self.depth -= 1
+            if self.at_comparison():
+                nxt = self.peek()
+                raise ConstraintSyntaxError(
+                    f"a parenthesised condition cannot be compared ({_describe(nxt)} after ')'); "
+                    "compare attribute names, name, rack or literals, e.g. cores >= 4",
+                    nxt.column,
+                )
+            return expr
+        if kind == "[":
+            raise ConstraintSyntaxError(
+                "a list is only allowed on the right of in / not in, e.g. zone in ['a', 'b']",
+                tok.column,
+            )
+        if kind == ")" and self.depth == 0:
+            raise ConstraintSyntaxError(
+                f"unbalanced parentheses: ')' at column {tok.column} has no matching '('",
+                tok.column,
+            )
+        if kind == "end":
+            raise ConstraintSyntaxError(
+                f"the constraint ends too early: expected a condition {self.previous()}",
+                tok.column,
+            )
+        raise ConstraintSyntaxError(
+            f"expected a condition (an attribute name, name, rack, true/false, a comparison or "
+            f"'(') {self.previous()}, found {_describe(tok)}",
+            tok.column,
+        )
+
+    def parse_operand(self) -> Operand:
+        tok = self.advance()
+        node: Operand
+        if tok.kind == "ident":
+            node = Attribute(tok.text)
+        elif tok.kind == "name":
+            node = MachineName()
+        elif tok.kind == "rack":
+            node = MachineRack()
+        else:
+            node = LiteralValue(tok.value)
+        nxt = self.peek()
+        if nxt.kind == "(":
+            raise ConstraintSyntaxError(
+                f"function calls are not allowed ('(' after {_describe(tok)}); a constraint is "
+                f"never run as code; {_ALLOWED}",
+                nxt.column,
+            )
+        if nxt.kind == "[":
+            raise ConstraintSyntaxError(
+                f"indexing is not allowed ('[' after {_describe(tok)}); to test membership "
+                f"write x in [...]; {_ALLOWED}",
+                nxt.column,
+            )
+        return node
+
+    def parse_comparison(self, left: Operand) -> Expr:
+        first = self.tokens[self.pos - 1]
+        tok = self.peek()
+        right: Operand | LiteralList
+        op: CompareOp
+        if tok.kind == "op":
+            self.advance()
+            op = _COMPARE_OPS[tok.text]
+            right = self.parse_right_operand(tok)
+        elif tok.kind == "in":
+            self.advance()
+            op = "in"
+            right = self.parse_membership(tok)
+        elif tok.kind == "not" and self.tokens[self.pos + 1].kind == "in":
+            self.advance()
+            self.advance()
+            op = "not in"
+            right = self.parse_membership(tok)
+        else:
+            if isinstance(left, LiteralValue) and not isinstance(left.value, bool):
+                raise ConstraintSyntaxError(
+                    f"{_describe(first)} alone is not a condition; compare it, e.g. cores >= 4",
+                    first.column,
+                )
+            return Truth(left)
+        if self.at_comparison():
+            nxt = self.peek()
+            raise ConstraintSyntaxError(
+                f"comparisons cannot be chained ({_describe(nxt)} after a comparison); "
+                "write a < b and b < c instead of a < b < c",
+                nxt.column,
+            )
+        return Comparison(op, left, right)
+
+    def parse_right_operand(self, op_tok: _Token) -> Operand:
+        tok = self.peek()
+        if tok.kind in _OPERAND_KINDS:
+            return self.parse_operand()
+        after = f"after '{op_tok.text}'"
+        if tok.kind == "[":
+            message = (
+                f"a list is only allowed after in / not in, not {after}; "
+                "write x in [...] to compare with several values"
+            )
+        elif tok.kind == "end":
+            message = (
+                f"the constraint ends too early: expected an attribute name or a literal {after}"
+            )
+        elif tok.kind == "(":
+            message = (
+                f"expected an attribute name or a literal {after}, found '('; "
+                "parentheses group conditions, not values"
+            )
+        else:
+            message = f"expected an attribute name or a literal {after}, found {_describe(tok)}"
+        raise ConstraintSyntaxError(message, tok.column)
+
+    def parse_membership(self, in_tok: _Token) -> LiteralValue | LiteralList:
+        tok = self.peek()
+        if tok.kind == "[":
+            return self.parse_list()
+        if tok.kind == "str":
+            node = self.parse_operand()
+            assert isinstance(node, LiteralValue)
+            return node
+        op = "not in" if in_tok.kind == "not" else "in"
+        raise ConstraintSyntaxError(
+            f"the right side of '{op}' must be a list such as ['a', 'b'] or a 'string' "
+            f"(substring test), found {_describe(tok)}",
+            tok.column,
+        )
+
+    def parse_list(self) -> LiteralList:
+        open_tok = self.advance()
+        items: list[Scalar] = []
+        while True:
+            tok = self.peek()
+            if tok.kind == "]":
+                self.advance()
+                return LiteralList(tuple(items))
+            if tok.kind in _SCALAR_KINDS:
+                self.advance()
+                items.append(tok.value)
+                sep = self.peek()
+                if sep.kind == ",":
+                    self.advance()
+                elif sep.kind not in ("]", "end"):
+                    raise ConstraintSyntaxError(
+                        f"expected ',' or ']' in the list, found {_describe(sep)}", sep.column
+                    )
+                continue
+            if tok.kind == "end":
+                message = f"unbalanced brackets: '[' at column {open_tok.column} is never closed"
+            elif tok.kind == "[":
+                message = "lists cannot be nested; a list holds numbers, 'strings' and true/false"
+            elif tok.kind == ",":
+                message = "expected a list item before ','; a list is [item, item, ...]"
+            else:
+                message = (
+                    "a list may only hold literals (numbers, 'strings', true/false), "
+                    f"found {_describe(tok)}"
+                )
+            raise ConstraintSyntaxError(message, tok.column)
+
+    def trailing(self, tok: _Token) -> ConstraintSyntaxError:
+        if tok.kind == ")":
+            return ConstraintSyntaxError(
+                f"unbalanced parentheses: ')' at column {tok.column} has no matching '('",
+                tok.column,
+            )
+        if tok.kind == "not":
+            message = (
+                "unexpected 'not' after a complete condition; did you mean 'not in' or 'and not'?"
+            )
+        elif tok.kind == "ident" and tok.text.lower() in ("and", "or", "not", "in"):
+            message = f"unexpected {_describe(tok)}; keywords are lower-case: {tok.text.lower()}"
+        else:
+            message = (
+                f"unexpected {_describe(tok)} after a complete condition; "
+                "join conditions with and / or"
+            )
+        return ConstraintSyntaxError(message, tok.column)
+
+
+_COMPARE_OPS: dict[str, CompareOp] = {
+    "==": "==",
+    "!=": "!=",
+    "<": "<",
+    "<=": "<=",
+    ">": ">",
+    ">=": ">=",
+}
+
+
+def parse_tree(text: str) -> Expr:
+    """The syntax tree of ``text``; :class:`ConstraintSyntaxError` (with the column) if it is
+    not a constraint of the grammar."""
+    return _Parser(text).parse()

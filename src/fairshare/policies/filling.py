@@ -1,0 +1,420 @@
+"""Placement: offering machines to users in rank order (the offer loop of Mesos, the heartbeat
+loop of Hadoop's FAIR scheduler, TSF section V-D's online algorithm).
+
+Whenever room frees up on a machine, the machine is offered to the user (or pool) with the
+lowest *rank* that can use it and whose next task fits, one task at a time, until nothing
+fits (:meth:`Filling.offer_machine`). Users sit in one heap per group (see
+:mod:`fairshare.policies.state`) ordered by ``(rank, user order, user index, version)``; a
+change of a user's share pushes a fresh entry and the old one is dropped when it surfaces
+(lazy invalidation), so a selection is O(G + log n), G the groups eligible for the machine.
+Ties go to the user seen first: users named in the scenario in scenario order, then the
+others in order of their first job's submission.
+
+Placing several tasks on one machine does not re-select before every task when the answer is
+known: after a launch the chosen user keeps the machine while its task still fits and its new
+rank stays below a lower bound on every other user's entry in the groups that fit (a heap's
+top, or the first valid entry under the user's own: :meth:`Filling._bound`). The decisions
+are exactly those of selecting before each task; the batch only skips the selections whose
+answer is known. An arriving job takes machines from its class's free-vector buckets
+(:class:`fairshare.policies.state.ClusterState`), one fit test per bucket.
+"""
+
+from __future__ import annotations
+
+from heapq import heappop, heappush
+
+from fairshare.policies.delay import deadlines, locality_of, pick_map
+from fairshare.policies.headroom import Headroom
+from fairshare.policies.ledger import _new
+from fairshare.policies.protocol import Decision, Locality, TaskRef
+from fairshare.policies.state import JobState, UserState, fits, part_id
+from fairshare.tolerances import FIT
+
+Pick = tuple[int, int]
+"""A selection: (user index, group)."""
+
+
+class Filling(Headroom):
+    """Offers of machines (see the module)."""
+
+    # Set by the subclass's constructor (fairshare.policies.base.Scheduler).
+    _batching: bool
+    _solo_offers: bool
+    _held: list[tuple[int, tuple[float, int, int, int]]]
+
+    # ------------------------------------------------------------------ selection hooks
+
+    def select(self, mi: int) -> Pick | None:
+        """The (user, group) to serve next on machine ``mi``: the lowest valid heap entry over
+        the groups that may use ``mi`` and whose task fits there. Ties (one user's equal
+        entries in two groups) go to the group listed first for the machine."""
+        cs = self.cluster
+        free = cs.free[mi]
+        users = self.users
+        groups = cs.groups
+        best: tuple[float, int, int, int] | None = None
+        best_group = -1
+        headroom = self._headroom
+        cs.selects += 1
+        # Groups nobody has pending work in hold only stale entries: skipped (see afor).
+        for g in cs.afor[mi]:
+            grp = groups[g]
+            heap = grp.heap
+            # Stale entries never become valid again (a user's version only grows), so they
+            # are dropped whether or not the group fits: the fit test runs only for a top
+            # that would win.
+            while heap:
+                entry = heap[0]
+                user = users[entry[2]]
+                if entry[3] == user.version and g in user.job_heaps and user.running < user.cap:
+                    break
+                heappop(heap)
+            else:
+                continue
+            if best is not None and not entry < best:
+                continue
+            if fits(free, grp.demand) if not headroom else self.may_place(mi, free, grp.demand):
+                best = entry
+                best_group = g
+        if best is None:
+            return None
+        return best[2], best_group
+
+    def skip(self, user: int, group: int) -> None:
+        """Set (user, group) aside for the rest of this machine's offer (delay scheduling)."""
+        entry = heappop(self.cluster.groups[group].heap)
+        self._held.append((group, entry))
+
+    def _restore_held(self) -> None:
+        """The offer is over: entries set aside by :meth:`skip` go back."""
+        if self._held:
+            groups = self.cluster.groups
+            for g, entry in self._held:
+                heappush(groups[g].heap, entry)
+            self._held.clear()
+
+    def _bound(self, mi: int, u: int) -> tuple[float, int, int, int] | None:
+        """A lower bound on the heap entries of every user but ``u`` in the groups whose task
+        fits on ``mi`` (None: there is none). A heap's top bounds all its entries; when the
+        top is ``u``'s own, the first valid entry under it does."""
+        cs = self.cluster
+        free = cs.free[mi]
+        groups = cs.groups
+        users = self.users
+        best: tuple[float, int, int, int] | None = None
+        # Only listed groups can hold a valid entry (see ClusterState.afor).
+        for g in cs.afor[mi]:
+            grp = groups[g]
+            heap = grp.heap
+            if not heap:
+                continue
+            cand = heap[0]
+            if cand[2] == u:
+                # Look under u's entry: drop the stale entries that surface (u's own older
+                # ones above all), then put u's entry back.
+                mine = heappop(heap)
+                while heap:
+                    top = heap[0]
+                    user = users[top[2]]
+                    if top[3] == user.version and g in user.job_heaps and user.running < user.cap:
+                        break
+                    heappop(heap)
+                if not heap:
+                    heappush(heap, mine)
+                    continue
+                cand = heap[0]
+                heappush(heap, mine)
+            if best is not None and not cand < best:
+                continue
+            if self.may_place(mi, free, grp.demand):
+                best = cand
+        return best
+
+    # ------------------------------------------------------------------ offers
+
+    def _place(self, now: float, out: list[Decision]) -> None:
+        """Offer everything that has news: compute admissions, machines with new room, jobs
+        with new work."""
+        if self._cpac is not None and self._cpac.waiting:
+            # The machines admit computes first: those reducers already hold their slots.
+            self._admit_computes(out)
+        self._offer(now, out)
+        # Room held back as headroom for tasks that no longer wait (the last ones launched,
+        # or their user reached its cap) may be used now: offer the machines again.
+        while self._headroom and self._headroom_released():
+            self._offer(now, out)
+
+    def _offer(self, now: float, out: list[Decision]) -> None:
+        """Offer the machines with new room in the order they got it, then the jobs with new
+        work."""
+        cs = self.cluster
+        dirty = self.dirty
+        alive = cs.alive
+        while dirty:
+            mi = next(iter(dirty))
+            del dirty[mi]
+            if alive[mi]:
+                self.offer_machine(mi, now, out)
+        offers = self._offers
+        while offers:
+            part = next(iter(offers))
+            del offers[part]
+            job = self.jobs.get(part)
+            if job is not None:
+                self._offer_job(job, now, out)
+
+    def _offer_job(self, job: JobState, now: float, out: list[Decision]) -> None:
+        """Offer job part ``job`` (new work) the free machines it may use, until it has no
+        pending task left: every other user already had its chance at them (they were not
+        dirty). Machines come from the class's free-vector buckets, one fit test per bucket;
+        a job that reads input tries every machine of a fitting bucket, since there the
+        machine decides the locality."""
+        cs = self.cluster
+        demand = job.demand
+        owner = self.users[job.user]
+        workers = cs.groups[job.group].users
+        every_machine = job.blocks is not None or job.phase == "copy" or self._headroom
+        for free, bucket in list(cs.buckets[cs.groups[job.group].cls].items()):
+            if job.pending == 0:
+                break
+            if not fits(free, demand):
+                continue
+            if every_machine:
+                # The machine decides the locality, or (a copy part, which takes no room)
+                # whether it admits one more reducer, or (headroom) how much of its room a
+                # task may use: try every machine.
+                for mi in list(bucket):
+                    if job.pending == 0:
+                        break
+                    if cs.free_of[mi] == free:
+                        self.offer_machine(mi, now, out)
+                continue
+            while bucket and job.pending > 0:
+                # The bucket's last machine, put straight back: popitem also forgets the
+                # deleted entries at the dict's end, which next(reversed(bucket)) would walk
+                # past on every offer (machines leave buckets all the time).
+                mi = bucket.popitem()[0]
+                bucket[mi] = None
+                if (
+                    self._solo_offers
+                    and cs.active_groups == 1
+                    and len(workers) == 1
+                    and owner.running < owner.cap
+                ):
+                    # The job's user is the only one with work and its task fits: the
+                    # selection is known, and no other user bounds the batch.
+                    self.offer_machine(mi, now, out, (job.user, job.group), solo=True)
+                else:
+                    self.offer_machine(mi, now, out, None)
+                if cs.free_of[mi] == free:
+                    # Nothing was placed (cap or delay): the bucket's twins fare the same.
+                    break
+
+    def offer_machine(
+        self,
+        mi: int,
+        now: float,
+        out: list[Decision],
+        pick: Pick | None = None,
+        *,
+        solo: bool = False,
+    ) -> None:
+        """Offer machine ``mi`` until nothing more fits, then re-bucket it: the one offer of a
+        machine every path makes (``pick``: a selection already made, such as preemption's
+        starved user; ``solo``: its user is the only one with work, so nothing bounds its
+        first batch)."""
+        cs = self.cluster
+        free = cs.free[mi]
+        select = self.select
+        users = self.users
+        serve = self._serve
+        # Set when the served group's next task no longer fits and it is the only group with
+        # work: a selection would find nobody, so the offer ends without one.
+        alone = False
+        while True:
+            if pick is None:
+                if alone:
+                    break
+                if not cs.tiny_groups:
+                    # No task fits on a machine without room, so a full machine needs no
+                    # selection (the one-slot machines of Choosy section 7.1 end every
+                    # offer full).
+                    for v in free:
+                        if v > FIT:
+                            break
+                    else:
+                        break
+                pick = select(mi)
+                if pick is None:
+                    break
+            alone = serve(mi, now, out, users[pick[0]], pick[1], solo)
+            pick = None
+            solo = False
+        self._restore_held()
+        cs.rebucket(mi)
+
+    def _serve(
+        self, mi: int, now: float, out: list[Decision], user: UserState, group: int, bounded: bool
+    ) -> bool:
+        """Launch ``user``'s tasks of ``group`` on machine ``mi`` as one batch, without
+        re-selecting, while the user provably stays first: its rank after each launch stays
+        below a lower bound on every other user's entry in the groups that fit (``bounded``:
+        none needed for the first launch; see :meth:`_bound`) and its task still fits. The
+        decisions are those of selecting before every launch. Returns whether the offer is
+        over because the group's next task no longer fits and no other group has work."""
+        cs = self.cluster
+        free = cs.free[mi]
+        launch = self._launch
+        touch = self._touch
+        reorder = self.reorder_jobs
+        batching = self._batching
+        headroom = self._headroom
+        plain_rank = self._plain_rank
+        job = self.head_job(user, group)
+        demand = job.demand
+        # A map side that reads no input takes its maps in order (_take's common case).
+        in_order = job.where is not None and job.blocks is None
+        uidx = user.idx
+        # (rank, user order) of the lowest other entry (None: nobody else bounds the batch).
+        below: tuple[float, int] | None = None
+        launched = False
+        while True:
+            if in_order and not job.requeue:
+                index = job.next_map
+                job.next_map = index + 1
+                ref: TaskRef = _new(TaskRef, (job.id, "map", index))
+                locality: Locality | None = None
+            else:
+                took = self._take(job, mi, now)
+                if took is None:
+                    if launched:
+                        # Refresh the user's entries, then select again: the skip applies to
+                        # the entry a fresh selection would see.
+                        touch(user)
+                    else:
+                        self.skip(uidx, group)
+                    return False
+                ref, locality = took
+            room = launch(job, user, ref, mi, locality, out)
+            launched = True
+            user.pending -= 1
+            job.pending -= 1
+            if job.pending == 0:
+                self._retire(job, user)
+                touch(user)
+                return False
+            if reorder:
+                # The job's place among its user's jobs moved (FAIR's fair order): the batch
+                # goes on with whichever job then heads the user's heap.
+                job.version += 1
+                heappush(user.job_heaps[group], (self.job_rank(job), job.part_id, job.version))
+            if not batching or user.running >= user.cap:
+                touch(user)
+                return False
+            if not headroom:
+                if not room:
+                    touch(user)
+                    return cs.active_groups == 1
+            elif not self.may_place(mi, free, demand):
+                touch(user)
+                return False
+            if not bounded:
+                bound = self._bound(mi, uidx)
+                if bound is not None:
+                    below = (bound[0], bound[1])
+                bounded = True
+            if below is not None:
+                rank = user.share / user.divisor if plain_rank else self.user_rank(user, group)
+                if not (rank, uidx) < below:
+                    touch(user)
+                    return False
+            if reorder:
+                job = self.head_job(user, group)
+                in_order = job.where is not None and job.blocks is None
+
+    def _take(self, job: JobState, mi: int, now: float) -> tuple[TaskRef, Locality | None] | None:
+        """The next task of ``job`` for machine ``mi``; None if delay scheduling skips or the
+        machine admits no more of the job's reducers (FAIR section 5.2)."""
+        if job.phase == "copy":
+            if not self._may_copy(job, mi):
+                return None
+            assert self._cpac is not None
+            self._cpac.copy_started(job.id, mi)
+            if job.requeue:
+                return job.requeue.popleft(), None
+            job.next_reduce += 1
+            return TaskRef(job.id, "copy", job.next_reduce - 1), None
+        if job.requeue:
+            ref = job.requeue.popleft()
+            if ref.phase == "map" and job.blocks is not None:
+                return ref, locality_of(job, ref.task, mi, self.cluster.rack)
+            return ref, None
+        if job.maps_done < job.maps:
+            if job.blocks is not None:
+                picked = pick_map(job, mi, self.cluster.rack, now)
+                if picked is None:
+                    # A locality whose deadline has passed already applies; the driver needs
+                    # the next one, or it never wakes the job again.
+                    for t in deadlines(job):
+                        if t > now:
+                            self.wake_at(t)
+                    return None
+                return TaskRef(job.id, "map", picked[0]), picked[1]
+            index = job.next_map
+            job.next_map += 1
+            return TaskRef(job.id, "map", index), None
+        index = job.next_reduce
+        job.next_reduce += 1
+        return TaskRef(job.id, "reduce", index), None
+
+    def wake_at(self, t: float) -> None:
+        """Ask the driver to call ``advance`` at ``t`` (a delay-scheduling wait or a
+        preemption timeout ends then)."""
+        heappush(self._wakeups, t)
+
+    # ------------------------------------------------------------------ copy-compute
+
+    def _may_copy(self, job: JobState, mi: int) -> bool:
+        cpac = self._cpac
+        assert cpac is not None
+        compute = self.jobs[part_id(job.id, "reduce")].demand
+        slots = self._compute_slots.get((mi, compute))
+        if slots is None:
+            capacity = self.cluster.machines[mi].capacity
+            slots = min(
+                (
+                    int((float(c) + FIT) // d)
+                    for c, d in zip(capacity, compute, strict=True)
+                    if d > 0
+                ),
+                default=cpac.max_computing,
+            )
+            self._compute_slots[(mi, compute)] = slots
+        return cpac.may_copy(job.id, mi, slots)
+
+    def _admit_computes(self, out: list[Decision]) -> None:
+        """Each machine admits the reducers that finished copying there into their compute
+        phase, in the order they asked, while a compute slot is free and the reduce demand
+        fits (CPAC, FAIR section 5.2). Compute parts count in their user's share."""
+        cpac = self._cpac
+        assert cpac is not None
+        cs = self.cluster
+        for mi in list(cpac.waiting):
+            queue = cpac.waiting[mi]
+            free = cs.free[mi]
+            kept: list[TaskRef] = []
+            while queue:
+                ref = queue.popleft()
+                side = self.jobs[part_id(ref.job, "reduce")]
+                if not (cpac.may_compute(mi) and self.may_place(mi, free, side.demand)):
+                    kept.append(ref)
+                    continue
+                user = self.users[side.user]
+                self._launch(side, user, ref, mi, None, out)  # (room: asked afresh)
+                cpac.compute_started(mi)
+                self._touch(user)
+            if kept:
+                queue.extend(kept)
+            else:
+                del cpac.waiting[mi]
+            cs.rebucket(mi)

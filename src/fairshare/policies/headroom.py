@@ -1,0 +1,146 @@
+"""H-DRF section 5's per-server headroom, for every online policy (``PolicyOptions.headroom``):
+which tasks may use a machine's room (:meth:`Headroom.may_place`), and when room held back
+for tasks that stopped waiting is free again."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from fairshare.cluster import Cluster
+from fairshare.policies.ledger import Ledger
+from fairshare.policies.options import PolicyOptions
+from fairshare.policies.state import Demand, fits
+from fairshare.tolerances import FIT
+from fairshare.workload.model import Queue, User
+
+
+class Headroom(Ledger):
+    """The headroom kept on each machine and the fit test that respects it."""
+
+    def __init__(
+        self,
+        cluster: Cluster,
+        *,
+        users: Sequence[User] = (),
+        queues: Sequence[Queue] = (),
+        options: PolicyOptions | None = None,
+    ) -> None:
+        super().__init__(cluster, users=users, queues=queues, options=options)
+        # Each machine's capacity as floats, per capacity each group's size (None: it never
+        # fits), and the groups whose tasks the headroom was last kept for (when one drops
+        # out, room it held back may be used: its machines are offered again).
+        self._headroom = self.options.headroom
+        self._capacity: dict[int, Demand] = {}
+        self._group_sizes: dict[Demand, dict[int, tuple[float, float] | None]] = {}
+        self._kept_for: frozenset[int] = frozenset()
+
+    def may_place(self, mi: int, free: Sequence[float], demand: Demand) -> bool:
+        """Whether a task of ``demand`` may launch on machine ``mi`` whose free room is
+        ``free``: it fits, and with headroom on, it leaves the machine's headroom free
+        unless it may use it (:meth:`headroom`)."""
+        if not fits(free, demand):
+            return False
+        if not self._headroom:
+            return True
+        room = self.headroom(mi)
+        if room is None:
+            return True
+        kept, size = room
+        capacity = self._capacity[mi]
+        if _size(demand, capacity) >= size - FIT:
+            return True  # as large as the task the headroom is kept for
+        if not fits(kept, demand):
+            # It needs more of some resource than the headroom holds: if it never fits
+            # beside the headroom, it may use it (held back, it would starve).
+            for c, h, d in zip(capacity, kept, demand, strict=True):
+                if c - h + FIT < d:
+                    return True
+        return all(f - d + FIT >= h for f, d, h in zip(free, demand, kept, strict=True))
+
+    def headroom(self, mi: int) -> tuple[Demand, float] | None:
+        """H-DRF section 5's headroom on machine ``mi`` (None: none is kept), and its size.
+
+        The paper keeps, on each server, "a headroom equal to the size of the largest task",
+        so that "a task with large resource demands does not get starved out by tasks with
+        smaller demands" (section 5.2). Here the headroom is the demand of the largest task
+        that waits for ``mi``: a pending task of a user below its cap, allowed on ``mi`` and
+        fitting its capacity (so a task no machine can hold reserves nothing). A task's
+        size on ``mi`` is its dominant share of ``mi``'s capacity; ties go to the larger
+        sum of shares, then to the group seen first. The headroom follows the waiting
+        tasks: when the largest ones stop waiting, it shrinks to the next largest, and
+        nothing is kept while nobody waits.
+
+        Who may use it (:meth:`may_place`): a task as large as the headroom's (the tasks it
+        is kept for), and a task that needs more of some resource than the headroom holds
+        and never fits beside it on ``mi`` (held back, it would starve for as long as the
+        large tasks wait; it is a large task too, and the policy's order decides between
+        them). Any other task leaves the headroom free: a task within the headroom is what
+        would starve the large one, taking each bit of room as it frees. So a large task
+        never waits for room that smaller tasks keep taking, and a task that fits an idle
+        machine always starts: beside the headroom, in it, or once the larger tasks stopped
+        waiting (they fit the idle machine, so they do not wait for ever): the headroom
+        never strands a job."""
+        capacity = self._capacity.get(mi)
+        if capacity is None:
+            capacity = self._capacity[mi] = tuple(
+                map(float, self.cluster.machines[mi].capacity.tolist())
+            )
+        # Per capacity, each group's (size, sum of shares), None if it never fits.
+        sizes = self._group_sizes.get(capacity)
+        if sizes is None:
+            sizes = self._group_sizes[capacity] = {}
+        groups = self.cluster.groups
+        users = self.users
+        best: Demand | None = None
+        best_size = (FIT, 0.0)
+        for g in self.cluster.afor[mi]:
+            grp = groups[g]
+            if not grp.users:
+                continue
+            if g in sizes:
+                size = sizes[g]
+            else:
+                demand = grp.demand
+                size = sizes[g] = (
+                    (_size(demand, capacity), sum(_shares(demand, capacity)))
+                    if fits(capacity, demand)
+                    else None
+                )
+            if size is None or not size > best_size:
+                continue
+            for u in grp.users:
+                if users[u].running < users[u].cap:
+                    best = grp.demand
+                    best_size = size
+                    break
+        if best is None:
+            return None
+        return best, best_size[0]
+
+    def _headroom_released(self) -> bool:
+        """Whether a group the headroom was kept for no longer waits (its last task
+        launched, or its users reached their caps) since the last call: then every machine
+        with room is marked for a new offer, as the room held back for it is free to use."""
+        groups = self.cluster.groups
+        users = self.users
+        waiting = frozenset(
+            g
+            for g in self.cluster.active
+            if any(users[u].running < users[u].cap for u in groups[g].users)
+        )
+        released = not self._kept_for <= waiting
+        self._kept_for = waiting
+        if released:
+            for mi in self.cluster.roomy:
+                self.dirty[mi] = None
+        return released and bool(self.dirty)
+
+
+def _shares(demand: Demand, capacity: Demand) -> list[float]:
+    """A task's share of each resource of a machine (resources it lacks count 0)."""
+    return [d / c if c > 0 else 0.0 for d, c in zip(demand, capacity, strict=True)]
+
+
+def _size(demand: Demand, capacity: Demand) -> float:
+    """A task's size on a machine: its dominant share of the machine's capacity (DRF)."""
+    return max(_shares(demand, capacity), default=0.0)

@@ -1,0 +1,451 @@
+"""The scheduler's bookkeeping: users, job parts and machines, and the one function for each
+change of their state.
+
+Every path that changes the state, fast or not, calls the function named here; none has a
+copy of its own:
+
+- a task starts on a machine: :meth:`Ledger._launch`;
+- running tasks stop (finished, killed or lost), and finished ones are counted (maps done,
+  reducers runnable, a part retired): :meth:`Ledger._release` (one call for a batch);
+- a user's rank, pending work or cap changed: :meth:`Ledger._touch`;
+- a job part has new pending tasks: :meth:`Ledger._activate`; it has none left:
+  :meth:`Ledger._retire`;
+- a killed or lost task is pending again: :meth:`Ledger.requeue`;
+- a machine's free room changed (its move between buckets):
+  :meth:`fairshare.policies.state.ClusterState.rebucket`.
+
+The placement (offering machines) is :mod:`fairshare.policies.filling`; the protocol's events
+are :class:`fairshare.policies.base.Scheduler`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from heapq import heappop, heappush
+from typing import Literal
+
+from fairshare.cluster import Cluster
+from fairshare.policies.copy_compute import CopyComputeAdmission
+from fairshare.policies.options import PolicyOptions
+from fairshare.policies.preemption import PreemptionState
+from fairshare.policies.protocol import Decision, Launch, Locality, Policy, TaskRef
+from fairshare.policies.state import ClusterState, Demand, JobState, UserState, part_id
+from fairshare.tolerances import FIT
+from fairshare.workload.model import Job, Queue, User
+
+_new = tuple.__new__
+"""Builds a NamedTuple (``TaskRef``, ``Launch``) without its Python-level ``__new__``."""
+
+
+class Ledger(Policy):
+    """The state every online policy keeps and its state changes (see the module)."""
+
+    name = "base"
+    tracks_allocation = False
+    """Whether ``UserState.alloc`` (the user's running demand, per resource) is kept up to
+    date: only for a policy that reads it (H-DRF's vectors); the others order users by the
+    scalar share, and skipping the vector saves a twentieth of a large simulation."""
+
+    def __init__(
+        self,
+        cluster: Cluster,
+        *,
+        users: Sequence[User] = (),
+        queues: Sequence[Queue] = (),
+        options: PolicyOptions | None = None,
+    ) -> None:
+        self.options = options if options is not None else PolicyOptions()
+        self.cluster = ClusterState(cluster.resources, cluster.machines)
+        self.queues = tuple(queues)
+        self.configured = {u.name: u for u in users}
+        self.users: list[UserState] = []
+        self.user_index: dict[str, int] = {}
+        # Job parts by part id (see JobState).
+        self.jobs: dict[int, JobState] = {}
+        # Machines with new room, to be offered in the order they got it.
+        self.dirty: dict[int, None] = {}
+        # Job parts with new pending tasks, to be offered the free machines they may use.
+        self._offers: dict[int, None] = {}
+        self._wakeups: list[float] = []
+        self._launch_seq = 0
+        # Running task -> its launch number (across users), kept only with preemption, which
+        # kills the most recently launched tasks first (FAIR section 3.2): without it a
+        # launch allocates nothing for its order.
+        self.launch_order: dict[TaskRef, int] | None = (
+            {} if self.options.preemption is not None else None
+        )
+        self.preemption_state = PreemptionState()
+        # Whether a job's place among its user's jobs moves as it runs tasks (FAIR's fair
+        # order inside a pool); FIFO order never moves.
+        self.reorder_jobs = False
+        # Copy-compute splitting (FAIR section 5.2): the machines' admission control, and
+        # per (machine, demand) how many compute parts fit on the machine's capacity.
+        self._cpac: CopyComputeAdmission | None = None
+        if self.options.copy_compute is not None:
+            self._cpac = CopyComputeAdmission(*self.options.copy_compute)
+        self._compute_slots: dict[tuple[int, Demand], int] = {}
+        # With the base's rank, one heap entry serves every group of a user (see _touch).
+        self._plain_rank = type(self).user_rank is Ledger.user_rank
+        # tracks_allocation as an attribute of the instance (read on every launch).
+        self._track = self.tracks_allocation
+        # With the base's _touch, a user without pending work has nothing to refresh.
+        self._plain_touch = type(self)._touch is Ledger._touch
+        for user in users:
+            self._user(user.name, None)
+
+    # ------------------------------------------------------------------ policy hooks
+
+    def share_per_task(self, job: JobState) -> float:
+        """How much one running task of ``job`` adds to its user's share."""
+        return 1.0
+
+    def user_rank(self, user: UserState, group: int) -> float:
+        """The quantity the policy equalises (lower goes first): weighted share by default."""
+        return user.share / user.divisor
+
+    def job_rank(self, job: JobState) -> float:
+        """The order of a user's jobs: FIFO (submission order)."""
+        return float(job.id)
+
+    def on_new_user(self, user: UserState) -> None:
+        """Called when a user (or pool) first appears."""
+
+    def on_cluster_change(self) -> None:
+        """Called after a machine joins or leaves; policies whose share depends on the
+        cluster recompute it."""
+
+    def refresh_all(self) -> None:
+        """Recompute every job's share per task and every rank (the cluster or the weights
+        changed under a policy whose share depends on them)."""
+        for user in self.users:
+            user.share = 0.0
+        for job in self.jobs.values():
+            job.share_per_task = self.share_per_task(job)
+            self.users[job.user].share += job.running * job.share_per_task
+        for grp in self.cluster.groups:
+            grp.heap.clear()
+        for user in self.users:
+            self._touch(user)
+
+    # ------------------------------------------------------------------ lookups
+
+    def _user(self, name: str, job: Job | None) -> UserState:
+        """The user ``name``, created (with its configured or its job's weight) when new."""
+        idx = self.user_index.get(name)
+        if idx is not None:
+            return self.users[idx]
+        configured = self.configured.get(name)
+        user = UserState(len(self.users), name, len(self.cluster.resources))
+        if configured is not None:
+            user.weight = user.divisor = configured.weight
+            user.cap = configured.cap
+            user.min_share = configured.min_share
+            user.queue = configured.queue
+        elif job is not None:
+            user.weight = user.divisor = job.weight
+            user.queue = job.queue
+        self.users.append(user)
+        self.user_index[name] = user.idx
+        self.on_new_user(user)
+        return user
+
+    def part_of(self, ref: TaskRef) -> JobState:
+        """The job part that runs task ``ref``."""
+        if ref.phase == "map":
+            return self.jobs[ref.job]
+        return self.jobs[part_id(ref.job, ref.phase)]
+
+    def head_job(self, user: UserState, group: int) -> JobState:
+        """The job part that ``user`` launches its next task of ``group`` from (the user must
+        have pending work there)."""
+        job = self._first_pending(user.job_heaps[group])
+        assert job is not None, "the user has pending work in the group"
+        return job
+
+    def _first_pending(self, heap: list[tuple[float, int, int]]) -> JobState | None:
+        """The top of a user's job heap once its stale entries (a job's older version, or a
+        job with nothing pending) are dropped; None when none is left."""
+        jobs = self.jobs
+        while heap:
+            _, key, version = heap[0]
+            job = jobs.get(key)
+            if job is not None and job.version == version and job.pending > 0:
+                return job
+            heappop(heap)
+        return None
+
+    # ------------------------------------------------------------------ state changes
+
+    def _launch(
+        self,
+        job: JobState,
+        user: UserState,
+        ref: TaskRef,
+        mi: int,
+        locality: Locality | None,
+        out: list[Decision],
+    ) -> bool:
+        """Start task ``ref`` of ``job`` on machine ``mi``: its demand leaves the machine's
+        free room and joins its user's share (and allocation), it is numbered for
+        preemption, and the launch is appended to ``out``. Taking the task from the pending
+        ones is the caller's (a compute part was never pending). Returns whether another
+        task of the same demand fits the machine's room (the plain fit test,
+        :func:`fairshare.policies.state.fits`, on the room left: a batch asks it after
+        every launch, and the subtraction has the floats at hand)."""
+        demand = job.demand
+        cs = self.cluster
+        free = cs.free[mi]
+        room = True
+        r = 0
+        for d in demand:
+            left = free[r] - d
+            free[r] = left
+            if left + FIT < d:
+                room = False
+            r += 1  # noqa: SIM113 (enumerate allocates a tuple per step)
+        if self._track:
+            alloc = user.alloc
+            r = 0
+            for d in demand:
+                alloc[r] += d
+                r += 1  # noqa: SIM113
+        where = job.where
+        if where is None:
+            user.tasks[ref] = mi
+        else:
+            where[ref[2]] = mi
+        if self.launch_order is not None:
+            self._launch_seq += 1
+            self.launch_order[ref] = self._launch_seq
+        user.running += 1
+        user.share += job.share_per_task
+        job.running += 1
+        out.append(_new(Launch, (ref, cs.names[mi], locality)))
+        return room
+
+    def _release(
+        self, tasks: Sequence[TaskRef], *, finished: bool, then: Literal["offer", "settle", "hold"]
+    ) -> int:
+        """Stop running ``tasks``, in order (finished, killed or lost): each one's demand
+        goes back to its machine and leaves its user's share; its user's heap entries go
+        stale. The machine is then re-bucketed and marked for the next decision's offers
+        (``then`` ``"offer"``), only re-bucketed (``"settle"``: nobody waits), or left as it
+        is (``"hold"``: the caller offers it at once and re-buckets it after). With
+        ``finished``, each task is also counted as finished (:meth:`_count_finish`) and its
+        user's entries refreshed (:meth:`_touch`); a killed or lost task is the caller's to
+        re-queue. Returns the machine of the last.
+
+        One call releases a whole batch (the finishes a driver held back): the hottest
+        path of a large run, so the per-task steps are taken here, not by a call each."""
+        jobs = self.jobs
+        users = self.users
+        cs = self.cluster
+        alive = cs.alive
+        frees = cs.free
+        rebucket = cs.rebucket
+        dirty = self.dirty
+        order = self.launch_order
+        track = self._track
+        reorder = self.reorder_jobs
+        touch = self._touch
+        plain_touch = self._plain_touch
+        offer = then == "offer"
+        settle = offer or then == "settle"
+        mi = -1
+        for ref in tasks:
+            if ref[1] == "map":
+                job = jobs[ref[0]]
+                user = users[job.user]
+                where = job.where
+                assert where is not None
+                index = ref[2]
+                mi = where[index]
+                where[index] = -1
+            else:
+                job = jobs[part_id(ref[0], ref[1])]
+                user = users[job.user]
+                where = None
+                mi = user.tasks.pop(ref)
+            if order is not None:
+                del order[ref]
+            demand = job.demand
+            if alive[mi]:
+                free = frees[mi]
+                r = 0
+                for d in demand:
+                    free[r] += d
+                    r += 1  # noqa: SIM113 (enumerate allocates a tuple per step)
+                if settle:
+                    rebucket(mi)
+                    if offer:
+                        dirty[mi] = None
+            if track:
+                alloc = user.alloc
+                r = 0
+                for d in demand:
+                    alloc[r] -= d
+                    r += 1  # noqa: SIM113
+            user.share -= job.share_per_task
+            user.version += 1
+            user.running -= 1
+            if not user.running:
+                # Exact zero: no drift from summing and subtracting shares.
+                user.share = 0.0
+                user.alloc = [0.0] * len(demand)
+            job.running -= 1
+            if reorder and job.pending > 0:
+                job.version += 1
+                heappush(user.job_heaps[job.group], (self.job_rank(job), job.part_id, job.version))
+            if not finished:
+                continue
+            if where is None:
+                self._count_finish(job, user, ref, mi)
+            else:
+                # A map task's count, the hot one, in place (a reducer part's: above).
+                job.finished += 1
+                job.maps_done += 1
+                if job.maps_done == job.reduce_after:
+                    self._reducers_runnable(job.id, user)
+                if job.finished == job.maps:
+                    del jobs[job.part_id]
+            if user.job_heaps or not plain_touch:
+                touch(user)
+            # else: the base's _touch would only move the version, moved above.
+        return mi
+
+    def _count_finish(self, job: JobState, user: UserState, ref: TaskRef, mi: int) -> None:
+        """A reducer's part (``ref`` of ``job``, released from machine ``mi``) finished:
+        count it, retire a part whose tasks all finished, and with copy-compute splitting
+        (FAIR section 5.2) ask the machine to compute a reducer that finished copying. (A
+        map task's count is :meth:`_release`'s.)"""
+        job.finished += 1
+        cpac = self._cpac
+        if ref[1] == "copy":
+            assert cpac is not None
+            # The reducer keeps its reducer slot and asks its machine to compute.
+            cpac.copy_stopped(ref.job, mi, finished=True)
+            cpac.wait(TaskRef(ref.job, "reduce", ref.task), mi)
+            return
+        if cpac is not None:
+            cpac.compute_stopped(mi)
+        if job.finished == job.reduces:
+            del self.jobs[job.part_id]
+            # The copy side lives as long as the computes: a lost one copies again.
+            self.jobs.pop(part_id(job.id, "copy"), None)
+
+    def _touch(self, user: UserState) -> None:
+        """The user's rank, pending work or cap changed: push fresh entries in every group it
+        has work in (the older ones go stale: see :class:`fairshare.policies.state.Group`)."""
+        user.version += 1
+        if not user.job_heaps or user.running >= user.cap:
+            return
+        groups = self.cluster.groups
+        if self._plain_rank:
+            # One entry serves every group: the rank does not depend on the group.
+            entry = (user.share / user.divisor, user.idx, user.idx, user.version)
+            for g in user.job_heaps:
+                heappush(groups[g].heap, entry)
+            return
+        for g in user.job_heaps:
+            heappush(groups[g].heap, (self.user_rank(user, g), user.idx, user.idx, user.version))
+
+    def _activate(self, job: JobState, user: UserState) -> None:
+        """``job`` has new pending tasks: put it in its user's job heap and offer it the free
+        machines it may use."""
+        job.version += 1
+        heap = user.job_heaps.get(job.group)
+        if heap is None:
+            heap = user.job_heaps[job.group] = []
+            group_users = self.cluster.groups[job.group].users
+            if not group_users:
+                self.cluster.group_active(job.group, True)
+            group_users[user.idx] = None
+        heappush(heap, (self.job_rank(job), job.part_id, job.version))
+        user.pending += job.pending
+        self._touch(user)
+        self._offers[job.part_id] = None
+        if job.phase == "copy":
+            # Copy parts take no room, so machines without room may take them too.
+            cs = self.cluster
+            for mi in range(len(cs.names)):
+                if (
+                    cs.alive[mi]
+                    and mi not in cs.roomy
+                    and cs.eligible(cs.groups[job.group].cls, mi)
+                ):
+                    self.dirty[mi] = None
+
+    def _retire(self, job: JobState, user: UserState) -> None:
+        """``job`` launched its last pending task: its entry in its user's job heap goes
+        stale, and a user left with no job in the group leaves the group (the group goes
+        inactive when it was the last)."""
+        job.version += 1
+        group = job.group
+        if self._first_pending(user.job_heaps[group]) is None:
+            del user.job_heaps[group]
+            group_users = self.cluster.groups[group].users
+            del group_users[user.idx]
+            if not group_users:
+                self.cluster.group_active(group, False)
+
+    def requeue(self, ref: TaskRef) -> None:
+        """A running task was killed or lost: it is pending again, as if it never started
+        (with copy-compute splitting, a reducer's copy or compute part: it copies again)."""
+        job = self.part_of(ref)
+        user = self.users[job.user]
+        mi = self._release((ref,), finished=False, then="offer")
+        if self._cpac is not None and ref.phase != "map":
+            if ref.phase == "copy":
+                self._cpac.copy_stopped(ref.job, mi, finished=False)
+            else:
+                self._cpac.compute_stopped(mi)
+            ref = TaskRef(ref.job, "copy", ref.task)
+            job = self.jobs[part_id(ref.job, "copy")]
+        self._pend(job, user, ref)
+
+    def _pend(self, job: JobState, user: UserState, ref: TaskRef) -> None:
+        """Task ``ref`` of ``job`` is pending again."""
+        job.requeue.append(ref)
+        if job.pending == 0:
+            job.pending = 1
+            self._activate(job, user)
+        else:
+            job.pending += 1
+            user.pending += 1
+            self._touch(user)
+
+    # ------------------------------------------------------------------ map-reduce parts
+
+    def _reduce_sides(
+        self, job_id: int, job: Job, user: UserState, cls: int, demand: Demand
+    ) -> list[JobState]:
+        """Register the reduce side of a new job (and its copy side with copy-compute
+        splitting), not yet runnable. A reducer's demand is the reduce phase's own (Hadoop's
+        reduce slots, FAIR section 5.3); a copy part's is zero (FAIR section 5.2)."""
+        reduce = job.reduce
+        if reduce is None or reduce.tasks == 0:
+            return []
+        cs = self.cluster
+        rdemand = demand if reduce.demand is None else tuple(map(float, reduce.demand.tolist()))
+        sides = [JobState(job_id, job, user.idx, cs.group_of(cls, rdemand), rdemand, "reduce")]
+        if self._cpac is not None:
+            zero = (0.0,) * len(demand)
+            sides.append(JobState(job_id, job, user.idx, cs.group_of(cls, zero), zero, "copy"))
+        for side in sides:
+            side.share_per_task = self.share_per_task(side)
+            self.jobs[side.part_id] = side
+        return sides
+
+    def _reducers_after(self, maps: int) -> int:
+        """How many of a job's ``maps`` must finish before its reducers may launch
+        (``reduce_slowstart``, FAIR section 5.1; at least the first)."""
+        return max(1, math.ceil(self.options.reduce_slowstart * maps - FIT))
+
+    def _reducers_runnable(self, job_id: int, user: UserState) -> None:
+        """The job's reducers (its copy parts, with copy-compute splitting) may launch."""
+        side = self.jobs.get(part_id(job_id, "reduce" if self._cpac is None else "copy"))
+        if side is None:
+            return  # a job without reducers
+        side.pending = side.reduces
+        self._activate(side, user)

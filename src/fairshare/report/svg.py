@@ -1,0 +1,416 @@
+"""A small SVG writer for the report's charts: a figure of one or more axes, each with a
+linear or symmetric-log scale, ticks, grid, labels, a title and a legend, and the three
+marks the report draws (filled polygons for stacked areas and bars, step lines for CDFs).
+
+It keeps the look the report had when matplotlib drew it (matplotlib's default style with
+the top and right spines hidden and a light grid: the same sizes in points, tick rules and
+colours), at a small fraction of the cost: the figures are a few hundred points each, and
+importing matplotlib and running its ``savefig`` cost more CPU time than the rest of
+writing a 200,000-task run's report.
+
+Determinism: the text depends only on the data; every number is printed with two decimals
+and there are no ids, dates or random salts. Text is kept as text, so the page's reader
+selects and searches it. Sizes are in points (1/72 inch), as in matplotlib's SVG; the
+``<svg>`` element scales to the page width with its ``viewBox``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from html import escape
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+
+FONT = "DejaVu Sans, Bitstream Vera Sans, Arial, Helvetica, sans-serif"
+FONT_SIZE = 10.0
+"""Tick labels and axis labels (matplotlib's ``font.size`` 10)."""
+TITLE_SIZE = 12.0
+"""Axes titles (matplotlib's ``large``)."""
+LEGEND_SIZE = 8.0
+CHAR_WIDTH = 0.6
+"""Mean advance of a character in DejaVu Sans, in ems: used to lay out text before it is
+drawn (the browser measures the real glyphs; a label is never clipped by a few percent)."""
+TICK = 3.5
+"""Tick length and the gap between tick and label, points."""
+LINE = 0.8
+"""Spine, tick and grid line width, points."""
+GRID_COLOR = "#b0b0b0"
+GRID_OPACITY = 0.3
+TEXT_COLOR = "#000000"
+EDGE = 4.0
+"""Space between the figure's border and anything drawn."""
+
+FloatArray = npt.NDArray[np.float64]
+
+
+def num(value: float) -> str:
+    """A coordinate: two decimals, trailing zeros dropped, never ``-0``."""
+    text = f"{value:.2f}".rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
+
+
+def text_width(text: str, size: float) -> float:
+    """Estimated width of ``text`` at ``size`` points."""
+    return len(text) * CHAR_WIDTH * size
+
+
+@dataclass(frozen=True)
+class Tick:
+    """A tick at data value ``value`` with label ``label``; ``power`` draws the label as
+    ``10`` with ``power`` as exponent (a symlog decade)."""
+
+    value: float
+    label: str
+    power: str | None = None
+
+    @property
+    def width(self) -> float:
+        if self.power is None:
+            return text_width(self.label, FONT_SIZE)
+        return text_width("10", FONT_SIZE) + text_width(self.power, 0.7 * FONT_SIZE)
+
+
+def _decimals(values: Sequence[float], step: float) -> int:
+    for places in range(0, 8):
+        if all(abs(round(v, places) - v) < step * 1e-6 for v in values):
+            return places
+    return 8
+
+
+def nice_ticks(lo: float, hi: float, bins: int) -> list[Tick]:
+    """Ticks at multiples of 1, 2, 2.5 or 5 times a power of ten, at most ``bins``
+    intervals across ``[lo, hi]`` (matplotlib's ``MaxNLocator`` with its default steps),
+    labelled with as many decimals as the step needs."""
+    raw = (hi - lo) / max(bins, 1)
+    if not (math.isfinite(raw) and raw > 1e-300):  # a single value, or a span too small to split
+        return [Tick(lo, _label(lo, 0))]
+    magnitude = 10.0 ** math.floor(math.log10(raw))
+    step = 10 * magnitude
+    for factor in (1.0, 2.0, 2.5, 5.0, 10.0):
+        if factor * magnitude >= raw * (1 - 1e-9):
+            step = factor * magnitude
+            break
+    first = math.ceil(lo / step - 1e-9)
+    last = math.floor(hi / step + 1e-9)
+    values = [k * step for k in range(first, last + 1)]
+    places = _decimals(values, step)
+    return [Tick(v, _label(v, places)) for v in values]
+
+
+def _label(value: float, places: int) -> str:
+    text = f"{value:.{places}f}"
+    return text[1:] if text.startswith("-") and float(text) == 0 else text
+
+
+@dataclass(frozen=True)
+class Scale:
+    """An axis's data range and transform: linear, or matplotlib's ``symlog`` (linear
+    within ``linthresh`` of 0, logarithmic beyond, base 10, ``linscale`` 1)."""
+
+    lo: float
+    hi: float
+    kind: Literal["linear", "symlog"] = "linear"
+    linthresh: float = 1.0
+
+    def transform(self, value: float) -> float:
+        if self.kind == "linear":
+            return value
+        # matplotlib's SymmetricalLogTransform: the linear part spans linscale / (1 - 1/base)
+        # decades' worth of axis.
+        c, linear = self.linthresh, 1.0 / (1.0 - 0.1)
+        magnitude = abs(value)
+        if magnitude <= c:
+            return value / c * linear
+        return math.copysign(linear + math.log10(magnitude / c), value)
+
+    def fraction(self, value: float) -> float:
+        """Where ``value`` falls along the axis, 0 at ``lo`` and 1 at ``hi`` (clamped)."""
+        return float(self.fractions(np.array([value], dtype=np.float64))[0])
+
+    def fractions(self, values: FloatArray) -> FloatArray:
+        """:meth:`fraction` of every value, computed as arrays (a curve's points)."""
+        a, b = self.transform(self.lo), self.transform(self.hi)
+        if b == a:
+            return np.zeros_like(values)
+        if self.kind == "linear":
+            moved = values
+        else:
+            c, linear = self.linthresh, 1.0 / (1.0 - 0.1)
+            magnitude = np.abs(values)
+            logged = np.log10(np.maximum(magnitude, c) / c)
+            moved = np.where(
+                magnitude <= c, values / c * linear, np.copysign(linear + logged, values)
+            )
+        return np.clip((moved - a) / (b - a), 0.0, 1.0)
+
+    def ticks(self, bins: int) -> list[Tick]:
+        if self.kind == "linear":
+            return nice_ticks(self.lo, self.hi, bins)
+        ticks = [Tick(0.0, "0")] if self.lo <= 0 <= self.hi else []
+        # Every decade above 0 in range, the one inside the linear part included.
+        low = math.floor(math.log10(self.linthresh) + 1e-9)
+        high = math.floor(math.log10(self.hi) + 1e-9) if self.hi > 0 else low - 1
+        powers = list(range(low, high + 1))
+        stride = max(1, math.ceil(len(powers) / max(bins, 1)))
+        ticks.extend(
+            Tick(10.0**p, "", power=str(p).replace("-", "\u2212")) for p in powers[::stride]
+        )
+        return ticks
+
+
+LEGEND_LABEL = 40
+"""Characters of a legend label shown; a longer name (a user's, a job's) is cut with an
+ellipsis, so that the legend cannot squeeze the axes beside it to nothing."""
+
+
+@dataclass(frozen=True)
+class LegendEntry:
+    """A legend row: a filled square (``kind`` patch) or a line sample, then its label."""
+
+    label: str
+    color: str
+    kind: Literal["patch", "line"] = "patch"
+
+    @property
+    def shown(self) -> str:
+        cut = self.label[: LEGEND_LABEL - 1] + "\u2026"
+        return self.label if len(self.label) <= LEGEND_LABEL else cut
+
+
+def legend_width(entries: Sequence[LegendEntry], columns: int = 1) -> float:
+    """Width of a legend of ``entries`` in ``columns`` columns, points."""
+    size = LEGEND_SIZE
+    widest = max((text_width(e.shown, size) for e in entries), default=0.0)
+    cell = 2.0 * size + 0.8 * size + widest
+    return columns * cell + (columns - 1) * 2.0 * size
+
+
+def legend_height(rows: int) -> float:
+    return rows * LEGEND_SIZE * 1.5
+
+
+@dataclass
+class Axes:
+    """A plotting area at ``(left, top)``, ``width`` x ``height`` points, in a figure."""
+
+    left: float
+    top: float
+    width: float
+    height: float
+    x: Scale
+    y: Scale
+    parts: list[str] = field(default_factory=list)
+
+    def px(self, value: float) -> float:
+        return self.left + self.x.fraction(value) * self.width
+
+    def py(self, value: float) -> float:
+        return self.top + (1.0 - self.y.fraction(value)) * self.height
+
+    def points(self, xs: FloatArray, ys: FloatArray) -> str:
+        """``x,y`` pairs of figure coordinates of data points, space-separated: computed as
+        arrays, rounded to two decimals (a figure's thousands of points cost a few
+        milliseconds)."""
+        px = np.round(self.left + self.x.fractions(xs) * self.width, 2) + 0.0
+        py = np.round(self.top + (1.0 - self.y.fractions(ys)) * self.height, 2) + 0.0
+        return " ".join(map("{:g},{:g}".format, px.tolist(), py.tolist()))
+
+    def polygon(self, xs: FloatArray, ys: FloatArray, color: str) -> None:
+        """A filled polygon through data points (stacked areas)."""
+        self.parts.append(f'<polygon points="{self.points(xs, ys)}" fill="{color}"/>')
+
+    def rect(self, x0: float, x1: float, y0: float, y1: float, color: str) -> None:
+        """A filled rectangle between data coordinates (a bar)."""
+        left, right = sorted((self.px(x0), self.px(x1)))
+        top, bottom = sorted((self.py(y0), self.py(y1)))
+        self.parts.append(
+            f'<rect x="{num(left)}" y="{num(top)}" width="{num(right - left)}" '
+            f'height="{num(bottom - top)}" fill="{color}"/>'
+        )
+
+    def steps(self, xs: FloatArray, ys: FloatArray, color: str) -> None:
+        """A step line through data points, each value held until the next x
+        (matplotlib's ``step(where="post")``), 1.5 points wide."""
+        # Each point after the first is reached by a horizontal move at the previous value.
+        corner_x = np.repeat(xs, 2)[1:]
+        corner_y = np.repeat(ys, 2)[:-1]
+        self.parts.append(
+            f'<polyline points="{self.points(corner_x, corner_y)}" fill="none" '
+            f'stroke="{color}" stroke-width="1.5" stroke-linejoin="round" '
+            'stroke-linecap="square"/>'
+        )
+
+
+class Figure:
+    """An SVG figure ``width`` x ``height`` inches (drawn in points) holding axes and text."""
+
+    def __init__(self, width: float, height: float) -> None:
+        self.width = width * 72.0
+        self.height = height * 72.0
+        self.parts: list[str] = []
+
+    def text(
+        self,
+        x: float,
+        y: float,
+        content: str,
+        *,
+        size: float = FONT_SIZE,
+        anchor: Literal["start", "middle", "end"] = "start",
+        color: str = TEXT_COLOR,
+        rotate: bool = False,
+        power: str | None = None,
+    ) -> None:
+        """Text whose baseline's ``anchor`` point is at ``(x, y)``; ``rotate`` turns it a
+        quarter left (a y label); ``power`` appends a superscript exponent."""
+        body = escape(content)
+        if power is not None:
+            body += f'<tspan dy="{num(-0.4 * size)}" font-size="{num(0.7 * size)}">'
+            body += f"{escape(power)}</tspan>"
+        turn = f' transform="rotate(-90 {num(x)} {num(y)})"' if rotate else ""
+        self.parts.append(
+            f'<text x="{num(x)}" y="{num(y)}" font-size="{num(size)}" '
+            f'text-anchor="{anchor}" fill="{color}"{turn}>{body}</text>'
+        )
+
+    def line(self, x0: float, y0: float, x1: float, y1: float, extra: str = "") -> None:
+        self.parts.append(
+            f'<line x1="{num(x0)}" y1="{num(y0)}" x2="{num(x1)}" y2="{num(y1)}" '
+            f'stroke="{TEXT_COLOR}" stroke-width="{num(LINE)}"{extra}/>'
+        )
+
+    def frame(
+        self,
+        ax: Axes,
+        *,
+        xticks: Sequence[Tick] | None,
+        yticks: Sequence[Tick] | None,
+        xlabel: str = "",
+        ylabel: str = "",
+        title: str = "",
+        grid: bool = True,
+    ) -> None:
+        """Grid lines behind the marks, then the left and bottom spines, the ticks and
+        their labels, the axis labels and the title (left-aligned above the axes)."""
+        right, bottom = ax.left + ax.width, ax.top + ax.height
+        grid_lines: list[str] = []
+        if grid:
+            for tick in xticks or ():
+                gx = num(ax.px(tick.value))
+                grid_lines.append(
+                    f'<line x1="{gx}" y1="{num(ax.top)}" x2="{gx}" y2="{num(bottom)}"/>'
+                )
+            for tick in yticks or ():
+                gy = num(ax.py(tick.value))
+                grid_lines.append(
+                    f'<line x1="{num(ax.left)}" y1="{gy}" x2="{num(right)}" y2="{gy}"/>'
+                )
+        if grid_lines:
+            self.parts.append(
+                f'<g stroke="{GRID_COLOR}" stroke-opacity="{GRID_OPACITY}" '
+                f'stroke-width="{num(LINE)}">' + "".join(grid_lines) + "</g>"
+            )
+        self.parts.extend(ax.parts)
+        self.line(ax.left, ax.top, ax.left, bottom, ' stroke-linecap="square"')
+        self.line(ax.left, bottom, right, bottom, ' stroke-linecap="square"')
+        for tick in xticks or ():
+            x = ax.px(tick.value)
+            self.line(x, bottom, x, bottom + TICK)
+            self.text(
+                x,
+                bottom + TICK + TICK + 0.8 * FONT_SIZE,
+                tick.label or "10",
+                anchor="middle",
+                power=tick.power,
+            )
+        label_width = max((t.width for t in yticks or ()), default=0.0)
+        for tick in yticks or ():
+            y = ax.py(tick.value)
+            self.line(ax.left - TICK, y, ax.left, y)
+            self.text(
+                ax.left - TICK - TICK,
+                y + 0.35 * FONT_SIZE,
+                tick.label or "10",
+                anchor="end",
+                power=tick.power,
+            )
+        if xlabel:
+            below = bottom + TICK + TICK + (FONT_SIZE * 1.2 if xticks else 0.0) + TICK
+            self.text(ax.left + ax.width / 2, below + 0.8 * FONT_SIZE, xlabel, anchor="middle")
+        if ylabel:
+            x = ax.left - TICK - TICK - label_width - TICK - 0.2 * FONT_SIZE
+            self.text(x, ax.top + ax.height / 2, ylabel, anchor="middle", rotate=True)
+        if title:
+            self.text(ax.left, ax.top - 6.0, title, size=TITLE_SIZE)
+
+    def empty(self, ax: Axes, message: str) -> None:
+        """An axes with nothing to show: its spines and ``message`` in the middle, grey."""
+        self.frame(ax, xticks=None, yticks=None, grid=False)
+        self.text(
+            ax.left + ax.width / 2,
+            ax.top + ax.height / 2 + 0.35 * FONT_SIZE,
+            message,
+            anchor="middle",
+            color="#666666",
+        )
+
+    def legend(
+        self, entries: Sequence[LegendEntry], left: float, top: float, columns: int = 1
+    ) -> None:
+        """A frameless legend whose top left corner is at ``(left, top)``, entries row by
+        row (matplotlib's handle 2 ems long and 0.7 high, 0.8 ems before the label)."""
+        size = LEGEND_SIZE
+        widest = max((text_width(e.shown, size) for e in entries), default=0.0)
+        cell = 2.0 * size + 0.8 * size + widest + 2.0 * size
+        row_height = 1.5 * size
+        for k, entry in enumerate(entries):
+            row, column = divmod(k, columns)
+            x = left + column * cell
+            middle = top + row * row_height + row_height / 2
+            if entry.kind == "patch":
+                self.parts.append(
+                    f'<rect x="{num(x)}" y="{num(middle - 0.35 * size)}" '
+                    f'width="{num(2.0 * size)}" height="{num(0.7 * size)}" fill="{entry.color}"/>'
+                )
+            else:
+                self.parts.append(
+                    f'<line x1="{num(x)}" y1="{num(middle)}" x2="{num(x + 2.0 * size)}" '
+                    f'y2="{num(middle)}" stroke="{entry.color}" stroke-width="1.5"/>'
+                )
+            self.text(x + 2.8 * size, middle + 0.35 * size, entry.shown, size=size)
+
+    def to_svg(self) -> str:
+        """The ``<svg>`` element, as wide as its container, aspect ratio kept."""
+        return (
+            f'<svg xmlns="http://www.w3.org/2000/svg" width="100%" '
+            f'viewBox="0 0 {num(self.width)} {num(self.height)}" '
+            f'font-family="{FONT}">' + "".join(self.parts) + "</svg>"
+        )
+
+
+def axis_room(
+    *,
+    yticks: Sequence[Tick] | None,
+    xlabel: bool,
+    ylabel: bool,
+    title: bool,
+    xticks: bool = True,
+) -> tuple[float, float, float]:
+    """Room to leave left of, below and above an axes for its ticks, labels and title."""
+    label_width = max((t.width for t in yticks or ()), default=0.0)
+    left = EDGE + (FONT_SIZE * 1.2 + TICK if ylabel else 0.0) + label_width + 2 * TICK
+    bottom = EDGE + 2 * TICK + (FONT_SIZE * 1.2 if xticks else 0.0)
+    bottom += FONT_SIZE * 1.2 + TICK if xlabel else 0.0
+    top = EDGE + (TITLE_SIZE * 1.2 + 6.0 if title else FONT_SIZE * 0.6)
+    return left, bottom, top
+
+
+def tick_bins(length: float, axis: Literal["x", "y"]) -> int:
+    """How many tick intervals fit along ``length`` points (matplotlib's
+    ``get_tick_space``: three label heights apart on x, two on y; at most 9)."""
+    spacing = FONT_SIZE * (3.0 if axis == "x" else 2.0)
+    return max(1, min(int(length // spacing), 9))

@@ -1,0 +1,19 @@
+"""The numeric tolerances of the online core, in one place.
+
+Each is a slack for floating-point sums, never a modelling choice: changing one moves
+decisions (``tests/test_decision_fingerprints.py`` would say so).
+"""
+
+from __future__ import annotations
+
+FIT = 1e-9
+"""Slack in fit tests (``free + FIT >= demand``), so that capacities summed from fractional
+demands still fit; also the smallest free amount that counts as room."""
+
+TIE = 1e-12
+"""Two weighted shares that differ by no more than this are tied (H-DRF's walk: first in
+order wins), so that rounding in rescaled sums never breaks a tie of the exact values."""
+
+WATER = 1e-12
+"""Water-filling's stopping slack (FAIR Appendix A's slot allocation): slots or demand left
+below this count as none."""

@@ -1,0 +1,88 @@
+"""The error every scenario or trace problem becomes (``error: FILE: WHERE: WHAT``, SPEC
+section 4), and how input values are shown in its messages (cut, one line)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+
+from pydantic_core import PydanticCustomError
+
+__all__ = ["ScenarioError", "got", "invalid", "listing", "shown_value"]
+
+
+_LIST_LIMIT = 10
+"""How many known names an "unknown name" message lists."""
+
+
+class ScenarioError(Exception):
+    """A scenario that breaks SPEC section 1: printed as ``error: FILE: WHERE: WHAT``.
+
+    ``where`` is a field path (``machines[3].capacity.cpu``), ``line N`` for syntax errors,
+    ``file`` when the file cannot be read or is empty, ``top level`` when it is not a mapping.
+    ``what`` says what is wrong and what is allowed, on one line.
+    """
+
+    def __init__(self, file: str, where: str, what: str) -> None:
+        super().__init__(file, where, what)
+        self.file = file
+        self.where = where
+        self.what = what
+
+    def __str__(self) -> str:
+        return f"error: {self.file}: {self.where}: {self.what}"
+
+
+# --------------------------------------------------------------------------------------------
+# Describing values in messages
+
+
+def shown_value(value: object) -> str:
+    """A short, one-line rendering of an input value for an error message."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "nan"
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        return repr(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
+    if isinstance(value, int):
+        return repr(value)
+    if isinstance(value, str):
+        text = repr(value)
+        return text if len(text) <= 60 else text[:56] + "...'"
+    if isinstance(value, Mapping):
+        return "a mapping"
+    if isinstance(value, list | tuple):
+        return "a list"
+    return f"a {type(value).__name__}"
+
+
+def got(value: object) -> str:
+    """``got VALUE`` with a hint when a number was written as a string."""
+    text = f"got {shown_value(value)}"
+    if isinstance(value, str):
+        try:
+            float(value)
+        except ValueError:
+            return text
+        if "e" in value.lower() and "." not in value:
+            return text + " (a string: YAML reads exponents only with a dot, as in 1.0e+3)"
+        return text + " (a string; write numbers without quotes)"
+    return text
+
+
+def listing(names: Iterable[str], limit: int = _LIST_LIMIT) -> str:
+    """``a, b, c`` with at most ``limit`` names and a count of the rest."""
+    names = list(names)
+    shown = ", ".join(names[:limit])
+    return shown if len(names) <= limit else f"{shown} and {len(names) - limit} more"
+
+
+def invalid(message: str, at: str | int | None = None) -> PydanticCustomError:
+    """A validation error carrying our own message; ``at`` extends the location by one step
+    (for errors raised by a model about one of its fields or entries)."""
+    return PydanticCustomError("scenario", "{message}", {"message": message, "at": at})
