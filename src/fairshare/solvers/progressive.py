@@ -221,7 +221,8 @@ def progressive_fill(problem: WaterfillProblem, start: FloatArray | None = None)
         x = jumped
         return True
 
-    jump()
+    # The first jump is tried only after JUMP_MIN_TASKS tasks one at a time: a search on a
+    # tree costs as much as thousands of tasks, and most trees never need one.
     while True:
         node_tasks = np.asarray(tree.ancestors @ x, dtype=np.float64)
         free = capacity - x @ demands
@@ -357,6 +358,9 @@ class _TreeLevels:
             np.sort(tree.ancestors.users[tree.ancestors.nodes == node]) for node in range(tree.size)
         ]
         self.cap = np.floor(tree.max_tasks + _FIT_TOL)
+        # per node: its users' demands as shares of the capacity, and its weight
+        self.scaled = [self.demands[below] * self.inv_capacity for below in self.below]
+        self.weight = [float(w) for w in tree.weight]
         self.user_children = [
             np.asarray([tree.user_of[c] for c in tree.children[n] if tree.user_of[c] >= 0],
                        dtype=np.int64)
@@ -375,9 +379,8 @@ class _TreeLevels:
         user = int(self.tree.user_of[node])
         if user >= 0:
             return rounded_level(float(x[user] * self.step[user]))
-        below = self.below[node]
-        share = float(((x[below] @ self.demands[below]) * self.inv_capacity).max())
-        return rounded_level(share / float(self.tree.weight[node]))
+        share = float((x[self.below[node]] @ self.scaled[node]).max())
+        return rounded_level(share / self.weight[node])
 
     def frozen(self, dead: BoolArray) -> BoolArray:
         """Users that get no more tasks: set aside, or below a queue set aside."""
