@@ -170,6 +170,7 @@ class _TypeGroups:
         self.empty = np.where(capacity > 0, 1.0, 0.0)
         # machine -> its free capacity (normalised) and the round-off the sum has dropped
         self.exact: dict[int, tuple[FloatArray, FloatArray]] = {}
+        self.unused = (self.empty, np.zeros_like(self.empty))
         if len(machines):
             heap = [int(m) for m in machines]
             heapq.heapify(heap)
@@ -228,8 +229,8 @@ class _TypeGroups:
         ``row``."""
         heap = self.heaps[row]
         machine = heapq.heappop(heap)
-        free, lost = self.exact.get(machine, (self.empty, np.zeros_like(self.empty)))
-        free, lost = _subtract(free, lost, tasks * demand)
+        free, lost = self.exact.get(machine, self.unused)
+        free, lost = _subtract(free, lost, demand if tasks == 1 else tasks * demand)
         self.exact[machine] = (free, lost)
         normalised = np.round(free + lost, self.digits) + 0.0
         if not heap:
@@ -250,14 +251,12 @@ class _TypeGroups:
 def _subtract(
     total: FloatArray, lost: FloatArray, amount: FloatArray
 ) -> tuple[FloatArray, FloatArray]:
-    """``total - amount`` as a compensated (Neumaier) sum: the new total and the round-off
-    dropped so far, whose sum is exact to a few units in the last place however many amounts
-    were taken away."""
+    """``total - amount`` as a compensated sum (Dekker's Fast2Sum): the new total and the
+    round-off dropped so far, whose sum stays exact to a few units in the last place however
+    many amounts are taken away. Fast2Sum needs ``total >= amount``, which a task that fits
+    meets (a task within the fit slack over it loses at most one rounding)."""
     step = total - amount
-    dropped = np.where(
-        np.abs(total) >= np.abs(amount), (total - step) - amount, (-amount - step) + total
-    )
-    return step, lost + dropped
+    return step, lost + ((total - step) - amount)
 
 
 def _grid_digits(normalised: FloatArray) -> int:
