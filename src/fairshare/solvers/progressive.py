@@ -22,14 +22,29 @@ many more), the next jump is tried. The result is the same allocation as one tas
 time. Jumps of fewer than :data:`JUMP_MIN_TASKS` tasks are not taken, so small problems
 follow the papers' loop literally. The whole-task allocators of
 :mod:`fairshare.solvers.whole_tasks` use the same jump.
+
+On a queue tree (static H-DRF, H-DRF section 3.1) every node hands its tasks to its children
+in the order of the level each task starts at, so the same search applies at the root once a
+queue child can be filled to a level: :class:`_TreeLevels` finds the first state of the
+queue's own walk that reaches it, recursively, and the jump is again the state one task at a
+time would reach.
+
+Levels are rounded to :data:`_DIGITS` decimals (:func:`rounded_level`), so equal shares
+reached by different float paths tie. With 10^12 tasks one task moves a level by less than
+the rounding and many counts share a level; :func:`level_counts` searches the fewest count
+that reaches a level, so jumps stay exact there too (tested with the rounding coarsened to
+3 decimals on problems small enough to go one task at a time).
 """
 
 from __future__ import annotations
 
+import bisect
 import heapq
+import math
 from collections.abc import Callable
 
 import numpy as np
+import numpy.typing as npt
 
 from fairshare.cluster import BoolArray, FloatArray
 from fairshare.solvers.waterfill import WaterfillProblem
@@ -56,19 +71,50 @@ def fit_slack(capacity: FloatArray, demands: FloatArray) -> FloatArray:
     )
 
 
+def rounded_level(value: float) -> float:
+    """A level as the walks order by it: rounded to :data:`_DIGITS` decimals as
+    ``numpy.round`` does (``rint(value * 10^d) / 10^d``), so that a level computed one task at
+    a time equals the one :func:`level_counts` computes for many users at once."""
+    scale = 10.0**_DIGITS
+    scaled = value * scale
+    return round(scaled) / scale if math.isfinite(scaled) else value
+
+
 def level_counts(x: FloatArray, step: FloatArray, limit: FloatArray, level: float) -> FloatArray:
     """Each user's tasks once every task that starts below ``level`` is handed out: the
-    fewest ``c >= x`` with ``round(c * step, 12) >= level`` (the rounded level a user is
-    ordered by), but no more than ``floor(limit)``. ``step`` (> 0) is the weighted share of
-    one task."""
-    guess = np.ceil(level / step)
-    # the rounded comparison can differ from the division by one task either way
-    lower = np.round((guess - 1) * step, _DIGITS) >= level
-    guess = np.where(lower, guess - 1, guess)
-    higher = np.round(guess * step, _DIGITS) < level
-    guess = np.where(higher, guess + 1, guess)
-    counts = np.minimum(np.maximum(guess, x), np.floor(limit + _FIT_TOL))
-    return np.asarray(np.maximum(counts, x), dtype=np.float64)
+    fewest ``c >= x`` with ``rounded_level(c * step) >= level`` (the level a user is ordered
+    by), but no more than ``floor(limit)``. ``step`` (> 0) is the weighted share of one task;
+    a user without one (0, infinite) keeps ``x``.
+
+    A task may move the rounded level by less than its rounding (steps under 10^-12: 10^12
+    tasks), and then many counts share a level: the fewest is searched between the counts
+    whose unrounded share is a rounding grain below ``level`` and one task above it."""
+    valid = (step > 0) & np.isfinite(step)
+    safe = np.where(valid, step, 1.0)
+    grain = 10.0**-_DIGITS
+
+    def reached(counts: FloatArray) -> BoolArray:
+        return np.asarray(np.round(counts * safe, _DIGITS) >= level, dtype=np.bool_)
+
+    high = np.maximum(np.ceil(level / safe) + 1, 0.0)
+    low = np.maximum(np.floor((level - grain) / safe) - 1, -1.0)
+    for _ in range(64):  # float error in the divisions: widen until the bracket holds
+        short = ~reached(high)
+        over = (low >= 0) & reached(low)
+        if not short.any() and not over.any():
+            break
+        high = np.where(short, 2 * high + 1, high)
+        low = np.where(over, np.floor(low / 2) - 1, low)
+    while True:  # invariant: low is short of the level (or -1), high reaches it
+        open_ = high - low > 1
+        if not open_.any():
+            break
+        middle = np.floor((low + high) / 2)
+        up = reached(middle)
+        low = np.where(open_ & ~up, middle, low)
+        high = np.where(open_ & up, middle, high)
+    counts = np.minimum(np.maximum(high, x), np.floor(limit + _FIT_TOL))
+    return np.asarray(np.where(valid, np.maximum(counts, x), x), dtype=np.float64)
 
 
 def jump_to_level(
@@ -82,6 +128,7 @@ def jump_to_level(
     if not active.any() or np.any(step[active] <= 0) or not np.all(np.isfinite(step[active])):
         return None
     x_on, step_on, limit_on = x[active], step[active], limit[active]
+    ceiling = np.floor(limit_on + _FIT_TOL)
 
     def counts(level: float) -> FloatArray:
         out = x.copy()
@@ -89,13 +136,38 @@ def jump_to_level(
         return out
 
     low = float(np.round(x_on * step_on, _DIGITS).min())
-    span = float(step_on.max())
+    return search_level(
+        x,
+        counts,
+        low,
+        float(step_on.max()),
+        fits,
+        lambda trial: bool(np.all(trial[active] >= ceiling)),
+        int(active.sum()),
+    )
+
+
+def search_level(
+    x: FloatArray,
+    counts: Callable[[float], FloatArray],
+    low: float,
+    span: float,
+    fits: FitTest,
+    exhausted: FitTest,
+    close: int,
+) -> FloatArray | None:
+    """The search behind every jump: ``counts(level)`` is the state after every task that
+    starts below ``level`` (``counts(low)`` is ``x``); the level doubles from ``low`` by
+    ``span`` until its tasks do not fit (or nobody can take more: ``exhausted``), then
+    bisects until at most ``close`` tasks separate the levels that fit and do not. Returns
+    the highest state found that fits, or None when it is fewer than :data:`JUMP_MIN_TASKS`
+    tasks."""
     high = low + span
     for _ in range(2100):  # doubling from one task's step reaches any finite level
         trial = counts(high)
         if not fits(trial):
             break
-        if np.all(trial[active] >= np.floor(limit_on + _FIT_TOL)):
+        if exhausted(trial):
             return trial if float((trial - x).sum()) >= JUMP_MIN_TASKS else None
         low, span = high, span * 2
         high = low + span
@@ -105,11 +177,10 @@ def jump_to_level(
         return None
     if float((trial - x).sum()) < JUMP_MIN_TASKS:
         return None  # even the first level that does not fit is a small step: no jump
-    active_count = int(active.sum())
     best = counts(low)
     for _ in range(_BISECTIONS):
         middle = (low + high) / 2
-        if not low < middle < high or float((trial - best).sum()) <= active_count:
+        if not low < middle < high or float((trial - best).sum()) <= close:
             break  # a task or so per user is left between the levels: the loop does those
         candidate = counts(middle)
         if fits(candidate):
@@ -125,37 +196,66 @@ def progressive_fill(problem: WaterfillProblem, start: FloatArray | None = None)
     tree = problem.tree
     demands = problem.demands
     capacity = problem.capacity
-    inv_capacity = np.where(capacity > 0, 1.0 / np.where(capacity > 0, capacity, 1.0), 0.0)
     x = np.floor(problem.initial + _FIT_TOL) if start is None else start.copy()
     if bool(np.all(tree.parent[1:] == 0)):
         return _flat_fill(problem, x)
-    node_tasks = np.asarray(tree.ancestors @ x, dtype=np.float64)
-    usage = np.asarray(tree.ancestors @ (x[:, None] * demands), dtype=np.float64)
-    free = capacity - usage[0]
+    levels = _TreeLevels(problem)
     slack = fit_slack(capacity, demands)
-    weight = tree.weight
     parent = tree.parent
     user_of = tree.user_of
-
-    def level(node: int) -> float:
-        user = int(user_of[node])
-        if user >= 0:
-            share = float(x[user] * problem.share_per_task[user])
-        else:
-            share = float((usage[node] * inv_capacity).max())
-        return round(share / float(weight[node]), 12)
-
-    version = np.zeros(tree.size, dtype=np.int64)
     dead = np.zeros(tree.size, dtype=np.bool_)
-    heaps: list[list[tuple[float, int, int]]] = [[] for _ in range(tree.size)]
-    for node in range(1, tree.size):
-        heaps[int(parent[node])].append((level(node), node, 0))
-    for heap in heaps:
-        heapq.heapify(heap)
     for node in range(tree.size - 1, -1, -1):
-        if user_of[node] < 0 and not heaps[node]:
+        if user_of[node] < 0 and not tree.children[node]:
             dead[node] = True
+    may_jump = True  # the bound the jump checks only falls: once too small, it stays so
 
+    def jump() -> bool:
+        nonlocal x, may_jump
+        free = capacity - x @ demands
+        may_jump = may_jump and levels.may_jump(x, dead, free + slack)
+        if not may_jump:
+            return False
+        jumped = levels.jump(x, dead, free, slack)
+        if jumped is None:
+            return False
+        x = jumped
+        return True
+
+    # The first jump is tried only after JUMP_MIN_TASKS tasks one at a time: a search on a
+    # tree costs as much as thousands of tasks, and most trees never need one.
+    while True:
+        node_tasks = np.asarray(tree.ancestors @ x, dtype=np.float64)
+        free = capacity - x @ demands
+        version = np.zeros(tree.size, dtype=np.int64)
+        heaps: list[list[tuple[float, int, int]]] = [[] for _ in range(tree.size)]
+        for node in range(1, tree.size):
+            if not dead[node]:
+                heaps[int(parent[node])].append((levels.level(node, x), node, 0))
+        for heap in heaps:
+            heapq.heapify(heap)
+        if _fill_tree_one_by_one(levels, x, dead, node_tasks, free, slack, version, heaps):
+            return x
+        jump()
+
+
+def _fill_tree_one_by_one(
+    levels: _TreeLevels,
+    x: FloatArray,
+    dead: BoolArray,
+    node_tasks: FloatArray,
+    free: FloatArray,
+    slack: FloatArray,
+    version: npt.NDArray[np.int64],
+    heaps: list[list[tuple[float, int, int]]],
+) -> bool:
+    """H-DRF Algorithm 1 with whole tasks, one task at a time from the root down (module
+    docstring), updating the arguments in place. Returns True when no task can be handed
+    out, False after :data:`JUMP_MIN_TASKS` tasks when a jump may be tried."""
+    tree = levels.tree
+    demands = levels.demands
+    parent = tree.parent
+    user_of = tree.user_of
+    since = 0  # tasks handed out one at a time since the last try of a jump
     node = 0
     while True:
         if user_of[node] < 0:
@@ -165,7 +265,7 @@ def progressive_fill(problem: WaterfillProblem, start: FloatArray | None = None)
             if not heap or node_tasks[node] + 1 > tree.max_tasks[node] + _FIT_TOL:
                 dead[node] = True
                 if node == 0:
-                    return x
+                    return True
                 node = int(parent[node])
                 continue
             node = heap[0][1]
@@ -181,13 +281,259 @@ def progressive_fill(problem: WaterfillProblem, start: FloatArray | None = None)
         path = tree.path_to_root(node)
         for member in path:
             node_tasks[member] += 1
-            usage[member] += demand
         for member in path[:-1]:
             version[member] += 1
             heapq.heappush(
-                heaps[int(parent[member])], (level(member), member, int(version[member]))
+                heaps[int(parent[member])], (levels.level(member, x), member, int(version[member]))
             )
+        since += 1
+        if since >= JUMP_MIN_TASKS and levels.may_try:
+            return False
         node = 0
+
+
+class _NoJump(Exception):
+    """A level search that cannot end (a share that does not rise, a level past the floats)."""
+
+
+class _Searched:
+    """The states one queue's search reached in one jump, by the inner level searched: a
+    queue's level and tasks never fall as the level rises, so any stopping rule of the form
+    "tasks or level at least" splits them in two at one place."""
+
+    def __init__(self) -> None:
+        self.levels: list[float] = []
+        self.found: list[tuple[float, float, FloatArray]] = []
+
+    def add(self, level: float, reached: float, total: float, state: FloatArray) -> None:
+        at = bisect.bisect_left(self.levels, level)
+        if at < len(self.levels) and self.levels[at] == level:
+            return
+        self.levels.insert(at, level)
+        self.found.insert(at, (reached, total, state))
+
+    def bracket(
+        self, stop: Callable[[float, float], bool]
+    ) -> tuple[tuple[float, FloatArray] | None, tuple[float, FloatArray] | None]:
+        """The highest searched level where ``stop`` fails and the lowest where it holds,
+        each with its state (None when there is none)."""
+        low, high = 0, len(self.levels)
+        while low < high:
+            middle = (low + high) // 2
+            if stop(self.found[middle][0], self.found[middle][1]):
+                high = middle
+            else:
+                low = middle + 1
+        below = (self.levels[low - 1], self.found[low - 1][2]) if low > 0 else None
+        above = (self.levels[low], self.found[low][2]) if low < len(self.levels) else None
+        return below, above
+
+
+class _TreeLevels:
+    """Levels and jumps on a queue tree (static H-DRF, H-DRF section 3.1, Algorithm 1).
+
+    The walk hands each task to the child with the lowest (level, node) at every node on the
+    way down, and a child's level never falls as it receives tasks, so at each node the tasks
+    go out in the order of the level each starts at: the state after every task a node's
+    children start below a level ``M`` is a state of the walk (:meth:`fill`). A queue child is
+    filled to ``M`` by the first state of its own walk whose level reaches ``M``
+    (:meth:`first`): a search over its children's levels, recursively, that ends in a few
+    tasks one at a time (:meth:`next_user`, the walk's own choice). The root's level is then
+    searched as on a flat tree (:func:`search_level`), so a jump is the state one task at a
+    time would reach; tasks that fit together fit one by one, because free capacity only
+    shrinks. Queue levels are the dominant share of the users' counts times their demands,
+    computed here and in the walk by the same expression (no sums carried across tasks).
+    """
+
+    def __init__(self, problem: WaterfillProblem) -> None:
+        tree = problem.tree
+        self.tree = tree
+        self.demands = problem.demands
+        capacity = problem.capacity
+        self.inv_capacity = np.where(capacity > 0, 1.0 / np.where(capacity > 0, capacity, 1.0), 0.0)
+        leaf = tree.leaf_node
+        with np.errstate(divide="ignore", invalid="ignore"):
+            self.step = np.asarray(problem.share_per_task / tree.weight[leaf], dtype=np.float64)
+        self.below = [
+            np.sort(tree.ancestors.users[tree.ancestors.nodes == node]) for node in range(tree.size)
+        ]
+        self.cap = np.floor(tree.max_tasks + _FIT_TOL)
+        # per node: its users' demands as shares of the capacity, and its weight
+        self.scaled = [self.demands[below] * self.inv_capacity for below in self.below]
+        self.weight = [float(w) for w in tree.weight]
+        self.user_children = [
+            np.asarray([tree.user_of[c] for c in tree.children[n] if tree.user_of[c] >= 0],
+                       dtype=np.int64)
+            for n in range(tree.size)
+        ]  # fmt: skip
+        self.queue_children = [
+            [c for c in tree.children[n] if tree.user_of[c] < 0] for n in range(tree.size)
+        ]
+        self.may_try = True
+        self.limit = self.cap[leaf]
+        self.dead = np.zeros(tree.size, dtype=np.bool_)
+        self._searched: dict[int, _Searched] = {}
+
+    def level(self, node: int, x: FloatArray) -> float:
+        """The rounded weighted share the walk orders ``node`` by."""
+        user = int(self.tree.user_of[node])
+        if user >= 0:
+            return rounded_level(float(x[user] * self.step[user]))
+        share = float((x[self.below[node]] @ self.scaled[node]).max())
+        return rounded_level(share / self.weight[node])
+
+    def frozen(self, dead: BoolArray) -> BoolArray:
+        """Users that get no more tasks: set aside, or below a queue set aside."""
+        out = np.zeros(len(self.tree.leaf_node), dtype=np.bool_)
+        pairs = self.tree.ancestors
+        out[pairs.users[dead[pairs.nodes]]] = True
+        return out
+
+    def may_jump(self, x: FloatArray, dead: BoolArray, room: FloatArray) -> bool:
+        """Whether enough tasks may still fit for a jump (:func:`tasks_that_may_fit`)."""
+        active = ~self.frozen(dead)
+        self.may_try = tasks_that_may_fit(x, self.limit, active, room, self.demands) >= (
+            JUMP_MIN_TASKS
+        )
+        return self.may_try
+
+    def jump(
+        self, x: FloatArray, dead: BoolArray, free: FloatArray, slack: FloatArray
+    ) -> FloatArray | None:
+        """The state of the walk at the highest root level whose tasks all fit in ``free``
+        (plus ``slack``), or None (fewer than :data:`JUMP_MIN_TASKS` tasks; no level bound)."""
+        active = ~self.frozen(dead)
+        if not active.any() or not np.all(np.isfinite(self.step[active])):
+            return None
+        if np.any(self.step[active] <= 0):
+            return None
+        self.dead = dead
+        self._searched = {}
+        self.limit = np.where(active, self.cap[self.tree.leaf_node], x)
+        live = [c for c in self.tree.children[0] if not self._exhausted(c, x)]
+        if not live:
+            return None
+        demands = self.demands
+
+        def fits(counts: FloatArray) -> bool:
+            return bool(np.all((counts - x) @ demands <= free + slack))
+
+        try:
+            return search_level(
+                x,
+                lambda level: self.fill(0, x, level),
+                min(self.level(c, x) for c in live),
+                float(self.step[active].max()),
+                fits,
+                lambda counts: self._exhausted(0, counts),
+                int(active.sum()),
+            )
+        except _NoJump:
+            return None
+        finally:
+            self.limit = self.cap[self.tree.leaf_node]
+
+    def _exhausted(self, node: int, x: FloatArray) -> bool:
+        """Whether the walk can hand no more task to ``node``'s subtree (fit aside)."""
+        if self.dead[node]:
+            return True
+        user = int(self.tree.user_of[node])
+        if user >= 0:
+            return bool(x[user] >= self.limit[user])
+        if float(x[self.below[node]].sum()) >= self.cap[node]:
+            return True
+        return all(self._exhausted(c, x) for c in self.tree.children[node])
+
+    def fill(self, node: int, x: FloatArray, level: float) -> FloatArray:
+        """``x`` after the walk hands out every task that ``node``'s children start below
+        ``level`` (queue caps aside: :meth:`first` keeps them)."""
+        out = x.copy()
+        users = self.user_children[node]
+        if len(users):
+            out[users] = level_counts(x[users], self.step[users], self.limit[users], level)
+        for child in self.queue_children[node]:
+            if not self._exhausted(child, x):
+                out = self.first(child, out, level)
+        return out
+
+    def first(self, node: int, x: FloatArray, level: float) -> FloatArray:
+        """The first state of the walk inside queue ``node`` from ``x`` where its level
+        reaches ``level``, or where the walk there ends (its cap, or every user below at its
+        limit). Within one jump ``x`` below ``node`` is always the jump's start, so each
+        state the search computes is kept (:class:`_Searched`) and brackets later searches:
+        the root's bisection asks for ever closer levels, and each asks little more."""
+        cap = self.cap[node]
+        below = self.below[node]
+        searched = self._searched.setdefault(node, _Searched())
+
+        def stop(reached: float, total: float) -> bool:
+            return total >= cap or reached >= level
+
+        def whole(sub: FloatArray) -> FloatArray:
+            out = x.copy()
+            out[below] = sub
+            return out
+
+        def at(inner: float) -> tuple[bool, FloatArray]:
+            state = self.fill(node, x, inner)
+            reached, total = self.level(node, state), float(state[below].sum())
+            searched.add(inner, reached, total, state[below])
+            return stop(reached, total), state
+
+        if stop(self.level(node, x), float(x[below].sum())) or self._exhausted(node, x):
+            return x
+        live = [c for c in self.tree.children[node] if not self._exhausted(c, x)]
+        low = min(self.level(c, x) for c in live)
+        low_state = x
+        known = searched.bracket(stop)
+        if known[0] is not None and known[0][0] > low:
+            low, low_state = known[0][0], whole(known[0][1])
+        if known[1] is not None:
+            high, high_state = known[1][0], whole(known[1][1])
+        else:
+            span = max(abs(low), float(self.step[below].max()), 2.0**-40)
+            high = low + span
+            for _ in range(2100):
+                stopped, high_state = at(high)
+                if stopped:
+                    break
+                if self._exhausted(node, high_state):
+                    return high_state
+                low, low_state, span = high, high_state, span * 2
+                high = low + span
+                if not np.isfinite(high):
+                    raise _NoJump
+            else:
+                raise _NoJump
+        close = 2 * len(below) + 8
+        for _ in range(_BISECTIONS):
+            middle = (low + high) / 2
+            gap = float((high_state[below] - low_state[below]).sum())
+            if not low < middle < high or gap <= close:
+                break
+            stopped, state = at(middle)
+            if stopped:
+                high, high_state = middle, state
+            else:
+                low, low_state = middle, state
+        state = low_state.copy()
+        while not stop(self.level(node, state), float(state[below].sum())):
+            user = self.next_user(node, state)
+            if user < 0:
+                break
+            state[user] += 1
+        return state
+
+    def next_user(self, node: int, x: FloatArray) -> int:
+        """The user the walk gives the next task below ``node`` (fit aside), or -1."""
+        while True:
+            user = int(self.tree.user_of[node])
+            if user >= 0:
+                return user
+            live = [c for c in self.tree.children[node] if not self._exhausted(c, x)]
+            if not live:
+                return -1
+            node = min(live, key=lambda c: (self.level(c, x), c))
 
 
 def _flat_fill(problem: WaterfillProblem, x: FloatArray) -> FloatArray:
@@ -203,14 +549,11 @@ def _flat_fill(problem: WaterfillProblem, x: FloatArray) -> FloatArray:
     total_limit = float(tree.max_tasks[0]) + _FIT_TOL
     with np.errstate(divide="ignore", invalid="ignore"):
         step = np.asarray(problem.share_per_task / tree.weight[nodes], dtype=np.float64)
-    share_per_task = problem.share_per_task
-    weight = tree.weight[nodes]
     free = capacity - x @ demands
     active = np.ones(len(x), dtype=np.bool_)
 
     def key(user: int) -> tuple[float, int, int]:
-        share = float(x[user] * share_per_task[user])
-        return round(share / float(weight[user]), _DIGITS), int(nodes[user]), user
+        return rounded_level(float(x[user] * step[user])), int(nodes[user]), user
 
     def fits(counts: FloatArray) -> bool:
         return bool(np.all((counts - x) @ demands <= free + slack) and counts.sum() <= total_limit)
