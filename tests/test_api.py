@@ -79,7 +79,7 @@ PUBLIC = {
         "Cluster",
         "FloatArray",
         "Machine",
-        "attribute_key",
+        "attribute_signature",
     ],
     "fairshare.workload": [
         "Job",

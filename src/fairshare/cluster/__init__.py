@@ -6,7 +6,7 @@ from fairshare.cluster.model import (
     Cluster,
     FloatArray,
     Machine,
-    attribute_key,
+    attribute_signature,
 )
 
-__all__ = ["AttributeValue", "BoolArray", "Cluster", "FloatArray", "Machine", "attribute_key"]
+__all__ = ["AttributeValue", "BoolArray", "Cluster", "FloatArray", "Machine", "attribute_signature"]

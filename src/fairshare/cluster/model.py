@@ -17,7 +17,9 @@ BoolArray = npt.NDArray[np.bool_]
 AttributeValue = str | int | float | bool
 
 
-def attribute_key(attributes: Mapping[str, AttributeValue]) -> tuple[tuple[str, str, object], ...]:
+def attribute_signature(
+    attributes: Mapping[str, AttributeValue],
+) -> tuple[tuple[str, str, object], ...]:
     """``attributes`` as a hashable key that tells values of different types apart: Python
     finds ``True == 1 == 1.0``, the constraint language does not (``gpu == 1`` rejects a
     machine whose ``gpu`` is ``true``), so two machines may share a signature only when

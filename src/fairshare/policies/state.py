@@ -27,7 +27,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from fairshare.cluster import Machine, attribute_key
+from fairshare.cluster import Machine, attribute_signature
 from fairshare.cluster.constraints import Constraint
 from fairshare.policies.protocol import Phase, TaskRef
 from fairshare.tolerances import FIT as EPS
@@ -269,7 +269,7 @@ class ClusterState:
         key = (
             machine.capacity.tobytes(),
             machine.rack,
-            attribute_key(machine.attributes),
+            attribute_signature(machine.attributes),
         )
         sig = self._sig_of.get(key)
         if sig is None:

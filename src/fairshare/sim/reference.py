@@ -49,7 +49,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fairshare.cluster import Cluster, Machine, attribute_key
+from fairshare.cluster import Cluster, Machine, attribute_signature
 from fairshare.cluster.constraints import Constraint
 from fairshare.policies import Decision, Launch, Policy, TaskRef
 from fairshare.registry import PolicyInfo, by_name
@@ -816,7 +816,7 @@ class ReferenceScheduler(Policy):
         key: tuple[object, ...] = (
             machine.capacity.tobytes(),
             machine.rack,
-            attribute_key(machine.attributes),
+            attribute_signature(machine.attributes),
             machine.name if self.by_name else None,
         )
         sig = self._sig_of.get(key)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fairshare.cluster import AttributeValue, BoolArray, FloatArray, Machine, attribute_key
+from fairshare.cluster import AttributeValue, BoolArray, FloatArray, Machine, attribute_signature
 from fairshare.cluster.constraints import Constraint
 from fairshare.workload.hierarchy import IntArray
 from fairshare.workload.model import Job, Scenario, User
@@ -96,7 +96,7 @@ class AttributeCodes:
 def _attributes_differ(a: Mapping[str, AttributeValue], b: Mapping[str, AttributeValue]) -> bool:
     """Whether two machines' attributes differ for the constraint language (``true`` and
     ``1`` do; Python's ``==`` says they do not)."""
-    return a is not b and (a != b or attribute_key(a) != attribute_key(b))
+    return a is not b and (a != b or attribute_signature(a) != attribute_signature(b))
 
 
 def machine_types(scenario: Scenario) -> MachineTypes:
@@ -123,7 +123,7 @@ def machine_types(scenario: Scenario) -> MachineTypes:
         key = (
             capacities[j].tobytes(),
             racks[j],
-            attribute_key(attributes[j]),
+            attribute_signature(attributes[j]),
         )
         found = signature_of.get(key)
         if found is None:
