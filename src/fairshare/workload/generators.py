@@ -438,10 +438,10 @@ def _has_attributes(machine: Machine) -> bool:
 
 
 def constraint_cluster(cluster: Cluster, rng: np.random.Generator) -> Cluster:
-    """``cluster`` with every machine carrying the 21 attributes of Sharma et al.'s constraint model
-    (Choosy section 7.1).
+    """``cluster`` with every machine carrying the 21 attributes of the constraint model.
 
-    Kept as it is when every machine has them already; otherwise each machine gets a class
+    The model is Sharma et al.'s, as Choosy section 7.1 uses it. The cluster is kept as it
+    is when every machine has them already; otherwise each machine gets a class
     (``machine_class``: ``c0`` ... ``c3``, by :data:`CLASS_SHARES`) and each attribute with
     its class's frequency. Attributes a machine already has are kept.
 

@@ -1,7 +1,8 @@
 """The scheduling tree: queues as internal nodes, users as leaves (H-DRF section 2.1).
 
 Node 0 is the root. Children appear in scenario order (queues in declaration order, then
-users), which is also the documented tie-break order of every solver that walks the tree.
+users), which is also the documented tie-break order of every solver that walks the
+tree.
 
 Examples
 --------
@@ -45,11 +46,11 @@ IntArray = npt.NDArray[np.int64]
 
 @dataclass(frozen=True)
 class TreeSum:
-    """The nodes x users 0/1 matrix with a 1 where the node is the user's leaf or one of its
-    ancestors, stored as (node, user) pairs.
+    """Which users are below which node: a sparse nodes x users 0/1 matrix.
 
-    ``tree_sum @ per_user`` aggregates a per-user vector (or users x k matrix) up the tree: each
-    node gets the sum over the users below it.
+    The matrix has a 1 where the node is the user's leaf or one of its ancestors, stored as
+    (node, user) pairs. ``tree_sum @ per_user`` aggregates a per-user vector (or users x k
+    matrix) up the tree: each node gets the sum over the users below it.
 
     Parameters
     ----------
@@ -213,8 +214,8 @@ class Hierarchy:
         """Each user's weight in the flattened hierarchy (H-DRF section 3.2).
 
         The product, along the user's path, of each node's weight over the summed weights of it
-        and its siblings. Empty queues (no user below them) demand nothing and are left out of the
-        sums.
+        and its siblings. Empty queues (no user below them) demand nothing and are left out of
+        the sums.
 
         Returns
         -------

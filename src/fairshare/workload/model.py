@@ -173,8 +173,9 @@ class PerTaskDurations:
 
 @dataclass(frozen=True)
 class ParetoDuration:
-    """Pareto task durations, drawn by the simulator from its seed (Choosy section 6 measured
-    Pareto durations at Facebook and Bing).
+    """Pareto task durations, drawn by the simulator from its seed.
+
+    Choosy section 6 measured Pareto task durations at Facebook and Bing.
 
     Parameters
     ----------
@@ -348,9 +349,9 @@ class Scenario:
         return np.array([u.min_share for u in self.users], dtype=np.float64)
 
     def eligibility(self) -> BoolArray:
-        """The users x machines matrix of where each user may run (Choosy section 3's constraint
-        graph).
+        """The users x machines matrix of where each user may run.
 
+        It is Choosy section 3's constraint graph.
         For large clusters prefer :func:`fairshare.workload.eligibility.machine_types`, which
         evaluates per machine type.
 

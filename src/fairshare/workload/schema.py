@@ -747,8 +747,9 @@ class WorkloadModel(_Model):
 
 
 class ScenarioModel(_Model):
-    """A whole scenario (SPEC section 1): every field is optional here; stage 2 requires
-    ``machines`` unless the caller gives them.
+    """A whole scenario (SPEC section 1).
+
+    Every field is optional here; stage 2 requires ``machines`` unless the caller gives them.
 
     Parameters
     ----------

@@ -153,8 +153,9 @@ def _why_no_machines(fmt: str, path: Path) -> str:
 
 
 def machines_from_trace(fmt: str, path: str | Path, source: str) -> MachinesFrom:
-    """What gives the machines of scenario ``source`` when it lists none and is replayed with
-    this trace (SPEC section 3: the node list beside an alibaba-gpu pod list gives them).
+    """What gives the machines of a scenario that lists none, from the trace it replays.
+
+    SPEC section 3: the node list beside an alibaba-gpu pod list gives them.
 
     Parameters
     ----------

@@ -1,15 +1,17 @@
 """What the trace readers share: the error type, streaming line readers and field parsing.
 
-A trace supplies jobs; the scenario supplies what the trace lacks (SPEC section 3). Readers
-stream: they yield one :class:`~fairshare.workload.model.Job` at a time, in submit order, and
-never hold a whole file in memory. A record that cannot be read is a :class:`TraceError`
-naming the file and its line (SPEC section 4: ``error: FILE: line N: WHAT``, exit code 2).
+A trace supplies jobs; the scenario supplies what the trace lacks (SPEC section 3).
+Readers stream: they yield one :class:`~fairshare.workload.model.Job` at a time, in
+submit order, and never hold a whole file in memory. A record that cannot be read is a
+:class:`TraceError` naming the file and its line (SPEC section 4: ``error: FILE: line N:
+WHAT``, exit code 2).
 
-Every number a reader uses is parsed here (:func:`whole_number`, :func:`amount`): finite, in
-its documented range, and a value that is not is named as ``field NAME: ...`` with the text
-cut to a readable length (:func:`shown`). Times are bounded by
-:data:`~fairshare.workload.model.MAX_SECONDS` and tasks per job by :data:`MAX_RECORD_TASKS`, so no
-trace can overflow the simulator's arithmetic or ask for more tasks than memory holds.
+Every number a reader uses is parsed here (:func:`whole_number`, :func:`amount`):
+finite, in its documented range, and a value that is not is named as ``field NAME: ...``
+with the text cut to a readable length (:func:`shown`). Times are bounded by
+:data:`~fairshare.workload.model.MAX_SECONDS` and tasks per job by
+:data:`MAX_RECORD_TASKS`, so no trace can overflow the simulator's arithmetic or ask for
+more tasks than memory holds.
 
 Examples
 --------
@@ -134,8 +136,8 @@ def whole_number(
 ) -> int:
     """The whole number in ``text``, from 0 to ``maximum``.
 
-    A field longer than 40 characters is rejected unread, so thousands of digits cost nothing
-    (and never reach a float conversion, which overflowed).
+    A field longer than 40 characters is rejected unread, so thousands of digits cost
+    nothing (and never reach a float conversion, which overflowed).
 
     Parameters
     ----------
@@ -231,10 +233,10 @@ def amount(
 
 
 class JobNames:
-    """The job names a reader has yielded, each with its line, to reject a repeat where it is: the
-    second occurrence's line of the trace, not the scenario.
+    """The job names a reader has yielded, each with its line, to reject a repeat where it is.
 
-    The simulator keeps every job's record anyway, so one entry per job adds little.
+    The error names the second occurrence's line of the trace, not the scenario. The
+    simulator keeps every job's record anyway, so one entry per job adds little.
 
     Parameters
     ----------
@@ -346,8 +348,8 @@ def numbered_lines(path: Path) -> Iterator[tuple[int, str]]:
 def first_resource_demand(cluster: Cluster) -> FloatArray:
     """One unit of the cluster's first resource (a slot, a processor).
 
-    The per-task demand given to jobs from traces that record no resource requests. Read-only,
-    so every job can share the one array.
+    The per-task demand given to jobs from traces that record no resource requests.
+    Read-only, so every job can share the one array.
 
     Parameters
     ----------
