@@ -199,7 +199,14 @@ class EventQueue:
         self.tokens = itertools.count(1)
 
     def token(self) -> int:
-        """A new event token: the order of insertion among same-time events of one kind."""
+        """A new event token.
+
+        Returns
+        -------
+        int
+            One more than the last token: the order of insertion among same-time events of
+            one kind (0 is left for events that are never queued).
+        """
         return next(self.tokens)
 
     def push(self, event: Event) -> None:
