@@ -33,9 +33,13 @@ NOT_RUN = {
 
 PACKAGES_WITH_EXAMPLES = (
     "fairshare.allocation",
+    "fairshare.bench",
     "fairshare.cluster",
+    "fairshare.fairness",
     "fairshare.metrics",
     "fairshare.report",
+    "fairshare.sim",
+    "fairshare.solvers",
     "fairshare.workload",
     "fairshare.workload.traces",
 )
