@@ -98,9 +98,10 @@ class RunFrames:
     a_start : FloatArray
         Each attempt's start.
     a_finish : FloatArray
-        Each attempt's end (its kill, for a killed attempt).
+        Each attempt's end: its kill for a killed attempt, the run's ``until`` for one still
+        running then.
     a_killed : BoolArray
-        Whether the attempt was killed (preemption, a lost machine).
+        Whether the attempt was killed (preemption, a machine's removal).
     a_locality : IntArray
         -1 for an attempt without input data, else an index into :data:`LOCALITY_LEVELS`.
     a_demand : FloatArray

@@ -6,9 +6,9 @@ and locality by job size, FAIR Figures 10-11).
 
 Why not matplotlib, which drew them before: each figure is a few hundred points drawn from
 binned data, and importing matplotlib and running its ``savefig`` on the three figures of a
-run cost more CPU time than everything else ``simulate`` writes (``fairshare bench
-end-to-end``). matplotlib stays a dependency for the paper figures to come; the writer here
-keeps its look (sizes, ticks, grid, colours, legends).
+run cost more CPU time than everything else ``simulate`` writes
+(``fairshare bench end-to-end``). matplotlib stays a dependency for the paper figures to
+come; the writer here keeps its look (sizes, ticks, grid, colours, legends).
 
 Determinism: the SVG text depends only on the data (:mod:`fairshare.report.svg`).
 

@@ -3,8 +3,8 @@
 A trace supplies jobs; the scenario supplies what the trace lacks (SPEC section 3).
 Readers stream: they yield one :class:`~fairshare.workload.model.Job` at a time, in
 submit order, and never hold a whole file in memory. A record that cannot be read is a
-:class:`TraceError` naming the file and its line (SPEC section 4: ``error: FILE: line N:
-WHAT``, exit code 2).
+:class:`TraceError` naming the file and its line (SPEC section 4:
+``error: FILE: line N: WHAT``, exit code 2).
 
 Every number a reader uses is parsed here (:func:`whole_number`, :func:`amount`):
 finite, in its documented range, and a value that is not is named as ``field NAME: ...``
