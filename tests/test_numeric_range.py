@@ -33,8 +33,9 @@ from fairshare.allocation import check_allocation
 from fairshare.cli.check import _cell, _markdown_matrix
 from fairshare.fairness import check
 from fairshare.fairness import properties as fairness_properties
-from fairshare.solvers import SolverFailure, solve
-from fairshare.solvers.filling_lp import FillingLP, prepare_placed
+from fairshare.solvers import SolverFailure, freeze_test, solve
+from fairshare.solvers.filling_model import FillingLP
+from fairshare.solvers.placed import prepare_placed
 from fairshare.workload.hierarchy import build_hierarchy
 from fairshare.workload.loader import parse_scenario
 from fairshare.workload.model import Scenario
@@ -170,7 +171,7 @@ def test_freeze_test_failure_is_a_solver_failure(monkeypatch: pytest.MonkeyPatch
     model = FillingLP(data.problem(scenario, scenario.demands[:, 0]))
     model.raise_level()
     # one resource on one type is decided without an LP (full users): make it ask the LP
-    monkeypatch.setattr(model, "_full_users", lambda: np.zeros(model.users, dtype=np.bool_))
+    monkeypatch.setattr(freeze_test, "full_users", lambda _: np.zeros(model.users, dtype=np.bool_))
 
     class Failing:
         def __init__(self, highs: highspy.Highs) -> None:
@@ -184,7 +185,7 @@ def test_freeze_test_failure_is_a_solver_failure(monkeypatch: pytest.MonkeyPatch
 
     model.highs = Failing(model.highs)
     with pytest.raises(SolverFailure, match="freeze test"):
-        model.growable()
+        freeze_test.growable(model)
 
 
 def test_unsolvable_wide_scenario_is_a_solver_failure_not_a_wrong_allocation() -> None:

@@ -35,12 +35,12 @@ import numpy as np
 from fairshare.allocation import Allocation
 from fairshare.cluster import BoolArray, FloatArray
 from fairshare.solvers.errors import InvalidRequest, SolverFailure
-from fairshare.solvers.filling_lp import (
-    FillingProblem,
+from fairshare.solvers.filling_lp import progressive_filling
+from fairshare.solvers.filling_problem import FillingProblem
+from fairshare.solvers.placed import (
     PlacedInput,
     placed_allocation,
     prepare_placed,
-    progressive_filling,
     spread_over_machines,
     whole_minimums,
 )
