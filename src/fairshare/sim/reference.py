@@ -2,7 +2,7 @@
 
 Choosy compares its greedy online rule against schedulers that compute the constrained
 max-min fair (CMMF) allocation exactly (Choosy section 5, here
-:func:`fairshare.solvers.whole_tasks.cmmf_whole_tasks`: progressive filling by network flow,
+:func:`fairshare.solvers.cmmf_flow.cmmf_whole_tasks`: progressive filling by network flow,
 whole tasks, machine types coalesced). They are policies of the same protocol as
 :mod:`fairshare.policies` (the engine drives them unchanged), registered as extensions of
 SPEC section 3's policy names:
@@ -565,7 +565,7 @@ class ReferenceScheduler(Policy):
         initial = running if offsets else np.zeros(n_units)
         # Imported here: naming the reference schedulers (`fairshare simulate` checks its
         # --policy against them) must not load the solvers and HiGHS.
-        from fairshare.solvers.whole_tasks import cmmf_whole_tasks  # noqa: PLC0415
+        from fairshare.solvers.cmmf_flow import cmmf_whole_tasks  # noqa: PLC0415
 
         result = cmmf_whole_tasks(types, demands, weights, caps, initial)
         out: dict[tuple[int, int], int] = {}

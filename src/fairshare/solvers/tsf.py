@@ -24,8 +24,9 @@ and one is not:
   the per-machine filling of :mod:`fairshare.solvers.constrained` (with one resource it is
   Choosy's independent allocation), and like it may leave resources idle (TSF Table I).
 
-With ``--integral`` the whole-task allocators of :mod:`fairshare.solvers.whole_tasks` are used
-(TSF section V-D's online rule applied offline, and per-machine DRF with whole tasks).
+With ``--integral`` the whole-task allocators are used: TSF section V-D's online rule applied
+offline (:mod:`fairshare.solvers.whole_tasks`) and per-machine DRF with whole tasks
+(:mod:`fairshare.solvers.per_machine`).
 """
 
 from __future__ import annotations
