@@ -31,7 +31,7 @@ from hypothesis import strategies as st
 
 from fairshare.allocation import check_allocation
 from fairshare.cli.check import _cell, _markdown_matrix
-from fairshare.fairness import check
+from fairshare.fairness import check, outcomes
 from fairshare.fairness import properties as fairness_properties
 from fairshare.solvers import SolverFailure, freeze_test, solve
 from fairshare.solvers.filling_model import FillingLP
@@ -403,7 +403,7 @@ def test_failed_fairness_lp_is_inconclusive_not_no_gain(monkeypatch: pytest.Monk
         fun = 0.0
 
     monkeypatch.setattr(fairness_properties, "linprog", lambda *a, **k: Failed())
-    fairness_properties._cache.clear()
+    outcomes._cache.clear()
     result = check("tsf", "pareto-efficiency", trials=3, seed=0)
     assert result.holds and result.inconclusive == 3
     assert result.verdict() == "inconclusive"

@@ -1,15 +1,12 @@
 """The HiGHS model of progressive filling over machine types (Choosy section 5.1, Algorithm 1;
 TSF section V-B, Algorithm 1): one LP, built once and modified in place round by round.
 
-:class:`FillingLP` holds the model and every change of it: raising the level of the active
-users (:meth:`FillingLP.raise_level`, which also freezes the users its level takes to their
-caps), freezing users at the round's level (:meth:`FillingLP.freeze`), and the primitives the
-freeze test of :mod:`fairshare.solvers.freeze_test` edits the model with. The rounds, and why
-users are pooled into classes and level rows, are described in
-:mod:`fairshare.solvers.filling_lp`, which drives this model.
-
-Between solves only bounds, costs and a pool's row change, so the simplex warm-starts from the
-previous basis, which stays primal feasible (primal simplex); the solver output is silent.
+:class:`FillingLP` holds the model and every change of it: raising the level
+(:meth:`FillingLP.raise_level`, which freezes the users it takes to their caps), freezing
+users (:meth:`FillingLP.freeze`), and the primitives :mod:`fairshare.solvers.freeze_test`
+edits it with. :mod:`fairshare.solvers.filling_lp` drives it and explains the rounds, classes
+and pools. Between solves only bounds, costs and a pool's row change, so the simplex
+warm-starts from the previous basis, which stays primal feasible (primal simplex).
 """
 
 from __future__ import annotations
@@ -68,6 +65,23 @@ class FillingLP:
         A user has a minimum share but no machine it may use can run its tasks.
     SolverFailure
         The scaled coefficients span more than HiGHS resolves, or HiGHS rejects the model.
+
+    Examples
+    --------
+    The first round of Choosy Figure 1
+    (:func:`~fairshare.solvers.filling_lp.progressive_filling`) raises the level to 1.5.
+
+    >>> usable = np.array(
+    ...     [[1, 0, 0, 1, 0, 0], [0, 0, 1, 1, 0, 0], [0, 1, 1, 1, 0, 1], [0, 0, 0, 0, 1, 1]],
+    ...     dtype=np.bool_,
+    ... )
+    >>> problem = FillingProblem(
+    ...     capacity=np.ones((6, 1)), count=np.array([1.0, 1, 1, 1, 4, 2]), usable=usable,
+    ...     demands=np.ones((4, 1)), share_per_task=np.ones(4), weights=np.ones(4),
+    ...     caps=np.full(4, np.inf), initial=np.zeros(4),
+    ... )
+    >>> round(FillingLP(problem).raise_level(), 9)
+    1.5
     """
 
     def __init__(self, problem: FillingProblem, *, pool: bool = True) -> None:

@@ -79,6 +79,28 @@ def growable(model: FillingLP) -> BoolArray:
     ------
     SolverFailure
         HiGHS could not solve a freeze-test LP.
+
+    Examples
+    --------
+    Choosy Figure 1 at the first round's level, 1.5 machines: u1 and u2 have filled the
+    machines they may use (found without an LP), u3 and u4 can still grow.
+
+    >>> from fairshare.solvers.filling_problem import FillingProblem
+    >>> usable = np.array(
+    ...     [[1, 0, 0, 1, 0, 0], [0, 0, 1, 1, 0, 0], [0, 1, 1, 1, 0, 1], [0, 0, 0, 0, 1, 1]],
+    ...     dtype=np.bool_,
+    ... )
+    >>> problem = FillingProblem(
+    ...     capacity=np.ones((6, 1)), count=np.array([1.0, 1, 1, 1, 4, 2]), usable=usable,
+    ...     demands=np.ones((4, 1)), share_per_task=np.ones(4), weights=np.ones(4),
+    ...     caps=np.full(4, np.inf), initial=np.zeros(4),
+    ... )
+    >>> model = FillingLP(problem)
+    >>> _ = model.raise_level()
+    >>> full_users(model).tolist()
+    [True, True, False, False]
+    >>> growable(model).tolist()
+    [False, False, True, True]
     """
     active, bound = _columns(model)
     grows = np.zeros(model.entities, dtype=np.bool_)
