@@ -177,7 +177,7 @@ class FillingLP:
         self.class_alone = class_alone
         self.class_unit = unit
         # Classes that differ only in their demand direction reach the same machine types:
-        # the full-user test (``_full_users``) works on these distinct type sets.
+        # the full-user test (``freeze_test.full_users``) works on these distinct type sets.
         type_set: dict[bytes, int] = {}
         self.set_of_class = np.array(
             [type_set.setdefault(packed[i].tobytes(), len(type_set)) for i in first],
@@ -423,7 +423,8 @@ class FillingLP:
         the level fixed at the level LP's solution can be infeasible by more than the
         tolerance in HiGHS's internal scaling): from scratch, with dual simplex, and the level
         allowed ``_LEVEL_GIVE`` below its value. That gives a user at most that fraction of its
-        level as slack, far below ``_GROWS``, so the test still separates the same users."""
+        level as slack, far below the freeze test's ``_GROWS``, so the test still separates
+        the same users."""
         level = np.array([self.level_col], dtype=np.int64)
         lp_level = self.current_level / self.round_scale
         self.set_bounds(level, np.array([lp_level * (1 - _LEVEL_GIVE)]), np.array([lp_level]))
