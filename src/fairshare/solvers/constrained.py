@@ -7,7 +7,7 @@ per-machine filling that independent allocation and per-machine DRF share.
   of :mod:`fairshare.solvers.filling_lp`, on machine types (Choosy 5.1's coalescing). The share
   is the amount of the resource a user holds (tasks x demand): machines, when every machine has
   capacity 1 and every task takes one. With ``--integral``, whole tasks by network flow
-  (:func:`fairshare.solvers.whole_tasks.cmmf_whole_tasks`, Choosy 5.1's non-divisible case).
+  (:func:`fairshare.solvers.cmmf_flow.cmmf_whole_tasks`, Choosy 5.1's non-divisible case).
 - ``independent``: independent allocation (Choosy section 4.1): each machine is split on its
   own among the users that can use it, 1/k each (weighted: in proportion to weight).
 
@@ -34,17 +34,18 @@ import numpy as np
 
 from fairshare.allocation import Allocation
 from fairshare.cluster import BoolArray, FloatArray
+from fairshare.solvers.cmmf_flow import cmmf_whole_tasks
 from fairshare.solvers.errors import InvalidRequest, SolverFailure
-from fairshare.solvers.filling_lp import (
-    FillingProblem,
+from fairshare.solvers.filling_lp import progressive_filling
+from fairshare.solvers.filling_problem import FillingProblem
+from fairshare.solvers.per_machine import per_machine_whole_tasks
+from fairshare.solvers.placed import (
     PlacedInput,
     placed_allocation,
     prepare_placed,
-    progressive_filling,
     spread_over_machines,
     whole_minimums,
 )
-from fairshare.solvers.whole_tasks import cmmf_whole_tasks, per_machine_whole_tasks
 from fairshare.workload.model import Scenario
 
 _REL_TOL = 1e-10

@@ -20,8 +20,9 @@ level whose tasks all fit, and the one-at-a-time loop goes on from there; after 
 :data:`JUMP_MIN_TASKS` tasks it hands out (a user set aside may leave the others room for
 many more), the next jump is tried. The result is the same allocation as one task at a
 time. Jumps of fewer than :data:`JUMP_MIN_TASKS` tasks are not taken, so small problems
-follow the papers' loop literally. The whole-task allocators of
-:mod:`fairshare.solvers.whole_tasks` use the same jump.
+follow the papers' loop literally. The whole-task allocators
+(:mod:`fairshare.solvers.whole_tasks`, :mod:`fairshare.solvers.per_machine`,
+:mod:`fairshare.solvers.cmmf_flow`) use the same jump.
 
 On a queue tree (static H-DRF, H-DRF section 3.1) every node hands its tasks to its children
 in the order of the level each task starts at, so the same search applies at the root once a

@@ -4,7 +4,7 @@ All four place tasks on machines (coalesced into types, Choosy 5.1) and honour c
 caps, queue ``max_share`` and minimum shares. Three are weighted max-min fair in a share that is
 linear in a user's tasks, ``share_i = tasks_i * share_per_task_i``, and computed by the one
 progressive-filling LP engine of :mod:`fairshare.solvers.filling_lp` (TSF section V-B,
-Algorithm 1, with the batched freeze test documented there):
+Algorithm 1, with the batched freeze test of :mod:`fairshare.solvers.freeze_test`):
 
 - ``tsf``: weighted Task Share Fairness (TSF sections V-A and V-B, Definition 7). The task share
   is ``s_i = n_i / h_i`` (weighted: ``/ w_i``), where ``h_i`` is the number of tasks user i
@@ -24,8 +24,9 @@ and one is not:
   the per-machine filling of :mod:`fairshare.solvers.constrained` (with one resource it is
   Choosy's independent allocation), and like it may leave resources idle (TSF Table I).
 
-With ``--integral`` the whole-task allocators of :mod:`fairshare.solvers.whole_tasks` are used
-(TSF section V-D's online rule applied offline, and per-machine DRF with whole tasks).
+With ``--integral`` the whole-task allocators are used: TSF section V-D's online rule applied
+offline (:mod:`fairshare.solvers.whole_tasks`) and per-machine DRF with whole tasks
+(:mod:`fairshare.solvers.per_machine`).
 
 Examples
 --------
@@ -57,11 +58,11 @@ import numpy as np
 from fairshare.allocation import Allocation
 from fairshare.cluster import FloatArray
 from fairshare.solvers.constrained import per_machine_allocation
-from fairshare.solvers.filling_lp import (
+from fairshare.solvers.filling_problem import tasks_alone
+from fairshare.solvers.placed import (
     PlacedInput,
     placed_allocation,
     prepare_placed,
-    tasks_alone,
     whole_minimums,
 )
 from fairshare.solvers.whole_tasks import progressive_whole_tasks
