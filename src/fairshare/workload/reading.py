@@ -195,6 +195,10 @@ def read_yaml(text: str, source: str) -> object:
         mark = err.problem_mark or err.context_mark
         problem = err.problem or err.context or "not valid YAML"
         where = f"line {mark.line + 1}" if mark is not None else "file"
+        if "maximum nesting depth" in problem:
+            # PyYAML 6.0.4's scanner has a nesting limit of its own, and its scanning reads
+            # ahead of the composer: the same input is refused by whichever comes first.
+            raise ScenarioError(source, where, _TOO_DEEP) from None
         column = f" at column {mark.column + 1}" if mark is not None else ""
         context = f" ({err.context})" if err.context and err.problem else ""
         raise ScenarioError(source, where, f"invalid YAML: {problem}{column}{context}") from None
