@@ -112,6 +112,7 @@ PUBLIC = {
     ],
     "fairshare.sim": [
         "JobRecord",
+        "JobEvent",
         "MachineEvent",
         "RunLog",
         "SimOptions",

@@ -228,6 +228,12 @@ class _NoWakeups(Policy):
     def advance(self, now: float) -> None:
         self.inner.advance(now)
 
+    def task_failed(self, now: float, task: TaskRef) -> None:
+        self.inner.task_failed(now, task)
+
+    def job_cancelled(self, now: float, job_id: int) -> list[TaskRef]:
+        return self.inner.job_cancelled(now, job_id)
+
     def decide(self, now: float) -> list[Decision]:
         return self.inner.decide(now)
 

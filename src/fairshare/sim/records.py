@@ -1,290 +1,40 @@
-"""What a simulated (or live) run leaves behind: the contract between the event engine
-(``fairshare.sim``, ``fairshare.backends``) and the layers that read runs (``fairshare.metrics``,
-``fairshare.report``, the ``simulate`` and ``compare`` commands).
+"""The run records, by the simulator's name for them: they live in :mod:`fairshare.runlog`,
+below the simulator and the live driver, which both write them."""
 
-A run is recorded as plain rows, one per task attempt and one per job, so that metrics are
-pure functions of the log and every output file (SPEC section 3) can be derived from it.
-Times are seconds from the start of the run. Rows are in a deterministic order: task
-attempts by (start, job order, phase, task, attempt), jobs in submission order.
-"""
-
-from __future__ import annotations
-
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from itertools import islice
-from operator import gt
-from typing import Any, Literal, NamedTuple
-
-from fairshare.cluster import Cluster, FloatArray
-
-Locality = Literal["node", "rack", "off_rack"]
-Phase = Literal["map", "reduce", "copy"]
-
-
-@dataclass(frozen=True, slots=True)
-class TaskAttempt:
-    """One run of one task on one machine, from launch to finish or kill.
-
-    ``phase`` is ``map``, ``reduce`` or, with copy-compute splitting (FAIR section 5.2),
-    ``copy``: a reducer is then recorded as its copy part (``copy``, which holds no resource)
-    and its compute part (``reduce``, the reduce demand), so busy time counts only the
-    compute part's resources. Without splitting, a ``reduce`` attempt is the whole reducer,
-    copy and compute, and holds its demand from launch (launched before the job's maps
-    finished, it holds it while it waits for them: FAIR section 5.1's slot hoarding).
-
-    ``locality`` is None for tasks that read no input block. A task killed by preemption has
-    ``killed=True`` and ``finish`` the kill time; it is re-run later as attempt + 1. A task
-    still running when the run stopped at its ``until`` time has ``truncated=True`` and
-    ``finish`` that time, so that busy time up to the end of the run is counted.
-    """
-
-    job: str
-    user: str
-    phase: Phase
-    task: int
-    attempt: int
-    machine: str
-    start: float
-    finish: float
-    killed: bool = False
-    locality: Locality | None = None
-    truncated: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class JobRecord:
-    """One job of the run. ``first_start`` and ``finish`` are None for a job that never
-    started or never finished before the run ended. ``isolated_response`` is the job's
-    response time alone on the empty cluster (the denominator of slowdown, SPEC section 3);
-    ``inf`` for a job that can never run, since no machine it may use holds one of its tasks
-    (``fairshare.workload.eligibility.TaskFit``).
-    ``demand`` is the per-task demand vector in the cluster's resource order, and
-    ``reduce_demand`` a reducer's when it differs (None: ``demand``); ``tasks`` counts all
-    tasks, map and reduce (a split reducer once)."""
-
-    job: str
-    user: str
-    queue: str
-    submit: float
-    tasks: int
-    demand: FloatArray
-    weight: float
-    first_start: float | None
-    finish: float | None
-    isolated_response: float
-    reduce_demand: FloatArray | None = None
-
-
-ROW_FIELDS = 8
-"""A driver records attempts flat, ``ROW_FIELDS`` list items per attempt: (start, job
-order, phase, task, attempt, machine, finish, locality), where the job order indexes
-``RunLog.jobs`` (the job's name and user are its record's). Eight items appended to one list
-cost a simulation much less than a tuple per attempt: no object per attempt to build, keep
-and have the cyclic collector walk, which at 200,000 tasks is a measurable share of a run.
-The item offsets follow."""
-ROW_START, ROW_ORDER, ROW_PHASE, ROW_TASK, ROW_ATTEMPT, ROW_MACHINE, ROW_FINISH, ROW_LOCALITY = (
-    range(ROW_FIELDS)
+from fairshare.runlog import (
+    ROW_ATTEMPT,
+    ROW_FIELDS,
+    ROW_FINISH,
+    ROW_LOCALITY,
+    ROW_MACHINE,
+    ROW_ORDER,
+    ROW_PHASE,
+    ROW_START,
+    ROW_TASK,
+    AttemptColumns,
+    AttemptRows,
+    JobRecord,
+    Locality,
+    Phase,
+    RunLog,
+    TaskAttempt,
 )
 
-
-class AttemptRows(NamedTuple):
-    """A run's attempts as a driver recorded them, one list per field, in the log's attempt
-    order (by start, job order, phase, task, attempt; the five are unique per attempt).
-    ``order`` indexes ``RunLog.jobs``."""
-
-    start: list[float]
-    order: list[int]
-    phase: list[Phase]
-    task: list[int]
-    attempt: list[int]
-    machine: list[str]
-    finish: list[float]
-    killed: list[bool]
-    locality: list[Locality | None]
-    truncated: list[bool]
-
-    @classmethod
-    def from_flat(
-        cls, flat: list[Any], killed: Iterable[int], truncated: Iterable[int]
-    ) -> AttemptRows:
-        """The rows of ``flat`` (see :data:`ROW_FIELDS`), sorted; ``killed`` and
-        ``truncated`` hold the offsets in ``flat`` of the attempts that were. A driver
-        appends attempts as they start, so they are sorted but for attempts that started at
-        one time: a pass finds out, and only an unsorted log pays for the sort."""
-        columns: list[list[Any]] = [flat[k::ROW_FIELDS] for k in range(ROW_FIELDS)]
-        n = len(columns[ROW_START])
-        killed_column = [False] * n
-        for offset in killed:
-            killed_column[offset // ROW_FIELDS] = True
-        truncated_column = [False] * n
-        for offset in truncated:
-            truncated_column[offset // ROW_FIELDS] = True
-        columns += [killed_column, truncated_column]
-        keys = list(zip(*columns[: ROW_ATTEMPT + 1], strict=True))
-        if any(map(gt, keys, islice(keys, 1, None))):
-            order = sorted(range(n), key=keys.__getitem__)
-            columns = [list(map(column.__getitem__, order)) for column in columns]
-        (start, job, phase, task, attempt, machine, finish, locality, was_killed, cut) = columns
-        return cls(start, job, phase, task, attempt, machine, finish, was_killed, locality, cut)
-
-
-class AttemptColumns(NamedTuple):
-    """A log's attempts as columns, in ``RunLog.attempts`` order (one entry per attempt).
-    ``order`` indexes ``RunLog.jobs``; ``user`` is None when every attempt's user is its
-    job's (a simulator's log: no column of names to build and read back)."""
-
-    order: Sequence[int]
-    user: Sequence[str] | None
-    phase: Sequence[Phase]
-    task: Sequence[int]
-    attempt: Sequence[int]
-    machine: Sequence[str]
-    start: Sequence[float]
-    finish: Sequence[float]
-    killed: Sequence[bool]
-    locality: Sequence[Locality | None]
-    truncated: Sequence[bool]
-
-
-@dataclass(frozen=True)
-class RunLog:
-    """Everything a run produced. ``users`` lists the users (or pools) in scenario order, the
-    order ties and outputs follow; ``events`` counts the events the engine processed.
-
-    A log made by :meth:`from_rows` (the simulator's) builds ``attempts`` on first read: at
-    the papers' scales (Choosy section 7.1's 84,000 attempts, TSF section VI's 180,000) a
-    frozen :class:`TaskAttempt` per attempt costs a sixth of the run, and the metrics and
-    output files read :meth:`attempt_columns` instead, which never builds them.
-
-    ``stranded`` names the jobs that had not finished when no event was left (a run not
-    stopped by ``until``): tasks that no machine they may use will ever take."""
-
-    policy: str
-    seed: int
-    cluster: Cluster
-    users: tuple[str, ...]
-    jobs: tuple[JobRecord, ...]
-    attempts: tuple[TaskAttempt, ...]
-    events: int
-    wall_seconds: float
-    options: dict[str, object] = field(default_factory=dict)
-    stranded: tuple[str, ...] = ()
-
-    @classmethod
-    def from_rows(
-        cls,
-        *,
-        policy: str,
-        seed: int,
-        cluster: Cluster,
-        users: tuple[str, ...],
-        jobs: tuple[JobRecord, ...],
-        rows: AttemptRows,
-        events: int,
-        wall_seconds: float,
-        options: dict[str, object],
-        stranded: tuple[str, ...] = (),
-    ) -> RunLog:
-        """A log whose attempts are ``rows`` (``jobs`` in job order, which the rows refer
-        to); ``attempts`` is built from them when first read."""
-        log = cls.__new__(cls)
-        put = object.__setattr__
-        put(log, "policy", policy)
-        put(log, "seed", seed)
-        put(log, "cluster", cluster)
-        put(log, "users", users)
-        put(log, "jobs", jobs)
-        put(log, "events", events)
-        put(log, "wall_seconds", wall_seconds)
-        put(log, "options", options)
-        put(log, "stranded", stranded)
-        put(log, "_rows", rows)
-        return log
-
-    def __getattr__(self, name: str) -> object:
-        # Reached only for an attribute the instance lacks: a from_rows log's attempts.
-        rows: AttemptRows | None = self.__dict__.get("_rows") if name == "attempts" else None
-        if rows is None:
-            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-        jobs = self.jobs
-        attempts = tuple(
-            [
-                TaskAttempt(
-                    jobs[o].job,
-                    jobs[o].user,
-                    phase,
-                    task,
-                    attempt,
-                    machine,
-                    start,
-                    finish,
-                    killed,
-                    locality,
-                    truncated,
-                )
-                for (
-                    start,
-                    o,
-                    phase,
-                    task,
-                    attempt,
-                    machine,
-                    finish,
-                    killed,
-                    locality,
-                    truncated,
-                ) in zip(*rows, strict=True)
-            ]
-        )
-        object.__setattr__(self, "attempts", attempts)
-        return attempts
-
-    @property
-    def attempt_count(self) -> int:
-        """``len(attempts)``, without building them."""
-        rows: AttemptRows | None = self.__dict__.get("_rows")
-        return (
-            len(rows.start)
-            if rows is not None and "attempts" not in self.__dict__
-            else len(self.attempts)
-        )
-
-    def attempt_columns(self) -> AttemptColumns:
-        """The attempts as columns, read from the rows when the log has them (no
-        :class:`TaskAttempt` is built). An attempt of a job the log does not list is a
-        ``KeyError``."""
-        rows: AttemptRows | None = self.__dict__.get("_rows")
-        if rows is not None and "attempts" not in self.__dict__:
-            return AttemptColumns(
-                rows.order,
-                None,
-                rows.phase,
-                rows.task,
-                rows.attempt,
-                rows.machine,
-                rows.start,
-                rows.finish,
-                rows.killed,
-                rows.locality,
-                rows.truncated,
-            )
-        atts = self.attempts
-        index = {record.job: k for k, record in enumerate(self.jobs)}
-        return AttemptColumns(
-            [index[a.job] for a in atts],
-            [a.user for a in atts],
-            [a.phase for a in atts],
-            [a.task for a in atts],
-            [a.attempt for a in atts],
-            [a.machine for a in atts],
-            [a.start for a in atts],
-            [a.finish for a in atts],
-            [a.killed for a in atts],
-            [a.locality for a in atts],
-            [a.truncated for a in atts],
-        )
-
-    @property
-    def preempted_tasks(self) -> int:
-        return sum(self.attempt_columns().killed)
+__all__ = [
+    "ROW_ATTEMPT",
+    "ROW_FIELDS",
+    "ROW_FINISH",
+    "ROW_LOCALITY",
+    "ROW_MACHINE",
+    "ROW_ORDER",
+    "ROW_PHASE",
+    "ROW_START",
+    "ROW_TASK",
+    "AttemptColumns",
+    "AttemptRows",
+    "JobRecord",
+    "Locality",
+    "Phase",
+    "RunLog",
+    "TaskAttempt",
+]

@@ -132,14 +132,16 @@ class ReducePhase:
 
 @dataclass(frozen=True)
 class Job:
-    """A job to replay in simulation (SPEC section 1, ``jobs``)."""
+    """A job to replay in simulation (SPEC section 1, ``jobs``), or a live job
+    (``fairshare.backends``), whose tasks run as long as they run: ``duration`` is None
+    there, and a simulation rejects it."""
 
     name: str
     submit: float
     user: str
     demand: FloatArray
     tasks: int
-    duration: Duration
+    duration: Duration | None = None
     queue: str = ROOT
     weight: float = 1.0
     constraint: Constraint | None = None
