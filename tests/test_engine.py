@@ -21,8 +21,8 @@ from fairshare.policies import (
     make_policy,
 )
 from fairshare.policies.drf import Drf
+from fairshare.runlog import AttemptRows
 from fairshare.sim.engine import MachineEvent, SimOptions, SimulationError, simulate
-from fairshare.sim.records import AttemptRows
 from fairshare.workload.model import (
     ExponentialDuration,
     FixedDuration,

@@ -2,7 +2,7 @@
 engine ``fairshare.sim``, the live driver ``fairshare.backends``) and the layers that read runs
 (``fairshare.metrics``, ``fairshare.report``, the ``simulate``, ``compare`` and ``serve``
 commands). It sits below both drivers, so that a live run writes the same files as a
-simulation; ``fairshare.sim.records`` is the simulator's name for it.
+simulation.
 
 A run is recorded as plain rows, one per task attempt and one per job, so that metrics are
 pure functions of the log and every output file (SPEC section 3) can be derived from it.

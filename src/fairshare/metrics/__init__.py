@@ -1,4 +1,4 @@
-"""Metrics of simulated runs: pure functions of a ``RunLog`` (``fairshare.sim.records``) that
+"""Metrics of simulated runs: pure functions of a ``RunLog`` (``fairshare.runlog``) that
 give the SPEC section 3 outputs (``summary.json``, ``jobs.csv``, ``timeline.csv``) and the
 papers' evaluation metrics: FAIR Table 2 size bins, Choosy section 7.1's allocation RMSE and
 relative slowdown, CDFs of response time and queueing delay, locality per bin."""

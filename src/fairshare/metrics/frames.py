@@ -15,7 +15,7 @@ from typing import TypeVar, cast
 import numpy as np
 import numpy.typing as npt
 
-from fairshare.sim.records import RunLog
+from fairshare.runlog import RunLog
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]

@@ -6,8 +6,8 @@ mechanisms (delay scheduling, preemption, copy-compute splitting, ``until``).
 :mod:`fairshare.sim.reference` holds the offline comparators of Choosy section 7.
 """
 
+from fairshare.runlog import JobRecord, RunLog, TaskAttempt
 from fairshare.sim.engine import JobEvent, MachineEvent, SimOptions, SimulationError, simulate
-from fairshare.sim.records import JobRecord, RunLog, TaskAttempt
 
 __all__ = [
     "JobEvent",
