@@ -70,6 +70,7 @@ __all__ = [
     "ScenarioError",
     "load_scenario",
     "parse_scenario",
+    "read_scenario_file",
 ]
 
 # --------------------------------------------------------------------------------------------
@@ -451,6 +452,12 @@ def load_scenario(path: str | Path, machines_from: MachinesFrom | None = None) -
     """Read a YAML or JSON scenario file (by suffix: ``.json``, ``.yaml``/``.yml``; otherwise
     JSON if the text starts with ``{``), validate it and build the :class:`Scenario`
     (``machines_from`` as for :func:`parse_scenario`)."""
+    return parse_scenario(read_scenario_file(path), str(path), machines_from)
+
+
+def read_scenario_file(path: str | Path) -> object:
+    """A scenario file's parsed YAML or JSON (by suffix, as :func:`load_scenario` reads it),
+    within the reading limits, not yet validated."""
     source = str(path)
     try:
         with Path(path).open("rb") as stream:
@@ -475,5 +482,4 @@ def load_scenario(path: str | Path, machines_from: MachinesFrom | None = None) -
     is_json = suffix == ".json" or (
         suffix not in (".yaml", ".yml") and text.lstrip().startswith("{")
     )
-    data = read_json(text, source) if is_json else read_yaml(text, source)
-    return parse_scenario(data, source, machines_from)
+    return read_json(text, source) if is_json else read_yaml(text, source)
