@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -295,3 +296,32 @@ def test_preemption_kills_are_cancelled_and_run_again() -> None:
     first_b = min(t for t, _, s in fake.launched if s.job == "b")
     assert first_b == 3.0  # bob waited TMIN = 2 s below its minimum share
     assert sorted(line[2] for line in journal.of("finished") if line[1] == "a") == list(range(8))
+
+
+def test_a_live_run_writes_the_same_files_as_its_simulation(tmp_path: Path) -> None:
+    """``serve --out`` writes simulate's files from the live run's records: on the fake, with
+    the simulation's durations, the jobs and the timeline are the simulation's, byte for
+    byte (the summary differs only in what says how the run was made)."""
+    from fairshare.report.html import write_outputs  # noqa: PLC0415
+
+    users = _users()
+    seconds = {"a": 2.0, "b": 3.0}
+    driver, fake, _ = _driver(users=users, duration=lambda spec: seconds[spec.job])
+    driver.submit(_job("a", "alice", 9))
+    driver.submit(_job("b", "bob", 5, cpu=2.0))
+    _drain(driver, fake)
+    live = driver.log("drf", 0.0)
+    jobs = [
+        Job("a", 0.0, "alice", np.array([1.0, 1.0]), 9, FixedDuration(2.0)),
+        Job("b", 0.0, "bob", np.array([2.0, 1.0]), 5, FixedDuration(3.0)),
+    ]
+    sim = simulate(Cluster.build(RESOURCES, _machines()), jobs, "drf", seed=0, users=users)
+    docs = {}
+    for name, log in (("live", live), ("sim", sim)):
+        (tmp_path / name).mkdir()
+        docs[name] = write_outputs(log, tmp_path / name)
+    for file in ("jobs.csv", "timeline.csv"):
+        assert (tmp_path / "live" / file).read_bytes() == (tmp_path / "sim" / file).read_bytes()
+    assert (tmp_path / "live" / "report.html").stat().st_size > 0
+    differ = {k for k in docs["sim"] if docs["live"].get(k) != docs["sim"].get(k)}
+    assert differ <= {"wall_seconds", "options", "events"}, differ

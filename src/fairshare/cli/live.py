@@ -344,3 +344,40 @@ def _check_out(out: str, force: bool) -> None:
         OutputDir(out, command="serve", files=list(RUN_FILES), force=force)
     except OutDirError as err:
         raise InputError(err.file, "--out", err.what) from None
+
+
+def _bench_app() -> typer.Typer:
+    from fairshare.cli.bench import bench_app  # noqa: PLC0415
+
+    return bench_app
+
+
+@_bench_app().command("live")
+def bench_live_command(
+    tasks: Annotated[int, typer.Option("--tasks", min=4, help="Tasks per round")] = 400,
+    nodes: Annotated[int, typer.Option("--nodes", min=1, help="Ray nodes")] = 2,
+    slots: Annotated[int, typer.Option("--slots", min=1, help="Tasks at a time per node")] = 2,
+    rounds: Annotated[int, typer.Option("--rounds", min=1, help="Rounds of each side")] = 3,
+    no_journal: Annotated[
+        bool, typer.Option("--no-journal", help="Without the service's database writes")
+    ] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """fairshare's live driver against bare pinned Ray on the same trivial tasks, side by
+    side on a local Ray cluster: tasks per second and the scheduling overhead per task."""
+    try:
+        import ray  # noqa: F401, PLC0415
+    except ImportError:
+        raise _missing_extra("bench live", "ray") from None
+    from fairshare.bench.live import run_live  # noqa: PLC0415
+
+    doc = run_live(tasks=tasks, nodes=nodes, slots=slots, rounds=rounds, journal=not no_journal)
+    if as_json:
+        dump_json(doc)
+        return
+    table = Table(title="live: fairshare vs bare pinned Ray (medians)", title_justify="left")
+    table.add_column("figure")
+    table.add_column("value", justify="right")
+    for key, value in doc.items():
+        table.add_row(key, f"{value:.4g}" if isinstance(value, float) else str(value))
+    Console(markup=False, highlight=False).print(table)
