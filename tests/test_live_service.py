@@ -202,3 +202,20 @@ def test_a_file_that_is_not_a_database_is_refused(tmp_path: Path) -> None:
     path.write_text("not sqlite " * 100)
     with pytest.raises(StoreError):
         Store(path)
+
+
+def test_a_job_cancelled_while_the_driver_launches_keeps_its_tasks_cancelled(
+    tmp_path: Path,
+) -> None:
+    service, fake = _service(tmp_path / "db")
+    job = service.submit(ALICE, _request("a", 3))
+    # The cancellation is written, but the driver launches before it reads its inbox.
+    service.store.cancel_job(job, actor="alice")
+    service.driver.step(0.0)
+    row = service.job(ALICE, job)
+    assert row.state == "cancelled"
+    assert row.tasks["cancelled"] == 3 and row.tasks["running"] == 0
+    service.driver.cancel(job)
+    _finish(service, fake)
+    assert sorted(fake.cancelled) == [f"{job}:{i}:0" for i in range(3)]
+    assert service.job(ALICE, job).tasks["cancelled"] == 3

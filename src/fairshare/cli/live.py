@@ -153,17 +153,11 @@ def jobs_command(
     table = Table(title="jobs", title_justify="left")
     # Ids are copied into `fairshare cancel`: never cut.
     table.add_column("id", no_wrap=True, min_width=max((len(j["id"]) for j in jobs), default=2))
-    for column in ("name", "state", "pending", "running", "finished", "failed", "submitted"):
+    for column in ("name", "state", *_COUNTS):
         table.add_column(column, justify="right" if column in _COUNTS else "left")
     for job in jobs:
         counts = job["tasks"]
-        table.add_row(
-            job["id"],
-            job["name"],
-            job["state"],
-            *(str(counts[c]) for c in _COUNTS),
-            job["submitted"],
-        )
+        table.add_row(job["id"], job["name"], job["state"], *(str(counts[c]) for c in _COUNTS))
     Console(markup=False, highlight=False).print(table)
 
 

@@ -357,7 +357,9 @@ _JOB_COLUMNS = (
 class StoreJournal(Journal):
     """The driver's writes into the store (on the driver's thread): each state change is
     a statement of the open transaction, committed by :meth:`commit`, which the driver
-    calls before every executor call and after every step."""
+    calls before every executor call and after every step. A task changes state only from
+    the state the change expects (a launch from pending, an end from running), so that a
+    job a tenant cancelled meanwhile keeps its tasks cancelled."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
@@ -370,26 +372,30 @@ class StoreJournal(Journal):
     def task_launched(self, job: str, index: int, attempt: int, machine: str) -> None:
         self._run(
             "UPDATE tasks SET state = 'running', attempts = ?, machine = ? "
-            "WHERE job = ? AND idx = ?",
+            "WHERE job = ? AND idx = ? AND state = 'pending'",
             (attempt + 1, machine, job, index),
         )
         self._run("UPDATE jobs SET state = 'running' WHERE id = ? AND state = 'pending'", (job,))
 
     def task_finished(self, job: str, index: int) -> None:
-        self._run("UPDATE tasks SET state = 'finished' WHERE job = ? AND idx = ?", (job, index))
+        self._run(
+            "UPDATE tasks SET state = 'finished' WHERE job = ? AND idx = ? AND state = 'running'",
+            (job, index),
+        )
 
     def task_pending(
         self, job: str, index: int, *, failures: int, error: str | None = None
     ) -> None:
         self._run(
             "UPDATE tasks SET state = 'pending', failures = ?, error = ?, machine = NULL "
-            "WHERE job = ? AND idx = ?",
+            "WHERE job = ? AND idx = ? AND state = 'running'",
             (failures, error, job, index),
         )
 
     def task_failed(self, job: str, index: int, *, failures: int, error: str) -> None:
         self._run(
-            "UPDATE tasks SET state = 'failed', failures = ?, error = ? WHERE job = ? AND idx = ?",
+            "UPDATE tasks SET state = 'failed', failures = ?, error = ? "
+            "WHERE job = ? AND idx = ? AND state = 'running'",
             (failures, error, job, index),
         )
 
