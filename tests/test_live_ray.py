@@ -125,6 +125,15 @@ def test_two_tenants_with_drf_get_the_exact_solvers_split(executor: RayExecutor)
     driver.submit(_job("jb", "b", 20, demands["b"]))
     shares = _settle(driver)
     predicted = _solve([{"name": n, "demand": d} for n, d in demands.items()], "drf")
+    # Ray's own accounting agrees with the policy's: what it holds is what was launched.
+    held = {r: sum(shares[n][0] * d[r] for n, d in demands.items()) for r in ("x", "y")}
+
+    def ray_holds() -> dict[str, float]:
+        free = ray.available_resources()
+        return {r: 2 * NODE[r] - free.get(r, 0.0) for r in ("x", "y")}
+
+    _wait(lambda: ray_holds() == pytest.approx(held), seconds=30)
+    assert ray_holds() == pytest.approx(held)
     _cancel_all(driver, "ja", "jb")
     for name in demands:
         assert abs(shares[name][0] - predicted[name]) <= 1, (shares, predicted)
@@ -329,12 +338,15 @@ def test_the_service_killed_mid_run_resumes_every_job_and_keeps_tenants_apart(
     assert shares["policy"] == "drf" and set(shares["users"]) == {"alice", "bob"}
     http.close()
     assert again.stop(signal.SIGTERM) == 0
+    # The restarted service's files hold the jobs it ran: those unfinished at the kill
+    # (alice's surely: it had tasks running; bob's unless it had finished by then).
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["policy"] == "drf"
-    assert summary["jobs"] == 2
     rows = (tmp_path / "out" / "jobs.csv").read_text().splitlines()
     assert rows[0].startswith("job,user,submit,first_start,finish")
-    assert sorted(r.split(",")[0] for r in rows[1:]) == sorted([a, b])
+    ran = {r.split(",")[0] for r in rows[1:]}
+    assert a in ran and ran <= {a, b}
+    assert summary["jobs"] == len(ran)
     assert {"timeline.csv", "tasks.parquet", "report.html"} <= {
         p.name for p in (tmp_path / "out").iterdir()
     }
