@@ -12,7 +12,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+__all__ = ["DEFAULT_SERVER", "Client", "ClientError"]
+
 DEFAULT_SERVER = "http://127.0.0.1:8765"
+"""Where the client commands look for the service by default (``fairshare serve``'s)."""
 
 
 class ClientError(Exception):

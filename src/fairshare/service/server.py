@@ -137,7 +137,8 @@ def serve(
     shown = f"[{host}]" if ":" in str(host) else host
     if announce is not None:
         announce(
-            f"fairshare serve: {settings.policy} on {len(driver.machines)} nodes, "
+            f"fairshare serve: {settings.policy} on {len(driver.machines)} "
+            f"node{'' if len(driver.machines) == 1 else 's'}, "
             f"http://{shown}:{port} (database {settings.db}; {resumed} jobs resumed)"
         )
     # uvicorn stops on SIGINT or SIGTERM, then raises the signal again with the handlers it
