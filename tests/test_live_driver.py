@@ -270,7 +270,7 @@ def test_a_replayed_job_runs_only_its_unfinished_tasks() -> None:
     done = _job("b", "bob", 2, done=frozenset({0, 1}))
     driver.submit(done)
     driver.step(0.0)
-    assert journal.of("ended")[-1] == ("ended", "a", "finished", None)  # nothing to run, no write
+    assert journal.of("ended")[-1] == ("ended", "b", "finished", None)  # nothing left to run
     assert driver.now() == 1.0
     assert [(j.job, j.finish) for j in driver.log("drf", 0.0).jobs][-1] == ("b", 1.0)
 

@@ -252,6 +252,8 @@ class LiveDriver:
         self._by_id[spec.id] = jid
         self.policy.job_submitted(now, jid, self._policy_job(spec, now, len(indices)))
         if not indices:
+            # Every task had finished (a replayed job whose end was not yet written).
+            self.journal.job_ended(spec.id, "finished")
             self._end(now, run, "finished")
 
     def _policy_job(self, spec: LiveJob, now: float, tasks: int) -> Job:
