@@ -14,13 +14,15 @@ holds one slot:
   to the service's SQLite store first, as ``fairshare serve`` does (``journal=False``: none).
 
 Rounds alternate (bare, fairshare, bare, ...) so that both see the same machine; the figures
-are medians. Besides tasks per second, the driver's own time is split: the seconds it spends
-outside the executor (events, the policy, records: the scheduling overhead between a finish
-and the next launch), and within that, the policy's own calls (``decide`` and the events).
+are medians. Besides tasks per second: the scheduling latency (from the executor handing
+finishes over to the next launch: events, the policy, records, the database commit), the
+driver's own time per task (everything outside the executor's calls), and within that the
+policy's own calls (``decide`` and the events).
 """
 
 from __future__ import annotations
 
+import math
 import statistics
 import tempfile
 import time
@@ -40,6 +42,10 @@ class _Timed(Executor):
         self.inner = inner
         self.resources = inner.resources
         self.seconds: dict[str, float] = {"wait": 0.0, "launch": 0.0, "nodes": 0.0}
+        # Seconds from a wait that returned finishes to the next launch (the scheduling
+        # latency the issue names: a finish in, the next task out).
+        self.latencies: list[float] = []
+        self._finished_at: float | None = None
 
     def _time(self, name: str, call: Callable[[], Any]) -> Any:
         started = time.perf_counter()
@@ -56,6 +62,9 @@ class _Timed(Executor):
         return nodes
 
     def launch(self, spec: TaskSpec, machine: str) -> None:
+        if self._finished_at is not None:
+            self.latencies.append(time.perf_counter() - self._finished_at)
+            self._finished_at = None
         self._time("launch", lambda: self.inner.launch(spec, machine))
 
     def cancel(self, key: str) -> None:
@@ -63,6 +72,8 @@ class _Timed(Executor):
 
     def wait(self, timeout: float) -> list[ExecEvent]:
         events: list[ExecEvent] = self._time("wait", lambda: self.inner.wait(timeout))
+        if events and self._finished_at is None:
+            self._finished_at = time.perf_counter()
         return events
 
     def close(self) -> None:
@@ -149,6 +160,7 @@ def _fairshare(
         "overhead": own / tasks,
         "policy": policy_seconds[0] / tasks,
         "launch": timed.seconds["launch"] / tasks,
+        "latency": statistics.median(timed.latencies) if timed.latencies else math.nan,
     }
 
 
@@ -210,4 +222,5 @@ def run_live(
         "overhead_ms_per_task": 1000 * statistics.median(o["overhead"] for o in ours),
         "policy_ms_per_task": 1000 * statistics.median(o["policy"] for o in ours),
         "launch_ms_per_task": 1000 * statistics.median(o["launch"] for o in ours),
+        "finish_to_launch_ms": 1000 * statistics.median(o["latency"] for o in ours),
     }
