@@ -20,7 +20,9 @@ extra; this module is imported only by the commands that use it).
 from __future__ import annotations
 
 import math
+import signal
 import sys
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -128,6 +130,14 @@ _LOST_ERRORS = (
 """Ray errors that say where a task ran is gone, not that the task failed."""
 
 
+def _signal_handlers() -> dict[int, Any]:
+    """SIGINT's and SIGTERM's handlers now (none off the main thread, where none can be
+    set)."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    return {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+
+
 class RayExecutor(Executor):
     """Tasks on a Ray cluster: the one at ``address``, or a local instance started here
     (``address`` None, with ``num_cpus`` CPUs: all the machine's by default). ``resources``
@@ -156,7 +166,14 @@ class RayExecutor(Executor):
                 options["address"] = address
             elif num_cpus is not None:
                 options["num_cpus"] = num_cpus
-            self._ray.init(**options)
+            # Ray's driver would exit at once on SIGTERM: the process's own handlers stay
+            # (the service stops on it in order, and writes its files).
+            handlers = _signal_handlers()
+            try:
+                self._ray.init(**options)
+            finally:
+                for signum, handler in handlers.items():
+                    signal.signal(signum, handler)
         self._ray.cloudpickle.register_pickle_by_value(sys.modules[ray_task.__name__])
         self._remote = self._ray.remote(ray_task.run_command)
         self.resources = (

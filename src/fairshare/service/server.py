@@ -142,8 +142,8 @@ def serve(
             f"http://{shown}:{port} (database {settings.db}; {resumed} jobs resumed)"
         )
     # uvicorn stops on SIGINT or SIGTERM, then raises the signal again with the handlers it
-    # found in place (Ray's driver exits on SIGTERM): these only note it, so that the run's
-    # records are still returned.
+    # found in place (the default ones would end the process): these only note it, so that
+    # the run's records are still returned.
     stopping: list[int] = []
     previous = {
         signum: signal.signal(signum, lambda signum, frame: stopping.append(signum))
