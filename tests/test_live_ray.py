@@ -32,7 +32,7 @@ httpx = pytest.importorskip("httpx")
 from ray.cluster_utils import Cluster as RayCluster  # noqa: E402
 
 import fairshare  # noqa: E402
-from fairshare.backends import LiveDriver, LiveJob  # noqa: E402
+from fairshare.backends import Journal, LiveDriver, LiveJob  # noqa: E402
 from fairshare.backends.ray_cluster import RayExecutor  # noqa: E402
 from fairshare.cluster import Cluster  # noqa: E402
 from fairshare.cluster.constraints import Constraint  # noqa: E402
@@ -211,6 +211,33 @@ def test_a_node_removed_mid_run_loses_no_task(cluster: RayCluster, executor: Ray
     assert lost and all(a.machine == r3[0] for a in lost)
     assert log.jobs[0].finish is not None
     assert r3[0] not in driver.machines
+
+
+class _Ends(Journal):
+    def __init__(self) -> None:
+        self.ended: list[tuple[str, str, str | None]] = []
+
+    def job_ended(self, job: str, state: str, error: str | None = None) -> None:  # type: ignore[override]
+        self.ended.append((job, state, error))
+
+
+def test_a_failing_command_is_retried_then_fails_its_job_with_its_error(
+    executor: RayExecutor,
+) -> None:
+    users = [User("a", np.array([1.0, 0.0]))]
+    sched = make_policy("drf", Cluster.build(executor.resources, executor.nodes()), users=users)
+    journal = _Ends()
+    driver = LiveDriver(sched, executor, users=users, journal=journal, poll_interval=0.2)
+    command = ("sh", "-c", 'echo "no input for $FAIRSHARE_TASK_INDEX" >&2; exit 3')
+    driver.submit(LiveJob("bad", "a", "bad", 1, {"x": 1.0}, command, max_retries=1))
+    driver.submit(LiveJob("good", "a", "good", 2, {"x": 1.0}, ("true",)))
+    _finish(driver)
+    assert sorted(journal.ended) == [
+        ("bad", "failed", "task 0 failed 2 times: exit code 3: no input for 0"),
+        ("good", "finished", None),
+    ]
+    attempts = [(a.job, a.attempt, a.killed) for a in driver.log("drf", 0.0).attempts]
+    assert sorted(x for x in attempts if x[0] == "bad") == [("bad", 0, True), ("bad", 1, True)]
 
 
 # ---------------------------------------------------------------------- the service process
