@@ -47,7 +47,6 @@ class _Running:
         self.url = f"http://127.0.0.1:{sock.getsockname()[1]}"
         config = uvicorn.Config(create_app(self.service), log_level="warning", lifespan="off")
         self.server = uvicorn.Server(config)
-        self.server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
         self.stop = threading.Event()
         self.threads = [
             threading.Thread(target=self.server.run, kwargs={"sockets": [sock]}, daemon=True),
