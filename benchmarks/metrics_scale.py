@@ -22,7 +22,7 @@ import numpy as np
 from fairshare.cluster import Cluster, Machine
 from fairshare.metrics import run_frames, summary, timeline, write_run_files
 from fairshare.report import render_run
-from fairshare.sim.records import JobRecord, Locality, RunLog, TaskAttempt
+from fairshare.runlog import JobRecord, Locality, RunLog, TaskAttempt
 
 FAIR_SIZES = (16, 40, 80, 160, 320, 600, 1200, 2400, 6400)
 FAIR_WEIGHTS = (0.58, 0.096, 0.086, 0.084, 0.056, 0.043, 0.025, 0.013, 0.017)

@@ -112,6 +112,7 @@ PUBLIC = {
     ],
     "fairshare.sim": [
         "JobRecord",
+        "JobEvent",
         "MachineEvent",
         "RunLog",
         "SimOptions",
@@ -129,6 +130,19 @@ PUBLIC = {
         "check",
     ],
     "fairshare.registry": ["PolicyInfo", "by_name"],
+    "fairshare.backends": [
+        "DEFAULT_MAX_RETRIES",
+        "ExecEvent",
+        "Executor",
+        "FakeExecutor",
+        "Failed",
+        "Finished",
+        "Journal",
+        "LiveDriver",
+        "LiveJob",
+        "TaskSpec",
+    ],
+    "fairshare.service.client": ["DEFAULT_SERVER", "Client", "ClientError"],
     "fairshare.report": ["render_compare", "render_run", "write_compare", "write_outputs"],
 }
 

@@ -14,8 +14,8 @@ from fairshare.cluster import Cluster, Machine
 from fairshare.metrics.summary import summary
 from fairshare.policies.copy_compute import CopyComputeAdmission
 from fairshare.policies.protocol import TaskRef
+from fairshare.runlog import RunLog
 from fairshare.sim.engine import MachineEvent, SimOptions, SimulationError, simulate
-from fairshare.sim.records import RunLog
 from fairshare.workload.model import FixedDuration, Job, ReducePhase
 
 MAP = np.array([1.0, 0.0])

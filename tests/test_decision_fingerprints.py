@@ -17,7 +17,7 @@ import pytest
 from fairshare.bench import fingerprint as module
 from fairshare.bench.fingerprint import configs, fingerprint
 from fairshare.policies import ONLINE_POLICIES
-from fairshare.sim.records import RunLog
+from fairshare.runlog import RunLog
 
 GOLDEN = Path(__file__).parent / "golden" / "decision_fingerprints.txt"
 EXPECTED = {

@@ -21,8 +21,8 @@ from fairshare.policies import (
     make_policy,
 )
 from fairshare.policies.drf import Drf
+from fairshare.runlog import AttemptRows
 from fairshare.sim.engine import MachineEvent, SimOptions, SimulationError, simulate
-from fairshare.sim.records import AttemptRows
 from fairshare.workload.model import (
     ExponentialDuration,
     FixedDuration,
@@ -227,6 +227,12 @@ class _NoWakeups(Policy):
 
     def advance(self, now: float) -> None:
         self.inner.advance(now)
+
+    def task_failed(self, now: float, task: TaskRef) -> None:
+        self.inner.task_failed(now, task)
+
+    def job_cancelled(self, now: float, job_id: int) -> list[TaskRef]:
+        return self.inner.job_cancelled(now, job_id)
 
     def decide(self, now: float) -> list[Decision]:
         return self.inner.decide(now)

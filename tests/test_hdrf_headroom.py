@@ -19,8 +19,8 @@ import pytest
 
 from fairshare.cluster import Cluster, Machine
 from fairshare.policies import PolicyOptions, make_policy
+from fairshare.runlog import RunLog
 from fairshare.sim.engine import SimOptions, simulate
-from fairshare.sim.records import RunLog
 from fairshare.workload.loader import load_scenario
 from fairshare.workload.model import FixedDuration, Job
 

@@ -37,7 +37,7 @@ from fairshare.metrics import (
     timeline_frame,
     write_run_files,
 )
-from fairshare.sim.records import JobRecord, Locality, Phase, RunLog, TaskAttempt
+from fairshare.runlog import JobRecord, Locality, Phase, RunLog, TaskAttempt
 
 CLUSTER = Cluster.build(
     ("cpu", "mem"),

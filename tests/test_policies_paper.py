@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from fairshare.cluster import Cluster, Machine
+from fairshare.runlog import RunLog
 from fairshare.sim.engine import SimOptions, simulate
-from fairshare.sim.records import RunLog
 from fairshare.solvers import solve
 from fairshare.workload.loader import load_scenario
 from fairshare.workload.model import (

@@ -15,8 +15,8 @@ from fairshare.policies import ONLINE_POLICIES, Kill, Launch, PolicyOptions, mak
 from fairshare.policies.base import Scheduler
 from fairshare.policies.preemption import fair_shares, fair_targets, hierarchical_shares
 from fairshare.policies.protocol import Decision
+from fairshare.runlog import RunLog
 from fairshare.sim.engine import SimOptions, simulate
-from fairshare.sim.records import RunLog
 from fairshare.workload.model import (
     FixedDuration,
     Job,

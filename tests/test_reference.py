@@ -8,8 +8,8 @@ import pytest
 from fairshare.cluster import Cluster, Machine
 from fairshare.cluster.constraints import parse_constraint
 from fairshare.policies import Decision, PolicyError
+from fairshare.runlog import RunLog
 from fairshare.sim.engine import SimOptions, simulate
-from fairshare.sim.records import RunLog
 from fairshare.sim.reference import REFERENCE_POLICIES, ReferenceScheduler, make_reference
 from fairshare.workload.generators import generate
 from fairshare.workload.model import FixedDuration, Job, ReducePhase, WorkloadSpec

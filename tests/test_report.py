@@ -23,7 +23,7 @@ from fairshare.report.figures import (
 )
 from fairshare.report.html import fmt, pct
 from fairshare.report.svg import Scale, nice_ticks, num
-from fairshare.sim.records import JobRecord, RunLog, TaskAttempt
+from fairshare.runlog import JobRecord, RunLog, TaskAttempt
 from test_metrics import CLUSTER, _pair, run, tiny
 
 

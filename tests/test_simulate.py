@@ -11,8 +11,8 @@ import pytest
 
 from fairshare.cli import main
 from fairshare.cluster import Cluster, Machine
+from fairshare.runlog import RunLog
 from fairshare.sim.engine import SimOptions, simulate
-from fairshare.sim.records import RunLog
 from fairshare.workload.model import FixedDuration, Job, ReducePhase
 
 from conftest import SAMPLE_DATA

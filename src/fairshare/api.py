@@ -42,9 +42,9 @@ import numpy as np
 
 from fairshare.allocation import Allocation, allocation_document
 from fairshare.policies import ONLINE_POLICIES, PolicyError
+from fairshare.runlog import RunLog
 from fairshare.sim.engine import SimOptions
 from fairshare.sim.engine import simulate as simulate_jobs
-from fairshare.sim.records import RunLog
 from fairshare.workload import Job, Scenario, ScenarioError, load_scenario, parse_scenario
 from fairshare.workload.generators import Workload
 

@@ -32,8 +32,8 @@ import numpy as np
 from fairshare.cluster import Cluster, Machine
 from fairshare.cluster.constraints import Constraint
 from fairshare.policies import ONLINE_POLICIES
+from fairshare.runlog import RunLog
 from fairshare.sim.engine import MachineEvent, SimOptions, simulate
-from fairshare.sim.records import RunLog
 from fairshare.workload.generators import generate
 from fairshare.workload.model import (
     ExponentialDuration,

@@ -31,8 +31,8 @@ from fairshare.workload.model import MAX_SECONDS, Job, Scenario
 # Imported by the commands that use them, so that `fairshare solve` does not load them.
 if TYPE_CHECKING:
     from fairshare.report.outdir import OutputDir
+    from fairshare.runlog import RunLog
     from fairshare.sim.engine import SimOptions
-    from fairshare.sim.records import RunLog
     from fairshare.workload.generators import Workload
 
 

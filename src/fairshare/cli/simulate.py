@@ -41,7 +41,7 @@ from fairshare.cli.runs import (
 
 # Imported by the commands that use them, so that `fairshare solve` does not load them.
 if TYPE_CHECKING:
-    from fairshare.sim.records import RunLog
+    from fairshare.runlog import RunLog
 
 
 def _summary_rows(doc: Mapping[str, Any]) -> list[tuple[str, str]]:

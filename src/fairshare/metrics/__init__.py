@@ -1,4 +1,4 @@
-"""Metrics of simulated runs: pure functions of a :class:`~fairshare.sim.records.RunLog`.
+"""Metrics of simulated runs: pure functions of a ``RunLog`` (:mod:`fairshare.runlog`).
 
 They give the SPEC section 3 outputs (``summary.json``, ``jobs.csv``, ``timeline.csv``,
 ``tasks.parquet``) and the papers' evaluation metrics: FAIR Table 2 size bins, Choosy

@@ -25,7 +25,7 @@ import numpy as np
 
 from fairshare.metrics.frames import LOCALITY_LEVELS, IntArray, RunFrames, run_frames
 from fairshare.metrics.stats import mean, percentile, std
-from fairshare.sim.records import RunLog
+from fairshare.runlog import RunLog
 
 FAIR_MAP_BOUNDS: tuple[int, ...] = (25, 50, 100, 200, 400, 800, 1600, 3200)
 """Upper bounds (inclusive) of FAIR Table 2 bins 0-7 by number of maps; bin 8 is > 3200.

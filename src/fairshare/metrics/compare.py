@@ -52,7 +52,7 @@ from fairshare.metrics.frames import (
 from fairshare.metrics.stats import clean
 from fairshare.metrics.summary import _summary, makespan
 from fairshare.metrics.timeline import timeline
-from fairshare.sim.records import RunLog
+from fairshare.runlog import RunLog
 
 
 @dataclass(frozen=True)

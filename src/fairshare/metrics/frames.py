@@ -32,7 +32,7 @@ from typing import TypeVar, cast
 import numpy as np
 import numpy.typing as npt
 
-from fairshare.sim.records import RunLog
+from fairshare.runlog import RunLog
 
 IntArray = npt.NDArray[np.int64]
 """An int64 numpy array: indices and counts."""

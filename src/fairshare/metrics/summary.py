@@ -34,7 +34,7 @@ from fairshare.metrics.bins import _size_bins
 from fairshare.metrics.frames import LOCALITY_LEVELS, BoolArray, RunFrames, run_frames
 from fairshare.metrics.stats import clean, mean, percentile
 from fairshare.metrics.timeline import Timeline, share_integrals, timeline
-from fairshare.sim.records import RunLog
+from fairshare.runlog import RunLog
 
 UNRUNNABLE_IDS = 20
 """How many names of jobs that can never run ``summary.json`` lists (it counts them

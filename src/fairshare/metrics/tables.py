@@ -37,7 +37,7 @@ from fairshare.metrics.frames import LOCALITY_LEVELS, PHASES, FloatArray, IntArr
 from fairshare.metrics.stats import FLOAT_DECIMALS, clean
 from fairshare.metrics.summary import _summary
 from fairshare.metrics.timeline import Timeline, timeline
-from fairshare.sim.records import RunLog
+from fairshare.runlog import RunLog
 
 JOB_COLUMNS: tuple[str, ...] = (
     "job",

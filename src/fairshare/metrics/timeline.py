@@ -40,7 +40,7 @@ from fairshare.metrics.frames import (
     order_by_user_time,
     run_frames,
 )
-from fairshare.sim.records import RunLog
+from fairshare.runlog import RunLog
 
 SHARE_DECIMALS = 12
 """Shares are rounded here before change detection, so float residue of running sums

@@ -244,6 +244,12 @@ class Scheduler(Filling):
         self.on_cluster_change()
         return lost
 
+    def task_failed(self, now: float, task: TaskRef) -> None:
+        self.requeue(task)
+
+    def job_cancelled(self, now: float, job_id: int) -> list[TaskRef]:
+        return self._cancel(job_id)
+
     def advance(self, now: float) -> None:
         # A job's allowed locality may have widened (delay scheduling): offer free machines
         # again.

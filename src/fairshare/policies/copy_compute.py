@@ -98,6 +98,19 @@ class CopyComputeAdmission:
             del self.copying[key]
         return lost
 
+    def forget_job(self, job: int) -> None:
+        """Job ``job`` left (cancelled): its reducers waiting to compute leave their
+        machines (their running parts were stopped one by one before)."""
+        for mi in list(self.waiting):
+            queue = self.waiting[mi]
+            kept = deque(ref for ref in queue if ref.job != job)
+            for _ in range(len(queue) - len(kept)):
+                self._drop(mi)
+            if kept:
+                self.waiting[mi] = kept
+            else:
+                del self.waiting[mi]
+
     def _drop(self, mi: int) -> None:
         left = self.reducers[mi] - 1
         if left:

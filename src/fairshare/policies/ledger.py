@@ -10,7 +10,9 @@ copy of its own:
 - a user's rank, pending work or cap changed: :meth:`Ledger._touch`;
 - a job part has new pending tasks: :meth:`Ledger._activate`; it has none left:
   :meth:`Ledger._retire`;
-- a killed or lost task is pending again: :meth:`Ledger.requeue`;
+- a killed, lost or failed task is pending again: :meth:`Ledger.requeue` (its stop:
+  :meth:`Ledger._stop`);
+- a job leaves unfinished (cancelled, or failed): :meth:`Ledger._cancel`;
 - a machine's free room changed (its move between buckets):
   :meth:`fairshare.policies.state.ClusterState.rebucket`.
 
@@ -390,19 +392,64 @@ class Ledger(Policy):
                 self.cluster.group_active(group, False)
 
     def requeue(self, ref: TaskRef) -> None:
-        """A running task was killed or lost: it is pending again, as if it never started
-        (with copy-compute splitting, a reducer's copy or compute part: it copies again)."""
+        """A running task was killed, lost or failed: it is pending again, as if it never
+        started (with copy-compute splitting, a reducer's copy or compute part: it copies
+        again)."""
         job = self.part_of(ref)
         user = self.users[job.user]
+        self._stop(ref)
+        if self._cpac is not None and ref.phase != "map":
+            ref = TaskRef(ref.job, "copy", ref.task)
+            job = self.jobs[part_id(ref.job, "copy")]
+        self._pend(job, user, ref)
+
+    def _stop(self, ref: TaskRef) -> None:
+        """Running task ``ref`` stops before its end (killed, lost, failed or cancelled): its
+        room is released, and with copy-compute splitting its reducer leaves the machine's
+        admission counts (FAIR section 5.2). Whether it runs again is the caller's."""
         mi = self._release((ref,), finished=False, then="offer")
         if self._cpac is not None and ref.phase != "map":
             if ref.phase == "copy":
                 self._cpac.copy_stopped(ref.job, mi, finished=False)
             else:
                 self._cpac.compute_stopped(mi)
-            ref = TaskRef(ref.job, "copy", ref.task)
-            job = self.jobs[part_id(ref.job, "copy")]
-        self._pend(job, user, ref)
+
+    def _cancel(self, job_id: int) -> list[TaskRef]:
+        """Job ``job_id`` leaves before it finished (cancelled by its tenant, or failed): each
+        of its parts stops pending (:meth:`_retire`), its running tasks stop (:meth:`_stop`)
+        and are returned, sorted, and the parts are forgotten. A job already finished (no
+        part left) returns nothing."""
+        parts = [
+            part
+            for part in (
+                self.jobs.get(job_id),
+                self.jobs.get(part_id(job_id, "reduce")),
+                self.jobs.get(part_id(job_id, "copy")),
+            )
+            if part is not None
+        ]
+        if not parts:
+            return []
+        user = self.users[parts[0].user]
+        stopped = [ref for ref in user.tasks if ref.job == job_id]
+        for part in parts:
+            if part.pending > 0:
+                user.pending -= part.pending
+                part.pending = 0
+                part.requeue.clear()
+                self._retire(part, user)
+            if part.where is not None:
+                stopped += [TaskRef(job_id, "map", t) for t, mi in enumerate(part.where) if mi >= 0]
+        stopped.sort()
+        for ref in stopped:
+            self._stop(ref)
+        if self._cpac is not None:
+            # Reducers that finished copying and wait to compute hold a reducer slot.
+            self._cpac.forget_job(job_id)
+        for part in parts:
+            del self.jobs[part.part_id]
+        self._touch(user)
+        return stopped
 
     def _pend(self, job: JobState, user: UserState, ref: TaskRef) -> None:
         """Task ``ref`` of ``job`` is pending again."""

@@ -15,6 +15,16 @@ Events in (methods of :class:`Policy`):
   as killed).
 - ``advance(now)``: time passed with nothing else happening (a heartbeat or a wake-up the
   policy asked for with :meth:`Policy.next_wakeup`).
+- ``task_failed(now, task)``: a running task stopped without finishing (its command failed,
+  its worker crashed). The policy frees its room and re-queues it, as for a lost task; the
+  driver decides whether it runs again, and cancels the job when it gives up on it.
+- ``job_cancelled(now, job_id)``: the job leaves before it finished (its tenant cancelled it,
+  or it failed). Its pending tasks are dropped and its running tasks stop: the policy frees
+  their room and returns them, and the driver stops them and must not report any of them
+  finished (nor failed) afterwards. Cancelling a job that already finished returns nothing.
+
+A live job's tasks have no known duration (``Job.duration`` is None): the policy never reads
+durations, only the driver that runs tasks does.
 
 Decisions out: after one or more events, the driver calls ``decide(now)`` and applies the
 returned :class:`Launch` and :class:`Kill` decisions in order. A launch is assumed to start at
@@ -131,6 +141,14 @@ class Policy(ABC):
 
     @abstractmethod
     def advance(self, now: float) -> None: ...
+
+    @abstractmethod
+    def task_failed(self, now: float, task: TaskRef) -> None:
+        """Running ``task`` stopped without finishing: it is pending again."""
+
+    @abstractmethod
+    def job_cancelled(self, now: float, job_id: int) -> list[TaskRef]:
+        """Job ``job_id`` leaves: returns its tasks that were running (now stopped)."""
 
     @abstractmethod
     def decide(self, now: float) -> list[Decision]: ...

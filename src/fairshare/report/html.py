@@ -53,7 +53,7 @@ from fairshare.metrics import (
 )
 from fairshare.metrics.summary import makespan
 from fairshare.report import figures
-from fairshare.sim.records import RunLog
+from fairshare.runlog import RunLog
 
 USERS_LISTED = 50
 """Rows of the per-user table; with more users, those with the largest mean share."""

@@ -6,10 +6,11 @@ mechanisms (delay scheduling, preemption, copy-compute splitting, ``until``).
 :mod:`fairshare.sim.reference` holds the offline comparators of Choosy section 7.
 """
 
-from fairshare.sim.engine import MachineEvent, SimOptions, SimulationError, simulate
-from fairshare.sim.records import JobRecord, RunLog, TaskAttempt
+from fairshare.runlog import JobRecord, RunLog, TaskAttempt
+from fairshare.sim.engine import JobEvent, MachineEvent, SimOptions, SimulationError, simulate
 
 __all__ = [
+    "JobEvent",
     "JobRecord",
     "MachineEvent",
     "RunLog",

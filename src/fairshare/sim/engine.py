@@ -42,7 +42,6 @@ the machines it may use (slots: whole tasks per machine), maps then reduces, eve
 from __future__ import annotations
 
 import gc
-import heapq
 import math
 import time as wallclock
 from array import array
@@ -53,32 +52,37 @@ import numpy as np
 
 from fairshare.cluster import Cluster, FloatArray, Machine
 from fairshare.policies import Decision, Launch, Policy, TaskRef, make_policy
+from fairshare.runlog import (
+    ROW_ATTEMPT,
+    ROW_FINISH,
+    AttemptRows,
+    JobRecord,
+    RunLog,
+    greedy_end,
+)
 from fairshare.sim.events import (
     ADD,
     ARRIVAL,
+    CANCEL,
+    FAIL,
     FINISH,
     REMOVE,
     WAKEUP,
     Arrival,
     EventQueue,
     Finish,
+    JobChange,
     JobRun,
     MachineChange,
     Wakeup,
 )
 from fairshare.sim.options import (
+    JobEvent,
     MachineEvent,
     Pause,
     SimOptions,
     SimulationError,
     check_options,
-)
-from fairshare.sim.records import (
-    ROW_ATTEMPT,
-    ROW_FINISH,
-    AttemptRows,
-    JobRecord,
-    RunLog,
 )
 from fairshare.workload.eligibility import TaskFit
 from fairshare.workload.model import (
@@ -91,7 +95,7 @@ from fairshare.workload.model import (
     User,
 )
 
-__all__ = ["MachineEvent", "Pause", "SimOptions", "SimulationError", "simulate"]
+__all__ = ["JobEvent", "MachineEvent", "Pause", "SimOptions", "SimulationError", "simulate"]
 
 
 def simulate(
@@ -104,6 +108,7 @@ def simulate(
     queues: Sequence[Queue] = (),
     options: SimOptions | None = None,
     machine_events: Iterable[MachineEvent] = (),
+    job_events: Iterable[JobEvent] = (),
 ) -> RunLog:
     """Replay jobs on a cluster under an online policy, in simulated time.
 
@@ -135,6 +140,9 @@ def simulate(
         slowdowns (default: none of them).
     machine_events : iterable of MachineEvent
         Machines joining or leaving during the run.
+    job_events : iterable of JobEvent
+        Tasks failing and jobs cancelled during the run (what a live cluster does,
+        :mod:`fairshare.backends`); a cancelled job is recorded unfinished.
 
     Returns
     -------
@@ -190,7 +198,7 @@ def simulate(
     collecting = gc.isenabled()
     gc.disable()
     try:
-        run.run(iter(jobs), machine_events)
+        run.run(iter(jobs), machine_events, job_events)
         rows = AttemptRows.from_flat(run.attempts, run.killed, run.truncated)
     finally:
         if collecting:
@@ -266,7 +274,12 @@ class _Run:
             "off_rack": opts.off_rack_slowdown,
         }
 
-    def run(self, jobs: Iterator[Job], machine_events: Iterable[MachineEvent]) -> None:
+    def run(
+        self,
+        jobs: Iterator[Job],
+        machine_events: Iterable[MachineEvent],
+        job_events: Iterable[JobEvent] = (),
+    ) -> None:
         """The event loop: deliver the events of one time to the policy, then apply its
         decisions, until no event is left (or ``until``).
 
@@ -284,6 +297,11 @@ class _Run:
         for change in machine_events:
             kind = ADD if change.kind == "add" else REMOVE
             queue.push(MachineChange(change.time, kind, queue.token(), change.machine))
+        for job_event in job_events:
+            kind = CANCEL if job_event.kind == "cancel" else FAIL
+            queue.push(
+                JobChange(job_event.time, kind, queue.token(), job_event.job, job_event.task)
+            )
         times = queue.times
         pop = queue.pop
         finish = self._finish
@@ -360,10 +378,12 @@ class _Run:
 
     # ----------------------------------------------------------------- events
 
-    def _deliver(self, now: float, event: Arrival | MachineChange | Wakeup) -> None:
+    def _deliver(self, now: float, event: Arrival | MachineChange | Wakeup | JobChange) -> None:
         """Deliver an event other than a finish to the policy (finishes: see :meth:`run`)."""
         if type(event) is Arrival:
             self._submit(now, event.job)
+        elif type(event) is JobChange:
+            self._job_change(now, event)
         elif type(event) is MachineChange:
             if event.kind == ADD:
                 assert isinstance(event.machine, Machine)
@@ -497,6 +517,10 @@ class _Run:
             )
         if job.name in self.order:
             raise SimulationError(f"{where}.name", f"job name '{job.name}' repeats")
+        if job.duration is None:
+            raise SimulationError(
+                f"{where}.duration", "a simulated job needs its tasks' duration (seconds)"
+            )
         self.last_submit = job.submit
         self.order[job.name] = self.next_index
         self.next_index += 1
@@ -598,6 +622,26 @@ class _Run:
         else:
             self.resume[ref] = fraction * (end - now) / (end - start) if end > start else 0.0
 
+    def _job_change(self, now: float, event: JobChange) -> None:
+        """A task fails (its attempt recorded as killed, the task pending again) or a job is
+        cancelled (its running tasks killed, the job recorded unfinished); see
+        :class:`JobEvent`."""
+        index = self.order.get(event.job)
+        run = self.runs.get(index) if index is not None else None
+        if run is None:
+            return
+        if event.kind == CANCEL:
+            for ref in self.policy.job_cancelled(now, run.index):
+                self._kill(now, ref)
+            self.records[run.index] = self._record(run)
+            del self.runs[run.index]
+            return
+        if not 0 <= event.task < run.maps or run.map_entries[event.task] is None:
+            return
+        ref = TaskRef(run.index, "map", event.task)
+        self._kill(now, ref)
+        self.policy.task_failed(now, ref)
+
     def _add(self, now: float, machine: Machine) -> None:
         """A machine joins; the isolated responses' slots are recomputed on next use."""
         if machine.name in self.machines:
@@ -662,14 +706,14 @@ class _Run:
         slots = self._slots(job, job.demand) if job.tasks else 1
         if slots == 0:
             return math.inf
-        end = _greedy(run.map_seconds, slots, 0.0)
+        end = greedy_end(run.map_seconds, slots, 0.0)
         if job.reduce is not None and job.reduce.tasks:
             demand = job.demand if job.reduce.demand is None else job.reduce.demand
             slots = self._slots(job, demand)
             if slots == 0:
                 return math.inf
             each = job.reduce.copy + job.reduce.compute
-            end = _greedy([each] * job.reduce.tasks, slots, end)
+            end = greedy_end([each] * job.reduce.tasks, slots, end)
         return end
 
     def _slots(self, job: Job, demand: FloatArray) -> int:
@@ -677,19 +721,6 @@ class _Run:
         if self.fit is None:
             self.fit = TaskFit(list(self.machines.values()), self.resources)
         return self.fit.slots(job.constraint, job.machines, demand)
-
-
-def _greedy(seconds: Sequence[float], slots: int, start: float) -> float:
-    """When ``seconds`` (in order, each on the earliest free of ``slots``) all finish."""
-    if len(seconds) <= slots:
-        return start + max(seconds, default=0.0)
-    heap = [start] * slots
-    end = start
-    for s in seconds:
-        t = heapq.heappop(heap) + s
-        end = max(end, t)
-        heapq.heappush(heap, t)
-    return end
 
 
 def _durations(job: Job, rng: np.random.Generator) -> Sequence[float]:

@@ -2,7 +2,8 @@
 
 Events are named records (NamedTuples, so that they order as tuples do): every one starts
 with ``(time, kind, token)``, and events come out of the queue by time, then kind (the order
-of :data:`FINISH`, :data:`REMOVE`, :data:`ADD`, :data:`ARRIVAL`, :data:`WAKEUP`), then token
+of :data:`FINISH`, :data:`REMOVE`, :data:`ADD`, :data:`ARRIVAL`, :data:`WAKEUP`, :data:`FAIL`,
+:data:`CANCEL`), then token
 (insertion order), so that the payload after them is never compared.
 
 A running task *is* its :class:`Finish` event: the task's running entry
@@ -31,8 +32,9 @@ from fairshare.cluster import Machine
 from fairshare.policies import TaskRef
 from fairshare.workload.model import Job
 
-FINISH, REMOVE, ADD, ARRIVAL, WAKEUP = range(5)
-"""Event kinds, in the order same-time events are delivered."""
+FINISH, REMOVE, ADD, ARRIVAL, WAKEUP, FAIL, CANCEL = range(7)
+"""Event kinds, in the order same-time events are delivered (a failure or a cancellation at
+a job's submission time comes after it)."""
 
 
 class JobRun:
@@ -158,7 +160,18 @@ class Wakeup(NamedTuple):
     token: int
 
 
-Event = Finish | Arrival | MachineChange | Wakeup
+class JobChange(NamedTuple):
+    """A running task of job ``job`` (its name) fails (``kind`` FAIL; ``task`` its map task),
+    or the job is cancelled (CANCEL)."""
+
+    time: float
+    kind: int
+    token: int
+    job: str
+    task: int
+
+
+Event = Finish | Arrival | MachineChange | Wakeup | JobChange
 """Every event the queue holds."""
 
 _TIME = itemgetter(0)

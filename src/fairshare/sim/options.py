@@ -98,6 +98,21 @@ class MachineEvent:
     machine: Machine | str
 
 
+@dataclass(frozen=True)
+class JobEvent:
+    """What the live world does to jobs, replayed: at ``time`` job ``job`` (its name) is
+    cancelled by its tenant (``kind`` ``"cancel"``: its pending tasks are dropped and its
+    running ones killed), or the running attempt of its map task ``task`` fails (``"fail"``:
+    recorded as a killed attempt, the task runs again later). An event for a job that is not
+    running then (not yet submitted, finished or cancelled) or a task that is not running
+    changes nothing."""
+
+    time: float
+    kind: Literal["cancel", "fail"]
+    job: str
+    task: int = 0
+
+
 def check_options(opts: SimOptions) -> None:
     """Raise :class:`SimulationError` for options a run cannot take."""
     for where, pair in (("--delay-scheduling", opts.delay), ("--preemption", opts.preemption)):

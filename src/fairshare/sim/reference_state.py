@@ -261,6 +261,42 @@ class ReferenceState(Policy):
         self.replan = self.dirty = self.hard = True
         return sorted(lost)
 
+    def task_failed(self, now: float, task: TaskRef) -> None:
+        """A running task failed: its room is free again and the task pending."""
+        unit = self.units[self.jobs[task.job].unit]
+        self._release(self._forget(unit, task), unit.size)
+        self._requeue(unit, task)
+        self.widened.add(unit.idx)
+        self.replan = self.hard = True
+
+    def job_cancelled(self, now: float, job_id: int) -> list[TaskRef]:
+        """The job's tenant cancelled it: its pending tasks are dropped and its running ones
+        stopped.
+
+        Returns
+        -------
+        list of TaskRef
+            The tasks that were running, sorted (empty for a job already gone).
+        """
+        state = self.jobs.pop(job_id, None)
+        if state is None:
+            return []
+        unit = self.units[state.unit]
+        stopped = sorted(ref for ref in unit.running if ref.job == job_id)
+        for ref in stopped:
+            self._release(self._forget(unit, ref), unit.size)
+        if state.pending:
+            unit.pending -= len(state.pending)
+            state.pending.clear()
+            if job_id in unit.jobs:
+                unit.jobs.remove(job_id)
+            if not unit.pending:
+                self.waiting.pop(unit.idx, None)
+        if not unit.pending and not unit.running:
+            self.replan = True  # the unit leaves
+        self.dirty = self.hard = True
+        return stopped
+
     def advance(self, now: float) -> None:
         """Nothing waits on time: decisions follow events only."""
 

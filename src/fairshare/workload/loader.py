@@ -86,6 +86,7 @@ __all__ = [
     "ScenarioError",
     "load_scenario",
     "parse_scenario",
+    "read_scenario_file",
 ]
 
 # --------------------------------------------------------------------------------------------
@@ -548,6 +549,12 @@ def load_scenario(path: str | Path, machines_from: MachinesFrom | None = None) -
     >>> [user.name for user in scenario.users], scenario.users[0].demand.tolist()
     (['a'], [1.0])
     """
+    return parse_scenario(read_scenario_file(path), str(path), machines_from)
+
+
+def read_scenario_file(path: str | Path) -> object:
+    """A scenario file's parsed YAML or JSON (by suffix, as :func:`load_scenario` reads it),
+    within the reading limits, not yet validated."""
     source = str(path)
     try:
         with Path(path).open("rb") as stream:
@@ -572,5 +579,4 @@ def load_scenario(path: str | Path, machines_from: MachinesFrom | None = None) -
     is_json = suffix == ".json" or (
         suffix not in (".yaml", ".yml") and text.lstrip().startswith("{")
     )
-    data = read_json(text, source) if is_json else read_yaml(text, source)
-    return parse_scenario(data, source, machines_from)
+    return read_json(text, source) if is_json else read_yaml(text, source)

@@ -235,7 +235,7 @@ class ReducePhase:
 
 @dataclass(frozen=True)
 class Job:
-    """A job to replay in simulation (SPEC section 1, ``jobs``).
+    """A job to replay in simulation (SPEC section 1, ``jobs``), or a live job.
 
     Parameters
     ----------
@@ -249,8 +249,9 @@ class Job:
         A map task's demand vector, in the cluster's resource order.
     tasks : int
         Map tasks (the only tasks of a single-phase job).
-    duration : Duration
-        How long each map task runs.
+    duration : Duration or None
+        How long each map task runs; None for a live job (:mod:`fairshare.backends`),
+        whose tasks run as long as they run (a simulation rejects it).
     queue : str
         The queue path; ``ROOT`` for none.
     weight : float
@@ -271,7 +272,7 @@ class Job:
     user: str
     demand: FloatArray
     tasks: int
-    duration: Duration
+    duration: Duration | None = None
     queue: str = ROOT
     weight: float = 1.0
     constraint: Constraint | None = None

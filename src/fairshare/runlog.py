@@ -1,6 +1,8 @@
-"""What a simulated (or live) run leaves behind: the contract between the event engine
-(``fairshare.sim``, ``fairshare.backends``) and the layers that read runs (``fairshare.metrics``,
-``fairshare.report``, the ``simulate`` and ``compare`` commands).
+"""What a simulated or live run leaves behind: the contract between the drivers (the event
+engine ``fairshare.sim``, the live driver ``fairshare.backends``) and the layers that read runs
+(``fairshare.metrics``, ``fairshare.report``, the ``simulate``, ``compare`` and ``serve``
+commands). It sits below both drivers, so that a live run writes the same files as a
+simulation.
 
 A run is recorded as plain rows, one per task attempt and one per job, so that metrics are
 pure functions of the log and every output file (SPEC section 3) can be derived from it.
@@ -27,6 +29,7 @@ A log as the simulator writes it (:func:`fairshare.sim.simulate`):
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
@@ -415,3 +418,18 @@ class RunLog:
     def preempted_tasks(self) -> int:
         """The task attempts that were killed (preemption, a machine's removal)."""
         return sum(self.attempt_columns().killed)
+
+
+def greedy_end(seconds: Sequence[float], slots: int, start: float) -> float:
+    """When tasks of ``seconds`` (in order, each on the earliest free of ``slots``) all
+    finish, from ``start``: a job's response time alone on the empty cluster (the slowdown's
+    denominator, SPEC section 3), for simulated durations and for measured ones alike."""
+    if len(seconds) <= slots:
+        return start + max(seconds, default=0.0)
+    heap = [start] * slots
+    end = start
+    for s in seconds:
+        t = heapq.heappop(heap) + s
+        end = max(end, t)
+        heapq.heappush(heap, t)
+    return end

@@ -1,0 +1,481 @@
+"""The live driver: any online policy of :mod:`fairshare.policies` against a live executor.
+
+It is the live counterpart of the simulator's engine (:mod:`fairshare.sim.engine`): both feed
+the protocol of :mod:`fairshare.policies.protocol` and apply its decisions, and share no code
+but that protocol and the run records (:mod:`fairshare.runlog`). Here time is the executor's
+clock, tasks run as long as they run (a live job has no duration), and events come from the
+cluster:
+
+- a submitted job (:class:`LiveJob`) becomes ``job_submitted``; a replayed one (a restarted
+  service's unfinished job) offers the policy only its tasks not yet finished;
+- a finished attempt becomes ``task_finished``; a failed one ``task_failed`` (the task runs
+  again) until one task has failed more than the job's ``max_retries`` times, when the job
+  fails: ``job_cancelled``, its running attempts cancelled, the error kept;
+- a tenant's cancellation becomes ``job_cancelled``;
+- nodes that appear or disappear (polled, and an attempt lost with its node as an early
+  signal) become ``machine_added`` / ``machine_removed``; the tasks lost are re-queued by the
+  policy and run again (no retry counted);
+- a policy's ``Launch`` becomes one attempt on the chosen node, a ``Kill`` a forced cancel
+  (the attempt is never reported finished); ``next_wakeup`` bounds the wait for events.
+
+Durability is the :class:`Journal`'s: every state change is written there before the
+matching executor call, so that a service killed at any moment resumes from it (see
+:mod:`fairshare.service.store`). Submissions and cancellations may come from other threads
+(:meth:`LiveDriver.submit`, :meth:`LiveDriver.cancel`); everything else runs on the driver's
+thread, in :meth:`LiveDriver.step`.
+"""
+
+from __future__ import annotations
+
+import math
+import queue
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+from fairshare.backends.executor import ExecEvent, Executor, Failed, TaskSpec
+from fairshare.cluster import Cluster, Machine
+from fairshare.cluster.constraints import Constraint
+from fairshare.policies import Decision, Kill, Launch, Scheduler, TaskRef
+from fairshare.runlog import ROW_FIELDS, ROW_FINISH, AttemptRows, JobRecord, RunLog, greedy_end
+from fairshare.workload.eligibility import TaskFit
+from fairshare.workload.model import Job, User
+
+DEFAULT_MAX_RETRIES = 3
+"""How many times a task may fail and run again before its job fails (Ray's own default)."""
+
+JobEnd = Literal["finished", "failed", "cancelled"]
+
+
+@dataclass(frozen=True)
+class LiveJob:
+    """A tenant's job: ``tasks`` tasks, each running ``command`` with ``demand`` (by resource
+    name) under ``constraint`` (the tenant's own constraint applies too). ``done`` lists the
+    task indices already finished and ``failures`` the failures so far per task (a job
+    replayed after a restart)."""
+
+    id: str
+    tenant: str
+    name: str
+    tasks: int
+    demand: Mapping[str, float]
+    command: tuple[str, ...]
+    constraint: str | None = None
+    max_retries: int = DEFAULT_MAX_RETRIES
+    done: frozenset[int] = frozenset()
+    failures: Mapping[int, int] = field(default_factory=dict)
+
+
+class Journal:
+    """Where the driver writes every state change before acting on it (the service's
+    database). This base class keeps nothing: a driver without durability (a benchmark)."""
+
+    def task_launched(self, job: str, index: int, attempt: int, machine: str) -> None:
+        """Attempt ``attempt`` of task ``index`` is about to start on ``machine``."""
+
+    def task_finished(self, job: str, index: int) -> None:
+        """The task finished."""
+
+    def task_pending(
+        self, job: str, index: int, *, failures: int, error: str | None = None
+    ) -> None:
+        """The task stopped without finishing (killed, lost or failed: ``failures`` is its
+        count of failures so far, ``error`` the last) and is pending again."""
+
+    def task_failed(self, job: str, index: int, *, failures: int, error: str) -> None:
+        """The task failed for good (more than its job's ``max_retries`` failures); the job
+        fails with it (:meth:`job_ended` follows)."""
+
+    def job_ended(self, job: str, state: JobEnd, error: str | None = None) -> None:
+        """The job finished, failed (``error``) or was cancelled; its tasks not finished
+        end with it."""
+
+    def commit(self) -> None:
+        """Make the writes so far durable: called before every executor call (a launch, a
+        cancel) and at the end of every step."""
+
+
+@dataclass
+class _Running:
+    """What the driver keeps of one live job while it runs."""
+
+    spec: LiveJob
+    jid: int
+    order: int
+    indices: list[int]
+    submit: float
+    attempts: dict[int, int] = field(default_factory=dict)
+    failures: dict[int, int] = field(default_factory=dict)
+    running: dict[int, tuple[str, int]] = field(default_factory=dict)
+    left: int = 0
+    first_start: float | None = None
+
+
+class LiveDriver:
+    """Runs ``policy`` against ``executor`` (see the module). ``users`` are the tenants (the
+    scenario's users: weights, queues, constraints); ``poll_interval`` is how often the nodes
+    are listed (seconds; 0: at every step)."""
+
+    def __init__(
+        self,
+        policy: Scheduler,
+        executor: Executor,
+        *,
+        users: Sequence[User],
+        journal: Journal | None = None,
+        poll_interval: float = 1.0,
+    ) -> None:
+        self.policy = policy
+        self.executor = executor
+        self.resources = executor.resources
+        self.users = {u.name: u for u in users}
+        self.user_names = tuple(u.name for u in users)
+        self.journal = journal if journal is not None else Journal()
+        self.poll_interval = poll_interval
+        self.start = executor.now()
+        self._next_poll = -math.inf
+        self.machines: dict[str, Machine] = {m.name: m for m in policy.cluster.machines}
+        self._inbox: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
+        self._jobs: dict[int, _Running] = {}
+        self._by_id: dict[str, int] = {}
+        self._keys: dict[str, tuple[int, int]] = {}
+        self._next_jid = 0
+        # The run's records (fairshare.runlog): attempts flat, job records by order.
+        self._rows: list[Any] = []
+        self._killed: set[int] = set()
+        self._slots: dict[str, int] = {}
+        self._records: list[JobRecord | None] = []
+        self._durations: list[list[float]] = []
+        self._lock = threading.Lock()
+        self._shares: dict[str, tuple[int, float]] = {}
+        # Executor calls waiting for the journal's commit (see _flush).
+        self._calls: list[tuple[TaskSpec, str] | str] = []
+        self.events = 0
+        self._publish()
+
+    # ------------------------------------------------------------------ from other threads
+
+    def submit(self, job: LiveJob) -> None:
+        """Hand a job to the driver (any thread); it reaches the policy at the next step."""
+        self._inbox.put(("submit", job))
+
+    def cancel(self, job_id: str) -> None:
+        """Cancel a job (any thread); a job already ended is left as it is."""
+        self._inbox.put(("cancel", job_id))
+
+    def shares(self) -> dict[str, tuple[int, float]]:
+        """Per tenant: running tasks and the policy's share, as of the last step."""
+        with self._lock:
+            return dict(self._shares)
+
+    # ------------------------------------------------------------------ the loop
+
+    def now(self) -> float:
+        """Seconds since the driver started (the policy's and the records' time)."""
+        return self.executor.now() - self.start
+
+    def active(self) -> bool:
+        """Whether some job has not ended (or a submission or cancellation waits)."""
+        return bool(self._jobs) or not self._inbox.empty()
+
+    def running(self) -> int:
+        return len(self._keys)
+
+    def step(self, timeout: float) -> None:
+        """Deliver what waits (submissions, cancellations, node changes, a wake-up), apply
+        the policy's decisions, then wait up to ``timeout`` seconds (less when the policy
+        wants a wake-up or a poll is due) for attempts to end and deliver those."""
+        now = self.now()
+        self._drain(now)
+        if now >= self._next_poll:
+            self.poll_nodes(now)
+        wake = self.policy.next_wakeup()
+        if wake is not None and wake <= now:
+            self.policy.advance(now)
+        self._decide(now)
+        wait = timeout
+        wake = self.policy.next_wakeup()
+        if wake is not None:
+            wait = min(wait, max(0.0, wake - now))
+        if self.poll_interval > 0:
+            wait = min(wait, max(0.0, self._next_poll - now))
+        events = self.executor.wait(wait)
+        if events:
+            now = self.now()
+            for event in events:
+                self._ended(now, event)
+            self._decide(now)
+        self._publish()
+
+    def poll_nodes(self, now: float) -> None:
+        """Compare the executor's nodes with the policy's machines: new ones are added, gone
+        ones removed (their tasks re-queued)."""
+        self._next_poll = now + self.poll_interval
+        alive = {m.name: m for m in self.executor.nodes()}
+        for name in [n for n in self.machines if n not in alive]:
+            self._node_gone(now, name)
+        for name, machine in alive.items():
+            if name not in self.machines:
+                self.machines[name] = machine
+                self.policy.machine_added(now, machine)
+                self.events += 1
+
+    # ------------------------------------------------------------------ events
+
+    def _drain(self, now: float) -> None:
+        while True:
+            try:
+                kind, payload = self._inbox.get_nowait()
+            except queue.Empty:
+                return
+            self.events += 1
+            if kind == "submit":
+                self._submitted(now, payload)
+            else:
+                self._cancelled(now, payload)
+
+    def _submitted(self, now: float, spec: LiveJob) -> None:
+        if spec.id in self._by_id:
+            return
+        indices = [i for i in range(spec.tasks) if i not in spec.done]
+        jid = self._next_jid
+        self._next_jid += 1
+        run = _Running(spec, jid, len(self._records), indices, now)
+        run.failures = dict(spec.failures)
+        run.left = len(indices)
+        self._records.append(None)
+        self._durations.append([])
+        self._jobs[jid] = run
+        self._by_id[spec.id] = jid
+        self.policy.job_submitted(now, jid, self._policy_job(spec, now, len(indices)))
+        if not indices:
+            # Every task had finished (a replayed job whose end was not yet written).
+            self.journal.job_ended(spec.id, "finished")
+            self._end(now, run, "finished")
+
+    def _policy_job(self, spec: LiveJob, now: float, tasks: int) -> Job:
+        """The policy's view of a live job: the tenant's queue, weight and constraint."""
+        user = self.users[spec.tenant]
+        constraint = user.constraint
+        if spec.constraint is not None:
+            constraint = Constraint(
+                spec.constraint
+                if constraint is None
+                else f"({constraint.source}) and ({spec.constraint})"
+            )
+        demand = np.array([float(spec.demand.get(r, 0.0)) for r in self.resources])
+        return Job(
+            name=spec.id,
+            submit=now,
+            user=spec.tenant,
+            demand=demand,
+            tasks=tasks,
+            queue=user.queue,
+            weight=user.weight,
+            constraint=constraint,
+            machines=user.machines,
+        )
+
+    def _cancelled(self, now: float, job_id: str) -> None:
+        jid = self._by_id.get(job_id)
+        run = self._jobs.get(jid) if jid is not None else None
+        if run is None:
+            return
+        self.journal.job_ended(run.spec.id, "cancelled")
+        self._stop_job(now, run)
+        self._end(now, run, None)
+
+    def _stop_job(self, now: float, run: _Running) -> None:
+        """The job leaves the policy; its running attempts are cancelled (already written
+        ended by the caller's ``job_ended``)."""
+        for ref in self.policy.job_cancelled(now, run.jid):
+            key = self._forget(now, run, ref.task, killed=True)
+            if key is not None:
+                self._calls.append(key)
+
+    def _ended(self, now: float, event: ExecEvent) -> None:
+        where = self._keys.get(event.key)
+        if where is None:
+            return  # an attempt cancelled or lost before it reported
+        self.events += 1
+        run = self._jobs[where[0]]
+        pi = where[1]
+        index = run.indices[pi]
+        if not isinstance(event, Failed):
+            self.journal.task_finished(run.spec.id, index)
+            self._forget(now, run, pi, killed=False)
+            self.policy.task_finished(now, TaskRef(run.jid, "map", pi))
+            run.left -= 1
+            if run.left == 0:
+                self.journal.job_ended(run.spec.id, "finished")
+                self._end(now, run, "finished")
+            return
+        if event.lost:
+            if event.node is not None and event.node in self.machines:
+                # Its node died: an early signal, before the poll would see it.
+                alive = {m.name for m in self.executor.nodes()}
+                if event.node not in alive:
+                    self._node_gone(now, event.node)
+                    return
+            self.journal.task_pending(
+                run.spec.id, index, failures=run.failures.get(index, 0), error=event.error
+            )
+            self._forget(now, run, pi, killed=True)
+            self.policy.task_failed(now, TaskRef(run.jid, "map", pi))
+            return
+        failures = run.failures[index] = run.failures.get(index, 0) + 1
+        if failures > run.spec.max_retries:
+            error = (
+                f"task {index} failed {failures} time{'s' if failures > 1 else ''}: {event.error}"
+            )
+            self.journal.task_failed(run.spec.id, index, failures=failures, error=event.error)
+            self.journal.job_ended(run.spec.id, "failed", error)
+            self._stop_job(now, run)
+            self._end(now, run, None)
+            return
+        self.journal.task_pending(run.spec.id, index, failures=failures, error=event.error)
+        self._forget(now, run, pi, killed=True)
+        self.policy.task_failed(now, TaskRef(run.jid, "map", pi))
+
+    def _node_gone(self, now: float, name: str) -> None:
+        del self.machines[name]
+        self.events += 1
+        for ref in self.policy.machine_removed(now, name):
+            run = self._jobs[ref.job]
+            index = run.indices[ref.task]
+            self.journal.task_pending(
+                run.spec.id, index, failures=run.failures.get(index, 0), error=f"node {name} left"
+            )
+            key = self._forget(now, run, ref.task, killed=True)
+            if key is not None:
+                self._calls.append(key)
+
+    # ------------------------------------------------------------------ decisions
+
+    def _decide(self, now: float) -> None:
+        """Take the policy's decisions, write them, then make the executor calls."""
+        decisions: list[Decision] = self.policy.decide(now)
+        for decision in decisions:
+            run = self._jobs[decision.task.job]
+            pi = decision.task.task
+            if type(decision) is Launch:
+                self._launch(now, run, pi, decision.machine)
+            else:
+                assert isinstance(decision, Kill)
+                index = run.indices[pi]
+                self.journal.task_pending(
+                    run.spec.id, index, failures=run.failures.get(index, 0), error="preempted"
+                )
+                key = self._forget(now, run, pi, killed=True)
+                assert key is not None
+                self._calls.append(key)
+        self._flush()
+
+    def _flush(self) -> None:
+        """Commit the journal, then make the executor calls it covers, in order: nothing
+        reaches the cluster before it is written."""
+        self.journal.commit()
+        calls, self._calls = self._calls, []
+        for call in calls:
+            if isinstance(call, str):
+                self.executor.cancel(call)
+            else:
+                self.executor.launch(*call)
+
+    def _launch(self, now: float, run: _Running, pi: int, machine: str) -> None:
+        index = run.indices[pi]
+        attempt = run.attempts.get(index, 0)
+        run.attempts[index] = attempt + 1
+        spec = run.spec
+        key = f"{spec.id}:{index}:{attempt}"
+        self.journal.task_launched(spec.id, index, attempt, machine)
+        self._keys[key] = (run.jid, pi)
+        run.running[pi] = (key, len(self._rows))
+        if run.first_start is None:
+            run.first_start = now
+        self._rows += (now, run.order, "map", index, attempt, machine, math.nan, None)
+        self._calls.append(
+            (TaskSpec(key, spec.id, index, attempt, spec.command, spec.demand), machine)
+        )
+
+    def _forget(self, now: float, run: _Running, pi: int, *, killed: bool) -> str | None:
+        """Attempt of policy task ``pi`` ended now: its row closed; its key (None if it was
+        not running)."""
+        held = run.running.pop(pi, None)
+        if held is None:
+            return None
+        key, slot = held
+        del self._keys[key]
+        self._rows[slot + ROW_FINISH] = now
+        if killed:
+            self._killed.add(slot)
+        else:
+            self._durations[run.order].append(now - self._rows[slot])
+        return key
+
+    def _end(self, now: float, run: _Running, outcome: JobEnd | None) -> None:
+        """The job left the driver: finished (``outcome``), or failed or cancelled (None:
+        recorded unfinished)."""
+        del self._jobs[run.jid]
+        self._records[run.order] = self._record(run, now if outcome == "finished" else None)
+
+    # ------------------------------------------------------------------ records
+
+    def _record(self, run: _Running, finish: float | None) -> JobRecord:
+        spec = run.spec
+        user = self.users[spec.tenant]
+        demand = np.array([float(spec.demand.get(r, 0.0)) for r in self.resources])
+        seconds = self._durations[run.order]
+        fit = TaskFit(list(self.machines.values()), self.resources)
+        job = self._policy_job(spec, run.submit, spec.tasks)
+        slots = fit.slots(job.constraint, job.machines, demand)
+        isolated = greedy_end(seconds, slots, 0.0) if slots else math.inf
+        return JobRecord(
+            job=spec.id,
+            user=spec.tenant,
+            queue=user.queue,
+            submit=run.submit,
+            tasks=spec.tasks,
+            demand=demand,
+            weight=user.weight,
+            first_start=run.first_start,
+            finish=finish,
+            isolated_response=isolated,
+        )
+
+    def log(self, policy: str, wall_seconds: float) -> RunLog:
+        """The run so far as a :class:`RunLog` (SPEC section 3's outputs): attempts still
+        running are truncated now, jobs still running are recorded unfinished."""
+        now = self.now()
+        rows = list(self._rows)
+        truncated: set[int] = set()
+        for slot in range(0, len(rows), ROW_FIELDS):
+            if math.isnan(rows[slot + ROW_FINISH]):
+                rows[slot + ROW_FINISH] = now
+                truncated.add(slot)
+        records = list(self._records)
+        for run in self._jobs.values():
+            records[run.order] = self._record(run, None)
+        jobs = tuple(r for r in records if r is not None)
+        cluster = Cluster.build(self.resources, list(self.machines.values()))
+        return RunLog.from_rows(
+            policy=policy,
+            seed=0,
+            cluster=cluster,
+            users=self.user_names,
+            jobs=jobs,
+            rows=AttemptRows.from_flat(rows, self._killed, truncated),
+            events=self.events,
+            wall_seconds=wall_seconds,
+            options={"live": True},
+        )
+
+    def _publish(self) -> None:
+        shares = dict.fromkeys(self.user_names, (0, 0.0))
+        for user in self.policy.users:
+            shares[user.name] = (user.running, float(user.share))
+        with self._lock:
+            self._shares = shares

@@ -1,0 +1,272 @@
+"""The Ray executor: every launch is one Ray task pinned to the chosen node, carrying its
+demand as Ray resources, so Ray's own accounting agrees with the policy's (the ``[ray]``
+extra; this module is imported only by the commands that use it).
+
+- **Nodes are machines.** A Ray node's resources give its capacity: ``cpu`` is Ray's
+  ``CPU``, ``gpu`` its ``GPU``, ``mem`` its ``memory`` in GiB, and any other name the custom
+  resource of that name. Its labels (``ray start --labels "rack=r1,gpu=true"``) are its
+  attributes for placement constraints, ``rack`` its rack; ``true``/``false`` become
+  booleans and numbers numbers. Its name is its node id.
+- **A launch** is ``run_command`` (:mod:`fairshare.backends.ray_task`) with
+  ``NodeAffinitySchedulingStrategy(node, soft=False)`` and ``num_cpus``, ``num_gpus``,
+  ``memory`` and custom ``resources`` from the task's demand; Ray's own retries are off
+  (the driver retries failures, up to the job's limit).
+- **A cancel** is ``ray.cancel(force=True)``: the worker is killed, and the command with it.
+- **Node loss**: an attempt that ends with ``NodeDiedError``, ``TaskUnschedulableError`` or
+  a dead raylet is reported lost, and its node is left out of :meth:`RayExecutor.nodes`
+  at once (the early signal), before Ray's own node list says so.
+"""
+
+from __future__ import annotations
+
+import math
+import signal
+import sys
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from fairshare.backends import ray_task
+from fairshare.backends.executor import ExecEvent, Executor, Failed, Finished, TaskSpec
+from fairshare.cluster import Machine
+from fairshare.cluster.model import AttributeValue
+
+RAY_RESOURCES: dict[str, tuple[str, float]] = {
+    "cpu": ("CPU", 1.0),
+    "gpu": ("GPU", 1.0),
+    "mem": ("memory", float(2**30)),
+}
+"""A scenario resource -> (Ray's resource, Ray units per scenario unit); other names are
+Ray custom resources of the same name."""
+
+_NOT_RESOURCES = ("memory", "object_store_memory", "CPU", "GPU")
+
+
+def ray_resource(name: str) -> tuple[str, float]:
+    return RAY_RESOURCES.get(name, (name, 1.0))
+
+
+def node_resources(nodes: Sequence[Mapping[str, Any]]) -> tuple[str, ...]:
+    """The resources of a cluster whose scenario names none: ``cpu`` and ``mem``, ``gpu``
+    when a node has one, then the custom resources the nodes have (not Ray's own
+    ``node:...`` and ``accelerator_type:...`` markers)."""
+    names: dict[str, None] = {"cpu": None, "mem": None}
+    for node in nodes:
+        resources = node.get("Resources") or {}
+        if resources.get("GPU"):
+            names["gpu"] = None
+    for node in nodes:
+        for key in node.get("Resources") or {}:
+            if key in _NOT_RESOURCES or ":" in key:
+                continue
+            names[key] = None
+    return tuple(names)
+
+
+def _attribute(text: str) -> AttributeValue:
+    lowered = text.strip().lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    try:
+        number = float(text)
+    except ValueError:
+        return text
+    if math.isfinite(number):
+        return int(number) if number.is_integer() and "." not in text else number
+    return text
+
+
+def node_machine(node: Mapping[str, Any], resources: Sequence[str]) -> Machine:
+    """A Ray node (an entry of ``ray.nodes()``) as a machine over ``resources``."""
+    import numpy as np  # noqa: PLC0415
+
+    have = node.get("Resources") or {}
+    capacity = []
+    for name in resources:
+        key, unit = ray_resource(name)
+        capacity.append(float(have.get(key, 0.0)) / unit)
+    labels: Mapping[str, str] = node.get("Labels") or {}
+    attributes = {
+        k: _attribute(v) for k, v in labels.items() if not k.startswith("ray.io/") and k != "rack"
+    }
+    return Machine(
+        str(node["NodeID"]),
+        np.array(capacity, dtype=np.float64),
+        rack=labels.get("rack"),
+        attributes=attributes,
+    )
+
+
+def ray_options(demand: Mapping[str, float]) -> dict[str, Any]:
+    """The Ray task options that hold ``demand`` (by scenario resource name)."""
+    options: dict[str, Any] = {"num_cpus": 0, "max_retries": 0}
+    custom: dict[str, float] = {}
+    for name, amount in demand.items():
+        if amount <= 0:
+            continue
+        key, unit = ray_resource(name)
+        if key == "CPU":
+            options["num_cpus"] = amount
+        elif key == "GPU":
+            options["num_gpus"] = amount
+        elif key == "memory":
+            options["memory"] = math.ceil(amount * unit)
+        else:
+            custom[key] = amount
+    if custom:
+        options["resources"] = custom
+    return options
+
+
+_LOST_ERRORS = (
+    "NodeDiedError",
+    "TaskUnschedulableError",
+    "LocalRayletDiedError",
+    "ObjectLostError",
+    "OwnerDiedError",
+    "WorkerCrashedError",
+)
+"""Ray errors that say where a task ran is gone, not that the task failed."""
+
+
+def _signal_handlers() -> dict[int, Any]:
+    """SIGINT's and SIGTERM's handlers now (none off the main thread, where none can be
+    set)."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    return {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+
+
+class RayExecutor(Executor):
+    """Tasks on a Ray cluster: the one at ``address``, or a local instance started here
+    (``address`` None, with ``num_cpus`` CPUs: all the machine's by default). ``resources``
+    None takes them from the nodes (:func:`node_resources`)."""
+
+    def __init__(
+        self,
+        address: str | None,
+        resources: Sequence[str] | None = None,
+        *,
+        num_cpus: int | None = None,
+    ) -> None:
+        import ray  # noqa: PLC0415
+
+        # Any: mypy must pass with and without Ray installed.
+        self._ray: Any = ray
+        self._own = not self._ray.is_initialized()
+        if self._own:
+            options: dict[str, Any] = {
+                "include_dashboard": False,
+                "logging_level": "WARNING",
+                "log_to_driver": False,
+                "namespace": "fairshare",
+            }
+            if address is not None:
+                options["address"] = address
+            elif num_cpus is not None:
+                options["num_cpus"] = num_cpus
+            # Ray's driver would exit at once on SIGTERM: the process's own handlers stay
+            # (the service stops on it in order, and writes its files).
+            handlers = _signal_handlers()
+            try:
+                self._ray.init(**options)
+            finally:
+                for signum, handler in handlers.items():
+                    signal.signal(signum, handler)
+        self._ray.cloudpickle.register_pickle_by_value(sys.modules[ray_task.__name__])
+        self._remote = self._ray.remote(ray_task.run_command)
+        self.resources = (
+            tuple(resources) if resources is not None else node_resources(self._alive())
+        )
+        # Running attempts: object ref -> (key, node); key -> ref.
+        self._refs: dict[Any, tuple[str, str]] = {}
+        self._keys: dict[str, Any] = {}
+        self._lost: list[ExecEvent] = []
+        # Nodes whose tasks died with them, left out of nodes() from then on.
+        self._dead: set[str] = set()
+
+    def now(self) -> float:
+        return time.monotonic()
+
+    def _alive(self) -> list[dict[str, Any]]:
+        return [n for n in self._ray.nodes() if n.get("Alive")]
+
+    def nodes(self) -> list[Machine]:
+        return [
+            node_machine(n, self.resources) for n in self._alive() if n["NodeID"] not in self._dead
+        ]
+
+    def launch(self, spec: TaskSpec, machine: str) -> None:
+        from ray.util.scheduling_strategies import (  # noqa: PLC0415
+            NodeAffinitySchedulingStrategy,
+        )
+
+        options = ray_options(spec.demand)
+        options["scheduling_strategy"] = NodeAffinitySchedulingStrategy(machine, soft=False)
+        env = {
+            "FAIRSHARE_TASK_INDEX": str(spec.index),
+            "FAIRSHARE_JOB_ID": spec.job,
+            "FAIRSHARE_ATTEMPT": str(spec.attempt),
+        }
+        try:
+            ref = self._remote.options(**options).remote(list(spec.command), env)
+        except ValueError as err:
+            # Ray refuses the options (a fractional amount above 1 of a custom resource).
+            self._lost.append(Failed(spec.key, f"Ray refused the task: {err}"))
+            return
+        self._refs[ref] = (spec.key, machine)
+        self._keys[spec.key] = ref
+
+    def cancel(self, key: str) -> None:
+        ref = self._keys.pop(key, None)
+        if ref is None:
+            return
+        del self._refs[ref]
+        try:
+            self._ray.cancel(ref, force=True)
+        except self._ray.exceptions.RayError:
+            return  # the task ended, or its node went, meanwhile
+
+    def wait(self, timeout: float) -> list[ExecEvent]:
+        if self._lost:
+            lost, self._lost = self._lost, []
+            return lost
+        refs = list(self._refs)
+        if not refs:
+            time.sleep(min(timeout, 0.05))
+            return []
+        ray = self._ray
+        ready, _ = ray.wait(refs, num_returns=1, timeout=timeout, fetch_local=False)
+        if not ready:
+            return []
+        ready, _ = ray.wait(refs, num_returns=len(refs), timeout=0, fetch_local=False)
+        out: list[ExecEvent] = []
+        for ref in ready:
+            key, node = self._refs.pop(ref)
+            del self._keys[key]
+            out.append(self._outcome(ref, key, node))
+        return out
+
+    def _outcome(self, ref: Any, key: str, node: str) -> ExecEvent:
+        ray = self._ray
+        try:
+            code, tail = ray.get(ref)
+        except ray.exceptions.RayTaskError as err:
+            return Failed(key, f"the task raised: {str(err).strip().splitlines()[-1]}")
+        except ray.exceptions.RayError as err:
+            kind = type(err).__name__
+            if kind in _LOST_ERRORS:
+                if kind != "WorkerCrashedError":
+                    self._dead.add(node)
+                return Failed(key, f"{kind}: {str(err).strip()[:200]}", lost=True, node=node)
+            return Failed(key, f"{kind}: {str(err).strip()[:500]}")
+        if code == 0:
+            return Finished(key)
+        return Failed(key, f"exit code {code}" + (f": {tail}" if tail else ""))
+
+    def close(self) -> None:
+        for key in list(self._keys):
+            self.cancel(key)
+        if self._own:
+            self._ray.shutdown()

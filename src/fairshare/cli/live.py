@@ -1,0 +1,377 @@
+"""The live service's commands (SPEC section 6): ``serve``, ``tenant add``, and the client
+commands ``submit``, ``jobs``, ``cancel`` and ``shares`` over its HTTP API.
+
+``serve`` needs the ``[ray]`` extra (Ray, FastAPI, uvicorn) and the client commands httpx; both
+are imported inside the commands, so that every other command works without them.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from fairshare.cli.app import InputError, JsonOption, app, dump_json
+
+if TYPE_CHECKING:
+    from fairshare.service.client import Client
+
+tenant_app = typer.Typer(
+    name="tenant", help="Tenants of the live service (bearer tokens).", no_args_is_help=True
+)
+app.add_typer(tenant_app)
+
+ServerOption = Annotated[
+    str | None,
+    typer.Option(
+        "--server",
+        metavar="URL",
+        help="The service's address (default: $FAIRSHARE_SERVER, else http://127.0.0.1:8765)",
+    ),
+]
+TokenOption = Annotated[
+    str | None,
+    typer.Option("--token", metavar="TOKEN", help="Bearer token (default: $FAIRSHARE_TOKEN)"),
+]
+DbOption = Annotated[Path, typer.Option("--db", metavar="PATH", help="The service's database")]
+
+
+def _missing_extra(what: str, module: str) -> InputError:
+    return InputError(
+        "command line",
+        what,
+        f"needs the {module} package: pip install 'fairshare[ray]' (or fairshare[client] "
+        "for the client commands)",
+    )
+
+
+def _client(server: str | None, token: str | None) -> Client:
+    from fairshare.service.client import DEFAULT_SERVER  # noqa: PLC0415
+
+    try:
+        import httpx  # noqa: F401, PLC0415
+
+        from fairshare.service.client import Client  # noqa: PLC0415
+    except ImportError:
+        raise _missing_extra("client", "httpx") from None
+    url = server or os.environ.get("FAIRSHARE_SERVER") or DEFAULT_SERVER
+    secret = token or os.environ.get("FAIRSHARE_TOKEN")
+    if not secret:
+        raise InputError("command line", "--token", "missing: pass --token or set FAIRSHARE_TOKEN")
+    if not url.startswith(("http://", "https://")):
+        raise InputError("command line", "--server", f"expected an http(s):// URL, got {url!r}")
+    return Client(url, secret)
+
+
+def _call(client: Client, method: str, *args: Any, **kwargs: Any) -> Any:
+    """A client call; a refusal or an unreachable service is one ``error:`` line (exit 2)."""
+    from fairshare.service.client import ClientError  # noqa: PLC0415
+
+    try:
+        return getattr(client, method)(*args, **kwargs)
+    except ClientError as err:
+        status = f"HTTP {err.status}" if err.status else "connection"
+        raise InputError(client.server, status, err.message) from None
+    finally:
+        client.close()
+
+
+def _demand(text: str) -> dict[str, float]:
+    """``cpu=1,mem=2`` as a demand."""
+    demand: dict[str, float] = {}
+    for part in text.split(","):
+        name, sep, amount = part.partition("=")
+        try:
+            value = float(amount)
+        except ValueError:
+            value = math.nan
+        if not sep or not name.strip() or not math.isfinite(value) or value < 0:
+            raise InputError(
+                "command line",
+                "--demand",
+                f"expected RESOURCE=AMOUNT pairs separated by commas (amounts >= 0), e.g. "
+                f"cpu=1,mem=2; got {text!r}",
+            )
+        if name.strip() in demand:
+            raise InputError("command line", "--demand", f"{name.strip()!r} is given twice")
+        demand[name.strip()] = value
+    return demand
+
+
+@app.command("submit")
+def submit_command(
+    command: Annotated[
+        list[str], typer.Argument(metavar="-- COMMAND ARGS...", help="What each task runs")
+    ],
+    name: Annotated[str, typer.Option("--name", help="The job's name")],
+    tasks: Annotated[int, typer.Option("--tasks", min=1, help="How many tasks")],
+    demand: Annotated[
+        str, typer.Option("--demand", metavar="R=N,...", help="Per task, e.g. cpu=1,mem=2")
+    ],
+    constraint: Annotated[
+        str | None, typer.Option("--constraint", metavar="EXPR", help="Placement constraint")
+    ] = None,
+    max_retries: Annotated[
+        int | None,
+        typer.Option("--max-retries", min=0, help="Failures a task may have and run again"),
+    ] = None,
+    server: ServerOption = None,
+    token: TokenOption = None,
+) -> None:
+    """Submit a job to the service: TASKS tasks, each running COMMAND with
+    FAIRSHARE_TASK_INDEX set. Prints the job's id."""
+    wanted = _demand(demand)
+    client = _client(server, token)
+    job_id = _call(
+        client,
+        "submit",
+        name,
+        tasks,
+        wanted,
+        command,
+        constraint=constraint,
+        max_retries=max_retries,
+    )
+    sys.stdout.write(f"{job_id}\n")
+
+
+@app.command("jobs")
+def jobs_command(
+    server: ServerOption = None, token: TokenOption = None, as_json: JsonOption = False
+) -> None:
+    """Your jobs on the service and their tasks' states."""
+    jobs = _call(_client(server, token), "jobs")
+    if as_json:
+        dump_json({"jobs": jobs})
+        return
+    table = Table(title="jobs", title_justify="left")
+    # Ids are copied into `fairshare cancel`: never cut.
+    table.add_column("id", no_wrap=True, min_width=max((len(j["id"]) for j in jobs), default=2))
+    for column in ("name", "state", *_COUNTS):
+        table.add_column(column, justify="right" if column in _COUNTS else "left")
+    for job in jobs:
+        counts = job["tasks"]
+        table.add_row(job["id"], job["name"], job["state"], *(str(counts[c]) for c in _COUNTS))
+    Console(markup=False, highlight=False).print(table)
+
+
+_COUNTS = ("pending", "running", "finished", "failed")
+
+
+@app.command("cancel")
+def cancel_command(
+    job_id: Annotated[str, typer.Argument(metavar="ID", help="The job's id")],
+    server: ServerOption = None,
+    token: TokenOption = None,
+) -> None:
+    """Cancel one of your jobs: its pending tasks are dropped, its running tasks stopped."""
+    _call(_client(server, token), "cancel", job_id)
+
+
+@app.command("shares")
+def shares_command(
+    server: ServerOption = None, token: TokenOption = None, as_json: JsonOption = False
+) -> None:
+    """Every user's running tasks and share under the service's policy now."""
+    doc = _call(_client(server, token), "shares")
+    if as_json:
+        dump_json(doc)
+        return
+    table = Table(title=f"shares ({doc['policy']})", title_justify="left")
+    for column in ("user", "running tasks", "share"):
+        table.add_column(column, justify="left" if column == "user" else "right")
+    for user, entry in doc["users"].items():
+        table.add_row(user, str(entry["running_tasks"]), f"{entry['share']:.4f}")
+    Console(markup=False, highlight=False).print(table)
+
+
+@tenant_app.command("add")
+def tenant_add_command(
+    name: Annotated[str, typer.Argument(metavar="NAME", help="A user of the scenario")],
+    db: DbOption,
+    admin: Annotated[
+        bool, typer.Option("--admin", help="An administrator token (manages tenants)")
+    ] = False,
+    scenario: Annotated[
+        Path | None,
+        typer.Option("--scenario", metavar="FILE", help="Check that NAME is one of its users"),
+    ] = None,
+) -> None:
+    """Print a new bearer token for tenant NAME (only its hash is stored)."""
+    from fairshare.service.store import Store, StoreError  # noqa: PLC0415
+
+    if not name.strip():
+        raise InputError("command line", "NAME", "must not be empty")
+    if scenario is not None and not admin:
+        from fairshare.service.server import scenario_users  # noqa: PLC0415
+
+        users = scenario_users(scenario)
+        if name not in users:
+            raise InputError(
+                str(scenario), "users", f"{name!r} is not a user; users: {', '.join(users)}"
+            )
+    try:
+        token = Store(db).add_token(name, admin=admin)
+    except StoreError as err:
+        raise InputError(str(db), "--db", str(err)) from None
+    except OSError as err:
+        raise InputError(str(db), "--db", f"cannot open it ({err})") from None
+    sys.stdout.write(token + "\n")
+
+
+@app.command("serve")
+def serve_command(
+    scenario_path: Annotated[
+        Path,
+        typer.Argument(metavar="SCENARIO", help="Tenants (users), queues, weights, constraints"),
+    ],
+    policy: Annotated[str, typer.Option("--policy", "-p", help="Online policy (SPEC section 3)")],
+    db: DbOption,
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            "--ray", metavar="ADDRESS", help="Ray cluster (default: start a local Ray instance)"
+        ),
+    ] = None,
+    host: Annotated[str, typer.Option("--host", help="Address to listen on")] = "127.0.0.1",
+    port: Annotated[
+        int, typer.Option("--port", min=0, max=65535, help="Port (0: any free one)")
+    ] = 8765,
+    out: Annotated[
+        str | None,
+        typer.Option("--out", "-o", metavar="DIR", help="Write the run's files on shutdown"),
+    ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Write into a non-empty DIR that is not fairshare's")
+    ] = False,
+    max_pending_jobs: Annotated[
+        int, typer.Option("--max-pending-jobs", min=1, help="Jobs not ended per tenant")
+    ] = 1000,
+    max_body_bytes: Annotated[
+        int, typer.Option("--max-body-bytes", min=256, help="Largest request body")
+    ] = 1 << 20,
+    num_cpus: Annotated[
+        int | None,
+        typer.Option("--num-cpus", min=1, help="CPUs of the local Ray instance (no --ray)"),
+    ] = None,
+) -> None:
+    """Run POLICY live on a Ray cluster for the scenario's users, with an HTTP API."""
+    from fairshare.policies import ONLINE_POLICIES, PolicyOptions  # noqa: PLC0415
+    from fairshare.service.core import Limits  # noqa: PLC0415
+    from fairshare.service.store import Store, StoreError  # noqa: PLC0415
+
+    source = str(scenario_path)
+    if policy not in ONLINE_POLICIES:
+        raise InputError(
+            source,
+            "--policy",
+            f"unknown online policy {policy!r}; expected one of {', '.join(ONLINE_POLICIES)}",
+        )
+    try:
+        import fastapi  # noqa: F401, PLC0415
+        import ray  # noqa: F401, PLC0415
+        import uvicorn  # noqa: F401, PLC0415
+    except ImportError as err:
+        raise _missing_extra("serve", err.name or "ray") from None
+    from fairshare.backends.ray_cluster import RayExecutor  # noqa: PLC0415
+    from fairshare.service import server  # noqa: PLC0415
+
+    if out is not None:
+        _check_out(out, force)
+    try:
+        Store(db).close()
+    except StoreError as err:
+        raise InputError(str(db), "--db", str(err)) from None
+    except OSError as err:
+        raise InputError(str(db), "--db", f"cannot open it ({err})") from None
+    try:
+        sock = server.listen(host, port)
+    except OSError as err:
+        raise InputError(
+            "command line", "--port", f"cannot listen on {host}:{port} ({err})"
+        ) from None
+    settings = server.ServeSettings(
+        scenario=scenario_path,
+        policy=policy,
+        db=db,
+        ray=ray_address,
+        host=host,
+        port=port,
+        options=PolicyOptions(),
+        limits=Limits(max_pending_jobs=max_pending_jobs, max_body_bytes=max_body_bytes),
+    )
+    try:
+        executor = RayExecutor(ray_address, num_cpus=num_cpus)
+    except (ConnectionError, RuntimeError, ValueError) as err:
+        sock.close()
+        raise InputError("command line", "--ray", f"cannot connect to Ray ({err})") from None
+    try:
+        scenario = server.load_live_scenario(scenario_path, executor)
+        if not scenario.users:
+            raise InputError(
+                source, "users", "the service's tenants are the scenario's users: list some"
+            )
+        log = server.serve(settings, executor, scenario, sock, announce=server.announce_on_stderr)
+    finally:
+        executor.close()
+        sock.close()
+    if out is not None:
+        from fairshare.cli.runs import RUN_FILES, output_dir  # noqa: PLC0415
+        from fairshare.report.html import write_outputs  # noqa: PLC0415
+
+        with output_dir(out, "serve", list(RUN_FILES), force) as directory:
+            directory.commit(lambda path: write_outputs(log, path))
+
+
+def _check_out(out: str, force: bool) -> None:
+    """``--out``, checked before the service starts (it is written on shutdown)."""
+    from fairshare.cli.runs import RUN_FILES  # noqa: PLC0415
+    from fairshare.report.outdir import OutDirError, OutputDir  # noqa: PLC0415
+
+    try:
+        OutputDir(out, command="serve", files=list(RUN_FILES), force=force)
+    except OutDirError as err:
+        raise InputError(err.file, "--out", err.what) from None
+
+
+def _bench_app() -> typer.Typer:
+    from fairshare.cli.bench import bench_app  # noqa: PLC0415
+
+    return bench_app
+
+
+@_bench_app().command("live")
+def bench_live_command(
+    tasks: Annotated[int, typer.Option("--tasks", min=4, help="Tasks per round")] = 400,
+    nodes: Annotated[int, typer.Option("--nodes", min=1, help="Ray nodes")] = 2,
+    slots: Annotated[int, typer.Option("--slots", min=1, help="Tasks at a time per node")] = 2,
+    rounds: Annotated[int, typer.Option("--rounds", min=1, help="Rounds of each side")] = 3,
+    no_journal: Annotated[
+        bool, typer.Option("--no-journal", help="Without the service's database writes")
+    ] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """fairshare's live driver against bare pinned Ray on the same trivial tasks, side by
+    side on a local Ray cluster: tasks per second and the scheduling overhead per task."""
+    try:
+        import ray  # noqa: F401, PLC0415
+    except ImportError:
+        raise _missing_extra("bench live", "ray") from None
+    from fairshare.bench.live import run_live  # noqa: PLC0415
+
+    doc = run_live(tasks=tasks, nodes=nodes, slots=slots, rounds=rounds, journal=not no_journal)
+    if as_json:
+        dump_json(doc)
+        return
+    table = Table(title="live: fairshare vs bare pinned Ray (medians)", title_justify="left")
+    table.add_column("figure")
+    table.add_column("value", justify="right")
+    for key, value in doc.items():
+        table.add_row(key, f"{value:.4g}" if isinstance(value, float) else str(value))
+    Console(markup=False, highlight=False).print(table)

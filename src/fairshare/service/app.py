@@ -1,0 +1,324 @@
+"""The HTTP API of the scheduler service (SPEC section 6), a FastAPI application over
+:class:`~fairshare.service.core.LiveService`; its OpenAPI schema is at ``/openapi.json``.
+
+Every ``/v1/`` request carries ``Authorization: Bearer TOKEN``. The token is checked before
+anything else is read (a missing or unknown token is 401 whatever the body), then the body's
+size (413 past the limit, counted as it arrives), then the body (422 with the field path:
+unknown fields, wrong types and values out of range alike). The tenant is the token's;
+another tenant's job is 404, on read and on cancel. Nothing changes on a refused request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, MutableMapping
+from datetime import UTC, datetime
+from typing import Annotated, Any
+
+from fastapi import Depends, FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+
+from fairshare.service.core import JobRequest, LiveService, ServiceError
+from fairshare.service.store import Caller, JobRow
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+class JobIn(BaseModel):
+    """A job: ``tasks`` tasks, each running ``command`` (an argv list, never a shell line)
+    with ``FAIRSHARE_TASK_INDEX`` set, holding ``demand`` while it runs."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    name: StrictStr
+    tasks: StrictInt
+    demand: dict[StrictStr, float]
+    command: list[StrictStr]
+    constraint: StrictStr | None = Field(
+        default=None, description="placement constraint (SPEC section 1's language)"
+    )
+    max_retries: StrictInt | None = Field(
+        default=None, description="how many times a task may fail and run again (default 3)"
+    )
+
+
+class JobCreated(BaseModel):
+    id: str
+
+
+class TaskCounts(BaseModel):
+    pending: int
+    running: int
+    finished: int
+    failed: int
+    cancelled: int
+
+
+class JobOut(BaseModel):
+    id: str
+    name: str
+    state: str = Field(description="pending, running, finished, failed or cancelled")
+    tasks: TaskCounts
+    submitted: str = Field(description="UTC time, ISO 8601")
+    finished: str | None = Field(description="UTC time, ISO 8601 (null until the job ends)")
+    error: str | None
+    tenant: str
+    demand: dict[str, float]
+    command: list[str]
+    constraint: str | None
+    max_retries: int
+
+
+class JobList(BaseModel):
+    jobs: list[JobOut]
+
+
+class UserShare(BaseModel):
+    running_tasks: int
+    share: float
+
+
+class Shares(BaseModel):
+    policy: str
+    users: dict[str, UserShare]
+
+
+class TenantIn(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    name: StrictStr
+
+
+class TenantToken(BaseModel):
+    tenant: str
+    token: str
+
+
+class TenantInfo(BaseModel):
+    tokens: int
+
+
+class TenantList(BaseModel):
+    tenants: dict[str, TenantInfo]
+
+
+def _time(seconds: float | None) -> str | None:
+    if seconds is None:
+        return None
+    stamp = datetime.fromtimestamp(seconds, UTC).isoformat(timespec="milliseconds")
+    return stamp.replace("+00:00", "Z")
+
+
+def _job_out(row: JobRow) -> JobOut:
+    submitted = _time(row.submitted)
+    assert submitted is not None
+    return JobOut(
+        id=row.id,
+        name=row.name,
+        state=row.state,
+        tasks=TaskCounts(**row.tasks),
+        submitted=submitted,
+        finished=_time(row.finished),
+        error=row.error,
+        tenant=row.tenant,
+        demand=dict(row.demand),
+        command=list(row.command),
+        constraint=row.constraint,
+        max_retries=row.max_retries,
+    )
+
+
+def _where(loc: tuple[int | str, ...] | list[int | str]) -> str:
+    """A validation error's location as a field path (``command[1]``, ``demand.cpu``)."""
+    path = ""
+    for part in loc[1:] if loc and loc[0] == "body" else loc:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        else:
+            path += f".{part}" if path else str(part)
+    return path or "body"
+
+
+def _problem(
+    status: int, where: str, what: str, detail: list[dict[str, object]] | None = None
+) -> JSONResponse:
+    """A refusal: ``error`` is one line, ``where: what``; a 422 also lists ``detail`` as
+    FastAPI's own do (each error's ``loc``, ``msg`` and ``type``)."""
+    body: dict[str, object] = {"error": f"{where}: {what}" if where else what}
+    if status == 422:
+        loc = ["body", *where.replace("[", ".[").split(".")] if where else ["body"]
+        body["detail"] = detail or [{"loc": loc, "msg": what, "type": "value_error"}]
+    else:
+        body["detail"] = what
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
+class _Gate:
+    """The token check and the body limit, before routing (see the module docstring): an
+    ASGI layer, so that neither depends on what the route would parse first."""
+
+    def __init__(self, app: ASGIApp, service: LiveService) -> None:
+        self.app = app
+        self.service = service
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not str(scope.get("path", "")).startswith("/v1/"):
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        caller = self._caller(headers.get("authorization"))
+        if caller is None:
+            await _problem(401, "", "missing or invalid bearer token")(scope, receive, send)
+            return
+        scope.setdefault("state", {})["caller"] = caller
+        limit = self.service.limits.max_body_bytes
+        length = headers.get("content-length")
+        if length is not None and (not length.isdigit() or int(length) > limit):
+            await self._too_large(scope, receive, send, limit)
+            return
+        # The body is read here, up to the limit, then handed to the app as it came: a
+        # route never sees a body past the limit.
+        messages: list[Message] = []
+        seen = 0
+        while True:
+            message = await receive()
+            messages.append(message)
+            if message["type"] != "http.request":
+                break
+            seen += len(message.get("body", b""))
+            if seen > limit:
+                await self._too_large(scope, receive, send, limit)
+                return
+            if not message.get("more_body", False):
+                break
+        replay = iter(messages)
+
+        async def replayed() -> Message:
+            message = next(replay, None)
+            return message if message is not None else await receive()
+
+        await self.app(scope, replayed, send)
+
+    @staticmethod
+    async def _too_large(scope: Scope, receive: Receive, send: Send, limit: int) -> None:
+        response = _problem(413, "body", f"is larger than {limit} bytes (the limit)")
+        await response(scope, receive, send)
+
+    def _caller(self, header: str | None) -> Caller | None:
+        if header is None:
+            return None
+        scheme, _, token = header.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            return None
+        return self.service.store.caller(token.strip())
+
+
+_bearer = HTTPBearer(auto_error=False, description="a tenant's or an administrator's token")
+Token = Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
+
+
+def _caller(request: Request) -> Caller:
+    caller: Caller = request.state.caller
+    return caller
+
+
+def create_app(service: LiveService) -> FastAPI:
+    """The API over ``service`` (see the module)."""
+    app = FastAPI(
+        title="fairshare scheduler service",
+        description="Fair multi-tenant scheduling on a Ray cluster (fairshare SPEC section 6). "
+        "Every /v1/ request needs `Authorization: Bearer TOKEN`.",
+        version="1",
+    )
+
+    @app.exception_handler(ServiceError)
+    async def refused(request: Request, err: ServiceError) -> JSONResponse:
+        return _problem(err.status, err.where, err.what)
+
+    @app.exception_handler(RequestValidationError)
+    async def malformed(request: Request, err: RequestValidationError) -> JSONResponse:
+        errors = list(err.errors())
+        first = errors[0] if errors else {"loc": ("body",), "msg": "malformed body"}
+        where = _where(tuple(first.get("loc", ("body",))))
+        detail = [
+            {"loc": list(e.get("loc", ())), "msg": e.get("msg"), "type": e.get("type")}
+            for e in errors
+        ]
+        return _problem(422, where, str(first.get("msg", "invalid")), detail)
+
+    @app.get("/healthz", tags=["service"])
+    def healthz() -> dict[str, str]:
+        """Whether the service answers (no token needed)."""
+        return {"status": "ok", "policy": service.policy}
+
+    @app.post("/v1/jobs", status_code=201, tags=["jobs"])
+    def submit(job: JobIn, request: Request, _: Token) -> JobCreated:
+        """Submit a job of the caller's tenant."""
+        request_ = JobRequest(
+            name=job.name,
+            tasks=job.tasks,
+            demand={k: float(v) for k, v in job.demand.items()},
+            command=job.command,
+            constraint=job.constraint,
+            max_retries=job.max_retries,
+        )
+        return JobCreated(id=service.submit(_caller(request), request_))
+
+    @app.get("/v1/jobs", tags=["jobs"])
+    def jobs(request: Request, _: Token) -> JobList:
+        """The caller's jobs, in submission order (every job for an administrator)."""
+        return JobList(jobs=[_job_out(row) for row in service.jobs(_caller(request))])
+
+    @app.get("/v1/jobs/{job_id}", tags=["jobs"])
+    def job(job_id: str, request: Request, _: Token) -> JobOut:
+        """One of the caller's jobs (another tenant's is 404)."""
+        return _job_out(service.job(_caller(request), job_id))
+
+    @app.delete("/v1/jobs/{job_id}", status_code=204, tags=["jobs"])
+    def cancel(job_id: str, request: Request, _: Token) -> Response:
+        """Cancel one of the caller's jobs (another tenant's is 404)."""
+        service.cancel(_caller(request), job_id)
+        return Response(status_code=204)
+
+    @app.get("/v1/shares", tags=["shares"])
+    def shares(request: Request, _: Token) -> Shares:
+        """Running tasks and the policy's share of every user now."""
+        return Shares(
+            policy=service.policy,
+            users={
+                name: UserShare(running_tasks=running, share=share)
+                for name, (running, share) in service.shares().items()
+            },
+        )
+
+    @app.post("/v1/tenants", status_code=201, tags=["tenants"])
+    def add_tenant(tenant: TenantIn, request: Request, _: Token) -> TenantToken:
+        """A new token for a tenant (a user of the scenario); administrators only."""
+        return TenantToken(
+            tenant=tenant.name, token=service.add_tenant(_caller(request), tenant.name)
+        )
+
+    @app.get("/v1/tenants", tags=["tenants"])
+    def tenants(request: Request, _: Token) -> TenantList:
+        """Tenants with tokens; administrators only."""
+        return TenantList(
+            tenants={
+                name: TenantInfo(tokens=n) for name, n in service.tenants(_caller(request)).items()
+            }
+        )
+
+    @app.delete("/v1/tenants/{name}/tokens", status_code=204, tags=["tenants"])
+    def revoke(name: str, request: Request, _: Token) -> Response:
+        """Revoke every token of a tenant; administrators only."""
+        service.revoke(_caller(request), name)
+        return Response(status_code=204)
+
+    app.add_middleware(_Gate, service=service)
+    return app
