@@ -88,7 +88,9 @@ def test_a_compiled_module_older_than_its_source_is_stale(
     package = tmp_path / "fairshare" / "policies"
     package.mkdir(parents=True)
     source = package / "ledger.py"
-    built = package / ("ledger" + importlib.machinery.EXTENSION_SUFFIXES[0])
+    built = (
+        tmp_path / "fairshare" / (kernel.NATIVE_LIBRARY + importlib.machinery.EXTENSION_SUFFIXES[0])
+    )
     source.write_text("")
     built.write_bytes(b"")
     os.utime(built, (1_000_000.0, 1_000_000.0))
@@ -107,9 +109,13 @@ def test_a_stale_kernel_runs_the_sources_and_says_so_once(tmp_path: Path) -> Non
         ignore=shutil.ignore_patterns("*.so", "*.pyd", "__pycache__"),
     )
     ledger = root / "fairshare" / "policies" / "ledger.py"
-    fake = ledger.with_name("ledger" + importlib.machinery.EXTENSION_SUFFIXES[0])
-    fake.write_bytes(b"not an extension")
-    os.utime(fake, (1_000_000.0, 1_000_000.0))
+    suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
+    for fake in (
+        ledger.with_name("ledger" + suffix),
+        root / "fairshare" / (kernel.NATIVE_LIBRARY + suffix),
+    ):
+        fake.write_bytes(b"not an extension")
+        os.utime(fake, (1_000_000.0, 1_000_000.0))
     env = {k: v for k, v in os.environ.items() if k != kernel.PURE_PYTHON_ENV}
     env["PYTHONPATH"] = str(root)
     done = subprocess.run(
@@ -124,3 +130,12 @@ def test_a_stale_kernel_runs_the_sources_and_says_so_once(tmp_path: Path) -> Non
     assert done.stdout.strip() == str(ledger)
     assert done.stderr.count("\n") == 1
     assert "fairshare.policies.ledger" in done.stderr
+
+
+def test_setup_names_the_native_library_as_the_kernel_does() -> None:
+    setup = SOURCE_ROOT.parent / "setup.py"
+    if not setup.is_file():
+        pytest.skip("installed from a wheel: setup.py is not beside the sources")
+    assert f'group_name="fairshare.{kernel.NATIVE_LIBRARY.removesuffix("__mypyc")}"' in (
+        setup.read_text()
+    )

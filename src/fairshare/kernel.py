@@ -35,6 +35,7 @@ from types import ModuleType
 
 __all__ = [
     "KERNEL_MODULES",
+    "NATIVE_LIBRARY",
     "PURE_PYTHON_ENV",
     "compiled",
     "pure_python_requested",
@@ -64,6 +65,10 @@ KERNEL_MODULES = (
 """The modules mypyc compiles (``setup.py`` reads this tuple): the policies' state and state
 changes, every online policy, and the simulator's event queue and loop."""
 
+NATIVE_LIBRARY = "kernel_native__mypyc"
+"""The shared library holding the compiled code of every kernel module (``setup.py`` names
+its group ``fairshare.kernel_native``)."""
+
 PURE_PYTHON_ENV = "FAIRSHARE_PURE_PYTHON"
 """The environment variable that, set to ``1``, loads the kernel from its Python sources."""
 
@@ -80,7 +85,11 @@ def pure_python_requested() -> bool:
 
 
 def stale_modules(root: str | None = None) -> list[str]:
-    """The kernel modules whose compiled extension is older than their source.
+    """The kernel modules edited since the kernel was compiled.
+
+    The compiled code of every module is in one shared library, ``fairshare/`` +
+    :data:`NATIVE_LIBRARY` (the module files beside the sources only load it), so a source
+    newer than that library has changes the compiled kernel lacks.
 
     Parameters
     ----------
@@ -94,23 +103,24 @@ def stale_modules(root: str | None = None) -> list[str]:
     """
     if root is None:
         root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    suffixes = importlib.machinery.EXTENSION_SUFFIXES
-    stale = []
-    for name in KERNEL_MODULES:
-        base = os.path.join(root, *name.split("."))
+    built = None
+    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
         try:
-            source = os.stat(base + ".py").st_mtime
+            built = os.stat(os.path.join(root, "fairshare", NATIVE_LIBRARY + suffix)).st_mtime
+            break
         except OSError:
             continue
-        for suffix in suffixes:
-            try:
-                built = os.stat(base + suffix).st_mtime
-            except OSError:
-                continue
-            # Installers write a wheel's files in no particular order within a moment.
-            if source > built + _MTIME_SLACK_SECONDS:
-                stale.append(name)
-            break
+    if built is None:
+        return []
+    stale = []
+    for name in KERNEL_MODULES:
+        try:
+            source = os.stat(os.path.join(root, *name.split(".")) + ".py").st_mtime
+        except OSError:
+            continue
+        # Installers write a wheel's files in no particular order within a moment.
+        if source > built + _MTIME_SLACK_SECONDS:
+            stale.append(name)
     return stale
 
 
