@@ -84,7 +84,7 @@ def compiled_kernel() -> list[object]:
                 group_name="fairshare.kernel_native",
             )
         )
-    except Exception as error:
+    except (Exception, SystemExit) as error:  # mypyc exits on a type error
         sys.stderr.write(
             f"warning: mypyc could not compile fairshare's kernel ({error}); "
             "fairshare stays pure Python\n"
