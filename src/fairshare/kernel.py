@@ -44,7 +44,6 @@ __all__ = [
 ]
 
 KERNEL_MODULES = (
-    "fairshare.policies.options",
     "fairshare.policies.state",
     "fairshare.policies.copy_compute",
     "fairshare.policies.preemption",
