@@ -132,7 +132,23 @@ PUBLIC = {
     "fairshare.report": ["render_compare", "render_run", "write_compare", "write_outputs"],
 }
 
-DOCTESTED = ["fairshare.api"]
+DOCTESTED = [
+    "fairshare.api",
+    "fairshare.fairness.manipulations",
+    "fairshare.fairness.outcomes",
+    "fairshare.fairness.properties",
+    "fairshare.sim.reference",
+    "fairshare.solvers.cmmf_flow",
+    "fairshare.solvers.filling_lp",
+    "fairshare.solvers.filling_model",
+    "fairshare.solvers.filling_problem",
+    "fairshare.solvers.freeze_test",
+    "fairshare.solvers.highs",
+    "fairshare.solvers.machine_pool",
+    "fairshare.solvers.per_machine",
+    "fairshare.solvers.placed",
+    "fairshare.solvers.whole_tasks",
+]
 
 
 @pytest.mark.parametrize("module", sorted(PUBLIC))

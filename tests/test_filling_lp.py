@@ -7,7 +7,7 @@ the papers' own model.
   users share constraint patterns and demand directions (so that pools form), with weights,
   caps, minimum shares and capped queues.
 - Pooled and per-user level rows agree under the batched test too.
-- The full-user test (``FillingLP._full_users``, vectorised over distinct usable sets) freezes
+- The full-user test (``freeze_test.full_users``, vectorised over distinct usable sets) freezes
   exactly the users its definition does, computed user by user, in every round.
 - Every result is feasible: capacity per (type, resource), usable types, caps, minimums, queues.
 - Packing a result onto machines keeps each (user, type) amount, fits every machine and
@@ -28,13 +28,11 @@ from hypothesis import strategies as st
 from fairshare.cluster import Cluster, Machine
 from fairshare.cluster.constraints import Constraint
 from fairshare.solvers.errors import InvalidRequest
-from fairshare.solvers.filling_lp import (
-    FillingLP,
-    FillingProblem,
-    FillingResult,
-    pack_over_machines,
-    progressive_filling,
-)
+from fairshare.solvers.filling_lp import progressive_filling
+from fairshare.solvers.filling_model import FillingLP
+from fairshare.solvers.filling_problem import FillingProblem, FillingResult
+from fairshare.solvers.freeze_test import full_users, growable
+from fairshare.solvers.placed import pack_over_machines
 from fairshare.workload.eligibility import MachineTypes, machine_types
 from fairshare.workload.model import Scenario, User
 
@@ -155,7 +153,7 @@ def test_pooled_rows_equal_per_user_rows(problem: FillingProblem) -> None:
 
 
 def _full_by_definition(model: FillingLP) -> np.ndarray:
-    """``FillingLP._full_users`` as its docstring defines it, one active user at a time: the
+    """``freeze_test.full_users`` as its docstring defines it, one active user at a time: the
     closure grows from the user's usable types by every usable type of a class the LP places
     on a type already in it; a resource the user demands is full when the classes whose
     usable types all lie in the closure hold (at the level) at least 1 - 1e-9 of it there."""
@@ -168,7 +166,7 @@ def _full_by_definition(model: FillingLP) -> np.ndarray:
             placed_on[t].add(int(c))
     held = np.zeros(model.users)
     member = np.flatnonzero(model.class_of >= 0)
-    held[member] = model._held(member) * model.scale[member]
+    held[member] = model.held(member) * model.scale[member]
     out = np.zeros(model.users, dtype=np.bool_)
     for i in np.flatnonzero(model.active & (model.class_of >= 0)):
         closure = set(np.flatnonzero(model.usable[i]).tolist())
@@ -202,15 +200,15 @@ def test_full_users_equal_their_definition_in_every_round(
             model.raise_level()
             if not model.active.any():
                 break
-            np.testing.assert_array_equal(model._full_users(), _full_by_definition(model))
+            np.testing.assert_array_equal(full_users(model), _full_by_definition(model))
             solution = model.solution
             pairs = len(model.pair_class)
             placed = data.draw(st.lists(st.booleans(), min_size=pairs, max_size=pairs))
             model.solution = solution.copy()
             model.solution[:pairs] = np.array(placed, dtype=np.float64)
-            np.testing.assert_array_equal(model._full_users(), _full_by_definition(model))
+            np.testing.assert_array_equal(full_users(model), _full_by_definition(model))
             model.solution = solution
-            frozen = model.active & ~model.growable()
+            frozen = model.active & ~growable(model)
             if not frozen.any():
                 break
             model.freeze(frozen)
@@ -238,7 +236,7 @@ def test_full_users_follow_a_chain_of_displacements() -> None:
     placed = {(0, 0), (1, 0), (2, 1)}  # (class, type): x and p on A, q on B
     pairs = zip(model.pair_class, model.pair_type, strict=True)
     model.solution[: len(model.pair_class)] = [float((int(c), int(t)) in placed) for c, t in pairs]
-    assert model._full_users().tolist() == [False, False, False]
+    assert full_users(model).tolist() == [False, False, False]
     assert _full_by_definition(model).tolist() == [False, False, False]
 
 

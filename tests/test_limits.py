@@ -426,7 +426,14 @@ def test_jumps_give_the_allocation_of_one_task_at_a_time(
     seed: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from fairshare.allocation import check_allocation  # noqa: PLC0415
-    from fairshare.solvers import progressive, solve, whole_tasks  # noqa: PLC0415
+    from fairshare.solvers import (  # noqa: PLC0415
+        cmmf_flow,
+        machine_pool,
+        per_machine,
+        progressive,
+        solve,
+        whole_tasks,
+    )
 
     rng = np.random.default_rng(seed)
     two = parse_scenario(random_scenario(rng, 2), "two")
@@ -434,7 +441,8 @@ def test_jumps_give_the_allocation_of_one_task_at_a_time(
     runs: dict[str, list[tuple[str, Any]]] = {}
     for minimum in (10**18, 1):  # never jump, then jump whenever a level gives a task
         monkeypatch.setattr(progressive, "JUMP_MIN_TASKS", minimum)
-        monkeypatch.setattr(whole_tasks, "JUMP_MIN_TASKS", minimum)
+        for module in (whole_tasks, machine_pool, per_machine, cmmf_flow):
+            monkeypatch.setattr(module, "JUMP_MIN_TASKS", minimum)
         for label, loaded in (("two", two), ("one", one)):
             policies = (*EXACT_JUMPS, "tsf", "drfh", "cdrf")
             if label == "one":

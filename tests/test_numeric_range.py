@@ -31,10 +31,11 @@ from hypothesis import strategies as st
 
 from fairshare.allocation import check_allocation
 from fairshare.cli.check import _cell, _markdown_matrix
-from fairshare.fairness import check
+from fairshare.fairness import check, outcomes
 from fairshare.fairness import properties as fairness_properties
-from fairshare.solvers import SolverFailure, solve
-from fairshare.solvers.filling_lp import FillingLP, prepare_placed
+from fairshare.solvers import SolverFailure, freeze_test, solve
+from fairshare.solvers.filling_model import FillingLP
+from fairshare.solvers.placed import prepare_placed
 from fairshare.workload.hierarchy import build_hierarchy
 from fairshare.workload.loader import parse_scenario
 from fairshare.workload.model import Scenario
@@ -170,7 +171,7 @@ def test_freeze_test_failure_is_a_solver_failure(monkeypatch: pytest.MonkeyPatch
     model = FillingLP(data.problem(scenario, scenario.demands[:, 0]))
     model.raise_level()
     # one resource on one type is decided without an LP (full users): make it ask the LP
-    monkeypatch.setattr(model, "_full_users", lambda: np.zeros(model.users, dtype=np.bool_))
+    monkeypatch.setattr(freeze_test, "full_users", lambda _: np.zeros(model.users, dtype=np.bool_))
 
     class Failing:
         def __init__(self, highs: highspy.Highs) -> None:
@@ -184,7 +185,7 @@ def test_freeze_test_failure_is_a_solver_failure(monkeypatch: pytest.MonkeyPatch
 
     model.highs = Failing(model.highs)
     with pytest.raises(SolverFailure, match="freeze test"):
-        model.growable()
+        freeze_test.growable(model)
 
 
 def test_unsolvable_wide_scenario_is_a_solver_failure_not_a_wrong_allocation() -> None:
@@ -402,7 +403,7 @@ def test_failed_fairness_lp_is_inconclusive_not_no_gain(monkeypatch: pytest.Monk
         fun = 0.0
 
     monkeypatch.setattr(fairness_properties, "linprog", lambda *a, **k: Failed())
-    fairness_properties._cache.clear()
+    outcomes._cache.clear()
     result = check("tsf", "pareto-efficiency", trials=3, seed=0)
     assert result.holds and result.inconclusive == 3
     assert result.verdict() == "inconclusive"

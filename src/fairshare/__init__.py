@@ -9,6 +9,20 @@ The Python API (:mod:`fairshare.api`) is exported here: :func:`load_scenario` an
 :func:`simulate` and :func:`compare` replay jobs under online policies, :func:`check` searches
 for a violation of a fairness property. The names are loaded on first use, so ``import
 fairshare`` does not pay for the simulator, polars or HiGHS until they are needed.
+
+Examples
+--------
+DRF section 4.1: A's tasks need <1 CPU, 4 GB>, B's <3 CPUs, 1 GB>, on <9 CPUs, 18 GB>.
+
+>>> import fairshare
+>>> scenario = fairshare.parse_scenario(
+...     {"machines": [{"name": "m1", "capacity": {"cpu": 9, "mem": 18}}],
+...      "users": [{"name": "A", "demand": {"cpu": 1, "mem": 4}},
+...                {"name": "B", "demand": {"cpu": 3, "mem": 1}}]},
+...     source="drf-section-4.1",
+... )
+>>> fairshare.solve(scenario, "drf").tasks_by_user()
+{'A': 3.0, 'B': 2.0}
 """
 
 from __future__ import annotations

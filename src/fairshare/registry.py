@@ -1,9 +1,21 @@
-"""The one shape of fairshare's policy registries: the offline solver policies
-(:data:`fairshare.solvers.SOLVER_POLICIES`), the online policies
+"""The one shape of fairshare's policy registries.
+
+The offline solver policies (:data:`fairshare.solvers.SOLVER_POLICIES`), the online policies
 (:data:`fairshare.policies.ONLINE_POLICIES`) and Choosy's reference schedulers
-(:data:`fairshare.sim.reference.REFERENCE_POLICIES`). Each maps a SPEC name to a
+(:data:`fairshare.sim.reference.REFERENCE_POLICIES`) each map a SPEC name to a
 :class:`PolicyInfo` (what the policy equalises and the paper section it implements) extended
-with what runs it; ``fairshare policies`` prints all three from these fields."""
+with what runs it; ``fairshare policies`` prints all three from these fields.
+
+Examples
+--------
+>>> from fairshare.registry import PolicyInfo, by_name
+>>> registry = by_name(
+...     [PolicyInfo("drf", "equalises dominant shares", "DRF section 4"),
+...      PolicyInfo("fifo", "jobs in submission order", "FAIR section 2")]
+... )
+>>> list(registry), registry["drf"].source
+(['drf', 'fifo'], 'DRF section 4')
+"""
 
 from __future__ import annotations
 
@@ -16,7 +28,17 @@ __all__ = ["PolicyInfo", "by_name"]
 
 @dataclass(frozen=True)
 class PolicyInfo:
-    """A policy's SPEC name, a one-line summary of what it does, and its paper section."""
+    """A policy's SPEC name, a one-line summary of what it does, and its paper section.
+
+    Parameters
+    ----------
+    name : str
+        The SPEC name (``--policy NAME``).
+    summary : str
+        What the policy does, on one line.
+    source : str
+        The paper section it implements.
+    """
 
     name: str
     summary: str
@@ -24,11 +46,28 @@ class PolicyInfo:
 
 
 Info = TypeVar("Info", bound=PolicyInfo)
+"""A registry entry: :class:`PolicyInfo` or a subclass of it."""
 
 
 def by_name(entries: Iterable[Info]) -> dict[str, Info]:
-    """The registry of ``entries`` by name, in the order given (the order ``fairshare
-    policies`` lists them); a repeated name is a programming error."""
+    """The registry of ``entries`` by name, in the order given.
+
+    That order is the order ``fairshare policies`` lists them in.
+
+    Parameters
+    ----------
+    entries : Iterable of Info
+        The registry's entries.
+
+    Returns
+    -------
+    dict of str to Info
+
+    Raises
+    ------
+    ValueError
+        A name is registered twice (a programming error).
+    """
     registry: dict[str, Info] = {}
     for entry in entries:
         if entry.name in registry:

@@ -2,6 +2,15 @@
 
 Each is a slack for floating-point sums, never a modelling choice: changing one moves
 decisions (``tests/test_decision_fingerprints.py`` would say so).
+
+Examples
+--------
+Three tasks of 0.1 CPU fill a machine of 0.3 CPUs only with the fit slack:
+
+>>> from fairshare.tolerances import FIT
+>>> free = 0.3 - 0.1 - 0.1
+>>> free >= 0.1, free + FIT >= 0.1
+(False, True)
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """The invariants every allocation must satisfy, for solvers and online policies alike.
 
-Each check returns human-readable violations (empty when the allocation is sound), so tests can
-assert on them and the fairness checker can explain them. ``check_allocation`` runs them all.
+Each check returns human-readable violations (empty when the allocation is sound), so tests
+can assert on them and the fairness checker can explain them. :func:`check_allocation` runs
+them all:
 
 - feasible: no resource (pooled) or machine (placed) over capacity; placement sums to tasks;
 - constraints: no task on a machine outside the user's constraint or whitelist;
@@ -10,6 +11,29 @@ assert on them and the fairness checker can explain them. ``check_allocation`` r
 - maximal: when integral, no user can be given one more task (SPEC section 2);
 - non-wasteful: when divisible, every user is at its cap or needs a saturated resource (the
   Pareto-efficiency condition for Leontief demands, DRF section 3).
+
+Examples
+--------
+DRF section 4.1 on <9 CPUs, 18 GB>: 3 tasks of A and 2 of B are sound; 2 and 2 leave room
+for one more task of A; 5 and 2 are over capacity.
+
+>>> import numpy as np
+>>> from fairshare.allocation import Allocation, check_allocation
+>>> from fairshare.workload import parse_scenario
+>>> scenario = parse_scenario(
+...     {"machines": [{"name": "m1", "capacity": {"cpu": 9, "mem": 18}}],
+...      "users": [{"name": "A", "demand": {"cpu": 1, "mem": 4}},
+...                {"name": "B", "demand": {"cpu": 3, "mem": 1}}]},
+...     source="drf-section-4.1",
+... )
+>>> def drf(tasks, integral=True):
+...     return Allocation("drf", integral, np.array(tasks), np.zeros(2))
+>>> check_allocation(scenario, drf([3.0, 2.0]))
+[]
+>>> check_allocation(scenario, drf([2.0, 2.0]))
+['user A: one more task still fits']
+>>> check_allocation(scenario, drf([5.0, 2.0], integral=False))
+['cpu: 11 allocated of 9', 'mem: 22 allocated of 18']
 """
 
 from __future__ import annotations
@@ -23,13 +47,32 @@ from fairshare.workload.hierarchy import build_hierarchy
 from fairshare.workload.model import Scenario
 
 TOLERANCE = 1e-7
+"""Relative slack of the checks, for solvers' floating-point sums."""
 
 
 def _over(amount: FloatArray, limit: FloatArray) -> FloatArray:
+    """Where ``amount`` exceeds ``limit`` by more than the relative tolerance."""
     return np.asarray(amount > limit + TOLERANCE * np.maximum(1.0, np.abs(limit)))
 
 
 def feasibility_violations(scenario: Scenario, allocation: Allocation) -> list[str]:
+    """Violations of feasibility: over capacity, negative, or placed tasks not adding up.
+
+    Resources over capacity (pooled, and per machine when placed), negative task counts, and
+    users whose placement does not add up to their tasks.
+
+    Parameters
+    ----------
+    scenario : Scenario
+        The scenario the allocation is of.
+    allocation : Allocation
+        Users and machines in scenario order.
+
+    Returns
+    -------
+    list of str
+        One sentence per violation; empty when there is none.
+    """
     out = []
     names = scenario.cluster.resources
     if np.any(allocation.tasks < -TOLERANCE):
@@ -55,6 +98,20 @@ def feasibility_violations(scenario: Scenario, allocation: Allocation) -> list[s
 
 
 def constraint_violations(scenario: Scenario, allocation: Allocation) -> list[str]:
+    """Tasks placed outside the user's constraint or whitelist (placed allocations only).
+
+    Parameters
+    ----------
+    scenario : Scenario
+        The scenario the allocation is of.
+    allocation : Allocation
+        Users and machines in scenario order.
+
+    Returns
+    -------
+    list of str
+        One sentence per violation; empty when there is none.
+    """
     if allocation.placement is None:
         return []
     placement = allocation.placement
@@ -69,6 +126,20 @@ def constraint_violations(scenario: Scenario, allocation: Allocation) -> list[st
 
 
 def cap_violations(scenario: Scenario, allocation: Allocation) -> list[str]:
+    """Users above their cap and queues above their ``max_share``.
+
+    Parameters
+    ----------
+    scenario : Scenario
+        The scenario the allocation is of.
+    allocation : Allocation
+        Users and machines in scenario order.
+
+    Returns
+    -------
+    list of str
+        One sentence per violation; empty when there is none.
+    """
     out = [
         f"user {scenario.users[i].name}: {allocation.tasks[i]:g} tasks above its cap "
         f"{scenario.users[i].cap:g}"
@@ -85,6 +156,18 @@ def cap_violations(scenario: Scenario, allocation: Allocation) -> list[str]:
 
 
 def integrality_violations(allocation: Allocation) -> list[str]:
+    """Fractional task counts or placements in an allocation that claims to be integral.
+
+    Parameters
+    ----------
+    allocation : Allocation
+        The allocation to check.
+
+    Returns
+    -------
+    list of str
+        One sentence per violation; empty when there is none.
+    """
     if not allocation.integral:
         return []
     frac = np.abs(allocation.tasks - np.round(allocation.tasks))
@@ -111,7 +194,22 @@ def _headroom(scenario: Scenario, allocation: Allocation) -> FloatArray:
 
 
 def maximality_violations(scenario: Scenario, allocation: Allocation) -> list[str]:
-    """Integral allocations only: a user with room under its caps whose next task still fits."""
+    """Users with room under their caps whose next task still fits (integral allocations).
+
+    Placed allocations are checked machine by machine.
+
+    Parameters
+    ----------
+    scenario : Scenario
+        The scenario the allocation is of.
+    allocation : Allocation
+        Users and machines in scenario order.
+
+    Returns
+    -------
+    list of str
+        One sentence per violation; empty when there is none.
+    """
     if not allocation.integral:
         return []
     demands = scenario.demands
@@ -135,7 +233,20 @@ def maximality_violations(scenario: Scenario, allocation: Allocation) -> list[st
 
 
 def waste_violations(scenario: Scenario, allocation: Allocation) -> list[str]:
-    """Divisible pooled allocations only: a user below its caps whose resources are all free."""
+    """Users below their caps none of whose resources is saturated (divisible, pooled).
+
+    Parameters
+    ----------
+    scenario : Scenario
+        The scenario the allocation is of.
+    allocation : Allocation
+        Users and machines in scenario order.
+
+    Returns
+    -------
+    list of str
+        One sentence per violation; empty when there is none.
+    """
     if allocation.integral or allocation.placement is not None:
         return []
     demands = scenario.demands
@@ -151,7 +262,20 @@ def waste_violations(scenario: Scenario, allocation: Allocation) -> list[str]:
 
 
 def check_allocation(scenario: Scenario, allocation: Allocation) -> list[str]:
-    """Every invariant violation of ``allocation`` for ``scenario`` (empty when sound)."""
+    """Every invariant violation of ``allocation`` for ``scenario`` (module docstring).
+
+    Parameters
+    ----------
+    scenario : Scenario
+        The scenario the allocation is of.
+    allocation : Allocation
+        The allocation to check, from a solver or an online policy.
+
+    Returns
+    -------
+    list of str
+        One sentence per violation; empty when the allocation is sound.
+    """
     return (
         feasibility_violations(scenario, allocation)
         + constraint_violations(scenario, allocation)

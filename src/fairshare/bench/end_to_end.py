@@ -9,6 +9,19 @@ the other processes too, so the CPU seconds are measured alike: the child's user
 time (``RUSAGE_CHILDREN``) against the CPU time of the simulation inside it. Medians over
 ``repeat`` runs of each policy, the policies interleaved so that a busy machine disturbs
 them alike. ``fairshare bench end-to-end`` runs it.
+
+Examples
+--------
+The scenario file of a shrunk workload (the measurement itself starts processes, which
+takes seconds):
+
+>>> import json, tempfile
+>>> from pathlib import Path
+>>> with tempfile.TemporaryDirectory() as directory:
+...     path = write_scenario(Path(directory), machines=2, jobs=1, tasks=2)
+...     document = json.loads(path.read_text(encoding="utf-8"))
+>>> path.name, len(document["machines"]), document["jobs"][0]["tasks"]
+('online.json', 2, 2)
 """
 
 from __future__ import annotations
@@ -30,8 +43,32 @@ from fairshare.workload.model import ExponentialDuration, Job
 
 
 def scenario_document(cluster: Cluster, jobs: Sequence[Job]) -> dict[str, object]:
-    """The scenario file (SPEC section 1) of ``cluster`` and ``jobs`` with exponential
-    durations (the online benchmark's jobs); the run's seed draws the durations."""
+    """The scenario document (SPEC section 1) of ``cluster`` and ``jobs``.
+
+    Parameters
+    ----------
+    cluster : Cluster
+        The machines, with racks and attributes.
+    jobs : sequence of Job
+        Jobs with exponential durations (the online benchmark's); the run's seed draws
+        the durations.
+
+    Returns
+    -------
+    dict
+        A scenario document; zero amounts are left out.
+
+    Examples
+    --------
+    >>> from fairshare.bench import online
+    >>> cluster, jobs = online.workload(machines=2, jobs=1, tasks=2)
+    >>> document = scenario_document(cluster, jobs)
+    >>> machine = document["machines"][1]
+    >>> machine["capacity"], machine["attributes"]
+    ({'cpu': 8.0, 'mem': 16.0}, {'ssd': False})
+    >>> sorted(document["jobs"][0])
+    ['demand', 'duration', 'name', 'submit', 'tasks', 'user']
+    """
     resources = list(cluster.resources)
 
     def amounts(vector: Sequence[float]) -> dict[str, float]:
@@ -68,9 +105,19 @@ def scenario_document(cluster: Cluster, jobs: Sequence[Job]) -> dict[str, object
 
 @dataclass(frozen=True)
 class EndToEndRun:
-    """One ``fairshare simulate`` process: its wall and CPU seconds (user + system, of the
-    whole process), and the simulation's own: ``summary.json``'s ``wall_seconds`` and the
-    CPU seconds of the API's ``replay`` inside it."""
+    """One ``fairshare simulate`` process.
+
+    Attributes
+    ----------
+    wall_seconds : float
+        The process's wall time.
+    simulation_seconds : float
+        The simulation's own: ``summary.json``'s ``wall_seconds``.
+    cpu_seconds : float
+        The process's CPU time (user + system).
+    simulation_cpu_seconds : float
+        The CPU seconds of the API's ``replay`` inside it.
+    """
 
     wall_seconds: float
     simulation_seconds: float
@@ -80,9 +127,27 @@ class EndToEndRun:
 
 @dataclass(frozen=True)
 class EndToEnd:
-    """One policy's medians over its runs: end-to-end and simulation seconds, wall and CPU.
+    """One policy's medians over its runs.
+
     On a busy machine wall time measures the machine; the CPU figures are the comparable
-    ones."""
+    ones.
+
+    Attributes
+    ----------
+    policy : str
+        The online policy.
+    wall_seconds, simulation_seconds, cpu_seconds, simulation_cpu_seconds : float
+        The medians of the runs' figures (:class:`EndToEndRun`).
+    runs : tuple of EndToEndRun
+        Every run, in the order run.
+
+    Examples
+    --------
+    >>> runs = (EndToEndRun(3.0, 2.0, 2.8, 2.0),)
+    >>> figures = EndToEnd("drf", 3.0, 2.0, 2.8, 2.0, runs)
+    >>> figures.ratio, figures.cpu_ratio
+    (1.5, 1.4)
+    """
 
     policy: str
     wall_seconds: float
@@ -110,7 +175,20 @@ def write_scenario(
     jobs: int = online.JOBS,
     tasks: int = online.TASKS,
 ) -> Path:
-    """Write the online benchmark's workload as ``directory/online.json``."""
+    """Write the online benchmark's workload as ``directory/online.json``.
+
+    Parameters
+    ----------
+    directory : Path
+        An existing directory.
+    machines, jobs, tasks : int
+        The workload's size (:func:`fairshare.bench.online.workload`).
+
+    Returns
+    -------
+    Path
+        The file written.
+    """
     cluster, job_list = online.workload(machines, jobs, tasks)
     path = directory / "online.json"
     path.write_text(json.dumps(scenario_document(cluster, job_list)), encoding="utf-8")
@@ -144,14 +222,36 @@ figure written to the file named first."""
 
 
 def _children_cpu() -> float:
+    """CPU seconds (user + system) of this process's waited-for children so far."""
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
 
 
 def run_simulate(scenario: Path, policy: str, out: Path) -> EndToEndRun:
-    """``fairshare simulate SCENARIO --policy P --seed S --out OUT`` in a fresh interpreter:
-    its wall and CPU seconds (``RUSAGE_CHILDREN``, user + system), and the simulation's own
-    (``summary.json``'s ``wall_seconds``, the CPU seconds of ``replay`` in the child)."""
+    """Run ``fairshare simulate SCENARIO --policy P --seed S --out OUT`` in a fresh
+    interpreter and measure it.
+
+    Parameters
+    ----------
+    scenario : Path
+        The scenario file (:func:`write_scenario`).
+    policy : str
+        An online policy.
+    out : Path
+        The output directory; the child's CPU figure goes next to it (``OUT.cpu``).
+
+    Returns
+    -------
+    EndToEndRun
+        Its wall and CPU seconds (``RUSAGE_CHILDREN``, user + system), and the
+        simulation's own (``summary.json``'s ``wall_seconds``, the CPU seconds of
+        ``replay`` in the child).
+
+    Raises
+    ------
+    subprocess.CalledProcessError
+        The command failed.
+    """
     figure = out.with_name(out.name + ".cpu")
     command = [sys.executable, "-c", _CHILD, str(figure), "simulate", str(scenario)]
     command += ["--policy", policy, "--seed", str(online.SIM_SEED), "--out", str(out)]
@@ -173,8 +273,25 @@ def measure(
     tasks: int = online.TASKS,
     step: Callable[[str], None] | None = None,
 ) -> list[EndToEnd]:
-    """The end-to-end figures of each policy, ``repeat`` runs each, interleaved; ``step`` is
-    told the policy before each run (a progress bar)."""
+    """The end-to-end figures of each policy, ``repeat`` runs each, interleaved so that a
+    busy machine disturbs them alike.
+
+    Parameters
+    ----------
+    policies : sequence of str
+        Online policies.
+    repeat : int
+        Runs of each policy.
+    machines, jobs, tasks : int
+        The workload's size (:func:`fairshare.bench.online.workload`).
+    step : callable, optional
+        Told the policy before each run (a progress bar).
+
+    Returns
+    -------
+    list of EndToEnd
+        One per policy, in the order given.
+    """
     runs: dict[str, list[EndToEndRun]] = {p: [] for p in policies}
     with tempfile.TemporaryDirectory(prefix="fairshare-e2e-") as tmp:
         directory = Path(tmp)

@@ -13,6 +13,12 @@ NumPy version's scalar repr or on how the record classes are written. The 144 li
 fixed matrix are committed in ``tests/golden/decision_fingerprints.txt`` and compared by
 ``tests/test_decision_fingerprints.py``; ``benchmarks/decision_fingerprint.py`` prints or
 checks them by hand.
+
+Examples
+--------
+>>> policy, name, attempts, digest = fingerprint("fifo", random_configs(1)[0]).split()
+>>> policy, name, len(digest)
+('fifo', 'random0', 16)
 """
 
 from __future__ import annotations
@@ -40,6 +46,8 @@ from fairshare.workload.model import (
 
 
 def _cluster(machines: int) -> Cluster:
+    """``machines`` two-resource machines of two shapes, ten to a rack, every fourth with an
+    ``ssd``: heterogeneous enough for every policy's placement to matter."""
     return Cluster.build(
         ("cpu", "mem"),
         [
@@ -60,18 +68,35 @@ QUEUES = (
     Queue("a/x", weight=1.0),
     Queue("a/y", weight=1.0),
 )
+"""The queue tree of the ``queues`` configuration (H-DRF's hierarchy, two levels)."""
 
 
 def _jobs(spec: WorkloadSpec, cluster: Cluster, seed: int) -> tuple[list[Job], Cluster]:
+    """The jobs ``spec`` generates on ``cluster`` (in a list: a run reads them once, a
+    fingerprint must see the same ones every time) and the generator's cluster."""
     workload = generate(spec, cluster, np.random.default_rng(seed), queues=[q.path for q in QUEUES])
     return list(workload.jobs), workload.cluster
 
 
 Config = tuple[str, Callable[[], tuple[list[Job], Cluster]], SimOptions, list[MachineEvent]]
+"""A configuration: its name, a function making its jobs and cluster, the run's options and
+its machine events."""
 
 
 def configs() -> list[Config]:
-    """The fixed matrix: twelve mechanisms on small generated workloads (seed 3)."""
+    """The fixed matrix: twelve mechanisms on small generated workloads (seed 3).
+
+    Returns
+    -------
+    list of Config
+        ``plain``, ``zipf``, ``google``, ``queues``, ``delay``, ``preempt``, ``reduce``,
+        ``slowstart``, ``ccs``, ``events``, ``headroom`` and ``fifo-pools``.
+
+    Examples
+    --------
+    >>> [name for name, _, _, _ in configs()][:4]
+    ['plain', 'zipf', 'google', 'queues']
+    """
     demands = [{"cpu": 1, "mem": 2}, {"cpu": 2, "mem": 1}, {"cpu": 1, "mem": 4}]
     base = {"jobs": 60, "arrival": 2.0, "users": 7, "demand": demands, "duration": 20.0}
     plain = WorkloadSpec("facebook-2009", {**base, "reduce": False})
@@ -113,7 +138,26 @@ def configs() -> list[Config]:
 
 
 def random_configs(count: int) -> list[Config]:
-    """``count`` small tie-heavy random workloads (see the module docstring)."""
+    """Small tie-heavy random workloads: a few jobs on 2 to 8 machines, submit times and
+    durations from short lists (so that events coincide), random constraints, input
+    blocks, machine removals, delay scheduling, preemption and pool order.
+
+    Parameters
+    ----------
+    count : int
+        Configurations, ``random0`` to ``random{count - 1}``, each from its own seed.
+
+    Returns
+    -------
+    list of Config
+
+    Examples
+    --------
+    >>> name, make, options, events = random_configs(2)[1]
+    >>> jobs, cluster = make()
+    >>> name, len(cluster.machines), options.delay
+    ('random1', 3, (1.0, 2.0))
+    """
     out: list[Config] = []
     for number in range(count):
         rnd = random.Random(number)
@@ -155,6 +199,8 @@ def random_configs(count: int) -> list[Config]:
 
 
 def _canonical(value: object) -> str:
+    """A record field as text that no NumPy version or class layout changes: floats as
+    their exact hexadecimal form, numbers as Python's."""
     if value is None or isinstance(value, (bool, str)):
         return repr(value)
     if isinstance(value, (int, np.integer)):
@@ -167,6 +213,7 @@ def _canonical(value: object) -> str:
 
 
 def _record_lines(log: RunLog) -> Iterator[str]:
+    """The canonical lines of a run: one per attempt, one per job, and the event count."""
     for a in log.attempts:
         fields = (a.job, a.user, a.phase, a.task, a.attempt, a.machine, a.start, a.finish)
         flags = (a.killed, a.locality, a.truncated)
@@ -179,7 +226,22 @@ def _record_lines(log: RunLog) -> Iterator[str]:
 
 
 def fingerprint(policy: str, config: Config) -> str:
-    """One line: policy, configuration name, task attempts, and the digest of the run."""
+    """Run ``policy`` on ``config`` (seed 5, seven users with weights and minimum shares)
+    and digest the run.
+
+    Parameters
+    ----------
+    policy : str
+        An online policy.
+    config : Config
+        A configuration of :func:`configs` or :func:`random_configs`.
+
+    Returns
+    -------
+    str
+        One line: policy, configuration name, task attempts, and the first 16 hexadecimal
+        digits of the SHA-256 of the run's canonical records.
+    """
     name, make, opts, events = config
     jobs, cluster = make()
     # Weights and (FAIR) minimum shares, so pools and preemption have something to read.
@@ -213,8 +275,20 @@ def fingerprint(policy: str, config: Config) -> str:
 
 
 def fingerprints(policies: list[str] | None = None, random_count: int = 0) -> Iterator[str]:
-    """The lines of every policy (default: every online one) over the fixed matrix and
-    ``random_count`` random workloads, policy by policy."""
+    """The fingerprint lines of policies over the fixed matrix and random workloads.
+
+    Parameters
+    ----------
+    policies : list of str, optional
+        The online policies (default: every one), in this order.
+    random_count : int
+        Random workloads (:func:`random_configs`) after the fixed matrix.
+
+    Yields
+    ------
+    str
+        One line per (policy, configuration), policy by policy.
+    """
     matrix = configs() + random_configs(random_count)
     for policy in policies if policies is not None else list(ONLINE_POLICIES):
         for config in matrix:

@@ -10,6 +10,16 @@ of any heap-driven simulator), the yardstick the rate is divided by.
 
 The recorded figures (``benchmarks/online_throughput.py``, DEVELOPERS.md "Online policies")
 are for the defaults below; other sizes are not comparable with them.
+
+Examples
+--------
+The benchmark's workload shrunk to 4 machines and 3 jobs of 5 tasks (the figures of such a
+run are not comparable with the recorded ones):
+
+>>> cluster, jobs = workload(machines=4, jobs=3, tasks=5)
+>>> run = run_policy(cluster, jobs, "drf")
+>>> run.policy, run.placements, run.events
+('drf', 15, 18)
 """
 
 from __future__ import annotations
@@ -27,9 +37,13 @@ from fairshare.sim.engine import SimOptions, simulate
 from fairshare.workload.model import ExponentialDuration, Job
 
 MACHINES = 10_000
+"""Machines of the benchmark's cluster."""
 JOBS = 1000
+"""Jobs of the benchmark's workload."""
 TASKS = 200
+"""Tasks per job."""
 POLICIES = ("drf", "tsf", "choosy")
+"""The policies the recorded figures are for."""
 WORKLOAD_SEED = 7
 """Seed of the job durations' means (the workload)."""
 SIM_SEED = 1
@@ -39,9 +53,35 @@ SIM_SEED = 1
 def workload(
     machines: int = MACHINES, jobs: int = JOBS, tasks: int = TASKS, seed: int = WORKLOAD_SEED
 ) -> tuple[Cluster, list[Job]]:
-    """The benchmark's cluster and jobs: ``machines`` machines alternating 8 and 16 CPUs
-    (every third one with an ``ssd``, 40 to a rack) and ``jobs`` jobs of ``tasks`` tasks, one
-    every half second, from 100 users, every third one constrained to ``ssd``."""
+    """The benchmark's cluster and jobs.
+
+    Parameters
+    ----------
+    machines : int
+        Machines alternating <16 CPUs, 32 GB> and <8, 16> (every third one with an ``ssd``,
+        40 to a rack).
+    jobs : int
+        Jobs, one every half second, from 100 users, every third one constrained to
+        ``ssd``, in three task shapes.
+    tasks : int
+        Tasks per job, of exponential durations whose means (20 to 200 s) are drawn per job.
+    seed : int
+        Seeds the durations' means.
+
+    Returns
+    -------
+    (Cluster, list of Job)
+
+    Examples
+    --------
+    >>> cluster, jobs = workload(machines=4, jobs=3, tasks=5)
+    >>> [(m.name, m.capacity.tolist(), m.attributes["ssd"]) for m in cluster.machines[:2]]
+    [('m0', [16.0, 32.0], True), ('m1', [8.0, 16.0], False)]
+    >>> [(job.name, job.submit, job.demand.tolist()) for job in jobs]
+    [('j0', 0.0, [1.0, 2.0]), ('j1', 0.5, [2.0, 2.0]), ('j2', 1.0, [1.0, 4.0])]
+    >>> [str(job.constraint) for job in jobs]
+    ['None', 'ssd', 'None']
+    """
     rng = np.random.default_rng(seed)
     ms = [
         Machine(
@@ -72,7 +112,19 @@ def workload(
 
 
 def heap_loop(decisions: int) -> float:
-    """CPU seconds of one heap push and one pop per decision."""
+    """CPU seconds of one heap push and one pop per decision: the floor of any heap-driven
+    simulator, the yardstick the placement rate is divided by.
+
+    Parameters
+    ----------
+    decisions : int
+        Pushes (and pops).
+
+    Returns
+    -------
+    float
+        CPU seconds of the process (``time.process_time``).
+    """
     started = time.process_time()
     heap: list[tuple[float, int]] = []
     for i in range(decisions):
@@ -84,7 +136,19 @@ def heap_loop(decisions: int) -> float:
 
 @dataclass(frozen=True)
 class OnlineRun:
-    """One policy's run: task attempts launched, events, CPU and wall seconds of ``simulate``."""
+    """One policy's run of the benchmark.
+
+    Attributes
+    ----------
+    policy : str
+        The online policy.
+    placements : int
+        Task attempts launched.
+    events : int
+        Events the simulator processed.
+    cpu_seconds, wall_seconds : float
+        CPU and wall seconds of ``simulate``.
+    """
 
     policy: str
     placements: int
@@ -100,27 +164,70 @@ class OnlineRun:
 
 @dataclass(frozen=True)
 class OnlineFigures:
-    """One policy's repeated runs (same workload, same decisions, so only the time varies):
-    the run of median CPU time, and the best rate (the least disturbed run: on a shared
-    machine, noise only ever adds time)."""
+    """One policy's repeated runs (same workload, same decisions, so only the time varies).
+
+    Attributes
+    ----------
+    median : OnlineRun
+        The run of median CPU time.
+    runs : tuple of OnlineRun
+        Every run, in the order run.
+    """
 
     median: OnlineRun
     runs: tuple[OnlineRun, ...]
 
     @property
     def best_rate(self) -> float:
+        """The best placements per CPU second: the least disturbed run's (on a shared
+        machine, noise only ever adds time)."""
         return max(run.rate for run in self.runs)
 
 
 def figures_of(runs: Sequence[OnlineRun]) -> OnlineFigures:
-    """The figures of one policy's runs (at least one; of an even count, the slower of the
-    two middle runs is the median)."""
+    """The figures of one policy's runs.
+
+    Parameters
+    ----------
+    runs : sequence of OnlineRun
+        At least one run; of an even count, the slower of the two middle runs is the median.
+
+    Returns
+    -------
+    OnlineFigures
+
+    Examples
+    --------
+    >>> runs = [OnlineRun("drf", 100, 200, cpu, cpu) for cpu in (2.0, 1.0, 4.0, 3.0)]
+    >>> figures = figures_of(runs)
+    >>> figures.median.cpu_seconds, figures.best_rate
+    (3.0, 100.0)
+    """
     ordered = sorted(runs, key=lambda run: run.cpu_seconds)
     return OnlineFigures(ordered[len(ordered) // 2], tuple(runs))
 
 
 def run_policy(cluster: Cluster, jobs: list[Job], policy: str) -> OnlineRun:
-    """Simulate ``jobs`` under ``policy``; raises ``PolicyError`` for a bad policy name."""
+    """Simulate ``jobs`` under ``policy`` (seed :data:`SIM_SEED`) and time it.
+
+    Parameters
+    ----------
+    cluster : Cluster
+        The benchmark's cluster (:func:`workload`).
+    jobs : list of Job
+        The benchmark's jobs.
+    policy : str
+        An online policy.
+
+    Returns
+    -------
+    OnlineRun
+
+    Raises
+    ------
+    PolicyError
+        An unknown policy name.
+    """
     started = time.perf_counter()
     cpu_started = time.process_time()
     log = simulate(cluster, jobs, policy, seed=SIM_SEED, options=SimOptions())

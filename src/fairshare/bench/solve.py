@@ -12,6 +12,19 @@ validation, solving, printing the JSON).
 Each case's scenario is written to a file (YAML for ``hierarchy``, JSON with ``count`` for
 the others, as the scripts did) and timed by :func:`time_in_process` (median of the solve
 alone) and :func:`time_end_to_end` (median wall time of ``python -m fairshare solve --json``).
+
+Examples
+--------
+The ``hierarchy`` case shrunk to 20 users (figures of other sizes are not comparable with
+the recorded ones):
+
+>>> import tempfile
+>>> from pathlib import Path
+>>> with tempfile.TemporaryDirectory() as directory:
+...     prepared = prepare(CASES["hierarchy"], Path(directory), users=20)
+...     seconds, allocation = time_in_process(prepared.scenario, "hdrf", False, repeat=1)
+>>> prepared.path.name, prepared.machine_types, len(allocation.tasks)
+('hierarchy.yaml', 3, 20)
 """
 
 from __future__ import annotations
@@ -35,10 +48,32 @@ from fairshare.workload.loader import load_scenario
 from fairshare.workload.model import Scenario
 
 ATTRIBUTES = 21
+"""Boolean machine attributes of the constrained scales (Sharma et al.'s Google traces)."""
 
 
 def hierarchy_scenario(users: int = 1000, seed: int = 1) -> dict[str, object]:
-    """Ten organisations of ten teams, users spread evenly; 100 heterogeneous machines."""
+    """The ``hierarchy`` case's scenario document: ten organisations of ten teams (random
+    weights), users spread evenly with three-resource demands, half of them capped; 100
+    machines of three shapes (CPU, memory and GPU heavy).
+
+    Parameters
+    ----------
+    users : int
+        Users, spread over the 100 teams.
+    seed : int
+        Seeds weights, demands and caps.
+
+    Returns
+    -------
+    dict
+        A scenario document (SPEC section 1).
+
+    Examples
+    --------
+    >>> document = hierarchy_scenario(users=20)
+    >>> len(document["queues"]), document["users"][0]["queue"]
+    (110, 'org0/team0')
+    """
     rng = np.random.default_rng(seed)
     queues: list[dict[str, object]] = []
     for org in range(10):
@@ -77,9 +112,38 @@ def hierarchy_scenario(users: int = 1000, seed: int = 1) -> dict[str, object]:
 def google_like(
     users: int, types: int, per_type: int, resources: int, seed: int = 1
 ) -> dict[str, object]:
-    """Machine types with 21 boolean attributes of skewed prevalence; each user requires 1-3
-    of them (mean about 1.8), rarer attributes more often, as constrained jobs tend to ask for
-    special hardware."""
+    """A scenario document of Google-like constraints (Choosy section 7, after Sharma et al.).
+
+    Machine types with 21 boolean attributes of skewed prevalence; 60% of the users require
+    1-3 of them (mean about 1.8), rarer attributes more often, as constrained jobs tend to
+    ask for special hardware.
+
+    Parameters
+    ----------
+    users : int
+        Users, with random weights, 30% of them capped.
+    types : int
+        Machine types (entries with a ``count``).
+    per_type : int
+        Machines of each type.
+    resources : int
+        1 (``cpu``), 2 (and ``mem``) or 3 (and ``gpu``).
+    seed : int
+        Seeds every draw.
+
+    Returns
+    -------
+    dict
+        A scenario document (SPEC section 1).
+
+    Examples
+    --------
+    >>> document = google_like(3, 2, 5, resources=2)
+    >>> [(m["name"], m["count"], m["capacity"]) for m in document["machines"]]
+    [('t0', 5, {'cpu': 8, 'mem': 16}), ('t1', 5, {'cpu': 64, 'mem': 128})]
+    >>> document["users"][0]
+    {'name': 'u0', 'demand': {'cpu': 2, 'mem': 14}, 'weight': 2, 'constraint': 'a1 and a12'}
+    """
     rng = np.random.default_rng(seed)
     prevalence = np.linspace(0.05, 0.95, ATTRIBUTES)
     names = ["cpu", "mem", "gpu"][:resources]
@@ -119,10 +183,25 @@ def google_like(
 
 @dataclass(frozen=True)
 class SolveCase:
-    """A scenario and what is timed on it: ``in_process`` (policy, integral) pairs and the
-    policies run end to end, each ``repeat`` times by default (the scripts' defaults).
-    ``build(users)`` makes the scenario; ``users`` defaults to the case's own size (other
-    sizes are not comparable with the recorded figures)."""
+    """A scenario and what is timed on it.
+
+    Attributes
+    ----------
+    name : str
+        The case's name (``hierarchy``, ``cmmf``, ``tsf``), also its file's.
+    users : int
+        The case's own size (other sizes are not comparable with the recorded figures).
+    repeat : int
+        Runs of each timing by default (the scripts' defaults).
+    build : callable
+        ``build(users)`` makes the scenario document.
+    suffix : str
+        The file's suffix, ``.yaml`` or ``.json``.
+    in_process : tuple of (str, bool)
+        The (policy, integral) pairs timed in process.
+    end_to_end : tuple of str
+        The policies timed end to end.
+    """
 
     name: str
     users: int
@@ -134,6 +213,7 @@ class SolveCase:
 
 
 _HIERARCHY_POLICIES = ("drf", "hdrf", "collapsed-drf", "asset", "ceei")
+"""The pooled policies the ``hierarchy`` case times, divisible and integral."""
 
 CASES: dict[str, SolveCase] = {
     "hierarchy": SolveCase(
@@ -164,11 +244,28 @@ CASES: dict[str, SolveCase] = {
         ("tsf",),
     ),
 }
+"""The cases by name; ``fairshare bench solve`` runs them in this order (``--only`` picks)."""
 
 
 @dataclass(frozen=True)
 class Prepared:
-    """A case's scenario on disk and loaded, with what loading and coalescing took."""
+    """A case's scenario on disk and loaded, with what loading and coalescing took.
+
+    Attributes
+    ----------
+    case : SolveCase
+        The case.
+    path : Path
+        The scenario file.
+    scenario : Scenario
+        The loaded scenario.
+    load_seconds, types_seconds : float
+        Wall seconds of loading the file and of coalescing machine types (Choosy 5.1).
+    machine_types : int
+        Machine types after coalescing.
+    narrow_users : float
+        Fraction of users able to use under 20% of the machines (their constraints).
+    """
 
     case: SolveCase
     path: Path
@@ -177,11 +274,24 @@ class Prepared:
     types_seconds: float
     machine_types: int
     narrow_users: float
-    """Fraction of users able to use under 20% of the machines (their constraints)."""
 
 
 def prepare(case: SolveCase, directory: Path, users: int | None = None) -> Prepared:
-    """Write ``case``'s scenario in ``directory``, load it and coalesce its machine types."""
+    """Write ``case``'s scenario in ``directory``, load it and coalesce its machine types.
+
+    Parameters
+    ----------
+    case : SolveCase
+        The case.
+    directory : Path
+        Where the scenario file is written (``NAME.yaml`` or ``NAME.json``).
+    users : int, optional
+        Users (default: the case's own size).
+
+    Returns
+    -------
+    Prepared
+    """
     path = directory / f"{case.name}{case.suffix}"
     document = case.build(users if users is not None else case.users)
     if case.suffix == ".yaml":
@@ -202,7 +312,24 @@ def prepare(case: SolveCase, directory: Path, users: int | None = None) -> Prepa
 def time_in_process(
     scenario: Scenario, policy: str, integral: bool, repeat: int
 ) -> tuple[float, Allocation]:
-    """Median wall seconds of ``solve`` over ``repeat`` runs, and the last allocation."""
+    """Time :func:`fairshare.solvers.solve` in this process.
+
+    Parameters
+    ----------
+    scenario : Scenario
+        The loaded scenario.
+    policy : str
+        A solver policy.
+    integral : bool
+        Whole tasks instead of the divisible allocation.
+    repeat : int
+        Runs (at least 1).
+
+    Returns
+    -------
+    (float, Allocation)
+        The median wall seconds of the runs, and the last run's allocation.
+    """
     runs = []
     allocation: Allocation | None = None
     for _ in range(repeat):
@@ -214,8 +341,29 @@ def time_in_process(
 
 
 def time_end_to_end(path: Path, policy: str, repeat: int) -> float:
-    """Median wall seconds of ``python -m fairshare solve PATH --policy P --json`` (its
-    output and warnings about users no machine can serve go to /dev/null)."""
+    """Time ``python -m fairshare solve PATH --policy P --json`` in fresh interpreters.
+
+    Its output, and the warnings about users no machine can serve, go to /dev/null.
+
+    Parameters
+    ----------
+    path : Path
+        The scenario file.
+    policy : str
+        A solver policy.
+    repeat : int
+        Runs.
+
+    Returns
+    -------
+    float
+        The median wall seconds.
+
+    Raises
+    ------
+    subprocess.CalledProcessError
+        The command failed.
+    """
     runs = []
     for _ in range(repeat):
         start = time.perf_counter()

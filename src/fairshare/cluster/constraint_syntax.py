@@ -1,7 +1,19 @@
-"""The placement-constraint language's syntax (SPEC section 1, "Constraint expressions"): the
-frozen node classes a constraint can contain, the tokenizer and the recursive-descent parser.
-The grammar and the semantics are in :mod:`fairshare.cluster.constraints`, which compiles the
-tree for evaluation."""
+"""The placement-constraint language's syntax (SPEC section 1, "Constraint expressions").
+
+The frozen node classes a constraint can contain, the tokenizer and the recursive-descent
+parser. The grammar and the semantics are in :mod:`fairshare.cluster.constraints`, which
+compiles the tree for evaluation. The text is never run as code: only the node classes here
+can come out of :func:`parse_tree`.
+
+Examples
+--------
+>>> from fairshare.cluster.constraint_syntax import parse_tree
+>>> tree = parse_tree("gpu and rack != 'r3'")
+>>> type(tree).__name__
+'And'
+>>> tree.operands[1]
+Comparison(op='!=', left=MachineRack(), right=LiteralValue(value='r3'))
+"""
 
 from __future__ import annotations
 
@@ -30,11 +42,14 @@ __all__ = [
 ]
 
 Scalar: TypeAlias = bool | int | float | str
+"""A literal's value: a boolean, a whole number, a float or a string."""
 CompareOp: TypeAlias = Literal["==", "!=", "<", "<=", ">", ">=", "in", "not in"]
+"""The comparison operators of the language."""
 
-#: Nesting limit for parentheses plus ``not`` (keeps parsing and evaluation off the
-#: interpreter's recursion limit).
 MAX_DEPTH = 100
+"""Nesting limit for parentheses plus ``not`` (keeps parsing and evaluation off the
+interpreter's recursion limit).
+"""
 
 _ALLOWED = (
     "allowed: attribute names, name, rack, literals (numbers, 'strings', true/false, [lists]), "
@@ -43,10 +58,26 @@ _ALLOWED = (
 
 
 class ConstraintSyntaxError(ValueError):
-    """A constraint that is not in the language (SPEC section 1): ``column`` is 1-based.
+    """A constraint that is not in the language (SPEC section 1).
 
     ``str(error)`` is the one-line ``message`` (what is wrong and what is allowed); callers
-    add the column and field path when they report it.
+    add the column and the field path when they report it (the loader's ``ScenarioError``).
+
+    Parameters
+    ----------
+    message : str
+        What is wrong and what is allowed, on one line.
+    column : int
+        The 1-based column of the problem in the constraint's text.
+
+    Examples
+    --------
+    >>> from fairshare.cluster.constraint_syntax import ConstraintSyntaxError, parse_tree
+    >>> try:
+    ...     parse_tree("cores = 4")
+    ... except ConstraintSyntaxError as error:
+    ...     print(error.column, error.message.split(";")[0])
+    7 use '==' to compare ('=' alone is not allowed)
     """
 
     def __init__(self, message: str, column: int) -> None:
@@ -61,7 +92,13 @@ class ConstraintSyntaxError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Attribute:
-    """A machine attribute, read from ``Machine.attributes``."""
+    """A machine attribute, read from ``Machine.attributes``.
+
+    Parameters
+    ----------
+    name : str
+        The attribute's name.
+    """
 
     name: str
 
@@ -78,31 +115,60 @@ class MachineRack:
 
 @dataclass(frozen=True, slots=True)
 class LiteralValue:
-    """A number, string or boolean literal."""
+    """A number, string or boolean literal.
+
+    Parameters
+    ----------
+    value : Scalar
+        The literal's value (escapes of a string resolved).
+    """
 
     value: Scalar
 
 
 @dataclass(frozen=True, slots=True)
 class LiteralList:
-    """A list of scalar literals: the right side of ``in`` / ``not in``."""
+    """A list of scalar literals: the right side of ``in`` / ``not in``.
+
+    Parameters
+    ----------
+    items : tuple of Scalar
+        The list's items, in order.
+    """
 
     items: tuple[Scalar, ...]
 
 
 Operand: TypeAlias = Attribute | MachineName | MachineRack | LiteralValue
+"""What a comparison compares: an attribute, ``name``, ``rack`` or a literal."""
 
 
 @dataclass(frozen=True, slots=True)
 class Truth:
-    """An operand used as a condition: ``gpu``, ``name``, ``true``."""
+    """An operand used as a condition: ``gpu``, ``name``, ``true``.
+
+    Parameters
+    ----------
+    operand : Operand
+        The attribute, reserved identifier or boolean literal tested for truth.
+    """
 
     operand: Operand
 
 
 @dataclass(frozen=True, slots=True)
 class Comparison:
-    """``left OP right``; ``right`` is a list only for ``in`` / ``not in``."""
+    """``left OP right``; ``right`` is a list only for ``in`` / ``not in``.
+
+    Parameters
+    ----------
+    op : CompareOp
+        The operator.
+    left : Operand
+        The left side.
+    right : Operand or LiteralList
+        The right side: a list or a string for ``in`` / ``not in``.
+    """
 
     op: CompareOp
     left: Operand
@@ -111,20 +177,45 @@ class Comparison:
 
 @dataclass(frozen=True, slots=True)
 class Not:
+    """``not operand``.
+
+    Parameters
+    ----------
+    operand : Expr
+        The negated condition.
+    """
+
     operand: Expr
 
 
 @dataclass(frozen=True, slots=True)
 class And:
+    """``a and b and ...``: true when every operand is.
+
+    Parameters
+    ----------
+    operands : tuple of Expr
+        Two or more conditions, in the order written.
+    """
+
     operands: tuple[Expr, ...]
 
 
 @dataclass(frozen=True, slots=True)
 class Or:
+    """``a or b or ...``: true when some operand is.
+
+    Parameters
+    ----------
+    operands : tuple of Expr
+        Two or more conditions, in the order written.
+    """
+
     operands: tuple[Expr, ...]
 
 
 Expr: TypeAlias = Truth | Comparison | Not | And | Or
+"""A node of the syntax tree: a condition."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -132,6 +223,8 @@ Expr: TypeAlias = Truth | Comparison | Not | And | Or
 
 
 class _Token(NamedTuple):
+    """One token: its kind, its text, its value (for literals) and its 1-based column."""
+
     kind: str  # ident name rack num str bool op and or not in ( ) [ ] , end error
     text: str
     value: Scalar
@@ -220,6 +313,7 @@ def _tokenize(text: str) -> list[_Token]:
 
 
 def _bad_char(text: str, pos: int) -> _Token:
+    """An ``error`` token for the character at ``pos``, with a hint for the usual mistakes."""
     char = text[pos]
     col = pos + 1
     if char in "'\"":
@@ -234,6 +328,7 @@ def _bad_char(text: str, pos: int) -> _Token:
 
 
 def _number(text: str, col: int) -> _Token:
+    """A ``num`` token, or an ``error`` one for a number Python cannot hold."""
     if any(c in text for c in ".eE"):
         value: float | int = float(text)
         if value in (float("inf"), float("-inf")):
@@ -247,6 +342,7 @@ def _number(text: str, col: int) -> _Token:
 
 
 def _string(text: str, col: int) -> _Token:
+    """A ``str`` token with its escapes resolved, or an ``error`` one for an unknown escape."""
     body = text[1:-1]
     if "\\" not in body:
         return _Token("str", text, body, col)
@@ -267,6 +363,7 @@ _SCALAR_KINDS = frozenset({"num", "str", "bool"})
 
 
 def _describe(tok: _Token) -> str:
+    """A token as an error message names it (cut when long, control characters escaped)."""
     if tok.kind == "end":
         return "the end of the constraint"
     text = tok.text if len(tok.text) <= 30 else tok.text[:27] + "..."
@@ -277,6 +374,10 @@ def _describe(tok: _Token) -> str:
 
 
 class _Parser:
+    """The recursive-descent parser of the module docstring's grammar, one method per rule; the
+    first problem raises a :class:`ConstraintSyntaxError` with its column.
+    """
+
     def __init__(self, text: str) -> None:
         self.text = text
         self.tokens = _tokenize(text)
@@ -285,12 +386,14 @@ class _Parser:
 
     # -- token access ---------------------------------------------------------------------
     def peek(self) -> _Token:
+        """The next token; a tokenizer error token raises its error here."""
         tok = self.tokens[self.pos]
         if tok.kind == "error":
             raise ConstraintSyntaxError(tok.text, tok.column)
         return tok
 
     def advance(self) -> _Token:
+        """Consume and return the next token."""
         tok = self.peek()
         self.pos += 1
         return tok
@@ -303,12 +406,14 @@ class _Parser:
         return kind == "not" and self.tokens[self.pos + 1].kind == "in"
 
     def previous(self) -> str:
+        """Where the parser is, for a message: at the start, or after the last token."""
         if self.pos == 0:
             return "at the start"
         return f"after {_describe(self.tokens[self.pos - 1])}"
 
     # -- grammar --------------------------------------------------------------------------
     def parse(self) -> Expr:
+        """``constraint := or_expr END``."""
         if self.peek().kind == "end":
             raise ConstraintSyntaxError(
                 "empty constraint: write a condition such as gpu and rack != 'r3'; " + _ALLOWED,
@@ -321,6 +426,7 @@ class _Parser:
         return expr
 
     def parse_or(self) -> Expr:
+        """``or_expr := and_expr ("or" and_expr)*``."""
         first = self.parse_and()
         if self.peek().kind != "or":
             return first
@@ -331,6 +437,7 @@ class _Parser:
         return Or(tuple(items))
 
     def parse_and(self) -> Expr:
+        """``and_expr := not_expr ("and" not_expr)*``."""
         first = self.parse_not()
         if self.peek().kind != "and":
             return first
@@ -341,6 +448,7 @@ class _Parser:
         return And(tuple(items))
 
     def parse_not(self) -> Expr:
+        """``not_expr := "not" not_expr | primary``, counted against :data:`MAX_DEPTH`."""
         count = 0
         while self.peek().kind == "not":
             tok = self.advance()
@@ -353,6 +461,7 @@ class _Parser:
         return expr
 
     def enter(self, tok: _Token) -> None:
+        """One level deeper (a ``(`` or a ``not``); past :data:`MAX_DEPTH` an error."""
         self.depth += 1
         if self.depth > MAX_DEPTH:
             raise ConstraintSyntaxError(
@@ -362,6 +471,7 @@ class _Parser:
             )
 
     def parse_primary(self) -> Expr:
+        """``primary := "(" or_expr ")" | operand [comparison]``."""
         tok = self.peek()
         kind = tok.kind
         if kind in _OPERAND_KINDS:
@@ -412,6 +522,7 @@ class _Parser:
         )
 
     def parse_operand(self) -> Operand:
+        """``operand``; a call or an index after it is an error with a hint."""
         tok = self.advance()
         node: Operand
         if tok.kind == "ident":
@@ -438,6 +549,7 @@ class _Parser:
         return node
 
     def parse_comparison(self, left: Operand) -> Expr:
+        """The comparison after ``left``, or ``left`` alone as a condition."""
         first = self.tokens[self.pos - 1]
         tok = self.peek()
         right: Operand | LiteralList
@@ -472,6 +584,7 @@ class _Parser:
         return Comparison(op, left, right)
 
     def parse_right_operand(self, op_tok: _Token) -> Operand:
+        """The operand right of a comparison operator."""
         tok = self.peek()
         if tok.kind in _OPERAND_KINDS:
             return self.parse_operand()
@@ -495,6 +608,7 @@ class _Parser:
         raise ConstraintSyntaxError(message, tok.column)
 
     def parse_membership(self, in_tok: _Token) -> LiteralValue | LiteralList:
+        """The list or string right of ``in`` / ``not in``."""
         tok = self.peek()
         if tok.kind == "[":
             return self.parse_list()
@@ -510,6 +624,7 @@ class _Parser:
         )
 
     def parse_list(self) -> LiteralList:
+        """``list := "[" [scalar ("," scalar)* [","]] "]"``."""
         open_tok = self.advance()
         items: list[Scalar] = []
         while True:
@@ -542,6 +657,7 @@ class _Parser:
             raise ConstraintSyntaxError(message, tok.column)
 
     def trailing(self, tok: _Token) -> ConstraintSyntaxError:
+        """The error for a token left after a complete condition."""
         if tok.kind == ")":
             return ConstraintSyntaxError(
                 f"unbalanced parentheses: ')' at column {tok.column} has no matching '('",
@@ -572,6 +688,29 @@ _COMPARE_OPS: dict[str, CompareOp] = {
 
 
 def parse_tree(text: str) -> Expr:
-    """The syntax tree of ``text``; :class:`ConstraintSyntaxError` (with the column) if it is
-    not a constraint of the grammar."""
+    """The syntax tree of a constraint's text.
+
+    Parameters
+    ----------
+    text : str
+        A constraint expression (SPEC section 1).
+
+    Returns
+    -------
+    Expr
+        The tree of the node classes of this module.
+
+    Raises
+    ------
+    ConstraintSyntaxError
+        ``text`` is not a constraint of the grammar; the error has the column.
+
+    Examples
+    --------
+    >>> from fairshare.cluster.constraint_syntax import parse_tree
+    >>> parse_tree("zone in ['a', 'b']")
+    Comparison(op='in', left=Attribute(name='zone'), right=LiteralList(items=('a', 'b')))
+    >>> parse_tree("not (cores >= 4)")
+    Not(operand=Comparison(op='>=', left=Attribute(name='cores'), right=LiteralValue(value=4)))
+    """
     return _Parser(text).parse()

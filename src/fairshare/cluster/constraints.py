@@ -1,9 +1,10 @@
 """Placement-constraint language (SPEC section 1, "Constraint expressions").
 
-A constraint such as ``gpu and rack != 'r3'`` selects the machines a user or job may run on.
-The text is never run as code: a tokenizer and a recursive-descent parser turn it into a tree
-of the frozen node classes below (and only those), which is then compiled into plain Python
-closures for fast evaluation.
+A constraint such as ``gpu and rack != 'r3'`` selects the machines a user or job may run on
+(the constraint graph of Choosy section 3). The text is never run as code: a tokenizer and a
+recursive-descent parser (:mod:`fairshare.cluster.constraint_syntax`) turn it into a tree of
+frozen node classes (and only those), which is then compiled into plain Python closures for
+fast evaluation.
 
 Grammar (lowest precedence first; keywords are lower-case)::
 
@@ -31,6 +32,23 @@ applies to two numbers, or to two strings: compared as dotted version numbers ("
 ``x in [..]`` is type-aware equality with some item; ``x in 'text'`` is true iff ``x`` is a
 string contained in ``'text'``. ``!=`` and ``not in`` are always the negations of ``==`` and
 ``in``.
+
+Examples
+--------
+>>> import numpy as np
+>>> from fairshare.cluster import Machine
+>>> from fairshare.cluster.constraints import parse_constraint
+>>> machines = [
+...     Machine("m1", np.ones(1), rack="r1", attributes={"gpu": True, "kernel": "5.10"}),
+...     Machine("m2", np.ones(1), rack="r3", attributes={"gpu": True, "kernel": "4.9"}),
+...     Machine("m3", np.ones(1), rack="r1", attributes={"gpu": 1}),
+... ]
+>>> parse_constraint("gpu and rack != 'r3'").mask(machines).tolist()
+[True, False, True]
+>>> parse_constraint("gpu == true").mask(machines).tolist()  # 1 is not true
+[True, True, False]
+>>> parse_constraint("kernel >= '4.19'").mask(machines).tolist()  # version order
+[True, False, False]
 """
 
 from __future__ import annotations
@@ -87,6 +105,7 @@ __all__ = [
 # Evaluation: the tree is compiled once into closures over Machine.
 
 Predicate: TypeAlias = Callable[[Machine], bool]
+"""A compiled constraint: whether a machine satisfies it."""
 _Getter: TypeAlias = Callable[[Machine], object]
 _Test: TypeAlias = Callable[[object], bool]
 
@@ -139,11 +158,13 @@ def _version(text: str) -> tuple[tuple[int, str], ...] | None:
 
 
 def _equal(a: object, b: object) -> bool:
+    """Type-aware ``a == b``; a missing value equals nothing."""
     kind = _kind(a)
     return kind != _ABSENT and kind == _kind(b) and bool(a == b)
 
 
 def _ordered(cmp: Callable[[Any, Any], bool], a: object, b: object) -> bool:
+    """``cmp(a, b)`` for two numbers or two strings (versions when both are), else False."""
     ka = _kind(a)
     if ka != _kind(b):
         return False
@@ -159,6 +180,7 @@ def _ordered(cmp: Callable[[Any, Any], bool], a: object, b: object) -> bool:
 
 
 def _getter(node: Operand) -> _Getter:
+    """A function reading ``node``'s value from a machine (``_MISSING`` when absent)."""
     if isinstance(node, Attribute):
         key = node.name
 
@@ -175,10 +197,12 @@ def _getter(node: Operand) -> _Getter:
 
 
 def _get_name(m: Machine) -> object:
+    """The machine's name (the reserved ``name``)."""
     return m.name
 
 
 def _get_rack(m: Machine) -> object:
+    """The machine's rack, missing when it has none (the reserved ``rack``)."""
     return _MISSING if m.rack is None else m.rack
 
 
@@ -229,6 +253,7 @@ def _literal_test(op: CompareOp, right: LiteralValue | LiteralList) -> _Test:
 
 
 def _compile(node: Expr) -> Predicate:
+    """``node`` as a closure over a machine, compiled once so that evaluation walks no tree."""
     if isinstance(node, Truth):
         if isinstance(node.operand, LiteralValue):
             constant = bool(node.operand.value)
@@ -253,6 +278,7 @@ def _compile(node: Expr) -> Predicate:
 
 
 def _compile_comparison(node: Comparison) -> Predicate:
+    """A comparison as a closure; a literal side is moved to the right and prepared once."""
     op, left, right = node.op, node.left, node.right
     if isinstance(right, LiteralValue | LiteralList):
         test = _literal_test(op, right)
@@ -272,6 +298,7 @@ def _compile_comparison(node: Comparison) -> Predicate:
 
 
 def _collect_attributes(node: Expr | Operand | LiteralList, out: set[str]) -> None:
+    """Add the attribute names (``name``, ``rack`` included) ``node`` reads to ``out``."""
     if isinstance(node, Attribute):
         out.add(node.name)
     elif isinstance(node, MachineName):
@@ -298,8 +325,31 @@ def _collect_attributes(node: Expr | Operand | LiteralList, out: set[str]) -> No
 class Constraint:
     """A parsed placement constraint (SPEC section 1, "Constraint expressions").
 
-    ``Constraint(text)`` parses ``text`` (raising ``ConstraintSyntaxError``); two constraints
-    are equal when their source texts are. ``expression`` is the syntax tree.
+    Two constraints are equal when their source texts are. A constraint pickles and copies as
+    its text (the compiled closures do not).
+
+    Parameters
+    ----------
+    source : str
+        The constraint's text, parsed when the object is made.
+
+    Attributes
+    ----------
+    expression : Expr
+        The syntax tree (:mod:`fairshare.cluster.constraint_syntax`).
+
+    Raises
+    ------
+    ConstraintSyntaxError
+        ``source`` is not in the language.
+    TypeError
+        ``source`` is not a string.
+
+    Examples
+    --------
+    >>> from fairshare.cluster.constraints import Constraint
+    >>> Constraint("zone in ['a', 'b']") == Constraint("zone in ['a', 'b']")
+    True
     """
 
     source: str
@@ -322,17 +372,59 @@ class Constraint:
         return (Constraint, (self.source,))
 
     def matches(self, machine: Machine) -> bool:
-        """Whether ``machine`` satisfies the constraint (SPEC section 1 semantics)."""
+        """Whether ``machine`` satisfies the constraint (SPEC section 1 semantics).
+
+        Parameters
+        ----------
+        machine : Machine
+            The machine to test.
+
+        Returns
+        -------
+        bool
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fairshare.cluster import Machine
+        >>> from fairshare.cluster.constraints import Constraint
+        >>> Constraint("cores >= 8").matches(Machine("m", np.ones(1), attributes={"cores": 16}))
+        True
+        """
         return self._predicate(machine)
 
     def mask(self, machines: Sequence[Machine]) -> BoolArray:
-        """A boolean array: ``mask[i]`` is ``matches(machines[i])``."""
+        """Which of ``machines`` satisfy the constraint.
+
+        Parameters
+        ----------
+        machines : Sequence of Machine
+            The machines to test.
+
+        Returns
+        -------
+        BoolArray
+            ``mask[i]`` is ``matches(machines[i])``.
+        """
         return np.fromiter(map(self._predicate, machines), dtype=np.bool_, count=len(machines))
 
     def attributes(self) -> frozenset[str]:
-        """The attribute names the expression reads; the reserved identifiers appear as
-        ``"name"`` and ``"rack"`` (machines that agree on all of these, and on the name and
-        rack when listed, are matched alike)."""
+        """The attribute names the expression reads.
+
+        Machines that agree on all of these are matched alike, which lets machine types
+        (:mod:`fairshare.workload.eligibility`) evaluate a constraint once per combination.
+
+        Returns
+        -------
+        frozenset of str
+            The names; the reserved identifiers appear as ``"name"`` and ``"rack"``.
+
+        Examples
+        --------
+        >>> from fairshare.cluster.constraints import Constraint
+        >>> sorted(Constraint("gpu and rack != 'r3'").attributes())
+        ['gpu', 'rack']
+        """
         return self._attributes
 
     def __str__(self) -> str:
@@ -340,6 +432,31 @@ class Constraint:
 
 
 def parse_constraint(text: str) -> Constraint:
-    """Parse a constraint expression (SPEC section 1); raise ``ConstraintSyntaxError`` with
-    a one-line message and 1-based column if ``text`` is not in the language."""
+    """Parse a constraint expression (SPEC section 1).
+
+    Parameters
+    ----------
+    text : str
+        The constraint's text.
+
+    Returns
+    -------
+    Constraint
+
+    Raises
+    ------
+    ConstraintSyntaxError
+        ``text`` is not in the language: a one-line message and a 1-based column.
+
+    Examples
+    --------
+    >>> from fairshare.cluster.constraints import ConstraintSyntaxError, parse_constraint
+    >>> parse_constraint("gpu and not preemptible")
+    Constraint(source='gpu and not preemptible')
+    >>> try:
+    ...     parse_constraint("gpu && cores > 4")
+    ... except ConstraintSyntaxError as error:
+    ...     print(error.column, error.message.split(";")[0])
+    5 use 'and' instead of '&'
+    """
     return Constraint(text)

@@ -1,7 +1,8 @@
 """The fairness property checker: search for violations of the papers' properties by a policy,
 and shrink them to minimal counterexamples (SPEC section 5)."""
 
-from fairshare.fairness.properties import PROPERTIES, FairnessProperty, Inconclusive, Violation
+from fairshare.fairness.outcomes import Inconclusive
+from fairshare.fairness.properties import PROPERTIES, FairnessProperty, Violation
 from fairshare.fairness.search import CheckResult, Counterexample, check
 
 __all__ = [

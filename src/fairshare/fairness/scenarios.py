@@ -9,6 +9,15 @@ asset fairness, CEEI, H-DRF, max-min) model the cluster as one machine and have 
 constraints (DRF section 3); single-resource policies (FAIR's max-min, Choosy's CMMF and
 independent allocation) share one resource; hierarchical ones (H-DRF) get queues; the placed
 policies of the TSF paper (section IV) get several machines and whitelist constraints.
+
+Examples
+--------
+>>> import numpy as np
+>>> document = random_document(np.random.default_rng(0), ScenarioShape(), domain_of("drf"))
+>>> document["machines"]
+[{'name': 'm0', 'capacity': {'r0': 8, 'r1': 7}}]
+>>> document["users"]
+[{'name': 'u0', 'demand': {'r0': 1}}, {'name': 'u1', 'demand': {'r0': 1}}]
 """
 
 from __future__ import annotations
@@ -21,14 +30,27 @@ import numpy as np
 from fairshare.solvers import SOLVER_POLICIES
 
 Document = dict[str, Any]
+"""A scenario document as SPEC section 1 gives it (what ``json.load`` of a file returns)."""
 
 SINGLE_RESOURCE_POLICIES = frozenset({"max-min", "cmmf", "independent"})
+"""The solver policies defined on one resource."""
 HIERARCHICAL_POLICIES = frozenset({"hdrf", "collapsed-drf"})
+"""The solver policies that read the queue hierarchy."""
 
 
 @dataclass(frozen=True)
 class Domain:
-    """The scenarios a policy is defined on."""
+    """The scenarios a policy is defined on.
+
+    Attributes
+    ----------
+    pooled : bool
+        The policy pools the cluster into one machine (no placement, no constraints).
+    single_resource : bool
+        The policy shares one resource.
+    hierarchical : bool
+        The policy reads the queue hierarchy.
+    """
 
     pooled: bool
     single_resource: bool
@@ -36,6 +58,22 @@ class Domain:
 
 
 def domain_of(policy: str) -> Domain:
+    """The domain of a solver policy.
+
+    Parameters
+    ----------
+    policy : str
+        A name of :data:`fairshare.solvers.SOLVER_POLICIES` (KeyError otherwise).
+
+    Returns
+    -------
+    Domain
+
+    Examples
+    --------
+    >>> domain_of("cmmf")
+    Domain(pooled=False, single_resource=True, hierarchical=False)
+    """
     return Domain(
         pooled=SOLVER_POLICIES[policy].pools_cluster,
         single_resource=policy in SINGLE_RESOURCE_POLICIES,
@@ -45,7 +83,21 @@ def domain_of(policy: str) -> Domain:
 
 @dataclass(frozen=True)
 class ScenarioShape:
-    """What kind of random scenario a property needs (before the policy's domain narrows it)."""
+    """What kind of random scenario a property needs (before the policy's domain narrows it).
+
+    Attributes
+    ----------
+    max_users, max_resources, max_machines : int
+        The most users (at least 2 are drawn), resources and machines.
+    weights : bool
+        Whether users may have weights (2 or 3).
+    caps : bool
+        Whether users may have ``max_tasks``.
+    constraints : bool
+        Whether users may have whitelists (``machines:``).
+    max_value : int
+        Demands are below it and capacities at most twice it.
+    """
 
     max_users: int = 3
     max_resources: int = 2
@@ -57,7 +109,27 @@ class ScenarioShape:
 
 
 def shape_for(shape: ScenarioShape, domain: Domain) -> ScenarioShape:
-    """``shape`` narrowed to the scenarios ``domain``'s policies are defined on."""
+    """``shape`` narrowed to the scenarios ``domain``'s policies are defined on.
+
+    Parameters
+    ----------
+    shape : ScenarioShape
+        The property's shape.
+    domain : Domain
+        The policy's domain.
+
+    Returns
+    -------
+    ScenarioShape
+        One machine and no constraints for a pooled policy, one resource for a
+        single-resource policy.
+
+    Examples
+    --------
+    >>> narrowed = shape_for(ScenarioShape(), domain_of("drf"))
+    >>> narrowed.max_machines, narrowed.constraints
+    (1, False)
+    """
     if domain.pooled:
         shape = replace(shape, max_machines=1, constraints=False)
     if domain.single_resource:
@@ -68,7 +140,31 @@ def shape_for(shape: ScenarioShape, domain: Domain) -> ScenarioShape:
 def random_document(rng: np.random.Generator, shape: ScenarioShape, domain: Domain) -> Document:
     """A random valid scenario: small integer capacities and demands, so that counterexamples
     are easy to read. Constraints are whitelists (``machines:``), the form a constraint takes
-    in the constraint graph of Choosy section 3."""
+    in the constraint graph of Choosy section 3.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        The source of every draw.
+    shape : ScenarioShape
+        The property's shape (narrowed here to ``domain``).
+    domain : Domain
+        The policy's domain: queues for a hierarchical policy.
+
+    Returns
+    -------
+    Document
+        A scenario document that ``parse_scenario`` accepts.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> document = random_document(np.random.default_rng(0), ScenarioShape(), domain_of("tsf"))
+    >>> [machine["capacity"] for machine in document["machines"]]
+    [{'r0': 7, 'r1': 4}, {'r0': 4, 'r1': 1}]
+    >>> document["users"][1]
+    {'name': 'u1', 'demand': {'r0': 4, 'r1': 3}}
+    """
     shape = shape_for(shape, domain)
     m = int(rng.integers(1, shape.max_resources + 1))
     resources = [f"r{k}" for k in range(m)]

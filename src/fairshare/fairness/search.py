@@ -6,6 +6,18 @@ leaving). The first violation found is shrunk: users, queues, resources and mach
 and numbers lowered one step at a time, keeping each change that still violates the property,
 until no single change does. The result is a scenario anyone can re-run with
 ``fairshare solve``.
+
+Examples
+--------
+Asset fairness breaks sharing incentive (DRF section 5.1), and the search finds it at once:
+
+>>> result = check("asset", "sharing-incentive", seed=0)
+>>> result.verdict(), result.trials
+('violated', 1)
+>>> result.counterexample.explanation
+'u1 runs 0.3333 tasks but could run 0.5 with its 0.5 of every resource'
+>>> result.counterexample.scenario["users"]
+[{'name': 'u0', 'demand': {'r0': 1}}, {'name': 'u1', 'demand': {'r0': 1, 'r1': 1}}]
 """
 
 from __future__ import annotations
@@ -18,7 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from fairshare.fairness.properties import PROPERTIES, FairnessProperty, Inconclusive, Violation
+from fairshare.fairness.outcomes import Inconclusive
+from fairshare.fairness.properties import PROPERTIES, FairnessProperty, Violation
 from fairshare.fairness.scenarios import Document, domain_of, random_document
 from fairshare.solvers import InvalidRequest, SolverFailure
 from fairshare.workload.loader import ScenarioError
@@ -26,9 +39,18 @@ from fairshare.workload.loader import ScenarioError
 
 @dataclass(frozen=True)
 class Counterexample:
-    """A violation: ``scenario`` re-runs with ``fairshare solve`` and exhibits it, as
-    ``explanation`` says; ``searched`` is the shrunk scenario the search found it on (the same
-    unless the property derives the scenario, as sharing incentive derives partition weights)."""
+    """A violation of a property, shrunk to a scenario anyone can re-run.
+
+    Attributes
+    ----------
+    scenario : Document
+        A scenario document that re-runs with ``fairshare solve`` and exhibits the violation.
+    explanation : str
+        What goes wrong on it, in one sentence.
+    searched : Document
+        The shrunk scenario the search found it on: the same unless the property derives
+        the scenario (as sharing incentive derives partition weights).
+    """
 
     scenario: Document
     explanation: str
@@ -37,6 +59,31 @@ class Counterexample:
 
 @dataclass(frozen=True)
 class CheckResult:
+    """The outcome of :func:`check`: whether a policy kept a property over the trials.
+
+    Attributes
+    ----------
+    policy : str
+        The solver policy checked.
+    property : str
+        The property's name (a key of :data:`PROPERTIES`).
+    holds : bool
+        No violation was found (True, too, when the property does not apply).
+    trials : int
+        Random scenarios tried: all of them, or up to the first violation.
+    seed : int
+        The search's seed: the same seed gives the same scenarios and result.
+    seconds : float
+        The search's wall time.
+    counterexample : Counterexample or None
+        The shrunk violation, when one was found.
+    applicable : bool
+        False when the policy's model does not define the property (0 trials).
+    inconclusive : int
+        Trials a solver or a property's LP could not decide (counted, never taken as
+        holding).
+    """
+
     policy: str
     property: str
     holds: bool
@@ -46,10 +93,20 @@ class CheckResult:
     counterexample: Counterexample | None = None
     applicable: bool = True
     inconclusive: int = 0
-    """Trials a solver or a property's LP could not decide (counted, never taken as holding)."""
 
     def verdict(self) -> str:
-        """``n/a``, ``holds``, ``violated``, or ``inconclusive`` when no trial was decided."""
+        """The one-word verdict ``fairshare check`` prints.
+
+        Returns
+        -------
+        str
+            ``n/a``, ``holds``, ``violated``, or ``inconclusive`` when no trial was decided.
+
+        Examples
+        --------
+        >>> check("cmmf", "hierarchical-share-guarantee").verdict()
+        'n/a'
+        """
         if not self.applicable:
             return "n/a"
         if not self.holds:
@@ -57,7 +114,23 @@ class CheckResult:
         return "inconclusive" if self.trials and self.inconclusive >= self.trials else "holds"
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON document of ``fairshare check --json`` (SPEC section 5)."""
+        """The JSON document of ``fairshare check --json`` (SPEC section 5).
+
+        Returns
+        -------
+        dict
+            ``policy``, ``property``, ``holds``, ``trials``, ``seed``, ``seconds`` (rounded
+            to milliseconds), ``inconclusive`` (or ``applicable: false``), and the
+            ``counterexample`` (``scenario`` and ``explanation``) when one was found.
+
+        Examples
+        --------
+        >>> document = check("drf", "sharing-incentive", trials=20, seed=3).to_dict()
+        >>> del document["seconds"]  # the one figure that varies
+        >>> document  # doctest: +NORMALIZE_WHITESPACE
+        {'policy': 'drf', 'property': 'sharing-incentive', 'holds': True, 'trials': 20,
+         'seed': 3, 'inconclusive': 0}
+        """
         out: dict[str, Any] = {
             "policy": self.policy,
             "property": self.property,
@@ -105,9 +178,44 @@ def _decided(
 def check(
     policy: str, property_name: str, *, trials: int | None = None, seed: int = 0
 ) -> CheckResult:
-    """Search random scenarios for a violation of a property by a solver policy; ``trials``
-    defaults to the property's own count, enough to find the papers' counterexamples. A
-    property the policy's model does not define is reported not applicable, with 0 trials."""
+    """Search random scenarios for a violation of a property by a solver policy.
+
+    Each trial draws a random scenario of the property's shape within the policy's domain
+    and asks the property for a violation; the first one found is shrunk (:func:`shrink`).
+    A property the policy's model does not define is reported not applicable, with 0
+    trials.
+
+    Parameters
+    ----------
+    policy : str
+        A name of :data:`fairshare.solvers.SOLVER_POLICIES`.
+    property_name : str
+        A name of :data:`PROPERTIES` (``sharing-incentive``, ``strategy-proofness``, ...).
+    trials : int, optional
+        Random scenarios to try; defaults to the property's own count, enough to find the
+        papers' counterexamples.
+    seed : int
+        Seeds the scenarios: the same seed gives the same result.
+
+    Returns
+    -------
+    CheckResult
+
+    Raises
+    ------
+    KeyError
+        An unknown policy or property name.
+
+    Examples
+    --------
+    DRF is strategy-proof (DRF section 4.2); CEEI is not (section 5.2):
+
+    >>> check("drf", "strategy-proofness", trials=10).holds
+    True
+    >>> ceei = check("ceei", "strategy-proofness", seed=0)
+    >>> ceei.holds, ceei.trials
+    (False, 17)
+    """
     prop = PROPERTIES[property_name]
     domain = domain_of(policy)
     if not prop.applies(domain):
@@ -150,9 +258,29 @@ def check(
 def shrink(
     prop: FairnessProperty, document: Document, policy: str, found: Violation
 ) -> tuple[Document, Violation]:
-    """Greedily simplify ``document`` while it still violates ``prop``: the result is a local
-    minimum, where no single simplification of ``_simpler`` still violates it by the same
-    users' manipulation (``Violation.focus``)."""
+    """Greedily simplify ``document`` while it still violates ``prop``.
+
+    The result is a local minimum, where no single simplification (dropping a user, a
+    machine, a resource or a field; lowering a number) still violates the property by the
+    same users' manipulation (``Violation.focus``). A simplification that cannot be decided
+    is not taken.
+
+    Parameters
+    ----------
+    prop : FairnessProperty
+        The property.
+    document : Document
+        The scenario the violation was found on.
+    policy : str
+        The solver policy.
+    found : Violation
+        The violation found on ``document``.
+
+    Returns
+    -------
+    (Document, Violation)
+        The simplest scenario reached, and its violation.
+    """
     improved = True
     while improved:
         improved = False
@@ -235,6 +363,8 @@ def _drop_machine(document: Document, j: int) -> Document | None:
 
 
 def _drop_unused_queues(document: Document) -> Document:
+    """``document`` (changed in place) without the queues no user names any more, so that
+    a shrunk scenario lists only what its users need."""
     if "queues" in document:
         used = {u.get("queue") for u in document["users"]}
         document["queues"] = [q for q in document["queues"] if q["path"] in used]
@@ -244,6 +374,7 @@ def _drop_unused_queues(document: Document) -> Document:
 
 
 def _drop_resource(document: Document, resource: str) -> Document:
+    """``document`` without ``resource``; users left with no demand go too."""
     smaller = copy.deepcopy(document)
     smaller["resources"] = [r for r in smaller["resources"] if r != resource]
     for machine in smaller["machines"]:

@@ -1,5 +1,17 @@
-"""Small statistics shared by the metrics: percentiles, means and empirical CDFs that answer
-None (JSON null) instead of NaN when there is nothing to summarise."""
+"""Small statistics shared by the metrics.
+
+Percentiles, means and empirical CDFs of the finite values that answer None (JSON null)
+instead of NaN when there is nothing to summarise, and the cleaning of documents for JSON.
+
+Examples
+--------
+>>> import numpy as np
+>>> from fairshare.metrics import percentile
+>>> percentile(np.array([1.0, 2.0, 3.0, 4.0, np.nan]), 50)
+2.5
+>>> percentile(np.array([np.nan]), 50) is None
+True
+"""
 
 from __future__ import annotations
 
@@ -11,43 +23,130 @@ import numpy as np
 from fairshare.metrics.frames import FloatArray
 
 FLOAT_DECIMALS = 6
-"""Every float written to JSON or CSV is rounded to this many decimals (as in SPEC section 2)."""
+"""Every float written to JSON or CSV is rounded to this many decimals (as in SPEC
+section 2).
+"""
 
 
 def finite(values: FloatArray) -> FloatArray:
+    """The finite values of ``values`` (NaN marks a job that never finished or started).
+
+    Parameters
+    ----------
+    values : FloatArray
+        Any values.
+
+    Returns
+    -------
+    FloatArray
+    """
     return values[np.isfinite(values)]
 
 
 def mean(values: FloatArray) -> float | None:
-    """Mean of the finite values, None when there are none."""
+    """Mean of the finite values.
+
+    Parameters
+    ----------
+    values : FloatArray
+        The values; NaN and infinities are left out.
+
+    Returns
+    -------
+    float or None
+        None when there are no finite values.
+    """
     v = finite(values)
     return float(v.mean()) if v.size else None
 
 
 def std(values: FloatArray) -> float | None:
-    """Population standard deviation (ddof 0) of the finite values, None when there are none."""
+    """Population standard deviation (ddof 0) of the finite values.
+
+    Parameters
+    ----------
+    values : FloatArray
+        The values; NaN and infinities are left out.
+
+    Returns
+    -------
+    float or None
+        None when there are no finite values.
+    """
     v = finite(values)
     return float(v.std()) if v.size else None
 
 
 def percentile(values: FloatArray, q: float) -> float | None:
-    """The q-th percentile (0-100) of the finite values by linear interpolation between
-    order statistics (numpy's default, Hyndman-Fan type 7): for sorted values x_0..x_{n-1}
-    it is x at rank q/100 * (n - 1). None when there are no values."""
+    """The ``q``-th percentile of the finite values.
+
+    Linear interpolation between order statistics (numpy's default, Hyndman-Fan type 7): for
+    sorted values x_0 .. x_{n-1} it is x at rank q/100 * (n - 1).
+
+    Parameters
+    ----------
+    values : FloatArray
+        The values; NaN and infinities are left out.
+    q : float
+        The percentile, from 0 to 100.
+
+    Returns
+    -------
+    float or None
+        None when there are no finite values.
+    """
     v = finite(values)
     return float(np.percentile(v, q)) if v.size else None
 
 
 def ecdf(values: FloatArray) -> tuple[FloatArray, FloatArray]:
-    """Empirical CDF of the finite values: sorted x and F(x) = (i + 1) / n."""
+    """Empirical CDF of the finite values.
+
+    Parameters
+    ----------
+    values : FloatArray
+        The values; NaN and infinities are left out.
+
+    Returns
+    -------
+    tuple of (FloatArray, FloatArray)
+        The sorted values x, and F(x) = (i + 1) / n.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairshare.metrics import ecdf
+    >>> x, f = ecdf(np.array([3.0, 1.0, np.nan, 2.0]))
+    >>> x.tolist(), f.round(3).tolist()
+    ([1.0, 2.0, 3.0], [0.333, 0.667, 1.0])
+    """
     v = np.sort(finite(values))
     return v, np.arange(1, v.size + 1, dtype=np.float64) / max(v.size, 1)
 
 
 def clean(value: object) -> object:
-    """A JSON-ready copy of ``value``: floats rounded to FLOAT_DECIMALS (no -0.0), NaN and
-    infinities as None, tuples as lists, numpy scalars as Python numbers, mapping keys as
-    strings; anything else unknown as its ``str``."""
+    """A JSON-ready copy of ``value``.
+
+    Floats rounded to :data:`FLOAT_DECIMALS` (no ``-0.0``), NaN and infinities as None,
+    tuples as lists, numpy scalars and arrays as Python numbers and lists, mapping keys as
+    strings; anything else unknown as its ``str``.
+
+    Parameters
+    ----------
+    value : object
+        A document: mappings, sequences, numbers, strings, None.
+
+    Returns
+    -------
+    object
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairshare.metrics import clean
+    >>> clean({"share": np.float64(2 / 3), "times": (1, float("inf")), 7: -0.0})
+    {'share': 0.666667, 'times': [1, None], '7': 0.0}
+    """
     if value is None or isinstance(value, bool | str):
         return value
     if isinstance(value, np.generic):

@@ -37,22 +37,60 @@ from fairshare.metrics.timeline import Timeline, share_integrals, timeline
 from fairshare.sim.records import RunLog
 
 UNRUNNABLE_IDS = 20
-"""How many names of jobs that can never run ``summary.json`` lists (it counts them all)."""
+"""How many names of jobs that can never run ``summary.json`` lists (it counts them
+all).
+"""
 
 
 def unrunnable(f: RunFrames) -> BoolArray:
-    """Jobs that can never run: unfinished, and no slot anywhere for one of their tasks (the
-    engine's isolated response is infinite exactly then)."""
+    """Which jobs can never run: unfinished, and no slot anywhere for one of their tasks.
+
+    The engine's isolated response is infinite exactly then.
+
+    Parameters
+    ----------
+    f : RunFrames
+        The run's columnar view (:func:`~fairshare.metrics.run_frames`).
+
+    Returns
+    -------
+    BoolArray
+        One entry per job.
+    """
     return np.asarray(~np.isfinite(f.finish) & np.isinf(f.isolated), dtype=np.bool_)
 
 
 def makespan(f: RunFrames) -> float:
+    """The last finish time of any attempt or job (the run starts at 0).
+
+    Parameters
+    ----------
+    f : RunFrames
+        The run's columnar view (:func:`~fairshare.metrics.run_frames`).
+
+    Returns
+    -------
+    float
+        0 for a run in which nothing ran.
+    """
     ends = np.concatenate([f.a_finish, f.finish[np.isfinite(f.finish)], [0.0]])
     return float(ends.max())
 
 
 def locality_fractions(f: RunFrames) -> tuple[dict[str, float | None], int]:
-    """Locality fractions of completed attempts with input data, and how many there were."""
+    """Locality fractions of the completed attempts that read input, and how many there were.
+
+    Parameters
+    ----------
+    f : RunFrames
+        The run's columnar view (:func:`~fairshare.metrics.run_frames`).
+
+    Returns
+    -------
+    tuple of (dict of str to float or None, int)
+        Per level (``node``, ``rack``, ``off_rack``), the fraction of those attempts (all None
+        when there were none), and their count.
+    """
     loc = f.a_locality[~f.a_killed & (f.a_locality >= 0)]
     counts = np.bincount(loc, minlength=len(LOCALITY_LEVELS))
     total = int(counts.sum())
@@ -63,6 +101,23 @@ def locality_fractions(f: RunFrames) -> tuple[dict[str, float | None], int]:
 
 
 def utilization(f: RunFrames, span: float) -> dict[str, float | None]:
+    """Per resource, the busy fraction over ``span``.
+
+    The sum over attempts (killed ones too: they held the resources) of demand x duration,
+    over capacity x span, with each attempt's own demand.
+
+    Parameters
+    ----------
+    f : RunFrames
+        The run's columnar view (:func:`~fairshare.metrics.run_frames`).
+    span : float
+        The makespan.
+
+    Returns
+    -------
+    dict of str to float or None
+        None for a resource of zero capacity, or when ``span`` is 0.
+    """
     busy = (f.a_demand * f.a_duration[:, None]).sum(axis=0)
     out: dict[str, float | None] = {}
     for r, name in enumerate(f.resources):
@@ -72,13 +127,41 @@ def utilization(f: RunFrames, span: float) -> dict[str, float | None]:
 
 
 def summary(log: RunLog) -> dict[str, object]:
-    """The ``summary.json`` document of ``log`` (see the module docstring), JSON-ready:
-    floats rounded to 6 decimals, None for undefined statistics."""
+    """The ``summary.json`` document of ``log`` (module docstring), JSON-ready.
+
+    Parameters
+    ----------
+    log : RunLog
+        A simulated run (:attr:`fairshare.api.Run.log`).
+
+    Returns
+    -------
+    dict of str to object
+        Floats rounded to 6 decimals, None for undefined statistics.
+
+    Examples
+    --------
+    >>> import fairshare
+    >>> scenario = fairshare.parse_scenario(
+    ...     {"machines": [{"name": "m", "capacity": {"slots": 4}}],
+    ...      "jobs": [{"name": "a", "submit": 0, "tasks": 8, "duration": 10},
+    ...               {"name": "b", "submit": 1, "tasks": 4, "duration": 10}]},
+    ...     source="two-jobs",
+    ... )
+    >>> log = fairshare.simulate(scenario, "fair").log
+    >>> from fairshare.metrics import summary
+    >>> document = summary(log)
+    >>> document["makespan"], document["mean_response_time"], document["utilization"]
+    (30.0, 29.5, {'slots': 1.0})
+    >>> document["users"]["b"]["mean_response_time"]
+    29.0
+    """
     f = run_frames(log)
     return clean(_summary(log, f, timeline(log)))  # type: ignore[return-value]
 
 
 def _summary(log: RunLog, f: RunFrames, tl: Timeline) -> dict[str, object]:
+    """The summary document before cleaning (the writers add to it and clean once)."""
     span = makespan(f)
     resp = f.response
     slow = f.slowdown

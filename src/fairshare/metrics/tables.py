@@ -1,10 +1,25 @@
-"""The run's tables (SPEC section 3): ``jobs.csv``, ``timeline.csv`` and ``tasks.parquet``,
-as polars frames, and the writer of every data file of a run.
+"""The run's tables (SPEC section 3) as polars frames, and the writer of a run's data files.
 
-Floats in CSV files are written with 6 decimals and missing values (a job that never
-finished, a slowdown that is undefined) as empty fields; ``summary.json`` has sorted keys,
-floats rounded to 6 decimals, null for undefined values and a final newline. The same log
-gives the same bytes, except ``wall_seconds``.
+``jobs.csv``, ``timeline.csv`` and ``tasks.parquet``. Floats in CSV files are written with
+6 decimals and missing values (a job that never finished, a slowdown that is undefined) as
+empty fields; ``summary.json`` has sorted keys, floats rounded to 6 decimals, null for
+undefined values and a final newline. The same log gives the same bytes, except
+``wall_seconds``.
+
+Examples
+--------
+>>> import fairshare
+>>> scenario = fairshare.parse_scenario(
+...     {"machines": [{"name": "m", "capacity": {"slots": 4}}],
+...      "jobs": [{"name": "a", "submit": 0, "tasks": 8, "duration": 10},
+...               {"name": "b", "submit": 1, "tasks": 4, "duration": 10}]},
+...     source="two-jobs",
+... )
+>>> log = fairshare.simulate(scenario, "fair").log
+>>> from fairshare.metrics import jobs_frame
+>>> jobs = jobs_frame(log)
+>>> jobs["job"].to_list(), jobs["response_time"].to_list(), jobs["slowdown"].to_list()
+(['a', 'b'], [30.0, 29.0], [1.5, 2.9])
 """
 
 from __future__ import annotations
@@ -50,6 +65,7 @@ JOB_COLUMNS: tuple[str, ...] = (
 ``off_rack`` count the job's completed attempts at each locality level."""
 
 TIMELINE_COLUMNS: tuple[str, ...] = ("time", "user", "running_tasks", "share")
+"""``timeline.csv`` columns (SPEC section 3)."""
 
 
 def _floats(values: FloatArray) -> pl.Series:
@@ -67,7 +83,18 @@ def _names(names: Sequence[str | None], index: IntArray) -> pl.Series:
 
 
 def jobs_frame(log: RunLog) -> pl.DataFrame:
-    """One row per job in the log's (submission) order, columns ``JOB_COLUMNS``."""
+    """``jobs.csv`` as a polars DataFrame: one row per job, in the log's (submission) order.
+
+    Parameters
+    ----------
+    log : RunLog
+        A simulated run (:attr:`fairshare.api.Run.log`).
+
+    Returns
+    -------
+    polars.DataFrame
+        Columns :data:`JOB_COLUMNS`; nulls where a value is undefined.
+    """
     f = run_frames(log)
     n = len(f.job_names)
     done = ~f.a_killed
@@ -104,11 +131,42 @@ def jobs_frame(log: RunLog) -> pl.DataFrame:
 
 
 def timeline_frame(log: RunLog) -> pl.DataFrame:
-    """``timeline.csv`` (see ``fairshare.metrics.timeline``): ``time,user,running_tasks,share``."""
+    """``timeline.csv`` as a polars DataFrame (see :mod:`fairshare.metrics.timeline`).
+
+    Parameters
+    ----------
+    log : RunLog
+        A simulated run (:attr:`fairshare.api.Run.log`).
+
+    Returns
+    -------
+    polars.DataFrame
+        Columns :data:`TIMELINE_COLUMNS`: ``time``, ``user``, ``running_tasks``, ``share``.
+
+    Examples
+    --------
+    >>> import fairshare
+    >>> scenario = fairshare.parse_scenario(
+    ...     {"machines": [{"name": "m", "capacity": {"slots": 4}}],
+    ...      "jobs": [{"name": "a", "submit": 0, "tasks": 8, "duration": 10},
+    ...               {"name": "b", "submit": 1, "tasks": 4, "duration": 10}]},
+    ...     source="two-jobs",
+    ... )
+    >>> log = fairshare.simulate(scenario, "fair").log
+    >>> from fairshare.metrics import timeline_frame
+    >>> for row in timeline_frame(log).iter_rows():
+    ...     print(row)
+    (0.0, 'a', 4, 1.0)
+    (10.0, 'a', 2, 0.5)
+    (10.0, 'b', 2, 0.5)
+    (30.0, 'a', 0, 0.0)
+    (30.0, 'b', 0, 0.0)
+    """
     return _timeline_frame(timeline(log))
 
 
 def _timeline_frame(tl: Timeline) -> pl.DataFrame:
+    """:func:`timeline_frame` of a timeline already built."""
     return pl.DataFrame(
         {
             "time": _floats(tl.time),
@@ -120,8 +178,19 @@ def _timeline_frame(tl: Timeline) -> pl.DataFrame:
 
 
 def tasks_frame(log: RunLog) -> pl.DataFrame:
-    """One row per task attempt, in the log's order: job, user, phase, task, attempt,
-    machine, rack, start, finish, duration, killed, locality (null: no input data)."""
+    """``tasks.parquet`` as a polars DataFrame: one row per task attempt, in the log's order.
+
+    Parameters
+    ----------
+    log : RunLog
+        A simulated run (:attr:`fairshare.api.Run.log`).
+
+    Returns
+    -------
+    polars.DataFrame
+        Columns ``job``, ``user``, ``phase``, ``task``, ``attempt``, ``machine``, ``rack``,
+        ``start``, ``finish``, ``duration``, ``killed``, ``locality`` (null: no input data).
+    """
     f = run_frames(log)
     machines = log.cluster.machines
     m_names = (*tuple(m.name for m in machines), "")
@@ -149,12 +218,48 @@ def tasks_frame(log: RunLog) -> pl.DataFrame:
 
 
 def dumps_json(document: object) -> str:
-    """Deterministic JSON text: cleaned (rounded floats, null for NaN), sorted keys,
-    two-space indent, final newline."""
+    """Deterministic JSON text of a document.
+
+    Parameters
+    ----------
+    document : object
+        Cleaned first (:func:`~fairshare.metrics.clean`: rounded floats, null for NaN).
+
+    Returns
+    -------
+    str
+        Sorted keys, two-space indent, final newline.
+
+    Examples
+    --------
+    >>> from fairshare.metrics import dumps_json
+    >>> print(dumps_json({"b": 1 / 3, "a": float("nan")}), end="")
+    {
+      "a": null,
+      "b": 0.333333
+    }
+    """
     return json.dumps(clean(document), sort_keys=True, indent=2, allow_nan=False) + "\n"
 
 
 def write_csv(frame: pl.DataFrame, path: Path) -> None:
+    r"""Write ``frame`` as CSV to ``path``: 6 decimals, empty fields for nulls, ``\n`` line ends.
+
+    Python writes the file, so a full disk or a file-size limit is an ``OSError`` with its
+    errno (polars reports its own writes' failures as other exceptions, or without errno).
+
+    Parameters
+    ----------
+    frame : polars.DataFrame
+        The table.
+    path : Path
+        The file to write (replaced).
+
+    Raises
+    ------
+    OSError
+        The file cannot be written.
+    """
     # Python writes the file, so a full disk or a file-size limit is an OSError with its
     # errno (polars reports its own writes' failures as other exceptions, or without errno).
     buffer = io.BytesIO()
@@ -163,8 +268,28 @@ def write_csv(frame: pl.DataFrame, path: Path) -> None:
 
 
 def write_run_files(log: RunLog, out_dir: Path) -> dict[str, object]:
-    """Write ``summary.json``, ``jobs.csv``, ``timeline.csv`` and ``tasks.parquet`` of ``log``
-    into ``out_dir`` (created if missing) and return the summary document."""
+    """Write the data files of one run into ``out_dir`` (created if missing).
+
+    ``summary.json``, ``jobs.csv``, ``timeline.csv`` and ``tasks.parquet`` (SPEC section 3);
+    :func:`fairshare.report.write_outputs` adds ``report.html``.
+
+    Parameters
+    ----------
+    log : RunLog
+        A simulated run (:attr:`fairshare.api.Run.log`).
+    out_dir : Path
+        The directory; files of the same names are replaced.
+
+    Returns
+    -------
+    dict of str to object
+        The summary document.
+
+    Raises
+    ------
+    OSError
+        A file cannot be written.
+    """
     out_dir.mkdir(parents=True, exist_ok=True)
     f = run_frames(log)
     tl = timeline(log)

@@ -9,6 +9,21 @@ value changed; before its first row a user runs nothing. An attempt that ends wh
 of the same user starts is no change and gives no row. Rows are sorted by time, then by user
 in scenario order. This is the data of the allocation figures (Choosy Figures 10-14, H-DRF
 Figure 9).
+
+Examples
+--------
+>>> import fairshare
+>>> scenario = fairshare.parse_scenario(
+...     {"machines": [{"name": "m", "capacity": {"slots": 4}}],
+...      "jobs": [{"name": "a", "submit": 0, "tasks": 8, "duration": 10},
+...               {"name": "b", "submit": 1, "tasks": 4, "duration": 10}]},
+...     source="two-jobs",
+... )
+>>> log = fairshare.simulate(scenario, "fair").log
+>>> from fairshare.metrics import timeline
+>>> steps = timeline(log)
+>>> steps.time.tolist(), [steps.users[u] for u in steps.user], steps.share.tolist()
+([0.0, 10.0, 10.0, 30.0, 30.0], ['a', 'a', 'b', 'a', 'b'], [1.0, 0.5, 0.5, 0.0, 0.0])
 """
 
 from __future__ import annotations
@@ -34,7 +49,23 @@ SHARE_DECIMALS = 12
 
 @dataclass(frozen=True)
 class Timeline:
-    """Change rows of all users' allocation step functions, sorted by (time, user index)."""
+    """The change rows of all users' allocation step functions, sorted by (time, user index).
+
+    Parameters
+    ----------
+    users : tuple of str
+        The run's users; ``user`` indexes them.
+    time : FloatArray
+        Each row's time.
+    user : IntArray
+        Each row's user.
+    running : IntArray
+        The user's running task attempts from that time on.
+    share : FloatArray
+        The user's dominant share from that time on.
+    by_user : IntArray
+        The rows in (user, time) order.
+    """
 
     users: tuple[str, ...]
     time: FloatArray
@@ -46,15 +77,29 @@ class Timeline:
     that the per-user integrals and the figures' resampling do not sort the rows again."""
 
     def __len__(self) -> int:
+        """The number of change rows."""
         return int(self.time.shape[0])
 
 
 def timeline(log: RunLog) -> Timeline:
-    """The allocation step functions of ``log`` (see the module docstring), cached per log."""
+    """The allocation step functions of ``log`` (module docstring), cached per log.
+
+    Parameters
+    ----------
+    log : RunLog
+        A simulated run (:attr:`fairshare.api.Run.log`).
+
+    Returns
+    -------
+    Timeline
+    """
     return cached(log, "timeline", lambda lg: _timeline(run_frames(lg)))
 
 
 def _timeline(f: RunFrames) -> Timeline:
+    """The step functions of the frames: cumulative sums of starts and ends per user,
+    restarted at each user's first row.
+    """
     n = f.a_start.shape[0]
     if n == 0:
         empty_f = np.zeros(0, dtype=np.float64)
@@ -108,7 +153,34 @@ def _timeline(f: RunFrames) -> Timeline:
 
 
 def share_integrals(tl: Timeline, horizon: float) -> FloatArray:
-    """Per user, the integral of its dominant share over ``[0, horizon]`` (share-seconds)."""
+    """Per user, the integral of its dominant share over ``[0, horizon]`` (share-seconds).
+
+    Parameters
+    ----------
+    tl : Timeline
+        The run's timeline.
+    horizon : float
+        The end of the interval (the makespan, or a common one of several runs).
+
+    Returns
+    -------
+    FloatArray
+        One value per user of ``tl.users``.
+
+    Examples
+    --------
+    >>> import fairshare
+    >>> scenario = fairshare.parse_scenario(
+    ...     {"machines": [{"name": "m", "capacity": {"slots": 4}}],
+    ...      "jobs": [{"name": "a", "submit": 0, "tasks": 8, "duration": 10},
+    ...               {"name": "b", "submit": 1, "tasks": 4, "duration": 10}]},
+    ...     source="two-jobs",
+    ... )
+    >>> log = fairshare.simulate(scenario, "fair").log
+    >>> from fairshare.metrics import share_integrals, timeline
+    >>> share_integrals(timeline(log), 30.0).tolist()  # a: 10 s at 1, 20 s at 0.5
+    [20.0, 10.0]
+    """
     n_users = len(tl.users)
     if len(tl) == 0:
         return np.zeros(n_users, dtype=np.float64)
@@ -125,8 +197,22 @@ def share_integrals(tl: Timeline, horizon: float) -> FloatArray:
 
 
 def resample(tl: Timeline, grid: FloatArray) -> FloatArray:
-    """Time-averaged share of each user over the bins ``[grid[k], grid[k+1])``: a
-    users x (len(grid) - 1) matrix, for plotting long runs without drawing every step."""
+    """Time-averaged share of each user over the bins ``[grid[k], grid[k+1])``.
+
+    For plotting long runs without drawing every step.
+
+    Parameters
+    ----------
+    tl : Timeline
+        The run's timeline.
+    grid : FloatArray
+        Increasing bin edges.
+
+    Returns
+    -------
+    FloatArray
+        The users x (len(grid) - 1) matrix of average shares.
+    """
     n_users = len(tl.users)
     out = np.zeros((n_users, max(len(grid) - 1, 0)), dtype=np.float64)
     if len(tl) == 0 or len(grid) < 2:

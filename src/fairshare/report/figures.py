@@ -1,15 +1,32 @@
-"""The report's figures as inline SVG text, drawn by :mod:`fairshare.report.svg`: stacked
-areas (the allocation over time, Choosy Figures 10-14, H-DRF Figure 9), step CDFs (response
-time and queueing delay, FAIR Figure 12, Choosy Figures 8-9) and bars (slowdown and locality
-by job size, FAIR Figures 10-11).
+"""The report's figures as inline SVG text, drawn by :mod:`fairshare.report.svg`.
+
+Stacked areas (the allocation over time, Choosy Figures 10-14, H-DRF Figure 9), step CDFs
+(response time and queueing delay, FAIR Figure 12, Choosy Figures 8-9) and bars (slowdown
+and locality by job size, FAIR Figures 10-11).
 
 Why not matplotlib, which drew them before: each figure is a few hundred points drawn from
 binned data, and importing matplotlib and running its ``savefig`` on the three figures of a
-run cost more CPU time than everything else ``simulate`` writes (``fairshare bench
-end-to-end``). matplotlib stays a dependency for the paper figures to come; the writer here keeps
-its look (sizes, ticks, grid, colours, legends).
+run cost more CPU time than everything else ``simulate`` writes
+(``fairshare bench end-to-end``). matplotlib stays a dependency for the paper figures to
+come; the writer here keeps its look (sizes, ticks, grid, colours, legends).
 
 Determinism: the SVG text depends only on the data (:mod:`fairshare.report.svg`).
+
+Examples
+--------
+>>> import fairshare
+>>> scenario = fairshare.parse_scenario(
+...     {"machines": [{"name": "m", "capacity": {"slots": 4}}],
+...      "jobs": [{"name": "a", "submit": 0, "tasks": 8, "duration": 10},
+...               {"name": "b", "submit": 1, "tasks": 4, "duration": 10}]},
+...     source="two-jobs",
+... )
+>>> log = fairshare.simulate(scenario, "fair").log
+>>> from fairshare.metrics import timeline
+>>> from fairshare.report.figures import allocation_figure
+>>> svg = allocation_figure(timeline(log), 30.0)
+>>> svg.startswith("<svg"), svg.count("<polygon")  # one stacked area per user
+(True, 2)
 """
 
 from __future__ import annotations
@@ -54,13 +71,47 @@ PALETTE = (
     "#9c755f",
     "#86bcb6",
 )
+"""The colours of runs and users, in order (the Tableau 10 palette)."""
 OTHERS_COLOR = "#bab0ac"
+"""The colour of the users stacked as "others"."""
 LOCALITY_COLORS = {"node": "#59a14f", "rack": "#edc948", "off_rack": "#e15759"}
+"""The colour of each locality level."""
 
 
 def top_users(tl: Timeline, horizon: float, n: int = TOP_USERS) -> list[int]:
-    """Indices of the ``n`` users with the largest share-seconds, largest first; ties go to
-    the user first in scenario order."""
+    """The users with the largest share-seconds, largest first.
+
+    Ties go to the user first in scenario order; users who never ran are left out.
+
+    Parameters
+    ----------
+    tl : Timeline
+        The run's timeline.
+    horizon : float
+        The end of the time axis.
+    n : int
+        The most users returned.
+
+    Returns
+    -------
+    list of int
+        Indices into ``tl.users``.
+
+    Examples
+    --------
+    >>> import fairshare
+    >>> scenario = fairshare.parse_scenario(
+    ...     {"machines": [{"name": "m", "capacity": {"slots": 4}}],
+    ...      "jobs": [{"name": "a", "submit": 0, "tasks": 8, "duration": 10},
+    ...               {"name": "b", "submit": 1, "tasks": 4, "duration": 10}]},
+    ...     source="two-jobs",
+    ... )
+    >>> log = fairshare.simulate(scenario, "fair").log
+    >>> from fairshare.metrics import timeline
+    >>> from fairshare.report.figures import top_users
+    >>> top_users(timeline(log), 30.0)
+    [0, 1]
+    """
     area = share_integrals(tl, horizon)
     order = sorted(range(len(tl.users)), key=lambda i: (-area[i], i))
     return [i for i in order[:n] if area[i] > 0]
@@ -106,6 +157,7 @@ def _axes(
 
 
 def _palette(k: int) -> str:
+    """The ``k``-th colour of :data:`PALETTE`, cycling."""
     return PALETTE[k % len(PALETTE)]
 
 
@@ -116,8 +168,25 @@ def _padded(lo: float, hi: float) -> tuple[float, float]:
 
 
 def allocation_figure(tl: Timeline, horizon: float, title: str = "") -> str:
-    """Dominant share of each user over time, stacked (Choosy Figures 10-14, H-DRF Figure 9):
-    the top users by share-seconds, the rest as 'others'."""
+    """Dominant share of each user over time, stacked (Choosy Figures 10-14, H-DRF Figure 9).
+
+    The top users by share-seconds (:data:`TOP_USERS`), the rest as one "others" layer; each
+    layer shows the user's time-averaged share in :data:`GRID_POINTS` bins.
+
+    Parameters
+    ----------
+    tl : Timeline
+        The run's timeline.
+    horizon : float
+        The end of the time axis (a common one lines up the runs of a comparison).
+    title : str
+        A title above the axes; empty for none.
+
+    Returns
+    -------
+    str
+        An ``<svg>`` element, to be inlined in an HTML report.
+    """
     fig = Figure(9.0, 3.8)
     if len(tl) == 0 or horizon <= 0:
         return _empty(fig, "no task ran", title)
@@ -163,6 +232,7 @@ def allocation_figure(tl: Timeline, horizon: float, title: str = "") -> str:
 
 
 def _empty(fig: Figure, message: str, title: str = "") -> str:
+    """A figure with an empty axes saying ``message`` (nothing to draw)."""
     ax, _, _ = _axes(fig, Scale(0.0, 1.0), Scale(0.0, 1.0), title=title, ticks=False)
     fig.empty(ax, message)
     if title:
@@ -179,6 +249,9 @@ def _cdf_axes(
     colors: Sequence[str],
     above: float,
 ) -> None:
+    """One panel of :func:`cdf_figure`: a step CDF per run, on a symlog axis when the
+    values span more than two decades.
+    """
     curves: list[tuple[FloatArray, FloatArray, str]] = []
     positive_min = math.inf
     largest = 0.0
@@ -226,8 +299,23 @@ def _cdf_axes(
 def cdf_figure(
     response: Sequence[tuple[str, FloatArray]], delay: Sequence[tuple[str, FloatArray]]
 ) -> str:
-    """Side-by-side CDFs of response time and queueing delay, one curve per run (FAIR
-    Figure 12's comparison, Choosy Figure 9)."""
+    """Side-by-side CDFs of response time and queueing delay, one curve per run.
+
+    FAIR Figure 12's comparison, Choosy Figure 9. With several runs, one legend sits above
+    both panels.
+
+    Parameters
+    ----------
+    response : Sequence of (str, FloatArray)
+        Per run, its label and its jobs' response times (NaN: unfinished, left out).
+    delay : Sequence of (str, FloatArray)
+        Per run, its label and its jobs' queueing delays (NaN: never started, left out).
+
+    Returns
+    -------
+    str
+        An ``<svg>`` element, to be inlined in an HTML report.
+    """
     fig = Figure(9.0, 3.3)
     colors = [_palette(k) for k in range(len(response))]
     above = 0.0
@@ -267,7 +355,22 @@ def cdf_figure(
 def bins_figure(
     runs: Sequence[tuple[str, Sequence[dict[str, object]]]], key: str, ylabel: str
 ) -> str:
-    """Grouped bars of ``key`` per FAIR Table 2 size bin, one bar per run (FAIR Figure 10)."""
+    """Grouped bars of ``key`` per FAIR Table 2 size bin, one bar per run (FAIR Figure 10).
+
+    Parameters
+    ----------
+    runs : Sequence of (str, Sequence of dict)
+        Per run, its label and its :func:`~fairshare.metrics.size_bins` rows.
+    key : str
+        The statistic drawn (``mean_slowdown``).
+    ylabel : str
+        The y axis label.
+
+    Returns
+    -------
+    str
+        An ``<svg>`` element, to be inlined in an HTML report.
+    """
     fig = Figure(9.0, 3.2)
     present = sorted({int(str(r["bin"])) for _, rows in runs for r in rows})
     if not any(isinstance(r.get(key), int | float) for _, rows in runs for r in rows):
@@ -302,7 +405,18 @@ def bins_figure(
 
 
 def locality_figure(rows: Sequence[tuple[str, dict[str, object]]]) -> str:
-    """Stacked bars of node / rack / off-rack fractions, one bar per row (FAIR Figure 11)."""
+    """Stacked bars of node / rack / off-rack fractions, one bar per row (FAIR Figure 11).
+
+    Parameters
+    ----------
+    rows : Sequence of (str, dict)
+        Per bar, its label and the fractions per level (``node``, ``rack``, ``off_rack``).
+
+    Returns
+    -------
+    str
+        An ``<svg>`` element, to be inlined in an HTML report.
+    """
     fig = Figure(9.0, 0.9 + 0.32 * max(len(rows), 2))
     entries = [
         LegendEntry(level.replace("_", "-"), color) for level, color in LOCALITY_COLORS.items()
@@ -331,9 +445,23 @@ def locality_figure(rows: Sequence[tuple[str, dict[str, object]]]) -> str:
 
 
 def rmse_figure(series: Sequence[tuple[int, str, FloatArray, FloatArray]], reference: str) -> str:
-    """CDF over time of the RMSE between each run's allocation vector and the reference's
-    (Choosy Figure 8); x in percent of the cluster. Each series is (run index, label, x, F),
-    the run index picking the run's color in the other figures."""
+    """CDF over time of the RMSE between each run's allocation and the reference's.
+
+    Choosy Figure 8; x in percent of the cluster.
+
+    Parameters
+    ----------
+    series : Sequence of (int, str, FloatArray, FloatArray)
+        Per run: its index (which picks the run's colour in the other figures), its label,
+        and :meth:`~fairshare.metrics.RmseSeries.cdf`'s values and fractions.
+    reference : str
+        The reference run's label.
+
+    Returns
+    -------
+    str
+        An ``<svg>`` element, to be inlined in an HTML report.
+    """
     fig = Figure(9.0, 3.2)
     curves = [(k, label, x, y) for k, label, x, y in series if x.size]
     if not curves:

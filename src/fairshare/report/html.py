@@ -1,8 +1,29 @@
-"""Self-contained HTML reports (figures inlined as SVG, no network) and the writers of a run's
-and a comparison's output directories.
+"""Self-contained HTML reports and the writers of a run's and a comparison's output files.
 
-``report.html`` leaves out ``wall_seconds``, so the same run log gives a byte-identical
-report even when the simulation took a different time.
+The figures are inlined as SVG (:mod:`fairshare.report.figures`) and the page needs no
+network. ``report.html`` leaves out ``wall_seconds``, so the same run log gives a
+byte-identical report even when the simulation took a different time.
+
+Examples
+--------
+>>> import fairshare
+>>> scenario = fairshare.parse_scenario(
+...     {"machines": [{"name": "m", "capacity": {"slots": 4}}],
+...      "jobs": [{"name": "a", "submit": 0, "tasks": 8, "duration": 10},
+...               {"name": "b", "submit": 1, "tasks": 4, "duration": 10}]},
+...     source="two-jobs",
+... )
+>>> log = fairshare.simulate(scenario, "fair").log
+>>> import tempfile
+>>> from pathlib import Path
+>>> from fairshare.report import write_outputs
+>>> with tempfile.TemporaryDirectory() as tmp:
+...     document = write_outputs(log, Path(tmp) / "fair")
+...     written = sorted(path.name for path in (Path(tmp) / "fair").iterdir())
+>>> written
+['jobs.csv', 'report.html', 'summary.json', 'tasks.parquet', 'timeline.csv']
+>>> document["mean_response_time"]
+29.5
 """
 
 from __future__ import annotations
@@ -44,11 +65,30 @@ _ENV = Environment(
     keep_trailing_newline=True,
     trim_blocks=False,
 )
+"""The templates of ``report/templates/``, autoescaped; an undefined name is an error."""
 
 
 def fmt(value: object) -> str:
-    """A number for a reader: None as an em dash, integers with thousands separators, floats
-    with four significant digits (or whole with separators when large)."""
+    """A value for a reader of the report.
+
+    Parameters
+    ----------
+    value : object
+        A number, None, a boolean, a container or text.
+
+    Returns
+    -------
+    str
+        None as an em dash, integers with thousands separators, floats with four significant
+        digits (or whole, with separators, from 10,000), booleans in lower case, containers as
+        JSON.
+
+    Examples
+    --------
+    >>> from fairshare.report.html import fmt
+    >>> fmt(None), fmt(12345), fmt(2 / 3), fmt(123456.7)
+    ('—', '12,345', '0.6667', '123,457')
+    """
     if value is None:
         return "—"
     if isinstance(value, bool):
@@ -65,11 +105,28 @@ def fmt(value: object) -> str:
 
 
 def pct(value: object) -> str:
-    """A fraction as a percentage with one decimal; None as an em dash."""
+    """A fraction as a percentage with one decimal; None (or anything not a number) as an em dash.
+
+    Parameters
+    ----------
+    value : object
+        A fraction, or None.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> from fairshare.report.html import pct
+    >>> pct(0.4567), pct(None)
+    ('45.7%', '—')
+    """
     return f"{100 * value:.1f}%" if isinstance(value, int | float) else "—"
 
 
 def _cluster_line(log: RunLog) -> str:
+    """The cluster in one line: machines, racks and total capacity per resource."""
     c = log.cluster
     totals = ", ".join(f"{r} {fmt(float(t))}" for r, t in zip(c.resources, c.total, strict=True))
     racks = len({m.rack for m in c.machines if m.rack is not None})
@@ -78,6 +135,7 @@ def _cluster_line(log: RunLog) -> str:
 
 
 def _headline(s: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The summary's headline figures as (label, value) rows."""
     return [
         ("jobs finished", f"{fmt(s['finished_jobs'])} of {fmt(s['jobs'])}"),
         ("makespan (s)", fmt(s["makespan"])),
@@ -96,6 +154,7 @@ def _headline(s: Mapping[str, Any]) -> list[tuple[str, str]]:
 
 
 def _bin_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
+    """The size bin table's rows, formatted."""
     out = []
     for b in rows:
         loc = b["locality"]
@@ -117,6 +176,7 @@ def _bin_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
 
 
 def _locality_rows(label: str, s: Mapping[str, Any]) -> list[tuple[str, dict[str, object]]]:
+    """The locality figure's bars: all jobs, then each bin with tasks that read input."""
     rows: list[tuple[str, dict[str, object]]] = []
     if s["locality_tasks"]:
         rows.append((label, dict(s["locality"])))
@@ -127,8 +187,21 @@ def _locality_rows(label: str, s: Mapping[str, Any]) -> list[tuple[str, dict[str
 
 
 def render_run(log: RunLog, summary_doc: Mapping[str, Any] | None = None) -> str:
-    """The ``report.html`` text of one run; ``summary_doc`` is its ``summary(log)`` when the
-    caller already has it."""
+    """The ``report.html`` text of one run.
+
+    Parameters
+    ----------
+    log : RunLog
+        A simulated run (:attr:`fairshare.api.Run.log`).
+    summary_doc : Mapping, optional
+        Its :func:`~fairshare.metrics.summary` document, when the caller already has it.
+
+    Returns
+    -------
+    str
+        A self-contained HTML page: headline figures, the allocation, CDF, slowdown and
+        locality figures, the size bins and the top users.
+    """
     f = run_frames(log)
     tl = timeline(log)
     s: Mapping[str, Any] = summary(log) if summary_doc is None else summary_doc
@@ -185,15 +258,34 @@ def render_run(log: RunLog, summary_doc: Mapping[str, Any] | None = None) -> str
 
 
 def write_outputs(log: RunLog, out_dir: Path) -> dict[str, object]:
-    """Write every output of one run into ``out_dir`` (SPEC section 3): ``summary.json``,
-    ``jobs.csv``, ``timeline.csv``, ``tasks.parquet`` and ``report.html``. Returns the
-    summary document."""
+    """Write every output file of one run into ``out_dir`` (SPEC section 3).
+
+    ``summary.json``, ``jobs.csv``, ``timeline.csv``, ``tasks.parquet`` and ``report.html``.
+
+    Parameters
+    ----------
+    log : RunLog
+        A simulated run (:attr:`fairshare.api.Run.log`).
+    out_dir : Path
+        The directory (created if missing; files of the same names are replaced).
+
+    Returns
+    -------
+    dict of str to object
+        The summary document.
+
+    Raises
+    ------
+    OSError
+        A file cannot be written.
+    """
     doc = write_run_files(log, out_dir)
     (out_dir / "report.html").write_text(render_run(log, doc), encoding="utf-8")
     return doc
 
 
 def _relative_rows(doc: Mapping[str, Any]) -> list[tuple[str, list[str]]]:
+    """Choosy Table 1's rows: per bin, each run's mean (std) relative slowdown and count."""
     rows = []
     for b, label in enumerate(CHOOSY_BIN_LABELS):
         cells = []
@@ -208,6 +300,7 @@ def _relative_rows(doc: Mapping[str, Any]) -> list[tuple[str, list[str]]]:
 
 
 def _compare_table(doc: Mapping[str, Any]) -> list[tuple[str, list[str]]]:
+    """The comparison table's rows: per statistic, one formatted cell per run."""
     runs = doc["runs"]
     s = [r["summary"] for r in runs]
     rm = [r["rmse_vs_reference"] for r in runs]
@@ -242,13 +335,47 @@ def _compare_table(doc: Mapping[str, Any]) -> list[tuple[str, list[str]]]:
 
 
 def render_compare(logs: Sequence[RunLog], reference: int | str = 0) -> str:
-    """The ``compare.html`` text for runs of one workload under different policies;
-    ``reference`` is an index, a run label or a policy name."""
+    """The ``compare.html`` text for runs of one workload under different policies.
+
+    Parameters
+    ----------
+    logs : Sequence of RunLog
+        The runs, of the same jobs.
+    reference : int or str
+        The run the others are compared against: an index, a run label or a policy name.
+
+    Returns
+    -------
+    str
+        A self-contained HTML page: the comparison table, Choosy Table 1, the RMSE, CDF,
+        slowdown and locality figures, and each run's allocation on one time axis.
+
+    Raises
+    ------
+    ValueError
+        No run is the reference (the message names the runs).
+
+    Examples
+    --------
+    >>> import fairshare
+    >>> scenario = fairshare.parse_scenario(
+    ...     {"machines": [{"name": "m", "capacity": {"slots": 4}}],
+    ...      "jobs": [{"name": "a", "submit": 0, "tasks": 8, "duration": 10},
+    ...               {"name": "b", "submit": 1, "tasks": 4, "duration": 10}]},
+    ...     source="two-jobs",
+    ... )
+    >>> fifo = fairshare.simulate(scenario, "fifo").log
+    >>> fair = fairshare.simulate(scenario, "fair").log
+    >>> from fairshare.report import render_compare
+    >>> render_compare([fifo, fair], reference="fifo").startswith("<!DOCTYPE html>")
+    True
+    """
     index = resolve_reference(logs, reference)
     return _render_compare(logs, compare_runs(logs, index), index)
 
 
 def _render_compare(logs: Sequence[RunLog], doc: Mapping[str, Any], reference: int) -> str:
+    """:func:`render_compare` of a compare document already computed."""
     labels = [str(r["label"]) for r in doc["runs"]]
     frames = [run_frames(log) for log in logs]
     rmse_series = []
@@ -297,10 +424,52 @@ def _render_compare(logs: Sequence[RunLog], doc: Mapping[str, Any], reference: i
 def write_compare(
     logs: Sequence[RunLog], out_dir: Path, reference: int | str = 0
 ) -> dict[str, object]:
-    """Write ``compare.json``, ``compare.csv`` and ``compare.html`` for runs of one workload
-    under different policies, against the reference run (an index, a run label or a policy
-    name; ValueError naming the runs if there is none). Nothing is written on error.
-    Returns the compare document."""
+    """Write ``compare.json``, ``compare.csv`` and ``compare.html`` for runs of one workload.
+
+    Nothing is written when the reference does not resolve. ``wall_seconds`` is left out of the
+    files, so the comparison of the same logs is byte-identical.
+
+    Parameters
+    ----------
+    logs : Sequence of RunLog
+        The runs, of the same jobs.
+    out_dir : Path
+        The directory (created if missing; files of the same names are replaced).
+    reference : int or str
+        The run the others are compared against: an index, a run label or a policy name.
+
+    Returns
+    -------
+    dict of str to object
+        The :func:`~fairshare.metrics.compare_runs` document.
+
+    Raises
+    ------
+    ValueError
+        No run is the reference (the message names the runs).
+    OSError
+        A file cannot be written.
+
+    Examples
+    --------
+    >>> import fairshare
+    >>> scenario = fairshare.parse_scenario(
+    ...     {"machines": [{"name": "m", "capacity": {"slots": 4}}],
+    ...      "jobs": [{"name": "a", "submit": 0, "tasks": 8, "duration": 10},
+    ...               {"name": "b", "submit": 1, "tasks": 4, "duration": 10}]},
+    ...     source="two-jobs",
+    ... )
+    >>> fifo = fairshare.simulate(scenario, "fifo").log
+    >>> fair = fairshare.simulate(scenario, "fair").log
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from fairshare.report import write_compare
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     document = write_compare([fifo, fair], Path(tmp), reference="fifo")
+    ...     written = sorted(path.name for path in Path(tmp).iterdir())
+    >>> written, document["reference"]
+    (['compare.csv', 'compare.html', 'compare.json'], 'fifo')
+    """
     reference = resolve_reference(logs, reference)
     doc = compare_runs(logs, reference)
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -23,6 +23,28 @@ written to ``--out`` when the input is rejected).
   so the staging directory is removed on the way out and nothing is published (the CLI exits
   with 128 + the signal's number); during the final moves and the clean-up a signal is
   noted and acted on once they are done.
+
+Examples
+--------
+>>> import tempfile
+>>> from pathlib import Path
+>>> from fairshare.report.outdir import OutDirError, OutputDir, read_marker
+>>> with tempfile.TemporaryDirectory() as tmp:
+...     out = OutputDir(f"{tmp}/run", command="simulate", files=["summary.json"], force=False)
+...     with out:
+...         _ = out.commit(lambda staging: (staging / "summary.json").write_text("{}"))
+...     print(read_marker(Path(tmp) / "run"), sorted(p.name for p in Path(tmp, "run").iterdir()))
+('summary.json',) ['.fairshare-output', 'summary.json']
+
+A directory of the user's is refused:
+
+>>> with tempfile.TemporaryDirectory() as tmp:
+...     _ = Path(tmp, "notes.txt").write_text("mine")
+...     try:
+...         OutputDir(tmp, command="simulate", files=["summary.json"], force=False)
+...     except OutDirError as error:
+...         print(error.what.split(";")[0])
+is not empty and holds no .fairshare-output (not a fairshare output)
 """
 
 from __future__ import annotations
@@ -55,14 +77,25 @@ _DEFAULT_HANDLERS: dict[int, object] = {
 }
 """The signals that remove the staging directory, with the handler each has by default."""
 _NOT_WRITABLE = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})
+"""The errnos of a directory the staging directory cannot be made in."""
 _Handler = Callable[[int, FrameType | None], Any] | int | signal.Handlers | None
 
 T = TypeVar("T")
 
 
 class OutDirError(Exception):
-    """DIR cannot be used, or the results cannot be written there (an input or environment
-    problem the user must fix): the CLI reports ``error: FILE: --out: WHAT`` with exit 2."""
+    """DIR cannot be used, or the results cannot be written there.
+
+    An input or environment problem the user must fix: the CLI reports
+    ``error: FILE: --out: WHAT`` with exit 2.
+
+    Parameters
+    ----------
+    file : str
+        The path at fault (DIR, a file in it, or ``command line``).
+    what : str
+        What is wrong and what to do.
+    """
 
     def __init__(self, file: str, what: str) -> None:
         super().__init__(f"{file}: {what}")
@@ -71,8 +104,16 @@ class OutDirError(Exception):
 
 
 class Terminated(BaseException):
-    """SIGINT, SIGTERM or SIGHUP arrived while results were staged (a ``BaseException``, like
-    ``KeyboardInterrupt``, so that no ``except Exception`` on the way swallows it)."""
+    """SIGINT, SIGTERM or SIGHUP arrived while results were staged.
+
+    A ``BaseException``, like ``KeyboardInterrupt``, so that no ``except Exception`` on the way
+    swallows it; the CLI exits with 128 + the signal's number.
+
+    Parameters
+    ----------
+    signum : int
+        The signal's number.
+    """
 
     def __init__(self, signum: int) -> None:
         super().__init__(signum)
@@ -80,6 +121,7 @@ class Terminated(BaseException):
 
 
 def _reason(err: OSError) -> str:
+    """The reason an ``OSError`` gives, for a message."""
     return err.strerror or str(err)
 
 
@@ -106,8 +148,19 @@ def _safe_relative(entry: object) -> str | None:
 
 
 def read_marker(directory: Path) -> tuple[str, ...] | None:
-    """The files a previous run listed in ``directory``'s marker; None if it is no marker
-    fairshare wrote (unreadable, too large, or naming paths outside the directory)."""
+    """The files a previous run listed in ``directory``'s marker.
+
+    Parameters
+    ----------
+    directory : Path
+        An output directory.
+
+    Returns
+    -------
+    tuple of str or None
+        The relative paths listed; None if there is no marker fairshare wrote (missing,
+        unreadable, too large, not a regular file, or naming paths outside the directory).
+    """
     try:
         with open(directory / MARKER, "rb") as handle:
             if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
@@ -123,6 +176,7 @@ def read_marker(directory: Path) -> tuple[str, ...] | None:
 
 
 def _marker_text(command: str, files: Iterable[str]) -> str:
+    """The marker's JSON text: the command, the version, the sorted files."""
     document = {"command": command, "version": __version__, "files": sorted(set(files))}
     return json.dumps(document, indent=2) + "\n"
 
@@ -191,11 +245,29 @@ def _move(source: Path, target: Path) -> None:
 
 
 class OutputDir:
-    """The ``--out DIR`` of one command, checked when made (before any work), staged while
-    used as a context manager, published by :meth:`commit`.
+    """The ``--out DIR`` of one command: checked when made, staged while used, then published.
 
-    ``files`` are the paths, relative to DIR, the command will write (checked against what is
-    in DIR before the run, and again against what was really written before publishing).
+    Made before any work, so a DIR that cannot be used is refused first; used as a context
+    manager, which creates the staging directory and removes whatever is left of it on the
+    way out; :meth:`commit` writes into the staging directory and publishes.
+
+    Parameters
+    ----------
+    text : str
+        DIR, as the user wrote it.
+    command : str
+        The command writing it (``simulate``, ``compare``), recorded in the marker.
+    files : Sequence of str
+        The paths, relative to DIR, the command will write: checked against what is in DIR
+        now, and again against what was really written before publishing.
+    force : bool
+        Write beside the files of a non-empty DIR without a marker (``--force``).
+
+    Raises
+    ------
+    OutDirError
+        DIR cannot be used: not a directory, a dangling link, unreadable, not empty and not
+        fairshare's (without ``force``), or a path in an output's way.
     """
 
     def __init__(self, text: str, *, command: str, files: Sequence[str], force: bool) -> None:
@@ -221,6 +293,9 @@ class OutputDir:
         self._check_existing(files)
 
     def _existing_directory(self) -> os.stat_result | None:
+        """DIR's status if it exists (through a symbolic link); an error if it is not a
+        directory.
+        """
         found = _lstat(self.out)
         if found is None:
             return None
@@ -240,12 +315,14 @@ class OutputDir:
         return found
 
     def _nearest_existing_ancestor(self) -> Path:
+        """The closest ancestor of DIR that exists (where a new DIR is staged)."""
         anchor = self.out.absolute().parent
         while _lstat(anchor) is None:
             anchor = anchor.parent
         return anchor
 
     def _check_existing(self, files: Sequence[str]) -> None:
+        """Refuse an existing DIR that is not empty and not fairshare's (unless ``force``)."""
         try:
             entries = os.listdir(self.out)
         except OSError as err:
@@ -304,6 +381,7 @@ class OutputDir:
 
     @staticmethod
     def _new_directory(anchor: Path) -> Path:
+        """A fresh staging directory in ``anchor``, named by the process and a counter."""
         for attempt in itertools.count():
             candidate = anchor / f"{STAGING_PREFIX}{os.getpid()}-{attempt}"
             try:
@@ -314,6 +392,7 @@ class OutputDir:
         raise AssertionError("unreachable")
 
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
+        """The handler of the staging signals: raise :class:`Terminated` unless deferred."""
         # Raised wherever the interpreter happens to be, except in a deferred section. Some
         # third-party code swallows exceptions (Cython's module set-up, lazily importing
         # numpy.random, does): the flag makes commit() and __exit__ raise it again, so a
@@ -349,6 +428,7 @@ class OutputDir:
             raise Terminated(self._signalled)
 
     def _restore_handlers(self) -> None:
+        """Put back the signal handlers :meth:`__enter__` replaced."""
         for signum, handler in self._handlers.items():
             signal.signal(signum, handler)
         self._handlers.clear()
@@ -360,9 +440,27 @@ class OutputDir:
             self.staging = None
 
     def commit(self, write: Callable[[Path], T]) -> T:
-        """Run ``write`` on the staging directory, then publish what it wrote to DIR. A
-        failure to write or to publish (a full disk, a file-size limit) is an
-        :class:`OutDirError`."""
+        """Run ``write`` on the staging directory, then publish what it wrote to DIR.
+
+        Parameters
+        ----------
+        write : callable
+            Writes the outputs into the directory it is given and returns a result.
+
+        Returns
+        -------
+        T
+            What ``write`` returned.
+
+        Raises
+        ------
+        OutDirError
+            Writing or publishing failed (a full disk, a file-size limit).
+        Terminated
+            A signal arrived while staging; nothing was published.
+        RuntimeError
+            Called outside the ``with`` block.
+        """
         staging = self.staging
         if staging is None:
             raise RuntimeError("OutputDir.commit outside its with block")
@@ -382,6 +480,9 @@ class OutputDir:
         return result
 
     def _publish(self, staging: Path, files: list[str]) -> None:
+        """Move the staged files to DIR: one rename for a new DIR, file by file into an
+        existing one.
+        """
         if not self.exists:
             (staging / MARKER).write_text(_marker_text(self.command, files), encoding="utf-8")
             self.out.parent.mkdir(parents=True, exist_ok=True)
@@ -427,6 +528,7 @@ class OutputDir:
         self.previous = tuple(files)
 
     def _write_marker(self, staging: Path, files: Iterable[str]) -> None:
+        """Replace DIR's marker, listing ``files``, atomically."""
         draft = staging / MARKER
         draft.write_text(_marker_text(self.command, files), encoding="utf-8")
         _move(draft, self.out / MARKER)

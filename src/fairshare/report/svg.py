@@ -1,6 +1,8 @@
-"""A small SVG writer for the report's charts: a figure of one or more axes, each with a
-linear or symmetric-log scale, ticks, grid, labels, a title and a legend, and the three
-marks the report draws (filled polygons for stacked areas and bars, step lines for CDFs).
+"""A small SVG writer for the report's charts.
+
+A figure of one or more axes, each with a linear or symmetric-log scale, ticks, grid,
+labels, a title and a legend, and the three marks the report draws (filled polygons for
+stacked areas and bars, step lines for CDFs).
 
 It keeps the look the report had when matplotlib drew it (matplotlib's default style with
 the top and right spines hidden and a light grid: the same sizes in points, tick rules and
@@ -12,6 +14,20 @@ Determinism: the text depends only on the data; every number is printed with two
 and there are no ids, dates or random salts. Text is kept as text, so the page's reader
 selects and searches it. Sizes are in points (1/72 inch), as in matplotlib's SVG; the
 ``<svg>`` element scales to the page width with its ``viewBox``.
+
+Examples
+--------
+One bar on a 2 x 1 inch figure:
+
+>>> from fairshare.report.svg import Axes, Figure, Scale, Tick
+>>> figure = Figure(2.0, 1.0)
+>>> axes = Axes(10.0, 10.0, 100.0, 50.0, Scale(0.0, 1.0), Scale(0.0, 1.0))
+>>> axes.rect(0.0, 0.5, 0.0, 1.0, "#4e79a7")
+>>> axes.parts
+['<rect x="10" y="10" width="50" height="50" fill="#4e79a7"/>']
+>>> figure.frame(axes, xticks=[Tick(0.0, "0"), Tick(1.0, "1")], yticks=None)
+>>> figure.to_svg()[:80]
+'<svg xmlns="http://www.w3.org/2000/svg" width="100%" viewBox="0 0 144 72" font-f'
 """
 
 from __future__ import annotations
@@ -26,11 +42,13 @@ import numpy as np
 import numpy.typing as npt
 
 FONT = "DejaVu Sans, Bitstream Vera Sans, Arial, Helvetica, sans-serif"
+"""The font family of every text (matplotlib's default, then common fallbacks)."""
 FONT_SIZE = 10.0
 """Tick labels and axis labels (matplotlib's ``font.size`` 10)."""
 TITLE_SIZE = 12.0
 """Axes titles (matplotlib's ``large``)."""
 LEGEND_SIZE = 8.0
+"""Legend labels, points (smaller than tick labels, so a legend of many users fits)."""
 CHAR_WIDTH = 0.6
 """Mean advance of a character in DejaVu Sans, in ems: used to lay out text before it is
 drawn (the browser measures the real glyphs; a label is never clipped by a few percent)."""
@@ -39,29 +57,71 @@ TICK = 3.5
 LINE = 0.8
 """Spine, tick and grid line width, points."""
 GRID_COLOR = "#b0b0b0"
+"""Grid lines' colour (matplotlib's ``grid.color``)."""
 GRID_OPACITY = 0.3
+"""Grid lines' opacity."""
 TEXT_COLOR = "#000000"
+"""Text, spines and ticks."""
 EDGE = 4.0
 """Space between the figure's border and anything drawn."""
 
 FloatArray = npt.NDArray[np.float64]
+"""A float64 numpy array: data coordinates."""
 
 
 def num(value: float) -> str:
-    """A coordinate: two decimals, trailing zeros dropped, never ``-0``."""
+    """A coordinate as SVG text: two decimals, trailing zeros dropped, never ``-0``.
+
+    Parameters
+    ----------
+    value : float
+        A coordinate or size, in points.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> from fairshare.report.svg import num
+    >>> num(2.5), num(3.0), num(-0.001)
+    ('2.5', '3', '0')
+    """
     text = f"{value:.2f}".rstrip("0").rstrip(".")
     return "0" if text in ("-0", "") else text
 
 
 def text_width(text: str, size: float) -> float:
-    """Estimated width of ``text`` at ``size`` points."""
+    """Estimated width of ``text`` at ``size`` points (:data:`CHAR_WIDTH` ems per character).
+
+    Parameters
+    ----------
+    text : str
+        The text.
+    size : float
+        The font size, in points.
+
+    Returns
+    -------
+    float
+        Points.
+    """
     return len(text) * CHAR_WIDTH * size
 
 
 @dataclass(frozen=True)
 class Tick:
-    """A tick at data value ``value`` with label ``label``; ``power`` draws the label as
-    ``10`` with ``power`` as exponent (a symlog decade)."""
+    """A tick at data value ``value`` with label ``label``.
+
+    Parameters
+    ----------
+    value : float
+        Where the tick is, in data coordinates.
+    label : str
+        Its label (empty for a symlog decade, drawn as a power of ten).
+    power : str, optional
+        Draws the label as ``10`` with ``power`` as exponent (a symlog decade).
+    """
 
     value: float
     label: str
@@ -69,12 +129,14 @@ class Tick:
 
     @property
     def width(self) -> float:
+        """The label's estimated width, in points."""
         if self.power is None:
             return text_width(self.label, FONT_SIZE)
         return text_width("10", FONT_SIZE) + text_width(self.power, 0.7 * FONT_SIZE)
 
 
 def _decimals(values: Sequence[float], step: float) -> int:
+    """The fewest decimals (up to 8) that print every value exactly enough for ``step``."""
     for places in range(0, 8):
         if all(abs(round(v, places) - v) < step * 1e-6 for v in values):
             return places
@@ -82,9 +144,30 @@ def _decimals(values: Sequence[float], step: float) -> int:
 
 
 def nice_ticks(lo: float, hi: float, bins: int) -> list[Tick]:
-    """Ticks at multiples of 1, 2, 2.5 or 5 times a power of ten, at most ``bins``
-    intervals across ``[lo, hi]`` (matplotlib's ``MaxNLocator`` with its default steps),
-    labelled with as many decimals as the step needs."""
+    """Ticks at multiples of 1, 2, 2.5 or 5 times a power of ten across ``[lo, hi]``.
+
+    matplotlib's ``MaxNLocator`` with its default steps, labelled with as many decimals as the
+    step needs.
+
+    Parameters
+    ----------
+    lo, hi : float
+        The axis's data range.
+    bins : int
+        The most intervals between ticks.
+
+    Returns
+    -------
+    list of Tick
+
+    Examples
+    --------
+    >>> from fairshare.report.svg import nice_ticks
+    >>> [tick.label for tick in nice_ticks(0.0, 7.3, 5)]
+    ['0', '2', '4', '6']
+    >>> [tick.label for tick in nice_ticks(0.0, 1.0, 4)]
+    ['0.00', '0.25', '0.50', '0.75', '1.00']
+    """
     raw = (hi - lo) / max(bins, 1)
     if not (math.isfinite(raw) and raw > 1e-300):  # a single value, or a span too small to split
         return [Tick(lo, _label(lo, 0))]
@@ -102,14 +185,27 @@ def nice_ticks(lo: float, hi: float, bins: int) -> list[Tick]:
 
 
 def _label(value: float, places: int) -> str:
+    """``value`` with ``places`` decimals, without a ``-`` on zero."""
     text = f"{value:.{places}f}"
     return text[1:] if text.startswith("-") and float(text) == 0 else text
 
 
 @dataclass(frozen=True)
 class Scale:
-    """An axis's data range and transform: linear, or matplotlib's ``symlog`` (linear
-    within ``linthresh`` of 0, logarithmic beyond, base 10, ``linscale`` 1)."""
+    """An axis's data range and transform.
+
+    Linear, or matplotlib's ``symlog``: linear within ``linthresh`` of 0, logarithmic beyond,
+    base 10, ``linscale`` 1.
+
+    Parameters
+    ----------
+    lo, hi : float
+        The data values at the start and the end of the axis (``hi < lo`` runs it backwards).
+    kind : {"linear", "symlog"}
+        The transform.
+    linthresh : float
+        The half-width of the linear part of a symlog scale.
+    """
 
     lo: float
     hi: float
@@ -117,6 +213,17 @@ class Scale:
     linthresh: float = 1.0
 
     def transform(self, value: float) -> float:
+        """``value`` in transformed coordinates (itself on a linear scale).
+
+        Parameters
+        ----------
+        value : float
+            A data value.
+
+        Returns
+        -------
+        float
+        """
         if self.kind == "linear":
             return value
         # matplotlib's SymmetricalLogTransform: the linear part spans linscale / (1 - 1/base)
@@ -128,11 +235,37 @@ class Scale:
         return math.copysign(linear + math.log10(magnitude / c), value)
 
     def fraction(self, value: float) -> float:
-        """Where ``value`` falls along the axis, 0 at ``lo`` and 1 at ``hi`` (clamped)."""
+        """Where ``value`` falls along the axis: 0 at ``lo``, 1 at ``hi`` (clamped).
+
+        Parameters
+        ----------
+        value : float
+            A data value.
+
+        Returns
+        -------
+        float
+
+        Examples
+        --------
+        >>> from fairshare.report.svg import Scale
+        >>> Scale(0.0, 10.0).fraction(2.5), Scale(0.0, 10.0).fraction(20.0)
+        (0.25, 1.0)
+        """
         return float(self.fractions(np.array([value], dtype=np.float64))[0])
 
     def fractions(self, values: FloatArray) -> FloatArray:
-        """:meth:`fraction` of every value, computed as arrays (a curve's points)."""
+        """:meth:`fraction` of every value, computed as arrays (a curve's points).
+
+        Parameters
+        ----------
+        values : FloatArray
+            Data values.
+
+        Returns
+        -------
+        FloatArray
+        """
         a, b = self.transform(self.lo), self.transform(self.hi)
         if b == a:
             return np.zeros_like(values)
@@ -148,6 +281,17 @@ class Scale:
         return np.clip((moved - a) / (b - a), 0.0, 1.0)
 
     def ticks(self, bins: int) -> list[Tick]:
+        """The axis's ticks: :func:`nice_ticks` on a linear scale; 0 and powers of ten on symlog.
+
+        Parameters
+        ----------
+        bins : int
+            The most intervals between ticks (decades are thinned to about this many).
+
+        Returns
+        -------
+        list of Tick
+        """
         if self.kind == "linear":
             return nice_ticks(self.lo, self.hi, bins)
         ticks = [Tick(0.0, "0")] if self.lo <= 0 <= self.hi else []
@@ -169,7 +313,17 @@ ellipsis, so that the legend cannot squeeze the axes beside it to nothing."""
 
 @dataclass(frozen=True)
 class LegendEntry:
-    """A legend row: a filled square (``kind`` patch) or a line sample, then its label."""
+    """A legend row: a filled square (``kind`` patch) or a line sample, then its label.
+
+    Parameters
+    ----------
+    label : str
+        The label (shown cut to :data:`LEGEND_LABEL` characters).
+    color : str
+        The mark's colour.
+    kind : {"patch", "line"}
+        A filled square (areas, bars) or a line sample (curves).
+    """
 
     label: str
     color: str
@@ -177,12 +331,26 @@ class LegendEntry:
 
     @property
     def shown(self) -> str:
+        """The label as drawn: cut with an ellipsis beyond :data:`LEGEND_LABEL` characters."""
         cut = self.label[: LEGEND_LABEL - 1] + "\u2026"
         return self.label if len(self.label) <= LEGEND_LABEL else cut
 
 
 def legend_width(entries: Sequence[LegendEntry], columns: int = 1) -> float:
-    """Width of a legend of ``entries`` in ``columns`` columns, points."""
+    """Width of a legend of ``entries`` in ``columns`` columns.
+
+    Parameters
+    ----------
+    entries : Sequence of LegendEntry
+        The rows.
+    columns : int
+        The columns they are laid out in.
+
+    Returns
+    -------
+    float
+        Points.
+    """
     size = LEGEND_SIZE
     widest = max((text_width(e.shown, size) for e in entries), default=0.0)
     cell = 2.0 * size + 0.8 * size + widest
@@ -190,12 +358,36 @@ def legend_width(entries: Sequence[LegendEntry], columns: int = 1) -> float:
 
 
 def legend_height(rows: int) -> float:
+    """Height of a legend of ``rows`` rows.
+
+    Parameters
+    ----------
+    rows : int
+        Rows of entries.
+
+    Returns
+    -------
+    float
+        Points.
+    """
     return rows * LEGEND_SIZE * 1.5
 
 
 @dataclass
 class Axes:
-    """A plotting area at ``(left, top)``, ``width`` x ``height`` points, in a figure."""
+    """A plotting area in a figure, and the marks drawn in it.
+
+    Parameters
+    ----------
+    left, top : float
+        The area's top left corner in the figure, points.
+    width, height : float
+        The area's size, points.
+    x, y : Scale
+        The horizontal and vertical scales.
+    parts : list of str
+        The SVG elements of the marks, in drawing order (:meth:`Figure.frame` draws them).
+    """
 
     left: float
     top: float
@@ -206,25 +398,77 @@ class Axes:
     parts: list[str] = field(default_factory=list)
 
     def px(self, value: float) -> float:
+        """The figure x coordinate of data value ``value``.
+
+        Parameters
+        ----------
+        value : float
+            A data value on the x scale.
+
+        Returns
+        -------
+        float
+        """
         return self.left + self.x.fraction(value) * self.width
 
     def py(self, value: float) -> float:
+        """The figure y coordinate of data value ``value`` (SVG's y grows downwards).
+
+        Parameters
+        ----------
+        value : float
+            A data value on the y scale.
+
+        Returns
+        -------
+        float
+        """
         return self.top + (1.0 - self.y.fraction(value)) * self.height
 
     def points(self, xs: FloatArray, ys: FloatArray) -> str:
-        """``x,y`` pairs of figure coordinates of data points, space-separated: computed as
-        arrays, rounded to two decimals (a figure's thousands of points cost a few
-        milliseconds)."""
+        """``x,y`` pairs of figure coordinates of data points, space-separated.
+
+        Computed as arrays, rounded to two decimals (a figure's thousands of points cost a few
+        milliseconds).
+
+        Parameters
+        ----------
+        xs, ys : FloatArray
+            The points' data coordinates.
+
+        Returns
+        -------
+        str
+            An SVG ``points`` attribute.
+        """
         px = np.round(self.left + self.x.fractions(xs) * self.width, 2) + 0.0
         py = np.round(self.top + (1.0 - self.y.fractions(ys)) * self.height, 2) + 0.0
         return " ".join(map("{:g},{:g}".format, px.tolist(), py.tolist()))
 
     def polygon(self, xs: FloatArray, ys: FloatArray, color: str) -> None:
-        """A filled polygon through data points (stacked areas)."""
+        """A filled polygon through data points (stacked areas).
+
+        Parameters
+        ----------
+        xs, ys : FloatArray
+            The corners' data coordinates.
+        color : str
+            The fill colour.
+        """
         self.parts.append(f'<polygon points="{self.points(xs, ys)}" fill="{color}"/>')
 
     def rect(self, x0: float, x1: float, y0: float, y1: float, color: str) -> None:
-        """A filled rectangle between data coordinates (a bar)."""
+        """A filled rectangle between data coordinates (a bar).
+
+        Parameters
+        ----------
+        x0, x1 : float
+            The horizontal extent, data coordinates.
+        y0, y1 : float
+            The vertical extent, data coordinates.
+        color : str
+            The fill colour.
+        """
         left, right = sorted((self.px(x0), self.px(x1)))
         top, bottom = sorted((self.py(y0), self.py(y1)))
         self.parts.append(
@@ -233,8 +477,17 @@ class Axes:
         )
 
     def steps(self, xs: FloatArray, ys: FloatArray, color: str) -> None:
-        """A step line through data points, each value held until the next x
-        (matplotlib's ``step(where="post")``), 1.5 points wide."""
+        """A step line through data points, 1.5 points wide.
+
+        Each value is held until the next x (matplotlib's ``step(where="post")``).
+
+        Parameters
+        ----------
+        xs, ys : FloatArray
+            The points' data coordinates.
+        color : str
+            The line colour.
+        """
         # Each point after the first is reached by a horizontal move at the previous value.
         corner_x = np.repeat(xs, 2)[1:]
         corner_y = np.repeat(ys, 2)[:-1]
@@ -246,7 +499,13 @@ class Axes:
 
 
 class Figure:
-    """An SVG figure ``width`` x ``height`` inches (drawn in points) holding axes and text."""
+    """An SVG figure holding axes and text.
+
+    Parameters
+    ----------
+    width, height : float
+        The figure's size, inches (drawn in points, 72 per inch).
+    """
 
     def __init__(self, width: float, height: float) -> None:
         self.width = width * 72.0
@@ -265,8 +524,25 @@ class Figure:
         rotate: bool = False,
         power: str | None = None,
     ) -> None:
-        """Text whose baseline's ``anchor`` point is at ``(x, y)``; ``rotate`` turns it a
-        quarter left (a y label); ``power`` appends a superscript exponent."""
+        """Text whose baseline's ``anchor`` point is at ``(x, y)``.
+
+        Parameters
+        ----------
+        x, y : float
+            The anchor point, figure points.
+        content : str
+            The text (escaped for SVG).
+        size : float
+            The font size, points.
+        anchor : {"start", "middle", "end"}
+            Which point of the text sits at ``x``.
+        color : str
+            The text colour.
+        rotate : bool
+            Turn the text a quarter left (a y label).
+        power : str, optional
+            A superscript exponent appended to the text.
+        """
         body = escape(content)
         if power is not None:
             body += f'<tspan dy="{num(-0.4 * size)}" font-size="{num(0.7 * size)}">'
@@ -278,6 +554,15 @@ class Figure:
         )
 
     def line(self, x0: float, y0: float, x1: float, y1: float, extra: str = "") -> None:
+        """A line in the text colour, :data:`LINE` points wide.
+
+        Parameters
+        ----------
+        x0, y0, x1, y1 : float
+            The ends, figure points.
+        extra : str
+            More SVG attributes (a line cap).
+        """
         self.parts.append(
             f'<line x1="{num(x0)}" y1="{num(y0)}" x2="{num(x1)}" y2="{num(y1)}" '
             f'stroke="{TEXT_COLOR}" stroke-width="{num(LINE)}"{extra}/>'
@@ -294,8 +579,25 @@ class Figure:
         title: str = "",
         grid: bool = True,
     ) -> None:
-        """Grid lines behind the marks, then the left and bottom spines, the ticks and
-        their labels, the axis labels and the title (left-aligned above the axes)."""
+        """Draw the axes: grid lines behind its marks, then the spines, ticks and labels.
+
+        The left and bottom spines, the ticks and their labels, the axis labels and the title
+        (left-aligned above the axes), as matplotlib's default style with the top and right spines
+        hidden.
+
+        Parameters
+        ----------
+        ax : Axes
+            The axes, with its marks.
+        xticks, yticks : Sequence of Tick or None
+            The ticks; None draws none.
+        xlabel, ylabel : str
+            The axis labels; empty for none.
+        title : str
+            The title; empty for none.
+        grid : bool
+            Draw grid lines at the ticks.
+        """
         right, bottom = ax.left + ax.width, ax.top + ax.height
         grid_lines: list[str] = []
         if grid:
@@ -348,7 +650,15 @@ class Figure:
             self.text(ax.left, ax.top - 6.0, title, size=TITLE_SIZE)
 
     def empty(self, ax: Axes, message: str) -> None:
-        """An axes with nothing to show: its spines and ``message`` in the middle, grey."""
+        """An axes with nothing to show: its spines and ``message`` in the middle, grey.
+
+        Parameters
+        ----------
+        ax : Axes
+            The empty axes.
+        message : str
+            Why it is empty.
+        """
         self.frame(ax, xticks=None, yticks=None, grid=False)
         self.text(
             ax.left + ax.width / 2,
@@ -361,8 +671,19 @@ class Figure:
     def legend(
         self, entries: Sequence[LegendEntry], left: float, top: float, columns: int = 1
     ) -> None:
-        """A frameless legend whose top left corner is at ``(left, top)``, entries row by
-        row (matplotlib's handle 2 ems long and 0.7 high, 0.8 ems before the label)."""
+        """A frameless legend whose top left corner is at ``(left, top)``.
+
+        Entries row by row; matplotlib's handle 2 ems long and 0.7 high, 0.8 ems before the label.
+
+        Parameters
+        ----------
+        entries : Sequence of LegendEntry
+            The rows.
+        left, top : float
+            The top left corner, figure points.
+        columns : int
+            The columns the entries are laid out in.
+        """
         size = LEGEND_SIZE
         widest = max((text_width(e.shown, size) for e in entries), default=0.0)
         cell = 2.0 * size + 0.8 * size + widest + 2.0 * size
@@ -384,7 +705,12 @@ class Figure:
             self.text(x + 2.8 * size, middle + 0.35 * size, entry.shown, size=size)
 
     def to_svg(self) -> str:
-        """The ``<svg>`` element, as wide as its container, aspect ratio kept."""
+        """The ``<svg>`` element, as wide as its container, aspect ratio kept.
+
+        Returns
+        -------
+        str
+        """
         return (
             f'<svg xmlns="http://www.w3.org/2000/svg" width="100%" '
             f'viewBox="0 0 {num(self.width)} {num(self.height)}" '
@@ -400,7 +726,22 @@ def axis_room(
     title: bool,
     xticks: bool = True,
 ) -> tuple[float, float, float]:
-    """Room to leave left of, below and above an axes for its ticks, labels and title."""
+    """Room to leave left of, below and above an axes for its ticks, labels and title.
+
+    Parameters
+    ----------
+    yticks : Sequence of Tick or None
+        The y ticks (their labels' width).
+    xlabel, ylabel, title : bool
+        Whether the axes has them.
+    xticks : bool
+        Whether it has x ticks.
+
+    Returns
+    -------
+    tuple of (float, float, float)
+        Left, bottom and top room, points.
+    """
     label_width = max((t.width for t in yticks or ()), default=0.0)
     left = EDGE + (FONT_SIZE * 1.2 + TICK if ylabel else 0.0) + label_width + 2 * TICK
     bottom = EDGE + 2 * TICK + (FONT_SIZE * 1.2 if xticks else 0.0)
@@ -410,7 +751,20 @@ def axis_room(
 
 
 def tick_bins(length: float, axis: Literal["x", "y"]) -> int:
-    """How many tick intervals fit along ``length`` points (matplotlib's
-    ``get_tick_space``: three label heights apart on x, two on y; at most 9)."""
+    """How many tick intervals fit along ``length`` points (at most 9).
+
+    matplotlib's ``get_tick_space``: three label heights apart on x, two on y.
+
+    Parameters
+    ----------
+    length : float
+        The axis's length, points.
+    axis : {"x", "y"}
+        Which axis.
+
+    Returns
+    -------
+    int
+    """
     spacing = FONT_SIZE * (3.0 if axis == "x" else 2.0)
     return max(1, min(int(length // spacing), 9))

@@ -105,10 +105,71 @@ def simulate(
     options: SimOptions | None = None,
     machine_events: Iterable[MachineEvent] = (),
 ) -> RunLog:
-    """Replay ``jobs`` (sorted by submit time) on ``cluster`` under ``policy`` (a SPEC
-    section 3 name, or a policy object built on the same cluster). ``users`` and ``queues``
-    configure pools and the hierarchy (weights, minimum shares, caps). Raises
-    :class:`SimulationError` / :class:`PolicyError` for bad requests."""
+    """Replay jobs on a cluster under an online policy, in simulated time.
+
+    The event loop of the module docstring (SPEC section 3, ``fairshare simulate``): jobs are
+    submitted at their ``submit`` time, the policy places their tasks, and every task attempt
+    and job is recorded. The run ends when no event is left, or at ``options.until``.
+
+    Parameters
+    ----------
+    cluster : Cluster
+        The machines at the start of the run (``machine_events`` add and remove others).
+    jobs : iterable of Job
+        The jobs, sorted by ``submit``; read lazily, one job ahead, so a trace larger than
+        memory runs.
+    policy : str or Policy
+        A SPEC section 3 name (``fifo``, ``fair``, ``drf``, ``hdrf``, ``choosy``, ``tsf``,
+        ...), or a policy object built on the same cluster (a reference scheduler of
+        :mod:`fairshare.sim.reference`).
+    seed : int
+        Seeds the run's one generator: task durations drawn from distributions and input
+        block placement. The same seed and inputs give the same run.
+    users : sequence of User
+        The scenario's users (weights, minimum shares, caps, FAIR pools), in scenario order:
+        the order of ties and of the log's ``users``.
+    queues : sequence of Queue
+        The queue hierarchy (H-DRF section 2.1), when the policy uses one.
+    options : SimOptions, optional
+        Delay scheduling, preemption, copy-compute splitting, headroom, ``until``, locality
+        slowdowns (default: none of them).
+    machine_events : iterable of MachineEvent
+        Machines joining or leaving during the run.
+
+    Returns
+    -------
+    RunLog
+        Every task attempt and job record of the run, ready for :mod:`fairshare.metrics`.
+
+    Raises
+    ------
+    SimulationError
+        Options a run cannot take, jobs not sorted by submit time, a repeated job name, or a
+        machine event naming a machine already there (``add``) or absent (``remove``).
+    PolicyError
+        An unknown policy name, or a request the policy cannot serve.
+
+    Examples
+    --------
+    Job ``a`` (four tasks of 10 s) and, 5 s later, job ``b`` (two tasks) on two slots:
+    FIFO finishes ``a`` first, FAIR shares the slots as soon as one frees.
+
+    >>> import numpy as np
+    >>> from fairshare.cluster import Cluster, Machine
+    >>> from fairshare.workload.model import FixedDuration, Job
+    >>> cluster = Cluster.build(["slots"], [Machine("m", np.array([2.0]))])
+    >>> jobs = [
+    ...     Job("a", 0.0, "alice", np.array([1.0]), 4, FixedDuration(10.0)),
+    ...     Job("b", 5.0, "bob", np.array([1.0]), 2, FixedDuration(10.0)),
+    ... ]
+    >>> [(r.job, r.finish) for r in simulate(cluster, jobs, "fifo", seed=0).jobs]
+    [('a', 20.0), ('b', 30.0)]
+    >>> log = simulate(cluster, jobs, "fair", seed=0)
+    >>> [(r.job, r.first_start, r.finish) for r in log.jobs]
+    [('a', 0.0, 30.0), ('b', 10.0, 30.0)]
+    >>> log.users, log.attempt_count
+    (('alice', 'bob'), 6)
+    """
     started = wallclock.perf_counter()
     opts = options if options is not None else SimOptions()
     check_options(opts)
@@ -423,6 +484,8 @@ class _Run:
             self.queue.open_lane(lane)
 
     def _next_job(self) -> None:
+        """Queue the arrival of the next job of the stream: jobs are read one ahead, so a
+        trace larger than memory runs; checks the order and names as it goes."""
         job = next(self.job_iter, None)
         if job is None:
             return
@@ -440,6 +503,8 @@ class _Run:
         self.queue.push(Arrival(job.submit, ARRIVAL, self.queue.token(), job))
 
     def _submit(self, now: float, job: Job) -> None:
+        """Submit ``job``: draw its durations and input blocks (in job order, so every
+        policy sees the same tasks) and tell the policy."""
         index = self.order[job.name]
         seconds = _durations(job, self.rng)
         blocks: list[tuple[str, ...]] | None = None
@@ -510,6 +575,8 @@ class _Run:
         return self.running.pop(ref)
 
     def _kill(self, now: float, ref: TaskRef) -> None:
+        """Kill running task ``ref`` (preemption, a machine removed): its work is lost and
+        it runs again as the next attempt."""
         run = self.runs[ref.job]
         state = self._stop(ref, run)
         run.waiting.pop(ref, None)
@@ -518,6 +585,8 @@ class _Run:
         self.attempt_of[ref] = self._attempt(state) + 1
 
     def _pause(self, now: float, ref: TaskRef) -> None:
+        """Pause running task ``ref`` (a reference scheduler's :class:`Pause`): the fraction
+        of its work left is kept for its next attempt."""
         run = self.runs[ref.job]
         state = self._stop(ref, run)
         run.waiting.pop(ref, None)
@@ -530,6 +599,7 @@ class _Run:
             self.resume[ref] = fraction * (end - now) / (end - start) if end > start else 0.0
 
     def _add(self, now: float, machine: Machine) -> None:
+        """A machine joins; the isolated responses' slots are recomputed on next use."""
         if machine.name in self.machines:
             raise SimulationError(
                 "machine_events", f"machine '{machine.name}' is already in the cluster"
@@ -540,6 +610,7 @@ class _Run:
         self.policy.machine_added(now, machine)
 
     def _remove(self, now: float, name: str) -> None:
+        """A machine leaves; the tasks the policy says ran on it are killed."""
         if name not in self.machines:
             raise SimulationError("machine_events", f"no machine '{name}' to remove")
         del self.machines[name]
@@ -566,6 +637,7 @@ class _Run:
     # ----------------------------------------------------------------- records
 
     def _record(self, run: JobRun) -> JobRecord:
+        """The job record of ``run`` as it stands (unfinished jobs keep ``finish=None``)."""
         job = run.job
         return JobRecord(
             job=job.name,
@@ -582,6 +654,8 @@ class _Run:
         )
 
     def _isolated(self, run: JobRun) -> float:
+        """The job's response time alone on the empty cluster (the slowdown denominator,
+        module docstring); inf when no machine it may use holds one of its tasks."""
         job = run.job
         if run.total == 0:
             return 0.0
@@ -599,6 +673,7 @@ class _Run:
         return end
 
     def _slots(self, job: Job, demand: FloatArray) -> int:
+        """Whole tasks of ``demand`` that fit at once on the live machines ``job`` may use."""
         if self.fit is None:
             self.fit = TaskFit(list(self.machines.values()), self.resources)
         return self.fit.slots(job.constraint, job.machines, demand)

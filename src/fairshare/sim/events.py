@@ -36,7 +36,32 @@ FINISH, REMOVE, ADD, ARRIVAL, WAKEUP = range(5)
 
 
 class JobRun:
-    """What the engine keeps of one submitted job until it finishes."""
+    """What the engine keeps of one submitted job until it finishes.
+
+    Parameters
+    ----------
+    index : int
+        The job's order of submission (its index in the run's job records).
+    job : Job
+        The job.
+    map_seconds : sequence of float
+        Each map task's duration, drawn at submission (before any locality slowdown).
+
+    Attributes
+    ----------
+    maps, total : int
+        The job's map tasks, and all its tasks (maps and reducers, a split reducer once).
+    done, maps_done : int
+        Tasks finished, and map tasks finished (counted only for a job with a reduce phase).
+    map_entries : list of Finish or None
+        Per map task, its running entry (its :class:`Finish` event) while it runs.
+    maps_only : bool
+        The job has no reduce phase.
+    waiting : dict of TaskRef to None
+        Reducers (or copy parts) launched before the last map finished, in launch order.
+    first_start, finish : float or None
+        When the job's first task started and its last finished (None until then).
+    """
 
     __slots__ = (
         "done",
@@ -75,9 +100,26 @@ class JobRun:
 
 
 class Finish(NamedTuple):
-    """A running task and its finish event (see the module). ``slot`` is the offset of its
-    attempt's row in the engine's flat attempt list (written at the launch, as the task
-    will end)."""
+    """A running task and its finish event (see the module).
+
+    Attributes
+    ----------
+    time : float
+        When the task finishes (inf for a reducer waiting for its job's maps).
+    kind : int
+        :data:`FINISH`.
+    token : int
+        Insertion order among same-time events (0 for a waiting reducer, never queued).
+    task : TaskRef
+        The task.
+    slot : int
+        The offset of its attempt's row in the engine's flat attempt list (written at the
+        launch, as the task will end).
+    run : JobRun
+        Its job's run.
+    lane : list of Finish or None
+        The lane the event belongs to (the round's map launches), or None.
+    """
 
     time: float
     kind: int
@@ -89,7 +131,7 @@ class Finish(NamedTuple):
 
 
 class Arrival(NamedTuple):
-    """A job is submitted."""
+    """A job is submitted: ``job`` at ``time`` (its ``submit``), kind :data:`ARRIVAL`."""
 
     time: float
     kind: int
@@ -98,8 +140,8 @@ class Arrival(NamedTuple):
 
 
 class MachineChange(NamedTuple):
-    """A machine joins (``kind`` ADD, ``machine`` a :class:`Machine`) or leaves (REMOVE, its
-    name)."""
+    """A machine joins (``kind`` :data:`ADD`, ``machine`` a :class:`Machine`) or leaves
+    (:data:`REMOVE`, ``machine`` its name) at ``time``."""
 
     time: float
     kind: int
@@ -108,7 +150,8 @@ class MachineChange(NamedTuple):
 
 
 class Wakeup(NamedTuple):
-    """The policy asked to be advanced now."""
+    """The policy asked to be advanced at ``time`` (kind :data:`WAKEUP`): a delay
+    scheduling wait or a preemption timeout ends then."""
 
     time: float
     kind: int
@@ -116,15 +159,37 @@ class Wakeup(NamedTuple):
 
 
 Event = Finish | Arrival | MachineChange | Wakeup
+"""Every event the queue holds."""
 
 _TIME = itemgetter(0)
 """An event's time (the sort key of a lane)."""
 
 
 class EventQueue:
-    """A heap of times (one entry per event) and the events at each time: floats compare in
-    a fraction of the time tuples take, and with tens of thousands of tasks running the
-    heap's comparisons were most of the queue's cost."""
+    """The simulator's events, delivered by time, then kind, then token (module docstring).
+
+    A heap of times (one entry per event) and the events at each time: floats compare in a
+    fraction of the time tuples take, and with tens of thousands of tasks running the heap's
+    comparisons were most of the queue's cost.
+
+    Attributes
+    ----------
+    times : list of float
+        The heap of queued times, one entry per queued event (empty: nothing queued).
+    at : dict of float to Event or list of Event
+        The events queued at each time: one event, or a heap of them by (kind, token).
+
+    Examples
+    --------
+    >>> queue = EventQueue()
+    >>> queue.push(Wakeup(5.0, WAKEUP, queue.token()))
+    >>> queue.push(Arrival(5.0, ARRIVAL, queue.token(), None))
+    >>> queue.push(Wakeup(1.0, WAKEUP, queue.token()))
+    >>> [(type(event).__name__, event.time) for event in (queue.pop(), queue.pop(), queue.pop())]
+    [('Wakeup', 1.0), ('Arrival', 5.0), ('Wakeup', 5.0)]
+    >>> queue.times
+    []
+    """
 
     def __init__(self) -> None:
         self.times: list[float] = []
@@ -134,10 +199,25 @@ class EventQueue:
         self.tokens = itertools.count(1)
 
     def token(self) -> int:
+        """A new event token.
+
+        Returns
+        -------
+        int
+            One more than the last token: the order of insertion among same-time events of
+            one kind (0 is left for events that are never queued).
+        """
         return next(self.tokens)
 
     def push(self, event: Event) -> None:
-        """Queue ``event``; events at one time come out by (kind, token)."""
+        """Queue ``event``; events at one time come out by (kind, token).
+
+        Parameters
+        ----------
+        event : Event
+            The event; its token must be new (from :meth:`token`), so that the payload after
+            ``(time, kind, token)`` is never compared.
+        """
         at = event[0]
         held = self.at.setdefault(at, event)  # (pop's lane step starts the same way)
         if held is not event:
@@ -148,8 +228,13 @@ class EventQueue:
         heappush(self.times, at)
 
     def pop(self) -> Event:
-        """The next event (the queue must not be empty); a finish event's lane queues its
-        next one."""
+        """Take the next event out of the queue; a finish event's lane queues its next one.
+
+        Returns
+        -------
+        Event
+            The event of the lowest (time, kind, token). The queue must not be empty.
+        """
         at = heappop(self.times)
         held = self.at.pop(at)
         if type(held) is list:
@@ -171,7 +256,29 @@ class EventQueue:
         return event
 
     def open_lane(self, lane: list[Finish]) -> None:
-        """Queue the finish events of a round's map launches as one lane (see the module)."""
+        """Queue the finish events of a round's map launches as one lane (see the module).
+
+        Parameters
+        ----------
+        lane : list of Finish
+            The events, in launch (token) order, each with this very list as its ``lane``;
+            sorted here, and then only its first event is in the queue at a time.
+
+        Examples
+        --------
+        Three map tasks launched in one round (no job run: the queue never reads it):
+
+        >>> from fairshare.policies import TaskRef
+        >>> queue, lane = EventQueue(), []
+        >>> for task, end in enumerate([30.0, 10.0, 20.0]):
+        ...     ref = TaskRef(0, "map", task)
+        ...     lane.append(Finish(end, FINISH, queue.token(), ref, 0, None, lane))
+        >>> queue.open_lane(lane)
+        >>> len(queue.times)
+        1
+        >>> [queue.pop().task.task for _ in range(3)]
+        [1, 2, 0]
+        """
         if len(lane) > 1:
             # Stable: events of one time stay in token (launch) order; popped from the end.
             lane.sort(key=_TIME)

@@ -6,6 +6,23 @@ A run is recorded as plain rows, one per task attempt and one per job, so that m
 pure functions of the log and every output file (SPEC section 3) can be derived from it.
 Times are seconds from the start of the run. Rows are in a deterministic order: task
 attempts by (start, job order, phase, task, attempt), jobs in submission order.
+
+Examples
+--------
+A log as the simulator writes it (:func:`fairshare.sim.simulate`):
+
+>>> import numpy as np
+>>> from fairshare.cluster import Cluster, Machine
+>>> from fairshare.sim import simulate
+>>> from fairshare.workload.model import FixedDuration, Job
+>>> cluster = Cluster.build(["slots"], [Machine("m", np.array([2.0]))])
+>>> job = Job("a", 0.0, "alice", np.array([1.0]), 3, FixedDuration(10.0))
+>>> log = simulate(cluster, [job], "fifo", seed=0)
+>>> [(a.task, a.machine, a.start, a.finish) for a in log.attempts]
+[(0, 'm', 0.0, 10.0), (1, 'm', 0.0, 10.0), (2, 'm', 10.0, 20.0)]
+>>> record = log.jobs[0]
+>>> record.finish - record.submit, record.isolated_response
+(20.0, 20.0)
 """
 
 from __future__ import annotations
@@ -19,24 +36,47 @@ from typing import Any, Literal, NamedTuple
 from fairshare.cluster import Cluster, FloatArray
 
 Locality = Literal["node", "rack", "off_rack"]
+"""Where a map task read its input block from: its own machine, its rack, or another rack
+(FAIR section 4)."""
 Phase = Literal["map", "reduce", "copy"]
+"""A task's phase: a map task, a reducer, or a reducer's copy part (copy-compute splitting,
+FAIR section 5.2)."""
 
 
 @dataclass(frozen=True, slots=True)
 class TaskAttempt:
     """One run of one task on one machine, from launch to finish or kill.
 
-    ``phase`` is ``map``, ``reduce`` or, with copy-compute splitting (FAIR section 5.2),
-    ``copy``: a reducer is then recorded as its copy part (``copy``, which holds no resource)
-    and its compute part (``reduce``, the reduce demand), so busy time counts only the
-    compute part's resources. Without splitting, a ``reduce`` attempt is the whole reducer,
-    copy and compute, and holds its demand from launch (launched before the job's maps
-    finished, it holds it while it waits for them: FAIR section 5.1's slot hoarding).
+    A row of ``tasks.parquet`` (SPEC section 3).
 
-    ``locality`` is None for tasks that read no input block. A task killed by preemption has
-    ``killed=True`` and ``finish`` the kill time; it is re-run later as attempt + 1. A task
-    still running when the run stopped at its ``until`` time has ``truncated=True`` and
-    ``finish`` that time, so that busy time up to the end of the run is counted.
+    Attributes
+    ----------
+    job, user : str
+        The task's job and the job's user (or pool).
+    phase : {"map", "reduce", "copy"}
+        ``map``, ``reduce`` or, with copy-compute splitting (FAIR section 5.2), ``copy``: a
+        reducer is then recorded as its copy part (``copy``, which holds no resource) and
+        its compute part (``reduce``, the reduce demand), so busy time counts only the
+        compute part's resources. Without splitting, a ``reduce`` attempt is the whole
+        reducer, copy and compute, and holds its demand from launch (launched before the
+        job's maps finished, it holds it while it waits for them: FAIR section 5.1's slot
+        hoarding).
+    task : int
+        The task's index within its phase.
+    attempt : int
+        0 for the first run of the task, one more for each run after a kill or a pause.
+    machine : str
+        The machine it ran on.
+    start, finish : float
+        Seconds from the start of the run.
+    killed : bool
+        Killed by preemption or a machine's removal: ``finish`` is the kill time, and the
+        task runs again later as attempt + 1.
+    locality : {"node", "rack", "off_rack"} or None
+        Where the task read its input block from; None for tasks that read none.
+    truncated : bool
+        Still running when the run stopped at its ``until`` time: ``finish`` is that time,
+        so that busy time up to the end of the run is counted.
     """
 
     job: str
@@ -54,14 +94,30 @@ class TaskAttempt:
 
 @dataclass(frozen=True, slots=True)
 class JobRecord:
-    """One job of the run. ``first_start`` and ``finish`` are None for a job that never
-    started or never finished before the run ended. ``isolated_response`` is the job's
-    response time alone on the empty cluster (the denominator of slowdown, SPEC section 3);
-    ``inf`` for a job that can never run, since no machine it may use holds one of its tasks
-    (``fairshare.workload.eligibility.TaskFit``).
-    ``demand`` is the per-task demand vector in the cluster's resource order, and
-    ``reduce_demand`` a reducer's when it differs (None: ``demand``); ``tasks`` counts all
-    tasks, map and reduce (a split reducer once)."""
+    """One job of the run: a row of ``jobs.csv`` (SPEC section 3).
+
+    Attributes
+    ----------
+    job, user, queue : str
+        The job's name, its user (or pool) and its queue.
+    submit : float
+        When it was submitted.
+    tasks : int
+        All its tasks, map and reduce (a split reducer once).
+    demand : FloatArray
+        The per-task demand vector in the cluster's resource order.
+    weight : float
+        The job's weight.
+    first_start, finish : float or None
+        When its first task started and its last finished; None for a job that never
+        started or never finished before the run ended.
+    isolated_response : float
+        The job's response time alone on the empty cluster (the denominator of slowdown,
+        SPEC section 3); ``inf`` for a job that can never run, since no machine it may use
+        holds one of its tasks (:class:`fairshare.workload.eligibility.TaskFit`).
+    reduce_demand : FloatArray or None
+        A reducer's demand when it differs from ``demand`` (None: ``demand``).
+    """
 
     job: str
     user: str
@@ -89,9 +145,12 @@ ROW_START, ROW_ORDER, ROW_PHASE, ROW_TASK, ROW_ATTEMPT, ROW_MACHINE, ROW_FINISH,
 
 
 class AttemptRows(NamedTuple):
-    """A run's attempts as a driver recorded them, one list per field, in the log's attempt
-    order (by start, job order, phase, task, attempt; the five are unique per attempt).
-    ``order`` indexes ``RunLog.jobs``."""
+    """A run's attempts as a driver recorded them, one list per field.
+
+    The lists are in the log's attempt order (by start, job order, phase, task, attempt;
+    the five are unique per attempt), one entry per attempt; ``order`` indexes
+    ``RunLog.jobs``. The other fields are those of :class:`TaskAttempt`.
+    """
 
     start: list[float]
     order: list[int]
@@ -108,10 +167,32 @@ class AttemptRows(NamedTuple):
     def from_flat(
         cls, flat: list[Any], killed: Iterable[int], truncated: Iterable[int]
     ) -> AttemptRows:
-        """The rows of ``flat`` (see :data:`ROW_FIELDS`), sorted; ``killed`` and
-        ``truncated`` hold the offsets in ``flat`` of the attempts that were. A driver
-        appends attempts as they start, so they are sorted but for attempts that started at
-        one time: a pass finds out, and only an unsorted log pays for the sort."""
+        """The rows of a driver's flat attempt list, sorted.
+
+        A driver appends attempts as they start, so they are sorted but for attempts that
+        started at one time: a pass finds out, and only an unsorted log pays for the sort.
+
+        Parameters
+        ----------
+        flat : list
+            :data:`ROW_FIELDS` items per attempt (see there).
+        killed, truncated : iterable of int
+            The offsets in ``flat`` of the attempts that were killed, or truncated.
+
+        Returns
+        -------
+        AttemptRows
+
+        Examples
+        --------
+        Two attempts started at one time, recorded out of order (job 1 before job 0); the
+        attempt at offset 8 was killed:
+
+        >>> flat = [5.0, 1, "map", 0, 0, "m1", 9.0, None, 5.0, 0, "map", 0, 0, "m2", 8.0, "node"]
+        >>> rows = AttemptRows.from_flat(flat, killed=[8], truncated=[])
+        >>> rows.order, rows.machine, rows.killed
+        ([0, 1], ['m2', 'm1'], [True, False])
+        """
         columns: list[list[Any]] = [flat[k::ROW_FIELDS] for k in range(ROW_FIELDS)]
         n = len(columns[ROW_START])
         killed_column = [False] * n
@@ -131,8 +212,11 @@ class AttemptRows(NamedTuple):
 
 class AttemptColumns(NamedTuple):
     """A log's attempts as columns, in ``RunLog.attempts`` order (one entry per attempt).
+
     ``order`` indexes ``RunLog.jobs``; ``user`` is None when every attempt's user is its
-    job's (a simulator's log: no column of names to build and read back)."""
+    job's (a simulator's log: no column of names to build and read back). The other fields
+    are those of :class:`TaskAttempt`.
+    """
 
     order: Sequence[int]
     user: Sequence[str] | None
@@ -149,16 +233,38 @@ class AttemptColumns(NamedTuple):
 
 @dataclass(frozen=True)
 class RunLog:
-    """Everything a run produced. ``users`` lists the users (or pools) in scenario order, the
-    order ties and outputs follow; ``events`` counts the events the engine processed.
+    """Everything a run produced: the input of every metric and output file (SPEC section 3).
 
     A log made by :meth:`from_rows` (the simulator's) builds ``attempts`` on first read: at
     the papers' scales (Choosy section 7.1's 84,000 attempts, TSF section VI's 180,000) a
     frozen :class:`TaskAttempt` per attempt costs a sixth of the run, and the metrics and
     output files read :meth:`attempt_columns` instead, which never builds them.
 
-    ``stranded`` names the jobs that had not finished when no event was left (a run not
-    stopped by ``until``): tasks that no machine they may use will ever take."""
+    Attributes
+    ----------
+    policy : str
+        The policy's name.
+    seed : int
+        The run's seed.
+    cluster : Cluster
+        The cluster at the start of the run.
+    users : tuple of str
+        The users (or pools) in scenario order, the order ties and outputs follow (users
+        named only by jobs come after the scenario's).
+    jobs : tuple of JobRecord
+        One record per job, in submission order.
+    attempts : tuple of TaskAttempt
+        Every task attempt, by (start, job order, phase, task, attempt).
+    events : int
+        The events the engine processed.
+    wall_seconds : float
+        The run's wall time (the one figure that differs between identical runs).
+    options : dict
+        The run's options as ``summary.json`` records them (``SimOptions.record``).
+    stranded : tuple of str
+        The jobs that had not finished when no event was left (a run not stopped by
+        ``until``): tasks that no machine they may use will ever take.
+    """
 
     policy: str
     seed: int
@@ -186,8 +292,19 @@ class RunLog:
         options: dict[str, object],
         stranded: tuple[str, ...] = (),
     ) -> RunLog:
-        """A log whose attempts are ``rows`` (``jobs`` in job order, which the rows refer
-        to); ``attempts`` is built from them when first read."""
+        """A log whose attempts are ``rows``, built from them when first read.
+
+        Parameters
+        ----------
+        rows : AttemptRows
+            The attempts, whose ``order`` indexes ``jobs``.
+        policy, seed, cluster, users, jobs, events, wall_seconds, options, stranded
+            As the attributes of the same names (``jobs`` in job order).
+
+        Returns
+        -------
+        RunLog
+        """
         log = cls.__new__(cls)
         put = object.__setattr__
         put(log, "policy", policy)
@@ -242,7 +359,7 @@ class RunLog:
 
     @property
     def attempt_count(self) -> int:
-        """``len(attempts)``, without building them."""
+        """The number of task attempts, ``len(attempts)``, without building them."""
         rows: AttemptRows | None = self.__dict__.get("_rows")
         return (
             len(rows.start)
@@ -252,8 +369,17 @@ class RunLog:
 
     def attempt_columns(self) -> AttemptColumns:
         """The attempts as columns, read from the rows when the log has them (no
-        :class:`TaskAttempt` is built). An attempt of a job the log does not list is a
-        ``KeyError``."""
+        :class:`TaskAttempt` is built).
+
+        Returns
+        -------
+        AttemptColumns
+
+        Raises
+        ------
+        KeyError
+            An attempt of a job the log does not list.
+        """
         rows: AttemptRows | None = self.__dict__.get("_rows")
         if rows is not None and "attempts" not in self.__dict__:
             return AttemptColumns(
@@ -287,4 +413,5 @@ class RunLog:
 
     @property
     def preempted_tasks(self) -> int:
+        """The task attempts that were killed (preemption, a machine's removal)."""
         return sum(self.attempt_columns().killed)

@@ -2,7 +2,7 @@
 
 Choosy compares its greedy online rule against schedulers that compute the constrained
 max-min fair (CMMF) allocation exactly (Choosy section 5, here
-:func:`fairshare.solvers.whole_tasks.cmmf_whole_tasks`: progressive filling by network flow,
+:func:`fairshare.solvers.cmmf_flow.cmmf_whole_tasks`: progressive filling by network flow,
 whole tasks, machine types coalesced). They are policies of the same protocol as
 :mod:`fairshare.policies` (the engine drives them unchanged), registered as extensions of
 SPEC section 3's policy names:
@@ -39,33 +39,34 @@ the data locality of each launch is reported but not sought. Minimum and maximum
 delay scheduling and preemption timeouts are FAIR's mechanisms, not Choosy's, and are not
 used. Each decision solves one or two flow problems over machine types, so these schedulers
 are orders of magnitude slower than the online ones, as Choosy's Table 2 reports.
+
+The state a reference scheduler keeps (units, jobs, machines) and the protocol's events that
+change it are :class:`fairshare.sim.reference_state.ReferenceState`; this module is the
+decisions: which exact allocation each scheduler computes and how it moves to it.
 """
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from fairshare.cluster import Cluster, Machine, attribute_signature
-from fairshare.cluster.constraints import Constraint
-from fairshare.policies import Decision, Launch, Policy, TaskRef
+from fairshare.cluster import Cluster
+from fairshare.policies import Decision
 from fairshare.registry import PolicyInfo, by_name
 from fairshare.sim.engine import Pause, SimulationError
+from fairshare.sim.reference_state import DIGITS, EPS, ReferenceState, Unit
 from fairshare.workload.eligibility import MachineTypes
-from fairshare.workload.model import Job, Queue, User
+from fairshare.workload.model import Queue, User
 
 __all__ = ["REFERENCE_POLICIES", "ReferencePolicy", "ReferenceScheduler", "make_reference"]
-
-_EPS = 1e-9
-_DIGITS = 9
 
 
 @dataclass(frozen=True)
 class ReferencePolicy(PolicyInfo):
-    """A reference scheduler: its name, what it does, and its paper section."""
+    """A reference scheduler: its name, what it does, and its paper section (an entry of
+    :data:`REFERENCE_POLICIES`)."""
 
 
 REFERENCE_POLICIES: dict[str, ReferencePolicy] = by_name(
@@ -94,51 +95,25 @@ REFERENCE_POLICIES: dict[str, ReferencePolicy] = by_name(
 )
 
 
-class _Unit:
-    """Tasks of one user with one constraint class and one task size: a row of the CMMF."""
+class ReferenceScheduler(ReferenceState):
+    """The four reference schedulers of Choosy sections 7.1-7.2 (see the module docstring).
 
-    __slots__ = (
-        "cls",
-        "held",
-        "idx",
-        "jobs",
-        "name",
-        "on",
-        "pending",
-        "running",
-        "size",
-        "weight",
-    )
+    Parameters
+    ----------
+    cluster : Cluster
+        The machines at the start.
+    mode : str
+        Which scheduler: a key of :data:`REFERENCE_POLICIES`.
+    users : sequence of User
+        The scenario's users: their weights.
+    queues : sequence of Queue
+        Accepted for the protocol's signature; Choosy's model has no queues.
 
-    def __init__(self, idx: int, name: str, cls: int, size: float, weight: float) -> None:
-        self.idx = idx
-        self.name = name
-        self.cls = cls
-        self.size = size
-        self.weight = weight
-        self.jobs: deque[int] = deque()  # job ids with pending tasks, FIFO
-        self.pending = 0
-        # Running task -> machine, in launch order (the newest is paused first).
-        self.running: dict[TaskRef, int] = {}
-        # Running tasks per machine, and the machines holding one as a bit set.
-        self.on: dict[int, int] = {}
-        self.held = 0
-
-
-class _JobTasks:
-    __slots__ = ("blocks", "maps", "maps_done", "pending", "reduces", "unit")
-
-    def __init__(self, job: Job, unit: int, blocks: list[tuple[int, ...]] | None) -> None:
-        self.unit = unit
-        self.maps = job.tasks
-        self.maps_done = 0
-        self.reduces = job.reduce.tasks if job.reduce is not None else 0
-        self.blocks = blocks
-        self.pending: deque[TaskRef] = deque()
-
-
-class ReferenceScheduler(Policy):
-    """The four reference schedulers (see the module docstring); ``mode`` is the name."""
+    Raises
+    ------
+    SimulationError
+        ``mode`` is not a reference scheduler, or two machines have the same name.
+    """
 
     def __init__(
         self,
@@ -154,140 +129,23 @@ class ReferenceScheduler(Policy):
                 f"unknown reference scheduler {mode!r}; expected one of "
                 f"{', '.join(REFERENCE_POLICIES)}",
             )
-        self.name = mode
-        self.resources = cluster.resources
-        self.weights = {u.name: u.weight for u in users}
-        self.resource: int | None = None
-        self.names: list[str] = []
-        self.index: dict[str, int] = {}
-        self.machines: list[Machine] = []
-        self.rack: list[str | None] = []
-        self.capacity: list[float] = []
-        self.free: list[float] = []
-        # Alive machines with free capacity (so a decision looks at those only).
-        self.room: dict[int, None] = {}
-        self.alive: list[bool] = []
-        self.sig: list[int] = []
-        self._sig_of: dict[tuple[object, ...], int] = {}
-        self._sig_count = 0
-        self.classes: list[tuple[Constraint | None, frozenset[str] | None]] = []
-        self._class_of: dict[tuple[str | None, frozenset[str] | None], int] = {}
-        # Per constraint class, one byte per machine: 1 where the class may run, and the same
-        # as a bit set. Evaluated once per class and machine, so no decision ever evaluates a
-        # constraint.
-        self.eligible: list[bytearray] = []
-        self.eligible_bits: list[int] = []
-        self.by_name = False
-        self.units: list[_Unit] = []
-        self._unit_of: dict[tuple[str, int, float], int] = {}
-        # Units with pending tasks, by index.
-        self.waiting: dict[int, None] = {}
-        self.jobs: dict[int, _JobTasks] = {}
-        self.dirty = False
-        # What changed since the last decision. Every decision leaves no free capacity that a
-        # waiting unit could use (each exact allocation is maximal), so only machines that
-        # freed up or joined (``fresh``) and the free machines of units with new pending tasks
-        # (``widened``) can take a task now.
-        self.fresh: set[int] = set()
-        self.widened: set[int] = set()
-        # Whether work arrived or the machines changed since the last decision (``hard``),
-        # and whether a finished task left its unit with nothing pending (``capped``): see
-        # ``_decide`` for what each rules out.
-        self.hard = True
-        self.capped = False
-        self.finished: dict[int, int] = {}
-        self.sizes: set[float] = set()
-        # Tests set this to examine every free machine and solve the whole cluster at every
-        # decision, the definition the incremental decisions must reproduce exactly.
-        self.exhaustive = False
-        # periodic-offline: the plan, tasks per (unit, machine signature), whether the set of
-        # active units changed since it was made, and the tasks each unit holds per signature.
-        self.plan: dict[tuple[int, int], int] = {}
-        self.held: dict[tuple[int, int], int] = {}
-        self.replan = False
-        for machine in cluster.machines:
-            self._add_machine(machine)
-
-    # ------------------------------------------------------------------ protocol: events
-
-    def job_submitted(
-        self, now: float, job_id: int, job: Job, blocks: Sequence[Sequence[str]] | None = None
-    ) -> None:
-        size = self._size(job)
-        cls = self._class(job)
-        key = (job.user, cls, size)
-        u = self._unit_of.get(key)
-        if u is None:
-            u = self._unit_of[key] = len(self.units)
-            weight = self.weights.get(job.user, job.weight)
-            self.units.append(_Unit(u, job.user, cls, size, weight))
-            self.sizes.add(size)
-        unit = self.units[u]
-        located = (
-            [tuple(self.index[name] for name in holders) for holders in blocks]
-            if blocks is not None
-            else None
-        )
-        state = _JobTasks(job, u, located)
-        self.jobs[job_id] = state
-        if state.maps:
-            state.pending.extend(TaskRef(job_id, "map", t) for t in range(state.maps))
-        else:
-            state.pending.extend(TaskRef(job_id, "reduce", t) for t in range(state.reduces))
-        if state.pending:
-            self._activate(unit, job_id, len(state.pending))
-
-    def task_finished(self, now: float, task: TaskRef) -> None:
-        state = self.jobs[task.job]
-        unit = self.units[state.unit]
-        mi = self._forget(unit, task)
-        self._release(mi, unit.size)
-        if task.phase == "map":
-            state.maps_done += 1
-            if state.maps_done == state.maps and state.reduces:
-                state.pending.extend(TaskRef(task.job, "reduce", t) for t in range(state.reduces))
-                self._activate(unit, task.job, state.reduces)
-        # The unit may get back every task it finished since the last decision only while
-        # it has as many pending: otherwise its demand fell below what it held, and its cap
-        # may bind in the target.
-        gone = self.finished[unit.idx] = self.finished.get(unit.idx, 0) + 1
-        if unit.pending < gone:
-            self.capped = True
-        if not unit.pending and not unit.running:
-            self.replan = True  # the unit leaves
-        self.dirty = True
-
-    def machine_added(self, now: float, machine: Machine) -> None:
-        self._add_machine(machine)
-        self.replan = self.dirty = self.hard = True
-
-    def machine_removed(self, now: float, name: str) -> list[TaskRef]:
-        mi = self.index[name]
-        lost: list[TaskRef] = []
-        for unit in self.units:
-            gone = [ref for ref, where in unit.running.items() if where == mi]
-            for ref in gone:
-                self._forget(unit, ref)
-                self._requeue(unit, ref)
-                self.widened.add(unit.idx)
-            lost.extend(gone)
-        self.alive[mi] = False
-        self.free[mi] = 0.0
-        self.room.pop(mi, None)
-        self.fresh.discard(mi)
-        self.replan = self.dirty = self.hard = True
-        return sorted(lost)
-
-    def advance(self, now: float) -> None:
-        """Nothing waits on time: decisions follow events only."""
-
-    def next_wakeup(self) -> float | None:
-        return None
+        super().__init__(cluster, mode, users=users)
 
     # ------------------------------------------------------------------ protocol: decisions
 
     def decide(self, now: float) -> list[Decision]:
-        """One decision (Choosy 7.1-7.2, see the module docstring and ``_decide``)."""
+        """One decision (Choosy 7.1-7.2, see the module docstring and ``_decide``).
+
+        Parameters
+        ----------
+        now : float
+            The current time.
+
+        Returns
+        -------
+        list of Decision
+            Pauses first, then launches; nothing when no event came since the last one.
+        """
         if not self.dirty:
             return []
         self.dirty = False
@@ -351,11 +209,11 @@ class ReferenceScheduler(Policy):
             return False
         mi = fresh[0]
         size = next(iter(self.sizes))
-        if self.free[mi] + _EPS >= 2 * size or self.free[mi] + _EPS < size:
+        if self.free[mi] + EPS >= 2 * size or self.free[mi] + EPS < size:
             return False
 
-        def level(unit: _Unit) -> tuple[float, float]:
-            return (round(len(unit.running) * size / unit.weight, _DIGITS), -size / unit.weight)
+        def level(unit: Unit) -> tuple[float, float]:
+            return (round(len(unit.running) * size / unit.weight, DIGITS), -size / unit.weight)
 
         waiting = [self.units[u] for u in self.waiting]
         direct = [unit for unit in waiting if self.eligible[unit.cls][mi]]
@@ -369,7 +227,7 @@ class ReferenceScheduler(Policy):
         reach = 1 << mi
         frontier = reach
         via: dict[int, int] = {}
-        passes: dict[int, tuple[_Unit, int]] = {}
+        passes: dict[int, tuple[Unit, int]] = {}
         left = [unit for unit in self.units if unit.pending or unit.running]
         while frontier and left:
             found = [unit for unit in left if self.eligible_bits[unit.cls] & frontier]
@@ -395,7 +253,7 @@ class ReferenceScheduler(Policy):
         if best is not None and level(best) <= level(pick):
             pick = best
         # Move along the path, the hop into mi first, so each move lands on a free slot.
-        chain: list[tuple[_Unit, int, int]] = []
+        chain: list[tuple[Unit, int, int]] = []
         at = via[pick.idx] if pick is not best else mi
         while at != mi:
             mover, to = passes[at]
@@ -426,7 +284,7 @@ class ReferenceScheduler(Policy):
         waiting = [self.units[u] for u in self.waiting]
         out = []
         for mi in sorted(candidates):
-            fits = self.free[mi] + _EPS
+            fits = self.free[mi] + EPS
             if any(unit.size <= fits and self.eligible[unit.cls][mi] for unit in waiting):
                 out.append(mi)
         return out
@@ -466,7 +324,7 @@ class ReferenceScheduler(Policy):
         return {k: t for k, t in out.items() if t > 0}
 
     def _single_slot(
-        self, units: list[_Unit], machines: list[int]
+        self, units: list[Unit], machines: list[int]
     ) -> dict[tuple[int, int], int] | None:
         """The exact answer without a flow when one task's worth of usable room is free and
         every pending task has one size (the common case once the cluster is full): the
@@ -478,13 +336,13 @@ class ReferenceScheduler(Policy):
         if len(machines) != 1 or any(u.size != size for u in units):
             return None
         mi = machines[0]
-        if self.free[mi] + _EPS >= 2 * size:
+        if self.free[mi] + EPS >= 2 * size:
             return None
         best: tuple[float, float, int] | None = None
         for unit in units:
             if self.eligible[unit.cls][mi]:
                 rank = (
-                    round(len(unit.running) * size / unit.weight, _DIGITS),
+                    round(len(unit.running) * size / unit.weight, DIGITS),
                     -size / unit.weight,
                     unit.idx,
                 )
@@ -507,7 +365,7 @@ class ReferenceScheduler(Policy):
 
     def _solve(
         self,
-        units: list[_Unit],
+        units: list[Unit],
         machines: list[int],
         capacity: list[float],
         offsets: bool,
@@ -530,7 +388,7 @@ class ReferenceScheduler(Policy):
         keys = np.concatenate(
             (
                 np.packbits(allowed, axis=0).T,
-                np.round(amounts, _DIGITS).reshape(n_machines, 1).view(np.uint8),
+                np.round(amounts, DIGITS).reshape(n_machines, 1).view(np.uint8),
             ),
             axis=1,
         )
@@ -565,7 +423,7 @@ class ReferenceScheduler(Policy):
         initial = running if offsets else np.zeros(n_units)
         # Imported here: naming the reference schedulers (`fairshare simulate` checks its
         # --policy against them) must not load the solvers and HiGHS.
-        from fairshare.solvers.whole_tasks import cmmf_whole_tasks  # noqa: PLC0415
+        from fairshare.solvers.cmmf_flow import cmmf_whole_tasks  # noqa: PLC0415
 
         result = cmmf_whole_tasks(types, demands, weights, caps, initial)
         out: dict[tuple[int, int], int] = {}
@@ -591,7 +449,7 @@ class ReferenceScheduler(Policy):
     def _levels(self, totals: dict[int, int]) -> list[float]:
         """The sorted vector of weighted shares, compared lexicographically (CMMF)."""
         return sorted(
-            round(t * self.units[u].size / self.units[u].weight, _DIGITS) for u, t in totals.items()
+            round(t * self.units[u].size / self.units[u].weight, DIGITS) for u, t in totals.items()
         )
 
     # ------------------------------------------------------------------ applying a plan
@@ -646,7 +504,7 @@ class ReferenceScheduler(Policy):
         for mi in self._candidates():
             sig = self._type_of(mi)
             while True:
-                free = self.free[mi] + _EPS
+                free = self.free[mi] + EPS
                 best: tuple[float, float, int] | None = None
                 for u in self.waiting:
                     unit = self.units[u]
@@ -665,190 +523,6 @@ class ReferenceScheduler(Policy):
         """The machine type a plan counts machines by (Choosy 7.2: machines of each type)."""
         return self.sig[mi]
 
-    # ------------------------------------------------------------------ bookkeeping
-
-    def _activate(self, unit: _Unit, job_id: int, tasks: int) -> None:
-        if not unit.pending and not unit.running:
-            self.replan = True  # the unit joins
-        if job_id not in unit.jobs:
-            unit.jobs.append(job_id)
-        unit.pending += tasks
-        self.waiting[unit.idx] = None
-        self.widened.add(unit.idx)
-        self.dirty = self.hard = True
-
-    def _release(self, mi: int, amount: float) -> None:
-        self.free[mi] += amount
-        if self.alive[mi] and self.free[mi] > _EPS:
-            self.room[mi] = None
-            self.fresh.add(mi)
-
-    def _forget(self, unit: _Unit, ref: TaskRef) -> int:
-        """Drop ``ref`` from ``unit``'s running tasks; the machine it ran on."""
-        mi = unit.running.pop(ref)
-        key = (unit.idx, self.sig[mi])
-        self.held[key] -= 1
-        left = unit.on[mi] - 1
-        if left:
-            unit.on[mi] = left
-        else:
-            del unit.on[mi]
-            unit.held ^= 1 << mi
-        return mi
-
-    def _requeue(self, unit: _Unit, ref: TaskRef) -> None:
-        state = self.jobs[ref.job]
-        state.pending.appendleft(ref)
-        if ref.job in unit.jobs:
-            unit.jobs.remove(ref.job)
-        unit.jobs.appendleft(ref.job)
-        unit.pending += 1
-        self.waiting[unit.idx] = None
-        self.dirty = True
-
-    def _launch(self, unit: _Unit, mi: int, out: list[Decision]) -> None:
-        job_id = unit.jobs[0]
-        state = self.jobs[job_id]
-        ref = state.pending.popleft()
-        if not state.pending:
-            unit.jobs.popleft()
-        unit.pending -= 1
-        if not unit.pending:
-            del self.waiting[unit.idx]
-        unit.running[ref] = mi
-        if mi in unit.on:
-            unit.on[mi] += 1
-        else:
-            unit.on[mi] = 1
-            unit.held |= 1 << mi
-        key = (unit.idx, self.sig[mi])
-        self.held[key] = self.held.get(key, 0) + 1
-        self.free[mi] -= unit.size
-        if self.free[mi] <= _EPS:
-            self.room.pop(mi, None)
-        locality = None
-        if ref.phase == "map" and state.blocks is not None:
-            holders = state.blocks[ref.task]
-            here = self.rack[mi]
-            if mi in holders:
-                locality = "node"
-            elif here is not None and any(self.rack[h] == here for h in holders):
-                locality = "rack"
-            else:
-                locality = "off_rack"
-        out.append(Launch(ref, self.names[mi], locality))  # type: ignore[arg-type]
-
-    def _size(self, job: Job) -> float:
-        reduce_demand = job.reduce.demand if job.reduce is not None else None
-        if reduce_demand is not None and not np.array_equal(reduce_demand, job.demand):
-            raise SimulationError(
-                f"jobs '{job.name}'.reduce.demand",
-                f"the reference scheduler {self.name} gives every task of a job one size "
-                "(Choosy section 3); drop the reduce phase's own demand",
-            )
-        used = np.flatnonzero(job.demand > 0)
-        if len(used) != 1:
-            raise SimulationError(
-                f"jobs '{job.name}'.demand",
-                f"the reference scheduler {self.name} shares one resource (Choosy section 3); "
-                f"this job demands {len(used)} resources",
-            )
-        resource = int(used[0])
-        if self.resource is None:
-            self.resource = resource
-            self.capacity = [float(m.capacity[resource]) for m in self.machines]
-            self.free = [
-                c if alive else 0.0 for c, alive in zip(self.capacity, self.alive, strict=True)
-            ]
-            self.room = {mi: None for mi, f in enumerate(self.free) if f > _EPS}
-            self.fresh.update(self.room)
-        elif resource != self.resource:
-            raise SimulationError(
-                f"jobs '{job.name}'.demand",
-                f"the reference scheduler {self.name} shares one resource (Choosy section "
-                f"3): earlier jobs demand {self.resources[self.resource]}, this one "
-                f"{self.resources[resource]}",
-            )
-        return float(job.demand[resource])
-
-    def _class(self, job: Job) -> int:
-        key = (job.constraint.source if job.constraint is not None else None, job.machines)
-        c = self._class_of.get(key)
-        if c is None:
-            c = self._class_of[key] = len(self.classes)
-            self.classes.append((job.constraint, job.machines))
-            allowed = bytearray(self._allows(c, m) for m in self.machines)
-            self.eligible.append(allowed)
-            packed = np.packbits(np.frombuffer(allowed, dtype=np.uint8), bitorder="little")
-            self.eligible_bits.append(int.from_bytes(packed.tobytes(), "little"))
-            if job.machines is not None or (
-                job.constraint is not None and "name" in job.constraint.attributes()
-            ):
-                self._by_name()
-        return c
-
-    def _allows(self, cls: int, machine: Machine) -> bool:
-        constraint, whitelist = self.classes[cls]
-        return (whitelist is None or machine.name in whitelist) and (
-            constraint is None or constraint.matches(machine)
-        )
-
-    def _by_name(self) -> None:
-        """A class reads machine names: from now on every machine is its own signature (the
-        type periodic-offline plans by)."""
-        if self.by_name:
-            return
-        self.by_name = True
-        self._sig_of.clear()
-        self._sig_count = 0
-        held: dict[tuple[int, int], int] = {}
-        for mi, machine in enumerate(self.machines):
-            self.sig[mi] = self._signature(machine)
-        for unit in self.units:
-            for mi in unit.running.values():
-                key = (unit.idx, self.sig[mi])
-                held[key] = held.get(key, 0) + 1
-        self.held = held
-        if self.name == "periodic-offline":
-            self.replan = True
-
-    def _signature(self, machine: Machine) -> int:
-        key: tuple[object, ...] = (
-            machine.capacity.tobytes(),
-            machine.rack,
-            attribute_signature(machine.attributes),
-            machine.name if self.by_name else None,
-        )
-        sig = self._sig_of.get(key)
-        if sig is None:
-            sig = self._sig_of[key] = self._sig_count
-            self._sig_count += 1
-        return sig
-
-    def _add_machine(self, machine: Machine) -> None:
-        if machine.name in self.index and self.alive[self.index[machine.name]]:
-            raise SimulationError(
-                "machine_events", f"machine '{machine.name}' is already in the cluster"
-            )
-        mi = len(self.names)
-        self.names.append(machine.name)
-        self.index[machine.name] = mi
-        self.machines.append(machine)
-        self.rack.append(machine.rack)
-        self.alive.append(True)
-        self.sig.append(self._signature(machine))
-        for cls, allowed in enumerate(self.eligible):
-            ok = self._allows(cls, machine)
-            allowed.append(ok)
-            if ok:
-                self.eligible_bits[cls] |= 1 << mi
-        amount = float(machine.capacity[self.resource]) if self.resource is not None else 0.0
-        self.capacity.append(amount)
-        self.free.append(amount)
-        if amount > _EPS:
-            self.room[mi] = None
-            self.fresh.add(mi)
-
 
 def make_reference(
     name: str,
@@ -857,5 +531,44 @@ def make_reference(
     users: Sequence[User] = (),
     queues: Sequence[Queue] = (),
 ) -> ReferenceScheduler:
-    """A fresh reference scheduler ``name`` (a key of :data:`REFERENCE_POLICIES`)."""
+    """A fresh reference scheduler.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`REFERENCE_POLICIES`.
+    cluster : Cluster
+        The machines at the start.
+    users : sequence of User
+        The scenario's users: their weights.
+    queues : sequence of Queue
+        Accepted like an online policy's; Choosy's model has no queues.
+
+    Returns
+    -------
+    ReferenceScheduler
+
+    Raises
+    ------
+    SimulationError
+        ``name`` is not a reference scheduler.
+
+    Examples
+    --------
+    Two jobs of one-CPU tasks on two 2-CPU machines: the restricted offline scheduler gives
+    each two CPUs, the CMMF allocation.
+
+    >>> from fairshare.workload.loader import parse_scenario
+    >>> jobs = [
+    ...     {"name": "a", "submit": 0, "demand": {"cpu": 1}, "tasks": 4, "duration": 10},
+    ...     {"name": "b", "submit": 0, "demand": {"cpu": 1}, "tasks": 2, "duration": 5},
+    ... ]
+    >>> machines = [{"name": "m", "count": 2, "capacity": {"cpu": 2}}]
+    >>> scenario = parse_scenario({"machines": machines, "jobs": jobs}, "two-jobs")
+    >>> policy = make_reference("offline-restricted", scenario.cluster)
+    >>> for k, job in enumerate(scenario.jobs):
+    ...     policy.job_submitted(0.0, k, job)
+    >>> sorted(scenario.jobs[d.task.job].name for d in policy.decide(0.0))
+    ['a', 'a', 'b', 'b']
+    """
     return ReferenceScheduler(cluster, name, users=users, queues=queues)

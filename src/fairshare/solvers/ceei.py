@@ -22,6 +22,7 @@ from fairshare.cluster import BoolArray, FloatArray
 from fairshare.solvers.errors import SolverFailure
 
 _ITERATIONS = 2000
+"""The most price updates; the method ends at machine precision long before."""
 
 
 def ceei(
@@ -31,7 +32,47 @@ def ceei(
     lower: FloatArray,
     upper: FloatArray,
 ) -> FloatArray:
-    """Tasks per user at the CEEI equilibrium (divisible)."""
+    """Tasks per user at the CEEI equilibrium (divisible), by the dual of the module
+    docstring.
+
+    Parameters
+    ----------
+    demands : FloatArray
+        Users x resources: one task's demand.
+    capacity : FloatArray
+        The pooled capacity per resource.
+    weights : FloatArray
+        Each user's income (its weight).
+    lower, upper : FloatArray
+        Each user's tasks at least (minimum shares, which must fit together) and at most
+        (caps; inf for none).
+
+    Returns
+    -------
+    FloatArray
+        Tasks per user, within the bounds, using no resource beyond its capacity.
+
+    Raises
+    ------
+    SolverFailure
+        The prices did not converge to a bounded demand.
+
+    Examples
+    --------
+    DRF section 5.2: with A's tasks <1 CPU, 4 GB> and B's <3 CPUs, 1 GB> on <9 CPUs, 18 GB>,
+    CEEI gives A 45/11 tasks and B 18/11; capping B at one task leaves A the rest of the
+    memory.
+
+    >>> import numpy as np
+    >>> demands = np.array([[1.0, 4.0], [3.0, 1.0]])
+    >>> capacity = np.array([9.0, 18.0])
+    >>> tasks = ceei(demands, capacity, np.ones(2), np.zeros(2), np.full(2, np.inf))
+    >>> (tasks * 11).round(6).tolist()
+    [45.0, 18.0]
+    >>> capped = ceei(demands, capacity, np.ones(2), np.zeros(2), np.array([np.inf, 1.0]))
+    >>> capped.round(6).tolist()
+    [4.25, 1.0]
+    """
     wants = upper > lower
     x = lower.astype(np.float64).copy()
     # A resource the minimum shares use up has no finite clearing price: every user that needs
@@ -53,12 +94,14 @@ def ceei(
     ones = np.ones(m)
 
     def respond(prices: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """Each user's best tasks at ``prices`` (within its bounds), and its cost per task."""
         cost = d @ prices
         with np.errstate(divide="ignore"):
             ideal = np.where(cost > 0, w / np.where(cost > 0, cost, 1.0), np.inf)
         return np.clip(ideal, lo, hi), cost
 
     def dual(prices: FloatArray) -> float:
+        """The dual g(p) of the module docstring; inf where a user's demand is unbounded."""
         tasks, cost = respond(prices)
         if not np.all(np.isfinite(tasks)):
             return np.inf
@@ -69,6 +112,7 @@ def ceei(
         return value
 
     def newton_direction(prices: FloatArray, free: BoolArray) -> FloatArray:
+        """The Newton step of g over the ``free`` prices (the others held)."""
         tasks, cost = respond(prices)
         gradient = ones - tasks @ d
         interior = (tasks > lo) & (tasks < hi) & (cost > 0)

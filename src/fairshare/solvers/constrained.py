@@ -7,7 +7,7 @@ per-machine filling that independent allocation and per-machine DRF share.
   of :mod:`fairshare.solvers.filling_lp`, on machine types (Choosy 5.1's coalescing). The share
   is the amount of the resource a user holds (tasks x demand): machines, when every machine has
   capacity 1 and every task takes one. With ``--integral``, whole tasks by network flow
-  (:func:`fairshare.solvers.whole_tasks.cmmf_whole_tasks`, Choosy 5.1's non-divisible case).
+  (:func:`fairshare.solvers.cmmf_flow.cmmf_whole_tasks`, Choosy 5.1's non-divisible case).
 - ``independent``: independent allocation (Choosy section 4.1): each machine is split on its
   own among the users that can use it, 1/k each (weighted: in proportion to weight).
 
@@ -34,24 +34,46 @@ import numpy as np
 
 from fairshare.allocation import Allocation
 from fairshare.cluster import BoolArray, FloatArray
+from fairshare.solvers.cmmf_flow import cmmf_whole_tasks
 from fairshare.solvers.errors import InvalidRequest, SolverFailure
-from fairshare.solvers.filling_lp import (
-    FillingProblem,
+from fairshare.solvers.filling_lp import progressive_filling
+from fairshare.solvers.filling_problem import FillingProblem
+from fairshare.solvers.per_machine import per_machine_whole_tasks
+from fairshare.solvers.placed import (
     PlacedInput,
     placed_allocation,
     prepare_placed,
-    progressive_filling,
     spread_over_machines,
     whole_minimums,
 )
-from fairshare.solvers.whole_tasks import cmmf_whole_tasks, per_machine_whole_tasks
 from fairshare.workload.model import Scenario
 
 _REL_TOL = 1e-10
+"""Relative tolerance of the per-machine filling's saturation and cap tests."""
 
 
 def single_resource(scenario: Scenario, policy: str, instead: str) -> int:
-    """The one resource the users demand; ``InvalidRequest`` if they demand several."""
+    """The one resource the users demand, for a single-resource policy.
+
+    Parameters
+    ----------
+    scenario : Scenario
+        The validated scenario.
+    policy : str
+        The policy's SPEC name (for the message).
+    instead : str
+        The policies to suggest for several resources (for the message).
+
+    Returns
+    -------
+    int
+        The resource's index in the cluster's resource order.
+
+    Raises
+    ------
+    InvalidRequest
+        The users demand several resources (or none).
+    """
     demanded = np.flatnonzero((scenario.demands > 0).any(axis=0))
     if len(demanded) != 1:
         names = ", ".join(scenario.cluster.resources[r] for r in demanded)
@@ -64,7 +86,51 @@ def single_resource(scenario: Scenario, policy: str, instead: str) -> int:
 
 
 def solve_cmmf(scenario: Scenario, policy: str, integral: bool) -> Allocation:
-    """Weighted CMMF (Choosy 4.2.1) by progressive filling over machine types (Choosy 5.1)."""
+    """Weighted CMMF (Choosy 4.2.1) by progressive filling over machine types (Choosy 5.1).
+
+    Divisible: the filling LP with the freeze test (Choosy Algorithm 1); integral: whole
+    tasks by network flow (Choosy 5.1's non-divisible case).
+
+    Parameters
+    ----------
+    scenario : Scenario
+        The validated scenario; its users demand one resource.
+    policy : str
+        ``cmmf``.
+    integral : bool
+        Whole tasks instead of the divisible allocation.
+
+    Returns
+    -------
+    Allocation
+        Tasks, the placement, and as shares the amount of the resource each user holds.
+
+    Raises
+    ------
+    InvalidRequest
+        The users demand several resources, or minimum shares that do not fit.
+    SolverFailure
+        HiGHS could not solve a filling LP.
+
+    Examples
+    --------
+    Choosy Figure 1: four users with constraints on ten one-slot machines. CMMF (Figure 4)
+    gives u1 and u2 1.5 machines each divisibly, and 2 and 1 with whole machines:
+
+    >>> from fairshare.workload import parse_scenario
+    >>> scenario = parse_scenario(
+    ...     {"machines": [{"name": f"m{k}", "capacity": {"slots": 1}} for k in range(1, 11)],
+    ...      "users": [{"name": "u1", "machines": ["m1", "m4"]},
+    ...                {"name": "u2", "machines": ["m3", "m4"]},
+    ...                {"name": "u3", "machines": ["m2", "m3", "m4", "m6", "m7"]},
+    ...                {"name": "u4", "machines": [f"m{k}" for k in range(5, 11)]}]},
+    ...     source="choosy-figure-1",
+    ... )
+    >>> solve_cmmf(scenario, "cmmf", integral=False).tasks.round(6).tolist()
+    [1.5, 1.5, 3.0, 4.0]
+    >>> solve_cmmf(scenario, "cmmf", integral=True).tasks.tolist()
+    [2.0, 1.0, 3.0, 4.0]
+    """
     resource = single_resource(scenario, policy, "tsf or cdrf")
     data = prepare_placed(scenario)
     demand = scenario.demands[:, resource]
@@ -86,7 +152,48 @@ def solve_cmmf(scenario: Scenario, policy: str, integral: bool) -> Allocation:
 
 def solve_independent(scenario: Scenario, policy: str, integral: bool) -> Allocation:
     """Independent allocation (Choosy 4.1): every machine split among the users that can use
-    it, in proportion to their weights."""
+    it, in proportion to their weights (module docstring: users whose demand is met drop
+    out of every machine's split).
+
+    Parameters
+    ----------
+    scenario : Scenario
+        The validated scenario; its users demand one resource.
+    policy : str
+        ``independent``.
+    integral : bool
+        Whole tasks, machine by machine.
+
+    Returns
+    -------
+    Allocation
+        Tasks, the placement, and as shares the amount of the resource each user holds.
+
+    Raises
+    ------
+    InvalidRequest
+        The users demand several resources, or minimum shares that do not fit.
+    SolverFailure
+        The per-machine filling found no next event or exhausted its budget.
+
+    Examples
+    --------
+    Choosy Figure 2 (Figure 1's users): u1 gets 1 + 1/3 machines, u2 1/2 + 1/3,
+    u3 1 + 1/2 + 1/3 + 1/2 + 1/2 and u4 1 + 1/2 + 1/2 + 3, in sixths:
+
+    >>> from fairshare.workload import parse_scenario
+    >>> scenario = parse_scenario(
+    ...     {"machines": [{"name": f"m{k}", "capacity": {"slots": 1}} for k in range(1, 11)],
+    ...      "users": [{"name": "u1", "machines": ["m1", "m4"]},
+    ...                {"name": "u2", "machines": ["m3", "m4"]},
+    ...                {"name": "u3", "machines": ["m2", "m3", "m4", "m6", "m7"]},
+    ...                {"name": "u4", "machines": [f"m{k}" for k in range(5, 11)]}]},
+    ...     source="choosy-figure-1",
+    ... )
+    >>> allocation = solve_independent(scenario, "independent", integral=False)
+    >>> (allocation.tasks * 6).round(6).tolist()
+    [8.0, 5.0, 17.0, 30.0]
+    """
     resource = single_resource(scenario, policy, "per-machine-drf")
     data = prepare_placed(scenario)
     capacity = data.types.capacity[:, resource]
@@ -104,9 +211,38 @@ def per_machine_allocation(
     data: PlacedInput,
     share_per_task_per_type: FloatArray,
 ) -> Allocation:
-    """Independent allocation / per-machine DRF: ``share_per_task_per_type[i, t]`` is user i's
-    share of one machine of type t per task (its dominant share there). The reported share is
-    the sum over machines of the user's share of each (machines' worth)."""
+    """Independent allocation / per-machine DRF from each user's share of one machine.
+
+    Divisible: minimum shares placed first, then :func:`per_machine_filling`; integral:
+    whole tasks machine by machine (minimum shares ignored, with a warning).
+
+    Parameters
+    ----------
+    scenario : Scenario
+        The validated scenario.
+    policy : str
+        ``independent`` or ``per-machine-drf``.
+    integral : bool
+        Whole tasks instead of the divisible allocation.
+    data : PlacedInput
+        The scenario's machine types, caps and minimum shares.
+    share_per_task_per_type : FloatArray
+        Users x types: user i's share of one machine of type t per task (its dominant
+        share there); inf where the user may not run.
+
+    Returns
+    -------
+    Allocation
+        Tasks, the placement, and as shares the sum over machines of the user's share of
+        each (machines' worth; for ``independent``, the amount of the resource held).
+
+    Raises
+    ------
+    InvalidRequest
+        Minimum shares that do not fit.
+    SolverFailure
+        The per-machine filling found no next event or exhausted its budget.
+    """
     if integral:
         placement = per_machine_whole_tasks(
             data.types,
@@ -183,8 +319,28 @@ def per_machine_filling(
     and all of a user's pairs stop when its total reaches its cap or a queue's cap does.
     Between two events every share grows linearly, so the loop jumps from event to event: at
     most (users + types x resources + pairs + queues) of them. Without caps this is, type by
-    type, DRF on one machine in closed form. Returns users x types tasks (all machines of the
-    type together)."""
+    type, DRF on one machine in closed form.
+
+    Parameters
+    ----------
+    problem : FillingProblem
+        Machine types, usable pairs, demands, weights, user caps and queue caps.
+    share_per_task_per_type : FloatArray
+        Users x types: user i's share of one machine of type t per task; inf where it may
+        not run.
+    start : FloatArray
+        Users x types: the tasks of the minimum shares' placement, where filling starts.
+
+    Returns
+    -------
+    FloatArray
+        Users x types: tasks on all machines of the type together.
+
+    Raises
+    ------
+    SolverFailure
+        Users still rising but no next event, or the event budget exhausted.
+    """
     capacity = problem.capacity
     count = problem.count
     demands = problem.demands
@@ -207,9 +363,11 @@ def per_machine_filling(
     budget = 4 * (usable.sum() + total.size + len(caps) + len(groups)) + 10
 
     def tasks_now() -> FloatArray:
+        """Users x types: the tasks the current shares give."""
         return np.asarray(share * tasks_per_share, dtype=np.float64)
 
     def update_blocks() -> None:
+        """Stop the pairs on saturated types and the users at their or a queue's cap."""
         nonlocal saturated, blocked, user_open
         x = tasks_now()
         used = np.einsum("it,ir->tr", x, demands)

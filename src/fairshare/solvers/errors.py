@@ -4,9 +4,25 @@ from __future__ import annotations
 
 
 class InvalidRequest(ValueError):
-    """A valid scenario asks for something the policy cannot give: minimum shares that exceed
-    the cluster, or several resources for a single-resource policy. ``where`` is a field path
-    and ``what`` says what is wrong and what is allowed."""
+    """A valid scenario asks for something the policy cannot give.
+
+    For example minimum shares that exceed the cluster, or several resources for a
+    single-resource policy. The command line prints it as SPEC section 4's one ``error:``
+    line and exits with code 2.
+
+    Parameters
+    ----------
+    where : str
+        The field path (``users[*].min_share``) or option (``--policy``) at fault.
+    what : str
+        What is wrong, and what is allowed.
+
+    Examples
+    --------
+    >>> error = InvalidRequest("--policy", "max-min shares a single resource")
+    >>> str(error)
+    '--policy: max-min shares a single resource'
+    """
 
     def __init__(self, where: str, what: str) -> None:
         super().__init__(f"{where}: {what}")
@@ -15,4 +31,9 @@ class InvalidRequest(ValueError):
 
 
 class SolverFailure(RuntimeError):
-    """A numerical solver gave up (infeasible, unbounded, or numerical trouble)."""
+    """A numerical solver gave up: an LP that HiGHS reports infeasible, unbounded or in
+    numerical trouble, or an event loop that exhausted its budget.
+
+    ``fairshare solve`` reports it as one ``error:`` line; the property checker counts the
+    trial as inconclusive, never as a counterexample (SPEC section 5).
+    """

@@ -26,21 +26,83 @@ from fairshare.workload.hierarchy import Hierarchy, build_hierarchy
 from fairshare.workload.model import Scenario
 
 ShareRule = Callable[[FloatArray, FloatArray], FloatArray]
+"""``(demands, capacity) -> share per task``: the quantity a pooled policy equalises, per
+task of each user."""
 
 
 def dominant_share_per_task(demands: FloatArray, capacity: FloatArray) -> FloatArray:
-    """Each user's dominant share of one task (DRF section 4)."""
+    """Each user's dominant share of one task (DRF section 4).
+
+    Parameters
+    ----------
+    demands : FloatArray
+        Users x resources: one task's demand.
+    capacity : FloatArray
+        The pooled capacity per resource (every entry > 0).
+
+    Returns
+    -------
+    FloatArray
+        Per user, the largest of its task's shares of each resource.
+
+    Examples
+    --------
+    DRF section 4.1: <1 CPU, 4 GB> and <3 CPUs, 1 GB> of <9 CPUs, 18 GB>.
+
+    >>> import numpy as np
+    >>> demands = np.array([[1.0, 4.0], [3.0, 1.0]])
+    >>> dominant_share_per_task(demands, np.array([9.0, 18.0])).round(4).tolist()
+    [0.2222, 0.3333]
+    """
     return np.asarray((demands / capacity).max(axis=1), dtype=np.float64)
 
 
 def asset_share_per_task(demands: FloatArray, capacity: FloatArray) -> FloatArray:
-    """Each user's aggregate share of one task, summed over resources (asset fairness)."""
+    """Each user's aggregate share of one task, summed over resources (asset fairness,
+    DRF section 5.1).
+
+    Parameters
+    ----------
+    demands : FloatArray
+        Users x resources: one task's demand.
+    capacity : FloatArray
+        The pooled capacity per resource (every entry > 0).
+
+    Returns
+    -------
+    FloatArray
+        Per user, the sum of its task's shares of each resource.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> demands = np.array([[1.0, 4.0], [3.0, 1.0]])
+    >>> asset_share_per_task(demands, np.array([9.0, 18.0])).round(4).tolist()
+    [0.3333, 0.3889]
+    """
     return np.asarray((demands / capacity).sum(axis=1), dtype=np.float64)
 
 
 @dataclass(frozen=True)
 class PooledInput:
-    """What every pooled policy needs, with the scenario-level checks already done."""
+    """What every pooled policy needs, with the scenario-level checks already done.
+
+    Resources the cluster has none of are left out of ``demands`` and ``capacity``.
+
+    Attributes
+    ----------
+    demands : FloatArray
+        Users x used resources: one task's demand.
+    capacity : FloatArray
+        The pooled capacity (the cluster's total) of each used resource.
+    caps : FloatArray
+        Each user's effective cap in tasks (0 for a user whose constraint matches no
+        machine).
+    initial : FloatArray
+        The tasks filling starts from: minimum shares, within the caps.
+    warnings : tuple of str
+        What ``fairshare solve`` prints: users no machine serves, constraints ignored.
+    """
 
     demands: FloatArray
     capacity: FloatArray
@@ -50,7 +112,45 @@ class PooledInput:
 
 
 def prepare(scenario: Scenario, policy: str) -> PooledInput:
-    """Pooled capacity, effective caps and minimum shares, and the warnings ``solve`` prints."""
+    """Pool the cluster and check the scenario for a pooled policy.
+
+    Parameters
+    ----------
+    scenario : Scenario
+        The validated scenario.
+    policy : str
+        The policy's SPEC name (for the warnings).
+
+    Returns
+    -------
+    PooledInput
+        Pooled capacity, effective caps and minimum shares, and the warnings ``solve``
+        prints.
+
+    Raises
+    ------
+    InvalidRequest
+        The minimum shares need more of a resource than the cluster has.
+
+    Examples
+    --------
+    B's constraint is ignored (with a warning); A starts at its minimum share of 2 tasks:
+
+    >>> from fairshare.workload import parse_scenario
+    >>> scenario = parse_scenario(
+    ...     {"machines": [{"name": "m1", "capacity": {"cpu": 9, "mem": 18}},
+    ...                   {"name": "m2", "capacity": {"cpu": 9, "mem": 18},
+    ...                    "attributes": {"gpu": True}}],
+    ...      "users": [{"name": "A", "demand": {"cpu": 1, "mem": 4}, "min_share": 2},
+    ...                {"name": "B", "demand": {"cpu": 3, "mem": 1}, "constraint": "gpu"}]},
+    ...     source="pooled",
+    ... )
+    >>> data = prepare(scenario, "drf")
+    >>> data.capacity.tolist(), data.initial.tolist()
+    ([18.0, 36.0], [2.0, 0.0])
+    >>> print(data.warnings[0])  # doctest: +ELLIPSIS
+    drf pools the cluster into one machine and ignores the placement constraints of 'B'; ...
+    """
     cluster = scenario.cluster
     used = cluster.total > 0
     demands = scenario.demands[:, used]
@@ -90,7 +190,58 @@ def prepare(scenario: Scenario, policy: str) -> PooledInput:
 
 
 def solve_pooled(scenario: Scenario, policy: str, integral: bool) -> Allocation:
-    """The allocation of ``scenario`` under one of the pooled policies."""
+    """The allocation of ``scenario`` under one of the pooled policies.
+
+    Divisible allocations come from the water-filling engine
+    (:func:`fairshare.solvers.waterfill.waterfill`), integral ones from progressive filling
+    (:func:`fairshare.solvers.progressive.progressive_fill`); CEEI from its own market
+    solver (:func:`fairshare.solvers.ceei.ceei`). ``hdrf`` fills the queue tree (H-DRF
+    section 3.1), ``collapsed-drf`` a flat tree with the hierarchy's collapsed weights
+    (H-DRF section 3.2), the others a flat tree.
+
+    Parameters
+    ----------
+    scenario : Scenario
+        The validated scenario.
+    policy : str
+        ``max-min``, ``drf``, ``asset``, ``ceei``, ``hdrf`` or ``collapsed-drf``.
+    integral : bool
+        Whole tasks instead of the divisible allocation.
+
+    Returns
+    -------
+    Allocation
+        Tasks and shares per user; no placement.
+
+    Raises
+    ------
+    InvalidRequest
+        ``max-min`` with users demanding several resources, or minimum shares that do not
+        fit.
+    SolverFailure
+        The water-filling engine or the CEEI solver gave up.
+
+    Examples
+    --------
+    Two users in queue ``q1``, one in ``q2``: DRF equalises the three users' dominant
+    shares, static H-DRF the two queues' first.
+
+    >>> from fairshare.workload import parse_scenario
+    >>> scenario = parse_scenario(
+    ...     {"machines": [{"name": "m1", "capacity": {"cpu": 9, "mem": 18}}],
+    ...      "queues": [{"path": "q1"}, {"path": "q2"}],
+    ...      "users": [{"name": "A", "queue": "q1", "demand": {"cpu": 1, "mem": 4}},
+    ...                {"name": "B", "queue": "q1", "demand": {"cpu": 3, "mem": 1}},
+    ...                {"name": "C", "queue": "q2", "demand": {"cpu": 1, "mem": 1}}]},
+    ...     source="two-queues",
+    ... )
+    >>> solve_pooled(scenario, "drf", integral=False).tasks.round(3).tolist()
+    [1.8, 1.2, 3.6]
+    >>> solve_pooled(scenario, "hdrf", integral=False).tasks.round(3).tolist()
+    [1.5, 1.0, 4.5]
+    >>> solve_pooled(scenario, "hdrf", integral=True).tasks.tolist()
+    [2.0, 1.0, 4.0]
+    """
     data = prepare(scenario, policy)
     if policy == "max-min":
         resources_used = np.flatnonzero((data.demands > 0).any(axis=0))
@@ -136,6 +287,10 @@ def solve_pooled(scenario: Scenario, policy: str, integral: bool) -> Allocation:
 
 
 def _ceei(scenario: Scenario, data: PooledInput, integral: bool) -> FloatArray:
+    """CEEI's tasks per user. With ``integral``: the floor of the divisible equilibrium,
+    then progressive filling of each user's tasks relative to its equilibrium tasks, then of
+    whatever still fits, so that whole tasks stay close to the equilibrium and are
+    maximal."""
     divisible = ceei(data.demands, data.capacity, scenario.weights, data.initial, data.caps)
     if not integral:
         return divisible
@@ -152,6 +307,7 @@ def _ceei(scenario: Scenario, data: PooledInput, integral: bool) -> FloatArray:
 
 
 def _queue_warnings(scenario: Scenario, policy: str) -> tuple[str, ...]:
+    """The warning that static H-DRF ignores queue minimum shares (it has none)."""
     if policy == "hdrf" and any(q.min_share > 0 for q in scenario.queues):
         return (
             "static H-DRF has no minimum guarantees for queues; queue min_share is used by "
@@ -161,10 +317,12 @@ def _queue_warnings(scenario: Scenario, policy: str) -> tuple[str, ...]:
 
 
 def _with_weights(tree: Hierarchy, weight: FloatArray) -> Hierarchy:
+    """``tree`` with other node weights (the collapsed hierarchy's, or CEEI's equal ones)."""
     return replace(tree, weight=weight)
 
 
 def _with_leaf_caps(tree: Hierarchy, caps: FloatArray) -> Hierarchy:
+    """``tree`` with the users' effective caps (``PooledInput.caps``) at its leaves."""
     max_tasks = tree.max_tasks.copy()
     max_tasks[tree.leaf_node] = caps
     return replace(tree, max_tasks=max_tasks)

@@ -20,8 +20,9 @@ level whose tasks all fit, and the one-at-a-time loop goes on from there; after 
 :data:`JUMP_MIN_TASKS` tasks it hands out (a user set aside may leave the others room for
 many more), the next jump is tried. The result is the same allocation as one task at a
 time. Jumps of fewer than :data:`JUMP_MIN_TASKS` tasks are not taken, so small problems
-follow the papers' loop literally. The whole-task allocators of
-:mod:`fairshare.solvers.whole_tasks` use the same jump.
+follow the papers' loop literally. The whole-task allocators
+(:mod:`fairshare.solvers.whole_tasks`, :mod:`fairshare.solvers.per_machine`,
+:mod:`fairshare.solvers.cmmf_flow`) use the same jump.
 
 On a queue tree (static H-DRF, H-DRF section 3.1) every node hands its tasks to its children
 in the order of the level each task starts at, so the same search applies at the root once a
@@ -34,6 +35,27 @@ reached by different float paths tie. With 10^12 tasks one task moves a level by
 the rounding and many counts share a level; :func:`level_counts` searches the fewest count
 that reaches a level, so jumps stay exact there too (tested with the rounding coarsened to
 3 decimals on problems small enough to go one task at a time).
+
+Examples
+--------
+DRF section 4.1 with a billion times the capacity: jumps hand out the 5 * 10^9 tasks
+without going one at a time.
+
+>>> import numpy as np
+>>> from fairshare.workload import parse_scenario
+>>> from fairshare.workload.hierarchy import build_hierarchy
+>>> scenario = parse_scenario(
+...     {"machines": [{"name": "m1", "capacity": {"cpu": 9e9, "mem": 18e9}}],
+...      "users": [{"name": "A", "demand": {"cpu": 1, "mem": 4}},
+...                {"name": "B", "demand": {"cpu": 3, "mem": 1}}]},
+...     source="drf-section-4.1-scaled",
+... )
+>>> capacity = scenario.cluster.total
+>>> dominant = (scenario.demands / capacity).max(axis=1)
+>>> tree = build_hierarchy(scenario, flat=True)
+>>> problem = WaterfillProblem(tree, scenario.demands, capacity, dominant, np.zeros(2))
+>>> progressive_fill(problem).tolist()
+[3000000000.0, 2000000000.0]
 """
 
 from __future__ import annotations
@@ -50,21 +72,46 @@ from fairshare.cluster import BoolArray, FloatArray
 from fairshare.solvers.waterfill import WaterfillProblem
 
 _FIT_TOL = 1e-9
+"""Relative slack of the fit and cap tests (see :func:`fit_slack`)."""
 _DIGITS = 12
+"""The decimals levels are rounded to (:func:`rounded_level`)."""
 
 JUMP_MIN_TASKS = 4096
 """The fewest tasks a jump hands out; below that, one task at a time is as fast."""
 
 _BISECTIONS = 200
+"""The most bisections of a level search; floats run out long before."""
 
 FitTest = Callable[[FloatArray], bool]
+"""A test of tasks per user: whether they fit (or, for a search, whether it is done)."""
 
 
 def fit_slack(capacity: FloatArray, demands: FloatArray) -> FloatArray:
-    """How far past the free capacity a task may reach and still fit, per resource (and per
-    row of ``capacity``): 1e-9 of the capacity, so that round-off in task sizes such as 0.1
-    never strands a task, but under 1% of the smallest task's amount of the resource, so that
-    a capacity of 10^12 tasks of size 1 does not take a thousand more."""
+    """How far past the free capacity a task may reach and still fit.
+
+    1e-9 of the capacity, so that round-off in task sizes such as 0.1 never strands a task,
+    but under 1% of the smallest task's amount of the resource, so that a capacity of 10^12
+    tasks of size 1 does not take a thousand more.
+
+    Parameters
+    ----------
+    capacity : FloatArray
+        The capacity per resource (or rows of them, one per machine).
+    demands : FloatArray
+        Users x resources: one task's demand.
+
+    Returns
+    -------
+    FloatArray
+        The slack per resource (per row of ``capacity``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> demands = np.array([[0.5, 4.0], [0.25, 1.0]])
+    >>> fit_slack(np.array([1.0, 1e12]), demands).tolist()
+    [1e-09, 0.01]
+    """
     smallest = np.where(demands > 0, demands, np.inf).min(axis=0, initial=np.inf)
     return np.asarray(
         np.minimum(_FIT_TOL * np.maximum(1.0, capacity), 0.01 * smallest), dtype=np.float64
@@ -72,23 +119,66 @@ def fit_slack(capacity: FloatArray, demands: FloatArray) -> FloatArray:
 
 
 def rounded_level(value: float) -> float:
-    """A level as the walks order by it: rounded to :data:`_DIGITS` decimals as
-    ``numpy.round`` does (``rint(value * 10^d) / 10^d``), so that a level computed one task at
-    a time equals the one :func:`level_counts` computes for many users at once."""
+    """A level as the walks order by it: rounded to :data:`_DIGITS` decimals.
+
+    Rounded as ``numpy.round`` does (``rint(value * 10^d) / 10^d``), so that a level
+    computed one task at a time equals the one :func:`level_counts` computes for many users
+    at once, and equal shares reached by different float paths tie.
+
+    Parameters
+    ----------
+    value : float
+        A weighted share.
+
+    Returns
+    -------
+    float
+        ``value`` rounded (unchanged when it is not finite once scaled).
+
+    Examples
+    --------
+    >>> 0.1 + 0.2 == 0.3, rounded_level(0.1 + 0.2) == rounded_level(0.3)
+    (False, True)
+    """
     scale = 10.0**_DIGITS
     scaled = value * scale
     return round(scaled) / scale if math.isfinite(scaled) else value
 
 
 def level_counts(x: FloatArray, step: FloatArray, limit: FloatArray, level: float) -> FloatArray:
-    """Each user's tasks once every task that starts below ``level`` is handed out: the
-    fewest ``c >= x`` with ``rounded_level(c * step) >= level`` (the level a user is ordered
-    by), but no more than ``floor(limit)``. ``step`` (> 0) is the weighted share of one task;
-    a user without one (0, infinite) keeps ``x``.
+    """Each user's tasks once every task that starts below ``level`` is handed out.
 
-    A task may move the rounded level by less than its rounding (steps under 10^-12: 10^12
-    tasks), and then many counts share a level: the fewest is searched between the counts
-    whose unrounded share is a rounding grain below ``level`` and one task above it."""
+    That is the fewest ``c >= x`` with ``rounded_level(c * step) >= level`` (the level a
+    user is ordered by), but no more than ``floor(limit)``. A task may move the rounded
+    level by less than its rounding (steps under 10^-12: 10^12 tasks), and then many counts
+    share a level: the fewest is searched between the counts whose unrounded share is a
+    rounding grain below ``level`` and one task above it.
+
+    Parameters
+    ----------
+    x : FloatArray
+        Each user's tasks now.
+    step : FloatArray
+        The weighted share of one task (> 0); a user without one (0, infinite) keeps ``x``.
+    limit : FloatArray
+        Each user's most tasks (inf for none).
+    level : float
+        The level.
+
+    Returns
+    -------
+    FloatArray
+        Tasks per user.
+
+    Examples
+    --------
+    A task is 1/9 of user 0's level and 1/6 of user 1's, whose limit is 2 tasks:
+
+    >>> import numpy as np
+    >>> step = np.array([1 / 9, 1 / 6])
+    >>> level_counts(np.zeros(2), step, np.array([np.inf, 2.0]), 0.5).tolist()
+    [5.0, 2.0]
+    """
     valid = (step > 0) & np.isfinite(step)
     safe = np.where(valid, step, 1.0)
     grain = 10.0**-_DIGITS
@@ -120,11 +210,49 @@ def level_counts(x: FloatArray, step: FloatArray, limit: FloatArray, level: floa
 def jump_to_level(
     x: FloatArray, step: FloatArray, limit: FloatArray, active: BoolArray, fits: FitTest
 ) -> FloatArray | None:
-    """The tasks per user after handing out, one at a time in level order, every task of the
-    ``active`` users below the highest level at which they all fit together (``fits`` of the
-    new counts; it must hold for ``x`` and stay false once false as counts grow). None when
-    that is fewer than :data:`JUMP_MIN_TASKS` tasks, or when an active user's share does not
-    rise with its tasks (its level never moves, so no level bounds it)."""
+    """Jump a flat walk to the highest level whose tasks all fit (module docstring).
+
+    The result is the tasks per user after handing out, one at a time in level order,
+    every task of the ``active`` users below the highest level at which they all fit
+    together.
+
+    Parameters
+    ----------
+    x : FloatArray
+        Each user's tasks now.
+    step : FloatArray
+        The weighted share of one task per user.
+    limit : FloatArray
+        Each user's most tasks (inf for none).
+    active : BoolArray
+        The users the walk may still give tasks.
+    fits : FitTest
+        Whether new counts fit; it must hold for ``x`` and stay false once false as counts
+        grow.
+
+    Returns
+    -------
+    FloatArray or None
+        The tasks per user after the jump; None when that is fewer than
+        :data:`JUMP_MIN_TASKS` tasks, or when an active user's share does not rise with its
+        tasks (its level never moves, so no level bounds it).
+
+    Examples
+    --------
+    DRF section 4.1 with a million times the capacity, equalising dominant shares; at the
+    paper's own capacity the jump would hand out 5 tasks, too few to take.
+
+    >>> import numpy as np
+    >>> demands = np.array([[1.0, 4.0], [3.0, 1.0]])
+    >>> def fitting(free):
+    ...     return lambda counts: bool(np.all(counts @ demands <= free))
+    >>> step = (demands / np.array([9e6, 18e6])).max(axis=1)
+    >>> x, limit, everyone = np.zeros(2), np.full(2, np.inf), np.array([True, True])
+    >>> jump_to_level(x, step, limit, everyone, fitting(np.array([9e6, 18e6]))).tolist()
+    [3000000.0, 2000000.0]
+    >>> print(jump_to_level(x, step * 1e6, limit, everyone, fitting(np.array([9.0, 18.0]))))
+    None
+    """
     if not active.any() or np.any(step[active] <= 0) or not np.all(np.isfinite(step[active])):
         return None
     x_on, step_on, limit_on = x[active], step[active], limit[active]
@@ -156,12 +284,36 @@ def search_level(
     exhausted: FitTest,
     close: int,
 ) -> FloatArray | None:
-    """The search behind every jump: ``counts(level)`` is the state after every task that
-    starts below ``level`` (``counts(low)`` is ``x``); the level doubles from ``low`` by
-    ``span`` until its tasks do not fit (or nobody can take more: ``exhausted``), then
-    bisects until at most ``close`` tasks separate the levels that fit and do not. Returns
-    the highest state found that fits, or None when it is fewer than :data:`JUMP_MIN_TASKS`
-    tasks."""
+    """The search behind every jump, flat or on a queue tree.
+
+    The level doubles from ``low`` by ``span`` until its tasks do not fit (or nobody can
+    take more: ``exhausted``), then bisects until at most ``close`` tasks separate the
+    levels that fit and do not.
+
+    Parameters
+    ----------
+    x : FloatArray
+        Each user's tasks now.
+    counts : callable
+        ``counts(level)`` is the state after every task that starts below ``level``
+        (``counts(low)`` is ``x``).
+    low : float
+        The level of the state ``x``.
+    span : float
+        The first step of the level (one task's largest step).
+    fits : FitTest
+        Whether a state fits.
+    exhausted : FitTest
+        Whether a state leaves nobody able to take more tasks.
+    close : int
+        The tasks between the bracketing states at which bisection stops.
+
+    Returns
+    -------
+    FloatArray or None
+        The highest state found that fits, or None when it is fewer than
+        :data:`JUMP_MIN_TASKS` tasks past ``x`` (or the level overflows the floats).
+    """
     high = low + span
     for _ in range(2100):  # doubling from one task's step reaches any finite level
         trial = counts(high)
@@ -191,8 +343,44 @@ def search_level(
 
 
 def progressive_fill(problem: WaterfillProblem, start: FloatArray | None = None) -> FloatArray:
-    """The integral allocation (tasks per user) of ``problem``, starting from ``start`` (whole
-    tasks; default: the floor of the problem's initial allocation)."""
+    """The integral allocation of ``problem`` by progressive filling (DRF Algorithm 1,
+    H-DRF Algorithm 1), with jumps (module docstring).
+
+    Parameters
+    ----------
+    problem : WaterfillProblem
+        The tree, demands, capacity, share per task and minimum shares.
+    start : FloatArray, optional
+        The whole tasks filling starts from (default: the floor of the problem's initial
+        allocation).
+
+    Returns
+    -------
+    FloatArray
+        Whole tasks per user, maximal: no user can be given one more task.
+
+    Examples
+    --------
+    DRF section 4.1 with whole tasks (the module shows the same at 10^9 times the size):
+
+    >>> import numpy as np
+    >>> from fairshare.workload import parse_scenario
+    >>> from fairshare.workload.hierarchy import build_hierarchy
+    >>> scenario = parse_scenario(
+    ...     {"machines": [{"name": "m1", "capacity": {"cpu": 9, "mem": 18}}],
+    ...      "users": [{"name": "A", "demand": {"cpu": 1, "mem": 4}},
+    ...                {"name": "B", "demand": {"cpu": 3, "mem": 1}}]},
+    ...     source="drf-section-4.1",
+    ... )
+    >>> capacity = scenario.cluster.total
+    >>> dominant = (scenario.demands / capacity).max(axis=1)
+    >>> tree = build_hierarchy(scenario, flat=True)
+    >>> problem = WaterfillProblem(tree, scenario.demands, capacity, dominant, np.zeros(2))
+    >>> progressive_fill(problem).tolist()
+    [3.0, 2.0]
+    >>> progressive_fill(problem, start=np.array([0.0, 3.0])).tolist()
+    [0.0, 3.0]
+    """
     tree = problem.tree
     demands = problem.demands
     capacity = problem.capacity
@@ -306,6 +494,9 @@ class _Searched:
         self.found: list[tuple[float, float, FloatArray]] = []
 
     def add(self, level: float, reached: float, total: float, state: FloatArray) -> None:
+        """Keep the state the search reached at inner ``level`` (the queue's level
+        ``reached`` and its ``total`` tasks), in level order; a level already kept is not
+        replaced."""
         at = bisect.bisect_left(self.levels, level)
         if at < len(self.levels) and self.levels[at] == level:
             return
@@ -605,8 +796,37 @@ def tasks_that_may_fit(
     x: FloatArray, limit: FloatArray, active: BoolArray, room: FloatArray, demands: FloatArray
 ) -> float:
     """An upper bound on the tasks the ``active`` users can still get: each alone in
-    ``room`` (per resource) and below its limit. A jump is not tried below
-    :data:`JUMP_MIN_TASKS`, which keeps the cost of trying one out of small problems."""
+    ``room`` and below its limit. A jump is not tried below :data:`JUMP_MIN_TASKS`, which
+    keeps the cost of trying one out of small problems.
+
+    Parameters
+    ----------
+    x : FloatArray
+        Each user's tasks now.
+    limit : FloatArray
+        Each user's most tasks (inf for none).
+    active : BoolArray
+        The users that may still get tasks.
+    room : FloatArray
+        The free capacity per resource (plus slack).
+    demands : FloatArray
+        Users x resources: one task's demand.
+
+    Returns
+    -------
+    float
+        The sum over active users of the tasks each could get alone.
+
+    Examples
+    --------
+    DRF section 4.1: alone, A fits 4.5 tasks in <9 CPUs, 18 GB> and B 3.
+
+    >>> import numpy as np
+    >>> demands = np.array([[1.0, 4.0], [3.0, 1.0]])
+    >>> limit, active = np.full(2, np.inf), np.array([True, True])
+    >>> tasks_that_may_fit(np.zeros(2), limit, active, np.array([9.0, 18.0]), demands)
+    7.5
+    """
     if not active.any():
         return 0.0
     mine = demands[active]

@@ -1,4 +1,12 @@
-"""The solver policies by their SPEC names (section 2), and the one entry point ``solve``."""
+"""The solver policies by their SPEC names (section 2), and the one entry point ``solve``.
+
+Examples
+--------
+>>> SOLVER_POLICIES["tsf"].source
+'TSF sections V-A, V-B (Algorithm 1)'
+>>> [name for name, entry in SOLVER_POLICIES.items() if not entry.pools_cluster]
+['cmmf', 'independent', 'tsf', 'drfh', 'cdrf', 'per-machine-drf']
+"""
 
 from __future__ import annotations
 
@@ -13,13 +21,26 @@ from fairshare.solvers.tsf import solve_per_machine_drf, solve_task_share
 from fairshare.workload.model import Scenario
 
 SolveFunction = Callable[[Scenario, str, bool], Allocation]
+"""A solver: ``(scenario, policy name, integral) -> Allocation``."""
 
 
 @dataclass(frozen=True)
 class SolverPolicy(PolicyInfo):
-    """A policy ``fairshare solve`` can compute: its SPEC name, what it equalises, the paper
-    section it implements, whether it pools the cluster (and so gives no placement), and
-    the function that computes it."""
+    """A policy ``fairshare solve`` can compute (``fairshare policies`` lists them).
+
+    Parameters
+    ----------
+    name : str
+        The SPEC name (``drf``, ``tsf``, ...).
+    summary : str
+        What the policy equalises, in one line.
+    source : str
+        The paper section it implements.
+    pools_cluster : bool
+        Whether it pools the cluster into one machine (and so gives no placement).
+    run : SolveFunction
+        The function that computes it.
+    """
 
     pools_cluster: bool
     run: SolveFunction
@@ -112,11 +133,58 @@ SOLVER_POLICIES: dict[str, SolverPolicy] = by_name(
 
 
 class UnknownPolicy(ValueError):
-    """A policy name that is not in :data:`SOLVER_POLICIES`."""
+    """A policy name that is not in :data:`SOLVER_POLICIES`; the message lists the allowed
+    names."""
 
 
 def solve(scenario: Scenario, policy: str, *, integral: bool = False) -> Allocation:
-    """The fair allocation of ``scenario``'s users under ``policy``, from scratch (offline)."""
+    """The fair allocation of ``scenario``'s users under ``policy``, from scratch (offline).
+
+    Parameters
+    ----------
+    scenario : Scenario
+        The validated scenario.
+    policy : str
+        A name of :data:`SOLVER_POLICIES`.
+    integral : bool
+        Whole tasks (a maximal integral allocation) instead of the divisible one.
+
+    Returns
+    -------
+    Allocation
+        Tasks and shares per user in scenario order, the placement for the policies that
+        place tasks, and the warnings ``fairshare solve`` prints.
+
+    Raises
+    ------
+    UnknownPolicy
+        ``policy`` is not a solver policy.
+    InvalidRequest
+        A request the policy cannot serve (several resources for a single-resource policy,
+        minimum shares that do not fit).
+    SolverFailure
+        A numerical solver gave up.
+
+    Examples
+    --------
+    DRF section 4.1: A's tasks need <1 CPU, 4 GB>, B's <3 CPUs, 1 GB>, on <9 CPUs, 18 GB>.
+
+    >>> from fairshare.workload import parse_scenario
+    >>> scenario = parse_scenario(
+    ...     {"machines": [{"name": "m1", "capacity": {"cpu": 9, "mem": 18}}],
+    ...      "users": [{"name": "A", "demand": {"cpu": 1, "mem": 4}},
+    ...                {"name": "B", "demand": {"cpu": 3, "mem": 1}}]},
+    ...     source="drf-section-4.1",
+    ... )
+    >>> solve(scenario, "drf").tasks.round(6).tolist()
+    [3.0, 2.0]
+    >>> solve(scenario, "ceei").shares.round(4).tolist()
+    [0.9091, 0.5455]
+    >>> solve(scenario, "max-min")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    fairshare.solvers.errors.InvalidRequest: --policy: max-min shares a single resource, ...
+    """
     try:
         entry = SOLVER_POLICIES[policy]
     except KeyError:

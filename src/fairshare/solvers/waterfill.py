@@ -21,6 +21,28 @@ children at the lowest weighted share) so that their weighted shares rise togeth
 whose share cannot rise (its dominant resource is saturated while its other resources still
 grow) takes all of its parent's flow until it catches up, exactly as the epsilon loop keeps
 picking it; several such children share the flow equally (the documented tie rule).
+
+Examples
+--------
+DRF section 4.1 (A's tasks <1 CPU, 4 GB>, B's <3 CPUs, 1 GB>, on <9 CPUs, 18 GB>) on a flat
+tree, equalising dominant shares:
+
+>>> import numpy as np
+>>> from fairshare.workload import parse_scenario
+>>> from fairshare.workload.hierarchy import build_hierarchy
+>>> scenario = parse_scenario(
+...     {"machines": [{"name": "m1", "capacity": {"cpu": 9, "mem": 18}}],
+...      "users": [{"name": "A", "demand": {"cpu": 1, "mem": 4}},
+...                {"name": "B", "demand": {"cpu": 3, "mem": 1}}]},
+...     source="drf-section-4.1",
+... )
+>>> capacity = scenario.cluster.total
+>>> dominant = (scenario.demands / capacity).max(axis=1)
+>>> problem = WaterfillProblem(
+...     build_hierarchy(scenario, flat=True), scenario.demands, capacity, dominant, np.zeros(2)
+... )
+>>> waterfill(problem).round(6).tolist()
+[3.0, 2.0]
 """
 
 from __future__ import annotations
@@ -34,15 +56,28 @@ from fairshare.solvers.errors import SolverFailure
 from fairshare.workload.hierarchy import Hierarchy, IntArray
 
 _REL_TOL = 1e-10
+"""Relative tolerance of every comparison of levels, usage and caps."""
 
 
 @dataclass(frozen=True)
 class WaterfillProblem:
-    """A water-filling instance.
+    """A water-filling instance (also the input of integral progressive filling,
+    :func:`fairshare.solvers.progressive.progressive_fill`).
 
-    ``share_per_task[i]`` converts user i's tasks into the share the policy equalises (for DRF
-    its dominant share of one task). ``initial`` is the allocation filling starts from (minimum
-    shares); caps come from ``tree.max_tasks`` (users and queues).
+    Attributes
+    ----------
+    tree : Hierarchy
+        The weighted tree (flat for DRF and the other single-level policies); its
+        ``max_tasks`` are the caps of users and queues.
+    demands : FloatArray
+        Users x resources: one task's demand.
+    capacity : FloatArray
+        The pooled capacity per resource.
+    share_per_task : FloatArray
+        Converts user i's tasks into the share the policy equalises (for DRF its dominant
+        share of one task).
+    initial : FloatArray
+        The tasks filling starts from (minimum shares).
     """
 
     tree: Hierarchy
@@ -63,11 +98,31 @@ class _Level:
 
 
 def waterfill(problem: WaterfillProblem) -> FloatArray:
-    """The divisible allocation (tasks per user) of ``problem``."""
+    """The divisible allocation of ``problem``: the continuous limit of the papers' epsilon
+    loops, computed event by event (module docstring).
+
+    Parameters
+    ----------
+    problem : WaterfillProblem
+        The tree, demands, capacity, share per task and starting allocation.
+
+    Returns
+    -------
+    FloatArray
+        Tasks per user (fractional), in scenario order.
+
+    Raises
+    ------
+    SolverFailure
+        The event loop exhausted its budget, or found users to fill but no next event.
+    """
     return _Engine(problem).run()
 
 
 class _Engine:
+    """One water-filling run's state: the allocation ``x``, the frozen users and saturated
+    resources, and the tree's levels for the per-interval segment reductions."""
+
     def __init__(self, problem: WaterfillProblem) -> None:
         tree = problem.tree
         self.tree = tree
@@ -91,6 +146,8 @@ class _Engine:
         self.saturated = np.zeros(len(self.capacity), dtype=np.bool_)
 
     def _group_levels(self) -> list[_Level]:
+        """The tree's nodes by depth, deepest first and grouped by parent, so that each
+        interval's flow splits are segment reductions (``reduceat``), not a walk per node."""
         tree = self.tree
         out = []
         for depth in range(int(tree.depth.max(initial=0)), 0, -1):
@@ -105,6 +162,9 @@ class _Engine:
         return out
 
     def run(self) -> FloatArray:
+        """Step from event to event until every user is frozen; the event budget bounds
+        the loop (each event freezes a user, saturates a resource, or changes a node's
+        receiving set or dominant resource)."""
         self._freeze()
         budget = 20 * (self.tree.size + 1) * (len(self.capacity) + 2)
         for _ in range(budget):
@@ -114,6 +174,8 @@ class _Engine:
         raise SolverFailure("water-filling did not converge (event budget exhausted)")
 
     def _step(self) -> None:
+        """One interval: the velocities of every node (flow split bottom-up, handed out
+        top-down), then a jump to the first event of the module docstring."""
         tree = self.tree
         usage = np.asarray(self.ancestors @ (self.x[:, None] * self.demands))
         ratio = usage * self.inv_capacity

@@ -9,6 +9,37 @@ A machine's signature is its capacity, rack and attributes: every constraint tha
 ``name`` treats two machines with the same signature alike. Users whose constraint reads
 ``name``, or who give a ``machines`` whitelist, are evaluated machine by machine; their answers
 split signatures further.
+
+:class:`TaskFit` answers where whole tasks fit: the slots of a job's isolated response (SPEC
+section 3's slowdown denominator) and whether a job can ever run.
+
+Examples
+--------
+Three GPU machines and two CPU machines; user ``c`` may use ``c-0`` only, which splits the
+CPU machines into two types.
+
+>>> from fairshare.workload import parse_scenario
+>>> from fairshare.workload.eligibility import machine_types
+>>> scenario = parse_scenario(
+...     {
+...         "machines": [
+...             {"name": "g", "count": 3, "capacity": {"cpu": 8, "gpu": 2},
+...              "attributes": {"gpu": True}},
+...             {"name": "c", "count": 2, "capacity": {"cpu": 16, "gpu": 0}},
+...         ],
+...         "users": [
+...             {"name": "a", "demand": {"cpu": 1, "gpu": 1}, "constraint": "gpu"},
+...             {"name": "b", "demand": {"cpu": 4}},
+...             {"name": "c", "demand": {"cpu": 1}, "machines": ["c-0"]},
+...         ],
+...     },
+...     source="types",
+... )
+>>> types = machine_types(scenario)
+>>> types.machine_type.tolist(), types.count.tolist()
+([0, 0, 0, 1, 2], [3, 1, 1])
+>>> types.eligible.tolist()
+[[True, False, False], [True, True, True], [False, True, False]]
 """
 
 from __future__ import annotations
@@ -27,9 +58,21 @@ from fairshare.workload.model import Job, Scenario, User
 
 @dataclass(frozen=True)
 class MachineTypes:
-    """``machine_type[j]`` is machine j's type; ``capacity[t]`` one machine's capacity of type
-    t; ``count[t]`` how many machines it has; ``eligible[i, t]`` whether user i may run on it.
-    Types are numbered in the order of their first machine in the scenario."""
+    """The machine types of a scenario and who may use them (Choosy section 5.1).
+
+    Types are numbered in the order of their first machine in the scenario.
+
+    Parameters
+    ----------
+    machine_type : IntArray
+        ``machine_type[j]`` is machine j's type.
+    capacity : FloatArray
+        ``capacity[t]`` is one machine's capacity of type t (types x resources).
+    count : IntArray
+        ``count[t]`` is how many machines type t has.
+    eligible : BoolArray
+        ``eligible[i, t]`` is whether user i may run on type t (users x types).
+    """
 
     machine_type: IntArray
     capacity: FloatArray
@@ -42,21 +85,44 @@ class MachineTypes:
         return np.asarray(self.capacity * self.count[:, None], dtype=np.float64)
 
     def members(self, type_index: int) -> IntArray:
+        """The machines of one type.
+
+        Parameters
+        ----------
+        type_index : int
+            A type.
+
+        Returns
+        -------
+        IntArray
+            Their indices, in scenario order.
+        """
         return np.flatnonzero(self.machine_type == type_index)
 
 
 def _by_machine(user: User) -> bool:
+    """Whether the user's eligibility must be evaluated machine by machine (a whitelist,
+    or a constraint that reads ``name``).
+    """
     return user.machines is not None or (
         user.constraint is not None and "name" in user.constraint.attributes()
     )
 
 
 class AttributeCodes:
-    """The signatures' values of every attribute (and the rack) as small integer codes, so
-    that a constraint is evaluated once per distinct combination of the attributes it reads
-    (``Constraint.attributes``) rather than once per signature: a Google-like constraint reads
-    one to three boolean attributes, at most eight combinations among hundreds of signatures.
-    Values are coded with their type, so ``1`` and ``true`` stay apart."""
+    """The machines' attribute values (and racks) as small integer codes.
+
+    A constraint is then evaluated once per distinct combination of the attributes it reads
+    (:meth:`~fairshare.cluster.constraints.Constraint.attributes`)
+    rather than once per machine: a Google-like constraint reads one to three boolean
+    attributes, at most eight combinations among hundreds of signatures. Values are coded with
+    their type, so ``1`` and ``true`` stay apart.
+
+    Parameters
+    ----------
+    sample : list of Machine
+        The machines to code (one per signature, or every machine).
+    """
 
     def __init__(self, sample: list[Machine]) -> None:
         self.sample = sample
@@ -76,7 +142,18 @@ class AttributeCodes:
         self.radix = self.codes.max(axis=0, initial=0) + 1
 
     def mask(self, constraint: Constraint) -> BoolArray:
-        """``constraint.mask(sample)``, evaluating one machine per combination of codes."""
+        """``constraint.mask(sample)``, evaluating one machine per combination of codes.
+
+        Parameters
+        ----------
+        constraint : Constraint
+            The constraint to evaluate.
+
+        Returns
+        -------
+        BoolArray
+            Per machine of the sample, whether it satisfies the constraint.
+        """
         read = [self.column[name] for name in constraint.attributes() if name in self.column]
         if not read:
             verdict = constraint.matches(self.sample[0]) if self.sample else False
@@ -100,7 +177,18 @@ def _attributes_differ(a: Mapping[str, AttributeValue], b: Mapping[str, Attribut
 
 
 def machine_types(scenario: Scenario) -> MachineTypes:
-    """Coalesce ``scenario``'s machines into types (Choosy section 5.1)."""
+    """Coalesce ``scenario``'s machines into types (Choosy section 5.1).
+
+    Parameters
+    ----------
+    scenario : Scenario
+        Its machines, and its users' constraints and whitelists.
+
+    Returns
+    -------
+    MachineTypes
+        Types of equal capacity, rack and attributes that the same users may use.
+    """
     machines = scenario.cluster.machines
     # The loader expands `count: N` into consecutive machines sharing one capacity array and
     # equal attributes: only a machine that differs from the previous one needs a key, and
@@ -181,18 +269,39 @@ def machine_types(scenario: Scenario) -> MachineTypes:
 
 MATCHES_NO_MACHINE = "its constraint matches no machine"
 """Why a user or job whose constraint and whitelist allow no machine gets nothing: the one
-wording of ``solve``'s warning and of ``simulate``'s."""
+wording of ``solve``'s warning and of ``simulate``'s.
+"""
 
 
 class TaskFit:
-    """Where whole tasks fit on a set of machines: the machines a constraint and whitelist
-    allow, and how many tasks of a demand those machines hold at once (the slots of the
-    isolated response, SPEC section 3's slowdown denominator).
+    """Where whole tasks fit on a set of machines.
 
-    A job none of whose tasks fits on any machine it may use can never run: :meth:`never_runs`
-    says why. The simulator asks it for slots and ``simulate`` asks it before the run, so both
-    answer the same question the same way. Answers are cached per (constraint, whitelist,
-    demand): traces repeat a few of them across thousands of jobs.
+    The machines a constraint and whitelist allow, and how many tasks of a demand those
+    machines hold at once (the slots of the isolated response, SPEC section 3's slowdown
+    denominator). A job none of whose tasks fits on any machine it may use can never run:
+    :meth:`never_runs` says why. The simulator asks it for slots and ``simulate`` asks it before
+    the run, so both answer the same question the same way. Answers are cached per
+    (constraint, whitelist, demand): traces repeat a few of them across thousands of jobs.
+
+    Parameters
+    ----------
+    machines : Sequence of Machine
+        The machines tasks may be placed on.
+    resources : Sequence of str
+        The cluster's resources, in the order of the demand vectors.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairshare.cluster import Machine
+    >>> from fairshare.workload.eligibility import TaskFit
+    >>> fit = TaskFit(
+    ...     [Machine("g", np.array([8.0, 2.0]), attributes={"gpu": True}),
+    ...      Machine("c", np.array([16.0, 0.0]))],
+    ...     ["cpu", "gpu"],
+    ... )
+    >>> fit.slots(None, None, np.array([4.0, 0.0]))  # 2 on g, 4 on c
+    6
     """
 
     def __init__(self, machines: Sequence[Machine], resources: Sequence[str]) -> None:
@@ -206,7 +315,20 @@ class TaskFit:
         self._slots: dict[tuple[object, ...], int] = {}
 
     def allowed(self, constraint: Constraint | None, whitelist: frozenset[str] | None) -> BoolArray:
-        """Which machines the constraint and the whitelist both allow."""
+        """Which machines the constraint and the whitelist both allow.
+
+        Parameters
+        ----------
+        constraint : Constraint, optional
+            None allows every machine.
+        whitelist : frozenset of str, optional
+            Machine names; None allows every machine.
+
+        Returns
+        -------
+        BoolArray
+            One entry per machine.
+        """
         key = (constraint.source if constraint is not None else None, whitelist)
         ok = self._allowed.get(key)
         if ok is None:
@@ -225,8 +347,23 @@ class TaskFit:
     def slots(
         self, constraint: Constraint | None, whitelist: frozenset[str] | None, demand: FloatArray
     ) -> int:
-        """Whole tasks of ``demand`` that the allowed machines hold together; 0 when none fits
-        anywhere (a demand of nothing fits once on every allowed machine, without bound)."""
+        """How many whole tasks of ``demand`` the allowed machines hold together.
+
+        Parameters
+        ----------
+        constraint : Constraint, optional
+            The tasks' constraint.
+        whitelist : frozenset of str, optional
+            The tasks' machine whitelist.
+        demand : FloatArray
+            One task's demand vector.
+
+        Returns
+        -------
+        int
+            0 when none fits anywhere; a demand of nothing fits once on every allowed machine,
+            without bound (``2**30``).
+        """
         key = (constraint.source if constraint is not None else None, whitelist, demand.tobytes())
         slots = self._slots.get(key)
         if slots is None:
@@ -242,8 +379,30 @@ class TaskFit:
         return slots
 
     def never_runs(self, job: Job) -> str | None:
-        """Why ``job`` can never run here (its constraint matches no machine; or no machine
-        it may use holds one of its map or reduce tasks), or None when it can."""
+        """Why ``job`` can never run on these machines, if it cannot.
+
+        Parameters
+        ----------
+        job : Job
+            The job; its map and reduce demands are checked.
+
+        Returns
+        -------
+        str or None
+            The reason (its constraint matches no machine, or no machine it may use holds one of
+            its map or reduce tasks), or None when it can run.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fairshare.cluster import Machine
+        >>> from fairshare.workload.eligibility import TaskFit
+        >>> from fairshare.workload.model import FixedDuration, Job
+        >>> fit = TaskFit([Machine("m", np.array([8.0, 2.0]))], ["cpu", "gpu"])
+        >>> job = Job("j", 0.0, "u", np.array([1.0, 3.0]), tasks=2, duration=FixedDuration(10.0))
+        >>> fit.never_runs(job)
+        'its task demand (cpu 1, gpu 3) fits on no machine'
+        """
         demands = [job.demand] if job.tasks else []
         if job.reduce is not None and job.reduce.tasks:
             demands.append(job.demand if job.reduce.demand is None else job.reduce.demand)

@@ -1,5 +1,14 @@
-"""The error every scenario or trace problem becomes (``error: FILE: WHERE: WHAT``, SPEC
-section 4), and how input values are shown in its messages (cut, one line)."""
+"""The error every scenario or trace problem becomes, and how input values are shown in it.
+
+A problem is reported as one line, ``error: FILE: WHERE: WHAT`` (SPEC section 4), with the
+input value cut to a readable length and on one line.
+
+Examples
+--------
+>>> from fairshare.workload.errors import ScenarioError, got
+>>> print(ScenarioError("cluster.yaml", "machines[0].capacity.cpu", f"must be >= 0, {got(-1)}"))
+error: cluster.yaml: machines[0].capacity.cpu: must be >= 0, got -1
+"""
 
 from __future__ import annotations
 
@@ -18,9 +27,26 @@ _LIST_LIMIT = 10
 class ScenarioError(Exception):
     """A scenario that breaks SPEC section 1: printed as ``error: FILE: WHERE: WHAT``.
 
-    ``where`` is a field path (``machines[3].capacity.cpu``), ``line N`` for syntax errors,
-    ``file`` when the file cannot be read or is empty, ``top level`` when it is not a mapping.
-    ``what`` says what is wrong and what is allowed, on one line.
+    The command line prints ``str(error)`` and exits with code 2.
+
+    Parameters
+    ----------
+    file : str
+        The input's name (a path, or the ``source`` given to ``parse_scenario``).
+    where : str
+        A field path (``machines[3].capacity.cpu``), ``line N`` for syntax errors, ``file``
+        when the file cannot be read or is empty, ``top level`` when it is not a mapping.
+    what : str
+        What is wrong and what is allowed, on one line.
+
+    Examples
+    --------
+    >>> from fairshare.workload import ScenarioError, parse_scenario
+    >>> try:
+    ...     parse_scenario({"machines": []}, source="empty.yaml")
+    ... except ScenarioError as error:
+    ...     print(error.where, "|", error.what)
+    machines | machines must list at least one machine
     """
 
     def __init__(self, file: str, where: str, what: str) -> None:
@@ -38,7 +64,25 @@ class ScenarioError(Exception):
 
 
 def shown_value(value: object) -> str:
-    """A short, one-line rendering of an input value for an error message."""
+    """A short, one-line rendering of an input value for an error message.
+
+    Parameters
+    ----------
+    value : object
+        A value read from the input.
+
+    Returns
+    -------
+    str
+        YAML's spelling of scalars (``null``, ``true``), whole floats without ``.0``, strings
+        quoted and cut at 60 characters, containers as ``a mapping`` or ``a list``.
+
+    Examples
+    --------
+    >>> from fairshare.workload.errors import shown_value
+    >>> shown_value(None), shown_value(True), shown_value(3.0), shown_value([1, 2])
+    ('null', 'true', '3', 'a list')
+    """
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -62,7 +106,25 @@ def shown_value(value: object) -> str:
 
 
 def got(value: object) -> str:
-    """``got VALUE`` with a hint when a number was written as a string."""
+    """``got VALUE``, with a hint when a number was written as a string.
+
+    Parameters
+    ----------
+    value : object
+        The value the input has.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> from fairshare.workload.errors import got
+    >>> got(-1)
+    'got -1'
+    >>> got("12")
+    "got '12' (a string; write numbers without quotes)"
+    """
     text = f"got {shown_value(value)}"
     if isinstance(value, str):
         try:
@@ -76,13 +138,47 @@ def got(value: object) -> str:
 
 
 def listing(names: Iterable[str], limit: int = _LIST_LIMIT) -> str:
-    """``a, b, c`` with at most ``limit`` names and a count of the rest."""
+    """Names for an "unknown name" message: ``a, b, c``, at most ``limit`` and a count of the rest.
+
+    Parameters
+    ----------
+    names : Iterable of str
+        The known names, in the order to list them.
+    limit : int
+        How many names to show.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> from fairshare.workload.errors import listing
+    >>> listing(["a", "b", "c", "d"], limit=2)
+    'a, b and 2 more'
+    """
     names = list(names)
     shown = ", ".join(names[:limit])
     return shown if len(names) <= limit else f"{shown} and {len(names) - limit} more"
 
 
 def invalid(message: str, at: str | int | None = None) -> PydanticCustomError:
-    """A validation error carrying our own message; ``at`` extends the location by one step
-    (for errors raised by a model about one of its fields or entries)."""
+    """A pydantic validation error carrying our own message.
+
+    The schema's validators raise it; :func:`fairshare.workload.schema.from_validation_error`
+    turns it into the :class:`ScenarioError` with the field path.
+
+    Parameters
+    ----------
+    message : str
+        What is wrong and what is allowed.
+    at : str or int, optional
+        One more step of the field path, for an error a model raises about one of its fields
+        or entries.
+
+    Returns
+    -------
+    PydanticCustomError
+        To be raised by the caller.
+    """
     return PydanticCustomError("scenario", "{message}", {"message": message, "at": at})

@@ -103,9 +103,13 @@ __all__ = [
 class Workload:
     """Jobs to replay and the cluster to replay them on.
 
-    ``jobs`` yields each job once, lazily, in submit order. ``cluster`` is the scenario's
-    cluster, or the one the source needs instead (``google-constraints`` adds machine
-    attributes; an ``alibaba-gpu`` trace brings its node list).
+    Parameters
+    ----------
+    jobs : Iterator of Job
+        Yields each job once, lazily, in submit order.
+    cluster : Cluster
+        The scenario's cluster, or the one the source needs instead (``google-constraints``
+        adds machine attributes; an ``alibaba-gpu`` trace brings its node list).
     """
 
     jobs: Iterator[Job]
@@ -114,7 +118,17 @@ class Workload:
 
 @dataclass(frozen=True)
 class SizeBin:
-    """Jobs with ``low`` to ``high`` tasks (inclusive), a ``fraction`` of all jobs."""
+    """A bin of job sizes: jobs with ``low`` to ``high`` tasks, a ``fraction`` of all jobs.
+
+    Parameters
+    ----------
+    low : int
+        The fewest tasks (inclusive).
+    high : int
+        The most tasks (inclusive).
+    fraction : float
+        The fraction of jobs in the bin.
+    """
 
     low: int
     high: int
@@ -219,9 +233,11 @@ class _Params:
             self.values[key] = value
 
     def fail(self, name: str, what: str) -> NoReturn:
+        """Raise the :class:`ScenarioError` at ``workload.<name>``."""
         raise ScenarioError(self.source, f"workload.{name}", what)
 
     def count(self, name: str, minimum: int = 1) -> int | None:
+        """Parameter ``name`` as a whole number >= ``minimum``; None when not given."""
         value = self.values.get(name)
         if value is None:
             return None
@@ -232,6 +248,7 @@ class _Params:
         return int(value)
 
     def positive(self, name: str, value: object, where: str | None = None) -> float:
+        """``value`` as a finite number > 0; errors at ``where`` (default ``name``)."""
         if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
             self.fail(where or name, f"must be a number > 0, got {value!r}")
         if not math.isfinite(value):
@@ -249,10 +266,12 @@ class _Params:
         return number
 
     def number(self, name: str, default: float) -> float:
+        """Parameter ``name`` as a number > 0, ``default`` when not given."""
         value = self.values.get(name)
         return default if value is None else self.positive(name, value)
 
     def duration(self) -> Duration:
+        """``duration``: fixed seconds or a distribution (default Pareto 1.9, 10 s)."""
         value = self.values.get("duration")
         if value is None:
             return _DEFAULT_DURATION
@@ -276,6 +295,9 @@ class _Params:
         )
 
     def demands(self) -> list[FloatArray]:
+        """``demand``: the per-task demand vectors to pick from (default one unit of the
+        first resource).
+        """
         value = self.values.get("demand")
         if value is None:
             vector = np.zeros(len(self.cluster.resources), dtype=np.float64)
@@ -288,6 +310,7 @@ class _Params:
         self.fail("demand", "must be a mapping like {cpu: 1, mem: 2} or a non-empty list of them")
 
     def _demand(self, value: object, where: str) -> FloatArray:
+        """One demand mapping as a read-only vector; errors at ``where``."""
         if not isinstance(value, Mapping):
             self.fail(where, "must be a mapping like {cpu: 1, mem: 2}")
         resources = self.cluster.resources
@@ -320,13 +343,16 @@ class _Params:
 
     @staticmethod
     def _frozen(vector: FloatArray) -> FloatArray:
+        """``vector``, made read-only so that every job can share it."""
         vector.setflags(write=False)
         return vector
 
     def users(self) -> int | None:
+        """``users``: how many users share the jobs; None for a user per job."""
         return self.count("users")
 
     def queues(self, declared: Collection[str]) -> list[str]:
+        """``queues``: declared queue paths to pick from (default the root)."""
         value = self.values.get("queues")
         if value is None:
             return [ROOT]
@@ -339,6 +365,9 @@ class _Params:
         return list(value)
 
     def replicas(self) -> int | None:
+        """``replicas``: machines holding each map's block (default 3, at most the
+        machines); None for no input data.
+        """
         replicas = self.count("replicas", minimum=0)
         if replicas is None:
             return min(_DEFAULT_REPLICAS, len(self.cluster.machines))
@@ -351,6 +380,7 @@ class _Params:
         return replicas or None
 
     def reduce(self) -> tuple[float, float] | None:
+        """``reduce``: copy and compute seconds per reduce task; None for map-only jobs."""
         value = self.values.get("reduce")
         if value is None or value is True:
             return _DEFAULT_REDUCE
@@ -388,6 +418,7 @@ def _cumulative(weights: FloatArray) -> FloatArray:
 
 
 def _pick(cdf: FloatArray, rng: np.random.Generator) -> int:
+    """An index drawn with the probabilities of ``cdf`` (see :func:`_cumulative`)."""
     return int(np.searchsorted(cdf, rng.random(), side="right"))
 
 
@@ -402,14 +433,40 @@ def _draw_bin(bins: Sequence[SizeBin], cdf: FloatArray, rng: np.random.Generator
 
 
 def _has_attributes(machine: Machine) -> bool:
+    """Whether ``machine`` carries all 21 attributes of the constraint model."""
     return all(name in machine.attributes for name in ATTRIBUTES)
 
 
 def constraint_cluster(cluster: Cluster, rng: np.random.Generator) -> Cluster:
-    """``cluster`` with every machine carrying the 21 attributes: kept when every machine
-    has them already; otherwise each machine gets a class (``machine_class``: ``c0`` ...
-    ``c3``, by ``CLASS_SHARES``) and each attribute with its class's frequency. Attributes a
-    machine already has are kept."""
+    """``cluster`` with every machine carrying the 21 attributes of the constraint model.
+
+    The model is Sharma et al.'s, as Choosy section 7.1 uses it. The cluster is kept as it
+    is when every machine has them already; otherwise each machine gets a class
+    (``machine_class``: ``c0`` ... ``c3``, by :data:`CLASS_SHARES`) and each attribute with
+    its class's frequency. Attributes a machine already has are kept.
+
+    Parameters
+    ----------
+    cluster : Cluster
+        The scenario's cluster.
+    rng : numpy.random.Generator
+        The source of the draws.
+
+    Returns
+    -------
+    Cluster
+        The same machines, names, capacities and racks, with the attributes.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairshare.cluster import Cluster, Machine
+    >>> from fairshare.workload.generators import ATTRIBUTES, constraint_cluster
+    >>> plain = Cluster.build(["slots"], [Machine("m", np.array([4.0]))])
+    >>> attributes = constraint_cluster(plain, np.random.default_rng(0)).machines[0].attributes
+    >>> all(name in attributes for name in ATTRIBUTES), attributes["a0"]
+    (True, True)
+    """
     if all(_has_attributes(m) for m in cluster.machines):
         return cluster
     count = len(cluster.machines)
@@ -436,6 +493,9 @@ def _attribute_matrix(cluster: Cluster) -> BoolArray:
 def _draw_constraint(
     has: BoolArray, rng: np.random.Generator, cache: dict[tuple[int, ...], Constraint]
 ) -> Constraint | None:
+    """A job's constraint: attributes drawn with :data:`REQUIRE_PROBABILITY`, redrawn until
+    some machine meets them all; None for a job that requires none.
+    """
     probabilities = np.array(REQUIRE_PROBABILITY)
     for _ in range(_REDRAWS):
         required = np.flatnonzero(rng.random(len(ATTRIBUTES)) < probabilities)
@@ -463,10 +523,52 @@ def generate(
 ) -> Workload:
     """The jobs of the built-in generator ``spec`` on ``cluster``, drawn from ``rng``.
 
-    ``queues`` are the scenario's declared queue paths (for the ``queues`` parameter) and
-    ``source`` names the scenario file in errors. Parameters are checked now: a bad one
-    raises :class:`~fairshare.workload.loader.ScenarioError` at ``workload.<name>``. The
-    jobs are drawn as the returned workload's ``jobs`` is iterated, in submit order.
+    Parameters are checked now; the jobs are drawn as the returned workload's ``jobs`` is
+    iterated, in submit order, and the tasks and block locations they add up to are counted
+    against :mod:`fairshare.workload.limits` as they are drawn.
+
+    Parameters
+    ----------
+    spec : WorkloadSpec
+        The generator and its parameters (module docstring).
+    cluster : Cluster
+        The machines the jobs run on.
+    rng : numpy.random.Generator
+        The only source of randomness: the same seed gives the same jobs.
+    queues : Collection of str
+        The scenario's declared queue paths (for the ``queues`` parameter).
+    source : str
+        Names the scenario file in errors.
+
+    Returns
+    -------
+    Workload
+        The lazily drawn jobs, and the cluster (``google-constraints`` adds the attributes).
+
+    Raises
+    ------
+    ScenarioError
+        An unknown generator or a bad parameter, at ``workload.<name>``; while iterating, jobs
+        whose tasks or block locations pass the limits, at ``workload.jobs``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairshare.workload import parse_scenario
+    >>> from fairshare.workload.generators import generate
+    >>> scenario = parse_scenario(
+    ...     {
+    ...         "machines": [{"name": "m", "count": 10, "capacity": {"slots": 4}}],
+    ...         "workload": {"generator": "facebook-2009", "jobs": 3},
+    ...     },
+    ...     source="fb",
+    ... )
+    >>> jobs = list(generate(scenario.workload, scenario.cluster, np.random.default_rng(1)).jobs)
+    >>> [job.name for job in jobs], [job.input_replicas for job in jobs]
+    (['job0', 'job1', 'job2'], [3, 3, 3])
+    >>> again = generate(scenario.workload, scenario.cluster, np.random.default_rng(1)).jobs
+    >>> [job.tasks for job in jobs] == [job.tasks for job in again]
+    True
     """
     if spec.generator not in GENERATORS:
         raise ScenarioError(

@@ -6,6 +6,19 @@ papers' experiments and the repository's benchmarks use (``fairshare bench onlin
 tasks on 10,000 machines; Choosy section 7.1's 300 generated jobs on 1,000 machines), and
 breaking one is an input error (exit 2) that names the field and the limit. README.md
 ("Limits") lists them.
+
+Examples
+--------
+>>> from fairshare.workload import ScenarioError, parse_scenario
+>>> from fairshare.workload.limits import MAX_MACHINES
+>>> try:
+...     parse_scenario(
+...         {"machines": [{"name": "m", "count": MAX_MACHINES + 1, "capacity": {"cpu": 1}}]},
+...         source="huge.yaml",
+...     )
+... except ScenarioError as error:
+...     print(error.where)
+machines[0].count
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Read and validate a scenario file (SPEC section 1) into trusted domain objects.
 
-Two stages, each rejecting bad input with one :class:`ScenarioError`
+Three stages, each rejecting bad input with one :class:`ScenarioError`
 (``error: FILE: WHERE: WHAT``, SPEC section 4):
 
 0. Text (:mod:`fairshare.workload.reading`): YAML or JSON, duplicate keys, nesting and
@@ -8,11 +8,27 @@ Two stages, each rejecting bad input with one :class:`ScenarioError`
 1. Structure (:mod:`fairshare.workload.schema`): pydantic models that mirror SPEC section 1
    field by field check names, types and ranges of single fields (unknown fields, missing
    fields, strings where numbers belong, negative / NaN / infinite numbers, non-integral
-   counts). The first pydantic error becomes
-   the :class:`ScenarioError`, with WHERE built from the error location.
+   counts). The first pydantic error becomes the :class:`ScenarioError`, with WHERE built
+   from the error location.
 2. Meaning: :class:`_Builder` turns the models into :class:`~fairshare.workload.model.Scenario`
    and checks what spans fields: unique names (after ``count`` expansion), known resources,
-   queues and machines, constraint syntax, duration lists against task counts.
+   queues and machines, constraint syntax, duration lists against task counts, and the
+   totals of :mod:`fairshare.workload.limits`.
+
+Examples
+--------
+>>> from fairshare.workload import ScenarioError, parse_scenario
+>>> try:
+...     parse_scenario(
+...         {
+...             "machines": [{"name": "m", "capacity": {"slots": 4}}],
+...             "users": [{"name": "a", "queue": "ads"}],
+...         },
+...         source="pools.yaml",
+...     )
+... except ScenarioError as error:
+...     print(error)
+error: pools.yaml: users[0].queue: unknown queue 'ads'; no queues are declared
 """
 
 from __future__ import annotations
@@ -78,12 +94,18 @@ __all__ = [
 
 MachinesFrom = Callable[[], Cluster]
 """Gives the machines of a scenario that lists none (a trace's node list), or raises
-:class:`ScenarioError` saying why it cannot."""
+:class:`ScenarioError` saying why it cannot.
+"""
 
 MISSING_MACHINES = "missing required field 'machines'"
+"""The message for a scenario without ``machines`` (shared with the trace readers)."""
 
 
 class _Builder:
+    """Stage 2: builds the :class:`Scenario` from the validated models, checking what spans
+    fields; the first problem raises a :class:`ScenarioError` at its field path.
+    """
+
     def __init__(
         self, model: ScenarioModel, source: str, machines_from: MachinesFrom | None = None
     ) -> None:
@@ -99,9 +121,11 @@ class _Builder:
         self.queue_paths: dict[str, int] = {}
 
     def fail(self, where: str, what: str) -> NoReturn:
+        """Raise the :class:`ScenarioError` at ``where``."""
         raise ScenarioError(self.source, where, what)
 
     def build(self) -> Scenario:
+        """The scenario: totals first, then the cluster, queues, users, jobs and generator."""
         self._check_totals()
         cluster = self._given_cluster()
         if cluster is None:
@@ -192,6 +216,7 @@ class _Builder:
         return cluster
 
     def _resources(self) -> tuple[str, ...]:
+        """The declared resources, or those the machines name, in first-seen order."""
         if self.model.resources is not None:
             return tuple(self.model.resources)
         seen: dict[str, None] = {}
@@ -202,6 +227,7 @@ class _Builder:
         return tuple(seen)
 
     def _vector(self, amounts: Mapping[str, float], where: str) -> FloatArray:
+        """``amounts`` as a vector in resource order; an unknown resource is an error."""
         vector = np.zeros(len(self.resources), dtype=np.float64)
         for resource, amount in amounts.items():
             if resource not in self.index:
@@ -213,6 +239,7 @@ class _Builder:
         return vector
 
     def _machines(self) -> list[Machine]:
+        """The machines, ``count`` expanded; a repeated name is an error."""
         machines: list[Machine] = []
         # Machines of one capacity share its read-only vector: large clusters list
         # thousands of machines of a few kinds.
@@ -244,6 +271,7 @@ class _Builder:
     # queues
 
     def _queues(self) -> tuple[Queue, ...]:
+        """The declared queues; a repeated path or an undeclared parent is an error."""
         entries = self.model.queues or []
         for i, entry in enumerate(entries):
             if entry.path in self.queue_paths:
@@ -276,6 +304,7 @@ class _Builder:
     # users and jobs
 
     def _queue(self, queue: str | None, where: str) -> str:
+        """A user's or job's queue path (``ROOT`` for none); an undeclared one is an error."""
         if queue is None:
             return ROOT
         if queue not in self.queue_paths:
@@ -288,6 +317,7 @@ class _Builder:
         return queue
 
     def _demand(self, demand: dict[str, float] | None, where: str) -> FloatArray:
+        """A demand vector; omitted only on a one-resource cluster (one unit)."""
         if demand is None:
             if len(self.resources) == 1:
                 return np.ones(1, dtype=np.float64)
@@ -306,6 +336,7 @@ class _Builder:
         return vector
 
     def _constraint(self, text: str | None, where: str) -> Constraint | None:
+        """The parsed constraint, each distinct text parsed once."""
         if text is None:
             return None
         known = self.parsed.get(text)
@@ -320,6 +351,7 @@ class _Builder:
             self.fail(f"{where}.constraint", "the expression is nested too deeply")
 
     def _whitelist(self, names: list[str] | None, where: str) -> frozenset[str] | None:
+        """A ``machines`` whitelist; an unknown machine name is an error."""
         if names is None:
             return None
         for k, name in enumerate(names):
@@ -331,6 +363,7 @@ class _Builder:
         return frozenset(names)
 
     def _user(self, i: int, entry: UserModel, seen: dict[str, int]) -> User:
+        """User ``i`` of the scenario."""
         where = f"users[{i}]"
         self._check_unique("user", entry.name, i, seen)
         return User(
@@ -346,6 +379,7 @@ class _Builder:
         )
 
     def _job(self, i: int, entry: JobModel, seen: dict[str, int]) -> Job:
+        """Job ``i`` of the scenario."""
         where = f"jobs[{i}]"
         self._check_unique("job", entry.name, i, seen)
         replicas = None
@@ -395,6 +429,7 @@ class _Builder:
 
 
 def _too_many_tasks(tasks: int) -> str:
+    """The message for tasks over :data:`~fairshare.workload.limits.MAX_TASKS`."""
     return (
         f"the jobs' tasks (map and reduce) add up to {tasks:,} here; a scenario may have at "
         f"most {MAX_TASKS:,} tasks"
@@ -402,6 +437,7 @@ def _too_many_tasks(tasks: int) -> str:
 
 
 def _too_many_copies(copies: int) -> str:
+    """The message for block locations over ``MAX_REPLICA_COPIES``."""
     return (
         f"tasks times replicas add up to {copies:,} input block locations here; at most "
         f"{MAX_REPLICA_COPIES:,}"
@@ -409,6 +445,7 @@ def _too_many_copies(copies: int) -> str:
 
 
 def _duration(value: float | list[float] | DistributionModel) -> Duration:
+    """A job's validated ``duration`` as a :data:`~fairshare.workload.model.Duration`."""
     if isinstance(value, list):
         return PerTaskDurations(tuple(value))
     if isinstance(value, DistributionModel):
@@ -428,10 +465,40 @@ def parse_scenario(
 ) -> Scenario:
     """Validate an already-parsed scenario (a dict as from ``json.load``) and build it.
 
-    ``source`` names the input in error messages and becomes ``Scenario.source``.
-    ``machines_from`` gives the machines when the scenario has no ``machines`` field (a
-    trace's node list, SPEC section 3); without it, ``machines`` is required.
-    Raises :class:`ScenarioError` on the first problem found.
+    Parameters
+    ----------
+    data : object
+        The scenario document: a mapping with SPEC section 1's fields.
+    source : str
+        Names the input in error messages; becomes ``Scenario.source``.
+    machines_from : MachinesFrom, optional
+        Gives the machines when the scenario has no ``machines`` field (a trace's node list,
+        SPEC section 3); without it, ``machines`` is required.
+
+    Returns
+    -------
+    Scenario
+
+    Raises
+    ------
+    ScenarioError
+        The first problem found: a field path and what is allowed.
+
+    Examples
+    --------
+    >>> from fairshare.workload import parse_scenario
+    >>> scenario = parse_scenario(
+    ...     {
+    ...         "machines": [{"name": "m", "count": 2, "capacity": {"cpu": 4, "mem": 8}}],
+    ...         "queues": [{"path": "ads"}, {"path": "ads/prod", "weight": 2}],
+    ...         "users": [{"name": "a", "queue": "ads/prod", "demand": {"cpu": 1, "mem": 2}}],
+    ...     },
+    ...     source="inline",
+    ... )
+    >>> scenario.cluster.machine_names, scenario.cluster.total.tolist()
+    (('m-0', 'm-1'), [8.0, 16.0])
+    >>> [queue.path for queue in scenario.queues], scenario.users[0].queue
+    (['ads', 'ads/prod'], 'ads/prod')
     """
     if data is None:
         raise ScenarioError(source, "file", "is empty; a scenario needs at least 'machines'")
@@ -448,9 +515,39 @@ def parse_scenario(
 
 
 def load_scenario(path: str | Path, machines_from: MachinesFrom | None = None) -> Scenario:
-    """Read a YAML or JSON scenario file (by suffix: ``.json``, ``.yaml``/``.yml``; otherwise
-    JSON if the text starts with ``{``), validate it and build the :class:`Scenario`
-    (``machines_from`` as for :func:`parse_scenario`)."""
+    r"""Read a YAML or JSON scenario file, validate it and build the :class:`Scenario`.
+
+    The format follows the suffix (``.json``; ``.yaml`` or ``.yml``); any other suffix is read
+    as JSON if the text starts with ``{``, else as YAML.
+
+    Parameters
+    ----------
+    path : str or Path
+        The scenario file (at most :data:`~fairshare.workload.limits.MAX_SCENARIO_BYTES`).
+    machines_from : MachinesFrom, optional
+        As for :func:`parse_scenario`.
+
+    Returns
+    -------
+    Scenario
+
+    Raises
+    ------
+    ScenarioError
+        The file cannot be read, is too large, is not UTF-8, is empty, or breaks the format.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from fairshare.workload import load_scenario
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = Path(tmp) / "tiny.yaml"
+    ...     _ = path.write_text("machines: [{name: m, capacity: {slots: 4}}]\nusers: [{name: a}]\n")
+    ...     scenario = load_scenario(path)
+    >>> [user.name for user in scenario.users], scenario.users[0].demand.tolist()
+    (['a'], [1.0])
+    """
     source = str(path)
     try:
         with Path(path).open("rb") as stream:

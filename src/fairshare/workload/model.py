@@ -1,7 +1,25 @@
 """The validated scenario: users, queues and jobs over a cluster (SPEC section 1).
 
-These are plain, trusted domain objects. ``fairshare.workload.loader`` builds them from a
+These are plain, trusted domain objects. :mod:`fairshare.workload.loader` builds them from a
 YAML or JSON file after validating every field; nothing above this layer re-checks input.
+The numeric bounds below are the loader's: they keep every sum, ratio and product the
+solvers and the simulator compute finite.
+
+Examples
+--------
+>>> from fairshare.workload import parse_scenario
+>>> scenario = parse_scenario(
+...     {
+...         "machines": [{"name": "m", "capacity": {"cpu": 9, "mem": 18}}],
+...         "users": [
+...             {"name": "A", "demand": {"cpu": 1, "mem": 4}},
+...             {"name": "B", "demand": {"cpu": 3, "mem": 1}, "weight": 2},
+...         ],
+...     },
+...     source="drf-section-4.1",
+... )
+>>> scenario.demands.tolist(), scenario.weights.tolist()
+([[1.0, 4.0], [3.0, 1.0]], [1.0, 2.0])
 """
 
 from __future__ import annotations
@@ -33,21 +51,40 @@ MAX_TASK_BOUND = 1e15
 far inside the float range."""
 
 MIN_AMOUNT = 1e-9
+"""The smallest capacity or demand above 0, in the resource's own units."""
 MAX_AMOUNT = 1e15
-"""A capacity or demand is 0 or from ``MIN_AMOUNT`` to ``MAX_AMOUNT`` units: a ratio of two
-amounts (tasks that fit, a share) stays within 1e24 and its inverse, so no division over-
-or underflows (values like 1e300 and 1e-300 did, and printed numpy warnings)."""
+"""The largest capacity or demand: an amount is 0 or from ``MIN_AMOUNT`` to ``MAX_AMOUNT``, so
+a ratio of two amounts (tasks that fit, a share) stays within 1e24 and its inverse, and no
+division over- or underflows (values like 1e300 and 1e-300 did, and printed numpy
+warnings).
+"""
 
 MIN_WEIGHT = 1e-9
+"""The smallest weight of a user, job or queue."""
 MAX_WEIGHT = 1e9
-"""Weights of users, jobs and queues lie in this range, for the same reason."""
+"""The largest weight of a user, job or queue (the same reasoning as ``MAX_AMOUNT``)."""
 
 
 @dataclass(frozen=True)
 class Queue:
-    """An internal node of the scheduling hierarchy (H-DRF section 2.1, FAIR pools).
+    """An internal node of the scheduling hierarchy (H-DRF section 2.1; a FAIR pool).
 
-    ``path`` uses '/' between levels (``ads/prod``); ``min_share`` and ``max_share`` are in tasks.
+    Parameters
+    ----------
+    path : str
+        The queue's path, ``/`` between levels (``ads/prod``); every level is declared.
+    weight : float
+        Its weight among its siblings (H-DRF section 2.1).
+    min_share : float
+        Tasks guaranteed to the queue (FAIR's minimum share).
+    max_share : float
+        The most tasks the queue's users may hold together; ``inf`` for no cap.
+
+    Examples
+    --------
+    >>> from fairshare.workload import Queue
+    >>> Queue("ads/prod", weight=2.0).parent
+    'ads'
     """
 
     path: str
@@ -57,6 +94,7 @@ class Queue:
 
     @property
     def parent(self) -> str:
+        """The parent queue's path (``ROOT``, the empty string, for a top-level queue)."""
         return self.path.rpartition("/")[0]
 
 
@@ -64,8 +102,26 @@ class Queue:
 class User:
     """An entity that receives an allocation: a user, framework, pool or job.
 
-    ``demand`` is the per-task demand vector in the cluster's resource order. ``cap`` is the most
-    tasks the user may hold: ``min(max_tasks, max_share)`` (FAIR's demand d_i and cap).
+    Parameters
+    ----------
+    name : str
+        The user's unique name.
+    demand : FloatArray
+        The per-task demand vector, in the cluster's resource order.
+    weight : float
+        The user's weight (weighted DRF, DRF section 4.3).
+    queue : str
+        The path of the queue the user belongs to; ``ROOT`` for none.
+    max_tasks : float
+        The most tasks the user has work for (FAIR's demand d_i); ``inf`` for unbounded.
+    min_share : float
+        Tasks guaranteed to the user (FAIR's minimum share).
+    max_share : float
+        The most tasks the user may hold; ``inf`` for no cap.
+    constraint : Constraint, optional
+        The machines the user may run on (Choosy section 3, SPEC's constraint language).
+    machines : frozenset of str, optional
+        A whitelist of machine names the user may run on.
     """
 
     name: str
@@ -80,26 +136,54 @@ class User:
 
     @property
     def cap(self) -> float:
+        """The most tasks the user may hold: ``min(max_tasks, max_share)`` (FAIR's cap)."""
         return min(self.max_tasks, self.max_share)
 
     @property
     def is_constrained(self) -> bool:
+        """Whether a constraint or a whitelist limits the user's machines."""
         return self.constraint is not None or self.machines is not None
 
 
 @dataclass(frozen=True)
 class FixedDuration:
+    """Every task of the job runs for the same time.
+
+    Parameters
+    ----------
+    seconds : float
+        Seconds per task.
+    """
+
     seconds: float
 
 
 @dataclass(frozen=True)
 class PerTaskDurations:
+    """Each task of the job has its own duration, in task order.
+
+    Parameters
+    ----------
+    seconds : tuple of float
+        Seconds of each task; one per task.
+    """
+
     seconds: tuple[float, ...]
 
 
 @dataclass(frozen=True)
 class ParetoDuration:
-    """Pareto task durations with shape ``alpha`` and scale (minimum) ``minimum`` seconds."""
+    """Pareto task durations, drawn by the simulator from its seed.
+
+    Choosy section 6 measured Pareto task durations at Facebook and Bing.
+
+    Parameters
+    ----------
+    alpha : float
+        The shape.
+    minimum : float
+        The scale: the shortest duration, in seconds (``min`` in a scenario).
+    """
 
     alpha: float
     minimum: float
@@ -107,21 +191,40 @@ class ParetoDuration:
 
 @dataclass(frozen=True)
 class ExponentialDuration:
+    """Exponentially distributed task durations, drawn by the simulator from its seed.
+
+    Parameters
+    ----------
+    mean : float
+        The mean duration, in seconds.
+    """
+
     mean: float
 
 
 Duration = FixedDuration | PerTaskDurations | ParetoDuration | ExponentialDuration
+"""How long a job's tasks run: one of the four duration classes above."""
 
 
 @dataclass(frozen=True)
 class ReducePhase:
-    """The reduce phase of a MapReduce job: ``tasks`` reducers with ``copy`` and ``compute``
-    seconds each (FAIR section 5, copy-compute splitting).
+    """The reduce phase of a MapReduce job (FAIR section 5, copy-compute splitting).
 
-    ``demand`` is a reducer's demand vector when it differs from the map tasks' (an extension
-    of SPEC section 1): Hadoop's separate map and reduce slots are two resources, maps asking
-    for one and reduces for the other, which is what makes FAIR section 5.3's pipelining of
-    IO-bound maps with CPU-bound reduces possible. None means the job's ``demand``.
+    ``demand`` is an extension of SPEC section 1: Hadoop's separate map and reduce slots are two
+    resources, maps asking for one and reduces for the other, which is what makes FAIR section
+    5.3's pipelining of IO-bound maps with CPU-bound reduces possible.
+
+    Parameters
+    ----------
+    tasks : int
+        Reduce tasks; 0 for none.
+    copy : float
+        Seconds each reducer spends copying map output (the network-bound part).
+    compute : float
+        Seconds each reducer computes after its copy.
+    demand : FloatArray, optional
+        A reducer's demand vector when it differs from the map tasks'; None means the job's
+        ``demand``.
     """
 
     tasks: int
@@ -132,7 +235,36 @@ class ReducePhase:
 
 @dataclass(frozen=True)
 class Job:
-    """A job to replay in simulation (SPEC section 1, ``jobs``)."""
+    """A job to replay in simulation (SPEC section 1, ``jobs``).
+
+    Parameters
+    ----------
+    name : str
+        The job's unique name.
+    submit : float
+        Submit time, in seconds from the start of the run.
+    user : str
+        The user it runs for (the job's own name when the scenario gives none).
+    demand : FloatArray
+        A map task's demand vector, in the cluster's resource order.
+    tasks : int
+        Map tasks (the only tasks of a single-phase job).
+    duration : Duration
+        How long each map task runs.
+    queue : str
+        The queue path; ``ROOT`` for none.
+    weight : float
+        The job's weight.
+    constraint : Constraint, optional
+        The machines its tasks may run on.
+    machines : frozenset of str, optional
+        A whitelist of machine names its tasks may run on.
+    input_replicas : int, optional
+        Machines holding each map task's input block (delay scheduling's locality, FAIR section
+        4); None for no input data.
+    reduce : ReducePhase, optional
+        The reduce phase; None for a map-only job.
+    """
 
     name: str
     submit: float
@@ -150,7 +282,16 @@ class Job:
 
 @dataclass(frozen=True)
 class WorkloadSpec:
-    """A built-in workload generator and its parameters (SPEC section 1, ``workload``)."""
+    """A built-in workload generator and its parameters (SPEC section 1, ``workload``).
+
+    Parameters
+    ----------
+    generator : str
+        One of :data:`fairshare.workload.schema.GENERATORS`.
+    params : Mapping of str to object
+        The generator's parameters as written (checked by
+        :func:`fairshare.workload.generators.generate`).
+    """
 
     generator: str
     params: Mapping[str, object] = field(default_factory=dict)
@@ -158,7 +299,26 @@ class WorkloadSpec:
 
 @dataclass(frozen=True)
 class Scenario:
-    """A cluster with the users to allocate and/or the jobs to replay."""
+    """A cluster with the users to allocate and/or the jobs to replay (SPEC section 1).
+
+    Build one with :func:`fairshare.workload.load_scenario` or
+    :func:`fairshare.workload.parse_scenario`, which validate the input.
+
+    Parameters
+    ----------
+    source : str
+        The input's name (a file path), used in error messages.
+    cluster : Cluster
+        The machines and resources.
+    queues : tuple of Queue
+        The declared queues, in declaration order.
+    users : tuple of User
+        The users, in scenario order (the tie-break order of every solver and policy).
+    jobs : tuple of Job
+        The jobs to replay, in scenario order.
+    workload : WorkloadSpec, optional
+        A built-in generator of jobs, when the scenario has one.
+    """
 
     source: str
     cluster: Cluster
@@ -175,20 +335,50 @@ class Scenario:
 
     @property
     def weights(self) -> FloatArray:
+        """The users' weights, in scenario order."""
         return np.array([u.weight for u in self.users], dtype=np.float64)
 
     @property
     def caps(self) -> FloatArray:
+        """The users' caps (:attr:`User.cap`), in scenario order."""
         return np.array([u.cap for u in self.users], dtype=np.float64)
 
     @property
     def min_shares(self) -> FloatArray:
+        """The users' minimum shares, in scenario order."""
         return np.array([u.min_share for u in self.users], dtype=np.float64)
 
     def eligibility(self) -> BoolArray:
-        """The users x machines matrix: True where the user's constraint and whitelist allow
-        the machine (Choosy section 3's constraint graph). For large clusters prefer
-        ``fairshare.workload.eligibility.machine_types``, which evaluates per machine type."""
+        """The users x machines matrix of where each user may run.
+
+        It is Choosy section 3's constraint graph.
+        For large clusters prefer :func:`fairshare.workload.eligibility.machine_types`, which
+        evaluates per machine type.
+
+        Returns
+        -------
+        BoolArray
+            True where the user's constraint and whitelist allow the machine.
+
+        Examples
+        --------
+        >>> from fairshare.workload import parse_scenario
+        >>> scenario = parse_scenario(
+        ...     {
+        ...         "machines": [
+        ...             {"name": "m1", "capacity": {"slots": 1}, "attributes": {"gpu": True}},
+        ...             {"name": "m2", "capacity": {"slots": 1}},
+        ...         ],
+        ...         "users": [
+        ...             {"name": "a", "constraint": "gpu"},
+        ...             {"name": "b", "machines": ["m2"]},
+        ...         ],
+        ...     },
+        ...     source="two-machines",
+        ... )
+        >>> scenario.eligibility().tolist()
+        [[True, False], [False, True]]
+        """
         from fairshare.workload.eligibility import machine_types  # noqa: PLC0415
 
         types = machine_types(self)

@@ -1,6 +1,24 @@
-"""Reading a scenario file's text: YAML and JSON readers that reject duplicate keys and
-enforce the input limits (nesting depth, alias expansion) while parsing, before anything is
-built from the data."""
+r"""Reading a scenario file's text (stage 0 of :mod:`fairshare.workload.loader`).
+
+YAML and JSON readers that reject duplicate keys and enforce the input limits of
+:mod:`fairshare.workload.limits` (nesting depth, alias expansion) while parsing, before
+anything is built from the data. YAML is composed by a Python composer over libyaml's
+parser: libyaml's own composer recurses in C and dies with SIGSEGV on deep input, and an
+alias is one shared node until something walks it, so depth and alias expansion are counted
+while composing.
+
+Examples
+--------
+>>> from fairshare.workload import ScenarioError
+>>> from fairshare.workload.reading import read_yaml
+>>> read_yaml("machines: [{name: m, capacity: {slots: 4}}]", "tiny.yaml")
+{'machines': [{'name': 'm', 'capacity': {'slots': 4}}]}
+>>> try:
+...     read_yaml("users: []\nusers: []\n", "twice.yaml")
+... except ScenarioError as error:
+...     print(error)
+error: twice.yaml: line 2: duplicate key 'users' (first at line 1)
+"""
 
 from __future__ import annotations
 
@@ -28,6 +46,8 @@ except ImportError:  # pragma: no cover - PyYAML built without libyaml
 
 
 class _DuplicateKeyError(Exception):
+    """A key repeated in one mapping, with the lines of both (0 when JSON cannot tell)."""
+
     def __init__(self, key: object, line: int, first_line: int) -> None:
         super().__init__(key, line, first_line)
         self.key = key
@@ -36,6 +56,8 @@ class _DuplicateKeyError(Exception):
 
 
 class _LimitExceeded(Exception):
+    """A nesting or alias limit passed at ``line``, with the message."""
+
     def __init__(self, line: int, what: str) -> None:
         super().__init__(line, what)
         self.line = line
@@ -63,6 +85,7 @@ class _LimitedComposer(yaml.composer.Composer):
         self.anchored: dict[int, tuple[int, int]] = {}  # id(node) -> (nodes, height)
 
     def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
+        """Compose one node, counting its depth and what an alias expands to."""
         if self.check_event(yaml.AliasEvent):
             mark = self.peek_event().start_mark
             node = super().compose_node(parent, index)
@@ -96,6 +119,7 @@ class _LimitedComposer(yaml.composer.Composer):
         return node
 
     def _reach(self, depth: int, mark: yaml.Mark) -> None:
+        """Record that nodes reach ``depth``; past ``MAX_NESTING`` an error at ``mark``."""
         if depth > MAX_NESTING:
             raise _LimitExceeded(mark.line + 1, _TOO_DEEP)
         self.deepest = max(self.deepest, depth)
@@ -117,6 +141,7 @@ class _YamlLoader(
         _LimitedComposer.__init__(self)
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        """A mapping; a key that repeats in it raises :class:`_DuplicateKeyError`."""
         seen: dict[object, int] = {}
         for key_node, _ in node.value:
             if key_node.tag == "tag:yaml.org,2002:merge" or not isinstance(
@@ -132,6 +157,26 @@ class _YamlLoader(
 
 
 def read_yaml(text: str, source: str) -> object:
+    """Parse YAML text (the safe subset) within the input limits.
+
+    Parameters
+    ----------
+    text : str
+        The file's text.
+    source : str
+        Names the input in error messages.
+
+    Returns
+    -------
+    object
+        The document: mappings, lists and scalars.
+
+    Raises
+    ------
+    ScenarioError
+        Invalid YAML, a duplicate key, nesting deeper than ``MAX_NESTING`` or aliases expanding
+        to more than ``MAX_ALIAS_NODES`` nodes (at the line), or a number of thousands of digits.
+    """
     try:
         loader = _YamlLoader(text)
         try:
@@ -150,6 +195,10 @@ def read_yaml(text: str, source: str) -> object:
         mark = err.problem_mark or err.context_mark
         problem = err.problem or err.context or "not valid YAML"
         where = f"line {mark.line + 1}" if mark is not None else "file"
+        if "maximum nesting depth" in problem:
+            # PyYAML 6.0.4's scanner has a nesting limit of its own, and its scanning reads
+            # ahead of the composer: the same input is refused by whichever comes first.
+            raise ScenarioError(source, where, _TOO_DEEP) from None
         column = f" at column {mark.column + 1}" if mark is not None else ""
         context = f" ({err.context})" if err.context and err.problem else ""
         raise ScenarioError(source, where, f"invalid YAML: {problem}{column}{context}") from None
@@ -165,25 +214,32 @@ _TOO_DEEP = f"nested more than {MAX_NESTING} levels deep (the limit); scenarios 
 
 
 def _unreadable_number(err: ValueError) -> str:
-    """Python refuses integers of more than 4,300 digits (``sys.int_info``)."""
+    """The message for a ValueError of the readers: Python refuses integers of more than
+    4,300 digits (``sys.int_info``).
+    """
     if "digits" in str(err):
         return "a number has thousands of digits; numbers must be finite floats (below 1e308)"
     return f"cannot read: {_one_line(str(err))[:200]}"
 
 
 def _one_line(text: str) -> str:
+    """``text`` with its whitespace runs (newlines included) as single spaces."""
     return " ".join(text.split())
 
 
 class _JsonConstantError(Exception):
+    """``NaN``, ``Infinity`` or ``-Infinity`` in JSON text (Python's json accepts them)."""
+
     pass
 
 
 def _reject_constant(name: str) -> NoReturn:
+    """``parse_constant`` hook of the JSON reader: refuse the non-finite constants."""
     raise _JsonConstantError(name)
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``object_pairs_hook`` of the JSON reader: a mapping, or :class:`_DuplicateKeyError`."""
     # dict() builds in C; only a mapping that lost keys is walked for its first repeat.
     out = dict(pairs)
     if len(out) != len(pairs):
@@ -199,6 +255,7 @@ _JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|(-?Infinity|NaN)')
 
 
 def _line_of_constant(text: str) -> int | None:
+    """The line of the first non-finite constant outside a string, if any."""
     for match in _JSON_TOKEN.finditer(text):
         if match.group(1):
             return text.count("\n", 0, match.start()) + 1
@@ -225,6 +282,38 @@ def _nesting_over_limit(data: object) -> bool:
 
 
 def read_json(text: str, source: str) -> object:
+    """Parse JSON text within the input limits.
+
+    Parameters
+    ----------
+    text : str
+        The file's text.
+    source : str
+        Names the input in error messages.
+
+    Returns
+    -------
+    object
+        The document: dicts, lists and scalars.
+
+    Raises
+    ------
+    ScenarioError
+        Invalid JSON (at the line), ``NaN`` or an infinity, a duplicate key, nesting deeper than
+        ``MAX_NESTING``, or a number of thousands of digits.
+
+    Examples
+    --------
+    >>> from fairshare.workload import ScenarioError
+    >>> from fairshare.workload.reading import read_json
+    >>> read_json('{"users": [{"name": "a"}]}', "tiny.json")
+    {'users': [{'name': 'a'}]}
+    >>> try:
+    ...     read_json('{"weight": NaN}', "nan.json")
+    ... except ScenarioError as error:
+    ...     print(error)
+    error: nan.json: line 1: NaN is not allowed; numbers must be finite
+    """
     data = _parse_json(text, source)
     if _nesting_over_limit(data):
         raise ScenarioError(source, "file", _TOO_DEEP)
@@ -232,6 +321,7 @@ def read_json(text: str, source: str) -> object:
 
 
 def _parse_json(text: str, source: str) -> object:
+    """``json.loads`` with duplicate keys and non-finite constants refused, errors located."""
     try:
         return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_no_duplicates)
     except json.JSONDecodeError as err:

@@ -1,7 +1,23 @@
-"""The scenario's structure, field by field (stage 1 of :mod:`fairshare.workload.loader`):
-strict scalar types (no strings for numbers, no booleans for numbers, finite, in range),
+"""The scenario's structure, field by field (stage 1 of :mod:`fairshare.workload.loader`).
+
+Strict scalar types (no strings for numbers, no booleans for numbers, finite, in range),
 pydantic models that mirror SPEC section 1, and the translation of the first pydantic error
-into a :class:`~fairshare.workload.errors.ScenarioError` whose WHERE is the field path."""
+into a :class:`~fairshare.workload.errors.ScenarioError` whose WHERE is the field path.
+What spans fields (unique names, known resources and queues) is stage 2's, in the loader.
+
+Examples
+--------
+>>> from pydantic import ValidationError
+>>> from fairshare.workload.schema import ScenarioModel, from_validation_error
+>>> try:
+...     ScenarioModel.model_validate({"machines": [{"name": "m", "capacity": {"cpu": "4"}}]})
+... except ValidationError as error:
+...     located = from_validation_error(error, "quoted.yaml")
+>>> located.where
+'machines[0].capacity.cpu'
+>>> located.what
+"cpu must be a number >= 0, got '4' (a string; write numbers without quotes)"
+"""
 
 from __future__ import annotations
 
@@ -51,6 +67,7 @@ are limited to the same number, :data:`~fairshare.workload.limits.MAX_MACHINES`)
 
 
 def _number(value: object, requirement: str) -> float:
+    """``value`` as a finite float; a string, a boolean or an overflowing integer is refused."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise invalid(f"must be {requirement}, {got(value)}")
     try:
@@ -65,6 +82,7 @@ def _number(value: object, requirement: str) -> float:
 
 
 def _non_negative(value: object) -> float:
+    """Validator of numbers >= 0."""
     number = _number(value, "a number >= 0")
     if number < 0:
         raise invalid(f"must be a number >= 0, {got(value)}")
@@ -72,6 +90,7 @@ def _non_negative(value: object) -> float:
 
 
 def _positive(value: object) -> float:
+    """Validator of numbers > 0."""
     number = _number(value, "a number > 0")
     if number <= 0:
         raise invalid(f"must be > 0, {got(value)}")
@@ -79,6 +98,7 @@ def _positive(value: object) -> float:
 
 
 def _whole(minimum: int, maximum: int | None = None) -> Callable[[object], int]:
+    """A validator of whole numbers from ``minimum`` (to ``maximum``, a limit, if given)."""
     requirement = f"a whole number >= {minimum}"
 
     def check(value: object) -> int:
@@ -93,6 +113,7 @@ def _whole(minimum: int, maximum: int | None = None) -> Callable[[object], int]:
 
 
 def _name(value: object) -> str:
+    """Validator of names: non-empty strings (a number is refused with a hint to quote it)."""
     if not isinstance(value, str):
         hint = "" if isinstance(value, list | dict) or value is None else " (quote it)"
         raise invalid(f"must be a non-empty string, {got(value)}{hint}")
@@ -102,12 +123,14 @@ def _name(value: object) -> str:
 
 
 def _text(value: object) -> str:
+    """Validator of free text (a constraint's source)."""
     if not isinstance(value, str):
         raise invalid(f"must be a string, {got(value)}")
     return value
 
 
 def _queue_path(value: object) -> str:
+    """Validator of queue paths: ``/``-separated non-empty names."""
     path = _name(value)
     if any(not segment.strip() for segment in path.split("/")):
         raise invalid(f"must be '/'-separated non-empty names like 'ads/prod', {got(value)}")
@@ -115,6 +138,7 @@ def _queue_path(value: object) -> str:
 
 
 def _attribute(value: object) -> AttributeValue:
+    """Validator of machine attribute values: strings, booleans and numbers >= 0."""
     if isinstance(value, str | bool):
         return value
     if isinstance(value, int | float):
@@ -126,12 +150,14 @@ def _attribute(value: object) -> AttributeValue:
 
 
 def _generator(value: object) -> str:
+    """Validator of ``workload.generator``: one of :data:`GENERATORS`."""
     if not isinstance(value, str) or value not in GENERATORS:
         raise invalid(f"unknown generator {shown_value(value)}; allowed: {', '.join(GENERATORS)}")
     return value
 
 
 def _seconds(value: object) -> float:
+    """Validator of times from 0 to ``MAX_SECONDS``."""
     number = _non_negative(value)
     if number > MAX_SECONDS:
         raise invalid(f"must be a number of seconds from 0 to {MAX_SECONDS:g}, {got(value)}")
@@ -139,6 +165,7 @@ def _seconds(value: object) -> float:
 
 
 def _duration_seconds(value: object) -> float:
+    """Validator of durations from ``MIN_SECONDS`` to ``MAX_SECONDS``."""
     number = _positive(value)
     if not MIN_SECONDS <= number <= MAX_SECONDS:
         raise invalid(
@@ -148,6 +175,7 @@ def _duration_seconds(value: object) -> float:
 
 
 def _task_bound(value: object) -> float:
+    """Validator of task counts bounding a share, from 0 to ``MAX_TASK_BOUND``."""
     number = _non_negative(value)
     if number > MAX_TASK_BOUND:
         raise invalid(f"must be a number of tasks from 0 to {MAX_TASK_BOUND:g}, {got(value)}")
@@ -155,6 +183,7 @@ def _task_bound(value: object) -> float:
 
 
 def _amount(value: object) -> float:
+    """Validator of capacities and demands: 0 or from ``MIN_AMOUNT`` to ``MAX_AMOUNT``."""
     number = _non_negative(value)
     if number != 0 and not MIN_AMOUNT <= number <= MAX_AMOUNT:
         raise invalid(f"must be 0 or from {MIN_AMOUNT:g} to {MAX_AMOUNT:g}, {got(value)}")
@@ -162,6 +191,7 @@ def _amount(value: object) -> float:
 
 
 def _weight(value: object) -> float:
+    """Validator of weights, from ``MIN_WEIGHT`` to ``MAX_WEIGHT``."""
     number = _positive(value)
     if not MIN_WEIGHT <= number <= MAX_WEIGHT:
         raise invalid(f"must be from {MIN_WEIGHT:g} to {MAX_WEIGHT:g}, {got(value)}")
@@ -169,14 +199,20 @@ def _weight(value: object) -> float:
 
 
 NonNegative = Annotated[float, PlainValidator(_non_negative)]
+"""A finite number >= 0."""
 Positive = Annotated[float, PlainValidator(_positive)]
+"""A finite number > 0."""
 Seconds = Annotated[float, PlainValidator(_seconds)]
 """A time (submit) or a time span that may be 0 (reduce copy and compute), bounded by
 :data:`~fairshare.workload.model.MAX_SECONDS` so that sums of times stay finite."""
 DurationSeconds = Annotated[float, PlainValidator(_duration_seconds)]
+"""A task's duration: from ``MIN_SECONDS`` to ``MAX_SECONDS``."""
 Amount = Annotated[float, PlainValidator(_amount)]
+"""A capacity or demand: 0 or from ``MIN_AMOUNT`` to ``MAX_AMOUNT``."""
 TaskBound = Annotated[float, PlainValidator(_task_bound)]
+"""``min_share``, ``max_share`` or ``max_tasks``: from 0 to ``MAX_TASK_BOUND`` tasks."""
 Weight = Annotated[float, PlainValidator(_weight)]
+"""A weight: from ``MIN_WEIGHT`` to ``MAX_WEIGHT``."""
 
 PARETO_ALPHA_MIN = 0.1
 """Smallest Pareto shape accepted: a draw is ``min * U**(-1/alpha)`` and a uniform ``U`` as
@@ -184,6 +220,7 @@ small as 2**-53 must keep it far inside the float range (below about 1e160 times
 
 
 def _pareto_alpha(value: object) -> float:
+    """Validator of a Pareto shape: at least :data:`PARETO_ALPHA_MIN`."""
     alpha = _positive(value)
     if alpha < PARETO_ALPHA_MIN:
         raise invalid(
@@ -194,16 +231,27 @@ def _pareto_alpha(value: object) -> float:
 
 
 Count = Annotated[int, PlainValidator(_whole(1))]
+"""A whole number >= 1 (a machine entry's ``count``)."""
 CountOrZero = Annotated[int, PlainValidator(_whole(0))]
+"""A whole number >= 0."""
 TaskCount = Annotated[int, PlainValidator(_whole(1, MAX_TASKS))]
+"""A job's tasks: a whole number from 1 to ``MAX_TASKS``."""
 TaskCountOrZero = Annotated[int, PlainValidator(_whole(0, MAX_TASKS))]
+"""A reduce phase's tasks: a whole number from 0 to ``MAX_TASKS``."""
 Replicas = Annotated[int, PlainValidator(_whole(1, MAX_REPLICAS))]
+"""``input.replicas``: a whole number from 1 to ``MAX_REPLICAS``."""
 GeneratedJobs = Annotated[int, PlainValidator(_whole(1, MAX_GENERATED_JOBS))]
+"""A generator's ``jobs``: a whole number from 1 to ``MAX_GENERATED_JOBS``."""
 Name = Annotated[str, PlainValidator(_name)]
+"""A name: a non-empty string."""
 Text = Annotated[str, PlainValidator(_text)]
+"""Any string."""
 QueuePath = Annotated[str, PlainValidator(_queue_path)]
+"""A queue path: ``/``-separated non-empty names (``ads/prod``)."""
 Attribute = Annotated[AttributeValue, PlainValidator(_attribute)]
+"""A machine attribute's value: a string, a boolean or a number >= 0."""
 Generator = Annotated[str, PlainValidator(_generator)]
+"""A built-in generator's name, one of :data:`GENERATORS`."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -211,6 +259,7 @@ Generator = Annotated[str, PlainValidator(_generator)]
 
 
 _FIELD_NAMES: dict[type[BaseModel], list[str]] = {}
+"""Each model's field names as written in a scenario (aliases), read once per model."""
 
 
 class _Model(BaseModel):
@@ -223,6 +272,24 @@ class _Model(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def check_field_names(cls, data: Any) -> Any:
+        """Refuse a value that is not a mapping, and (unless :attr:`open_fields`) an unknown field,
+        listing the allowed ones.
+
+        Parameters
+        ----------
+        data : Any
+            The raw value of the model's field.
+
+        Returns
+        -------
+        Any
+            ``data``, unchanged.
+
+        Raises
+        ------
+        PydanticCustomError
+            ``data`` is not a mapping, or names a field the model does not have.
+        """
         allowed = _FIELD_NAMES.get(cls)
         if allowed is None:
             # model_fields goes through a slow deprecation shim on every access: read it once.
@@ -241,6 +308,7 @@ class _Model(BaseModel):
 
 
 def _check_share_bounds(min_share: float, max_share: float | None) -> None:
+    """Refuse ``min_share`` above ``max_share`` (blamed on ``min_share``)."""
     if max_share is not None and min_share > max_share:
         raise invalid(
             f"min_share ({shown_value(min_share)}) must be <= max_share ({shown_value(max_share)})",
@@ -249,12 +317,29 @@ def _check_share_bounds(min_share: float, max_share: float | None) -> None:
 
 
 def _check_demand(demand: dict[str, float] | None) -> dict[str, float] | None:
+    """Refuse a demand whose amounts are all 0."""
     if demand is not None and not any(amount > 0 for amount in demand.values()):
         raise invalid("must have at least one resource with an amount > 0, got all zeros")
     return demand
 
 
 class MachineModel(_Model):
+    """One entry of ``machines`` (SPEC section 1).
+
+    Parameters
+    ----------
+    name : str
+        The machine's name; with ``count``, the prefix of ``NAME-0`` ... ``NAME-(count-1)``.
+    capacity : dict of str to float
+        Capacity per resource name.
+    rack : str, optional
+        The machine's rack.
+    attributes : dict of str to AttributeValue
+        Attributes for placement constraints (``name`` and ``rack`` are reserved).
+    count : int, optional
+        How many identical machines the entry stands for (at most :data:`MAX_COUNT`).
+    """
+
     name: Name
     capacity: dict[Name, Amount]
     rack: Name | None = None
@@ -264,6 +349,23 @@ class MachineModel(_Model):
     @field_validator("attributes")
     @classmethod
     def check_reserved(cls, attributes: dict[str, AttributeValue]) -> dict[str, AttributeValue]:
+        """Refuse the attributes ``name`` and ``rack``, which constraints read from the machine.
+
+        Parameters
+        ----------
+        attributes : dict of str to AttributeValue
+            The entry's attributes.
+
+        Returns
+        -------
+        dict of str to AttributeValue
+            ``attributes``, unchanged.
+
+        Raises
+        ------
+        PydanticCustomError
+            A reserved name is used.
+        """
         for key in ("name", "rack"):
             if key in attributes:
                 raise invalid(
@@ -276,12 +378,43 @@ class MachineModel(_Model):
     @field_validator("count")
     @classmethod
     def check_count(cls, count: int | None) -> int | None:
+        """Refuse a ``count`` above :data:`MAX_COUNT`.
+
+        Parameters
+        ----------
+        count : int or None
+            The entry's count.
+
+        Returns
+        -------
+        int or None
+            ``count``, unchanged.
+
+        Raises
+        ------
+        PydanticCustomError
+            ``count`` is above the limit.
+        """
         if count is not None and count > MAX_COUNT:
             raise invalid(f"must be a whole number from 1 to {MAX_COUNT}, got {count}")
         return count
 
 
 class QueueModel(_Model):
+    """One entry of ``queues`` (SPEC section 1; H-DRF section 2.1's internal nodes).
+
+    Parameters
+    ----------
+    path : str
+        ``/``-separated path (``ads/prod``).
+    weight : float
+        Weight among the queue's siblings.
+    min_share : float
+        Tasks guaranteed to the queue.
+    max_share : float, optional
+        The most tasks the queue may hold.
+    """
+
     path: QueuePath
     weight: Weight = 1.0
     min_share: TaskBound = 0.0
@@ -289,11 +422,47 @@ class QueueModel(_Model):
 
     @model_validator(mode="after")
     def check_shares(self) -> QueueModel:
+        """Refuse ``min_share`` above ``max_share``.
+
+        Returns
+        -------
+        QueueModel
+            The model, unchanged.
+
+        Raises
+        ------
+        PydanticCustomError
+            ``min_share`` is above ``max_share``.
+        """
         _check_share_bounds(self.min_share, self.max_share)
         return self
 
 
 class UserModel(_Model):
+    """One entry of ``users`` (SPEC section 1).
+
+    Parameters
+    ----------
+    name : str
+        The user's name.
+    demand : dict of str to float, optional
+        Per-task demand per resource; may be omitted on a one-resource cluster.
+    weight : float
+        The user's weight.
+    queue : str, optional
+        The path of the user's queue.
+    max_tasks : float, optional
+        The most tasks the user has work for.
+    min_share : float
+        Tasks guaranteed to the user.
+    max_share : float, optional
+        The most tasks the user may hold.
+    constraint : str, optional
+        A placement constraint (SPEC section 1's language).
+    machines : list of str, optional
+        A whitelist of machine names.
+    """
+
     name: Name
     demand: dict[Name, Amount] | None = None
     weight: Weight = 1.0
@@ -307,29 +476,84 @@ class UserModel(_Model):
     @field_validator("demand")
     @classmethod
     def check_demand(cls, demand: dict[str, float] | None) -> dict[str, float] | None:
+        """Refuse a demand whose amounts are all 0.
+
+        Parameters
+        ----------
+        demand : dict of str to float or None
+            The user's demand.
+
+        Returns
+        -------
+        dict of str to float or None
+            ``demand``, unchanged.
+
+        Raises
+        ------
+        PydanticCustomError
+            Every amount is 0.
+        """
         return _check_demand(demand)
 
     @model_validator(mode="after")
     def check_shares(self) -> UserModel:
+        """Refuse ``min_share`` above ``max_share``.
+
+        Returns
+        -------
+        UserModel
+            The model, unchanged.
+
+        Raises
+        ------
+        PydanticCustomError
+            ``min_share`` is above ``max_share``.
+        """
         _check_share_bounds(self.min_share, self.max_share)
         return self
 
 
 class _ParetoModel(_Model):
+    """``{pareto: {alpha, min}}``: a Pareto duration's shape and scale."""
+
     alpha: Annotated[float, PlainValidator(_pareto_alpha)]
     minimum: DurationSeconds = Field(alias="min")
 
 
 class _ExponentialModel(_Model):
+    """``{exponential: {mean}}``: an exponential duration's mean."""
+
     mean: DurationSeconds
 
 
 class DistributionModel(_Model):
+    """A task duration drawn from a distribution: exactly one of ``pareto`` and ``exponential``.
+
+    Parameters
+    ----------
+    pareto : _ParetoModel, optional
+        ``{alpha, min}``: Pareto shape and scale (seconds).
+    exponential : _ExponentialModel, optional
+        ``{mean}``: the mean (seconds).
+    """
+
     pareto: _ParetoModel | None = None
     exponential: _ExponentialModel | None = None
 
     @model_validator(mode="after")
     def check_one(self) -> DistributionModel:
+        """Refuse none or both of the distributions.
+
+        Returns
+        -------
+        DistributionModel
+            The model, unchanged.
+
+        Raises
+        ------
+        PydanticCustomError
+            Neither or both distributions are given.
+        """
         if (self.pareto is None) == (self.exponential is None):
             raise invalid(
                 "must name exactly one distribution: {pareto: {alpha, min}} or "
@@ -339,6 +563,7 @@ class DistributionModel(_Model):
 
 
 def _duration_kind(value: Any) -> str:
+    """The tag of a ``duration`` value: ``number``, ``list`` or ``distribution``."""
     if isinstance(value, dict):
         return "distribution"
     return "list" if isinstance(value, list) else "number"
@@ -352,13 +577,18 @@ DurationField = Annotated[
     | Annotated[DistributionModel, Tag("distribution")],
     Discriminator(_duration_kind),
 ]
+"""A job's ``duration``: seconds, a list of seconds per task, or a distribution."""
 
 
 class _InputModel(_Model):
+    """A job's ``input``: machines holding each map's block."""
+
     replicas: Replicas
 
 
 class _ReduceModel(_Model):
+    """A job's ``reduce`` phase: tasks, copy and compute seconds, an optional demand."""
+
     tasks: TaskCountOrZero
     copy_seconds: Seconds = Field(default=0.0, alias="copy")
     compute: Seconds = 0.0
@@ -367,10 +597,41 @@ class _ReduceModel(_Model):
     @field_validator("demand")
     @classmethod
     def check_demand(cls, demand: dict[str, float] | None) -> dict[str, float] | None:
+        """Refuse a reduce demand whose amounts are all 0."""
         return _check_demand(demand)
 
 
 class JobModel(_Model):
+    """One entry of ``jobs`` (SPEC section 1).
+
+    Parameters
+    ----------
+    name : str
+        The job's name.
+    submit : float
+        Submit time, seconds.
+    user : str, optional
+        The user it runs for (default: the job's name).
+    queue : str, optional
+        The path of its queue.
+    weight : float
+        Its weight.
+    demand : dict of str to float, optional
+        A task's demand per resource.
+    constraint : str, optional
+        A placement constraint.
+    machines : list of str, optional
+        A whitelist of machine names.
+    tasks : int
+        Map tasks.
+    duration : float, list of float or DistributionModel
+        Seconds per task, one per task, or a distribution.
+    input : _InputModel, optional
+        ``{replicas}``: machines holding each map's input block.
+    reduce : _ReduceModel, optional
+        ``{tasks, copy, compute, demand}``: the reduce phase.
+    """
+
     name: Name
     submit: Seconds
     user: Name | None = None
@@ -387,10 +648,39 @@ class JobModel(_Model):
     @field_validator("demand")
     @classmethod
     def check_demand(cls, demand: dict[str, float] | None) -> dict[str, float] | None:
+        """Refuse a demand whose amounts are all 0.
+
+        Parameters
+        ----------
+        demand : dict of str to float or None
+            The job's demand.
+
+        Returns
+        -------
+        dict of str to float or None
+            ``demand``, unchanged.
+
+        Raises
+        ------
+        PydanticCustomError
+            Every amount is 0.
+        """
         return _check_demand(demand)
 
     @model_validator(mode="after")
     def check_duration_list(self) -> JobModel:
+        """Refuse a list of durations whose length is not the job's tasks.
+
+        Returns
+        -------
+        JobModel
+            The model, unchanged.
+
+        Raises
+        ------
+        PydanticCustomError
+            The list and ``tasks`` disagree.
+        """
         if isinstance(self.duration, list) and len(self.duration) != self.tasks:
             raise invalid(
                 f"lists {len(self.duration)} task durations but the job has {self.tasks} "
@@ -418,6 +708,19 @@ def _check_parameter(value: object, at: str | int) -> None:
 
 
 class WorkloadModel(_Model):
+    """``workload``: a built-in generator and its parameters (SPEC section 1).
+
+    Parameters other than ``generator`` and ``jobs`` are kept as written and checked by
+    :func:`fairshare.workload.generators.generate`; numbers among them must be finite and >= 0.
+
+    Parameters
+    ----------
+    generator : str
+        One of :data:`GENERATORS`.
+    jobs : int, optional
+        How many jobs to draw (at most ``MAX_GENERATED_JOBS``).
+    """
+
     model_config = ConfigDict(extra="allow")
     open_fields: ClassVar[bool] = True
 
@@ -426,12 +729,44 @@ class WorkloadModel(_Model):
 
     @model_validator(mode="after")
     def check_parameters(self) -> WorkloadModel:
+        """Refuse a negative or non-finite number among the generator's parameters.
+
+        Returns
+        -------
+        WorkloadModel
+            The model, unchanged.
+
+        Raises
+        ------
+        PydanticCustomError
+            A parameter holds such a number.
+        """
         for key, value in (self.model_extra or {}).items():
             _check_parameter(value, key)
         return self
 
 
 class ScenarioModel(_Model):
+    """A whole scenario (SPEC section 1).
+
+    Every field is optional here; stage 2 requires ``machines`` unless the caller gives them.
+
+    Parameters
+    ----------
+    resources : list of str, optional
+        Resource names, in order (default: as the machines name them).
+    machines : list of MachineModel, optional
+        The machines.
+    queues : list of QueueModel, optional
+        The queues.
+    users : list of UserModel, optional
+        The users to allocate.
+    jobs : list of JobModel, optional
+        The jobs to replay.
+    workload : WorkloadModel, optional
+        A generator of jobs.
+    """
+
     resources: list[Name] | None = None
     # Required unless the caller gives machines (a trace's node list: SPEC section 3)
     machines: list[MachineModel] | None = None
@@ -443,6 +778,23 @@ class ScenarioModel(_Model):
     @field_validator("resources")
     @classmethod
     def check_resources(cls, resources: list[str] | None) -> list[str] | None:
+        """Refuse an empty or repeating ``resources`` list.
+
+        Parameters
+        ----------
+        resources : list of str or None
+            The declared resources.
+
+        Returns
+        -------
+        list of str or None
+            ``resources``, unchanged.
+
+        Raises
+        ------
+        PydanticCustomError
+            The list is empty or names a resource twice.
+        """
         if resources is None:
             return None
         if not resources:
@@ -459,6 +811,23 @@ class ScenarioModel(_Model):
     @field_validator("machines")
     @classmethod
     def check_machines(cls, machines: list[MachineModel] | None) -> list[MachineModel] | None:
+        """Refuse an empty ``machines`` list.
+
+        Parameters
+        ----------
+        machines : list of MachineModel or None
+            The machine entries.
+
+        Returns
+        -------
+        list of MachineModel or None
+            ``machines``, unchanged.
+
+        Raises
+        ------
+        PydanticCustomError
+            The list is empty.
+        """
         if machines is not None and not machines:
             raise invalid("must list at least one machine")
         return machines
@@ -469,6 +838,7 @@ class ScenarioModel(_Model):
 
 
 def _path(loc: Sequence[str | int]) -> str:
+    """A pydantic location as a field path: ``machines[3].capacity.cpu``."""
     out = ""
     for part in loc:
         if isinstance(part, int):
@@ -490,7 +860,21 @@ _TYPE_WORDS = {
 
 
 def from_validation_error(error: ValidationError, source: str) -> ScenarioError:
-    """The first pydantic error as one ScenarioError (WHERE from its location)."""
+    """The first pydantic error as one :class:`~fairshare.workload.errors.ScenarioError`.
+
+    Parameters
+    ----------
+    error : ValidationError
+        What validating a model raised.
+    source : str
+        Names the input.
+
+    Returns
+    -------
+    ScenarioError
+        WHERE is the error's field path (tagged-union tags left out), WHAT names the field
+        and says what is allowed.
+    """
     first = error.errors(include_url=False)[0]
     loc: list[str | int] = list(first["loc"])
     ctx = first.get("ctx") or {}

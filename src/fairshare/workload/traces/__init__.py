@@ -1,4 +1,4 @@
-"""Real traces for ``fairshare simulate --trace FORMAT:PATH`` (SPEC section 3).
+r"""Real traces for ``fairshare simulate --trace FORMAT:PATH`` (SPEC section 3).
 
 A trace supplies jobs; the scenario supplies what the trace lacks (machines, per-task demand
 when the trace records none). Each format has its own module, whose docstring documents the
@@ -19,6 +19,22 @@ submit order, as the returned :class:`~fairshare.workload.generators.Workload`'s
 iterated. A corrupt record raises :class:`TraceError` (``error: FILE: line N: WHAT``) when the
 iteration reaches it, so callers that must write nothing on bad input (``--out``) have to
 finish iterating before they write.
+
+Examples
+--------
+>>> import tempfile
+>>> from pathlib import Path
+>>> import numpy as np
+>>> from fairshare.cluster import Cluster, Machine
+>>> from fairshare.workload.traces import open_trace, parse_trace_argument
+>>> cluster = Cluster.build(["cpu"], [Machine("m", np.array([8.0]))])
+>>> with tempfile.TemporaryDirectory() as tmp:
+...     path = Path(tmp) / "log.swf"
+...     _ = path.write_text("1 0 5 100 4 -1 -1 4 -1 -1 1 7 -1 -1 -1 -1 -1 -1\n")
+...     fmt, where = parse_trace_argument(f"swf:{path}")
+...     jobs = list(open_trace(fmt, where, cluster).jobs)
+>>> [(job.name, job.user, job.tasks, job.duration.seconds) for job in jobs]
+[('1', 'user7', 4, 100.0)]
 """
 
 from __future__ import annotations
@@ -53,8 +69,31 @@ FORMATS = ("swim", "google-2011", "alibaba-gpu", "swf")
 
 
 def parse_trace_argument(text: str, where: str = "--trace") -> tuple[str, Path]:
-    """Split ``FORMAT:PATH`` (the PATH may itself contain ``:``); a :class:`ScenarioError`
-    at ``where`` for a missing colon or an unknown format."""
+    """Split a ``--trace`` argument into its format and path.
+
+    Parameters
+    ----------
+    text : str
+        ``FORMAT:PATH``; the path may itself contain ``:``.
+    where : str
+        Where the argument came from, for the error (an option, a field).
+
+    Returns
+    -------
+    tuple of (str, Path)
+        The format, one of :data:`FORMATS`, and the path.
+
+    Raises
+    ------
+    ScenarioError
+        At ``where``, for a missing colon or path, or an unknown format.
+
+    Examples
+    --------
+    >>> from fairshare.workload.traces import parse_trace_argument
+    >>> parse_trace_argument("swf:logs/a:b.swf")
+    ('swf', PosixPath('logs/a:b.swf'))
+    """
     fmt, colon, path = text.partition(":")
     if not colon or not path:
         raise ScenarioError(
@@ -65,6 +104,7 @@ def parse_trace_argument(text: str, where: str = "--trace") -> tuple[str, Path]:
 
 
 def _check_format(fmt: str, source: str, where: str) -> None:
+    """Raise a :class:`ScenarioError` at ``where`` unless ``fmt`` is a known format."""
     if fmt not in FORMATS:
         raise ScenarioError(
             source, where, f"unknown trace format {fmt!r}; allowed: {', '.join(FORMATS)}"
@@ -72,10 +112,28 @@ def _check_format(fmt: str, source: str, where: str) -> None:
 
 
 def trace_machines(fmt: str, path: str | Path) -> Cluster | None:
-    """The machines the trace at ``path`` lists, or None when it lists none: for
-    ``alibaba-gpu`` the node list beside the pod list (:data:`NODE_LISTS`); ``swim``, ``swf``
-    and the ``job_events`` table read for ``google-2011`` list no machines. A corrupt node list
-    is a :class:`TraceError`."""
+    """The machines the trace at ``path`` lists, if it lists any.
+
+    Only ``alibaba-gpu`` does, in the node list beside the pod list (:data:`NODE_LISTS`);
+    ``swim``, ``swf`` and the ``job_events`` table read for ``google-2011`` list no machines.
+
+    Parameters
+    ----------
+    fmt : str
+        The trace format.
+    path : str or Path
+        The trace.
+
+    Returns
+    -------
+    Cluster or None
+        The cluster of the node list, or None.
+
+    Raises
+    ------
+    TraceError
+        A corrupt node list.
+    """
     if fmt == "alibaba-gpu":
         nodes = node_list_beside(Path(path))
         return None if nodes is None else read_alibaba_nodes(nodes)
@@ -83,6 +141,7 @@ def trace_machines(fmt: str, path: str | Path) -> Cluster | None:
 
 
 def _why_no_machines(fmt: str, path: Path) -> str:
+    """Why the trace of format ``fmt`` at ``path`` gives no machines, for a message."""
     if fmt == "alibaba-gpu":
         return (
             f"no node list is beside the pod list (looked for {' and '.join(NODE_LISTS)} in "
@@ -94,10 +153,25 @@ def _why_no_machines(fmt: str, path: Path) -> str:
 
 
 def machines_from_trace(fmt: str, path: str | Path, source: str) -> MachinesFrom:
-    """What gives the machines of scenario ``source`` when it lists none and is replayed with
-    this trace (SPEC section 3: the node list beside an alibaba-gpu pod list gives them):
-    for :func:`fairshare.workload.loader.load_scenario`. When the trace lists none either,
-    it raises a :class:`ScenarioError` at the scenario's ``machines``."""
+    """What gives the machines of a scenario that lists none, from the trace it replays.
+
+    SPEC section 3: the node list beside an alibaba-gpu pod list gives them.
+
+    Parameters
+    ----------
+    fmt : str
+        The trace format.
+    path : str or Path
+        The trace.
+    source : str
+        The scenario file, named in the error.
+
+    Returns
+    -------
+    MachinesFrom
+        For :func:`fairshare.workload.loader.load_scenario`; when called, it raises a
+        :class:`ScenarioError` at the scenario's ``machines`` if the trace lists none either.
+    """
 
     def machines() -> Cluster:
         cluster = trace_machines(fmt, path)
@@ -114,14 +188,30 @@ def machines_from_trace(fmt: str, path: str | Path, source: str) -> MachinesFrom
 
 
 def open_trace(fmt: str, path: str | Path, cluster: Cluster | None) -> Workload:
-    """Open the trace at ``path`` in format ``fmt`` for replay on ``cluster`` (the scenario's
-    machines; ``None`` when it has none).
+    """Open the trace at ``path`` in format ``fmt`` for replay on ``cluster``.
 
-    Returns a :class:`Workload` whose ``jobs`` streams the trace in submit order and whose
-    ``cluster`` is ``cluster``, or for ``alibaba-gpu`` without one, the node list's.
-    Raises :class:`ScenarioError` for an unknown format or a trace that needs machines the
-    scenario does not give, and :class:`TraceError` (a ``ScenarioError``) for an unreadable
-    file or a corrupt header now, or a corrupt record when iteration reaches it.
+    Parameters
+    ----------
+    fmt : str
+        One of :data:`FORMATS`.
+    path : str or Path
+        The trace file (a directory for ``google-2011``).
+    cluster : Cluster or None
+        The scenario's machines; None when it has none.
+
+    Returns
+    -------
+    Workload
+        ``jobs`` streams the trace in submit order; ``cluster`` is ``cluster``, or for
+        ``alibaba-gpu`` without one, the node list's.
+
+    Raises
+    ------
+    ScenarioError
+        An unknown format, or a trace that needs machines the scenario does not give.
+    TraceError
+        An unreadable file or a corrupt header now; a corrupt record when iteration reaches
+        it (a ``ScenarioError`` too).
     """
     _check_format(fmt, str(path), "--trace")
     path = Path(path)

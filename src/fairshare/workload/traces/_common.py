@@ -1,15 +1,29 @@
-"""What the trace readers share: the error type, streaming line readers and demand mapping.
+"""What the trace readers share: the error type, streaming line readers and field parsing.
 
-A trace supplies jobs; the scenario supplies what the trace lacks (SPEC section 3). Readers
-stream: they yield one :class:`~fairshare.workload.model.Job` at a time, in submit order, and
-never hold a whole file in memory. A record that cannot be read is a :class:`TraceError`
-naming the file and its line (SPEC section 4: ``error: FILE: line N: WHAT``, exit code 2).
+A trace supplies jobs; the scenario supplies what the trace lacks (SPEC section 3).
+Readers stream: they yield one :class:`~fairshare.workload.model.Job` at a time, in
+submit order, and never hold a whole file in memory. A record that cannot be read is a
+:class:`TraceError` naming the file and its line (SPEC section 4:
+``error: FILE: line N: WHAT``, exit code 2).
 
-Every number a reader uses is parsed here (:func:`whole_number`, :func:`amount`): finite, in
-its documented range, and a value that is not is named as ``field NAME: ...`` with the text
-cut to a readable length (:func:`shown`). Times are bounded by
-:data:`~fairshare.workload.model.MAX_SECONDS` and tasks per job by :data:`MAX_RECORD_TASKS`, so no
-trace can overflow the simulator's arithmetic or ask for more tasks than memory holds.
+Every number a reader uses is parsed here (:func:`whole_number`, :func:`amount`):
+finite, in its documented range, and a value that is not is named as ``field NAME: ...``
+with the text cut to a readable length (:func:`shown`). Times are bounded by
+:data:`~fairshare.workload.model.MAX_SECONDS` and tasks per job by
+:data:`MAX_RECORD_TASKS`, so no trace can overflow the simulator's arithmetic or ask for
+more tasks than memory holds.
+
+Examples
+--------
+>>> from pathlib import Path
+>>> from fairshare.workload.traces._common import TraceError, amount
+>>> amount("2.5", "run time", Path("log.swf"), 3, maximum=100.0)
+2.5
+>>> try:
+...     amount("1e400", "run time", Path("log.swf"), 3, maximum=100.0)
+... except TraceError as error:
+...     print(error)
+error: log.swf: line 3: field run time: must be a number from 0 to 100, got '1e400'
 """
 
 from __future__ import annotations
@@ -56,9 +70,23 @@ class TraceError(ScenarioError):
     """A trace that cannot be replayed: printed as ``error: FILE: line N: WHAT``.
 
     A subclass of :class:`~fairshare.workload.loader.ScenarioError`, so whatever reports
-    scenario errors (one line, exit code 2) reports trace errors too. ``line`` is the 1-based
-    line of the record in ``file`` (``None`` for a problem with the file as a whole: the
-    WHERE part is then ``file``).
+    scenario errors (one line, exit code 2) reports trace errors too.
+
+    Parameters
+    ----------
+    file : str or Path
+        The trace file (a shard, for a trace of several files).
+    line : int or None
+        The 1-based line of the record; None for a problem with the file as a whole (the
+        WHERE part is then ``file``).
+    what : str
+        What is wrong and what is allowed.
+
+    Examples
+    --------
+    >>> from fairshare.workload.traces import TraceError
+    >>> print(TraceError("log.swf", 12, "expected 18 fields, got 17"))
+    error: log.swf: line 12: expected 18 fields, got 17
     """
 
     def __init__(self, file: str | Path, line: int | None, what: str) -> None:
@@ -67,29 +95,74 @@ class TraceError(ScenarioError):
 
 
 def shown(text: str) -> str:
-    """``text`` quoted for an error message, cut when long (a corrupt trace field may hold
-    megabytes, and an error stays one readable line)."""
+    """``text`` quoted for an error message, cut when long.
+
+    A corrupt trace field may hold megabytes, and an error stays one readable line.
+
+    Parameters
+    ----------
+    text : str
+        A field's text.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> from fairshare.workload.traces._common import shown
+    >>> shown("abc")
+    "'abc'"
+    >>> shown("x" * 100)
+    "'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'... (100 characters)"
+    """
     if len(text) <= _SHOWN:
         return repr(text)
     return f"{text[:_SHOWN]!r}... ({len(text):,} characters)"
 
 
 def _field_error(path: Path, line: int, field: str, allowed: str, text: str) -> TraceError:
+    """The :class:`TraceError` of a field that is not ``allowed``."""
     return TraceError(path, line, f"field {field}: must be {allowed}, got {shown(text)}")
 
 
 def _bound(value: float) -> str:
+    """A bound for a message: integers with thousands separators, floats short."""
     return f"{value:,}" if isinstance(value, int) else f"{value:g}"
 
 
 def whole_number(
     text: str, field: str, path: Path, line: int, *, maximum: int, note: str = ""
 ) -> int:
-    """The whole number in ``text``, from 0 to ``maximum``; otherwise a :class:`TraceError`
-    ``field FIELD: must be a whole number from 0 to MAXIMUM, got TEXT``.
+    """The whole number in ``text``, from 0 to ``maximum``.
 
-    A field longer than :data:`_DIGITS` characters is rejected unread, so thousands of digits
-    cost nothing (and never reach a float conversion, which overflowed)."""
+    A field longer than 40 characters is rejected unread, so thousands of digits cost
+    nothing (and never reach a float conversion, which overflowed).
+
+    Parameters
+    ----------
+    text : str
+        The field's text.
+    field : str
+        The field's name, for the error.
+    path : Path
+        The trace file, for the error.
+    line : int
+        The record's line, for the error.
+    maximum : int
+        The largest value allowed.
+    note : str
+        Appended to the error's "allowed" part (what the bound means).
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    TraceError
+        ``field FIELD: must be a whole number from 0 to MAXIMUM, got TEXT``.
+    """
     if len(text) <= _DIGITS:
         try:
             value = int(text)
@@ -112,9 +185,37 @@ def amount(
     missing: float | None = None,
     note: str = "",
 ) -> float:
-    """The number in ``text``: 0, or from ``smallest`` to ``maximum``; ``missing`` (SWF's
-    -1), when given, is accepted and returned as it is. Otherwise a :class:`TraceError`
-    ``field FIELD: must be ... , got TEXT``."""
+    """The number in ``text``: 0, or from ``smallest`` to ``maximum``.
+
+    Parameters
+    ----------
+    text : str
+        The field's text.
+    field : str
+        The field's name, for the error.
+    path : Path
+        The trace file, for the error.
+    line : int
+        The record's line, for the error.
+    maximum : float
+        The largest value allowed.
+    smallest : float
+        The smallest value above 0 allowed.
+    missing : float, optional
+        A value that stands for "missing" (SWF's -1), accepted and returned as it is.
+    note : str
+        Appended to the error's "allowed" part (a unit).
+
+    Returns
+    -------
+    float
+        The value (``-0.0`` as ``0.0``), or ``missing``.
+
+    Raises
+    ------
+    TraceError
+        ``field FIELD: must be ..., got TEXT`` for anything else (NaN, infinities included).
+    """
     try:
         value = float(text)
     except ValueError:
@@ -132,9 +233,18 @@ def amount(
 
 
 class JobNames:
-    """The job names a reader has yielded, each with its line, to reject a repeat where it
-    is: the second occurrence's line of the trace, not the scenario. The simulator keeps
-    every job's record anyway, so one entry per job adds little."""
+    """The job names a reader has yielded, each with its line, to reject a repeat where it is.
+
+    The error names the second occurrence's line of the trace, not the scenario. The
+    simulator keeps every job's record anyway, so one entry per job adds little.
+
+    Parameters
+    ----------
+    path : Path
+        The trace file, for the error.
+    what : str
+        What the name is called in the trace (``job number (field 1)``), for the error.
+    """
 
     def __init__(self, path: Path, what: str) -> None:
         self.path = path
@@ -142,7 +252,20 @@ class JobNames:
         self.lines: dict[str, int] = {}
 
     def add(self, name: str, line: int) -> None:
-        """Remember ``name`` at ``line``; a :class:`TraceError` there if it was seen."""
+        """Remember ``name`` at ``line``.
+
+        Parameters
+        ----------
+        name : str
+            A job's name.
+        line : int
+            The line of its record.
+
+        Raises
+        ------
+        TraceError
+            At ``line``, if the name was seen on another line.
+        """
         first = self.lines.setdefault(name, line)
         if first != line:
             raise TraceError(
@@ -161,7 +284,20 @@ def _open_text(path: Path) -> IO[str]:
 
 
 def check_readable(path: Path, what: str = "trace file") -> None:
-    """Fail now (before any simulation output exists) if ``path`` is not a readable file."""
+    """Fail now, before any simulation output exists, if ``path`` is not a readable file.
+
+    Parameters
+    ----------
+    path : Path
+        The trace file (read compressed when it ends in ``.gz``).
+    what : str
+        What the file should be, for the error.
+
+    Raises
+    ------
+    TraceError
+        No such file, not a file, unreadable, corrupt compressed data or not UTF-8.
+    """
     if not path.exists():
         raise TraceError(path, None, f"no such {what}")
     if not path.is_file():
@@ -178,10 +314,25 @@ def check_readable(path: Path, what: str = "trace file") -> None:
 
 
 def numbered_lines(path: Path) -> Iterator[tuple[int, str]]:
-    """``(line number, text without the newline)`` for each line, read lazily.
+    """The lines of a trace file, read lazily.
 
     Decompression and decoding problems become a :class:`TraceError` at the line where the
     reader stopped, so a truncated ``.gz`` names where it broke.
+
+    Parameters
+    ----------
+    path : Path
+        The file (read compressed when it ends in ``.gz``).
+
+    Yields
+    ------
+    tuple of (int, str)
+        The 1-based line number and the line's text without its newline.
+
+    Raises
+    ------
+    TraceError
+        The file stops being readable.
     """
     number = 0
     try:
@@ -195,9 +346,20 @@ def numbered_lines(path: Path) -> Iterator[tuple[int, str]]:
 
 
 def first_resource_demand(cluster: Cluster) -> FloatArray:
-    """One unit of the cluster's first resource (a slot, a processor): the per-task demand
-    given to jobs from traces that do not record resource requests. Read-only, so every job
-    can share the one array."""
+    """One unit of the cluster's first resource (a slot, a processor).
+
+    The per-task demand given to jobs from traces that record no resource requests.
+    Read-only, so every job can share the one array.
+
+    Parameters
+    ----------
+    cluster : Cluster
+        The cluster the trace is replayed on.
+
+    Returns
+    -------
+    FloatArray
+    """
     demand = np.zeros(len(cluster.resources), dtype=np.float64)
     demand[0] = 1.0
     demand.setflags(write=False)
@@ -205,9 +367,21 @@ def first_resource_demand(cluster: Cluster) -> FloatArray:
 
 
 def resource_positions(cluster: Cluster, aliases: Mapping[str, tuple[str, ...]]) -> dict[str, int]:
-    """Where each trace quantity goes in the cluster's resource order: ``aliases`` maps a
-    quantity (``mem``) to the resource names it may have in a scenario (``mem``,
-    ``memory``); quantities without a matching resource are left out."""
+    """Where each trace quantity goes in the cluster's resource order.
+
+    Parameters
+    ----------
+    cluster : Cluster
+        The cluster the trace is replayed on.
+    aliases : Mapping of str to tuple of str
+        Per trace quantity (``mem``), the resource names it may have in a scenario (``mem``,
+        ``memory``), in order of preference.
+
+    Returns
+    -------
+    dict of str to int
+        The index of each quantity's resource; quantities without one are left out.
+    """
     positions: dict[str, int] = {}
     for quantity, names in aliases.items():
         for name in names:

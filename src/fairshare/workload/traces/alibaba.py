@@ -77,6 +77,7 @@ _MIB_PER_GIB = 1024.0
 
 
 def _header(path: Path, required: tuple[str, ...]) -> dict[str, int]:
+    """The positions of the ``required`` columns in the header; an error for a missing one."""
     for _, text in numbered_lines(path):
         columns = next(csv.reader([text]))
         missing = [c for c in required if c not in columns]
@@ -120,15 +121,53 @@ def _amount(text: str, column: str, path: Path, line: int, scale: float = 1.0) -
 
 
 def _time(text: str, column: str, path: Path, line: int) -> float:
+    """A time field: 0, or from ``MIN_SECONDS`` to ``MAX_SECONDS``."""
     return amount(
         text, column, path, line, maximum=MAX_SECONDS, smallest=MIN_SECONDS, note=" seconds"
     )
 
 
 def read_alibaba_nodes(path: Path) -> Cluster:
-    """The cluster of a node list: one machine per node, resources ``cpu, mem, gpu`` (cores,
-    GiB, GPUs), GPU nodes with the attribute ``gpu_model``. Reads the list once, row by row
-    (it is the cluster, so it is held in memory anyway)."""
+    r"""The cluster of a node list.
+
+    Reads the list once, row by row (it is the cluster, so it is held in memory anyway).
+
+    Parameters
+    ----------
+    path : Path
+        The node list (``openb_node_list_*.csv``).
+
+    Returns
+    -------
+    Cluster
+        One machine per node, resources :data:`RESOURCES` (cores, GiB, GPUs), GPU nodes with
+        the attribute ``gpu_model``.
+
+    Raises
+    ------
+    TraceError
+        An unreadable file, a header without the node columns, a record with the wrong number
+        of fields, an empty or repeated node name, an amount out of bounds, or no nodes.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from fairshare.workload.traces.alibaba import read_alibaba_nodes
+    >>> nodes = (
+    ...     "sn,cpu_milli,memory_mib,gpu,model\n"
+    ...     "n1,32000,131072,2,V100M16\n"
+    ...     "n2,64000,262144,0,\n"
+    ... )
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = Path(tmp) / "openb_node_list_all_node.csv"
+    ...     _ = path.write_text(nodes)
+    ...     cluster = read_alibaba_nodes(path)
+    >>> cluster.resources, cluster.capacities.tolist()
+    (('cpu', 'mem', 'gpu'), [[32.0, 128.0, 2.0], [64.0, 256.0, 0.0]])
+    >>> dict(cluster.machines[0].attributes)
+    {'gpu_model': 'V100M16'}
+    """
     check_readable(path, "Alibaba node list (.csv)")
     col = _header(path, _NODE_COLUMNS)
     machines: list[Machine] = []
@@ -159,7 +198,18 @@ def read_alibaba_nodes(path: Path) -> Cluster:
 
 
 def node_list_beside(pods: Path) -> Path | None:
-    """The node list in the pod list's directory, if there is one."""
+    """The node list in the pod list's directory, if there is one.
+
+    Parameters
+    ----------
+    pods : Path
+        The pod list.
+
+    Returns
+    -------
+    Path or None
+        The first of :data:`NODE_LISTS` found beside it.
+    """
     for name in NODE_LISTS:
         candidate = pods.parent / name
         if candidate.is_file():
@@ -168,6 +218,7 @@ def node_list_beside(pods: Path) -> Path | None:
 
 
 def _constraint(spec: str, path: Path, line: int) -> Constraint:
+    """The constraint of a ``gpu_spec``: ``gpu_model in ['A', 'B']``."""
     models = [m.strip() for m in spec.split("|")]
     if any(not m or "'" in m or "\\" in m for m in models):
         raise TraceError(
@@ -177,13 +228,55 @@ def _constraint(spec: str, path: Path, line: int) -> Constraint:
 
 
 def read_alibaba_pods(path: Path, cluster: Cluster) -> Iterator[Job]:
-    """Stream the pods of a pod list as jobs in creation order on ``cluster``.
+    r"""Stream the pods of a pod list as jobs, in creation order, on ``cluster``.
 
-    Raises :class:`TraceError` (file and line) for a header without the pod columns, a record
-    with the wrong number of fields, a repeated pod name, an amount or time that is not a
-    number within its bound (module docstring), a deletion
-    before the scheduling or creation, creation times going backwards, or a demand for a
-    resource ``cluster`` does not have.
+    Parameters
+    ----------
+    path : Path
+        The pod list (``openb_pod_list_*.csv``).
+    cluster : Cluster
+        The machines the pods are replayed on (the scenario's, or the node list's).
+
+    Returns
+    -------
+    Iterator of Job
+        One single-task job per pod (module docstring), read lazily.
+
+    Raises
+    ------
+    TraceError
+        Now, for an unreadable file or a header without the pod columns; while iterating, for a
+        record with the wrong number of fields, a repeated pod name, an amount or time that is
+        not a number within its bound (module docstring), a deletion before the scheduling or
+        creation, creation times going backwards, or a demand for a resource ``cluster`` does
+        not have.
+
+    Examples
+    --------
+    ``p1`` shares 46% of a V100 and ran from its scheduling at 10 s to 100 s; ``p2`` was never
+    scheduled, so it keeps its whole lifetime.
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import numpy as np
+    >>> from fairshare.cluster import Cluster, Machine
+    >>> from fairshare.workload.traces.alibaba import read_alibaba_pods
+    >>> node = Machine("n1", np.array([32.0, 128.0, 2.0]), attributes={"gpu_model": "V100M16"})
+    >>> cluster = Cluster.build(["cpu", "mem", "gpu"], [node])
+    >>> pods = (
+    ...     "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,"
+    ...     "creation_time,deletion_time,scheduled_time\n"
+    ...     "p1,4000,8192,1,460,V100M16|V100M32,LS,Running,0,100,10\n"
+    ...     "p2,8000,16384,0,0,,BE,Failed,5,50,\n"
+    ... )
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = Path(tmp) / "openb_pod_list_default.csv"
+    ...     _ = path.write_text(pods)
+    ...     jobs = list(read_alibaba_pods(path, cluster))
+    >>> [(job.name, job.demand.tolist(), job.duration.seconds) for job in jobs]
+    [('p1', [4.0, 8.0, 0.46], 90.0), ('p2', [8.0, 16.0, 0.0], 45.0)]
+    >>> jobs[0].constraint
+    Constraint(source="gpu_model in ['V100M16', 'V100M32']")
     """
     check_readable(path, "Alibaba pod list (.csv)")
     col = _header(path, _POD_COLUMNS)
@@ -191,6 +284,7 @@ def read_alibaba_pods(path: Path, cluster: Cluster) -> Iterator[Job]:
 
 
 def _stream(path: Path, cluster: Cluster, col: dict[str, int]) -> Iterator[Job]:
+    """The pods as jobs, one record at a time (:func:`read_alibaba_pods` checked the header)."""
     positions = resource_positions(cluster, _ALIASES)
     width = len(cluster.resources)
     constraints: dict[str, Constraint] = {}  # few distinct gpu_spec values: parse each once

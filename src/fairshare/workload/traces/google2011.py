@@ -69,6 +69,8 @@ _MAX_ID = 2**63 - 1  # the schema's job IDs are 64-bit integers
 
 @dataclass
 class _Pending:
+    """A job submitted and not yet replayed: its id, user and times in µs."""
+
     name: str
     user: str
     submit: int  # µs
@@ -77,8 +79,23 @@ class _Pending:
 
 
 def job_event_shards(path: Path) -> list[Path]:
-    """The ``job_events`` shards under ``path`` (the trace directory or the table's own), in
-    name order; a :class:`TraceError` for ``path`` if there are none."""
+    """The ``job_events`` shards under ``path``, in name order (which is time order).
+
+    Parameters
+    ----------
+    path : Path
+        The trace directory, with ``job_events/`` in it, or ``job_events/`` itself.
+
+    Returns
+    -------
+    list of Path
+        The ``part-NNNNN-of-NNNNN.csv[.gz]`` files.
+
+    Raises
+    ------
+    TraceError
+        ``path`` is not a directory or holds no shards.
+    """
     if not path.is_dir():
         raise TraceError(
             path,
@@ -96,11 +113,51 @@ def job_event_shards(path: Path) -> list[Path]:
 
 
 def read_google_2011(path: Path, cluster: Cluster) -> Iterator[Job]:
-    """Stream the jobs of the trace directory ``path`` in submit order.
+    r"""Stream the jobs of the trace directory ``path`` in submit order.
 
-    Raises :class:`TraceError` (shard file and line) for a record without 8 fields, a
-    timestamp, job ID or event type that is not a whole number in range, a SUBMIT without a
-    user, or a timestamp before the previous event's.
+    Parameters
+    ----------
+    path : Path
+        The trace directory, or its ``job_events/`` directory.
+    cluster : Cluster
+        The machines it is replayed on; each job is one task of one unit of the first resource.
+
+    Returns
+    -------
+    Iterator of Job
+        One job per job ID (module docstring), read lazily.
+
+    Raises
+    ------
+    TraceError
+        Now, for a missing directory or shard; while iterating, for a record without 8 fields,
+        a timestamp, job ID or event type that is not a whole number in range, a SUBMIT
+        without a user, or a timestamp before the previous event's.
+
+    Examples
+    --------
+    Job 101 is submitted at 600 s, scheduled at 601 s and finishes at 700 s; job 102 never
+    ends, so the trace's end cuts it.
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import numpy as np
+    >>> from fairshare.cluster import Cluster, Machine
+    >>> from fairshare.workload.traces.google2011 import read_google_2011
+    >>> cluster = Cluster.build(["cpu"], [Machine("m", np.array([8.0]))])
+    >>> events = (
+    ...     "600000000,,101,0,alice,1,j,l\n"
+    ...     "601000000,,101,1,alice,1,j,l\n"
+    ...     "605000000,,102,0,bob,1,k,m\n"
+    ...     "700000000,,101,4,alice,1,j,l\n"
+    ... )
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     table = Path(tmp) / "job_events"
+    ...     table.mkdir()
+    ...     _ = (table / "part-00000-of-00001.csv").write_text(events)
+    ...     jobs = list(read_google_2011(Path(tmp), cluster))
+    >>> [(job.name, job.submit, job.user, job.duration.seconds) for job in jobs]
+    [('101', 600.0, 'alice', 99.0), ('102', 605.0, 'bob', 95.0)]
     """
     shards = job_event_shards(path)
     for shard in shards:
@@ -109,6 +166,7 @@ def read_google_2011(path: Path, cluster: Cluster) -> Iterator[Job]:
 
 
 def _parse(text: str, shard: Path, line: int) -> tuple[int, int, int, str]:
+    """A record's timestamp (µs), job ID, event type and user, each checked."""
     fields = text.split(",")
     if len(fields) != _FIELDS:
         raise TraceError(
@@ -121,6 +179,9 @@ def _parse(text: str, shard: Path, line: int) -> tuple[int, int, int, str]:
 
 
 def _job(pending: _Pending, now: int, demand: FloatArray) -> Job:
+    """The job of ``pending`` at trace time ``now``: a job still running is cut at its
+    horizon or at ``now``.
+    """
     start = pending.submit if pending.start is None else pending.start
     end = pending.end
     if end is None:  # still running: cut at the horizon or at the trace's end
@@ -136,6 +197,9 @@ def _job(pending: _Pending, now: int, demand: FloatArray) -> Job:
 
 
 def _stream(shards: list[Path], demand: FloatArray) -> Iterator[Job]:
+    """The jobs in submit order: each leaves the queue once it has ended or passed the
+    horizon (module docstring).
+    """
     horizon = int(HORIZON_SECONDS * _MICROSECONDS)
     order: deque[_Pending] = deque()
     running: dict[int, _Pending] = {}

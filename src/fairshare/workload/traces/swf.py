@@ -57,22 +57,64 @@ _COLUMNS = {
 
 
 def _number(fields: list[str], index: int, path: Path, line: int) -> float:
+    """Field ``index`` of a record as a number within its column's bounds, or -1 (missing)."""
     name, maximum, smallest = _COLUMNS[index]
     return amount(fields[index], name, path, line, maximum=maximum, smallest=smallest, missing=-1.0)
 
 
 def read_swf(path: Path, cluster: Cluster) -> Iterator[Job]:
-    """Stream the jobs of an SWF log (``.swf`` or ``.swf.gz``) in submit order.
+    r"""Stream the jobs of an SWF log (``.swf`` or ``.swf.gz``) in submit order.
 
-    Raises :class:`TraceError` (file and line) for a line that does not have 18 fields, a
-    field that is not a number within its bound (module docstring) or ``-1``, a missing or
-    repeated job number, a missing submit time, or a submit time before the previous job's.
+    Parameters
+    ----------
+    path : Path
+        The log.
+    cluster : Cluster
+        The machines it is replayed on; each task demands one unit of the first resource.
+
+    Returns
+    -------
+    Iterator of Job
+        One job per line that ran (module docstring), read lazily.
+
+    Raises
+    ------
+    TraceError
+        Now, for an unreadable file; while iterating, for a line that does not have 18 fields,
+        a field that is not a number within its bound (module docstring) or ``-1``, a missing
+        or repeated job number, a missing submit time, or a submit time before the previous
+        job's.
+
+    Examples
+    --------
+    Job 1 ran 100 s on 4 processors for user 7; job 2 never ran (run time -1); job 3 has no
+    allocation and no user, so it gets its 2 requested processors and is its own user.
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import numpy as np
+    >>> from fairshare.cluster import Cluster, Machine
+    >>> from fairshare.workload.traces.swf import read_swf
+    >>> cluster = Cluster.build(["cpu"], [Machine("m", np.array([8.0]))])
+    >>> log = (
+    ...     "; a header line\n"
+    ...     "1 0 5 100 4 -1 -1 4 -1 -1 1 7 -1 -1 -1 -1 -1 -1\n"
+    ...     "2 30 0 -1 2 -1 -1 2 -1 -1 0 7 -1 -1 -1 -1 -1 -1\n"
+    ...     "3 60 0 20 -1 -1 -1 2 -1 -1 1 -1 -1 -1 -1 -1 -1 -1\n"
+    ... )
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = Path(tmp) / "log.swf"
+    ...     _ = path.write_text(log)
+    ...     jobs = list(read_swf(path, cluster))
+    >>> [(job.name, job.submit, job.user, job.tasks, job.duration.seconds) for job in jobs]
+    [('1', 0.0, 'user7', 4, 100.0), ('3', 60.0, '3', 2, 20.0)]
     """
     check_readable(path, "SWF log")
     return _stream(path, cluster)
 
 
 def _stream(path: Path, cluster: Cluster) -> Iterator[Job]:
+    """The jobs of the log, one line at a time (:func:`read_swf` checked the file)."""
     demand = first_resource_demand(cluster)
     last = -math.inf
     names = JobNames(path, "job number (field 1)")

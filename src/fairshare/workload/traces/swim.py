@@ -57,6 +57,7 @@ __all__ = [
 ]
 
 MIB = 1 << 20
+"""Bytes in a mebibyte."""
 BLOCK_BYTES = 128 * MIB
 """HDFS block size: one map task per block of input."""
 REDUCE_BYTES = 1024 * MIB
@@ -64,6 +65,7 @@ REDUCE_BYTES = 1024 * MIB
 REPLICAS = 3
 """HDFS replication: machines holding each map's input block."""
 TASK_STARTUP_SECONDS = 1.0
+"""Seconds every task takes before it processes any byte (JVM start, scheduling)."""
 PROCESS_BYTES_PER_SECOND = 8.0 * MIB
 """A task's read-process-write rate: a full 128 MiB map takes 1 + 16 s, within the 9-60 s of
 the maps in FAIR section 6.1."""
@@ -78,6 +80,7 @@ _SECONDS = int(MAX_SECONDS)
 
 
 def _job(fields: list[str], path: Path, line: int, replicas: int, demand: FloatArray) -> Job:
+    """The job of one record (module docstring's mapping), every field checked."""
     name = fields[0].strip()
     if not name:
         raise TraceError(path, line, "job id (column 1) is empty")
@@ -127,18 +130,56 @@ def _job(fields: list[str], path: Path, line: int, replicas: int, demand: FloatA
 
 
 def read_swim(path: Path, cluster: Cluster) -> Iterator[Job]:
-    """Stream the jobs of a SWIM ``.tsv`` (optionally ``.gz``) in submit order.
+    r"""Stream the jobs of a SWIM ``.tsv`` (optionally ``.gz``) in submit order.
 
-    Raises :class:`TraceError` (file and line) for a record with fewer than 6 columns, an
-    empty or repeated job id, a number that is not a whole number within its bound (module
-    docstring) or a submit time before the previous one. Blank lines are skipped. Job ids
-    are used as they are (SWIM numbers them ``job0``, ``job1``, ...).
+    Blank lines are skipped. Job ids are used as they are (SWIM numbers them ``job0``,
+    ``job1``, ...).
+
+    Parameters
+    ----------
+    path : Path
+        The trace.
+    cluster : Cluster
+        The machines it is replayed on; each task demands one unit of the first resource.
+
+    Returns
+    -------
+    Iterator of Job
+        One job per record, read lazily.
+
+    Raises
+    ------
+    TraceError
+        Now, for an unreadable file; while iterating, for a record with fewer than 6 columns,
+        an empty or repeated job id, a number that is not a whole number within its bound
+        (module docstring) or a submit time before the previous one.
+
+    Examples
+    --------
+    ``job0`` reads 256 MiB (two maps) and shuffles nothing; ``job1`` reads nothing (one map)
+    and shuffles 2 GiB (two reducers).
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import numpy as np
+    >>> from fairshare.cluster import Cluster, Machine
+    >>> from fairshare.workload.traces.swim import read_swim
+    >>> cluster = Cluster.build(["slots"], [Machine("m", np.array([8.0]))])
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = Path(tmp) / "fb.tsv"
+    ...     _ = path.write_text("job0\t0\t0\t268435456\t0\t0\njob1\t10\t10\t0\t2147483648\t0\n")
+    ...     jobs = list(read_swim(path, cluster))
+    >>> [(job.name, job.tasks, job.duration.seconds) for job in jobs]
+    [('job0', 2, 17.0), ('job1', 1, 1.0)]
+    >>> jobs[1].reduce
+    ReducePhase(tasks=2, copy=64.0, compute=129.0, demand=None)
     """
     check_readable(path, "SWIM trace (.tsv)")
     return _stream(path, cluster)
 
 
 def _stream(path: Path, cluster: Cluster) -> Iterator[Job]:
+    """The jobs of the trace, one line at a time (:func:`read_swim` checked the file)."""
     demand = first_resource_demand(cluster)
     replicas = min(REPLICAS, len(cluster.machines))
     last = -math.inf
