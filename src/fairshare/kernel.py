@@ -8,6 +8,9 @@ where the build cannot compile, the install keeps the pure-Python modules and no
 changes. There is one source for both: the compiled and the interpreted kernel make the same
 decisions, which the decision fingerprints check in CI for both.
 
+Compiled modules keep no docstrings at run time (the documentation site and the doctests read
+the sources; :func:`source_module` gives a module's).
+
 Setting the environment variable ``FAIRSHARE_PURE_PYTHON=1`` before ``fairshare`` is first
 imported loads the kernel from its ``.py`` sources even where it is compiled (to debug, to
 profile line by line, or to test the fallback). A compiled module older than its source (a
@@ -39,6 +42,7 @@ __all__ = [
     "PURE_PYTHON_ENV",
     "compiled",
     "pure_python_requested",
+    "source_module",
     "stale_modules",
     "use_pure_python",
 ]
@@ -142,6 +146,42 @@ def compiled() -> bool:
         ):
             return False
     return True
+
+
+def source_module(name: str) -> ModuleType:
+    """Module ``name`` as its Python source runs it, for its docstrings.
+
+    A compiled module keeps no docstrings (``help()`` shows none): this executes the ``.py``
+    source beside it as a separate module object, not put in ``sys.modules``. A module that
+    is not compiled is returned as imported.
+
+    Parameters
+    ----------
+    name : str
+        A module of the fairshare package.
+
+    Returns
+    -------
+    types.ModuleType
+        The module with its docstrings.
+
+    Examples
+    --------
+    >>> from fairshare import kernel
+    >>> kernel.source_module("fairshare.policies.ledger").Ledger.__doc__.split(" (")[0]
+    'The state every online policy keeps and its state changes'
+    """
+    module = importlib.import_module(name)
+    spec = module.__spec__
+    if spec is None or not isinstance(spec.loader, importlib.machinery.ExtensionFileLoader):
+        return module
+    assert spec.origin is not None
+    source = os.path.join(os.path.dirname(spec.origin), name.rpartition(".")[2] + ".py")
+    copy_spec = importlib.util.spec_from_file_location(name, source)
+    assert copy_spec is not None and copy_spec.loader is not None
+    copy = importlib.util.module_from_spec(copy_spec)
+    copy_spec.loader.exec_module(copy)
+    return copy
 
 
 class _SourceFinder:
