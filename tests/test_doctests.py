@@ -66,7 +66,13 @@ def _optional_modules() -> frozenset[str]:
 OPTIONAL = _optional_modules()
 
 MODULES = sorted(
-    {"fairshare"} | {name for _, name, _ in pkgutil.walk_packages(fairshare.__path__, "fairshare.")}
+    {"fairshare"}
+    | {
+        name
+        for _, name, _ in pkgutil.walk_packages(fairshare.__path__, "fairshare.")
+        # The compiled kernel's shared library (fairshare.kernel): code, not a module.
+        if not name.endswith("__mypyc")
+    }
 )
 
 

@@ -175,8 +175,9 @@ def source_module(name: str) -> ModuleType:
     spec = module.__spec__
     if spec is None or not isinstance(spec.loader, importlib.machinery.ExtensionFileLoader):
         return module
-    assert spec.origin is not None
-    source = os.path.join(os.path.dirname(spec.origin), name.rpartition(".")[2] + ".py")
+    parent, _, leaf = name.rpartition(".")
+    # Not the spec's origin: a compiled module's may name the shared library of them all.
+    source = os.path.join(importlib.import_module(parent).__path__[0], leaf + ".py")
     copy_spec = importlib.util.spec_from_file_location(name, source)
     assert copy_spec is not None and copy_spec.loader is not None
     copy = importlib.util.module_from_spec(copy_spec)
