@@ -14,6 +14,7 @@ import polars as pl
 import pytest
 
 import fairshare
+from fairshare import kernel
 from fairshare.allocation import Allocation
 
 from conftest import run_fairshare
@@ -181,7 +182,10 @@ def test_every_public_name_is_documented() -> None:
         for name in loaded.__all__:
             value = getattr(loaded, name)
             if callable(value) and not isinstance(value, type(sys)):
-                assert value.__doc__, f"{module}.{name} has no docstring"
+                # A compiled kernel class keeps no docstring: its source's is checked.
+                home = kernel.source_module(getattr(value, "__module__", module))
+                documented = getattr(home, getattr(value, "__name__", name), value)
+                assert documented.__doc__, f"{module}.{name} has no docstring"
 
 
 @pytest.mark.parametrize("module", DOCTESTED)
@@ -199,7 +203,8 @@ def test_import_fairshare_loads_no_solver_or_simulator() -> None:
         "'highspy', 'scipy', 'matplotlib'))))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == "[]"
+    # fairshare.kernel: the standard library only, to choose the kernel's sources.
+    assert done.stdout.strip() == "['fairshare.kernel']"
     assert "solve" in dir(fairshare)
     with pytest.raises(AttributeError, match="no attribute 'nonsense'"):
         _ = fairshare.nonsense  # type: ignore[attr-defined]

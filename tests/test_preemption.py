@@ -222,36 +222,52 @@ class _Watch:
     """Wraps a policy's preemption step: records (victim, beneficiary) per kill and checks
     that no kill takes its user below the fair share preemption computed for that step."""
 
-    def __init__(self, policy: Scheduler) -> None:
-        self.policy = policy
+    def __init__(self) -> None:
         self.pairs: list[tuple[int, int, float]] = []
-        inner: Callable[[float, list[Decision]], None] = policy._preempt
 
-        def watched(now: float, out: list[Decision]) -> None:
-            _, fair = fair_targets(policy)
-            before = [u.share for u in policy.users]
-            start = len(out)
-            inner(now, out)
-            lost = [0.0] * len(policy.users)
-            launched = [False] * len(policy.users)
-            victims: list[int] = []
-            for d in out[start:]:
-                side = policy.part_of(d.task)
-                if isinstance(d, Kill):
-                    victims.append(side.user)
-                    lost[side.user] += side.share_per_task
-                elif isinstance(d, Launch):
-                    launched[side.user] = True
-                    self.pairs.extend((v, side.user, now) for v in victims)
-                    victims = []
-            assert not victims, "every kill is followed by a launch for the starved user"
-            for i, amount in enumerate(lost):
-                if amount > 0:
-                    assert policy.users[i].share >= fair[i] - 1e-9
-                    if not launched[i]:
-                        assert before[i] - amount >= fair[i] - 1e-9
+    def step(
+        self,
+        policy: Scheduler,
+        inner: Callable[[float, list[Decision]], None],
+        now: float,
+        out: list[Decision],
+    ) -> None:
+        _, fair = fair_targets(policy)
+        before = [u.share for u in policy.users]
+        start = len(out)
+        inner(now, out)
+        lost = [0.0] * len(policy.users)
+        launched = [False] * len(policy.users)
+        victims: list[int] = []
+        for d in out[start:]:
+            side = policy.part_of(d.task)
+            if isinstance(d, Kill):
+                victims.append(side.user)
+                lost[side.user] += side.share_per_task
+            elif isinstance(d, Launch):
+                launched[side.user] = True
+                self.pairs.extend((v, side.user, now) for v in victims)
+                victims = []
+        assert not victims, "every kill is followed by a launch for the starved user"
+        for i, amount in enumerate(lost):
+            if amount > 0:
+                assert policy.users[i].share >= fair[i] - 1e-9
+                if not launched[i]:
+                    assert before[i] - amount >= fair[i] - 1e-9
 
-        policy._preempt = watched  # type: ignore[method-assign]
+
+def _watched(name: str, cluster: Cluster, options: SimOptions) -> tuple[Scheduler, _Watch]:
+    """Policy ``name`` whose preemption steps a :class:`_Watch` checks (a subclass: the
+    compiled policies' methods cannot be replaced on an instance)."""
+    watch = _Watch()
+    base = type(make_policy(name, cluster))
+
+    class Watched(base):  # type: ignore[valid-type,misc]
+        def _preempt(self, now: float, out: list[Decision]) -> None:
+            watch.step(self, super()._preempt, now, out)
+
+    policy: Scheduler = Watched(cluster, options=options.policy_options())
+    return policy, watch
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -265,8 +281,7 @@ def test_preemption_terminates_and_never_flaps(
     within Tfair of the last kill between them (rule 5 of fairshare.policies.preemption)."""
     n, jobs, name, options = case
     cluster = mixed_cluster(n)
-    policy = make_policy(name, cluster, options=options.policy_options())
-    watch = _Watch(policy)
+    policy, watch = _watched(name, cluster, options)
     log = simulate(cluster, jobs, policy, seed=1, options=options)
     tasks = sum(j.tasks for j in jobs)
     kills = sum(a.killed for a in log.attempts)

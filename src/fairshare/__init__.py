@@ -30,7 +30,20 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from fairshare import kernel as _kernel
+
 __version__ = "0.1.0"
+
+if _kernel.pure_python_requested():
+    _kernel.use_pure_python()
+elif _stale := _kernel.stale_modules():
+    import sys as _sys
+
+    _kernel.use_pure_python()
+    _sys.stderr.write(
+        f"fairshare: the compiled kernel is older than {_stale[0]}'s source; running the "
+        "Python sources (rebuild it with: pip install -e .)\n"
+    )
 
 if TYPE_CHECKING:
     from fairshare.api import (

@@ -38,6 +38,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from heapq import heappop
 
+from mypy_extensions import mypyc_attr
+
 from fairshare.cluster import Cluster, Machine
 from fairshare.policies.filling import Filling
 from fairshare.policies.options import PolicyOptions
@@ -47,6 +49,7 @@ from fairshare.policies.state import JobState, UserState, part_id
 from fairshare.workload.model import Job, Queue, User
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Scheduler(Filling):
     """Share-ordered online scheduling with delay scheduling and preemption (see module)."""
 
@@ -209,7 +212,8 @@ class Scheduler(Filling):
         (the protocol's promise covers no other; the tasks of a removed machine were
         re-queued when it left)."""
         if not self._quiet_path:
-            super().tasks_finished(now, tasks)
+            for task in tasks:
+                self.task_finished(now, task)
             return
         self._release(tasks, finished=True, then="settle")
 

@@ -12,6 +12,9 @@ resources named ``cpu`` and ``mem``.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
+
+from mypy_extensions import mypyc_attr
 
 from fairshare.cluster import Cluster
 from fairshare.policies.base import Scheduler
@@ -21,11 +24,12 @@ from fairshare.policies.state import JobState
 from fairshare.workload.model import Queue, User
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Choosy(Scheduler):
     """Key = amount of the measured resource held / (its cluster total x weight)."""
 
-    name = "choosy"
-    resource: str | None = None
+    name: ClassVar[str] = "choosy"
+    resource: ClassVar[str | None] = None
 
     def __init__(
         self,
@@ -55,11 +59,13 @@ class Choosy(Scheduler):
         self.refresh_all()
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class CmmfCpu(Choosy):
     name = "cmmf-cpu"
     resource = "cpu"
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class CmmfMem(Choosy):
     name = "cmmf-mem"
     resource = "mem"

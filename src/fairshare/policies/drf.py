@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from mypy_extensions import mypyc_attr
 
 from fairshare.cluster import Cluster
 from fairshare.cluster.model import Machine
@@ -23,6 +24,7 @@ from fairshare.workload.hierarchy import build_hierarchy
 from fairshare.workload.model import ROOT, Queue, Scenario, User
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Drf(Scheduler):
     """Weighted DRF: key = dominant share / weight."""
 
@@ -36,12 +38,14 @@ class Drf(Scheduler):
         self.refresh_all()
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Drfh(Drf):
     """DRFH (TSF section IV-B2): the global dominant share, served with placement."""
 
     name = "drfh"
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class CollapsedDrf(Drf):
     """Weighted DRF with each user's weight the product of its weighted shares along its
     path in the hierarchy (H-DRF section 3.2), recomputed whenever a user appears."""

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from mypy_extensions import mypyc_attr
+
 from fairshare.cluster import Cluster
 from fairshare.policies.base import Scheduler
 from fairshare.policies.options import PolicyOptions
@@ -25,6 +27,7 @@ _NEEDY = -2.0
 """Added to a needy pool's ratio (in [0, 1)) so that every needy pool sorts first."""
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Fair(Scheduler):
     """FAIR: key = needy ratio - 2, else running tasks / weight."""
 

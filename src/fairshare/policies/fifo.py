@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from mypy_extensions import mypyc_attr
+
 from fairshare.policies.base import Scheduler
 from fairshare.policies.preemption import priority_shares
 from fairshare.policies.state import UserState
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Fifo(Scheduler):
     """The key of a user in a group is the id (submission order) of its oldest job there, so
     the oldest job that can use a machine gets it; a younger job only fills what the older

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 from heapq import heappop, heappush
 
+from mypy_extensions import mypyc_attr
+
 from fairshare.policies.delay import deadlines, locality_of, pick_map
 from fairshare.policies.headroom import Headroom
 from fairshare.policies.ledger import _new
@@ -34,6 +36,7 @@ Pick = tuple[int, int]
 """A selection: (user index, group)."""
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Filling(Headroom):
     """Offers of machines (see the module)."""
 

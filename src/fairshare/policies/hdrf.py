@@ -63,6 +63,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from heapq import heapify, heappop, heappush
+from typing import ClassVar
+
+from mypy_extensions import mypyc_attr
 
 from fairshare.cluster import Cluster
 from fairshare.policies.base import Scheduler
@@ -124,12 +127,13 @@ class _View:
         self.heaps.append({})
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class NaiveHdrf(Scheduler):
     """Naive H-DRF (section 3.3)."""
 
     name = "naive-hdrf"
-    dynamic = False
-    tracks_allocation = True
+    dynamic: ClassVar[bool] = False
+    tracks_allocation: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -619,6 +623,7 @@ class NaiveHdrf(Scheduler):
         return hierarchical_shares(self._parent, self._weight, self._leaf, demands, capacity)
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Hdrf(NaiveHdrf):
     """Dynamic H-DRF (section 3.4, Algorithms 2-4)."""
 

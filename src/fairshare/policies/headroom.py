@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from mypy_extensions import mypyc_attr
+
 from fairshare.cluster import Cluster
 from fairshare.policies.ledger import Ledger
 from fairshare.policies.options import PolicyOptions
@@ -14,6 +16,7 @@ from fairshare.tolerances import FIT
 from fairshare.workload.model import Queue, User
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Headroom(Ledger):
     """The headroom kept on each machine and the fit test that respects it."""
 

@@ -25,13 +25,15 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from heapq import heappop, heappush
-from typing import Literal
+from typing import ClassVar, Literal
+
+from mypy_extensions import mypyc_attr
 
 from fairshare.cluster import Cluster
 from fairshare.policies.copy_compute import CopyComputeAdmission
 from fairshare.policies.options import PolicyOptions
 from fairshare.policies.preemption import PreemptionState
-from fairshare.policies.protocol import Decision, Launch, Locality, Policy, TaskRef
+from fairshare.policies.protocol import Decision, Launch, Locality, TaskRef
 from fairshare.policies.state import ClusterState, Demand, JobState, UserState, part_id
 from fairshare.tolerances import FIT
 from fairshare.workload.model import Job, Queue, User
@@ -40,11 +42,12 @@ _new = tuple.__new__
 """Builds a NamedTuple (``TaskRef``, ``Launch``) without its Python-level ``__new__``."""
 
 
-class Ledger(Policy):
+@mypyc_attr(allow_interpreted_subclasses=True)
+class Ledger:
     """The state every online policy keeps and its state changes (see the module)."""
 
-    name = "base"
-    tracks_allocation = False
+    name: ClassVar[str] = "base"
+    tracks_allocation: ClassVar[bool] = False
     """Whether ``UserState.alloc`` (the user's running demand, per resource) is kept up to
     date: only for a policy that reads it (H-DRF's vectors); the others order users by the
     scalar share, and skipping the vector saves a twentieth of a large simulation."""

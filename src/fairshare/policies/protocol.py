@@ -66,9 +66,9 @@ seconds), which the policy launches on the copy's machine when that machine admi
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Sequence
-from typing import Literal, NamedTuple
+from typing import ClassVar, Literal, NamedTuple, Protocol
 
 from fairshare.cluster import Machine
 from fairshare.workload.model import Job
@@ -116,10 +116,16 @@ class PolicyError(ValueError):
         self.what = what
 
 
-class Policy(ABC):
-    """An online scheduler driven by events (see the module docstring for the protocol)."""
+class Policy(Protocol):
+    """An online scheduler driven by events (see the module docstring for the protocol).
 
-    name: str
+    A protocol: the schedulers of :mod:`fairshare.policies` have its methods without deriving
+    from it (they are compiled classes, see :mod:`fairshare.kernel`); a policy written in
+    Python may derive from it to inherit the default methods below, and must then define every
+    abstract one.
+    """
+
+    name: ClassVar[str]
     uses_wakeups: bool = True
     """False promises that :meth:`next_wakeup` always returns None (see the module
     docstring); the safe default True makes a driver ask after every decision round."""

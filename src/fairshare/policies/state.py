@@ -440,7 +440,7 @@ class ClusterState:
                 else self._matching_sigs(job.constraint)
             )
             self.sig_ok.append(ok)
-            self.sigs_of_class.append([s for s, y in enumerate(ok) if y])
+            self.sigs_of_class.append([s for s in range(len(ok)) if ok[s]])
             by_free: dict[tuple[float, ...], dict[int, None]] = {}
             self.buckets.append(by_free)
             cfor = self.cfor

@@ -11,8 +11,10 @@ job may use. When machines join or leave, every ``h`` is recomputed.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 import numpy as np
+from mypy_extensions import mypyc_attr
 
 from fairshare.cluster import Cluster
 from fairshare.policies.base import Scheduler
@@ -21,11 +23,12 @@ from fairshare.policies.state import JobState
 from fairshare.workload.model import Queue, User
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Tsf(Scheduler):
     """Weighted TSF: key = task share / weight."""
 
     name = "tsf"
-    constrained = False
+    constrained: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -68,6 +71,7 @@ class Tsf(Scheduler):
         self.refresh_all()
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Cdrf(Tsf):
     """Constrained CDRF (TSF section IV-B3): h'_j over the machines the job may use."""
 

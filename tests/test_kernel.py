@@ -1,0 +1,141 @@
+"""The compiled kernel (``fairshare.kernel``): the modules mypyc compiles exist, the switch to
+the pure-Python sources loads them, and the pure-Python kernel makes the compiled kernel's
+decisions (the committed fingerprints of ``tests/golden/decision_fingerprints.txt``)."""
+
+from __future__ import annotations
+
+import importlib.machinery
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fairshare import kernel
+
+SOURCE_ROOT = Path(kernel.__file__).parent.parent
+GOLDEN = Path(__file__).parent / "golden" / "decision_fingerprints.txt"
+PURE_CONFIGS = ("plain", "google", "queues")
+"""Mechanisms whose fingerprints the pure-Python kernel reproduces here for every policy (CI
+also runs the whole fingerprint test with ``FAIRSHARE_PURE_PYTHON=1``)."""
+
+
+def _python(code: str, *, pure: bool) -> str:
+    env = dict(os.environ)
+    env.pop(kernel.PURE_PYTHON_ENV, None)
+    if pure:
+        env[kernel.PURE_PYTHON_ENV] = "1"
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_every_kernel_module_has_its_python_source() -> None:
+    for name in kernel.KERNEL_MODULES:
+        assert SOURCE_ROOT.joinpath(*name.split(".")).with_suffix(".py").is_file(), name
+
+
+def test_setup_compiles_exactly_the_kernel_modules() -> None:
+    setup = SOURCE_ROOT.parent / "setup.py"
+    if not setup.is_file():
+        pytest.skip("installed from a wheel: setup.py is not beside the sources")
+    code = f"import runpy; ns = runpy.run_path({str(setup)!r}); print(ns['kernel_modules']())"
+    assert _python(code, pure=False).strip() == str(list(kernel.KERNEL_MODULES))
+
+
+def test_the_switch_loads_every_kernel_module_from_its_source() -> None:
+    code = (
+        "import importlib, json; from fairshare import kernel; "
+        "print(json.dumps([kernel.compiled(), "
+        "[importlib.import_module(m).__file__ for m in kernel.KERNEL_MODULES]]))"
+    )
+    compiled, files = json.loads(_python(code, pure=True))
+    assert compiled is False
+    assert all(file.endswith(".py") for file in files), files
+
+
+def test_the_pure_python_kernel_makes_the_committed_decisions() -> None:
+    expected = {
+        tuple(line.split()[:2]): line
+        for line in GOLDEN.read_text().splitlines()
+        if line.strip() and line.split()[1] in PURE_CONFIGS
+    }
+    code = (
+        "import json; from fairshare import kernel; "
+        "from fairshare.bench.fingerprint import configs, fingerprint; "
+        "from fairshare.policies import ONLINE_POLICIES; "
+        f"wanted = {PURE_CONFIGS!r}; "
+        "print(json.dumps([kernel.compiled(), [fingerprint(p, c) for p in sorted(ONLINE_POLICIES) "
+        "for c in configs() if c[0] in wanted]]))"
+    )
+    compiled, lines = json.loads(_python(code, pure=True))
+    assert compiled is False
+    got = {tuple(line.split()[:2]): line for line in lines}
+    assert got == expected
+
+
+@pytest.mark.parametrize(("source_age", "stale"), [(10.0, False), (-10.0, True), (-1.0, False)])
+def test_a_compiled_module_older_than_its_source_is_stale(
+    tmp_path: Path, source_age: float, stale: bool
+) -> None:
+    """``source_age`` seconds before the extension was built, the source was last written
+    (negative: after; within two seconds counts as the same moment of an install)."""
+    package = tmp_path / "fairshare" / "policies"
+    package.mkdir(parents=True)
+    source = package / "ledger.py"
+    built = (
+        tmp_path / "fairshare" / (kernel.NATIVE_LIBRARY + importlib.machinery.EXTENSION_SUFFIXES[0])
+    )
+    source.write_text("")
+    built.write_bytes(b"")
+    os.utime(built, (1_000_000.0, 1_000_000.0))
+    os.utime(source, (1_000_000.0 - source_age, 1_000_000.0 - source_age))
+    expected = ["fairshare.policies.ledger"] if stale else []
+    assert kernel.stale_modules(str(tmp_path)) == expected
+
+
+def test_a_stale_kernel_runs_the_sources_and_says_so_once(tmp_path: Path) -> None:
+    """A copy of the package with a fake extension older than its source: ``fairshare``
+    loads the source and prints one line naming the module."""
+    root = tmp_path / "src"
+    shutil.copytree(
+        SOURCE_ROOT / "fairshare",
+        root / "fairshare",
+        ignore=shutil.ignore_patterns("*.so", "*.pyd", "__pycache__"),
+    )
+    ledger = root / "fairshare" / "policies" / "ledger.py"
+    suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
+    for fake in (
+        ledger.with_name("ledger" + suffix),
+        root / "fairshare" / (kernel.NATIVE_LIBRARY + suffix),
+    ):
+        fake.write_bytes(b"not an extension")
+        os.utime(fake, (1_000_000.0, 1_000_000.0))
+    env = {k: v for k, v in os.environ.items() if k != kernel.PURE_PYTHON_ENV}
+    env["PYTHONPATH"] = str(root)
+    done = subprocess.run(
+        [sys.executable, "-c", "import fairshare.policies.ledger as m; print(m.__file__)"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str(ledger)
+    assert done.stderr.count("\n") == 1
+    assert kernel.KERNEL_MODULES[0] in done.stderr  # every copied source is newer
+
+
+def test_setup_names_the_native_library_as_the_kernel_does() -> None:
+    setup = SOURCE_ROOT.parent / "setup.py"
+    if not setup.is_file():
+        pytest.skip("installed from a wheel: setup.py is not beside the sources")
+    assert f'group_name="fairshare.{kernel.NATIVE_LIBRARY.removesuffix("__mypyc")}"' in (
+        setup.read_text()
+    )
