@@ -68,7 +68,7 @@ def bench_online_command(
     ] = 3,
     as_json: JsonOption = False,
 ) -> None:
-    """Placements per CPU second of the online policies (issue 4), against a bare heap
+    """Placements per CPU second of the online policies, against a bare heap
     push/pop loop over as many decisions: the run of median CPU time of ``--repeat`` runs per
     policy, and the best rate. Figures are comparable only at the default sizes."""
     from fairshare.bench import online  # noqa: PLC0415
