@@ -70,7 +70,6 @@ class _Progress:
         self.task: TaskID | None = None
         self.cells = 0
         self.todo = 0
-        self.done = 0
 
     def start(self, cells: int, todo: int) -> None:
         self.cells, self.todo = cells, todo
@@ -93,7 +92,6 @@ class _Progress:
         self.task = self.bar.add_task(label, total=todo)
 
     def finished(self, cell: Cell) -> None:
-        self.done += 1
         if self.bar is not None and self.task is not None:
             self.bar.advance(self.task)
 
@@ -225,10 +223,12 @@ def sweep_command(
     except (KeyboardInterrupt, _Interrupted) as err:
         progress.close()
         signum = err.signum if isinstance(err, _Interrupted) else signal.SIGINT
+        keys = {cell.key for cell in grid.cells()}
+        parts = Path(out) / "parts"
+        done = sum((parts / f"{key}.parquet").is_file() for key in keys)
         sys.stderr.write(
-            f"error: interrupted by {signal.Signals(signum).name}: {progress.done} of "
-            f"{progress.todo} cells ran and are kept in {Path(out) / 'parts'}; run the same "
-            "command again to run the rest\n"
+            f"error: interrupted by {signal.Signals(signum).name}: {done} of {len(keys)} "
+            f"cells are done, kept in {parts}; run the same command again to run the rest\n"
         )
         raise SystemExit(128 + signum) from None
     finally:

@@ -620,7 +620,8 @@ def _replaced(
             if not isinstance(node, list):
                 return f"{where} is not a list"
             if step >= len(node):
-                return f"{where} has {len(node)} items; index {step} is not one of them"
+                items = f"{len(node)} item{'s' if len(node) != 1 else ''}"
+                return f"{where} has {items}; index {step} is not one of them"
             if last:
                 node[step] = copy.deepcopy(value)
             else:
