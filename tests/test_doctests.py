@@ -36,6 +36,7 @@ PACKAGES_WITH_EXAMPLES = (
     "fairshare.allocation",
     "fairshare.bench",
     "fairshare.cluster",
+    "fairshare.experiments",
     "fairshare.fairness",
     "fairshare.metrics",
     "fairshare.report",

@@ -8,6 +8,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -247,3 +248,41 @@ def test_a_path_in_the_way_is_refused(tmp_path: Path, kind: str) -> None:
         (out / "parts").write_text("mine")
     line = assert_rejected(run_fairshare("sweep", str(grid), "--out", str(out)))
     assert line.startswith("error: ") and ": --out: is in the way: fairshare writes" in line
+
+
+_WITHOUT_RAY = """
+import sys
+class _Missing:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] == "ray":
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+sys.meta_path.insert(0, _Missing())
+from fairshare.cli import main
+main(sys.argv[1:])
+"""
+
+
+def test_without_the_ray_extra_a_sweep_runs_and_the_ray_executor_names_it(tmp_path: Path) -> None:
+    grid = write_grid(tmp_path, GRID.replace("seeds: [0, 1]", "seeds: [0]"))
+    command = [sys.executable, "-c", _WITHOUT_RAY, "sweep", str(grid)]
+    done = subprocess.run(
+        [*command, "--out", str(tmp_path / "local"), "--jobs", "2"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "ran 4 cells" in done.stdout
+    line = assert_rejected(
+        subprocess.run(
+            [*command, "--out", str(tmp_path / "ray"), "--executor", "ray"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    )
+    assert line == (
+        "error: command line: --executor: ray needs the [ray] extra: pip install 'fairshare[ray]'"
+    )
+    assert not (tmp_path / "ray").exists()
