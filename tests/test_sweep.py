@@ -99,8 +99,8 @@ def test_a_sweep_writes_one_row_per_cell_in_the_grid_order_and_its_report(
     assert page.count("<svg") >= 5 and "± " in page
     marker = json.loads((out / ".fairshare-output").read_text())
     assert marker["command"] == "sweep"
-    assert marker["files"] == ["parts", "results.parquet", "sweep.html"]
-    assert len(list((out / "parts").glob("*.parquet"))) == 8
+    assert marker["files"] == ["cells", "results.parquet", "sweep.html"]
+    assert len(list((out / "cells").glob("*.parquet"))) == 8
 
 
 def test_results_do_not_depend_on_the_number_of_workers(tmp_path: Path) -> None:
@@ -120,16 +120,16 @@ def test_a_rerun_runs_only_the_missing_cells_and_merges_the_same_results(
     grid, out = write_grid(tmp_path), tmp_path / "out"
     sweep(grid, out, "--jobs", "2")
     first = pl.read_parquet(out / "results.parquet")
-    parts = sorted((out / "parts").glob("*.parquet"))
-    removed = parts[1::3]
-    kept = {p: p.stat().st_mtime_ns for p in parts if p not in removed}
-    for part in removed:
-        part.unlink()
+    files = sorted((out / "cells").glob("*.parquet"))
+    removed = files[1::3]
+    kept = {p: p.stat().st_mtime_ns for p in files if p not in removed}
+    for file in removed:
+        file.unlink()
     done = sweep(grid, out, "--jobs", "2")
     assert f"ran {len(removed)} cells" in done.stdout
     assert f"{len(kept)} were done before" in done.stdout
     assert {p: p.stat().st_mtime_ns for p in kept} == kept
-    assert sorted((out / "parts").glob("*.parquet")) == parts
+    assert sorted((out / "cells").glob("*.parquet")) == files
     second = pl.read_parquet(out / "results.parquet")
     assert second.drop(TIMING_COLUMNS).equals(first.drop(TIMING_COLUMNS))
     # The kept cells' rows are the first sweep's, timing included; the re-run ones differ
@@ -161,14 +161,14 @@ def test_an_interrupted_sweep_goes_on_where_it_stopped(tmp_path: Path) -> None:
         text=True,
     )
 
-    def parts_written() -> int:
-        # Whole parts only: a part being written has a hidden name until it is renamed.
-        if not (out / "parts").is_dir():
+    def files_written() -> int:
+        # Whole files only: a cell's file has a hidden name until it is written.
+        if not (out / "cells").is_dir():
             return 0
-        return sum(not p.name.startswith(".") for p in (out / "parts").glob("*.parquet"))
+        return sum(not p.name.startswith(".") for p in (out / "cells").glob("*.parquet"))
 
     try:
-        while not parts_written():
+        while not files_written():
             assert running.poll() is None, running.communicate()
             time.sleep(0.01)
         running.send_signal(signal.SIGINT)
@@ -178,14 +178,14 @@ def test_an_interrupted_sweep_goes_on_where_it_stopped(tmp_path: Path) -> None:
             running.kill()
     assert running.returncode == 128 + signal.SIGINT, stderr
     assert stdout == ""
-    done = parts_written()
+    done = files_written()
     assert 1 <= done < 8
     assert stderr == (
-        f"error: interrupted by SIGINT: {done} of 8 cells are done, kept in {out / 'parts'}; "
+        f"error: interrupted by SIGINT: {done} of 8 cells are done, kept in {out / 'cells'}; "
         "run the same command again to run the rest\n"
     )
     assert not (out / "results.parquet").exists()
-    assert not [p for p in (out / "parts").iterdir() if p.name.startswith(".")]
+    assert not [p for p in (out / "cells").iterdir() if p.name.startswith(".")]
     resumed = sweep(grid, out, "--jobs", "2")
     assert f"ran {8 - done} cells" in resumed.stdout
     assert f"{done} were done before" in resumed.stdout
@@ -242,10 +242,10 @@ def test_a_path_in_the_way_is_refused(tmp_path: Path, kind: str) -> None:
     if kind == "directory":
         (out / "results.parquet").mkdir()
     else:
-        for part in (out / "parts").iterdir():
-            part.unlink()
-        (out / "parts").rmdir()
-        (out / "parts").write_text("mine")
+        for file in (out / "cells").iterdir():
+            file.unlink()
+        (out / "cells").rmdir()
+        (out / "cells").write_text("mine")
     line = assert_rejected(run_fairshare("sweep", str(grid), "--out", str(out)))
     assert line.startswith("error: ") and ": --out: is in the way: fairshare writes" in line
 

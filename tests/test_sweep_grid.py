@@ -295,16 +295,16 @@ def test_cells_come_in_the_grid_order_with_keys_that_identify_their_runs() -> No
     ]
     assert cells[4].options.delay == (5.0, 10.0) and cells[0].options.delay is None
     assert cells[8].scenario.document["workload"] == {"generator": "facebook-2009", "jobs": 6}
-    assert len({c.key for c in cells}) == 16
+    assert len({c.id for c in cells}) == 16
     # The same run in another grid (an option left at its default, in another order) has
     # the same key; a changed scenario does not.
     other = parse_grid(
         grid(seeds=[3], policies=["fair"], options={"pool-order": ["fair"]}), "other.yaml"
     )
     same = next(c for c in cells if (c.policy, c.seed, c.options.delay) == ("fair", 3, None))
-    assert other.cells()[0].key == same.key
+    assert other.cells()[0].id == same.id
     changed = parse_grid(grid(seeds=[3], workload={**WORKLOAD, "arrival": 5}), "grid.yaml")
-    assert same.key not in {c.key for c in changed.cells()}
+    assert same.id not in {c.id for c in changed.cells()}
     # JSON columns for parameters whose values are not of one scalar type.
     durations = [10, {"exponential": {"mean": 5}}]
     mixed = parse_grid(grid(parameters={"workload.duration": durations}), "g")

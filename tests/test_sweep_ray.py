@@ -88,9 +88,9 @@ def test_a_ray_cluster_gives_the_local_executors_results_and_resumes(
     frame, _ = local_results
     assert pl.read_parquet(out / "results.parquet").drop(TIMING_COLUMNS).equals(frame)
     # Parts written by the Ray run serve a local re-run, which runs only what is missing.
-    parts = sorted((out / "parts").glob("*.parquet"))
-    for part in parts[:3]:
-        part.unlink()
+    files = sorted((out / "cells").glob("*.parquet"))
+    for file in files[:3]:
+        file.unlink()
     again = run_fairshare("sweep", str(grid), "--out", str(out), "--jobs", "1")
     assert again.returncode == 0, again.stderr[-3000:]
     assert "ran 3 cells" in again.stdout and "13 were done before" in again.stdout

@@ -223,12 +223,12 @@ def sweep_command(
     except (KeyboardInterrupt, _Interrupted) as err:
         progress.close()
         signum = err.signum if isinstance(err, _Interrupted) else signal.SIGINT
-        keys = {cell.key for cell in grid.cells()}
-        parts = Path(out) / "parts"
-        done = sum((parts / f"{key}.parquet").is_file() for key in keys)
+        ids = {cell.id for cell in grid.cells()}
+        kept = Path(out) / "cells"
+        done = sum((kept / f"{cell}.parquet").is_file() for cell in ids)
         sys.stderr.write(
-            f"error: interrupted by {signal.Signals(signum).name}: {done} of {len(keys)} "
-            f"cells are done, kept in {parts}; run the same command again to run the rest\n"
+            f"error: interrupted by {signal.Signals(signum).name}: {done} of {len(ids)} "
+            f"cells are done, kept in {kept}; run the same command again to run the rest\n"
         )
         raise SystemExit(128 + signum) from None
     finally:

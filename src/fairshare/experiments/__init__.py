@@ -4,7 +4,7 @@ A grid (:mod:`.grid`) names a scenario and lists the values of each axis; each o
 (:mod:`.cells`) is one run of :func:`fairshare.api.simulate`, a pure function that returns
 one flat row. :func:`run_sweep` (:mod:`.sweep`) runs the cells not yet done in an output
 directory on an executor (:mod:`.executors`: this process, this machine's cores, or a Ray
-cluster), writes each cell's part as it finishes (:mod:`.store`) and merges them into
+cluster), writes each cell's results to a file as it finishes (:mod:`.store`) and merges them into
 ``results.parquet`` and ``sweep.html`` (:mod:`.aggregate`). ``fairshare sweep`` is the
 command line over it.
 

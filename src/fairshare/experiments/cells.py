@@ -92,8 +92,9 @@ class Cell:
 
     Parameters
     ----------
-    key : str
-        The run's identity (:func:`fairshare.experiments.grid.cell_key`): its part file's name.
+    id : str
+        The run's identity (:func:`fairshare.experiments.grid.cell_id`): its file's name in
+        the output directory.
     scenario : ScenarioInput
         The scenario.
     policy : str
@@ -107,7 +108,7 @@ class Cell:
         then each swept option and scenario field.
     """
 
-    key: str
+    id: str
     scenario: ScenarioInput
     policy: str
     seed: int

@@ -232,7 +232,7 @@ class Grid:
                     for seed in self.seeds:
                         cells.append(
                             Cell(
-                                key=cell_key(variant.digest, policy, seed, options),
+                                id=cell_id(variant.digest, policy, seed, options),
                                 scenario=variant,
                                 policy=policy,
                                 seed=seed,
@@ -248,7 +248,7 @@ class Grid:
         return cells
 
 
-def cell_key(digest: str, policy: str, seed: int, options: SimOptions) -> str:
+def cell_id(digest: str, policy: str, seed: int, options: SimOptions) -> str:
     """The identity of a cell's run: a hash of everything its row depends on (the scenario's
     document, the policy, the seed, every simulation option, fairshare's version). Two grids
     that share a run share its key, so a sweep into the same directory reuses it.
@@ -256,9 +256,9 @@ def cell_key(digest: str, policy: str, seed: int, options: SimOptions) -> str:
     Examples
     --------
     >>> from fairshare.api import SimOptions
-    >>> from fairshare.experiments.grid import cell_key
-    >>> a = cell_key("d", "drf", 1, SimOptions())
-    >>> a == cell_key("d", "drf", 1, SimOptions(pool_order="fair")), len(a)
+    >>> from fairshare.experiments.grid import cell_id
+    >>> a = cell_id("d", "drf", 1, SimOptions())
+    >>> a == cell_id("d", "drf", 1, SimOptions(pool_order="fair")), len(a)
     (True, 24)
     """
     identity = {

@@ -1,24 +1,24 @@
-"""The output directory of ``fairshare sweep`` (``--out DIR``): a part per cell as it
+"""The output directory of ``fairshare sweep`` (``--out DIR``): a file per cell as it
 finishes, so that an interrupted sweep goes on where it stopped, then the merged results.
 
 ```
 DIR/.fairshare-output        the marker: command "sweep", the version, what fairshare wrote
-DIR/parts/KEY.parquet        one row per finished cell (its results, not its parameters)
+DIR/cells/ID.parquet         one row per finished cell (its results, not its parameters)
 DIR/results.parquet          every cell of the grid, in the grid's order
 DIR/sweep.html               means over seeds with confidence intervals
 ```
 
-A part is named by its cell's key (:func:`fairshare.experiments.grid.cell_key`: the
-scenario's content, the policy, the seed, every option and fairshare's version), so a sweep
-run again into DIR runs only the cells whose part is missing (or unreadable), whatever grid
-the parts came from; parts of cells the grid no longer has stay, unused. A part holds the
-run's results only; the parameter columns come from the grid each time the results are
-merged. Every file is written beside its place under a hidden name and renamed into it, so
-a killed sweep leaves whole parts or none.
+A cell's file is named by its cell id (:func:`fairshare.experiments.grid.cell_id`: a hash
+of the scenario's content, the policy, the seed, every option and fairshare's version), so a
+sweep run again into DIR runs only the cells whose file is missing (or unreadable), whatever
+grid wrote the others; the files of cells the grid no longer has stay, unused. A cell's file
+holds the run's results only; the parameter columns come from the grid each time the results
+are merged. Every file is written beside its place under a hidden name and renamed into it,
+so a killed sweep leaves whole files or none.
 
 DIR may be missing, empty, or an earlier sweep's (its marker says ``sweep``); anything else
 is refused before the sweep starts, and nothing is written until the grid is accepted.
-The marker lists ``parts`` (the directory: every file in it is the sweep's), so another
+The marker lists ``cells`` (the directory: every file in it is the sweep's), so another
 command's ``--out`` into DIR (:mod:`fairshare.report.outdir`) never deletes a user's file.
 
 Examples
@@ -29,11 +29,11 @@ Examples
 >>> with tempfile.TemporaryDirectory() as tmp:
 ...     out = SweepDir(f"{tmp}/sweep")
 ...     out.open()
-...     out.write_part("k1", {"makespan": 20.0, "users": "{}"})
-...     parts = out.read_parts(["k1", "k2"])
+...     out.write_cell("c1", {"makespan": 20.0, "users": "{}"})
+...     found = out.read_cells(["c1", "c2"])
 ...     listed = sorted(p.name for p in Path(tmp, "sweep").iterdir())
->>> list(parts), parts["k1"]["makespan"].to_list(), listed
-(['k1'], [20.0], ['.fairshare-output', 'parts'])
+>>> list(found), found["c1"]["makespan"].to_list(), listed
+(['c1'], [20.0], ['.fairshare-output', 'cells'])
 """
 
 from __future__ import annotations
@@ -50,12 +50,12 @@ import polars as pl
 from fairshare import __version__
 from fairshare.report.outdir import MARKER, STAGING_PREFIX
 
-__all__ = ["COMMAND", "PARTS", "REPORT", "RESULTS", "SweepDir", "SweepDirError"]
+__all__ = ["CELLS", "COMMAND", "REPORT", "RESULTS", "SweepDir", "SweepDirError"]
 
 COMMAND = "sweep"
 """The command the marker names."""
-PARTS = "parts"
-"""The directory of the parts."""
+CELLS = "cells"
+"""The directory of the cells' files."""
 RESULTS = "results.parquet"
 """The merged results (SPEC section 7)."""
 REPORT = "sweep.html"
@@ -117,7 +117,7 @@ class SweepDir:
         if not text.strip():
             raise SweepDirError("command line", f"--out must name a directory, got {text!r}")
         self.out = Path(text)
-        self.parts = self.out / PARTS
+        self.cells = self.out / CELLS
         self.previous: list[str] = []
         try:
             found = os.stat(self.out)
@@ -150,9 +150,9 @@ class SweepDir:
             )
         files = marker.get("files")
         self.previous = [f for f in files if isinstance(f, str)] if isinstance(files, list) else []
-        for name in (PARTS, RESULTS, REPORT):
+        for name in (CELLS, RESULTS, REPORT):
             path = self.out / name
-            wanted = stat.S_ISDIR if name == PARTS else stat.S_ISREG
+            wanted = stat.S_ISDIR if name == CELLS else stat.S_ISREG
             try:
                 mode = os.lstat(path).st_mode
             except FileNotFoundError:
@@ -160,20 +160,20 @@ class SweepDir:
             except OSError as err:
                 raise SweepDirError(str(path), f"cannot use it ({_reason(err)})") from None
             if not wanted(mode):
-                kind = "a directory" if name == PARTS else "a file"
+                kind = "a directory" if name == CELLS else "a file"
                 raise SweepDirError(
                     str(path), f"is in the way: fairshare writes {kind} there; move it"
                 )
 
     def open(self) -> None:
-        """Create DIR and its ``parts`` directory and write the marker; remove the hidden
+        """Create DIR and its ``cells`` directory and write the marker; remove the hidden
         files of a sweep that was killed while writing."""
         try:
-            self.parts.mkdir(parents=True, exist_ok=True)
-            for entry in os.listdir(self.parts):
+            self.cells.mkdir(parents=True, exist_ok=True)
+            for entry in os.listdir(self.cells):
                 if entry.startswith(STAGING_PREFIX):
-                    (self.parts / entry).unlink(missing_ok=True)
-            files = sorted({*self.previous, PARTS, RESULTS, REPORT})
+                    (self.cells / entry).unlink(missing_ok=True)
+            files = sorted({*self.previous, CELLS, RESULTS, REPORT})
             document = {"command": COMMAND, "version": __version__, "files": files}
             self._write(
                 MARKER, lambda handle: handle.write(json.dumps(document, indent=2).encode() + b"\n")
@@ -193,23 +193,24 @@ class SweepDir:
             hidden.unlink(missing_ok=True)
             raise
 
-    def read_parts(self, keys: Iterable[str]) -> dict[str, pl.DataFrame]:
-        """The parts of ``keys`` that are there and readable (one row each), by key."""
+    def read_cells(self, ids: Iterable[str]) -> dict[str, pl.DataFrame]:
+        """The files of the cells ``ids`` that are there and readable (one row each), by
+        cell id."""
         found: dict[str, pl.DataFrame] = {}
-        for key in keys:
-            path = self.parts / f"{key}.parquet"
-            if key in found or not path.is_file():
+        for cell in ids:
+            path = self.cells / f"{cell}.parquet"
+            if cell in found or not path.is_file():
                 continue
             try:
                 frame = pl.read_parquet(path)
-            except Exception:  # an unreadable part is run again
+            except Exception:  # an unreadable file: its cell runs again
                 continue
             if frame.height == 1:
-                found[key] = frame
+                found[cell] = frame
         return found
 
-    def write_part(self, key: str, result: dict[str, object]) -> None:
-        """Write one cell's results as ``parts/KEY.parquet``.
+    def write_cell(self, cell: str, result: dict[str, object]) -> None:
+        """Write the results of cell ``cell`` (its id) as ``cells/ID.parquet``.
 
         Raises
         ------
@@ -218,10 +219,10 @@ class SweepDir:
         """
         frame = pl.DataFrame([result], infer_schema_length=None)
         try:
-            self._write(f"{PARTS}/{key}.parquet", frame.write_parquet)
+            self._write(f"{CELLS}/{cell}.parquet", frame.write_parquet)
         except OSError as err:
             raise SweepDirError(
-                str(self.parts), f"cannot write the results ({_reason(err)})"
+                str(self.cells), f"cannot write the results ({_reason(err)})"
             ) from None
 
     def publish(self, results: pl.DataFrame, report: str) -> None:

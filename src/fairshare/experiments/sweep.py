@@ -2,12 +2,13 @@
 section 7).
 
 :func:`run_sweep` validates the grid and ``--out`` before anything is written, reads the
-parts an earlier sweep into the same directory left (:mod:`fairshare.experiments.store`),
-runs the other cells on an executor (:mod:`fairshare.experiments.executors`), writes each
-part as its cell finishes, and merges every cell's row in the grid's order into
-``results.parquet`` with ``sweep.html`` (:mod:`fairshare.experiments.aggregate`). The rows
-do not depend on the executor, on ``jobs`` or on which cells an earlier sweep ran, except
-the timing columns (:data:`~fairshare.experiments.cells.TIMING_COLUMNS`).
+cells' files an earlier sweep into the same directory left
+(:mod:`fairshare.experiments.store`), runs the other cells on an executor
+(:mod:`fairshare.experiments.executors`), writes each cell's file as it finishes, and merges
+every cell's row in the grid's order into ``results.parquet`` with ``sweep.html``
+(:mod:`fairshare.experiments.aggregate`). The rows do not depend on the executor, on
+``jobs`` or on which cells an earlier sweep ran, except the timing columns
+(:data:`~fairshare.experiments.cells.TIMING_COLUMNS`).
 
 Examples
 --------
@@ -84,7 +85,7 @@ class SweepResult:
     ran : int
         Cells run by this sweep.
     reused : int
-        Cells whose parts an earlier sweep left.
+        Cells whose files an earlier sweep left.
     seconds : float
         Wall seconds spent running cells.
     out : Path
@@ -126,9 +127,9 @@ _DTYPES: dict[str, type[pl.DataType]] = {
 }
 
 
-def merge(grid: Grid, cells: Sequence[Cell], parts: dict[str, pl.DataFrame]) -> pl.DataFrame:
+def merge(grid: Grid, cells: Sequence[Cell], found: dict[str, pl.DataFrame]) -> pl.DataFrame:
     """``results.parquet``: per cell in order, its parameter columns (from the grid) beside
-    its part's results.
+    the results in its file.
 
     Parameters
     ----------
@@ -136,8 +137,8 @@ def merge(grid: Grid, cells: Sequence[Cell], parts: dict[str, pl.DataFrame]) -> 
         The grid (its parameter columns and their types).
     cells : Sequence of Cell
         Its cells, in order.
-    parts : dict of str to polars.DataFrame
-        Every cell's part, by key.
+    found : dict of str to polars.DataFrame
+        Every cell's results (its file's one row), by cell id.
 
     Returns
     -------
@@ -154,7 +155,7 @@ def merge(grid: Grid, cells: Sequence[Cell], parts: dict[str, pl.DataFrame]) -> 
         )
         schema[name] = pl.Int64 if kind == "number" and whole else _DTYPES[kind]
     parameters = pl.DataFrame(data, schema=schema)
-    results = pl.concat([parts[cell.key] for cell in cells], how="diagonal_relaxed")
+    results = pl.concat([found[cell.id] for cell in cells], how="diagonal_relaxed")
     return pl.concat([parameters, results], how="horizontal")
 
 
@@ -194,7 +195,7 @@ def run_sweep(
     ------
     GridError, ScenarioError
         The grid or its scenario is wrong (nothing is written), or a cell's run found an
-        input problem (the parts of the cells done stay).
+        input problem (the files of the cells done stay).
     SweepDirError
         ``out`` cannot be used or written.
     ExecutorError
@@ -209,9 +210,9 @@ def run_sweep(
     chosen = grid if isinstance(grid, Grid) else load_grid(grid)
     target = SweepDir(str(out))
     cells = chosen.cells()
-    unique = {cell.key: cell for cell in reversed(cells)}
-    done = target.read_parts(cell.key for cell in cells)
-    todo = [cell for cell in cells if cell.key not in done and unique[cell.key] is cell]
+    unique = {cell.id: cell for cell in reversed(cells)}
+    done = target.read_cells(cell.id for cell in cells)
+    todo = [cell for cell in cells if cell.id not in done and unique[cell.id] is cell]
     if progress is not None:
         progress.start(len(cells), len(todo))
     started = time.perf_counter()
@@ -224,16 +225,16 @@ def run_sweep(
             for cell, outcome in runner.run(todo):
                 if isinstance(outcome, CellFailure):
                     raise ScenarioError(outcome.file, outcome.where, outcome.what)
-                target.write_part(cell.key, {k: v for k, v in outcome.items() if k not in names})
+                target.write_cell(cell.id, {k: v for k, v in outcome.items() if k not in names})
                 if progress is not None:
                     progress.finished(cell)
     else:
         target.open()
     seconds = time.perf_counter() - started
-    parts = target.read_parts(cell.key for cell in cells)
-    missing = [cell for cell in cells if cell.key not in parts]
+    found = target.read_cells(cell.id for cell in cells)
+    missing = [cell for cell in cells if cell.id not in found]
     if missing:
-        raise AssertionError(f"{len(missing)} cells have no readable part after running")
-    results = merge(chosen, cells, parts)
+        raise AssertionError(f"{len(missing)} cells have no readable file after running")
+    results = merge(chosen, cells, found)
     target.publish(results, sweep_report(chosen, results))
     return SweepResult(chosen, results, len(todo), len(cells) - len(todo), seconds, target.out)
