@@ -102,7 +102,7 @@ class _Progress:
 
 
 def _print_result(result: SweepResult, executor: str) -> None:
-    from fairshare.experiments.aggregate import groups  # noqa: PLC0415
+    from fairshare.experiments.aggregate import settings  # noqa: PLC0415
     from fairshare.report.html import fmt  # noqa: PLC0415
 
     frame, grid = result.results, result.grid
@@ -124,15 +124,15 @@ def _print_result(result: SweepResult, executor: str) -> None:
     table.add_column("seeds", justify="right")
     for _, label in shown:
         table.add_column(label, justify="right")
-    found = groups(frame, by, [column for column, _ in shown])
-    for group in found:
+    found = settings(frame, by, [column for column, _ in shown])
+    for setting in found:
         cells = []
         for column, _ in shown:
-            interval = group.stats[column]
+            interval = setting.stats[column]
             value = fmt(interval.mean)
             cells.append(value if interval.low is None else f"{value} ± {fmt(interval.half_width)}")
-        seeds = max((i.n for i in group.stats.values()), default=0)
-        table.add_row(group.label, str(seeds), *cells)
+        seeds = max((i.n for i in setting.stats.values()), default=0)
+        table.add_row(setting.label, str(seeds), *cells)
     # Wide enough for every row unwrapped, whatever the terminal says.
     width = max((len(g.label) for g in found), default=0) + 16 + 24 * len(shown)
     console = Console(

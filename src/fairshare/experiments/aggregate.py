@@ -5,11 +5,11 @@ drawn from them (:mod:`fairshare.report.sweep`).
 Examples
 --------
 >>> import polars as pl
->>> from fairshare.experiments.aggregate import groups
+>>> from fairshare.experiments.aggregate import settings
 >>> frame = pl.DataFrame({"policy": ["fifo", "fifo", "fair", "fair"], "seed": [0, 1, 0, 1],
 ...                       "mean_slowdown": [2.0, 4.0, 1.0, None]})
->>> [(g.label, g.stats["mean_slowdown"].mean, g.stats["mean_slowdown"].n)
-...  for g in groups(frame, ["policy"], ["mean_slowdown"])]
+>>> [(s.label, s.stats["mean_slowdown"].mean, s.stats["mean_slowdown"].n)
+...  for s in settings(frame, ["policy"], ["mean_slowdown"])]
 [('fifo', 3.0, 2), ('fair', 1.0, 1)]
 """
 
@@ -19,14 +19,14 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from fairshare.metrics.intervals import mean_interval
-from fairshare.report.sweep import SweepGroup, render_sweep
+from fairshare.report.sweep import SweepSetting, render_sweep
 
 if TYPE_CHECKING:
     import polars as pl
 
     from fairshare.experiments.grid import Grid
 
-__all__ = ["HEADLINE", "groups", "headline", "sweep_report"]
+__all__ = ["HEADLINE", "headline", "settings", "sweep_report"]
 
 HEADLINE = (
     ("mean_response_time", "mean response time (s)"),
@@ -69,9 +69,9 @@ def _value(value: object) -> str:
     )
 
 
-def groups(frame: pl.DataFrame, by: Sequence[str], metrics: Sequence[str]) -> list[SweepGroup]:
+def settings(frame: pl.DataFrame, by: Sequence[str], metrics: Sequence[str]) -> list[SweepSetting]:
     """The rows of ``frame`` grouped by the columns ``by`` (the first one the policy), in
-    order of first appearance, with the mean and interval of each metric over each group's
+    order of first appearance, with the mean and interval of each metric over each setting's
     rows (its seeds).
 
     Parameters
@@ -85,7 +85,7 @@ def groups(frame: pl.DataFrame, by: Sequence[str], metrics: Sequence[str]) -> li
 
     Returns
     -------
-    list of SweepGroup
+    list of SweepSetting
     """
     keys: dict[tuple[object, ...], list[int]] = {}
     columns = {name: frame[name].to_list() for name in (*by, *metrics)}
@@ -95,7 +95,7 @@ def groups(frame: pl.DataFrame, by: Sequence[str], metrics: Sequence[str]) -> li
     for key, rows in keys.items():
         settings = [f"{name}={_value(value)}" for name, value in zip(by[1:], key[1:], strict=True)]
         found.append(
-            SweepGroup(
+            SweepSetting(
                 ", ".join([str(key[0]), *settings]),
                 str(key[0]),
                 {m: mean_interval(columns[m][row] for row in rows) for m in metrics},
@@ -122,4 +122,4 @@ def sweep_report(grid: Grid, frame: pl.DataFrame) -> str:
         ),
         ("cells", f"{grid.size:,}"),
     ]
-    return render_sweep(grid.source, facts, groups(frame, by, [m for m, _ in metrics]), metrics)
+    return render_sweep(grid.source, facts, settings(frame, by, [m for m, _ in metrics]), metrics)

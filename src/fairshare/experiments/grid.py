@@ -66,7 +66,7 @@ from typing import Literal
 from fairshare import __version__
 from fairshare.api import SimOptions, check_policy, workload_of
 from fairshare.experiments.cells import Cell, ScenarioInput
-from fairshare.experiments.options import OPTIONS, OptionKind, Settings, read_option
+from fairshare.experiments.options import OPTIONS, OptionFields, OptionKind, read_option
 from fairshare.policies import PolicyError
 from fairshare.workload import ScenarioError, parse_scenario
 from fairshare.workload.errors import got, listing, shown_value
@@ -118,13 +118,13 @@ class OptionAxis:
         The option (a key of :data:`fairshare.experiments.options.OPTIONS`), and its column.
     values : tuple
         Its canonical values, in the grid's order.
-    settings : tuple of dict
+    fields : tuple of dict
         Per value, the :class:`~fairshare.sim.engine.SimOptions` fields it sets.
     """
 
     name: str
     values: tuple[object, ...]
-    settings: tuple[Settings, ...]
+    fields: tuple[OptionFields, ...]
 
     @property
     def kind(self) -> OptionKind:
@@ -217,10 +217,10 @@ class Grid:
         cells: list[Cell] = []
         for variant, shown in zip(self.variants, values, strict=True):
             for combo in combos:
-                settings: Settings = {}
+                fields: OptionFields = {}
                 for axis, k in zip(self.options, combo, strict=True):
-                    settings.update(axis.settings[k])
-                options = SimOptions(**settings)  # type: ignore[arg-type]
+                    fields.update(axis.fields[k])
+                options = SimOptions(**fields)  # type: ignore[arg-type]
                 swept = [
                     (axis.name, axis.values[k]) for axis, k in zip(self.options, combo, strict=True)
                 ]
@@ -549,7 +549,7 @@ def _options(
                 f"unknown option {shown_value(name)}; allowed: {listing(OPTIONS, 20)}",
             )
         values: list[object] = []
-        settings: list[Settings] = []
+        per_value: list[OptionFields] = []
         for j, item in enumerate(_axis_values(given, source, where, '[null, "5,10"]')):
             try:
                 canonical, fields = read_option(name, item)
@@ -571,8 +571,8 @@ def _options(
                         "of their own",
                     ) from None
             values.append(canonical)
-            settings.append(fields)
-        axes.append(OptionAxis(str(name), tuple(values), tuple(settings)))
+            per_value.append(fields)
+        axes.append(OptionAxis(str(name), tuple(values), tuple(per_value)))
     return tuple(axes)
 
 

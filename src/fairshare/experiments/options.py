@@ -49,7 +49,7 @@ MAX_SLOWDOWN = 1e6
 OptionKind = Literal["text", "bool", "number"]
 """The type of an option's column in ``results.parquet`` (null where the value is null)."""
 
-Settings = dict[str, object]
+OptionFields = dict[str, object]
 """Keyword arguments of :class:`~fairshare.sim.engine.SimOptions`."""
 
 
@@ -74,7 +74,7 @@ class SweptOption:
     name: str
     kind: OptionKind
     allowed: str
-    read: Callable[[object], tuple[object, Settings]]
+    read: Callable[[object], tuple[object, OptionFields]]
 
 
 def _number(value: object) -> float:
@@ -89,10 +89,10 @@ def _seconds_text(seconds: float) -> str:
     return str(int(seconds)) if seconds.is_integer() else repr(seconds)
 
 
-def _pair(field: str, example: str) -> Callable[[object], tuple[object, Settings]]:
+def _pair(field: str, example: str) -> Callable[[object], tuple[object, OptionFields]]:
     """``null``, ``"T1,T2"`` or ``[T1, T2]``: two seconds from 0 to ``MAX_SECONDS``."""
 
-    def read(value: object) -> tuple[object, Settings]:
+    def read(value: object) -> tuple[object, OptionFields]:
         if value is None:
             return None, {field: None}
         items: list[float] = []
@@ -118,8 +118,8 @@ def _pair(field: str, example: str) -> Callable[[object], tuple[object, Settings
     return read
 
 
-def _flag(field: str) -> Callable[[object], tuple[object, Settings]]:
-    def read(value: object) -> tuple[object, Settings]:
+def _flag(field: str) -> Callable[[object], tuple[object, OptionFields]]:
+    def read(value: object) -> tuple[object, OptionFields]:
         if not isinstance(value, bool):
             raise ValueError(f"expected true or false, {got(value)}")
         return value, {field: value}
@@ -127,14 +127,14 @@ def _flag(field: str) -> Callable[[object], tuple[object, Settings]]:
     return read
 
 
-def _pool_order(value: object) -> tuple[object, Settings]:
+def _pool_order(value: object) -> tuple[object, OptionFields]:
     if value not in ("fair", "fifo"):
         raise ValueError(f"expected fair or fifo, {got(value)}")
     return value, {"pool_order": value}
 
 
-def _slowdown(field: str) -> Callable[[object], tuple[object, Settings]]:
-    def read(value: object) -> tuple[object, Settings]:
+def _slowdown(field: str) -> Callable[[object], tuple[object, OptionFields]]:
+    def read(value: object) -> tuple[object, OptionFields]:
         factor = _number(value)
         if not 0 < factor <= MAX_SLOWDOWN:
             raise ValueError(f"must be a number > 0, at most {MAX_SLOWDOWN:g}, {got(value)}")
@@ -143,7 +143,7 @@ def _slowdown(field: str) -> Callable[[object], tuple[object, Settings]]:
     return read
 
 
-def _until(value: object) -> tuple[object, Settings]:
+def _until(value: object) -> tuple[object, OptionFields]:
     if value is None:
         return None, {"until": None}
     seconds = _number(value)
@@ -190,7 +190,7 @@ OPTIONS: Mapping[str, SweptOption] = {
 """Every option a grid may sweep, by name."""
 
 
-def read_option(name: str, value: object) -> tuple[object, Settings]:
+def read_option(name: str, value: object) -> tuple[object, OptionFields]:
     """One grid value of option ``name``: its canonical value and the SimOptions fields it
     sets.
 

@@ -8,12 +8,13 @@ results give a byte-identical page whichever executor ran them.
 Examples
 --------
 >>> from fairshare.metrics.intervals import mean_interval
->>> from fairshare.report.sweep import SweepGroup, render_sweep
->>> groups = [
-...     SweepGroup("fifo", "fifo", {"mean_slowdown": mean_interval([2.0, 3.0, 2.5])}),
-...     SweepGroup("fair", "fair", {"mean_slowdown": mean_interval([1.5, 1.7, 1.6])}),
+>>> from fairshare.report.sweep import SweepSetting, render_sweep
+>>> settings = [
+...     SweepSetting("fifo", "fifo", {"mean_slowdown": mean_interval([2.0, 3.0, 2.5])}),
+...     SweepSetting("fair", "fair", {"mean_slowdown": mean_interval([1.5, 1.7, 1.6])}),
 ... ]
->>> page = render_sweep("grid.yaml", [("cells", "6")], groups, [("mean_slowdown", "mean slowdown")])
+>>> metrics = [("mean_slowdown", "mean slowdown")]
+>>> page = render_sweep("grid.yaml", [("cells", "6")], settings, metrics)
 >>> page.startswith("<!DOCTYPE html>"), page.count("<svg")
 (True, 1)
 """
@@ -28,19 +29,20 @@ from fairshare.report.figures import PALETTE, _axes, _empty, _padded
 from fairshare.report.html import _ENV, fmt
 from fairshare.report.svg import LINE, Figure, Scale, Tick, num
 
-__all__ = ["SweepGroup", "interval_figure", "render_sweep"]
+__all__ = ["SweepSetting", "interval_figure", "render_sweep"]
 
 
 @dataclass(frozen=True)
-class SweepGroup:
-    """The cells that differ only by seed: their label, policy and statistics.
+class SweepSetting:
+    """A setting of a sweep (a policy with one value of every swept option and parameter;
+    its cells differ only by seed): its label, policy and statistics.
 
     Parameters
     ----------
     label : str
         The policy, then each swept option and parameter (``drf, delay-scheduling=5,10``).
     policy : str
-        The policy (it picks the group's colour).
+        The policy (it picks the setting's colour).
     stats : Mapping of str to Interval
         Per statistic (a ``results.parquet`` column), its mean over seeds and interval.
     """
@@ -113,7 +115,7 @@ def interval_figure(rows: Sequence[tuple[str, str, Interval]], xlabel: str) -> s
 def render_sweep(
     title: str,
     facts: Sequence[tuple[str, str]],
-    groups: Sequence[SweepGroup],
+    settings: Sequence[SweepSetting],
     metrics: Sequence[tuple[str, str]],
 ) -> str:
     """The ``sweep.html`` text.
@@ -124,8 +126,8 @@ def render_sweep(
         What was swept (the grid file).
     facts : Sequence of (str, str)
         Lines of the header table (scenario, axes, cells).
-    groups : Sequence of SweepGroup
-        The groups of cells, in the grid's order.
+    settings : Sequence of SweepSetting
+        The settings (the cells of each differ only by seed), in the grid's order.
     metrics : Sequence of (str, str)
         The statistics shown, each as its column and its label.
 
@@ -135,22 +137,24 @@ def render_sweep(
         A self-contained HTML page.
     """
     policies: list[str] = []
-    for group in groups:
-        if group.policy not in policies:
-            policies.append(group.policy)
+    for setting in settings:
+        if setting.policy not in policies:
+            policies.append(setting.policy)
     colors = {p: PALETTE[k % len(PALETTE)] for k, p in enumerate(policies)}
     table = [
-        (group.label, [_shown(group.stats.get(column)) for column, _ in metrics])
-        for group in groups
+        (setting.label, [_shown(setting.stats.get(column)) for column, _ in metrics])
+        for setting in settings
     ]
-    seeds = [max((interval.n for interval in group.stats.values()), default=0) for group in groups]
+    seeds = [
+        max((interval.n for interval in setting.stats.values()), default=0) for setting in settings
+    ]
     figures = [
         (
             label,
             interval_figure(
                 [
                     (g.label, colors[g.policy], g.stats.get(column, Interval(None, None, None, 0)))
-                    for g in groups
+                    for g in settings
                 ],
                 label,
             ),
