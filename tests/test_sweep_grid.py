@@ -360,3 +360,9 @@ def test_a_grown_grid_runs_only_its_new_cells(tmp_path: Path) -> None:
     )
     assert reused.equals(first.results)
     assert second.results["pool-order"].to_list() == ["fair"] * 4 + ["fifo"] * 4
+
+
+def test_the_example_grid_is_valid() -> None:
+    example = load_grid(EXAMPLES / "sweeps" / "fair-delay-scheduling.yaml")
+    assert example.size == 40
+    assert [axis.path for axis in example.parameters] == ["workload.arrival"]

@@ -5,6 +5,7 @@ run wherever the ``[ray]`` extra is installed, skipped without it."""
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from ray.cluster_utils import Cluster as RayCluster  # noqa: E402
 
 from fairshare.experiments import TIMING_COLUMNS  # noqa: E402
 
-from conftest import run_fairshare  # noqa: E402
+from conftest import assert_rejected, run_fairshare  # noqa: E402
 
 pytestmark = pytest.mark.ray
 
@@ -95,3 +96,19 @@ def test_a_ray_cluster_gives_the_local_executors_results_and_resumes(
     assert again.returncode == 0, again.stderr[-3000:]
     assert "ran 3 cells" in again.stdout and "13 were done before" in again.stdout
     assert pl.read_parquet(out / "results.parquet").drop(TIMING_COLUMNS).equals(frame)
+
+
+def test_an_address_where_no_cluster_answers_is_one_error_line(grid: Path, tmp_path: Path) -> None:
+    with socket.socket() as probe:  # a port nothing listens on once this socket is closed
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    out = tmp_path / "out"
+    line = assert_rejected(
+        run_fairshare(
+            "sweep", str(grid), "--out", str(out), "--executor", "ray", "--ray", f"127.0.0.1:{port}"
+        )
+    )
+    assert line.startswith(
+        f"error: command line: --ray: no Ray cluster answers at 127.0.0.1:{port} ("
+    )
+    assert not out.exists()

@@ -112,8 +112,9 @@ def _print_result(result: SweepResult, executor: str) -> None:
             ("mean_response_time", "mean response (s)"),
             ("mean_slowdown", "mean slowdown"),
             ("makespan", "makespan (s)"),
+            ("locality_node", "node-local"),
         )
-        if column in frame.columns
+        if column in frame.columns and frame[column].drop_nulls().len() > 0
     ]
     by = [name for name, _ in grid.columns() if name not in ("scenario", "seed")]
     table = Table(

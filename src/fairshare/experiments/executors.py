@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import multiprocessing
 import signal
+import socket
 import threading
 from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -113,7 +114,9 @@ class LocalPool(CellExecutor):
 
     def __init__(self, jobs: int) -> None:
         context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload([cells_module.__name__])
+        # The fork server imports what every cell needs once (the simulator, the metrics and
+        # polars): each worker forked from it starts with them loaded.
+        context.set_forkserver_preload([cells_module.__name__, "fairshare.metrics"])
         self.jobs = jobs
         self._pool = ProcessPoolExecutor(
             max_workers=jobs, mp_context=context, initializer=_quiet_worker
@@ -160,6 +163,28 @@ def _signal_handlers() -> dict[int, Any]:
     return {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
 
 
+_CONNECT_SECONDS = 5.0
+"""How long a Ray address may take to accept a connection: ``ray.init`` itself retries an
+address where nothing listens for ever, printing a warning every few seconds."""
+
+
+def _check_answers(address: str) -> None:
+    """Raise :class:`ExecutorError` unless something accepts a connection at ``address``
+    (``HOST:PORT``, the head's GCS address; other forms, such as ``ray://`` or ``auto``, are
+    left to Ray)."""
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit() or "/" in address:
+        return
+    try:
+        socket.create_connection((host, int(port)), timeout=_CONNECT_SECONDS).close()
+    except OSError as err:
+        raise ExecutorError(
+            "--ray",
+            f"no Ray cluster answers at {address} ({err.strerror or err}); start one with "
+            "`ray start --head`, or leave --ray out for a local Ray instance",
+        ) from None
+
+
 class RayCells(CellExecutor):
     """Each cell as a Ray task (one CPU) on the cluster at ``address``, or on a local Ray
     instance with ``jobs`` CPUs (all the machine's when None)."""
@@ -177,6 +202,8 @@ class RayCells(CellExecutor):
         # Any: mypy must pass with and without Ray installed.
         self._ray: Any = ray
         self._own = not ray.is_initialized()
+        if self._own and address is not None:
+            _check_answers(address)
         if self._own:
             options: dict[str, Any] = {
                 "include_dashboard": False,
