@@ -128,6 +128,11 @@ def rejected(document: object, source: str = "grid.yaml") -> GridError | Scenari
         ),
         (grid(parameters={"workload.jobs": 3}), "parameters.workload.jobs", "non-empty list"),
         (
+            grid(parameters={"machines": [MACHINES]}),
+            "parameters.machines",
+            "a whole 'machines' would share its column with summary.json's 'machines'; sweep",
+        ),
+        (
             grid(parameters={"workload.jobs": [3, 3]}),
             "parameters.workload.jobs[1]",
             "repeats parameters.workload.jobs[0] (3)",
@@ -366,3 +371,14 @@ def test_the_example_grid_is_valid() -> None:
     example = load_grid(EXAMPLES / "sweeps" / "fair-delay-scheduling.yaml")
     assert example.size == 40
     assert [axis.path for axis in example.parameters] == ["workload.arrival"]
+
+
+def test_cells_whose_runs_leave_jobs_unfinished_are_counted_in_a_warning(tmp_path: Path) -> None:
+    loaded = parse_grid(grid(seeds=[0], options={"until": [None, 200]}), "grid.yaml")
+    result = run_sweep(loaded, tmp_path / "out", jobs=1)
+    unfinished = result.results["unfinished_jobs"].to_list()
+    assert unfinished[:2] == [0, 0] and all(n > 0 for n in unfinished[2:])
+    assert result.warnings() == [
+        "warning: grid.yaml: 2 of 4 cells have jobs unfinished at the end of the run "
+        "(column unfinished_jobs of results.parquet)"
+    ]

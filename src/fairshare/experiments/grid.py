@@ -576,6 +576,10 @@ def _options(
     return tuple(axes)
 
 
+_SUMMARY_NAMES = frozenset({"machines", "jobs", "users"})
+"""The scenario fields whose names are also fields of ``summary.json`` (and so columns of the
+results): a parameter may not be one of them whole."""
+
 _STEP = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)((?:\[[0-9]+\])*)")
 
 
@@ -671,6 +675,13 @@ def _parameters(
                 where,
                 "must be a field of the scenario such as workload.jobs or machines[0].count, "
                 f"starting with one of {', '.join(SCENARIO_FIELDS)}",
+            )
+        if len(steps) == 1 and steps[0] in _SUMMARY_NAMES:
+            raise GridError(
+                source,
+                where,
+                f"a whole {steps[0]!r} would share its column with summary.json's "
+                f"{steps[0]!r}; sweep its items instead ({steps[0]}[0], {steps[0]}[0].count, ...)",
             )
         values = _axis_values(given, source, where, "[100, 400]")
         seen: list[str] = []
