@@ -38,6 +38,7 @@ PACKAGES_WITH_EXAMPLES = (
     "fairshare.cluster",
     "fairshare.fairness",
     "fairshare.metrics",
+    "fairshare.policies",
     "fairshare.report",
     "fairshare.sim",
     "fairshare.solvers",
