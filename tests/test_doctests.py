@@ -34,6 +34,7 @@ NOT_RUN = {
 
 PACKAGES_WITH_EXAMPLES = (
     "fairshare.allocation",
+    "fairshare.backends",
     "fairshare.bench",
     "fairshare.cluster",
     "fairshare.fairness",
