@@ -36,6 +36,7 @@ PACKAGES_WITH_EXAMPLES = (
     "fairshare.allocation",
     "fairshare.backends",
     "fairshare.bench",
+    "fairshare.cli",
     "fairshare.cluster",
     "fairshare.fairness",
     "fairshare.metrics",
