@@ -42,6 +42,7 @@ PACKAGES_WITH_EXAMPLES = (
     "fairshare.metrics",
     "fairshare.policies",
     "fairshare.report",
+    "fairshare.service",
     "fairshare.sim",
     "fairshare.solvers",
     "fairshare.workload",

@@ -106,7 +106,7 @@ class ServiceError(Exception):
     Parameters
     ----------
     status : int
-        Its HTTP status (403, 404, 413, 422, 429).
+        Its HTTP status (403, 404, 422, 429).
     where : str
         The field path at fault (``demand.gpu``, ``command[0]``), or ``""``.
     what : str
