@@ -34,11 +34,15 @@ NOT_RUN = {
 
 PACKAGES_WITH_EXAMPLES = (
     "fairshare.allocation",
+    "fairshare.backends",
     "fairshare.bench",
+    "fairshare.cli",
     "fairshare.cluster",
     "fairshare.fairness",
     "fairshare.metrics",
+    "fairshare.policies",
     "fairshare.report",
+    "fairshare.service",
     "fairshare.sim",
     "fairshare.solvers",
     "fairshare.workload",

@@ -48,6 +48,7 @@ class _Timed(Executor):
         self._finished_at: float | None = None
 
     def _time(self, name: str, call: Callable[[], Any]) -> Any:
+        """``call()``, its seconds added to those of ``name``."""
         started = time.perf_counter()
         try:
             return call()
@@ -55,28 +56,34 @@ class _Timed(Executor):
             self.seconds[name] += time.perf_counter() - started
 
     def now(self) -> float:
+        """The inner executor's clock."""
         return self.inner.now()
 
     def nodes(self) -> list[Machine]:
+        """The inner executor's nodes, timed."""
         nodes: list[Machine] = self._time("nodes", self.inner.nodes)
         return nodes
 
     def launch(self, spec: TaskSpec, machine: str) -> None:
+        """The inner launch, timed; the first after finishes closes a latency."""
         if self._finished_at is not None:
             self.latencies.append(time.perf_counter() - self._finished_at)
             self._finished_at = None
         self._time("launch", lambda: self.inner.launch(spec, machine))
 
     def cancel(self, key: str) -> None:
+        """The inner cancel."""
         self.inner.cancel(key)
 
     def wait(self, timeout: float) -> list[ExecEvent]:
+        """The inner wait, timed; finishes handed over open a latency."""
         events: list[ExecEvent] = self._time("wait", lambda: self.inner.wait(timeout))
         if events and self._finished_at is None:
             self._finished_at = time.perf_counter()
         return events
 
     def close(self) -> None:
+        """The inner close."""
         self.inner.close()
 
 
@@ -87,6 +94,7 @@ def _timed_policy(policy: Any, seconds: list[float]) -> None:
         method = getattr(policy, name)
 
         def timed(*args: Any, _method: Any = method) -> Any:
+            """The policy's call, its seconds counted."""
             started = time.perf_counter()
             try:
                 return _method(*args)
@@ -97,6 +105,7 @@ def _timed_policy(policy: Any, seconds: list[float]) -> None:
 
 
 def _bare(ray: Any, remote: Any, node_ids: list[str], tasks: int) -> float:
+    """Bare Ray's side of one round: its seconds for ``tasks`` pinned tasks."""
     from ray.util.scheduling_strategies import (  # noqa: PLC0415
         NodeAffinitySchedulingStrategy,
     )
@@ -120,6 +129,8 @@ def _bare(ray: Any, remote: Any, node_ids: list[str], tasks: int) -> float:
 def _fairshare(
     executor: Executor, tasks: int, round_: int, journal: Path | None
 ) -> dict[str, float]:
+    """fairshare's side of one round: two tenants' jobs under DRF through the live driver
+    (and the store at ``journal``); its seconds and per-task figures."""
     import numpy as np  # noqa: PLC0415
 
     from fairshare.policies import make_policy  # noqa: PLC0415
@@ -173,7 +184,39 @@ def run_live(
     rounds: int = 3,
     journal: bool = True,
 ) -> dict[str, object]:
-    """Both sides, ``rounds`` times each, alternating; medians (see the module)."""
+    """Both sides, ``rounds`` times each, alternating; medians (see the module).
+
+    Starts a local Ray cluster for the run and shuts it down after (the ``[ray]`` extra).
+
+    Parameters
+    ----------
+    tasks : int
+        Tasks per round and side.
+    nodes : int
+        Ray nodes (besides a head without CPUs).
+    cpus : int
+        CPUs per node.
+    slots : int
+        Tasks at a time per node (units of the custom resource ``slot``).
+    rounds : int
+        Rounds of each side.
+    journal : bool
+        Write every state change to the service's store, as ``fairshare serve`` does.
+
+    Returns
+    -------
+    dict
+        The sizes, both sides' tasks per second and their ratio, and fairshare's
+        milliseconds per task: its overhead, the policy's part, the launch call, and the
+        finish-to-launch latency (medians).
+
+    Examples
+    --------
+    >>> from fairshare.bench.live import run_live
+    >>> figures = run_live(tasks=40, rounds=1)  # doctest: +SKIP
+    >>> sorted(figures)[:3]  # doctest: +SKIP
+    ['bare_ray_tasks_per_second', 'fairshare_tasks_per_second', 'finish_to_launch_ms']
+    """
     import ray  # noqa: PLC0415
     from ray.cluster_utils import Cluster as RayCluster  # noqa: PLC0415
 

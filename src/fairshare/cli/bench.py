@@ -38,6 +38,11 @@ def bench_progress() -> Iterator[Progress]:
 
     Off a terminal the bar is never started: rich before 14.3 writes a blank line on stderr
     when even a disabled bar stops.
+
+    Yields
+    ------
+    rich.progress.Progress
+        The bar, disabled off a terminal (its tasks may be added and updated all the same).
     """
     progress = Progress(
         TextColumn("{task.description}"),
@@ -179,6 +184,7 @@ def bench_end_to_end_command(
         step = progress.add_task("end to end", total=len(names) * repeat)
 
         def running(policy: str) -> None:
+            """Show which policy's run is being timed."""
             progress.update(step, description=f"fairshare simulate --policy {policy}")
 
         figures = end_to_end.measure(names, repeat, machines, jobs, tasks, step=running)
