@@ -1,29 +1,26 @@
 """The scenario's structure, field by field (stage 1 of :mod:`fairshare.workload.loader`):
 strict scalar types (no strings for numbers, no booleans for numbers, finite, in range),
-pydantic models that mirror SPEC section 1, and the translation of the first pydantic error
-into a :class:`~fairshare.workload.errors.ScenarioError` whose WHERE is the field path."""
+records that mirror SPEC section 1, and the first problem found as a
+:class:`~fairshare.workload.errors.ScenarioError` whose WHERE is the field path.
+
+Each record is checked by one function (:func:`_record`): a mapping with exactly the declared
+fields, every field checked in declaration order by its own function, then the checks that
+span the record's fields. The first problem is reported, in the order pydantic, which checked
+the structure before, reported them: fields in declaration order, list items and mapping
+entries in the file's order, a mapping's key before its value. Plain functions, because
+importing pydantic and building its models cost a ``simulate`` 0.15 CPU s at start-up, more
+than checking a 10,000-machine scenario (``fairshare bench end-to-end``).
+"""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from typing import Annotated, Any, ClassVar
-
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Discriminator,
-    Field,
-    PlainValidator,
-    Tag,
-    ValidationError,
-    field_validator,
-    model_validator,
-)
-from pydantic_core import PydanticCustomError
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, TypeVar
 
 from fairshare.cluster import AttributeValue
-from fairshare.workload.errors import ScenarioError, got, invalid, shown_value
+from fairshare.workload.errors import FieldError, ScenarioError, got, invalid, shown_value
 from fairshare.workload.limits import (
     MAX_GENERATED_JOBS,
     MAX_MACHINES,
@@ -46,6 +43,8 @@ GENERATORS = ("facebook-2009", "facebook-2010", "zipf", "google-constraints")
 MAX_COUNT = MAX_MACHINES
 """The largest ``count`` a machine entry may expand to (the machines of all entries together
 are limited to the same number, :data:`~fairshare.workload.limits.MAX_MACHINES`)."""
+
+
 # --------------------------------------------------------------------------------------------
 # Scalar field types: strict (no strings for numbers, no bools for numbers), finite, in range
 
@@ -168,16 +167,6 @@ def _weight(value: object) -> float:
     return number
 
 
-NonNegative = Annotated[float, PlainValidator(_non_negative)]
-Positive = Annotated[float, PlainValidator(_positive)]
-Seconds = Annotated[float, PlainValidator(_seconds)]
-"""A time (submit) or a time span that may be 0 (reduce copy and compute), bounded by
-:data:`~fairshare.workload.model.MAX_SECONDS` so that sums of times stay finite."""
-DurationSeconds = Annotated[float, PlainValidator(_duration_seconds)]
-Amount = Annotated[float, PlainValidator(_amount)]
-TaskBound = Annotated[float, PlainValidator(_task_bound)]
-Weight = Annotated[float, PlainValidator(_weight)]
-
 PARETO_ALPHA_MIN = 0.1
 """Smallest Pareto shape accepted: a draw is ``min * U**(-1/alpha)`` and a uniform ``U`` as
 small as 2**-53 must keep it far inside the float range (below about 1e160 times ``min``)."""
@@ -193,51 +182,142 @@ def _pareto_alpha(value: object) -> float:
     return alpha
 
 
-Count = Annotated[int, PlainValidator(_whole(1))]
-CountOrZero = Annotated[int, PlainValidator(_whole(0))]
-TaskCount = Annotated[int, PlainValidator(_whole(1, MAX_TASKS))]
-TaskCountOrZero = Annotated[int, PlainValidator(_whole(0, MAX_TASKS))]
-Replicas = Annotated[int, PlainValidator(_whole(1, MAX_REPLICAS))]
-GeneratedJobs = Annotated[int, PlainValidator(_whole(1, MAX_GENERATED_JOBS))]
-Name = Annotated[str, PlainValidator(_name)]
-Text = Annotated[str, PlainValidator(_text)]
-QueuePath = Annotated[str, PlainValidator(_queue_path)]
-Attribute = Annotated[AttributeValue, PlainValidator(_attribute)]
-Generator = Annotated[str, PlainValidator(_generator)]
+# --------------------------------------------------------------------------------------------
+# Containers: each puts its step (index, key or field name) in front of an error's path
+
+
+T = TypeVar("T")
+Check = Callable[[object], T]
+"""A value's check: returns the value as the records keep it, or raises :class:`FieldError`."""
+
+
+def _list(item: Check[T]) -> Check[list[T]]:
+    def check(value: object) -> list[T]:
+        if not isinstance(value, list | tuple):
+            raise invalid(f"must be a list, {got(value)}")
+        out: list[T] = []
+        for i, entry in enumerate(value):
+            try:
+                out.append(item(entry))
+            except FieldError as err:
+                raise err.within(i) from None
+        return out
+
+    return check
+
+
+def _mapping(key: Check[str], item: Check[T]) -> Check[dict[str, T]]:
+    def check(value: object) -> dict[str, T]:
+        if not isinstance(value, dict | Mapping):  # a dict without the ABC's slower test
+            raise invalid(f"must be a mapping, {got(value)}")
+        out: dict[str, T] = {}
+        for k, v in value.items():
+            try:
+                name = key(k)
+            except FieldError as err:
+                err.of_key = True
+                raise err.within(k) from None
+            try:
+                out[name] = item(v)
+            except FieldError as err:
+                raise err.within(k) from None
+        return out
+
+    return check
+
+
+def _optional(check: Check[T]) -> Check[T | None]:
+    """``null`` or what ``check`` accepts."""
+
+    def optional(value: object) -> T | None:
+        return None if value is None else check(value)
+
+    return optional
+
+
+def _then(check: Check[T], after: Callable[[T], T]) -> Check[T]:
+    """``check``, then ``after`` on its result (a check of the whole value)."""
+
+    def both(value: object) -> T:
+        return after(check(value))
+
+    return both
 
 
 # --------------------------------------------------------------------------------------------
-# The scenario's structure, mirroring SPEC section 1
+# Records: the scenario's structure, mirroring SPEC section 1
 
 
-_FIELD_NAMES: dict[type[BaseModel], list[str]] = {}
+_REQUIRED: Any = object()
+"""The default of a field that must be given."""
 
 
-class _Model(BaseModel):
-    """Base of the structure models: a mapping with exactly the declared fields."""
+@dataclass(frozen=True)
+class _Field:
+    key: str
+    """The field's name in the file."""
+    check: Check[Any]
+    default: Any = _REQUIRED
+    """The value when the field is absent (a function making it, for ``factory``)."""
+    factory: bool = False
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+
+class _Record:
+    """Base of the structure records: a mapping with exactly the declared ``fields``, which
+    a subclass lists in the order of its constructor's parameters (the order they are
+    checked in)."""
+
+    __slots__ = ()
+    fields: ClassVar[tuple[_Field, ...]]
     open_fields: ClassVar[bool] = False
-    """True for models that keep unknown fields (``workload`` generator parameters)."""
+    """True for records that keep unknown fields (``workload`` generator parameters)."""
 
-    @model_validator(mode="before")
-    @classmethod
-    def check_field_names(cls, data: Any) -> Any:
-        allowed = _FIELD_NAMES.get(cls)
-        if allowed is None:
-            # model_fields goes through a slow deprecation shim on every access: read it once.
-            allowed = _FIELD_NAMES[cls] = [
-                field.alias or name for name, field in cls.model_fields.items()
-            ]
+    def check(self) -> None:
+        """The checks that span fields, once every field passed its own."""
+
+
+R = TypeVar("R", bound=_Record)
+
+
+def _record(cls: type[R]) -> Check[R]:
+    """The check of a mapping as a ``cls`` record (see the module docstring)."""
+    fields = [(f.key, f.check, f.default, f.factory) for f in cls.fields]
+    allowed = ", ".join(f.key for f in cls.fields)
+    names = frozenset(f.key for f in cls.fields)
+    make: Callable[..., R] = cls
+    open_fields = cls.open_fields
+    spans = cls.check is not _Record.check
+
+    def check(data: object) -> R:
         if not isinstance(data, dict):
-            raise invalid(f"must be a mapping with fields {', '.join(allowed)}, {got(data)}")
-        if not cls.open_fields:
-            for key in data:
-                if key not in allowed:
-                    raise invalid(
-                        f"unknown field {shown_value(key)}; allowed: {', '.join(allowed)}", at=key
-                    )
-        return data
+            raise invalid(f"must be a mapping with fields {allowed}, {got(data)}")
+        if not open_fields and not names.issuperset(data):
+            unknown = next(key for key in data if key not in names)
+            raise invalid(f"unknown field {shown_value(unknown)}; allowed: {allowed}", at=unknown)
+        values = []
+        for key, field_check, default, factory in fields:
+            value = data.get(key, _REQUIRED)
+            if value is _REQUIRED:
+                if default is _REQUIRED:
+                    raise invalid(f"missing required field {shown_value(key)}", at=key)
+                values.append(default() if factory else default)
+                continue
+            try:
+                values.append(field_check(value))
+            except FieldError as err:
+                raise err.within(key) from None
+        if open_fields:
+            extra = {k: v for k, v in data.items() if k not in names}
+            for key in extra:
+                if not isinstance(key, str):
+                    raise FieldError("Keys should be strings").within(key)
+            values.append(extra)
+        record = make(*values)
+        if spans:
+            record.check()
+        return record
+
+    return check
 
 
 def _check_share_bounds(min_share: float, max_share: float | None) -> None:
@@ -254,150 +334,197 @@ def _check_demand(demand: dict[str, float] | None) -> dict[str, float] | None:
     return demand
 
 
-class MachineModel(_Model):
-    name: Name
-    capacity: dict[Name, Amount]
-    rack: Name | None = None
-    attributes: dict[Name, Attribute] = Field(default_factory=dict)
-    count: Count | None = None
-
-    @field_validator("attributes")
-    @classmethod
-    def check_reserved(cls, attributes: dict[str, AttributeValue]) -> dict[str, AttributeValue]:
-        for key in ("name", "rack"):
-            if key in attributes:
-                raise invalid(
-                    f"attribute {key!r} is reserved (constraints read the machine's own "
-                    f"{key}); use another attribute name",
-                    at=key,
-                )
-        return attributes
-
-    @field_validator("count")
-    @classmethod
-    def check_count(cls, count: int | None) -> int | None:
-        if count is not None and count > MAX_COUNT:
-            raise invalid(f"must be a whole number from 1 to {MAX_COUNT}, got {count}")
-        return count
+def _check_reserved(attributes: dict[str, AttributeValue]) -> dict[str, AttributeValue]:
+    for key in ("name", "rack"):
+        if key in attributes:
+            raise invalid(
+                f"attribute {key!r} is reserved (constraints read the machine's own "
+                f"{key}); use another attribute name",
+                at=key,
+            )
+    return attributes
 
 
-class QueueModel(_Model):
-    path: QueuePath
-    weight: Weight = 1.0
-    min_share: TaskBound = 0.0
-    max_share: TaskBound | None = None
+def _check_count(count: int | None) -> int | None:
+    if count is not None and count > MAX_COUNT:
+        raise invalid(f"must be a whole number from 1 to {MAX_COUNT}, got {count}")
+    return count
 
-    @model_validator(mode="after")
-    def check_shares(self) -> QueueModel:
+
+_names = _list(_name)
+_amounts = _mapping(_name, _amount)
+_demand = _optional(_then(_amounts, _check_demand))
+
+
+@dataclass(slots=True)
+class MachineModel(_Record):
+    name: str
+    capacity: dict[str, float]
+    rack: str | None
+    attributes: dict[str, AttributeValue]
+    count: int | None
+
+    fields = (
+        _Field("name", _name),
+        _Field("capacity", _amounts),
+        _Field("rack", _optional(_name), None),
+        _Field("attributes", _then(_mapping(_name, _attribute), _check_reserved), dict, True),
+        _Field("count", _then(_optional(_whole(1)), _check_count), None),
+    )
+
+
+@dataclass(slots=True)
+class QueueModel(_Record):
+    path: str
+    weight: float
+    min_share: float
+    max_share: float | None
+
+    fields = (
+        _Field("path", _queue_path),
+        _Field("weight", _weight, 1.0),
+        _Field("min_share", _task_bound, 0.0),
+        _Field("max_share", _optional(_task_bound), None),
+    )
+
+    def check(self) -> None:
         _check_share_bounds(self.min_share, self.max_share)
-        return self
 
 
-class UserModel(_Model):
-    name: Name
-    demand: dict[Name, Amount] | None = None
-    weight: Weight = 1.0
-    queue: Name | None = None
-    max_tasks: TaskBound | None = None
-    min_share: TaskBound = 0.0
-    max_share: TaskBound | None = None
-    constraint: Text | None = None
-    machines: list[Name] | None = None
+@dataclass(slots=True)
+class UserModel(_Record):
+    name: str
+    demand: dict[str, float] | None
+    weight: float
+    queue: str | None
+    max_tasks: float | None
+    min_share: float
+    max_share: float | None
+    constraint: str | None
+    machines: list[str] | None
 
-    @field_validator("demand")
-    @classmethod
-    def check_demand(cls, demand: dict[str, float] | None) -> dict[str, float] | None:
-        return _check_demand(demand)
+    fields = (
+        _Field("name", _name),
+        _Field("demand", _demand, None),
+        _Field("weight", _weight, 1.0),
+        _Field("queue", _optional(_name), None),
+        _Field("max_tasks", _optional(_task_bound), None),
+        _Field("min_share", _task_bound, 0.0),
+        _Field("max_share", _optional(_task_bound), None),
+        _Field("constraint", _optional(_text), None),
+        _Field("machines", _optional(_names), None),
+    )
 
-    @model_validator(mode="after")
-    def check_shares(self) -> UserModel:
+    def check(self) -> None:
         _check_share_bounds(self.min_share, self.max_share)
-        return self
 
 
-class _ParetoModel(_Model):
-    alpha: Annotated[float, PlainValidator(_pareto_alpha)]
-    minimum: DurationSeconds = Field(alias="min")
+@dataclass(slots=True)
+class _ParetoModel(_Record):
+    alpha: float
+    minimum: float
+
+    fields = (_Field("alpha", _pareto_alpha), _Field("min", _duration_seconds))
 
 
-class _ExponentialModel(_Model):
-    mean: DurationSeconds
+@dataclass(slots=True)
+class _ExponentialModel(_Record):
+    mean: float
+
+    fields = (_Field("mean", _duration_seconds),)
 
 
-class DistributionModel(_Model):
-    pareto: _ParetoModel | None = None
-    exponential: _ExponentialModel | None = None
+@dataclass(slots=True)
+class DistributionModel(_Record):
+    pareto: _ParetoModel | None
+    exponential: _ExponentialModel | None
 
-    @model_validator(mode="after")
-    def check_one(self) -> DistributionModel:
+    fields = (
+        _Field("pareto", _optional(_record(_ParetoModel)), None),
+        _Field("exponential", _optional(_record(_ExponentialModel)), None),
+    )
+
+    def check(self) -> None:
         if (self.pareto is None) == (self.exponential is None):
             raise invalid(
                 "must name exactly one distribution: {pareto: {alpha, min}} or "
                 "{exponential: {mean}}"
             )
-        return self
 
 
-def _duration_kind(value: Any) -> str:
+_distribution = _record(DistributionModel)
+_duration_list = _list(_duration_seconds)
+
+
+def _duration(value: object) -> float | list[float] | DistributionModel:
+    """A job's ``duration``: a mapping is a distribution, a list one duration per task,
+    anything else a number of seconds."""
     if isinstance(value, dict):
-        return "distribution"
-    return "list" if isinstance(value, list) else "number"
+        return _distribution(value)
+    if isinstance(value, list):
+        return _duration_list(value)
+    return _duration_seconds(value)
 
 
-_DURATION_TAGS = frozenset({"number", "list", "distribution"})
+@dataclass(slots=True)
+class _InputModel(_Record):
+    replicas: int
 
-DurationField = Annotated[
-    Annotated[float, PlainValidator(_duration_seconds), Tag("number")]
-    | Annotated[list[DurationSeconds], Tag("list")]
-    | Annotated[DistributionModel, Tag("distribution")],
-    Discriminator(_duration_kind),
-]
+    fields = (_Field("replicas", _whole(1, MAX_REPLICAS)),)
 
 
-class _InputModel(_Model):
-    replicas: Replicas
+@dataclass(slots=True)
+class _ReduceModel(_Record):
+    tasks: int
+    copy_seconds: float
+    compute: float
+    demand: dict[str, float] | None
+
+    fields = (
+        _Field("tasks", _whole(0, MAX_TASKS)),
+        _Field("copy", _seconds, 0.0),
+        _Field("compute", _seconds, 0.0),
+        _Field("demand", _demand, None),
+    )
 
 
-class _ReduceModel(_Model):
-    tasks: TaskCountOrZero
-    copy_seconds: Seconds = Field(default=0.0, alias="copy")
-    compute: Seconds = 0.0
-    demand: dict[Name, Amount] | None = None
+@dataclass(slots=True)
+class JobModel(_Record):
+    name: str
+    submit: float
+    user: str | None
+    queue: str | None
+    weight: float
+    demand: dict[str, float] | None
+    constraint: str | None
+    machines: list[str] | None
+    tasks: int
+    duration: float | list[float] | DistributionModel
+    input: _InputModel | None
+    reduce: _ReduceModel | None
 
-    @field_validator("demand")
-    @classmethod
-    def check_demand(cls, demand: dict[str, float] | None) -> dict[str, float] | None:
-        return _check_demand(demand)
+    fields = (
+        _Field("name", _name),
+        _Field("submit", _seconds),
+        _Field("user", _optional(_name), None),
+        _Field("queue", _optional(_name), None),
+        _Field("weight", _weight, 1.0),
+        _Field("demand", _demand, None),
+        _Field("constraint", _optional(_text), None),
+        _Field("machines", _optional(_names), None),
+        _Field("tasks", _whole(1, MAX_TASKS)),
+        _Field("duration", _duration),
+        _Field("input", _optional(_record(_InputModel)), None),
+        _Field("reduce", _optional(_record(_ReduceModel)), None),
+    )
 
-
-class JobModel(_Model):
-    name: Name
-    submit: Seconds
-    user: Name | None = None
-    queue: Name | None = None
-    weight: Weight = 1.0
-    demand: dict[Name, Amount] | None = None
-    constraint: Text | None = None
-    machines: list[Name] | None = None
-    tasks: TaskCount
-    duration: DurationField
-    input: _InputModel | None = None
-    reduce: _ReduceModel | None = None
-
-    @field_validator("demand")
-    @classmethod
-    def check_demand(cls, demand: dict[str, float] | None) -> dict[str, float] | None:
-        return _check_demand(demand)
-
-    @model_validator(mode="after")
-    def check_duration_list(self) -> JobModel:
+    def check(self) -> None:
         if isinstance(self.duration, list) and len(self.duration) != self.tasks:
             raise invalid(
                 f"lists {len(self.duration)} task durations but the job has {self.tasks} "
                 "tasks; give one duration per task, or a single number",
                 at="duration",
             )
-        return self
 
 
 def _check_parameter(value: object, at: str | int) -> None:
@@ -407,8 +534,8 @@ def _check_parameter(value: object, at: str | int) -> None:
     if isinstance(value, int | float):
         try:
             _non_negative(value)
-        except PydanticCustomError as err:
-            raise invalid(err.message(), at=at) from None
+        except FieldError as err:
+            raise invalid(err.message, at=at) from None
     elif isinstance(value, dict):
         for item in value.values():
             _check_parameter(item, at)
@@ -417,58 +544,86 @@ def _check_parameter(value: object, at: str | int) -> None:
             _check_parameter(item, at)
 
 
-class WorkloadModel(_Model):
-    model_config = ConfigDict(extra="allow")
-    open_fields: ClassVar[bool] = True
+@dataclass(slots=True)
+class WorkloadModel(_Record):
+    generator: str
+    jobs: int | None
+    extra: dict[str, Any] = field(default_factory=dict)
+    """The generator's parameters: every field but ``generator`` and ``jobs``."""
 
-    generator: Generator
-    jobs: GeneratedJobs | None = None
+    open_fields = True
+    fields = (
+        _Field("generator", _generator),
+        _Field("jobs", _optional(_whole(1, MAX_GENERATED_JOBS)), None),
+    )
 
-    @model_validator(mode="after")
-    def check_parameters(self) -> WorkloadModel:
-        for key, value in (self.model_extra or {}).items():
+    def check(self) -> None:
+        for key, value in self.extra.items():
             _check_parameter(value, key)
-        return self
+
+    def parameters(self) -> dict[str, Any]:
+        """The parameters given to the generator: ``jobs`` and the other fields but
+        ``generator``, those that are null left out."""
+        given = {"jobs": self.jobs, **self.extra}
+        return {key: value for key, value in given.items() if value is not None}
 
 
-class ScenarioModel(_Model):
-    resources: list[Name] | None = None
+def _check_resources(resources: list[str] | None) -> list[str] | None:
+    if resources is None:
+        return None
+    if not resources:
+        raise invalid("must list at least one resource name (or be omitted)")
+    first: dict[str, int] = {}
+    for i, resource in enumerate(resources):
+        if resource in first:
+            raise invalid(
+                f"duplicate resource {resource!r} (also resources[{first[resource]}])", at=i
+            )
+        first[resource] = i
+    return resources
+
+
+def _check_machines(machines: list[MachineModel] | None) -> list[MachineModel] | None:
+    if machines is not None and not machines:
+        raise invalid("must list at least one machine")
+    return machines
+
+
+@dataclass(slots=True)
+class ScenarioModel(_Record):
+    resources: list[str] | None
     # Required unless the caller gives machines (a trace's node list: SPEC section 3)
-    machines: list[MachineModel] | None = None
-    queues: list[QueueModel] | None = None
-    users: list[UserModel] | None = None
-    jobs: list[JobModel] | None = None
-    workload: WorkloadModel | None = None
+    machines: list[MachineModel] | None
+    queues: list[QueueModel] | None
+    users: list[UserModel] | None
+    jobs: list[JobModel] | None
+    workload: WorkloadModel | None
 
-    @field_validator("resources")
-    @classmethod
-    def check_resources(cls, resources: list[str] | None) -> list[str] | None:
-        if resources is None:
-            return None
-        if not resources:
-            raise invalid("must list at least one resource name (or be omitted)")
-        first: dict[str, int] = {}
-        for i, resource in enumerate(resources):
-            if resource in first:
-                raise invalid(
-                    f"duplicate resource {resource!r} (also resources[{first[resource]}])", at=i
-                )
-            first[resource] = i
-        return resources
+    fields = (
+        _Field("resources", _then(_optional(_names), _check_resources), None),
+        _Field(
+            "machines",
+            _then(_optional(_list(_record(MachineModel))), _check_machines),
+            None,
+        ),
+        _Field("queues", _optional(_list(_record(QueueModel))), None),
+        _Field("users", _optional(_list(_record(UserModel))), None),
+        _Field("jobs", _optional(_list(_record(JobModel))), None),
+        _Field("workload", _optional(_record(WorkloadModel)), None),
+    )
 
-    @field_validator("machines")
-    @classmethod
-    def check_machines(cls, machines: list[MachineModel] | None) -> list[MachineModel] | None:
-        if machines is not None and not machines:
-            raise invalid("must list at least one machine")
-        return machines
+
+SCENARIO_FIELDS = tuple(f.key for f in ScenarioModel.fields)
+"""The fields of a scenario file, in SPEC section 1's order."""
+
+_scenario = _record(ScenarioModel)
 
 
 # --------------------------------------------------------------------------------------------
-# Pydantic errors -> ScenarioError
+# Checking a scenario: the first problem as a ScenarioError
 
 
-def _path(loc: Sequence[str | int]) -> str:
+def _path(loc: list[str | int]) -> str:
     out = ""
     for part in loc:
         if isinstance(part, int):
@@ -478,46 +633,17 @@ def _path(loc: Sequence[str | int]) -> str:
     return out or "top level"
 
 
-_TYPE_WORDS = {
-    "list_type": "must be a list",
-    "dict_type": "must be a mapping",
-    "model_type": "must be a mapping",
-    "string_type": "must be a string",
-    "bool_type": "must be true or false",
-    "int_type": "must be a whole number",
-    "float_type": "must be a number",
-}
-
-
-def from_validation_error(error: ValidationError, source: str) -> ScenarioError:
-    """The first pydantic error as one ScenarioError (WHERE from its location)."""
-    first = error.errors(include_url=False)[0]
-    loc: list[str | int] = list(first["loc"])
-    ctx = first.get("ctx") or {}
-    # Tagged-union tags ("duration" -> "list") are not part of the user's path.
-    loc = [
-        part
-        for i, part in enumerate(loc)
-        if not (i > 0 and loc[i - 1] == "duration" and part in _DURATION_TAGS)
-    ]
-    kind = first["type"]
-    if kind == "scenario":
-        what = str(ctx.get("message", first["msg"]))
-        at = ctx.get("at")
-        if isinstance(at, str | int):
-            loc.append(at)
-    elif kind == "missing":
-        what = f"missing required field {shown_value(loc[-1])}"
-    elif kind == "extra_forbidden":
-        what = f"unknown field {shown_value(loc[-1])}"
-    elif kind in _TYPE_WORDS:
-        what = f"{_TYPE_WORDS[kind]}, {got(first['input'])}"
-    else:  # not expected: our validators cover every scalar; keep pydantic's one-line summary
-        what = first["msg"].splitlines()[0] if first["msg"] else kind
-    if "[key]" in loc:
-        loc = [part for part in loc if part != "[key]"]
-        what = f"key {what}"
-    elif what.startswith("must "):
-        label = _path(loc).rpartition(".")[2]
-        what = f"{label} {what}"
-    return ScenarioError(source, _path(loc), what)
+def check_scenario(data: dict[str, Any], source: str) -> ScenarioModel:
+    """The structure of a parsed scenario (a mapping), or the first problem as a
+    :class:`ScenarioError` whose WHERE is the field path (a mapping's key: ``key`` before
+    WHAT; a message about the value itself names the field first)."""
+    try:
+        return _scenario(data)
+    except FieldError as err:
+        where = _path(err.loc)
+        what = err.message
+        if err.of_key:
+            what = f"key {what}"
+        elif what.startswith("must "):
+            what = f"{where.rpartition('.')[2]} {what}"
+        raise ScenarioError(source, where, what) from None
