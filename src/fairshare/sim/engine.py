@@ -71,7 +71,6 @@ from fairshare.sim.options import (
     Pause,
     SimOptions,
     SimulationError,
-    check_options,
 )
 from fairshare.sim.records import (
     ROW_ATTEMPT,
@@ -111,7 +110,6 @@ def simulate(
     :class:`SimulationError` / :class:`PolicyError` for bad requests."""
     started = wallclock.perf_counter()
     opts = options if options is not None else SimOptions()
-    check_options(opts)
     sched: Policy
     if isinstance(policy, str):
         sched = make_policy(
