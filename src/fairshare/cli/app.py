@@ -8,6 +8,8 @@ libraries that write to file descriptor 1 cannot corrupt a ``--json`` document
 
 from __future__ import annotations
 
+import atexit
+import gc
 import io
 import json
 import os
@@ -150,8 +152,22 @@ def _input_errors() -> tuple[type[Exception], ...]:
     return tuple(errors)
 
 
+def _no_collection_at_exit() -> None:
+    """Move every object out of the cyclic collector's reach as the interpreter exits.
+
+    The interpreter's shutdown runs the collector several times, each a full pass over the
+    objects the loaded libraries keep (some 70,000 after a ``simulate``: numpy, polars,
+    typer, rich): 0.1-0.15 CPU s in all, against 0.04 s with them frozen. Garbage left in
+    cycles then is not finalized: the command has closed its files, and the exit releases
+    the memory. Registered by
+    :func:`main`, so only a process that ran a command exits this way."""
+    gc.freeze()
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``fairshare`` console script."""
+    atexit.unregister(_no_collection_at_exit)
+    atexit.register(_no_collection_at_exit)
     command = typer.main.get_command(app)
     try:
         with stdout_kept_for_output():
