@@ -13,7 +13,7 @@ Figure 9).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -44,6 +44,9 @@ class Timeline:
     by_user: IntArray
     """The rows in (user, time) order: the order the step functions are built in, kept so
     that the per-user integrals and the figures' resampling do not sort the rows again."""
+    integrals: dict[float, FloatArray] = field(default_factory=dict, compare=False, repr=False)
+    """:func:`share_integrals` by horizon, computed once: the summary, the report's user
+    count and its allocation figure all ask for them up to the makespan."""
 
     def __len__(self) -> int:
         return int(self.time.shape[0])
@@ -109,6 +112,13 @@ def _timeline(f: RunFrames) -> Timeline:
 
 def share_integrals(tl: Timeline, horizon: float) -> FloatArray:
     """Per user, the integral of its dominant share over ``[0, horizon]`` (share-seconds)."""
+    known = tl.integrals.get(horizon)
+    if known is None:
+        known = tl.integrals[horizon] = _share_integrals(tl, horizon)
+    return known.copy()
+
+
+def _share_integrals(tl: Timeline, horizon: float) -> FloatArray:
     n_users = len(tl.users)
     if len(tl) == 0:
         return np.zeros(n_users, dtype=np.float64)
