@@ -7,20 +7,16 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-)
 from rich.table import Table
 
 from fairshare.cli.app import InputError, JsonOption, app, dump_json, fmt, parse_names, pct
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
 
 bench_app = typer.Typer(
     help="Reproduce the issue benchmarks (online throughput, simulator and solver at the "
@@ -39,6 +35,15 @@ def bench_progress() -> Iterator[Progress]:
     Off a terminal the bar is never started: rich before 14.3 writes a blank line on stderr
     when even a disabled bar stops.
     """
+    # Imported here: the other commands never show this bar.
+    from rich.progress import (  # noqa: PLC0415
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
     progress = Progress(
         TextColumn("{task.description}"),
         BarColumn(),

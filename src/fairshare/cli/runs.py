@@ -16,14 +16,6 @@ from typing import TYPE_CHECKING, Annotated, Literal, cast
 
 import typer
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-)
 
 from fairshare.cli.app import InputError
 from fairshare.workload.loader import load_scenario
@@ -31,6 +23,8 @@ from fairshare.workload.model import Job, Scenario
 
 # Imported by the commands that use them, so that `fairshare solve` does not load them.
 if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
+
     from fairshare.report.outdir import OutputDir
     from fairshare.sim.engine import SimOptions
     from fairshare.sim.records import RunLog
@@ -314,6 +308,15 @@ class _Progress:
         if self.bar is None:
             if time.perf_counter() - self.started < 1.0:
                 return
+            # Only a terminal gets a bar: rich.progress is not imported otherwise.
+            from rich.progress import (  # noqa: PLC0415
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+            )
+
             self.bar = Progress(
                 TextColumn("{task.description}"),
                 BarColumn(),
