@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -26,6 +27,13 @@ bench_app = typer.Typer(
 
 
 app.add_typer(bench_app, name="bench")
+
+
+@bench_app.callback()
+def _collector_on() -> None:
+    # The benchmarks time the library as its users run it, with the cyclic collector on
+    # (the command line pauses it for the other commands: cli.app.main).
+    gc.enable()
 
 
 @contextmanager

@@ -41,7 +41,6 @@ the machines it may use (slots: whole tasks per machine), maps then reduces, eve
 
 from __future__ import annotations
 
-import gc
 import heapq
 import math
 import time as wallclock
@@ -51,6 +50,7 @@ from typing import Any
 
 import numpy as np
 
+from fairshare import collector
 from fairshare.cluster import Cluster, FloatArray, Machine
 from fairshare.policies import Decision, Launch, Policy, TaskRef, make_policy
 from fairshare.sim.events import (
@@ -124,14 +124,9 @@ def simulate(
     # The run allocates a few tuples per running task (its event, its TaskRef) and no
     # reference cycles on its hot path: the cyclic collector's passes over them cost about a
     # fifth of a long run, so it waits until the log's columns are built.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    with collector.paused():
         run.run(iter(jobs), machine_events)
         rows = AttemptRows.from_flat(run.attempts, run.killed, run.truncated)
-    finally:
-        if collecting:
-            gc.enable()
     user_names = [u.name for u in users]
     seen = set(user_names)
     records = [r for r in run.records if r is not None]

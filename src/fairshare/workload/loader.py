@@ -24,6 +24,7 @@ from typing import NoReturn
 
 import numpy as np
 
+from fairshare import collector
 from fairshare.cluster import Cluster, FloatArray, Machine
 from fairshare.cluster.constraints import Constraint, ConstraintSyntaxError, parse_constraint
 from fairshare.workload.errors import ScenarioError, got, listing, shown_value
@@ -436,8 +437,10 @@ def parse_scenario(
         raise ScenarioError(
             source, "top level", f"must be a mapping with fields {fields}, {got(data)}"
         )
-    model = check_scenario(data, source)
-    return _Builder(model, source, machines_from).build()
+    # Records, machines, users and jobs: many small objects and no reference cycles.
+    with collector.paused():
+        model = check_scenario(data, source)
+        return _Builder(model, source, machines_from).build()
 
 
 def load_scenario(path: str | Path, machines_from: MachinesFrom | None = None) -> Scenario:
@@ -468,5 +471,6 @@ def load_scenario(path: str | Path, machines_from: MachinesFrom | None = None) -
     is_json = suffix == ".json" or (
         suffix not in (".yaml", ".yml") and text.lstrip().startswith("{")
     )
-    data = read_json(text, source) if is_json else read_yaml(text, source)
-    return parse_scenario(data, source, machines_from)
+    with collector.paused():  # the parsed data too: dicts and lists, no cycles
+        data = read_json(text, source) if is_json else read_yaml(text, source)
+        return parse_scenario(data, source, machines_from)
