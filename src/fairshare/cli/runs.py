@@ -173,10 +173,6 @@ def run_settings(
     headroom: bool = False,
 ) -> RunSettings:
     from fairshare.sim.options import OptionError, SimOptions  # noqa: PLC0415
-    from fairshare.workload.traces import (  # noqa: PLC0415
-        machines_from_trace,
-        parse_trace_argument,
-    )
 
     source = str(scenario_path)
     pairs = {"--delay-scheduling": delay, "--preemption": preemption}
@@ -197,9 +193,17 @@ def run_settings(
         text = pairs.get(err.where)
         what = err.what if text is None else f"{err.rule}, got {text!r}"
         raise InputError(source, err.where, what) from None
-    parsed_trace = parse_trace_argument(trace) if trace is not None else None
-    # SPEC section 3: a trace that lists machines gives them unless the scenario has them
-    machines_from = machines_from_trace(*parsed_trace, source) if parsed_trace is not None else None
+    parsed_trace = machines_from = None
+    if trace is not None:
+        # The trace readers are loaded by a run that replays a trace, not by the others.
+        from fairshare.workload.traces import (  # noqa: PLC0415
+            machines_from_trace,
+            parse_trace_argument,
+        )
+
+        parsed_trace = parse_trace_argument(trace)
+        # SPEC section 3: a trace that lists machines gives them unless the scenario has them
+        machines_from = machines_from_trace(*parsed_trace, source)
     scenario = load_scenario(scenario_path, machines_from)
     if parsed_trace is None and not scenario.jobs and scenario.workload is None:
         raise InputError(
