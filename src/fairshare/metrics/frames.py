@@ -240,4 +240,4 @@ def order_by_user_time(user: IntArray, time: FloatArray) -> IntArray:
     small = user[by_time]
     if user.size and int(user.max()) < np.iinfo(np.int16).max:
         small = small.astype(np.int16)
-    return by_time[np.argsort(small, kind="stable")].astype(np.int64)
+    return by_time[np.argsort(small, kind="stable")].astype(np.int64, copy=False)

@@ -65,14 +65,17 @@ def _timeline(f: RunFrames) -> Timeline:
         return Timeline(f.users, empty_f, empty_i, empty_i, empty_f, empty_i)
     times = np.concatenate([f.a_start, f.a_finish])
     user = np.concatenate([f.a_user, f.a_user])
-    delta = np.concatenate([np.ones(n, dtype=np.int64), -np.ones(n, dtype=np.int64)])
     # Demands as fractions of the pooled total, so the dominant share is a max over columns.
     inv_total = np.divide(1.0, f.total, out=np.zeros_like(f.total), where=f.total > 0)
     frac = f.a_demand * inv_total
-    dfrac = np.concatenate([frac, -frac])
 
     order = order_by_user_time(user, times)
-    times, user, delta, dfrac = times[order], user[order], delta[order], dfrac[order]
+    times, user = times[order], user[order]
+    # Event k < n starts attempt k (one more task, its demand more), event n + k ends it.
+    ending = order >= n
+    delta = np.where(ending, -1, 1)
+    dfrac = frac[np.where(ending, order - n, order)]
+    np.negative(dfrac, out=dfrac, where=ending[:, None])
     running = np.cumsum(delta)
     load = np.cumsum(dfrac, axis=0)
     # Restart the sums at each user's first row, so one user's float residue cannot leak
@@ -91,7 +94,10 @@ def _timeline(f: RunFrames) -> Timeline:
     t, u = times[last], user[last]
     r = running[last] - base_run[kept]
     ld = load[last] - base_load[kept]
-    share = np.round(ld.max(axis=1) if ld.shape[1] else np.zeros(len(t)), SHARE_DECIMALS)
+    top = np.zeros(len(t)) if ld.shape[1] == 0 else ld[:, 0].copy()
+    for column in range(1, ld.shape[1]):  # a few resources: faster than max(axis=1)
+        np.maximum(top, ld[:, column], out=top)
+    share = np.round(top, SHARE_DECIMALS)
     share = np.where(r > 0, np.maximum(share, 0.0), 0.0)
 
     prev_r = np.zeros_like(r)
