@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gc
 import sys
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -339,6 +338,8 @@ def bench_solve_command(
 ) -> None:
     """`fairshare solve` on a 1,000-user 3-level hierarchy and the constraint issue's CMMF
     (5,000 users, 100,000 machines) and TSF scales: median seconds in process and end to end."""
+    import tempfile  # noqa: PLC0415
+
     from fairshare.allocation.document import rounded  # noqa: PLC0415
     from fairshare.bench import solve  # noqa: PLC0415
 
