@@ -10,6 +10,13 @@ Every command is a thin layer over the library: it validates its options, calls 
 (:mod:`fairshare.api`) and prints a table or JSON.
 """
 
+import os
+
+# numpy's OpenBLAS starts a worker thread per core when numpy is imported, and idle workers
+# spin: 0.05 CPU s of every command's start on two cores, and more after each BLAS call
+# (DEVELOPERS.md). The commands' matrices are small: one thread unless the user sets one.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 from fairshare.collector import paused
 
 # Importing the commands' modules (typer, rich, numpy, the scenario loader) allocates about
