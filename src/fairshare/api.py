@@ -393,10 +393,12 @@ def workload_of(
     ['early', 'late']
     """
     from fairshare.workload.generators import generate  # noqa: PLC0415
-    from fairshare.workload.traces import open_trace  # noqa: PLC0415
 
     loaded = _scenario(scenario)
     if trace is not None:
+        # The trace readers are loaded by a run that replays a trace, not by the others.
+        from fairshare.workload.traces import open_trace  # noqa: PLC0415
+
         fmt, path = _trace(trace)
         return open_trace(fmt, path, loaded.cluster)
     if loaded.jobs:

@@ -46,8 +46,20 @@ Examples
 >>> folder.cleanup()
 """
 
-from fairshare.cli import bench, check, live, simulate, solve
-from fairshare.cli.app import app, main
+import os
+
+# numpy's OpenBLAS starts a worker thread per core when numpy is imported, and idle workers
+# spin: 0.05 CPU s of every command's start on two cores, and more after each BLAS call
+# (DEVELOPERS.md). The commands' matrices are small: one thread unless the user sets one.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+from fairshare.collector import paused
+
+# Importing the commands' modules (typer, rich, numpy, the scenario loader) allocates about
+# 100,000 objects and no garbage: the collector waits until they are loaded.
+with paused():
+    from fairshare.cli import bench, check, live, simulate, solve
+    from fairshare.cli.app import app, main
 
 __all__ = ["app", "main"]
 

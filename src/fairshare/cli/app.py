@@ -25,6 +25,8 @@ error: command line: --policies: expected a comma-separated list, got 'drf,,fair
 
 from __future__ import annotations
 
+import atexit
+import gc
 import io
 import json
 import os
@@ -34,6 +36,8 @@ from contextlib import contextmanager
 from typing import Annotated, NoReturn, TextIO
 
 import typer
+
+from fairshare.collector import paused
 
 app = typer.Typer(
     name="fairshare",
@@ -265,8 +269,32 @@ def _input_errors() -> tuple[type[Exception], ...]:
     return tuple(errors)
 
 
+def _no_collection_at_exit() -> None:
+    """Move every object out of the cyclic collector's reach as the interpreter exits.
+
+    The interpreter's shutdown runs the collector several times, each a full pass over the
+    objects the loaded libraries keep (some 70,000 after a ``simulate``: numpy, polars,
+    typer, rich): 0.1-0.15 CPU s in all, against 0.04 s with them frozen. Garbage left in
+    cycles then is not finalized: the command has closed its files, and the exit releases
+    the memory. Registered by :func:`main`, so only a process that ran a command exits this
+    way."""
+    gc.freeze()
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Entry point of the ``fairshare`` console script."""
+    """Entry point of the ``fairshare`` console script.
+
+    The cyclic collector is paused while the command runs (:func:`fairshare.collector.paused`):
+    the commands build large data without reference cycles (a ``check --all`` leaves none to
+    collect), and its passes over a ``simulate``'s scenario, imports and outputs cost 0.1 CPU
+    s. Cycles made meanwhile are collected by its first pass after."""
+    atexit.unregister(_no_collection_at_exit)
+    atexit.register(_no_collection_at_exit)
+    with paused():
+        _run(argv)
+
+
+def _run(argv: list[str] | None) -> NoReturn:
     command = typer.main.get_command(app)
     try:
         with stdout_kept_for_output():
