@@ -39,11 +39,15 @@ PUBLIC = {
         "SolverFailure",
         "__version__",
         "check",
+        "check_comparison",
+        "check_policy",
         "compare",
         "load_scenario",
         "parse_scenario",
+        "replay",
         "simulate",
         "solve",
+        "unrunnable_jobs",
         "workload_of",
     ],
     "fairshare.experiments": [
@@ -309,3 +313,9 @@ def test_the_three_policy_registries_share_one_shape() -> None:
     twice = [PolicyInfo("drf", "a", "b"), PolicyInfo("drf", "c", "d")]
     with pytest.raises(ValueError, match="'drf' is registered twice"):
         by_name(twice)
+
+
+def test_the_top_level_package_exports_the_whole_api() -> None:
+    """``import fairshare`` gives every name of :mod:`fairshare.api` (and the version)."""
+    assert set(fairshare.__all__) == set(PUBLIC["fairshare.api"]) | {"__version__"}
+    assert fairshare.unrunnable_jobs is fairshare.api.unrunnable_jobs

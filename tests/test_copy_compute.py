@@ -7,6 +7,8 @@ as two resources; maps ask for a map slot, reducers (their compute parts) for a 
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -188,12 +190,13 @@ def test_machine_lost_while_reducers_wait_to_compute() -> None:
 @pytest.mark.parametrize(
     ("options", "where"),
     [
-        (SimOptions(copy_compute_splitting=True, max_reducers=1, max_computing=2), "--copy"),
-        (SimOptions(copy_compute_splitting=True, max_computing=0), "--copy"),
-        (SimOptions(reduce_slowstart=1.5), "reduce_slowstart"),
+        ({"copy_compute_splitting": True, "max_reducers": 1, "max_computing": 2}, "--copy"),
+        ({"copy_compute_splitting": True, "max_computing": 0}, "--copy"),
+        ({"reduce_slowstart": 1.5}, "reduce_slowstart"),
     ],
 )
-def test_bad_options(options: SimOptions, where: str) -> None:
+def test_bad_options(options: dict[str, Any], where: str) -> None:
+    # Options are checked when they are made, before any run.
     with pytest.raises(SimulationError) as info:
-        simulate(nodes(1), figure_6_jobs(), "fair", seed=0, options=options)
+        SimOptions(**options)
     assert info.value.where.startswith(where)

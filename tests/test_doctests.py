@@ -34,12 +34,16 @@ NOT_RUN = {
 
 PACKAGES_WITH_EXAMPLES = (
     "fairshare.allocation",
+    "fairshare.backends",
     "fairshare.bench",
+    "fairshare.cli",
     "fairshare.cluster",
     "fairshare.experiments",
     "fairshare.fairness",
     "fairshare.metrics",
+    "fairshare.policies",
     "fairshare.report",
+    "fairshare.service",
     "fairshare.sim",
     "fairshare.solvers",
     "fairshare.workload",

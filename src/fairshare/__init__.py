@@ -62,11 +62,15 @@ if TYPE_CHECKING:
         Solution,
         SolverFailure,
         check,
+        check_comparison,
+        check_policy,
         compare,
         load_scenario,
         parse_scenario,
+        replay,
         simulate,
         solve,
+        unrunnable_jobs,
         workload_of,
     )
 
@@ -87,11 +91,15 @@ __all__ = [
     "SolverFailure",
     "__version__",
     "check",
+    "check_comparison",
+    "check_policy",
     "compare",
     "load_scenario",
     "parse_scenario",
+    "replay",
     "simulate",
     "solve",
+    "unrunnable_jobs",
     "workload_of",
 ]
 

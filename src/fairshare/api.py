@@ -110,6 +110,7 @@ TraceLike = str | tuple[str, str | Path]
 
 
 def _scenario(scenario: ScenarioLike) -> Scenario:
+    """The scenario itself, or the one its path's file holds (loaded and validated)."""
     return scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
 
 
@@ -132,13 +133,25 @@ class Solution:
 
     def tasks_by_user(self) -> dict[str, float]:
         """Tasks per user name (fractional for a divisible allocation), rounded to 6
-        decimals as in the JSON document."""
+        decimals as in the JSON document.
+
+        Returns
+        -------
+        dict of str to float
+            By user name, in scenario order.
+        """
         users = self.to_dict()["users"]
         assert isinstance(users, dict)
         return {name: entry["tasks"] for name, entry in users.items()}
 
     def to_dict(self) -> dict[str, object]:
         """The JSON document of SPEC section 2 (``fairshare solve --json``).
+
+        Returns
+        -------
+        dict
+            ``policy``, ``integral``, per user its ``tasks`` and ``share``, and the
+            placement for the policies that place tasks.
 
         Examples
         --------
@@ -155,7 +168,26 @@ class Solution:
 
     def frame(self) -> pl.DataFrame:
         """One row per user: ``user``, ``tasks``, ``share``, ``weight``, plus one column per
-        resource with the amount allocated to the user."""
+        resource with the amount allocated to the user.
+
+        Returns
+        -------
+        polars.DataFrame
+            One row per user, in scenario order.
+
+        Examples
+        --------
+        >>> import fairshare
+        >>> scenario = fairshare.parse_scenario(
+        ...     {"machines": [{"name": "m1", "capacity": {"cpu": 9, "mem": 18}}],
+        ...      "users": [{"name": "A", "demand": {"cpu": 1, "mem": 4}},
+        ...                {"name": "B", "demand": {"cpu": 3, "mem": 1}}]},
+        ...     source="drf-section-4.1",
+        ... )
+        >>> frame = fairshare.solve(scenario, "drf").frame()
+        >>> frame.columns, frame["mem"].to_list()
+        (['user', 'tasks', 'share', 'weight', 'cpu', 'mem'], [12.0, 2.0])
+        """
         import polars as pl  # noqa: PLC0415
 
         scenario = self.scenario
@@ -246,24 +278,44 @@ class Run:
         return summary(self.log)
 
     def to_dict(self) -> dict[str, object]:
-        """The ``summary.json`` document (a copy of :attr:`summary`)."""
+        """The ``summary.json`` document (a copy of :attr:`summary`).
+
+        Returns
+        -------
+        dict
+        """
         return dict(self.summary)
 
     def jobs_frame(self) -> pl.DataFrame:
-        """``jobs.csv`` as a polars DataFrame: one row per job, in submission order."""
+        """``jobs.csv`` as a polars DataFrame: one row per job, in submission order.
+
+        Returns
+        -------
+        polars.DataFrame
+        """
         from fairshare.metrics import jobs_frame  # noqa: PLC0415
 
         return jobs_frame(self.log)
 
     def timeline_frame(self) -> pl.DataFrame:
         """``timeline.csv`` as a polars DataFrame: running tasks and share per user over
-        time."""
+        time.
+
+        Returns
+        -------
+        polars.DataFrame
+        """
         from fairshare.metrics import timeline_frame  # noqa: PLC0415
 
         return timeline_frame(self.log)
 
     def tasks_frame(self) -> pl.DataFrame:
-        """``tasks.parquet`` as a polars DataFrame: one row per task attempt."""
+        """``tasks.parquet`` as a polars DataFrame: one row per task attempt.
+
+        Returns
+        -------
+        polars.DataFrame
+        """
         from fairshare.metrics import tasks_frame  # noqa: PLC0415
 
         return tasks_frame(self.log)
@@ -271,13 +323,25 @@ class Run:
     def write(self, out_dir: str | Path) -> dict[str, object]:
         """Write ``summary.json``, ``jobs.csv``, ``timeline.csv``, ``tasks.parquet`` and
         ``report.html`` into ``out_dir`` (created if missing; files of the same names are
-        replaced). Returns the summary document."""
+        replaced).
+
+        Parameters
+        ----------
+        out_dir : str or path
+            The directory.
+
+        Returns
+        -------
+        dict
+            The summary document.
+        """
         from fairshare.report import write_outputs  # noqa: PLC0415
 
         return write_outputs(self.log, Path(out_dir))
 
 
 def _trace(trace: TraceLike) -> tuple[str, Path]:
+    """A trace argument as (format, path), checked as ``--trace`` is."""
     from fairshare.workload.traces import parse_trace_argument  # noqa: PLC0415
 
     if isinstance(trace, str):
@@ -295,12 +359,46 @@ def workload_of(
     from its ``workload`` generator, drawn from a child generator of ``seed`` so that every
     policy of a comparison replays the same jobs. A trace record that breaks its format
     raises :class:`ScenarioError` when the iteration reaches it.
+
+    Parameters
+    ----------
+    scenario : Scenario or path
+        The scenario, or the path of its file.
+    seed : int
+        Seeds a generated workload.
+    trace : str or (str, path), optional
+        ``"FORMAT:PATH"``: the jobs of a trace instead of the scenario's.
+
+    Returns
+    -------
+    Workload
+        The jobs (an iterator, read once) and the cluster.
+
+    Raises
+    ------
+    ScenarioError
+        The scenario has neither jobs nor a workload and no trace is given, or the file or
+        the trace argument breaks its format.
+
+    Examples
+    --------
+    >>> from fairshare import api
+    >>> scenario = api.parse_scenario(
+    ...     {"machines": [{"name": "m", "capacity": {"slots": 2}}],
+    ...      "jobs": [{"name": "late", "submit": 5, "tasks": 1, "duration": 1},
+    ...               {"name": "early", "submit": 0, "tasks": 1, "duration": 1}]},
+    ...     source="two-jobs",
+    ... )
+    >>> [job.name for job in api.workload_of(scenario).jobs]
+    ['early', 'late']
     """
     from fairshare.workload.generators import generate  # noqa: PLC0415
-    from fairshare.workload.traces import open_trace  # noqa: PLC0415
 
     loaded = _scenario(scenario)
     if trace is not None:
+        # The trace readers are loaded by a run that replays a trace, not by the others.
+        from fairshare.workload.traces import open_trace  # noqa: PLC0415
+
         fmt, path = _trace(trace)
         return open_trace(fmt, path, loaded.cluster)
     if loaded.jobs:
@@ -381,7 +479,32 @@ def check_policy(name: str, options: SimOptions | None = None, where: str = "pol
     """Raise :class:`PolicyError` at ``where`` unless ``name`` is an online policy or a
     reference scheduler (Choosy section 7) that combines with ``options``: the reference
     schedulers place tasks by the exact offline allocation, so they take no delay scheduling,
-    preemption, copy-compute splitting or headroom."""
+    preemption, copy-compute splitting or headroom.
+
+    Parameters
+    ----------
+    name : str
+        The policy's name.
+    options : SimOptions, optional
+        The run's options.
+    where : str
+        The field or option the error names.
+
+    Raises
+    ------
+    PolicyError
+        An unknown name, or a reference scheduler with an option it does not take.
+
+    Examples
+    --------
+    >>> from fairshare import api
+    >>> api.check_policy("drf")
+    >>> api.check_policy("offline-restricted", api.SimOptions(headroom=True))
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    fairshare.policies.protocol.PolicyError: --headroom: does not combine with the ...
+    """
     from fairshare.sim.reference import REFERENCE_POLICIES  # noqa: PLC0415
 
     if name not in ONLINE_POLICIES and name not in REFERENCE_POLICIES:
@@ -408,7 +531,20 @@ def check_policy(name: str, options: SimOptions | None = None, where: str = "pol
 
 def check_comparison(policies: Sequence[str], reference: str | None = None) -> None:
     """Raise :class:`PolicyError` unless ``policies`` is a non-empty list without repeats
-    and ``reference`` (if given) is one of them."""
+    and ``reference`` (if given) is one of them.
+
+    Parameters
+    ----------
+    policies : sequence of str
+        The policies to compare.
+    reference : str, optional
+        The run the others are compared against.
+
+    Raises
+    ------
+    PolicyError
+        An empty list or name, a name listed twice, or a reference not among them.
+    """
     names = list(policies)
     if not names or any(not name for name in names):
         raise PolicyError("policies", f"expected a non-empty list of policies, got {names!r}")
@@ -432,7 +568,32 @@ def replay(
 ) -> Run:
     """Simulate ``workload`` (from :func:`workload_of`) under ``policy``: the step of
     :func:`simulate` after the jobs are known. ``jobs`` replaces ``workload.jobs`` (the same
-    jobs, observed on the way: a progress bar)."""
+    jobs, observed on the way: a progress bar).
+
+    Parameters
+    ----------
+    scenario : Scenario
+        Users and queues.
+    workload : Workload
+        The jobs and the cluster (:func:`workload_of`).
+    policy : str
+        An online policy or a reference scheduler.
+    seed : int
+        Seeds task durations and input block placement.
+    options : SimOptions, optional
+        The run's options.
+    jobs : iterator of Job, optional
+        Replaces ``workload.jobs``.
+
+    Returns
+    -------
+    Run
+
+    Raises
+    ------
+    PolicyError
+        An unknown policy, or options it does not combine with.
+    """
     from fairshare.sim.reference import REFERENCE_POLICIES, make_reference  # noqa: PLC0415
 
     check_policy(policy, options)
@@ -459,7 +620,34 @@ def unrunnable_jobs(workload: Workload, until: float | None = None) -> list[tupl
     (:class:`~fairshare.workload.eligibility.TaskFit`, the check behind the simulator's
     slowdown denominator, so this list and ``summary.json``'s ``unrunnable_jobs`` agree). Jobs
     submitted after ``until`` are left out: the run stops before it submits them. Reads the
-    whole workload, so a corrupt trace record raises here."""
+    whole workload, so a corrupt trace record raises here.
+
+    Parameters
+    ----------
+    workload : Workload
+        The jobs and the cluster (:func:`workload_of`); its jobs are read.
+    until : float, optional
+        The run's end (``SimOptions.until``).
+
+    Returns
+    -------
+    list of (str, str)
+        Each such job's name and why it never runs, in submission order.
+
+    Examples
+    --------
+    >>> from fairshare import api
+    >>> scenario = api.parse_scenario(
+    ...     {"machines": [{"name": "m", "capacity": {"cpu": 2}}],
+    ...      "jobs": [{"name": "a", "submit": 0, "tasks": 2, "duration": 10,
+    ...                "demand": {"cpu": 1}},
+    ...               {"name": "big", "submit": 1, "tasks": 1, "duration": 5,
+    ...                "demand": {"cpu": 4}}]},
+    ...     source="too-big",
+    ... )
+    >>> api.unrunnable_jobs(api.workload_of(scenario))
+    [('big', 'its task demand (cpu 4) fits on no machine')]
+    """
     from fairshare.workload.eligibility import TaskFit  # noqa: PLC0415
 
     fit = TaskFit(workload.cluster.machines, workload.cluster.resources)
@@ -492,7 +680,22 @@ class Comparison:
     _document: dict[str, object] = field(default_factory=dict, repr=False, compare=False)
 
     def run(self, policy: str) -> Run:
-        """The run of ``policy`` (KeyError if it was not compared)."""
+        """The run of ``policy``.
+
+        Parameters
+        ----------
+        policy : str
+            A compared policy.
+
+        Returns
+        -------
+        Run
+
+        Raises
+        ------
+        KeyError
+            ``policy`` was not compared.
+        """
         for run in self.runs:
             if run.policy == policy:
                 return run
@@ -500,7 +703,12 @@ class Comparison:
 
     def to_dict(self) -> dict[str, object]:
         """The ``compare.json`` document: every run's summary, and the comparison with the
-        reference."""
+        reference.
+
+        Returns
+        -------
+        dict
+        """
         if not self._document:
             from fairshare.metrics import clean, compare_runs  # noqa: PLC0415
 
@@ -510,14 +718,30 @@ class Comparison:
         return dict(self._document)
 
     def frame(self) -> pl.DataFrame:
-        """``compare.csv`` as a polars DataFrame: one row per run."""
+        """``compare.csv`` as a polars DataFrame: one row per run.
+
+        Returns
+        -------
+        polars.DataFrame
+        """
         from fairshare.metrics import compare_frame  # noqa: PLC0415
 
         return compare_frame(self.to_dict())
 
     def write(self, out_dir: str | Path) -> dict[str, object]:
         """Write ``compare.json``, ``compare.csv``, ``compare.html`` and each run's files in
-        ``out_dir/POLICY/``. Returns the comparison document."""
+        ``out_dir/POLICY/``.
+
+        Parameters
+        ----------
+        out_dir : str or path
+            The directory (created if missing).
+
+        Returns
+        -------
+        dict
+            The comparison document.
+        """
         from fairshare.report import write_compare  # noqa: PLC0415
 
         out = Path(out_dir)
@@ -538,7 +762,34 @@ def compare(
     """Simulate the same jobs (same seed: same jobs and task durations) under each policy.
 
     ``reference`` (default: the first policy) is the run the others are compared against.
-    See :func:`simulate` for the other parameters.
+
+    Parameters
+    ----------
+    scenario : Scenario or path
+        Machines, users and queues, and the jobs unless a trace gives them.
+    policies : sequence of str
+        Online policies or reference schedulers, each once.
+    seed : int
+        Seeds task durations, input block placement and generated jobs (the same for
+        every run).
+    trace : str or (str, path), optional
+        ``"FORMAT:PATH"``: replay a trace's jobs instead of the scenario's.
+    options : SimOptions, optional
+        The runs' options (see :func:`simulate`).
+    reference : str, optional
+        One of ``policies`` (default: the first).
+
+    Returns
+    -------
+    Comparison
+
+    Raises
+    ------
+    ScenarioError
+        The scenario or trace breaks its format.
+    PolicyError
+        An empty or repeated list, an unknown policy, a reference not compared, or options
+        a policy does not combine with.
 
     Examples
     --------

@@ -196,6 +196,8 @@ class _SourceFinder:
         path: Sequence[str] | None = None,
         target: ModuleType | None = None,
     ) -> ModuleSpec | None:
+        """The source spec of kernel module ``fullname`` (None for any other module: the
+        next finder looks)."""
         if fullname not in KERNEL_MODULES or path is None:
             return None
         leaf = fullname.rpartition(".")[2]

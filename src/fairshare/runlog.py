@@ -153,6 +153,14 @@ class AttemptRows(NamedTuple):
     The lists are in the log's attempt order (by start, job order, phase, task, attempt;
     the five are unique per attempt), one entry per attempt; ``order`` indexes
     ``RunLog.jobs``. The other fields are those of :class:`TaskAttempt`.
+
+    Attributes
+    ----------
+    order : list of int
+        Per attempt, its job's index in ``RunLog.jobs`` (the job's name and user are its
+        record's).
+    start, phase, task, attempt, machine, finish, killed, locality, truncated : list
+        Per attempt, the :class:`TaskAttempt` field of the same name.
     """
 
     start: list[float]
@@ -219,6 +227,15 @@ class AttemptColumns(NamedTuple):
     ``order`` indexes ``RunLog.jobs``; ``user`` is None when every attempt's user is its
     job's (a simulator's log: no column of names to build and read back). The other fields
     are those of :class:`TaskAttempt`.
+
+    Attributes
+    ----------
+    order : sequence of int
+        Per attempt, its job's index in ``RunLog.jobs``.
+    user : sequence of str or None
+        Per attempt, its user; None when every attempt's user is its job's.
+    phase, task, attempt, machine, start, finish, killed, locality, truncated : sequence
+        Per attempt, the :class:`TaskAttempt` field of the same name.
     """
 
     order: Sequence[int]
@@ -423,7 +440,29 @@ class RunLog:
 def greedy_end(seconds: Sequence[float], slots: int, start: float) -> float:
     """When tasks of ``seconds`` (in order, each on the earliest free of ``slots``) all
     finish, from ``start``: a job's response time alone on the empty cluster (the slowdown's
-    denominator, SPEC section 3), for simulated durations and for measured ones alike."""
+    denominator, SPEC section 3), for simulated durations and for measured ones alike.
+
+    Parameters
+    ----------
+    seconds : sequence of float
+        The tasks' durations, in the order they start.
+    slots : int
+        How many of them run at a time (positive).
+    start : float
+        When the first starts.
+
+    Returns
+    -------
+    float
+        When the last finishes.
+
+    Examples
+    --------
+    >>> greedy_end([10.0, 10.0, 10.0], 2, 5.0)
+    25.0
+    >>> greedy_end([4.0, 1.0], 4, 0.0)
+    4.0
+    """
     if len(seconds) <= slots:
         return start + max(seconds, default=0.0)
     heap = [start] * slots

@@ -23,6 +23,29 @@ matching executor call, so that a service killed at any moment resumes from it (
 :mod:`fairshare.service.store`). Submissions and cancellations may come from other threads
 (:meth:`LiveDriver.submit`, :meth:`LiveDriver.cancel`); everything else runs on the driver's
 thread, in :meth:`LiveDriver.step`.
+
+Examples
+--------
+A task that fails is retried; one that fails more than its job's ``max_retries`` times
+fails its job, whose error names it:
+
+>>> import numpy as np
+>>> from fairshare.backends import FakeExecutor, Journal, LiveDriver, LiveJob
+>>> from fairshare.cluster import Cluster, Machine
+>>> from fairshare.policies import make_policy
+>>> from fairshare.workload.model import User
+>>> class Printed(Journal):
+...     def job_ended(self, job, state, error=None):
+...         print(job, state, error)
+>>> executor = FakeExecutor(("cpu",), [Machine("n1", np.array([4.0]))],
+...                         failure=lambda spec: "exit code 1" if spec.index == 0 else None)
+>>> policy = make_policy("fifo", Cluster.build(executor.resources, executor.nodes()))
+>>> driver = LiveDriver(policy, executor, users=[User("t", np.array([1.0]))],
+...                     journal=Printed())
+>>> driver.submit(LiveJob("j", "t", "j", 2, {"cpu": 1}, ("true",), max_retries=1))
+>>> while driver.active():
+...     driver.step(10.0)
+j failed task 0 failed 2 times: exit code 1
 """
 
 from __future__ import annotations
@@ -48,6 +71,7 @@ DEFAULT_MAX_RETRIES = 3
 """How many times a task may fail and run again before its job fails (Ray's own default)."""
 
 JobEnd = Literal["finished", "failed", "cancelled"]
+"""How a live job ended."""
 
 
 @dataclass(frozen=True)
@@ -55,7 +79,31 @@ class LiveJob:
     """A tenant's job: ``tasks`` tasks, each running ``command`` with ``demand`` (by resource
     name) under ``constraint`` (the tenant's own constraint applies too). ``done`` lists the
     task indices already finished and ``failures`` the failures so far per task (a job
-    replayed after a restart)."""
+    replayed after a restart).
+
+    Parameters
+    ----------
+    id : str
+        The job's id, unique in the service.
+    tenant : str
+        The tenant (a user of the policy) it runs for.
+    name : str
+        The name the tenant gave it.
+    tasks : int
+        Its tasks, 0 .. tasks-1.
+    demand : mapping of str to float
+        What each task holds, by resource name.
+    command : tuple of str
+        The argv each task runs (``FAIRSHARE_TASK_INDEX`` tells it which).
+    constraint : str, optional
+        A placement constraint (SPEC's constraint language), in addition to the tenant's.
+    max_retries : int
+        How many times one task may fail and run again before the job fails.
+    done : frozenset of int
+        Tasks already finished (a replayed job).
+    failures : mapping of int to int
+        Failures so far per task (a replayed job).
+    """
 
     id: str
     tenant: str
@@ -74,24 +122,78 @@ class Journal:
     database). This base class keeps nothing: a driver without durability (a benchmark)."""
 
     def task_launched(self, job: str, index: int, attempt: int, machine: str) -> None:
-        """Attempt ``attempt`` of task ``index`` is about to start on ``machine``."""
+        """Attempt ``attempt`` of task ``index`` is about to start on ``machine``.
+
+        Parameters
+        ----------
+        job : str
+            The job's id.
+        index : int
+            The task.
+        attempt : int
+            The attempt's number (0 first).
+        machine : str
+            The node it starts on.
+        """
 
     def task_finished(self, job: str, index: int) -> None:
-        """The task finished."""
+        """The task finished.
+
+        Parameters
+        ----------
+        job : str
+            The job's id.
+        index : int
+            The task.
+        """
 
     def task_pending(
         self, job: str, index: int, *, failures: int, error: str | None = None
     ) -> None:
         """The task stopped without finishing (killed, lost or failed: ``failures`` is its
-        count of failures so far, ``error`` the last) and is pending again."""
+        count of failures so far, ``error`` the last) and is pending again.
+
+        Parameters
+        ----------
+        job : str
+            The job's id.
+        index : int
+            The task.
+        failures : int
+            Its failures so far (a kill or a loss counts none).
+        error : str, optional
+            Why it stopped.
+        """
 
     def task_failed(self, job: str, index: int, *, failures: int, error: str) -> None:
         """The task failed for good (more than its job's ``max_retries`` failures); the job
-        fails with it (:meth:`job_ended` follows)."""
+        fails with it (:meth:`job_ended` follows).
+
+        Parameters
+        ----------
+        job : str
+            The job's id.
+        index : int
+            The task.
+        failures : int
+            Its failures, the last included.
+        error : str
+            The last failure's error.
+        """
 
     def job_ended(self, job: str, state: JobEnd, error: str | None = None) -> None:
         """The job finished, failed (``error``) or was cancelled; its tasks not finished
-        end with it."""
+        end with it.
+
+        Parameters
+        ----------
+        job : str
+            The job's id.
+        state : {"finished", "failed", "cancelled"}
+            How it ended.
+        error : str, optional
+            Why it failed.
+        """
 
     def commit(self) -> None:
         """Make the writes so far durable: called before every executor call (a launch, a
@@ -115,9 +217,24 @@ class _Running:
 
 
 class LiveDriver:
-    """Runs ``policy`` against ``executor`` (see the module). ``users`` are the tenants (the
-    scenario's users: weights, queues, constraints); ``poll_interval`` is how often the nodes
-    are listed (seconds; 0: at every step)."""
+    """Runs ``policy`` against ``executor`` (see the module).
+
+    Parameters
+    ----------
+    policy : Scheduler
+        An online policy built over the executor's nodes at the start
+        (:func:`~fairshare.policies.make_policy`).
+    executor : Executor
+        The cluster that runs the tasks.
+    users : sequence of User
+        The tenants (the scenario's users: weights, queues, constraints); every job's
+        tenant must be one of them.
+    journal : Journal, optional
+        Where every state change is written before the driver acts on it (default: a
+        journal that keeps nothing).
+    poll_interval : float
+        How often the nodes are listed, in seconds (0: at every step).
+    """
 
     def __init__(
         self,
@@ -159,35 +276,77 @@ class LiveDriver:
     # ------------------------------------------------------------------ from other threads
 
     def submit(self, job: LiveJob) -> None:
-        """Hand a job to the driver (any thread); it reaches the policy at the next step."""
+        """Hand a job to the driver (any thread); it reaches the policy at the next step. A
+        job whose id the driver has seen is ignored.
+
+        Parameters
+        ----------
+        job : LiveJob
+            The job.
+        """
         self._inbox.put(("submit", job))
 
     def cancel(self, job_id: str) -> None:
-        """Cancel a job (any thread); a job already ended is left as it is."""
+        """Cancel a job (any thread); a job already ended is left as it is.
+
+        Parameters
+        ----------
+        job_id : str
+            The job's id.
+        """
         self._inbox.put(("cancel", job_id))
 
     def shares(self) -> dict[str, tuple[int, float]]:
-        """Per tenant: running tasks and the policy's share, as of the last step."""
+        """Per tenant: running tasks and the policy's share, as of the last step (any
+        thread).
+
+        Returns
+        -------
+        dict of str to (int, float)
+            Per tenant name, its running tasks and its share in the policy's unit.
+        """
         with self._lock:
             return dict(self._shares)
 
     # ------------------------------------------------------------------ the loop
 
     def now(self) -> float:
-        """Seconds since the driver started (the policy's and the records' time)."""
+        """Seconds since the driver started (the policy's and the records' time).
+
+        Returns
+        -------
+        float
+        """
         return self.executor.now() - self.start
 
     def active(self) -> bool:
-        """Whether some job has not ended (or a submission or cancellation waits)."""
+        """Whether some job has not ended (or a submission or cancellation waits).
+
+        Returns
+        -------
+        bool
+        """
         return bool(self._jobs) or not self._inbox.empty()
 
     def running(self) -> int:
+        """How many attempts run now.
+
+        Returns
+        -------
+        int
+        """
         return len(self._keys)
 
     def step(self, timeout: float) -> None:
         """Deliver what waits (submissions, cancellations, node changes, a wake-up), apply
         the policy's decisions, then wait up to ``timeout`` seconds (less when the policy
-        wants a wake-up or a poll is due) for attempts to end and deliver those."""
+        wants a wake-up or a poll is due) for attempts to end and deliver those.
+
+        Parameters
+        ----------
+        timeout : float
+            The longest wait for attempts to end, in seconds.
+        """
         now = self.now()
         self._drain(now)
         if now >= self._next_poll:
@@ -212,7 +371,13 @@ class LiveDriver:
 
     def poll_nodes(self, now: float) -> None:
         """Compare the executor's nodes with the policy's machines: new ones are added, gone
-        ones removed (their tasks re-queued)."""
+        ones removed (their tasks re-queued).
+
+        Parameters
+        ----------
+        now : float
+            The driver's time.
+        """
         self._next_poll = now + self.poll_interval
         alive = {m.name: m for m in self.executor.nodes()}
         for name in [n for n in self.machines if n not in alive]:
@@ -226,6 +391,7 @@ class LiveDriver:
     # ------------------------------------------------------------------ events
 
     def _drain(self, now: float) -> None:
+        """Deliver the submissions and cancellations other threads put in the inbox."""
         while True:
             try:
                 kind, payload = self._inbox.get_nowait()
@@ -238,6 +404,7 @@ class LiveDriver:
                 self._cancelled(now, payload)
 
     def _submitted(self, now: float, spec: LiveJob) -> None:
+        """A job reaches the policy with its unfinished tasks (numbered 0.. for it)."""
         if spec.id in self._by_id:
             return
         indices = [i for i in range(spec.tasks) if i not in spec.done]
@@ -280,6 +447,7 @@ class LiveDriver:
         )
 
     def _cancelled(self, now: float, job_id: str) -> None:
+        """A tenant cancelled the job: written ended, stopped and recorded unfinished."""
         jid = self._by_id.get(job_id)
         run = self._jobs.get(jid) if jid is not None else None
         if run is None:
@@ -297,6 +465,8 @@ class LiveDriver:
                 self._calls.append(key)
 
     def _ended(self, now: float, event: ExecEvent) -> None:
+        """An attempt ended: finished, lost with its node (no retry counted) or failed
+        (retried, or its job fails past ``max_retries``)."""
         where = self._keys.get(event.key)
         if where is None:
             return  # an attempt cancelled or lost before it reported
@@ -341,6 +511,7 @@ class LiveDriver:
         self.policy.task_failed(now, TaskRef(run.jid, "map", pi))
 
     def _node_gone(self, now: float, name: str) -> None:
+        """Node ``name`` left: its attempts are written pending and cancelled."""
         del self.machines[name]
         self.events += 1
         for ref in self.policy.machine_removed(now, name):
@@ -386,6 +557,7 @@ class LiveDriver:
                 self.executor.launch(*call)
 
     def _launch(self, now: float, run: _Running, pi: int, machine: str) -> None:
+        """Write the policy's launch of task ``pi`` and queue the executor call."""
         index = run.indices[pi]
         attempt = run.attempts.get(index, 0)
         run.attempts[index] = attempt + 1
@@ -425,6 +597,7 @@ class LiveDriver:
     # ------------------------------------------------------------------ records
 
     def _record(self, run: _Running, finish: float | None) -> JobRecord:
+        """The job's record, its isolated response from the durations its tasks took."""
         spec = run.spec
         user = self.users[spec.tenant]
         demand = np.array([float(spec.demand.get(r, 0.0)) for r in self.resources])
@@ -448,7 +621,21 @@ class LiveDriver:
 
     def log(self, policy: str, wall_seconds: float) -> RunLog:
         """The run so far as a :class:`RunLog` (SPEC section 3's outputs): attempts still
-        running are truncated now, jobs still running are recorded unfinished."""
+        running are truncated now, jobs still running are recorded unfinished.
+
+        Parameters
+        ----------
+        policy : str
+            The policy's name, for the log.
+        wall_seconds : float
+            The run's wall time so far.
+
+        Returns
+        -------
+        RunLog
+            The log :mod:`fairshare.metrics` and :mod:`fairshare.report` read, as a
+            simulation's (``options`` is ``{"live": True}``, ``seed`` 0).
+        """
         now = self.now()
         rows = list(self._rows)
         truncated: set[int] = set()
@@ -474,6 +661,7 @@ class LiveDriver:
         )
 
     def _publish(self) -> None:
+        """Copy the policy's running tasks and shares for :meth:`shares` (other threads)."""
         shares = dict.fromkeys(self.user_names, (0, 0.0))
         for user in self.policy.users:
             shares[user.name] = (user.running, float(user.share))

@@ -18,6 +18,22 @@ Contract:
 - ``nodes()`` lists the nodes alive now. A node that died is reported by ``nodes()`` no
   longer, and its running attempts end as :class:`Failed` with ``lost`` set.
 - ``now()`` is the executor's clock in seconds (non-decreasing): the driver's time.
+
+Examples
+--------
+The in-process fake (:class:`~fairshare.backends.fake.FakeExecutor`) follows the contract
+with a virtual clock:
+
+>>> import numpy as np
+>>> from fairshare.backends import FakeExecutor, TaskSpec
+>>> from fairshare.cluster import Machine
+>>> executor = FakeExecutor(("cpu",), [Machine("n1", np.array([2.0]))],
+...                         duration=lambda spec: 5.0)
+>>> executor.launch(TaskSpec("j:0:0", "j", 0, 0, ("true",), {"cpu": 1.0}), "n1")
+>>> executor.wait(1.0), executor.now()
+([], 1.0)
+>>> executor.wait(10.0), executor.now()
+([Finished(key='j:0:0')], 5.0)
 """
 
 from __future__ import annotations
@@ -32,9 +48,24 @@ from fairshare.cluster import Machine
 
 @dataclass(frozen=True)
 class TaskSpec:
-    """One attempt of one task: ``key`` names the attempt (unique for the executor's
-    lifetime), ``job`` and ``index`` the task (``FAIRSHARE_TASK_INDEX`` is ``index``),
-    ``command`` the argv it runs and ``demand`` what it holds, by resource name."""
+    """One attempt of one task, as the driver hands it to the executor.
+
+    Parameters
+    ----------
+    key : str
+        Names the attempt, unique for the executor's lifetime (the driver's is
+        ``JOB:INDEX:ATTEMPT``).
+    job : str
+        The job's id (``FAIRSHARE_JOB_ID`` in the command's environment).
+    index : int
+        The task's index in its job (``FAIRSHARE_TASK_INDEX``).
+    attempt : int
+        0 for the task's first attempt, one more for each after (``FAIRSHARE_ATTEMPT``).
+    command : tuple of str
+        The argv it runs (never a shell line).
+    demand : mapping of str to float
+        What it holds while it runs, by resource name.
+    """
 
     key: str
     job: str
@@ -45,15 +76,32 @@ class TaskSpec:
 
 
 class Finished(NamedTuple):
-    """Attempt ``key`` ended successfully."""
+    """Attempt ``key`` ended successfully.
+
+    Attributes
+    ----------
+    key : str
+        The attempt's :attr:`TaskSpec.key`.
+    """
 
     key: str
 
 
 class Failed(NamedTuple):
-    """Attempt ``key`` ended without finishing: ``error`` says why. ``lost`` is set when its
-    node died or can no longer take it (not the task's fault: it does not count as a
-    retry); ``node`` names that node when known."""
+    """Attempt ``key`` ended without finishing.
+
+    Attributes
+    ----------
+    key : str
+        The attempt's :attr:`TaskSpec.key`.
+    error : str
+        Why (an exit code and the end of its standard error, a Ray error).
+    lost : bool
+        Its node died or can no longer take it: not the task's fault, so it does not count
+        as a retry.
+    node : str or None
+        The node that was lost, when known.
+    """
 
     key: str
     error: str
@@ -62,28 +110,81 @@ class Failed(NamedTuple):
 
 
 ExecEvent = Finished | Failed
+"""What :meth:`Executor.wait` reports of an attempt that ended."""
 
 
 class Executor(ABC):
-    """A cluster that runs tasks (see the module for the contract)."""
+    """A cluster that runs tasks (see the module for the contract).
+
+    Attributes
+    ----------
+    resources : tuple of str
+        The resource names of the nodes' capacities and of task demands, in order.
+    """
 
     resources: tuple[str, ...]
     """The resource names of ``nodes()``' capacities and of task demands, in order."""
 
     @abstractmethod
-    def now(self) -> float: ...
+    def now(self) -> float:
+        """The executor's clock.
+
+        Returns
+        -------
+        float
+            Seconds, non-decreasing (the driver's time is this minus its start).
+        """
 
     @abstractmethod
-    def nodes(self) -> list[Machine]: ...
+    def nodes(self) -> list[Machine]:
+        """The nodes alive now.
+
+        Returns
+        -------
+        list of Machine
+            Each node as a machine: its name, capacity over :attr:`resources`, rack and
+            attributes.
+        """
 
     @abstractmethod
-    def launch(self, spec: TaskSpec, machine: str) -> None: ...
+    def launch(self, spec: TaskSpec, machine: str) -> None:
+        """Start one attempt on ``machine``, holding ``spec.demand`` there; never blocks on
+        the task. A node gone meanwhile reports the attempt :class:`Failed` and lost.
+
+        Parameters
+        ----------
+        spec : TaskSpec
+            The attempt.
+        machine : str
+            A node's name, from :meth:`nodes`.
+        """
 
     @abstractmethod
-    def cancel(self, key: str) -> None: ...
+    def cancel(self, key: str) -> None:
+        """Stop a running attempt at once (forced): nothing is reported of it afterwards.
+        An attempt that already ended is left as it is.
+
+        Parameters
+        ----------
+        key : str
+            The attempt's :attr:`TaskSpec.key`.
+        """
 
     @abstractmethod
-    def wait(self, timeout: float) -> list[ExecEvent]: ...
+    def wait(self, timeout: float) -> list[ExecEvent]:
+        """What ended since the last call, waiting up to ``timeout`` seconds for something
+        to end.
+
+        Parameters
+        ----------
+        timeout : float
+            The longest wait, in seconds (may be infinite).
+
+        Returns
+        -------
+        list of ExecEvent
+            :class:`Finished` and :class:`Failed` attempts; empty when nothing ended.
+        """
 
     @abstractmethod
     def close(self) -> None:

@@ -15,6 +15,23 @@ extra; this module is imported only by the commands that use it).
 - **Node loss**: an attempt that ends with ``NodeDiedError``, ``TaskUnschedulableError`` or
   a dead raylet is reported lost, and its node is left out of :meth:`RayExecutor.nodes`
   at once (the early signal), before Ray's own node list says so.
+
+Examples
+--------
+A node as ``ray.nodes()`` lists it, and a task's demand as Ray options (no Ray needed):
+
+>>> node = {"NodeID": "abc", "Alive": True,
+...         "Resources": {"CPU": 8.0, "memory": 16 * 2**30, "GPU": 1.0, "fpga": 2.0,
+...                       "node:10.0.0.1": 1.0},
+...         "Labels": {"rack": "r1", "ssd": "true"}}
+>>> resources = node_resources([node])
+>>> resources
+('cpu', 'mem', 'gpu', 'fpga')
+>>> machine = node_machine(node, resources)
+>>> machine.name, machine.capacity.tolist(), machine.rack, machine.attributes
+('abc', [8.0, 16.0, 1.0, 2.0], 'r1', {'ssd': True})
+>>> ray_options({"cpu": 2, "mem": 1.5, "fpga": 1, "gpu": 0})
+{'num_cpus': 2, 'max_retries': 0, 'memory': 1610612736, 'resources': {'fpga': 1}}
 """
 
 from __future__ import annotations
@@ -44,13 +61,41 @@ _NOT_RESOURCES = ("memory", "object_store_memory", "CPU", "GPU")
 
 
 def ray_resource(name: str) -> tuple[str, float]:
+    """Ray's name for a scenario resource and its units per scenario unit.
+
+    Parameters
+    ----------
+    name : str
+        A scenario resource (``cpu``, ``gpu``, ``mem`` in GiB, or a custom name).
+
+    Returns
+    -------
+    (str, float)
+        Ray's resource and how many of its units one scenario unit is.
+
+    Examples
+    --------
+    >>> ray_resource("mem"), ray_resource("fpga")
+    (('memory', 1073741824.0), ('fpga', 1.0))
+    """
     return RAY_RESOURCES.get(name, (name, 1.0))
 
 
 def node_resources(nodes: Sequence[Mapping[str, Any]]) -> tuple[str, ...]:
     """The resources of a cluster whose scenario names none: ``cpu`` and ``mem``, ``gpu``
     when a node has one, then the custom resources the nodes have (not Ray's own
-    ``node:...`` and ``accelerator_type:...`` markers)."""
+    ``node:...`` and ``accelerator_type:...`` markers).
+
+    Parameters
+    ----------
+    nodes : sequence of mapping
+        Entries of ``ray.nodes()``.
+
+    Returns
+    -------
+    tuple of str
+        The scenario resources, in order.
+    """
     names: dict[str, None] = {"cpu": None, "mem": None}
     for node in nodes:
         resources = node.get("Resources") or {}
@@ -65,6 +110,7 @@ def node_resources(nodes: Sequence[Mapping[str, Any]]) -> tuple[str, ...]:
 
 
 def _attribute(text: str) -> AttributeValue:
+    """A node label's value as a constraint attribute: a boolean, a number, or the text."""
     lowered = text.strip().lower()
     if lowered in ("true", "false"):
         return lowered == "true"
@@ -78,7 +124,21 @@ def _attribute(text: str) -> AttributeValue:
 
 
 def node_machine(node: Mapping[str, Any], resources: Sequence[str]) -> Machine:
-    """A Ray node (an entry of ``ray.nodes()``) as a machine over ``resources``."""
+    """A Ray node (an entry of ``ray.nodes()``) as a machine over ``resources``.
+
+    Parameters
+    ----------
+    node : mapping
+        The node: ``NodeID``, ``Resources``, ``Labels``.
+    resources : sequence of str
+        The scenario resources, in order.
+
+    Returns
+    -------
+    Machine
+        Named by the node id, its capacity in scenario units, ``rack`` from its label of
+        that name, its other labels (not Ray's ``ray.io/`` ones) as attributes.
+    """
     import numpy as np  # noqa: PLC0415
 
     have = node.get("Resources") or {}
@@ -99,7 +159,19 @@ def node_machine(node: Mapping[str, Any], resources: Sequence[str]) -> Machine:
 
 
 def ray_options(demand: Mapping[str, float]) -> dict[str, Any]:
-    """The Ray task options that hold ``demand`` (by scenario resource name)."""
+    """The Ray task options that hold ``demand`` (by scenario resource name).
+
+    Parameters
+    ----------
+    demand : mapping of str to float
+        What the task holds, by scenario resource name.
+
+    Returns
+    -------
+    dict
+        ``num_cpus``, ``num_gpus``, ``memory`` (bytes) and custom ``resources``, with
+        Ray's own retries off (``max_retries`` 0).
+    """
     options: dict[str, Any] = {"num_cpus": 0, "max_retries": 0}
     custom: dict[str, float] = {}
     for name, amount in demand.items():
@@ -141,7 +213,18 @@ def _signal_handlers() -> dict[int, Any]:
 class RayExecutor(Executor):
     """Tasks on a Ray cluster: the one at ``address``, or a local instance started here
     (``address`` None, with ``num_cpus`` CPUs: all the machine's by default). ``resources``
-    None takes them from the nodes (:func:`node_resources`)."""
+    None takes them from the nodes (:func:`node_resources`).
+
+    Parameters
+    ----------
+    address : str or None
+        A Ray cluster's address (``ray://...`` or ``HOST:PORT``), or None for a local
+        instance. A process already connected to Ray keeps that connection.
+    resources : sequence of str, optional
+        The scenario resources (default: :func:`node_resources` of the nodes).
+    num_cpus : int, optional
+        CPUs of the local instance (default: all the machine's).
+    """
 
     def __init__(
         self,
@@ -187,17 +270,40 @@ class RayExecutor(Executor):
         self._dead: set[str] = set()
 
     def now(self) -> float:
+        """The monotonic clock.
+
+        Returns
+        -------
+        float
+        """
         return time.monotonic()
 
     def _alive(self) -> list[dict[str, Any]]:
+        """The entries of ``ray.nodes()`` that are alive."""
         return [n for n in self._ray.nodes() if n.get("Alive")]
 
     def nodes(self) -> list[Machine]:
+        """The alive nodes as machines, less those whose tasks died with them.
+
+        Returns
+        -------
+        list of Machine
+        """
         return [
             node_machine(n, self.resources) for n in self._alive() if n["NodeID"] not in self._dead
         ]
 
     def launch(self, spec: TaskSpec, machine: str) -> None:
+        """Submit ``spec``'s command as a Ray task pinned to node ``machine``
+        (``soft=False``), holding its demand; a refusal by Ray is reported as a failure.
+
+        Parameters
+        ----------
+        spec : TaskSpec
+            The attempt.
+        machine : str
+            The node's id.
+        """
         from ray.util.scheduling_strategies import (  # noqa: PLC0415
             NodeAffinitySchedulingStrategy,
         )
@@ -219,6 +325,13 @@ class RayExecutor(Executor):
         self._keys[spec.key] = ref
 
     def cancel(self, key: str) -> None:
+        """Force-cancel attempt ``key`` (its worker and command are killed).
+
+        Parameters
+        ----------
+        key : str
+            The attempt's key.
+        """
         ref = self._keys.pop(key, None)
         if ref is None:
             return
@@ -229,6 +342,17 @@ class RayExecutor(Executor):
             return  # the task ended, or its node went, meanwhile
 
     def wait(self, timeout: float) -> list[ExecEvent]:
+        """The attempts that ended, waiting up to ``timeout`` seconds for the first.
+
+        Parameters
+        ----------
+        timeout : float
+            The longest wait, in seconds.
+
+        Returns
+        -------
+        list of ExecEvent
+        """
         if self._lost:
             lost, self._lost = self._lost, []
             return lost
@@ -249,6 +373,7 @@ class RayExecutor(Executor):
         return out
 
     def _outcome(self, ref: Any, key: str, node: str) -> ExecEvent:
+        """What an ended Ray task means: finished, failed, or lost with its node."""
         ray = self._ray
         try:
             code, tail = ray.get(ref)
@@ -266,6 +391,7 @@ class RayExecutor(Executor):
         return Failed(key, f"exit code {code}" + (f": {tail}" if tail else ""))
 
     def close(self) -> None:
+        """Cancel the running attempts, and shut down a Ray instance started here."""
         for key in list(self._keys):
             self.cancel(key)
         if self._own:

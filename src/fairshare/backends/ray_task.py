@@ -26,7 +26,29 @@ def _die_with_worker() -> None:
 
 def run_command(argv: list[str], env: dict[str, str]) -> tuple[int, str]:
     """Run ``argv`` with ``env`` added to the worker's environment; its exit code and the
-    end of its standard error (standard output goes to the worker's log)."""
+    end of its standard error (standard output goes to the worker's log).
+
+    Parameters
+    ----------
+    argv : list of str
+        The command and its arguments.
+    env : dict of str to str
+        Variables added to the environment (``FAIRSHARE_TASK_INDEX``, ...).
+
+    Returns
+    -------
+    (int, str)
+        The exit code (127: the command could not be run) and the last
+        :data:`STDERR_TAIL` characters of its standard error.
+
+    Examples
+    --------
+    >>> run_command(["true"], {})
+    (0, '')
+    >>> run_command(["sh", "-c", "echo task $FAIRSHARE_TASK_INDEX >&2; exit 3"],
+    ...             {"FAIRSHARE_TASK_INDEX": "4"})
+    (3, 'task 4')
+    """
     with tempfile.TemporaryFile() as err:
         try:
             process = subprocess.Popen(

@@ -10,11 +10,57 @@
   ``shares`` (the live service, SPEC section 6).
 
 Every command is a thin layer over the library: it validates its options, calls the API
-(:mod:`fairshare.api`) and prints a table or JSON.
+(:mod:`fairshare.api`) and prints a table or JSON. A command function's docstring is its
+``--help`` text, and its options are documented by their own ``help``.
+
+Examples
+--------
+``fairshare solve`` run in process on DRF section 4.1's scenario (:func:`main` ends with
+``SystemExit``, 0 on success, 2 on bad input with one ``error:`` line on stderr):
+
+>>> import contextlib, io, json, tempfile
+>>> from pathlib import Path
+>>> from fairshare.cli import main
+>>> folder = tempfile.TemporaryDirectory()
+>>> path = Path(folder.name, "drf.yaml")
+>>> _ = path.write_text(
+...     "machines:\\n  - {name: m1, capacity: {cpu: 9, mem: 18}}\\n"
+...     "users:\\n  - {name: A, demand: {cpu: 1, mem: 4}}\\n"
+...     "  - {name: B, demand: {cpu: 3, mem: 1}}\\n"
+... )
+>>> out = io.StringIO()
+>>> with contextlib.redirect_stdout(out):
+...     try:
+...         main(["solve", str(path), "--policy", "drf", "--json"])
+...     except SystemExit as done:
+...         code = done.code
+>>> code, json.loads(out.getvalue())["users"]["A"]
+(0, {'tasks': 3.0, 'share': 0.666667})
+>>> err = io.StringIO()
+>>> with contextlib.redirect_stderr(err):
+...     try:
+...         main(["solve", str(path), "--policy", "lottery"])
+...     except SystemExit as done:
+...         code = done.code
+>>> code, err.getvalue().split(": ")[2]
+(2, '--policy')
+>>> folder.cleanup()
 """
 
-from fairshare.cli import bench, check, live, simulate, solve, sweep
-from fairshare.cli.app import app, main
+import os
+
+# numpy's OpenBLAS starts a worker thread per core when numpy is imported, and idle workers
+# spin: 0.05 CPU s of every command's start on two cores, and more after each BLAS call
+# (DEVELOPERS.md). The commands' matrices are small: one thread unless the user sets one.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+from fairshare.collector import paused
+
+# Importing the commands' modules (typer, rich, numpy, the scenario loader) allocates about
+# 100,000 objects and no garbage: the collector waits until they are loaded.
+with paused():
+    from fairshare.cli import bench, check, live, simulate, solve, sweep
+    from fairshare.cli.app import app, main
 
 __all__ = ["app", "main"]
 

@@ -2,25 +2,21 @@
 
 from __future__ import annotations
 
+import gc
 import sys
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-)
 from rich.table import Table
 
 from fairshare.cli.app import InputError, JsonOption, app, dump_json, fmt, parse_names, pct
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
 
 bench_app = typer.Typer(
     help="Reproduce the issue benchmarks (online throughput, simulator and solver at the "
@@ -32,13 +28,34 @@ bench_app = typer.Typer(
 app.add_typer(bench_app, name="bench")
 
 
+@bench_app.callback()
+def _collector_on() -> None:
+    # The benchmarks time the library as its users run it, with the cyclic collector on
+    # (the command line pauses it for the other commands: cli.app.main).
+    gc.enable()
+
+
 @contextmanager
 def bench_progress() -> Iterator[Progress]:
     """A progress bar on stderr (so ``--json`` output stays clean), only on a terminal.
 
     Off a terminal the bar is never started: rich before 14.3 writes a blank line on stderr
     when even a disabled bar stops.
+
+    Yields
+    ------
+    rich.progress.Progress
+        The bar, disabled off a terminal (its tasks may be added and updated all the same).
     """
+    # Imported here: the other commands never show this bar.
+    from rich.progress import (  # noqa: PLC0415
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
     progress = Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -179,6 +196,7 @@ def bench_end_to_end_command(
         step = progress.add_task("end to end", total=len(names) * repeat)
 
         def running(policy: str) -> None:
+            """Show which policy's run is being timed."""
             progress.update(step, description=f"fairshare simulate --policy {policy}")
 
         figures = end_to_end.measure(names, repeat, machines, jobs, tasks, step=running)
@@ -326,6 +344,8 @@ def bench_solve_command(
 ) -> None:
     """`fairshare solve` on a 1,000-user 3-level hierarchy and the constraint issue's CMMF
     (5,000 users, 100,000 machines) and TSF scales: median seconds in process and end to end."""
+    import tempfile  # noqa: PLC0415
+
     from fairshare.allocation.document import rounded  # noqa: PLC0415
     from fairshare.bench import solve  # noqa: PLC0415
 

@@ -90,6 +90,7 @@ def check_command(
 
 
 def _print_check(result: CheckResult, console: Console) -> None:
+    """One check's verdict, its trials and seed, and a counterexample to re-run with ``solve``."""
     if not result.applicable:
         console.print(
             f"{result.property} does not apply to {result.policy} (n/a): the papers define it "
@@ -118,6 +119,7 @@ def _inconclusive_note(result: CheckResult) -> str:
 
 
 def _cell(result: CheckResult) -> str:
+    """A check's cell of the ``--all`` matrix."""
     if not result.applicable:
         return "n/a"
     if result.verdict() == "inconclusive":
@@ -128,6 +130,7 @@ def _cell(result: CheckResult) -> str:
 
 
 def _legend(results: list[CheckResult]) -> str:
+    """The line under the matrix: the checks' count and time, and what each cell means."""
     total = sum(r.seconds for r in results)
     return (
         f"{len(results)} checks in {total:.1f} s (default trials, seed {results[0].seed}); "
@@ -137,6 +140,7 @@ def _legend(results: list[CheckResult]) -> str:
 
 
 def _violations(results: list[CheckResult]) -> list[str]:
+    """One line per violation found: policy, property and the counterexample's explanation."""
     return [
         f"{r.policy} / {r.property}: {r.counterexample.explanation}"
         for r in results
@@ -145,6 +149,7 @@ def _violations(results: list[CheckResult]) -> list[str]:
 
 
 def _print_matrix(results: list[CheckResult], policies: list[str], properties: list[str]) -> None:
+    """The ``--all`` matrix as a table, its legend and the violations found."""
     table = Table(title="fairness properties by policy", title_justify="left")
     table.add_column("policy")
     for prop in properties:
@@ -160,6 +165,8 @@ def _print_matrix(results: list[CheckResult], policies: list[str], properties: l
 
 
 def _markdown_matrix(results: list[CheckResult], policies: list[str], properties: list[str]) -> str:
+    """The ``--all`` matrix as a Markdown table (``--markdown``, for the docs), legend and
+    violations after it."""
     by_key = {(r.policy, r.property): r for r in results}
     lines = ["| policy | " + " | ".join(properties) + " |", "| --- |" + " --- |" * len(properties)]
     for policy in policies:

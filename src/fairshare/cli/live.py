@@ -43,6 +43,7 @@ DbOption = Annotated[Path, typer.Option("--db", metavar="PATH", help="The servic
 
 
 def _missing_extra(what: str, module: str) -> InputError:
+    """The input error of a command whose extra is not installed, naming what to install."""
     return InputError(
         "command line",
         what,
@@ -52,6 +53,7 @@ def _missing_extra(what: str, module: str) -> InputError:
 
 
 def _client(server: str | None, token: str | None) -> Client:
+    """The client of ``--server`` / ``--token`` (or their environment variables), checked."""
     from fairshare.service.client import DEFAULT_SERVER  # noqa: PLC0415
 
     try:
@@ -83,7 +85,7 @@ def _call(client: Client, method: str, *args: Any, **kwargs: Any) -> Any:
 
 
 def _demand(text: str) -> dict[str, float]:
-    """``cpu=1,mem=2`` as a demand."""
+    """``cpu=1,mem=2`` as a demand (``--demand``); an input error for anything else."""
     demand: dict[str, float] = {}
     for part in text.split(","):
         name, sep, amount = part.partition("=")
@@ -341,6 +343,8 @@ def _check_out(out: str, force: bool) -> None:
 
 
 def _bench_app() -> typer.Typer:
+    """``fairshare bench``'s group, imported here so that ``bench live`` sits with the
+    other live commands."""
     from fairshare.cli.bench import bench_app  # noqa: PLC0415
 
     return bench_app

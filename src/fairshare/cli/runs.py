@@ -1,5 +1,6 @@
 """What ``simulate`` and ``compare`` share: their options, the run settings built from them
-(every value checked before anything runs), the runs themselves with a progress bar, the
+(the text parsed here, every value checked by :class:`~fairshare.sim.options.SimOptions`
+before anything runs), the runs themselves with a progress bar, the
 warnings about jobs that can never run, and ``--out``."""
 
 from __future__ import annotations
@@ -11,25 +12,19 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Literal, cast
 
 import typer
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-)
 
 from fairshare.cli.app import InputError
 from fairshare.workload.loader import load_scenario
-from fairshare.workload.model import MAX_SECONDS, Job, Scenario
+from fairshare.workload.model import Job, Scenario
 
 # Imported by the commands that use them, so that `fairshare solve` does not load them.
 if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
+
     from fairshare.report.outdir import OutputDir
     from fairshare.runlog import RunLog
     from fairshare.sim.engine import SimOptions
@@ -143,7 +138,7 @@ class RunSettings:
 
 
 def _pair(text: str | None, option: str, source: str, example: str) -> tuple[float, float] | None:
-    """``T1,T2`` as two finite numbers of seconds >= 0 (SPEC section 3 option values)."""
+    """``T1,T2`` as two numbers (their range is :class:`SimOptions`'s to check)."""
     if text is None:
         return None
     parts = text.split(",")
@@ -160,31 +155,7 @@ def _pair(text: str | None, option: str, source: str, example: str) -> tuple[flo
             option,
             f"expected two numbers of seconds separated by a comma, e.g. {example}, got {text!r}",
         )
-    for value in values:
-        if not 0 <= value <= MAX_SECONDS:  # also nan and inf
-            raise InputError(
-                source,
-                option,
-                f"times must be numbers of seconds from 0 to {MAX_SECONDS:g}, got {text!r}",
-            )
     return values[0], values[1]
-
-
-MAX_SLOWDOWN = 1e6
-"""The largest ``--rack-slowdown`` / ``--off-rack-slowdown`` factor: a task's time times it
-stays far inside the float range."""
-
-
-def _positive(
-    value: float | None, option: str, source: str, *, maximum: float, zero: bool = False
-) -> None:
-    if value is None:
-        return
-    if not 0 <= value <= maximum or (value == 0 and not zero):
-        bound = ">= 0" if zero else "> 0"
-        raise InputError(
-            source, option, f"must be a number {bound}, at most {maximum:g}, got {value:g}"
-        )
 
 
 def run_settings(
@@ -201,23 +172,38 @@ def run_settings(
     copy_compute_splitting: bool = False,
     headroom: bool = False,
 ) -> RunSettings:
-    from fairshare.sim.engine import SimOptions  # noqa: PLC0415
-    from fairshare.workload.traces import (  # noqa: PLC0415
-        machines_from_trace,
-        parse_trace_argument,
-    )
+    from fairshare.sim.options import OptionError, SimOptions  # noqa: PLC0415
 
     source = str(scenario_path)
-    delay_pair = _pair(delay, "--delay-scheduling", source, "5,10")
-    preemption_pair = _pair(preemption, "--preemption", source, "30,60")
-    _positive(until, "--until", source, maximum=MAX_SECONDS, zero=True)
-    _positive(rack_slowdown, "--rack-slowdown", source, maximum=MAX_SLOWDOWN)
-    _positive(off_rack_slowdown, "--off-rack-slowdown", source, maximum=MAX_SLOWDOWN)
-    if pool_order not in ("fair", "fifo"):
-        raise InputError(source, "--pool-order", f"expected fair or fifo, got {pool_order!r}")
-    parsed_trace = parse_trace_argument(trace) if trace is not None else None
-    # SPEC section 3: a trace that lists machines gives them unless the scenario has them
-    machines_from = machines_from_trace(*parsed_trace, source) if parsed_trace is not None else None
+    pairs = {"--delay-scheduling": delay, "--preemption": preemption}
+    try:
+        options = SimOptions(
+            delay=_pair(delay, "--delay-scheduling", source, "5,10"),
+            preemption=_pair(preemption, "--preemption", source, "30,60"),
+            # Any text: SimOptions accepts fair or fifo, and names --pool-order otherwise.
+            pool_order=cast("Literal['fair', 'fifo']", pool_order),
+            rack_slowdown=rack_slowdown,
+            off_rack_slowdown=off_rack_slowdown,
+            until=until,
+            copy_compute_splitting=copy_compute_splitting,
+            headroom=headroom,
+        )
+    except OptionError as err:
+        # A pair is shown as it was typed, not as the numbers read from it.
+        text = pairs.get(err.where)
+        what = err.what if text is None else f"{err.rule}, got {text!r}"
+        raise InputError(source, err.where, what) from None
+    parsed_trace = machines_from = None
+    if trace is not None:
+        # The trace readers are loaded by a run that replays a trace, not by the others.
+        from fairshare.workload.traces import (  # noqa: PLC0415
+            machines_from_trace,
+            parse_trace_argument,
+        )
+
+        parsed_trace = parse_trace_argument(trace)
+        # SPEC section 3: a trace that lists machines gives them unless the scenario has them
+        machines_from = machines_from_trace(*parsed_trace, source)
     scenario = load_scenario(scenario_path, machines_from)
     if parsed_trace is None and not scenario.jobs and scenario.workload is None:
         raise InputError(
@@ -226,16 +212,6 @@ def run_settings(
             "nothing to simulate: the scenario has neither 'jobs' nor 'workload'; add one, "
             "or give a trace with --trace FORMAT:PATH",
         )
-    options = SimOptions(
-        delay=delay_pair,
-        preemption=preemption_pair,
-        pool_order="fifo" if pool_order == "fifo" else "fair",
-        rack_slowdown=rack_slowdown,
-        off_rack_slowdown=off_rack_slowdown,
-        until=until,
-        copy_compute_splitting=copy_compute_splitting,
-        headroom=headroom,
-    )
     return RunSettings(scenario, parsed_trace, seed, options)
 
 
@@ -336,6 +312,15 @@ class _Progress:
         if self.bar is None:
             if time.perf_counter() - self.started < 1.0:
                 return
+            # Only a terminal gets a bar: rich.progress is not imported otherwise.
+            from rich.progress import (  # noqa: PLC0415
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+            )
+
             self.bar = Progress(
                 TextColumn("{task.description}"),
                 BarColumn(),

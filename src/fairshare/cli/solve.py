@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
 
 def _print_table(scenario: Scenario, allocation: Allocation, console: Console) -> None:
+    """The allocation as two tables: per user, then per resource with its utilisation."""
     import numpy as np  # noqa: PLC0415
 
     from fairshare.solvers import SOLVER_POLICIES  # noqa: PLC0415

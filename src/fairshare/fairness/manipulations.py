@@ -222,4 +222,5 @@ def _best_placed_tasks(lie: Outcome, i: int, demand: FloatArray, eligible: BoolA
 
 
 def _vector(demand: dict[str, Any]) -> str:
+    """A demand as a lie's description shows it: ``<cpu 1, mem 2>``."""
     return "<" + ", ".join(f"{k} {v:g}" for k, v in demand.items()) + ">"

@@ -225,17 +225,62 @@ def runnable(
 
 
 def better(new: float, old: float) -> bool:
-    """Whether ``new`` exceeds ``old`` by more than the relative :data:`TOLERANCE`."""
+    """Whether ``new`` exceeds ``old`` by more than the relative :data:`TOLERANCE`.
+
+    Parameters
+    ----------
+    new, old : float
+        Two counts of tasks (or shares).
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> better(3.0, 2.0), better(2.0 + 1e-12, 2.0)
+    (True, False)
+    """
     return new > old + TOLERANCE * max(1.0, abs(old))
 
 
 def fmt(value: float) -> str:
-    """A number for an explanation sentence (four significant digits)."""
+    """A number for an explanation sentence (four significant digits).
+
+    Parameters
+    ----------
+    value : float
+        The number.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> fmt(2 / 3), fmt(15.0)
+    ('0.6667', '15')
+    """
     return f"{float(value):.4g}"
 
 
 def tasks_phrase(value: float) -> str:
-    """``1 task``, ``0.6667 tasks``: a count of tasks for an explanation sentence."""
+    """``1 task``, ``0.6667 tasks``: a count of tasks for an explanation sentence.
+
+    Parameters
+    ----------
+    value : float
+        The count.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> tasks_phrase(1.0), tasks_phrase(2 / 3)
+    ('1 task', '0.6667 tasks')
+    """
     text = fmt(value)
     return f"{text} task" if text == "1" else f"{text} tasks"
 

@@ -194,11 +194,43 @@ class SharingIncentive:
     trials = 60
 
     def applies(self, domain: Domain) -> bool:
+        """Defined for every policy.
+
+        Parameters
+        ----------
+        domain : Domain
+            A policy's domain.
+
+        Returns
+        -------
+        bool
+            Always True.
+        """
         return True
 
     def violation(
         self, document: Document, policy: str, focus: tuple[str, ...] = ()
     ) -> Violation | None:
+        """Check sharing incentive on one scenario under ``policy``.
+
+        Violated when some user runs fewer tasks than its entitled part would run alone (pooled: its
+        weighted share of every resource; placed: its dedicated partitions, whose weights the
+        returned violation's scenario carries).
+
+        Parameters
+        ----------
+        document : Document
+            The scenario document.
+        policy : str
+            A solver policy's name.
+        focus : tuple of str
+            Unused: the property checks every user.
+
+        Returns
+        -------
+        Violation or None
+            None if the property holds on ``document``.
+        """
         if domain_of(policy).pooled:
             return self._weighted_share(document, policy)
         return self._dedicated_partitions(document, policy)
@@ -281,11 +313,42 @@ class StrategyProofness:
     trials = 30
 
     def applies(self, domain: Domain) -> bool:
+        """Defined for every policy.
+
+        Parameters
+        ----------
+        domain : Domain
+            A policy's domain.
+
+        Returns
+        -------
+        bool
+            Always True.
+        """
         return True
 
     def violation(
         self, document: Document, policy: str, focus: tuple[str, ...] = ()
     ) -> Violation | None:
+        """Check strategy-proofness on one scenario under ``policy``.
+
+        Violated when some user runs more true tasks by one of its lies (``focus``: only those users
+        lie).
+
+        Parameters
+        ----------
+        document : Document
+            The scenario document.
+        policy : str
+            A solver policy's name.
+        focus : tuple of str
+            The users to try (see :meth:`FairnessProperty.violation`); empty: all.
+
+        Returns
+        -------
+        Violation or None
+            None if the property holds on ``document``.
+        """
         truth = outcome(document, policy)
         placed = not domain_of(policy).pooled
         best = placed and policy not in FIXED_PLACEMENT
@@ -314,11 +377,41 @@ class EnvyFreeness:
     trials = 80
 
     def applies(self, domain: Domain) -> bool:
+        """Defined for every policy.
+
+        Parameters
+        ----------
+        domain : Domain
+            A policy's domain.
+
+        Returns
+        -------
+        bool
+            Always True.
+        """
         return True
 
     def violation(
         self, document: Document, policy: str, focus: tuple[str, ...] = ()
     ) -> Violation | None:
+        """Check envy-freeness on one scenario under ``policy``.
+
+        Violated when some user would run more, weighted, with another user's allocation.
+
+        Parameters
+        ----------
+        document : Document
+            The scenario document.
+        policy : str
+            A solver policy's name.
+        focus : tuple of str
+            Unused: the property checks every user.
+
+        Returns
+        -------
+        Violation or None
+            None if the property holds on ``document``.
+        """
         result = outcome(document, policy)
         users = result.scenario.users
         weights = entitlement_weights(result.scenario, policy)
@@ -394,11 +487,42 @@ class ParetoEfficiency:
     trials = 60
 
     def applies(self, domain: Domain) -> bool:
+        """Defined for every policy.
+
+        Parameters
+        ----------
+        domain : Domain
+            A policy's domain.
+
+        Returns
+        -------
+        bool
+            Always True.
+        """
         return True
 
     def violation(
         self, document: Document, policy: str, focus: tuple[str, ...] = ()
     ) -> Violation | None:
+        """Check Pareto efficiency on one scenario under ``policy``.
+
+        Violated when some user could run more by a re-placement in which no other user runs fewer
+        (linear programs).
+
+        Parameters
+        ----------
+        document : Document
+            The scenario document.
+        policy : str
+            A solver policy's name.
+        focus : tuple of str
+            Unused: the property checks every user.
+
+        Returns
+        -------
+        Violation or None
+            None if the property holds on ``document``.
+        """
         result = outcome(document, policy)
         tasks = result.allocation.tasks
         if not better(most_tasks(result, None), float(tasks.sum()) + 1e-6):
@@ -416,6 +540,8 @@ class ParetoEfficiency:
 def _differs(
     scenario: Scenario, allocation: Allocation, reference: Allocation, what: str
 ) -> Violation | None:
+    """The first user whose tasks differ from ``reference``'s beyond the tolerance, as a
+    violation naming ``what`` the reference is (None: they agree)."""
     for i, user in enumerate(scenario.users):
         if abs(allocation.tasks[i] - reference.tasks[i]) > TOLERANCE * max(1.0, reference.tasks[i]):
             return Violation(
@@ -433,11 +559,42 @@ class SingleMachineFairness:
     trials = 60
 
     def applies(self, domain: Domain) -> bool:
+        """Defined for flat policies: TSF's reduction to DRF has no queue tree.
+
+        Parameters
+        ----------
+        domain : Domain
+            A policy's domain.
+
+        Returns
+        -------
+        bool
+            Whether ``domain`` is not hierarchical.
+        """
         return not domain.hierarchical
 
     def violation(
         self, document: Document, policy: str, focus: tuple[str, ...] = ()
     ) -> Violation | None:
+        """Check single-machine fairness on one scenario under ``policy``.
+
+        On a one-machine scenario, violated when the allocation differs from DRF's (a scenario of
+        several machines holds trivially).
+
+        Parameters
+        ----------
+        document : Document
+            The scenario document.
+        policy : str
+            A solver policy's name.
+        focus : tuple of str
+            Unused: the property checks every user.
+
+        Returns
+        -------
+        Violation or None
+            None if the property holds on ``document``.
+        """
         if len(document["machines"]) != 1:
             return None
         scenario, allocation = allocate(document, policy)
@@ -454,11 +611,42 @@ class SingleResourceFairness:
     trials = 60
 
     def applies(self, domain: Domain) -> bool:
+        """Defined for flat policies: TSF's reduction to CMMF has no queue tree.
+
+        Parameters
+        ----------
+        domain : Domain
+            A policy's domain.
+
+        Returns
+        -------
+        bool
+            Whether ``domain`` is not hierarchical.
+        """
         return not domain.hierarchical
 
     def violation(
         self, document: Document, policy: str, focus: tuple[str, ...] = ()
     ) -> Violation | None:
+        """Check single-resource fairness on one scenario under ``policy``.
+
+        On a one-resource scenario, violated when the allocation differs from CMMF's (a scenario of
+        several resources holds trivially).
+
+        Parameters
+        ----------
+        document : Document
+            The scenario document.
+        policy : str
+            A solver policy's name.
+        focus : tuple of str
+            Unused: the property checks every user.
+
+        Returns
+        -------
+        Violation or None
+            None if the property holds on ``document``.
+        """
         if len(document["resources"]) != 1:
             return None
         scenario, allocation = allocate(document, policy)
@@ -476,11 +664,42 @@ class HierarchicalShareGuarantee:
     trials = 100
 
     def applies(self, domain: Domain) -> bool:
+        """Defined for the hierarchical policies only.
+
+        Parameters
+        ----------
+        domain : Domain
+            A policy's domain.
+
+        Returns
+        -------
+        bool
+            Whether ``domain`` is hierarchical.
+        """
         return domain.hierarchical
 
     def violation(
         self, document: Document, policy: str, focus: tuple[str, ...] = ()
     ) -> Violation | None:
+        """Check the hierarchical share guarantee on one scenario under ``policy``.
+
+        Violated when some queue or user gets a dominant share below its guarantee (or below what
+        its users want, when that is less).
+
+        Parameters
+        ----------
+        document : Document
+            The scenario document.
+        policy : str
+            A solver policy's name.
+        focus : tuple of str
+            Unused: the property checks every user.
+
+        Returns
+        -------
+        Violation or None
+            None if the property holds on ``document``.
+        """
         scenario, allocation = allocate(document, policy)
         tree = build_hierarchy(scenario)
         usage = tree.ancestors @ (allocation.tasks[:, None] * scenario.demands)
@@ -504,6 +723,7 @@ class HierarchicalShareGuarantee:
 
 
 _PAIR_LIES = 5
+"""How many of each member's broadest lies a pair of liars tries together."""
 
 
 class GroupStrategyProofness:
@@ -515,11 +735,42 @@ class GroupStrategyProofness:
     trials = 15
 
     def applies(self, domain: Domain) -> bool:
+        """Defined for every policy.
+
+        Parameters
+        ----------
+        domain : Domain
+            A policy's domain.
+
+        Returns
+        -------
+        bool
+            Always True.
+        """
         return True
 
     def violation(
         self, document: Document, policy: str, focus: tuple[str, ...] = ()
     ) -> Violation | None:
+        """Check group strategy-proofness on one scenario under ``policy``.
+
+        Violated when one user, or two together, can lie so that all run weakly more true tasks and
+        one strictly more (``focus``: only that group).
+
+        Parameters
+        ----------
+        document : Document
+            The scenario document.
+        policy : str
+            A solver policy's name.
+        focus : tuple of str
+            The users to try (see :meth:`FairnessProperty.violation`); empty: all.
+
+        Returns
+        -------
+        Violation or None
+            None if the property holds on ``document``.
+        """
         truth = outcome(document, policy)
         placed = not domain_of(policy).pooled
         users = truth.scenario.users
@@ -569,11 +820,42 @@ class PopulationMonotonicity:
     trials = 80
 
     def applies(self, domain: Domain) -> bool:
+        """Defined for every policy.
+
+        Parameters
+        ----------
+        domain : Domain
+            A policy's domain.
+
+        Returns
+        -------
+        bool
+            Always True.
+        """
         return True
 
     def violation(
         self, document: Document, policy: str, focus: tuple[str, ...] = ()
     ) -> Violation | None:
+        """Check population monotonicity on one scenario under ``policy``.
+
+        Violated when some user runs fewer tasks when another leaves (``focus``: only those users
+        leave).
+
+        Parameters
+        ----------
+        document : Document
+            The scenario document.
+        policy : str
+            A solver policy's name.
+        focus : tuple of str
+            The users to try (see :meth:`FairnessProperty.violation`); empty: all.
+
+        Returns
+        -------
+        Violation or None
+            None if the property holds on ``document``.
+        """
         scenario, before = allocate(document, policy)
         names = [u.name for u in scenario.users]
         for leaving in range(len(names)):

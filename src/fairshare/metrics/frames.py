@@ -27,7 +27,7 @@ from __future__ import annotations
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TypeVar, cast
+from typing import Any, TypeVar, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -229,6 +229,13 @@ def _codes(lookup: Callable[[K], int], column: Sequence[K]) -> IntArray:
     return np.fromiter(map(lookup, column), dtype=np.int64, count=len(column))
 
 
+def _column(column: Sequence[Any], dtype: type[np.generic]) -> npt.NDArray[Any]:
+    """A list of Python numbers as an array. np.fromiter with the count: np.array first
+    walks the list to find its shape and type, which costs as much again on columns whose
+    floats lie scattered in memory (finish times, created in finishing order)."""
+    return np.fromiter(column, dtype=dtype, count=len(column))
+
+
 class _Codes(dict[str, int]):
     """Machine indices by name; -1 for a machine the cluster does not list."""
 
@@ -272,16 +279,16 @@ def _build(log: RunLog) -> RunFrames:
     n = len(cols.start)
     machine_index = _Codes(_index(list(log.cluster.machine_names)))
     loc_code = {None: -1, "node": 0, "rack": 1, "off_rack": 2}
-    a_job = np.array(cols.order, dtype=np.int64)
+    a_job = _column(cols.order, np.int64)
     a_user = job_user[a_job] if cols.user is None else _codes(uid, cols.user)
     phase_code = {p: i for i, p in enumerate(PHASES)}
     a_phase = _codes(phase_code.__getitem__, cols.phase)
-    a_task = np.array(cols.task, dtype=np.int64)
-    a_attempt = np.array(cols.attempt, dtype=np.int64)
+    a_task = _column(cols.task, np.int64)
+    a_attempt = _column(cols.attempt, np.int64)
     a_machine = _codes(machine_index.__getitem__, cols.machine)
-    a_start = np.array(cols.start, dtype=np.float64)
-    a_finish = np.array(cols.finish, dtype=np.float64)
-    a_killed = np.array(cols.killed, dtype=np.bool_)
+    a_start = _column(cols.start, np.float64)
+    a_finish = _column(cols.finish, np.float64)
+    a_killed = _column(cols.killed, np.bool_)
     a_locality = _codes(loc_code.__getitem__, cols.locality)
 
     # FAIR Table 2 bins jobs by their number of maps; the record counts map and reduce tasks
@@ -361,4 +368,4 @@ def order_by_user_time(user: IntArray, time: FloatArray) -> IntArray:
     small = user[by_time]
     if user.size and int(user.max()) < np.iinfo(np.int16).max:
         small = small.astype(np.int16)
-    return by_time[np.argsort(small, kind="stable")].astype(np.int64)
+    return by_time[np.argsort(small, kind="stable")].astype(np.int64, copy=False)

@@ -83,6 +83,10 @@ def percentile(values: FloatArray, q: float) -> float | None:
     Linear interpolation between order statistics (numpy's default, Hyndman-Fan type 7): for
     sorted values x_0 .. x_{n-1} it is x at rank q/100 * (n - 1).
 
+    The same floating-point operations as ``np.percentile`` (its ``_lerp``: from the upper
+    neighbour when the fraction is at least a half), so the same bits; without its cost,
+    which on first use includes importing ``numpy.ma`` (0.01 s of a ``simulate``).
+
     Parameters
     ----------
     values : FloatArray
@@ -95,8 +99,20 @@ def percentile(values: FloatArray, q: float) -> float | None:
     float or None
         None when there are no finite values.
     """
+    if not 0 <= q <= 100:
+        raise ValueError(f"percentiles must be in the range [0, 100], got {q}")
     v = finite(values)
-    return float(np.percentile(v, q)) if v.size else None
+    if not v.size:
+        return None
+    last = v.size - 1
+    rank = last * (q / 100)
+    if rank >= last:
+        return float(v.max())
+    below = math.floor(rank)
+    low, high = (float(x) for x in np.partition(v, (below, below + 1))[below : below + 2])
+    fraction = rank - below
+    step = high - low
+    return high - step * (1 - fraction) if fraction >= 0.5 else low + step * fraction
 
 
 def ecdf(values: FloatArray) -> tuple[FloatArray, FloatArray]:

@@ -31,6 +31,24 @@ What preemption (:mod:`fairshare.policies.preemption`) uses, by design: ``head_j
 Order of work inside :meth:`Scheduler.decide`: machines with new room in the order they got
 it, then jobs with new work; with preemption on, then the kills (FAIR section 3.2) and the
 placements on the room they free.
+
+Examples
+--------
+The base itself orders users by running tasks over weight (a max-min of tasks): on six
+slots, user a of weight 2 gets four tasks and b two.
+
+>>> import numpy as np
+>>> from collections import Counter
+>>> from fairshare.cluster import Cluster, Machine
+>>> from fairshare.policies import Scheduler
+>>> from fairshare.workload.model import Job, User
+>>> cluster = Cluster.build(["slots"], [Machine("m", np.array([6.0]))])
+>>> users = [User("a", np.array([1.0]), weight=2.0), User("b", np.array([1.0]))]
+>>> policy = Scheduler(cluster, users=users)
+>>> policy.job_submitted(0.0, 0, Job("x", 0.0, "a", np.array([1.0]), 10))
+>>> policy.job_submitted(0.0, 1, Job("y", 0.0, "b", np.array([1.0]), 10))
+>>> sorted(Counter(d.task.job for d in policy.decide(0.0)).items())
+[(0, 4), (1, 2)]
 """  # noqa: E501 (the extension points' table is one row per line)
 
 from __future__ import annotations
@@ -51,7 +69,50 @@ from fairshare.workload.model import Job, Queue, User
 
 @mypyc_attr(allow_interpreted_subclasses=True)
 class Scheduler(Filling):
-    """Share-ordered online scheduling with delay scheduling and preemption (see module)."""
+    """Share-ordered online scheduling with delay scheduling and preemption (see module).
+
+    The protocol's events of :mod:`fairshare.policies.protocol` on the bookkeeping of
+    :class:`~fairshare.policies.ledger.Ledger`: every policy of
+    :data:`~fairshare.policies.ONLINE_POLICIES` is a subclass that overrides some extension
+    points (the module's table). Used as it is, it orders users by running tasks over
+    weight. Build a registered policy with :func:`~fairshare.policies.make_policy`.
+
+    Parameters
+    ----------
+    cluster : Cluster
+        The machines at the start.
+    users : sequence of User
+        The configured users (weights, minimum shares, caps, queues) in scenario order, the
+        order of ties; a job's user not listed joins with its job's weight and queue.
+    queues : sequence of Queue
+        The queue hierarchy (H-DRF section 2.1), for the policies that read it.
+    options : PolicyOptions, optional
+        Delay scheduling, preemption, headroom, reducer slow-start, copy-compute splitting
+        (default: none).
+
+    Examples
+    --------
+    A policy written in Python overrides an extension point: here a user's share is the
+    memory its tasks hold, so b's small tasks go first until the shares meet.
+
+    >>> import numpy as np
+    >>> from collections import Counter
+    >>> from fairshare.cluster import Cluster, Machine
+    >>> from fairshare.policies import Scheduler
+    >>> from fairshare.policies.state import JobState
+    >>> from fairshare.workload.model import Job
+    >>> class MemoryShare(Scheduler):
+    ...     def share_per_task(self, job: JobState) -> float:
+    ...         return job.demand[1] / self.cluster.total[1]
+    >>> cluster = Cluster.build(["cpu", "mem"], [Machine("m", np.array([6.0, 12.0]))])
+    >>> policy = MemoryShare(cluster)
+    >>> policy.job_submitted(0.0, 0, Job("x", 0.0, "a", np.array([1.0, 4.0]), 10))
+    >>> policy.job_submitted(0.0, 1, Job("y", 0.0, "b", np.array([1.0, 1.0]), 10))
+    >>> sorted(Counter(d.task.job for d in policy.decide(0.0)).items())
+    [(0, 2), (1, 4)]
+    >>> [round(user.share, 3) for user in policy.users]
+    [0.667, 0.333]
+    """
 
     def __init__(
         self,
@@ -108,6 +169,21 @@ class Scheduler(Filling):
     def job_submitted(
         self, now: float, job_id: int, job: Job, blocks: Sequence[Sequence[str]] | None = None
     ) -> None:
+        """A job arrives: its map side is pending and offered the free machines it may use
+        at the next :meth:`decide`; its reduce side (and copy side) waits for its maps.
+
+        Parameters
+        ----------
+        now : float
+            The time of the arrival.
+        job_id : int
+            The driver's id for the job (submission order, unique).
+        job : Job
+            The job.
+        blocks : sequence of sequence of str, optional
+            For a job that reads input, per map task the machines holding its block (data
+            locality and delay scheduling, FAIR section 4).
+        """
         cs = self.cluster
         user = self._user(job.user, job)
         demand = tuple(map(float, job.demand.tolist()))
@@ -136,6 +212,16 @@ class Scheduler(Filling):
             self._reducers_runnable(job_id, user)
 
     def task_finished(self, now: float, task: TaskRef) -> None:
+        """A task finished: its room is free and its machine is offered at the next
+        :meth:`decide`.
+
+        Parameters
+        ----------
+        now : float
+            The time of the finish.
+        task : TaskRef
+            The task, running until now.
+        """
         self._release((task,), finished=True, then="offer")
 
     def finish_and_decide(self, now: float, task: TaskRef) -> list[Decision]:
@@ -148,7 +234,20 @@ class Scheduler(Filling):
         the offer leaves them as the general path's two do (with
         :meth:`ClusterState.bump` when the machine ends where it started).
 
-        Everything else takes the general path (see :meth:`_fusable`)."""
+        Everything else takes the general path (see :meth:`_fusable`).
+
+        Parameters
+        ----------
+        now : float
+            The time of the finish, the only event at that time.
+        task : TaskRef
+            The finished task.
+
+        Returns
+        -------
+        list of Decision
+            What :meth:`decide` would return after :meth:`task_finished`.
+        """
         if not self._fusable(task):
             self.task_finished(now, task)
             return self.decide(now)
@@ -195,7 +294,13 @@ class Scheduler(Filling):
         :mod:`fairshare.policies.protocol`): nobody has work to place, no machine or job
         waits for an offer, no wake-up is due, and no mechanism of the general path is on
         (the fused path's conditions). Policies with their own fused path or per-resource
-        allocations (H-DRF) do not promise it."""
+        allocations (H-DRF) do not promise it.
+
+        Returns
+        -------
+        bool
+            Whether the driver may hold finishes back for :meth:`tasks_finished`.
+        """
         return (
             self._quiet_path
             and not self.cluster.active_groups
@@ -210,7 +315,15 @@ class Scheduler(Filling):
         machine re-bucketed at once and not marked dirty: there is no decision to take).
         The tasks are map tasks of jobs without a reduce phase on machines that are alive
         (the protocol's promise covers no other; the tasks of a removed machine were
-        re-queued when it left)."""
+        re-queued when it left).
+
+        Parameters
+        ----------
+        now : float
+            The time of the last of them.
+        tasks : sequence of TaskRef
+            The finished tasks, in the order they finished.
+        """
         if not self._quiet_path:
             for task in tasks:
                 self.task_finished(now, task)
@@ -218,11 +331,58 @@ class Scheduler(Filling):
         self._release(tasks, finished=True, then="settle")
 
     def machine_added(self, now: float, machine: Machine) -> None:
+        """A machine joins: it is offered at the next :meth:`decide` (and policies whose
+        shares depend on the cluster's totals recompute them).
+
+        Parameters
+        ----------
+        now : float
+            The time it joins.
+        machine : Machine
+            The machine; its name may be that of a machine removed before.
+
+        Raises
+        ------
+        ValueError
+            A machine of that name is in the cluster already.
+        """
         mi = self.cluster.add_machine(machine)
         self.on_cluster_change()
         self.dirty[mi] = None
 
     def machine_removed(self, now: float, name: str) -> list[TaskRef]:
+        """A machine leaves: the tasks running on it are lost and pending again (with
+        copy-compute splitting, its reducers waiting to compute copy again).
+
+        Parameters
+        ----------
+        now : float
+            The time it leaves.
+        name : str
+            The machine's name.
+
+        Returns
+        -------
+        list of TaskRef
+            The tasks that were running on it, sorted (the driver records them killed).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fairshare.cluster import Cluster, Machine
+        >>> from fairshare.policies import make_policy
+        >>> from fairshare.workload.model import Job
+        >>> cluster = Cluster.build(["slots"], [Machine("m1", np.array([2.0]))])
+        >>> policy = make_policy("fair", cluster)
+        >>> policy.job_submitted(0.0, 0, Job("x", 0.0, "a", np.array([1.0]), 3))
+        >>> len(policy.decide(0.0))
+        2
+        >>> policy.machine_removed(1.0, "m1")
+        [TaskRef(job=0, phase='map', task=0), TaskRef(job=0, phase='map', task=1)]
+        >>> policy.machine_added(2.0, Machine("m2", np.array([4.0])))
+        >>> [(d.task.task, d.machine) for d in policy.decide(2.0)]
+        [(0, 'm2'), (1, 'm2'), (2, 'm2')]
+        """
         cs = self.cluster
         mi = cs.index[name]
         lost: list[TaskRef] = []
@@ -249,12 +409,45 @@ class Scheduler(Filling):
         return lost
 
     def task_failed(self, now: float, task: TaskRef) -> None:
+        """A running task failed: its room is free and it is pending again
+        (:meth:`~fairshare.policies.ledger.Ledger.requeue`).
+
+        Parameters
+        ----------
+        now : float
+            The time of the failure.
+        task : TaskRef
+            The task, running until now.
+        """
         self.requeue(task)
 
     def job_cancelled(self, now: float, job_id: int) -> list[TaskRef]:
+        """A job leaves unfinished: its pending tasks are dropped and its running tasks stop.
+
+        Parameters
+        ----------
+        now : float
+            The time of the cancellation.
+        job_id : int
+            The driver's id of the job.
+
+        Returns
+        -------
+        list of TaskRef
+            Its tasks that were running, sorted; empty for a job that already finished.
+        """
         return self._cancel(job_id)
 
     def advance(self, now: float) -> None:
+        """Time passed (a wake-up of :meth:`next_wakeup`): with delay scheduling, every
+        machine with room is offered again at the next :meth:`decide`, as a job's allowed
+        locality may have widened.
+
+        Parameters
+        ----------
+        now : float
+            The new time.
+        """
         # A job's allowed locality may have widened (delay scheduling): offer free machines
         # again.
         if self.options.delay is not None or self.options.job_delays:
@@ -262,11 +455,31 @@ class Scheduler(Filling):
                 self.dirty[mi] = None
 
     def next_wakeup(self) -> float | None:
+        """When a delay-scheduling wait or a preemption timeout next ends.
+
+        Returns
+        -------
+        float or None
+            The earliest such time, or None when nothing waits.
+        """
         return self._wakeups[0] if self._wakeups else None
 
     # ------------------------------------------------------------------ protocol: decisions
 
     def decide(self, now: float) -> list[Decision]:
+        """Offer the machines with new room in the order they got it, then the jobs with new
+        work; with preemption on, then the kills and the launches on the room they free.
+
+        Parameters
+        ----------
+        now : float
+            The time of the decision.
+
+        Returns
+        -------
+        list of Decision
+            The launches and kills, in the order to apply them.
+        """
         out: list[Decision] = []
         while self._wakeups and self._wakeups[0] <= now:
             heappop(self._wakeups)
@@ -280,7 +493,18 @@ class Scheduler(Filling):
     # ------------------------------------------------------------------ running tasks
 
     def machine_of(self, ref: TaskRef) -> int | None:
-        """The machine index task ``ref`` runs on (None: it does not run)."""
+        """The machine task ``ref`` runs on.
+
+        Parameters
+        ----------
+        ref : TaskRef
+            The task.
+
+        Returns
+        -------
+        int or None
+            The machine's index in the cluster state, or None when the task does not run.
+        """
         side = self.jobs.get(ref.job if ref.phase == "map" else part_id(ref.job, ref.phase))
         if side is None:
             return None
@@ -290,8 +514,14 @@ class Scheduler(Filling):
         return mi if mi >= 0 else None
 
     def running_tasks(self) -> list[list[tuple[TaskRef, int]]]:
-        """Per user, its running tasks and their machines: maps by job and task, then the
-        others in launch order."""
+        """Per user, its running tasks and their machines.
+
+        Returns
+        -------
+        list of list of (TaskRef, int)
+            Per user index, its running tasks and their machine indexes: maps by job and
+            task, then the others in launch order.
+        """
         running: list[list[tuple[TaskRef, int]]] = [[] for _ in self.users]
         for side in self.jobs.values():
             where = side.where
@@ -310,17 +540,52 @@ class Scheduler(Filling):
         preempt(self, now, out)
 
     def preemption_weight(self, user: UserState) -> float:
-        """The weight the policy divides a user's share by (for its fair share)."""
+        """The weight the policy divides a user's share by, for its fair share.
+
+        Parameters
+        ----------
+        user : UserState
+            The user.
+
+        Returns
+        -------
+        float
+            Its weight (``collapsed-drf``: its flattened weight).
+        """
         return user.weight
 
     def preemption_min_share(self, user: UserState) -> float:
-        """The user's minimum share in share units: none, unless the policy places by it."""
+        """The user's minimum share in share units: none, unless the policy places by it.
+
+        Parameters
+        ----------
+        user : UserState
+            The user.
+
+        Returns
+        -------
+        float
+            0 (FAIR: the pool's ``min_share``, in slots).
+        """
         return 0.0
 
     def preemption_shares(self, demands: Sequence[float], capacity: float) -> list[float]:
         """Every user's fair share, in the policy's share unit, of ``capacity`` given its
         ``demands``: FAIR's Appendix A water-filling with the policy's weights and minimum
-        shares (see :mod:`fairshare.policies.preemption`)."""
+        shares (see :mod:`fairshare.policies.preemption`).
+
+        Parameters
+        ----------
+        demands : sequence of float
+            Per user, the share it holds plus that of its pending tasks (up to its cap).
+        capacity : float
+            The share all users hold now.
+
+        Returns
+        -------
+        list of float
+            Per user, its fair share.
+        """
         return fair_shares(
             demands,
             [self.preemption_min_share(u) for u in self.users],

@@ -18,6 +18,27 @@ demand fits in the machine's free room (FAIR's "the slave limits the number of r
 computing at any time"). The paper's defaults, for a dual-core machine with two reduce slots
 in unmodified Hadoop, are 6 reducers of which 2 compute (``DEFAULT_MAX_REDUCERS``,
 ``DEFAULT_MAX_COMPUTING``).
+
+Examples
+--------
+One machine admitting 3 reducers, 1 of them computing: a job copies on it at most one
+reducer at a time (``max_computing``), and a reducer done copying waits for the compute
+slot.
+
+>>> from fairshare.policies import TaskRef
+>>> cpac = CopyComputeAdmission(max_reducers=3, max_computing=1)
+>>> cpac.may_copy(0, 0, compute_slots=2)
+True
+>>> cpac.copy_started(0, 0)
+>>> cpac.may_copy(0, 0, compute_slots=2), cpac.may_copy(1, 0, compute_slots=2)
+(False, True)
+>>> cpac.copy_stopped(0, 0, finished=True)
+>>> cpac.wait(TaskRef(0, "reduce", 0), 0)
+>>> cpac.may_compute(0)
+True
+>>> cpac.compute_started(0)
+>>> cpac.may_compute(0), cpac.reducers
+(False, {0: 1})
 """
 
 from __future__ import annotations
@@ -33,7 +54,24 @@ DEFAULT_MAX_COMPUTING = 2
 
 
 class CopyComputeAdmission:
-    """Per-machine reducer counts and the queue of reducers waiting to compute."""
+    """Per-machine reducer counts and the queue of reducers waiting to compute.
+
+    Machines are named by their index in the scheduler's cluster state.
+
+    Parameters
+    ----------
+    max_reducers : int
+        Reducers a machine holds at a time (copying, waiting to compute or computing).
+    max_computing : int
+        Compute parts a machine runs at a time, and copy parts of one job on it.
+
+    Attributes
+    ----------
+    reducers, computing : dict of int to int
+        Per machine, its reducers and its compute parts (absent: none).
+    waiting : dict of int to deque of TaskRef
+        Per machine, the reducers done copying there, in the order they asked to compute.
+    """
 
     __slots__ = ("computing", "copying", "max_computing", "max_reducers", "reducers", "waiting")
 
@@ -49,18 +87,51 @@ class CopyComputeAdmission:
 
     def may_copy(self, job: int, mi: int, compute_slots: int) -> bool:
         """Whether machine ``mi`` admits one more copy part of ``job``; ``compute_slots`` is
-        how many of the job's compute parts fit on the machine's capacity."""
+        how many of the job's compute parts fit on the machine's capacity.
+
+        Parameters
+        ----------
+        job : int
+            The job's id.
+        mi : int
+            The machine.
+        compute_slots : int
+            How many of the job's compute parts fit on the machine's capacity.
+
+        Returns
+        -------
+        bool
+        """
         if self.reducers.get(mi, 0) >= self.max_reducers:
             return False
         return self.copying.get((job, mi), 0) < min(self.max_computing, compute_slots)
 
     def copy_started(self, job: int, mi: int) -> None:
+        """A copy part of ``job`` started on machine ``mi``: a reducer holds a slot there.
+
+        Parameters
+        ----------
+        job : int
+            The job's id.
+        mi : int
+            The machine.
+        """
         self.reducers[mi] = self.reducers.get(mi, 0) + 1
         self.copying[(job, mi)] = self.copying.get((job, mi), 0) + 1
 
     def copy_stopped(self, job: int, mi: int, *, finished: bool) -> None:
         """A copy part ended: finished (the reducer now waits to compute, keeping its
-        reducer slot) or lost (killed, or its machine left: the reducer is gone)."""
+        reducer slot) or lost (killed, or its machine left: the reducer is gone).
+
+        Parameters
+        ----------
+        job : int
+            The job's id.
+        mi : int
+            The machine.
+        finished : bool
+            Whether it finished (else it was lost).
+        """
         left = self.copying[(job, mi)] - 1
         if left:
             self.copying[(job, mi)] = left
@@ -70,17 +141,49 @@ class CopyComputeAdmission:
             self._drop(mi)
 
     def wait(self, ref: TaskRef, mi: int) -> None:
-        """Reducer ``ref`` (its compute part) asks machine ``mi`` for permission to compute."""
+        """Reducer ``ref`` (its compute part) asks machine ``mi`` for permission to compute.
+
+        Parameters
+        ----------
+        ref : TaskRef
+            The compute part (phase ``"reduce"``).
+        mi : int
+            The machine it copied to.
+        """
         self.waiting.setdefault(mi, deque()).append(ref)
 
     def may_compute(self, mi: int) -> bool:
+        """Whether machine ``mi`` has a compute slot free.
+
+        Parameters
+        ----------
+        mi : int
+            The machine.
+
+        Returns
+        -------
+        bool
+        """
         return self.computing.get(mi, 0) < self.max_computing
 
     def compute_started(self, mi: int) -> None:
+        """A compute part started on machine ``mi``.
+
+        Parameters
+        ----------
+        mi : int
+            The machine.
+        """
         self.computing[mi] = self.computing.get(mi, 0) + 1
 
     def compute_stopped(self, mi: int) -> None:
-        """A compute part finished or was lost: its reducer leaves the machine."""
+        """A compute part finished or was lost: its reducer leaves the machine.
+
+        Parameters
+        ----------
+        mi : int
+            The machine.
+        """
         left = self.computing[mi] - 1
         if left:
             self.computing[mi] = left
@@ -90,7 +193,18 @@ class CopyComputeAdmission:
 
     def forget_machine(self, mi: int) -> list[TaskRef]:
         """Machine ``mi`` left: the reducers waiting there to compute (their copied data is
-        gone with it); the caller re-queues them, with the running parts it lost."""
+        gone with it); the caller re-queues them, with the running parts it lost.
+
+        Parameters
+        ----------
+        mi : int
+            The machine.
+
+        Returns
+        -------
+        list of TaskRef
+            The compute parts that waited there, in the order they asked.
+        """
         lost = list(self.waiting.pop(mi, ()))
         self.reducers.pop(mi, None)
         self.computing.pop(mi, None)
@@ -100,7 +214,13 @@ class CopyComputeAdmission:
 
     def forget_job(self, job: int) -> None:
         """Job ``job`` left (cancelled): its reducers waiting to compute leave their
-        machines (their running parts were stopped one by one before)."""
+        machines (their running parts were stopped one by one before).
+
+        Parameters
+        ----------
+        job : int
+            The job's id.
+        """
         for mi in list(self.waiting):
             queue = self.waiting[mi]
             kept = deque(ref for ref in queue if ref.job != job)
@@ -112,6 +232,7 @@ class CopyComputeAdmission:
                 del self.waiting[mi]
 
     def _drop(self, mi: int) -> None:
+        """A reducer leaves machine ``mi``: its slot is free."""
         left = self.reducers[mi] - 1
         if left:
             self.reducers[mi] = left

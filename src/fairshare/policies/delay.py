@@ -10,6 +10,34 @@ allowed goes back (Algorithm 1's reset), and resets the wait. Per-job waits (IO-
 FAIR section 4.3.2) replace (T1, T2).
 
 Jobs without input blocks, re-queued tasks and reduce tasks are not delayed.
+
+Examples
+--------
+Job x's two map tasks read blocks held by m1, which another job occupies; m2 shares m1's
+rack, m3 does not. With (T1, T2) = (5, 5), x arriving at t=1 skips the free machines until
+t=6, then takes the rack-local m2; its next task skips m3 for T2 more, until t=11.
+
+>>> import numpy as np
+>>> from fairshare.cluster import Cluster, Machine
+>>> from fairshare.policies import PolicyOptions, make_policy
+>>> from fairshare.workload.model import Job
+>>> cluster = Cluster.build(["slots"], [Machine("m1", np.array([1.0]), rack="r1"),
+...                                     Machine("m2", np.array([1.0]), rack="r1"),
+...                                     Machine("m3", np.array([1.0]), rack="r2")])
+>>> fair = make_policy("fair", cluster, options=PolicyOptions(delay=(5.0, 5.0)))
+>>> fair.job_submitted(0.0, 0, Job("busy", 0.0, "a", np.array([1.0]), 1), blocks=[("m1",)])
+>>> [(d.machine, d.locality) for d in fair.decide(0.0)]
+[('m1', 'node')]
+>>> x = Job("x", 1.0, "b", np.array([1.0]), 2)
+>>> fair.job_submitted(1.0, 1, x, blocks=[("m1",), ("m1",)])
+>>> fair.decide(1.0), fair.next_wakeup()
+([], 6.0)
+>>> fair.advance(6.0)
+>>> [(d.machine, d.locality) for d in fair.decide(6.0)], fair.next_wakeup()
+([('m2', 'rack')], 11.0)
+>>> fair.advance(11.0)
+>>> [(d.machine, d.locality) for d in fair.decide(11.0)]
+[('m3', 'off_rack')]
 """
 
 from __future__ import annotations
@@ -34,6 +62,24 @@ def _pop_pending(candidates: list[int] | None, launched: bytearray) -> int | Non
 
 
 def locality_of(job: JobState, index: int, machine: int, rack: list[str | None]) -> Locality:
+    """Where the input block of map task ``index`` of ``job`` is, seen from ``machine``.
+
+    Parameters
+    ----------
+    job : JobState
+        A map side of a job that reads input.
+    index : int
+        The map task.
+    machine : int
+        The machine's index.
+    rack : list of str or None
+        Each machine's rack (None: in no rack).
+
+    Returns
+    -------
+    {"node", "rack", "off_rack"}
+        On the machine, on another machine of its rack, or elsewhere.
+    """
     assert job.blocks is not None
     holders = job.blocks[index]
     if machine in holders:
@@ -47,7 +93,21 @@ def locality_of(job: JobState, index: int, machine: int, rack: list[str | None])
 def may_launch(job: JobState, locality: Locality, now: float) -> bool:
     """Algorithm 1's test: whether ``job``, at its allowed locality and after waiting since it
     was first skipped, may launch a task of this ``locality`` now (always, without delay
-    scheduling)."""
+    scheduling).
+
+    Parameters
+    ----------
+    job : JobState
+        A map side that reads input.
+    locality : {"node", "rack", "off_rack"}
+        The locality of the task it would launch.
+    now : float
+        The time of the offer.
+
+    Returns
+    -------
+    bool
+    """
     if job.waits is None or locality == "node":
         return True
     t1, t2 = job.waits
@@ -65,7 +125,27 @@ def pick_map(
     job: JobState, machine: int, rack: list[str | None], now: float
 ) -> tuple[int, Locality] | None:
     """The map task of ``job`` (which reads input) to run on ``machine``, or None when delay
-    scheduling says the job must skip this offer (Algorithm 1). Marks the task launched."""
+    scheduling says the job must skip this offer (Algorithm 1). Marks the task launched.
+
+    Node-local first, then rack-local, then any; a launch sets the job's allowed locality to
+    the one achieved and ends its wait, a skip starts the wait.
+
+    Parameters
+    ----------
+    job : JobState
+        A map side that reads input and has a pending map task never launched.
+    machine : int
+        The machine offered.
+    rack : list of str or None
+        Each machine's rack.
+    now : float
+        The time of the offer.
+
+    Returns
+    -------
+    (int, {"node", "rack", "off_rack"}) or None
+        The map task and where its block is, or None to skip.
+    """
     launched = job.launched
     assert launched is not None
     index = _pop_pending(job.by_machine.get(machine), launched)
@@ -92,7 +172,19 @@ def pick_map(
 
 
 def deadlines(job: JobState) -> tuple[float, ...]:
-    """When a skipped job's allowed locality next widens, so the driver wakes the policy then."""
+    """When a skipped job's allowed locality next widens, so the driver wakes the policy then.
+
+    Parameters
+    ----------
+    job : JobState
+        A map side that reads input.
+
+    Returns
+    -------
+    tuple of float
+        The times its allowed locality widens (to rack-local, then to any), empty when it
+        is not waiting.
+    """
     if job.waits is None or job.skip_since is None:
         return ()
     t1, t2 = job.waits

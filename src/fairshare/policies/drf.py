@@ -7,6 +7,25 @@ user's share, and a machine with room goes to the user with the lowest weighted 
 that can use it and whose task fits there. Online, DRFH's global dominant share orders users
 exactly as DRF does; the two differ offline (:mod:`fairshare.solvers`), not in who is served
 next, so ``drfh`` is DRF's scheduler under its own name.
+
+Examples
+--------
+DRF section 4.1: A's tasks need <1 CPU, 4 GB>, B's <3 CPUs, 1 GB>, on <9 CPUs, 18 GB>. DRF
+gives A three tasks and B two (dominant shares 2/3 each).
+
+>>> import numpy as np
+>>> from collections import Counter
+>>> from fairshare.cluster import Cluster, Machine
+>>> from fairshare.policies import make_policy
+>>> from fairshare.workload.model import Job
+>>> cluster = Cluster.build(["cpu", "mem"], [Machine("m1", np.array([9.0, 18.0]))])
+>>> drf = make_policy("drf", cluster)
+>>> drf.job_submitted(0.0, 0, Job("a", 0.0, "A", np.array([1.0, 4.0]), 10))
+>>> drf.job_submitted(0.0, 1, Job("b", 0.0, "B", np.array([3.0, 1.0]), 10))
+>>> sorted(Counter(d.task.job for d in drf.decide(0.0)).items())
+[(0, 3), (1, 2)]
+>>> [round(user.share, 4) for user in drf.users]
+[0.6667, 0.6667]
 """
 
 from __future__ import annotations
@@ -26,21 +45,48 @@ from fairshare.workload.model import ROOT, Queue, Scenario, User
 
 @mypyc_attr(allow_interpreted_subclasses=True)
 class Drf(Scheduler):
-    """Weighted DRF: key = dominant share / weight."""
+    """Weighted DRF: key = dominant share / weight.
+
+    Parameters
+    ----------
+    cluster : Cluster
+        The machines at the start.
+    users : sequence of User
+        The configured users (weights, caps), in scenario order (the order of ties).
+    queues : sequence of Queue
+        The queue hierarchy (unused).
+    options : PolicyOptions, optional
+        Delay scheduling, preemption, headroom, reducer slow-start, copy-compute splitting.
+    """
 
     name = "drf"
 
     def share_per_task(self, job: JobState) -> float:
+        """A task's dominant share of the pooled cluster, ``max_r d_r / total_r``.
+
+        Parameters
+        ----------
+        job : JobState
+            The job part.
+
+        Returns
+        -------
+        float
+        """
         total = self.cluster.total
         return max((d / t for d, t in zip(job.demand, total, strict=True) if t > 0), default=0.0)
 
     def on_cluster_change(self) -> None:
+        """The totals moved: every task's dominant share and every rank is recomputed."""
         self.refresh_all()
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)
 class Drfh(Drf):
-    """DRFH (TSF section IV-B2): the global dominant share, served with placement."""
+    """DRFH (TSF section IV-B2): the global dominant share, served with placement.
+
+    Online it orders users as :class:`Drf` does (see the module); constructed the same way.
+    """
 
     name = "drfh"
 
@@ -48,11 +94,52 @@ class Drfh(Drf):
 @mypyc_attr(allow_interpreted_subclasses=True)
 class CollapsedDrf(Drf):
     """Weighted DRF with each user's weight the product of its weighted shares along its
-    path in the hierarchy (H-DRF section 3.2), recomputed whenever a user appears."""
+    path in the hierarchy (H-DRF section 3.2), recomputed whenever a user appears.
+
+    Parameters
+    ----------
+    cluster : Cluster
+        The machines at the start.
+    users : sequence of User
+        The configured users (weights and queues), in scenario order (the order of ties).
+    queues : sequence of Queue
+        The queue hierarchy whose weights are flattened (a path a user names but the
+        hierarchy lacks is a queue of weight 1).
+    options : PolicyOptions, optional
+        Delay scheduling, preemption, headroom, reducer slow-start, copy-compute splitting.
+
+    Examples
+    --------
+    H-DRF Figure 4a: queues n1 and n2; n1,1 alone under n1 and n2,1 beside n2,2 under n2
+    have flattened weights 1/2, 1/4 and 1/4, so n1,1 gets about twice n2,1's CPUs (7 and 3
+    whole tasks of 10).
+
+    >>> import numpy as np
+    >>> from fairshare.cluster import Cluster, Machine
+    >>> from fairshare.policies import make_policy
+    >>> from fairshare.workload.model import Job, Queue
+    >>> cluster = Cluster.build(["cpu", "gpu"], [Machine("m", np.array([10.0, 10.0]))])
+    >>> policy = make_policy("collapsed-drf", cluster, queues=[Queue("n1"), Queue("n2")])
+    >>> for job_id, (leaf, demand) in enumerate(
+    ...     [("n1,1", [1.0, 0.0]), ("n2,1", [1.0, 0.0]), ("n2,2", [0.0, 1.0])]
+    ... ):
+    ...     job = Job(leaf, 0.0, leaf, np.array(demand), 100, queue=leaf[:2])
+    ...     policy.job_submitted(0.0, job_id, job)
+    >>> launched = policy.decide(0.0)
+    >>> {u.name: u.running for u in policy.users}
+    {'n1,1': 7, 'n2,1': 3, 'n2,2': 10}
+    """
 
     name = "collapsed-drf"
 
     def on_new_user(self, user: UserState) -> None:
+        """Every user's flattened weight is recomputed with the new user's path.
+
+        Parameters
+        ----------
+        user : UserState
+            The new user.
+        """
         self._collapsed: list[float] = _collapsed_weights(self)
         # The key divides by the collapsed weight (the base's share-ordered key, so the hot
         # paths need no call per key).
@@ -62,6 +149,17 @@ class CollapsedDrf(Drf):
             self.refresh_all()
 
     def preemption_weight(self, user: UserState) -> float:
+        """The user's flattened weight, by which it is also placed.
+
+        Parameters
+        ----------
+        user : UserState
+            The user.
+
+        Returns
+        -------
+        float
+        """
         return self._collapsed[user.idx]
 
 

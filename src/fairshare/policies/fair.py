@@ -9,6 +9,25 @@ is not, needy pools by ``running / min_share``, the others by ``running / weight
 that order as slots free up converges to Appendix A's allocation. Inside a pool the next job is
 the one with the fewest running tasks per weight (``pool_order="fair"``, FAIR's default) or the
 oldest (``"fifo"``). Ties: scenario order of pools, then submission order.
+
+Examples
+--------
+Six slots, three pools with work for more: pool A, with a minimum share of 4, is needy and
+served first up to it; B and C then share the rest.
+
+>>> import numpy as np
+>>> from fairshare.cluster import Cluster, Machine
+>>> from fairshare.policies import make_policy
+>>> from fairshare.workload.model import Job, User
+>>> cluster = Cluster.build(["slots"], [Machine("m", np.array([6.0]))])
+>>> pools = [User("A", np.array([1.0]), min_share=4), User("B", np.array([1.0])),
+...          User("C", np.array([1.0]))]
+>>> fair = make_policy("fair", cluster, users=pools)
+>>> for job_id, pool in enumerate("BCA"):
+...     fair.job_submitted(0.0, job_id, Job(pool.lower(), 0.0, pool, np.array([1.0]), 10))
+>>> launched = fair.decide(0.0)
+>>> {u.name: u.running for u in fair.users}
+{'A': 4, 'B': 1, 'C': 1}
 """
 
 from __future__ import annotations
@@ -29,7 +48,21 @@ _NEEDY = -2.0
 
 @mypyc_attr(allow_interpreted_subclasses=True)
 class Fair(Scheduler):
-    """FAIR: key = needy ratio - 2, else running tasks / weight."""
+    """FAIR: key = needy ratio - 2, else running tasks / weight.
+
+    Parameters
+    ----------
+    cluster : Cluster
+        The machines at the start.
+    users : sequence of User
+        The configured users (pools): weights and minimum shares (``min_share``, in
+        slots), in scenario order (the order of ties).
+    queues : sequence of Queue
+        The queue hierarchy (unused).
+    options : PolicyOptions, optional
+        Delay scheduling, preemption, headroom, reducer slow-start, copy-compute splitting.
+        ``pool_order`` orders the jobs inside a pool.
+    """
 
     name = "fair"
 
@@ -45,16 +78,53 @@ class Fair(Scheduler):
         self.reorder_jobs = self.options.pool_order == "fair"
 
     def user_rank(self, user: UserState, group: int) -> float:
+        """A needy pool's ``running / min_share - 2`` (below every other), else ``running /
+        weight``.
+
+        Parameters
+        ----------
+        user : UserState
+            The pool.
+        group : int
+            The group its next task comes from (unused: slots are one resource).
+
+        Returns
+        -------
+        float
+        """
         demand = user.running + user.pending
         if user.running < min(user.min_share, demand):
             return _NEEDY + user.running / user.min_share
         return user.running / user.weight
 
     def preemption_min_share(self, user: UserState) -> float:
-        """FAIR places by minimum shares (in slots), so preemption restores them after Tmin."""
+        """FAIR places by minimum shares (in slots), so preemption restores them after Tmin.
+
+        Parameters
+        ----------
+        user : UserState
+            The pool.
+
+        Returns
+        -------
+        float
+            Its ``min_share``.
+        """
         return user.min_share
 
     def job_rank(self, job: JobState) -> float:
+        """``pool_order="fair"``: the job's running tasks over its weight; ``"fifo"``: its
+        submission order.
+
+        Parameters
+        ----------
+        job : JobState
+            The job part.
+
+        Returns
+        -------
+        float
+        """
         if self.options.pool_order == "fair":
             return job.running / job.job.weight
         return float(job.id)

@@ -1,5 +1,23 @@
 """FIFO: jobs in submission order, each taking every machine it can use (FAIR section 2's
-Hadoop default, the baseline of FAIR section 6 and TSF section VI-B)."""
+Hadoop default, the baseline of FAIR section 6 and TSF section VI-B).
+
+Examples
+--------
+DRF section 4.1's two users on <9 CPUs, 18 GB>: FIFO gives the first job every task that fits
+(four of <1 CPU, 4 GB>), the second only what is left (one of <3 CPUs, 1 GB>).
+
+>>> import numpy as np
+>>> from collections import Counter
+>>> from fairshare.cluster import Cluster, Machine
+>>> from fairshare.policies import make_policy
+>>> from fairshare.workload.model import Job
+>>> cluster = Cluster.build(["cpu", "mem"], [Machine("m1", np.array([9.0, 18.0]))])
+>>> fifo = make_policy("fifo", cluster)
+>>> fifo.job_submitted(0.0, 0, Job("a", 0.0, "A", np.array([1.0, 4.0]), 10))
+>>> fifo.job_submitted(0.0, 1, Job("b", 0.0, "B", np.array([3.0, 1.0]), 10))
+>>> sorted(Counter(d.task.job for d in fifo.decide(0.0)).items())
+[(0, 4), (1, 1)]
+"""
 
 from __future__ import annotations
 
@@ -16,17 +34,56 @@ from fairshare.policies.state import UserState
 class Fifo(Scheduler):
     """The key of a user in a group is the id (submission order) of its oldest job there, so
     the oldest job that can use a machine gets it; a younger job only fills what the older
-    ones cannot use."""
+    ones cannot use.
+
+    Parameters
+    ----------
+    cluster : Cluster
+        The machines at the start.
+    users : sequence of User
+        The configured users (their weights and minimum shares play no part), in
+        scenario order (the order of ties).
+    queues : sequence of Queue
+        The queue hierarchy (unused).
+    options : PolicyOptions, optional
+        Delay scheduling, preemption, headroom, reducer slow-start, copy-compute splitting.
+    """
 
     name = "fifo"
 
     def user_rank(self, user: UserState, group: int) -> float:
+        """The id of the user's oldest job with pending work in ``group``.
+
+        Parameters
+        ----------
+        user : UserState
+            The user.
+        group : int
+            A group it has pending work in.
+
+        Returns
+        -------
+        float
+        """
         return float(self.head_job(user, group).id)
 
     def preemption_shares(self, demands: Sequence[float], capacity: float) -> list[float]:
         """FIFO owes no fair share, only priority: a user's share is what FIFO would give it
         from scratch, users served in the order of their oldest unfinished job (so preemption
-        under FIFO lets an older job take back room from younger ones, never the reverse)."""
+        under FIFO lets an older job take back room from younger ones, never the reverse).
+
+        Parameters
+        ----------
+        demands : sequence of float
+            Per user, the share it holds plus that of its pending tasks (up to its cap).
+        capacity : float
+            The share all users hold now.
+
+        Returns
+        -------
+        list of float
+            Per user, its share by :func:`~fairshare.policies.preemption.priority_shares`.
+        """
         oldest: dict[int, int] = {}
         for job in self.jobs.values():
             if job.pending > 0 or job.running > 0:

@@ -17,6 +17,30 @@ top, or the first valid entry under the user's own: :meth:`Filling._bound`). The
 are exactly those of selecting before each task; the batch only skips the selections whose
 answer is known. An arriving job takes machines from its class's free-vector buckets
 (:class:`fairshare.policies.state.ClusterState`), one fit test per bucket.
+
+Examples
+--------
+A machine freed by a finish goes to the user with the lowest rank whose task fits. Under
+DRF on <8 CPUs, 16 GB>, when one of a's four tasks of <1 CPU, 3 GB> finishes, b has the
+lower dominant share (two tasks of <2 CPUs, 2 GB>: 4/8 against a's 9/16) but its task does
+not fit the freed room: a is served.
+
+>>> import numpy as np
+>>> from fairshare.cluster import Cluster, Machine
+>>> from fairshare.policies import TaskRef, make_policy
+>>> from fairshare.workload.model import Job
+>>> cluster = Cluster.build(["cpu", "mem"], [Machine("m", np.array([8.0, 16.0]))])
+>>> drf = make_policy("drf", cluster)
+>>> drf.job_submitted(0.0, 0, Job("x", 0.0, "a", np.array([1.0, 3.0]), 9))
+>>> drf.job_submitted(0.0, 1, Job("y", 0.0, "b", np.array([2.0, 2.0]), 9))
+>>> [d.task.job for d in drf.decide(0.0)]
+[0, 1, 0, 1, 0, 0]
+>>> drf.task_finished(1.0, TaskRef(0, "map", 0))
+>>> drf.select(0)  # (user a, its group)
+(0, 0)
+>>> drf.task_finished(2.0, TaskRef(1, "map", 0))
+>>> drf.select(0)  # (user b, its group)
+(1, 1)
 """
 
 from __future__ import annotations
@@ -38,7 +62,11 @@ Pick = tuple[int, int]
 
 @mypyc_attr(allow_interpreted_subclasses=True)
 class Filling(Headroom):
-    """Offers of machines (see the module)."""
+    """Offers of machines (see the module): the selection of the next user for a machine,
+    and the offer loop that launches its tasks.
+
+    Built by :class:`~fairshare.policies.base.Scheduler`, whose parameters it takes.
+    """
 
     # Set by the subclass's constructor (fairshare.policies.base.Scheduler).
     _batching: bool
@@ -50,7 +78,18 @@ class Filling(Headroom):
     def select(self, mi: int) -> Pick | None:
         """The (user, group) to serve next on machine ``mi``: the lowest valid heap entry over
         the groups that may use ``mi`` and whose task fits there. Ties (one user's equal
-        entries in two groups) go to the group listed first for the machine."""
+        entries in two groups) go to the group listed first for the machine.
+
+        Parameters
+        ----------
+        mi : int
+            The machine's index.
+
+        Returns
+        -------
+        (int, int) or None
+            The user's index and the group, or None when no user's next task fits.
+        """
         cs = self.cluster
         free = cs.free[mi]
         users = self.users
@@ -84,7 +123,15 @@ class Filling(Headroom):
         return best[2], best_group
 
     def skip(self, user: int, group: int) -> None:
-        """Set (user, group) aside for the rest of this machine's offer (delay scheduling)."""
+        """Set (user, group) aside for the rest of this machine's offer (delay scheduling).
+
+        Parameters
+        ----------
+        user : int
+            The user's index.
+        group : int
+            The group its skipped task belongs to.
+        """
         entry = heappop(self.cluster.groups[group].heap)
         self._held.append((group, entry))
 
@@ -225,7 +272,21 @@ class Filling(Headroom):
         """Offer machine ``mi`` until nothing more fits, then re-bucket it: the one offer of a
         machine every path makes (``pick``: a selection already made, such as preemption's
         starved user; ``solo``: its user is the only one with work, so nothing bounds its
-        first batch)."""
+        first batch).
+
+        Parameters
+        ----------
+        mi : int
+            The machine's index.
+        now : float
+            The time of the decision.
+        out : list of Decision
+            Where the launches are appended.
+        pick : (int, int), optional
+            The (user, group) to serve first, already selected.
+        solo : bool
+            The picked user is the only one with work.
+        """
         cs = self.cluster
         free = cs.free[mi]
         select = self.select
@@ -372,12 +433,21 @@ class Filling(Headroom):
 
     def wake_at(self, t: float) -> None:
         """Ask the driver to call ``advance`` at ``t`` (a delay-scheduling wait or a
-        preemption timeout ends then)."""
+        preemption timeout ends then).
+
+        Parameters
+        ----------
+        t : float
+            The time; :meth:`~fairshare.policies.base.Scheduler.next_wakeup` reports the
+            earliest pending one.
+        """
         heappush(self._wakeups, t)
 
     # ------------------------------------------------------------------ copy-compute
 
     def _may_copy(self, job: JobState, mi: int) -> bool:
+        """Whether machine ``mi`` admits one more copy part of ``job`` (CPAC, FAIR section
+        5.2), with the job's compute parts that fit the machine's capacity cached."""
         cpac = self._cpac
         assert cpac is not None
         compute = self.jobs[part_id(job.id, "reduce")].demand

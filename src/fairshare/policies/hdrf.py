@@ -57,6 +57,36 @@ full recomputation):
 - A map task's finish that is the only event at its time takes a fused path
   (``Scheduler.finish_and_decide``), and with no
   leaf able to launch anywhere, no selection at all.
+
+Examples
+--------
+H-DRF Figure 4a: queues n1 and n2 share a machine of <10 CPUs, 10 GPUs>; leaf n1,1 (under n1)
+and n2,1 (under n2) need a CPU per task, n2,2 (under n2) a GPU. Both policies start at
+5 / 5 / 10. When a task of n2,1 finishes, naive H-DRF gives its CPU to n1,1 (section 3.3: n2's
+share is its GPUs, so n2,1 starves as its tasks finish); dynamic H-DRF gives it back to n2,1
+(section 3.4).
+
+>>> import numpy as np
+>>> from fairshare.cluster import Cluster, Machine
+>>> from fairshare.policies import make_policy
+>>> from fairshare.workload.model import Job, Queue
+>>> cluster = Cluster.build(["cpu", "gpu"], [Machine("m", np.array([10.0, 10.0]))])
+>>> jobs = [
+...     Job("n1,1", 0.0, "n1,1", np.array([1.0, 0.0]), 100, queue="n1"),
+...     Job("n2,1", 0.0, "n2,1", np.array([1.0, 0.0]), 100, queue="n2"),
+...     Job("n2,2", 0.0, "n2,2", np.array([0.0, 1.0]), 100, queue="n2"),
+... ]
+>>> for name in ("naive-hdrf", "hdrf"):
+...     policy = make_policy(name, cluster, queues=[Queue("n1"), Queue("n2")])
+...     for job_id, job in enumerate(jobs):
+...         policy.job_submitted(0.0, job_id, job)
+...     first = policy.decide(0.0)
+...     running = [user.running for user in policy.users]
+...     freed = next(d.task for d in first if d.task.job == 1)
+...     [after] = policy.finish_and_decide(1.0, freed)
+...     print(name, running, "->", jobs[after.task.job].name)
+naive-hdrf [5, 5, 10] -> n1,1
+hdrf [5, 5, 10] -> n2,1
 """
 
 from __future__ import annotations
@@ -119,6 +149,7 @@ class _View:
         self.stale: dict[int, None] = {}
 
     def grow(self, resources: int) -> None:
+        """Room for one more node (a queue or a leaf that appeared), dirty by the caller."""
         self.vec.append([0.0] * resources)
         self.share.append(0.0)
         self.rank.append(0.0)
@@ -129,7 +160,29 @@ class _View:
 
 @mypyc_attr(allow_interpreted_subclasses=True)
 class NaiveHdrf(Scheduler):
-    """Naive H-DRF (section 3.3)."""
+    """Naive H-DRF (section 3.3): Algorithm 4's walk over consumption vectors summed up the
+    tree, without rescaling (the Capacity Scheduler's behaviour).
+
+    Parameters
+    ----------
+    cluster : Cluster
+        The machines at the start.
+    users : sequence of User
+        The configured users (weights, caps, queues): leaves, in scenario order (the order
+        of ties).
+    queues : sequence of Queue
+        The queue tree's internal nodes and their weights; a path a job names but the
+        scenario does not is a queue of weight 1.
+    options : PolicyOptions, optional
+        Delay scheduling, preemption, headroom (H-DRF section 5), reducer slow-start,
+        copy-compute splitting.
+
+    Attributes
+    ----------
+    dynamic : bool
+        Whether Algorithm 3 rescales demanding children and ignores blocked ones (dynamic
+        H-DRF, :class:`Hdrf`).
+    """
 
     name = "naive-hdrf"
     dynamic: ClassVar[bool] = False
@@ -176,6 +229,8 @@ class NaiveHdrf(Scheduler):
     # ----------------------------------------------------------------- tree
 
     def _queue_node(self, path: str) -> int:
+        """The node of queue ``path``, created with its missing ancestors (weight 1 unless
+        the scenario gives one)."""
         node = self._node_of_queue.get(path)
         if node is None:
             parent = self._queue_node(path.rpartition("/")[0])
@@ -184,6 +239,7 @@ class NaiveHdrf(Scheduler):
         return node
 
     def _new_node(self, parent: int, weight: float) -> int:
+        """A new last child of ``parent``, dirty in every view."""
         # Node numbers grow in order of appearance, so they are also the children's order.
         node = len(self._parent)
         self._parent.append(parent)
@@ -200,6 +256,13 @@ class NaiveHdrf(Scheduler):
         return node
 
     def on_new_user(self, user: UserState) -> None:
+        """The user's leaf joins the tree under its queue (created when new).
+
+        Parameters
+        ----------
+        user : UserState
+            The new user.
+        """
         leaf = self._new_node(self._queue_node(user.queue), user.weight)
         self._leaf.append(leaf)
         self._user_of_node[leaf] = user.idx
@@ -207,6 +270,7 @@ class NaiveHdrf(Scheduler):
         self._member.append({})
 
     def on_cluster_change(self) -> None:
+        """The totals moved: every view is dropped and every share recomputed."""
         # The totals moved, and with them every leaf's vector: start the views afresh.
         self._views.clear()
         self._present = [r for r, t in enumerate(self.cluster.total) if t > 0]
@@ -249,6 +313,7 @@ class NaiveHdrf(Scheduler):
         self._recount(user)
 
     def _recount(self, user: UserState) -> None:
+        """Count the user's leaf in the groups it may launch in now, and no other."""
         u = user.idx
         old = self._member[u]
         if user.running < user.cap:
@@ -268,6 +333,7 @@ class NaiveHdrf(Scheduler):
         self._member[u] = new
 
     def _dirty_path(self, view: _View, node: int) -> None:
+        """Mark ``node`` and its ancestors but the root dirty in ``view``."""
         dirty = view.dirty
         parent = self._parent
         while node > 0 and node not in dirty:
@@ -306,6 +372,16 @@ class NaiveHdrf(Scheduler):
     # ----------------------------------------------------------------- selection
 
     def skip(self, user: int, group: int) -> None:
+        """The user's tasks of ``group`` sit out the rest of this offer (delay scheduling):
+        its leaf stops counting in the group until the offer ends.
+
+        Parameters
+        ----------
+        user : int
+            The user's index.
+        group : int
+            The group.
+        """
         self._skipped.add((user, group))
         member = self._member[user]
         if group in member:
@@ -336,6 +412,7 @@ class NaiveHdrf(Scheduler):
         return None
 
     def _restore_held(self) -> None:
+        """The offer is over: skipped users count in their groups again."""
         if self._skipped:
             users = {u for u, _ in self._skipped}
             self._skipped.clear()
@@ -351,7 +428,19 @@ class NaiveHdrf(Scheduler):
         leaf whatever the shares (it descends only into children with such a leaf), so the
         pair is the answer without Algorithm 3: the view stays dirty until a decision
         between several leaves needs it. An arriving job on a cluster with room is this case
-        (TSF section VI's macrobenchmark)."""
+        (TSF section VI's macrobenchmark).
+
+        Parameters
+        ----------
+        mi : int
+            The machine's index.
+
+        Returns
+        -------
+        (int, int) or None
+            The user's index and the group of its task to launch, or None when no leaf's
+            task fits.
+        """
         # The root counts, per group, the leaves that can launch in it: none on a cluster
         # where nobody can launch (most finishes of a cluster with room).
         root = self._count[0]
@@ -611,7 +700,17 @@ class NaiveHdrf(Scheduler):
 
     def share_per_task(self, job: JobState) -> float:
         """A task's dominant share of the cluster: the unit preemption measures fair shares
-        in (placement walks the tree's vectors and never reads it)."""
+        in (placement walks the tree's vectors and never reads it).
+
+        Parameters
+        ----------
+        job : JobState
+            The job part.
+
+        Returns
+        -------
+        float
+        """
         total = self.cluster.total
         return max((d / t for d, t in zip(job.demand, total, strict=True) if t > 0), default=0.0)
 
@@ -619,13 +718,28 @@ class NaiveHdrf(Scheduler):
         """Fair shares by the queue tree, not by flat user weights: hierarchical max-min of
         the dominant share all users hold (H-DRF section 2's hierarchical share guarantee:
         a queue's share is split among its children by weight, a child that wants less
-        leaving the rest to its siblings)."""
+        leaving the rest to its siblings).
+
+        Parameters
+        ----------
+        demands : sequence of float
+            Per user, the dominant share it holds plus that of its pending tasks.
+        capacity : float
+            The dominant share all users hold now.
+
+        Returns
+        -------
+        list of float
+            Per user, its share by
+            :func:`~fairshare.policies.preemption.hierarchical_shares`.
+        """
         return hierarchical_shares(self._parent, self._weight, self._leaf, demands, capacity)
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)
 class Hdrf(NaiveHdrf):
-    """Dynamic H-DRF (section 3.4, Algorithms 2-4)."""
+    """Dynamic H-DRF (section 3.4, Algorithms 2-4): rescaling to minimum nodes and ignoring
+    blocked nodes; constructed as :class:`NaiveHdrf`."""
 
     name = "hdrf"
     dynamic = True

@@ -1,6 +1,31 @@
 """H-DRF section 5's per-server headroom, for every online policy (``PolicyOptions.headroom``):
 which tasks may use a machine's room (:meth:`Headroom.may_place`), and when room held back
-for tasks that stopped waiting is free again."""
+for tasks that stopped waiting is free again.
+
+Examples
+--------
+On a server of <6 GB, 4 CPUs, 1 GPU>, a GPU task <1 GB, 0, 1 GPU> waits beside CPU tasks of
+<1.5 GB, 1 CPU>: the headroom is the GPU task's (dominant share 1), and CPU tasks may use only
+the 5 GB beside it (three of them) while it waits.
+
+>>> import numpy as np
+>>> from fairshare.cluster import Cluster, Machine
+>>> from fairshare.policies import PolicyOptions, make_policy
+>>> from fairshare.workload.model import Job
+>>> server = Machine("s0", np.array([6.0, 4.0, 1.0]))
+>>> cluster = Cluster.build(["mem", "cpu", "gpu"], [server])
+>>> policy = make_policy("hdrf", cluster, options=PolicyOptions(headroom=True))
+>>> policy.headroom(0) is None  # nobody waits
+True
+>>> policy.job_submitted(0.0, 0, Job("cpu", 0.0, "a", np.array([1.5, 1.0, 0.0]), 8))
+>>> policy.job_submitted(0.0, 1, Job("gpu", 0.0, "b", np.array([1.0, 0.0, 1.0]), 1))
+>>> policy.headroom(0)
+((1.0, 0.0, 1.0), 1.0)
+>>> sorted(d.task.job for d in policy.decide(0.0))
+[0, 0, 0, 1]
+>>> policy.headroom(0)  # the GPU task runs: the CPU tasks' own headroom
+((1.5, 1.0, 0.0), 0.25)
+"""
 
 from __future__ import annotations
 
@@ -18,7 +43,19 @@ from fairshare.workload.model import Queue, User
 
 @mypyc_attr(allow_interpreted_subclasses=True)
 class Headroom(Ledger):
-    """The headroom kept on each machine and the fit test that respects it."""
+    """The headroom kept on each machine and the fit test that respects it.
+
+    Parameters
+    ----------
+    cluster : Cluster
+        The machines at the start.
+    users : sequence of User
+        The configured users.
+    queues : sequence of Queue
+        The queue hierarchy.
+    options : PolicyOptions, optional
+        The mechanisms' settings; ``headroom`` turns the headroom on.
+    """
 
     def __init__(
         self,
@@ -40,7 +77,21 @@ class Headroom(Ledger):
     def may_place(self, mi: int, free: Sequence[float], demand: Demand) -> bool:
         """Whether a task of ``demand`` may launch on machine ``mi`` whose free room is
         ``free``: it fits, and with headroom on, it leaves the machine's headroom free
-        unless it may use it (:meth:`headroom`)."""
+        unless it may use it (:meth:`headroom`).
+
+        Parameters
+        ----------
+        mi : int
+            The machine's index.
+        free : sequence of float
+            Its free room (the actual one, or one a caller counts with tasks removed).
+        demand : Demand
+            The task's demand.
+
+        Returns
+        -------
+        bool
+        """
         if not fits(free, demand):
             return False
         if not self._headroom:
@@ -82,7 +133,19 @@ class Headroom(Ledger):
         never waits for room that smaller tasks keep taking, and a task that fits an idle
         machine always starts: beside the headroom, in it, or once the larger tasks stopped
         waiting (they fit the idle machine, so they do not wait for ever): the headroom
-        never strands a job."""
+        never strands a job.
+
+        Parameters
+        ----------
+        mi : int
+            The machine's index.
+
+        Returns
+        -------
+        (Demand, float) or None
+            The demand of the largest task waiting for the machine and its size there, or
+            None when nobody waits.
+        """
         capacity = self._capacity.get(mi)
         if capacity is None:
             capacity = self._capacity[mi] = tuple(

@@ -18,6 +18,26 @@ copy of its own:
 
 The placement (offering machines) is :mod:`fairshare.policies.filling`; the protocol's events
 are :class:`fairshare.policies.base.Scheduler`.
+
+Examples
+--------
+A killed task is pending again as if it never started, and is the first to launch when its
+machine is offered:
+
+>>> import numpy as np
+>>> from fairshare.cluster import Cluster, Machine
+>>> from fairshare.policies import TaskRef, make_policy
+>>> from fairshare.workload.model import Job
+>>> cluster = Cluster.build(["slots"], [Machine("m", np.array([2.0]))])
+>>> policy = make_policy("fifo", cluster)
+>>> policy.job_submitted(0.0, 0, Job("x", 0.0, "a", np.array([1.0]), 3))
+>>> [d.task.task for d in policy.decide(0.0)]
+[0, 1]
+>>> policy.requeue(TaskRef(0, "map", 1))
+>>> policy.part_of(TaskRef(0, "map", 1)).pending, policy.users[0].running
+(2, 1)
+>>> [d.task.task for d in policy.decide(1.0)]
+[1]
 """
 
 from __future__ import annotations
@@ -44,7 +64,35 @@ _new = tuple.__new__
 
 @mypyc_attr(allow_interpreted_subclasses=True)
 class Ledger:
-    """The state every online policy keeps and its state changes (see the module)."""
+    """The state every online policy keeps and its state changes (see the module).
+
+    Parameters
+    ----------
+    cluster : Cluster
+        The machines at the start.
+    users : sequence of User
+        The configured users, created in this order (the order of ties).
+    queues : sequence of Queue
+        The queue hierarchy, for the policies that read it.
+    options : PolicyOptions, optional
+        The mechanisms' settings (default: none on).
+
+    Attributes
+    ----------
+    name : str
+        The policy's SPEC name (``base`` here; every policy sets its own).
+    tracks_allocation : bool
+        Whether each user's running demand per resource is kept (``UserState.alloc``).
+    cluster : ClusterState
+        Machines, free room, constraint classes and groups.
+    users : list of UserState
+        The users (or FAIR pools) in order of appearance.
+    jobs : dict of int to JobState
+        The job parts with work left, by part id (see
+        :func:`~fairshare.policies.state.part_id`).
+    options : PolicyOptions
+        The mechanisms' settings.
+    """
 
     name: ClassVar[str] = "base"
     tracks_allocation: ClassVar[bool] = False
@@ -102,19 +150,59 @@ class Ledger:
     # ------------------------------------------------------------------ policy hooks
 
     def share_per_task(self, job: JobState) -> float:
-        """How much one running task of ``job`` adds to its user's share."""
+        """How much one running task of ``job`` adds to its user's share: the policy's unit
+        of share (the base's: one task).
+
+        Parameters
+        ----------
+        job : JobState
+            The job part (its demand and group are set).
+
+        Returns
+        -------
+        float
+        """
         return 1.0
 
     def user_rank(self, user: UserState, group: int) -> float:
-        """The quantity the policy equalises (lower goes first): weighted share by default."""
+        """The quantity the policy equalises (lower goes first): weighted share by default.
+
+        Parameters
+        ----------
+        user : UserState
+            The user.
+        group : int
+            The group its next task would come from.
+
+        Returns
+        -------
+        float
+            The user's rank; ties go to the lower user index.
+        """
         return user.share / user.divisor
 
     def job_rank(self, job: JobState) -> float:
-        """The order of a user's jobs: FIFO (submission order)."""
+        """The order of a user's jobs (lower goes first): FIFO, by submission.
+
+        Parameters
+        ----------
+        job : JobState
+            The job part.
+
+        Returns
+        -------
+        float
+        """
         return float(job.id)
 
     def on_new_user(self, user: UserState) -> None:
-        """Called when a user (or pool) first appears."""
+        """Called when a user (or pool) first appears.
+
+        Parameters
+        ----------
+        user : UserState
+            The new user, last in ``users``.
+        """
 
     def on_cluster_change(self) -> None:
         """Called after a machine joins or leaves; policies whose share depends on the
@@ -156,14 +244,38 @@ class Ledger:
         return user
 
     def part_of(self, ref: TaskRef) -> JobState:
-        """The job part that runs task ``ref``."""
+        """The job part that runs task ``ref``.
+
+        Parameters
+        ----------
+        ref : TaskRef
+            A task of a job with work left.
+
+        Returns
+        -------
+        JobState
+            Its map side, or its reduce or copy side.
+        """
         if ref.phase == "map":
             return self.jobs[ref.job]
         return self.jobs[part_id(ref.job, ref.phase)]
 
     def head_job(self, user: UserState, group: int) -> JobState:
         """The job part that ``user`` launches its next task of ``group`` from (the user must
-        have pending work there)."""
+        have pending work there).
+
+        Parameters
+        ----------
+        user : UserState
+            The user.
+        group : int
+            A group it has pending work in.
+
+        Returns
+        -------
+        JobState
+            The first of its jobs in the group by :meth:`job_rank`.
+        """
         job = self._first_pending(user.job_heaps[group])
         assert job is not None, "the user has pending work in the group"
         return job
@@ -397,7 +509,13 @@ class Ledger:
     def requeue(self, ref: TaskRef) -> None:
         """A running task was killed, lost or failed: it is pending again, as if it never
         started (with copy-compute splitting, a reducer's copy or compute part: it copies
-        again)."""
+        again).
+
+        Parameters
+        ----------
+        ref : TaskRef
+            The task, running until now.
+        """
         job = self.part_of(ref)
         user = self.users[job.user]
         self._stop(ref)

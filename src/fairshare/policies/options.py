@@ -1,4 +1,7 @@
-"""Mechanisms that combine with any policy, and their settings (SPEC section 3 options)."""
+"""Mechanisms that combine with any policy, and their settings (SPEC section 3 options):
+delay scheduling, preemption, the order of jobs in a pool, headroom, reducer slow-start and
+copy-compute splitting, given to :func:`fairshare.policies.make_policy` as one
+:class:`PolicyOptions`."""
 
 from __future__ import annotations
 
@@ -9,24 +12,43 @@ from typing import Literal
 
 @dataclass(frozen=True)
 class PolicyOptions:
-    """Settings of the mechanisms every policy supports.
+    """Settings of the mechanisms every policy supports (the defaults turn them all off).
 
-    - ``delay``: delay scheduling waits ``(T1, T2)`` in seconds (FAIR Algorithm 1), or None.
-    - ``job_delays``: per-job ``(T1, T2)`` by job name, overriding ``delay`` (IO-rate biasing,
-      FAIR section 4.3.2: CPU-bound jobs get shorter waits).
-    - ``preemption``: ``(Tmin, Tfair)`` timeouts (FAIR section 3.2), or None.
-    - ``pool_order``: ``fair`` or ``fifo`` order of jobs inside a pool (user).
-    - ``headroom``: keep, on every machine, room for the largest task waiting for it, which
-      smaller tasks may not take (H-DRF section 5; the rules are
-      :meth:`fairshare.policies.base.Scheduler.headroom`'s).
-    - ``reduce_slowstart``: the fraction of a job's maps that must have finished before its
-      reducers may launch (Hadoop's ``mapred.reduce.slowstart.completed.maps``; FAIR section
-      5.1: Hadoop launches reducers "as soon as its first few maps finish"). At least one map
-      must have finished (0 means: the first map). 1.0, the default, launches reducers after
-      the last map.
-    - ``copy_compute``: copy-compute splitting with Compute Phase Admission Control, FAIR
-      section 5.2, as ``(max_reducers, max_computing)`` per machine, or None (see
-      :mod:`fairshare.policies.copy_compute`).
+    Parameters
+    ----------
+    delay : (float, float), optional
+        Delay scheduling's waits ``(T1, T2)`` in seconds (FAIR Algorithm 1,
+        :mod:`fairshare.policies.delay`), or None for none.
+    job_delays : mapping of str to (float, float)
+        Per-job ``(T1, T2)`` by job name, overriding ``delay`` (IO-rate biasing, FAIR section
+        4.3.2: CPU-bound jobs get shorter waits).
+    preemption : (float, float), optional
+        The ``(Tmin, Tfair)`` timeouts in seconds (FAIR section 3.2,
+        :mod:`fairshare.policies.preemption`), or None for no preemption.
+    pool_order : {"fair", "fifo"}
+        The order of jobs inside a pool (user) under ``fair``: fewest running tasks per
+        weight first, or oldest first.
+    headroom : bool
+        Keep, on every machine, room for the largest task waiting for it, which smaller tasks
+        may not take (H-DRF section 5; the rules are
+        :meth:`fairshare.policies.headroom.Headroom.headroom`'s).
+    reduce_slowstart : float
+        The fraction of a job's maps that must have finished before its reducers may launch
+        (Hadoop's ``mapred.reduce.slowstart.completed.maps``; FAIR section 5.1: Hadoop
+        launches reducers "as soon as its first few maps finish"). At least one map must have
+        finished (0 means: the first map). 1.0, the default, launches reducers after the last
+        map.
+    copy_compute : (int, int), optional
+        Copy-compute splitting with Compute Phase Admission Control (FAIR section 5.2) as
+        ``(max_reducers, max_computing)`` per machine, or None (see
+        :mod:`fairshare.policies.copy_compute`).
+
+    Examples
+    --------
+    >>> from fairshare.policies import PolicyOptions
+    >>> options = PolicyOptions(delay=(5.0, 5.0), preemption=(10.0, 30.0))
+    >>> options.delay, options.pool_order, options.headroom
+    ((5.0, 5.0), 'fair', False)
     """
 
     delay: tuple[float, float] | None = None

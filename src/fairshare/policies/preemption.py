@@ -40,6 +40,30 @@ Rules, all deterministic (ties: user index, then launch order):
 Rules 2 and 3 move share from users at or above their fair share to users below theirs, and
 rule 4 makes every kill a launch for the starved user, so each kill brings the allocation
 closer to the fair one: with fixed demands, the kills stop.
+
+Examples
+--------
+FAIR section 3.2: pool A (minimum share 5 slots) arrives at t=1 while pool B holds all ten
+slots. After Tmin = 10 s min-starved, the five most recently launched of B's tasks are
+killed, each machine going at once to A.
+
+>>> import numpy as np
+>>> from fairshare.cluster import Cluster, Machine
+>>> from fairshare.policies import PolicyOptions, make_policy
+>>> from fairshare.workload.model import Job, User
+>>> cluster = Cluster.build(["slots"], [Machine(f"m{i}", np.array([1.0])) for i in range(10)])
+>>> users = [User("A", np.array([1.0]), min_share=5), User("B", np.array([1.0]))]
+>>> fair = make_policy("fair", cluster, users=users,
+...                    options=PolicyOptions(preemption=(10.0, 1e9)))
+>>> fair.job_submitted(0.0, 0, Job("b", 0.0, "B", np.array([1.0]), 10))
+>>> len(fair.decide(0.0))
+10
+>>> fair.job_submitted(1.0, 1, Job("a", 1.0, "A", np.array([1.0]), 8))
+>>> fair.decide(1.0), fair.next_wakeup()
+([], 11.0)
+>>> fair.advance(11.0)
+>>> [(type(d).__name__, d.task.job, d.task.task) for d in fair.decide(11.0)][:4]
+[('Kill', 0, 9), ('Launch', 1, 0), ('Kill', 0, 8), ('Launch', 1, 1)]
 """
 
 from __future__ import annotations
@@ -64,7 +88,34 @@ def fair_shares(
     """FAIR's slot allocation (Appendix A, Algorithm 2), weighted: pools whose demand is below
     their minimum share get their demand, the others their minimum share, and the rest is
     poured evenly (in proportion to weight) into the pools with the least water until demands
-    are met or slots run out. Minimum shares are scaled down when they exceed ``slots``."""
+    are met or slots run out. Minimum shares are scaled down when they exceed ``slots``.
+
+    Parameters
+    ----------
+    demands : sequence of float
+        Each pool's demand.
+    mins : sequence of float
+        Each pool's minimum share.
+    weights : sequence of float
+        Each pool's weight (positive).
+    slots : float
+        What there is to share.
+
+    Returns
+    -------
+    list of float
+        Each pool's fair share.
+
+    Examples
+    --------
+    Ten slots, the third pool with a minimum share of 5: it gets 5, the second its demand of
+    2, and the first the rest.
+
+    >>> fair_shares([8.0, 2.0, 8.0], [0.0, 0.0, 5.0], [1.0, 1.0, 1.0], 10.0)
+    [3.0, 2.0, 5.0]
+    >>> fair_shares([10.0, 10.0], [0.0, 0.0], [2.0, 1.0], 9.0)
+    [6.0, 3.0]
+    """
     n = len(demands)
     share = [0.0] * n
     base = [min(d, m) for d, m in zip(demands, mins, strict=True)]
@@ -103,8 +154,33 @@ def hierarchical_shares(
     their ``weights`` (:func:`fair_shares`, no minimum shares), a child demanding the sum of
     its leaves' ``demands``; what a node gets is water-filled among its own children the same
     way, down to the leaves. ``parent[node]`` is each node's parent (node 0, the root, has
-    -1; parents come before their children), ``leaves[i]`` the node of user ``i``. Returns
-    each user's share."""
+    -1; parents come before their children), ``leaves[i]`` the node of user ``i``.
+
+    Parameters
+    ----------
+    parent : sequence of int
+        Each node's parent, -1 for the root (node 0).
+    weights : sequence of float
+        Each node's weight.
+    leaves : sequence of int
+        Each user's leaf node.
+    demands : sequence of float
+        Each user's demand.
+    slots : float
+        What there is to share.
+
+    Returns
+    -------
+    list of float
+        Each user's share.
+
+    Examples
+    --------
+    Two queues under the root; user 0 alone in the first, users 1 and 2 in the second:
+
+    >>> hierarchical_shares([-1, 0, 0, 1, 2, 2], [1.0] * 6, [3, 4, 5], [1.0, 1.0, 1.0], 1.2)
+    [0.6, 0.3, 0.3]
+    """
     nodes = len(parent)
     wanted = [0.0] * nodes
     for user, leaf in enumerate(leaves):
@@ -132,7 +208,27 @@ def hierarchical_shares(
 
 def priority_shares(demands: Sequence[float], order: Sequence[int], slots: float) -> list[float]:
     """FIFO's allocation from scratch (FAIR section 2): ``slots`` go to the users in ``order``,
-    each taking its whole demand before the next gets anything."""
+    each taking its whole demand before the next gets anything.
+
+    Parameters
+    ----------
+    demands : sequence of float
+        Each user's demand.
+    order : sequence of int
+        The users in priority order (FIFO: by their oldest unfinished job).
+    slots : float
+        What there is to share.
+
+    Returns
+    -------
+    list of float
+        Each user's share.
+
+    Examples
+    --------
+    >>> priority_shares([3.0, 5.0, 4.0], [1, 0, 2], 6.0)
+    [1.0, 5.0, 0.0]
+    """
     share = [0.0] * len(demands)
     left = slots
     for i in order:
@@ -142,13 +238,31 @@ def priority_shares(demands: Sequence[float], order: Sequence[int], slots: float
 
 
 class StarvationTimers:
-    """When each user started being min-starved and fair-starved (None when it is not)."""
+    """When each user started being min-starved and fair-starved (rule 1; absent when it
+    is not).
+
+    Attributes
+    ----------
+    min_since, fair_since : dict of int to float
+        Per starved user's index, when it was first seen min-starved (fair-starved).
+    """
 
     def __init__(self) -> None:
         self.min_since: dict[int, float] = {}
         self.fair_since: dict[int, float] = {}
 
     def update(self, user: int, now: float, min_starved: bool, fair_starved: bool) -> None:
+        """Start or clear ``user``'s timers from what is seen at ``now``.
+
+        Parameters
+        ----------
+        user : int
+            The user's index.
+        now : float
+            The time of the decision.
+        min_starved, fair_starved : bool
+            Whether the user is min-starved, fair-starved now.
+        """
         if min_starved:
             self.min_since.setdefault(user, now)
         else:
@@ -159,6 +273,18 @@ class StarvationTimers:
             self.fair_since.pop(user, None)
 
     def deadlines(self, t_min: float, t_fair: float) -> list[float]:
+        """When the running timers expire.
+
+        Parameters
+        ----------
+        t_min, t_fair : float
+            The timeouts ``Tmin`` and ``Tfair``.
+
+        Returns
+        -------
+        list of float
+            The expiry of every running timer (the policy wakes then).
+        """
         return [t + t_min for t in self.min_since.values()] + [
             t + t_fair for t in self.fair_since.values()
         ]
@@ -167,7 +293,19 @@ class StarvationTimers:
 class PreemptionState:
     """What preemption remembers between decisions: the starvation timers, the tasks launched
     for a starved user (protected while it stays below its fair share, rule 5) and when each
-    (victim, beneficiary) pair last saw a kill (rule 5)."""
+    (victim, beneficiary) pair last saw a kill (rule 5).
+
+    Attributes
+    ----------
+    timers : StarvationTimers
+        The starvation timers.
+    protected : dict of TaskRef to int
+        Tasks launched for a starved user, and that user.
+    lost_at : dict of (int, int) to float
+        Per (victim, beneficiary) users, the time of the last kill.
+    kills : int
+        Kills so far.
+    """
 
     def __init__(self) -> None:
         self.timers = StarvationTimers()
@@ -179,7 +317,18 @@ class PreemptionState:
 def fair_targets(sched: Scheduler) -> tuple[list[float], list[float]]:
     """Every user's demand and fair share now, in the policy's share unit: the demand is the
     share it holds plus that of its pending tasks (up to its cap), the fair share the policy's
-    :meth:`~fairshare.policies.base.Scheduler.preemption_shares` of the share held by all."""
+    :meth:`~fairshare.policies.base.Scheduler.preemption_shares` of the share held by all.
+
+    Parameters
+    ----------
+    sched : Scheduler
+        The policy.
+
+    Returns
+    -------
+    (list of float, list of float)
+        Per user, its demand and its fair share.
+    """
     users = sched.users
     n = len(users)
     pending_share = [0.0] * n
@@ -199,7 +348,17 @@ def fair_targets(sched: Scheduler) -> tuple[list[float], list[float]]:
 def preempt(sched: Scheduler, now: float, out: list[Decision]) -> None:
     """Apply rules 1-5 (module docstring) once: update the timers, then for every user whose
     timeout expired kill and launch, one machine at a time, until it reaches its target or no
-    machine can be freed for it."""
+    machine can be freed for it.
+
+    Parameters
+    ----------
+    sched : Scheduler
+        The policy, with preemption on (its options' ``preemption``).
+    now : float
+        The time of the decision.
+    out : list of Decision
+        Where the kills and launches are appended, in order.
+    """
     assert sched.options.preemption is not None
     t_min, t_fair = sched.options.preemption
     state = sched.preemption_state

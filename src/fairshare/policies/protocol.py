@@ -62,6 +62,27 @@ runs as two tasks on one machine: ``TaskRef(job, "copy", t)`` (fetching map outp
 resources, ends ``copy`` seconds after the job's last map, or after its launch if later),
 then ``TaskRef(job, "reduce", t)`` (the compute part, the reduce demand for ``compute``
 seconds), which the policy launches on the copy's machine when that machine admits it.
+
+Examples
+--------
+DRF section 4.1 driven by hand: user A's tasks need <1 CPU, 4 GB>, B's <3 CPUs, 1 GB>, on
+one machine of <9 CPUs, 18 GB>. The first decision gives A three tasks and B two; when one
+of B's tasks finishes, its room goes back to B (the lower dominant share).
+
+>>> import numpy as np
+>>> from fairshare.cluster import Cluster, Machine
+>>> from fairshare.policies import TaskRef, make_policy
+>>> from fairshare.workload.model import Job
+>>> cluster = Cluster.build(["cpu", "mem"], [Machine("m1", np.array([9.0, 18.0]))])
+>>> drf = make_policy("drf", cluster)
+>>> drf.job_submitted(0.0, 0, Job("a", 0.0, "A", np.array([1.0, 4.0]), 10))
+>>> drf.job_submitted(0.0, 1, Job("b", 0.0, "B", np.array([3.0, 1.0]), 10))
+>>> [(d.task.job, d.task.task) for d in drf.decide(0.0)]
+[(0, 0), (1, 0), (0, 1), (1, 1), (0, 2)]
+>>> drf.finish_and_decide(5.0, TaskRef(1, "map", 0))
+[Launch(task=TaskRef(job=1, phase='map', task=2), machine='m1', locality=None)]
+>>> drf.next_wakeup() is None
+True
 """
 
 from __future__ import annotations
@@ -74,12 +95,34 @@ from fairshare.cluster import Machine
 from fairshare.workload.model import Job
 
 Phase = Literal["map", "reduce", "copy"]
+"""A task's phase: a map task, a reducer, or a reducer's copy part (copy-compute splitting)."""
+
 Locality = Literal["node", "rack", "off_rack"]
+"""Where a map task's input block was found, seen from the machine it runs on (FAIR section
+4): on the machine, in its rack, or elsewhere."""
 
 
 class TaskRef(NamedTuple):
-    """One task of one job: ``phase`` is ``"map"``, ``"reduce"`` or (copy-compute splitting)
-    ``"copy"``."""
+    """One task of one job, as the driver and the policy name it.
+
+    Attributes
+    ----------
+    job : int
+        The driver's id of the job (``job_submitted``'s ``job_id``).
+    phase : {"map", "reduce", "copy"}
+        The task's phase; ``"copy"`` only with copy-compute splitting (FAIR section 5.2).
+    task : int
+        The task's index in its phase: 0 .. tasks-1 for maps, 0 .. reduce.tasks-1 for
+        reducers and their copy parts.
+
+    Examples
+    --------
+    >>> from fairshare.policies import TaskRef
+    >>> TaskRef(3, "reduce", 0)
+    TaskRef(job=3, phase='reduce', task=0)
+    >>> sorted([TaskRef(1, "map", 2), TaskRef(0, "reduce", 0), TaskRef(1, "map", 0)])[0]
+    TaskRef(job=0, phase='reduce', task=0)
+    """
 
     job: int
     phase: Phase
@@ -87,8 +130,18 @@ class TaskRef(NamedTuple):
 
 
 class Launch(NamedTuple):
-    """Start ``task`` on ``machine`` now. ``locality`` says where its input block was found
-    (None when the task reads no block)."""
+    """A decision: start ``task`` on ``machine`` now.
+
+    Attributes
+    ----------
+    task : TaskRef
+        The task to start.
+    machine : str
+        The machine's name.
+    locality : {"node", "rack", "off_rack"} or None
+        Where the task's input block was found (FAIR section 4); None when the task reads
+        no block.
+    """
 
     task: TaskRef
     machine: str
@@ -96,19 +149,46 @@ class Launch(NamedTuple):
 
 
 class Kill(NamedTuple):
-    """Kill the running ``task`` now (preemption); it will be launched again later."""
+    """A decision: kill the running ``task`` now (preemption, FAIR section 3.2).
+
+    The policy has re-queued the task, as if it never ran: it will be launched again later,
+    and the driver must not report it finished.
+
+    Attributes
+    ----------
+    task : TaskRef
+        The task to kill.
+    machine : str
+        The machine it runs on.
+    """
 
     task: TaskRef
     machine: str
 
 
 Decision = Launch | Kill
+"""What ``decide`` returns, in the order the driver applies them."""
 
 
 class PolicyError(ValueError):
-    """A request a policy cannot serve (unknown policy, a resource the cluster lacks, a bad
-    option). ``where`` names the option or field and ``what`` says what is wrong and what is
-    allowed, so a command line can print SPEC section 4's ``error: FILE: WHERE: WHAT``."""
+    """A request a policy cannot serve: an unknown policy, a resource the cluster lacks, a bad
+    option.
+
+    Parameters
+    ----------
+    where : str
+        The option or field at fault (``--policy``, ``policy``, ...).
+    what : str
+        What is wrong and what is allowed, so that a command line can print SPEC section 4's
+        ``error: FILE: WHERE: WHAT``.
+
+    Examples
+    --------
+    >>> from fairshare.policies import PolicyError
+    >>> err = PolicyError("--policy", "unknown online policy 'x'")
+    >>> err.where, str(err)
+    ('--policy', "--policy: unknown online policy 'x'")
+    """
 
     def __init__(self, where: str, what: str) -> None:
         super().__init__(f"{where}: {what}")
@@ -122,7 +202,15 @@ class Policy(Protocol):
     A protocol: the schedulers of :mod:`fairshare.policies` have its methods without deriving
     from it (they are compiled classes, see :mod:`fairshare.kernel`); a policy written in
     Python may derive from it to inherit the default methods below, and must then define every
-    abstract one.
+    abstract one. Every method takes ``now``, the driver's time in seconds, never earlier
+    than the last call's.
+
+    Attributes
+    ----------
+    name : str
+        The policy's SPEC section 3 name (``drf``, ``hdrf``, ...), written in the run log.
+    uses_wakeups : bool
+        False promises that :meth:`next_wakeup` always returns None.
     """
 
     name: ClassVar[str]
@@ -133,47 +221,173 @@ class Policy(Protocol):
     @abstractmethod
     def job_submitted(
         self, now: float, job_id: int, job: Job, blocks: Sequence[Sequence[str]] | None = None
-    ) -> None: ...
+    ) -> None:
+        """A job arrives: its map tasks are pending (its reducers once its maps allow).
+
+        Parameters
+        ----------
+        now : float
+            The time of the arrival.
+        job_id : int
+            The driver's id for the job (submission order, unique): the ``job`` of its
+            tasks' :class:`TaskRef`.
+        job : Job
+            The job: user, demand, tasks, constraints, reduce phase.
+        blocks : sequence of sequence of str, optional
+            For a job that reads input, per map task the names of the machines holding its
+            block (data locality, FAIR section 4); None for a job without input.
+        """
 
     @abstractmethod
-    def task_finished(self, now: float, task: TaskRef) -> None: ...
+    def task_finished(self, now: float, task: TaskRef) -> None:
+        """A task the policy launched has completed: its room is free.
+
+        Parameters
+        ----------
+        now : float
+            The time of the finish.
+        task : TaskRef
+            The task, running until now.
+        """
 
     @abstractmethod
-    def machine_added(self, now: float, machine: Machine) -> None: ...
+    def machine_added(self, now: float, machine: Machine) -> None:
+        """A machine joins the cluster (its name new, or that of a machine removed before).
+
+        Parameters
+        ----------
+        now : float
+            The time it joins.
+        machine : Machine
+            The machine, with its capacity, rack and attributes.
+        """
 
     @abstractmethod
     def machine_removed(self, now: float, name: str) -> list[TaskRef]:
-        """Forget machine ``name``; returns the tasks that were running on it (now pending)."""
+        """Forget machine ``name``: the tasks running on it are lost and pending again.
+
+        Parameters
+        ----------
+        now : float
+            The time it leaves.
+        name : str
+            The machine's name.
+
+        Returns
+        -------
+        list of TaskRef
+            The tasks that were running on it, sorted; the driver records them killed.
+        """
 
     @abstractmethod
-    def advance(self, now: float) -> None: ...
+    def advance(self, now: float) -> None:
+        """Time passed with nothing else happening (a wake-up asked by :meth:`next_wakeup`,
+        or a heartbeat).
+
+        Parameters
+        ----------
+        now : float
+            The new time.
+        """
 
     @abstractmethod
     def task_failed(self, now: float, task: TaskRef) -> None:
-        """Running ``task`` stopped without finishing: it is pending again."""
+        """Running ``task`` stopped without finishing: its room is free and it is pending
+        again.
+
+        Parameters
+        ----------
+        now : float
+            The time of the failure.
+        task : TaskRef
+            The task, running until now.
+        """
 
     @abstractmethod
     def job_cancelled(self, now: float, job_id: int) -> list[TaskRef]:
-        """Job ``job_id`` leaves: returns its tasks that were running (now stopped)."""
+        """Job ``job_id`` leaves before it finished: its pending tasks are dropped and its
+        running tasks stop.
+
+        Parameters
+        ----------
+        now : float
+            The time of the cancellation.
+        job_id : int
+            The driver's id of the job.
+
+        Returns
+        -------
+        list of TaskRef
+            Its tasks that were running (now stopped; the driver stops them and reports
+            none of them finished), sorted; empty for a job that already finished.
+        """
 
     @abstractmethod
-    def decide(self, now: float) -> list[Decision]: ...
+    def decide(self, now: float) -> list[Decision]:
+        """The decisions the events since the last call lead to.
+
+        Parameters
+        ----------
+        now : float
+            The time of the decision (that of the last event).
+
+        Returns
+        -------
+        list of Decision
+            :class:`Launch` and :class:`Kill` decisions, to apply in order.
+        """
 
     @abstractmethod
-    def next_wakeup(self) -> float | None: ...
+    def next_wakeup(self) -> float | None:
+        """When the policy next wants :meth:`advance` (a delay-scheduling wait or a
+        preemption timeout ends).
+
+        Returns
+        -------
+        float or None
+            The earliest such time, or None when it waits for nothing.
+        """
 
     def quiescent(self) -> bool:
         """Whether finishes may be held back and delivered by :meth:`tasks_finished` (see
-        the module docstring); asked after a decision round."""
+        the module docstring); asked after a decision round.
+
+        Returns
+        -------
+        bool
+            True promises that a lone finish of a map task of a job without a reduce phase
+            leads to no decision until another event; the default is never.
+        """
         return False
 
     def tasks_finished(self, now: float, tasks: Sequence[TaskRef]) -> None:
-        """Finishes held back while :meth:`quiescent`, in the order they happened."""
+        """Finishes held back while :meth:`quiescent`, in the order they happened.
+
+        Parameters
+        ----------
+        now : float
+            The time of the last of them.
+        tasks : sequence of TaskRef
+            The finished tasks, in order.
+        """
         for task in tasks:
             self.task_finished(now, task)
 
     def finish_and_decide(self, now: float, task: TaskRef) -> list[Decision]:
         """``task_finished(now, task)`` then ``decide(now)``, for a finish that is the only
-        event at ``now`` (see the module docstring)."""
+        event at ``now`` (see the module docstring).
+
+        Parameters
+        ----------
+        now : float
+            The time of the finish.
+        task : TaskRef
+            The finished task.
+
+        Returns
+        -------
+        list of Decision
+            What ``decide(now)`` would return after the finish.
+        """
         self.task_finished(now, task)
         return self.decide(now)

@@ -1,4 +1,13 @@
-"""The online policies by their SPEC section 3 names, and the one constructor ``make_policy``."""
+"""The online policies by their SPEC section 3 names, and the one constructor ``make_policy``.
+
+Examples
+--------
+>>> from fairshare.policies import ONLINE_POLICIES
+>>> list(ONLINE_POLICIES)[:4]
+['fifo', 'fair', 'drf', 'hdrf']
+>>> ONLINE_POLICIES["tsf"].source, ONLINE_POLICIES["tsf"].cls.__name__
+('TSF section V-D', 'Tsf')
+"""
 
 from __future__ import annotations
 
@@ -22,7 +31,19 @@ from fairshare.workload.model import Queue, User
 @dataclass(frozen=True)
 class OnlinePolicy(PolicyInfo):
     """An online policy: its SPEC name, what it orders users by, its paper section, and its
-    class."""
+    class.
+
+    Parameters
+    ----------
+    name : str
+        The SPEC section 3 name (``--policy NAME``).
+    summary : str
+        What the policy orders users by, on one line.
+    source : str
+        The paper section it implements.
+    cls : type of Scheduler
+        The scheduler class :func:`make_policy` builds.
+    """
 
     cls: type[Scheduler]
 
@@ -65,6 +86,7 @@ ONLINE_POLICIES: dict[str, OnlinePolicy] = by_name(
         OnlinePolicy("cmmf-mem", "Choosy on memory", "TSF section VI-B", CmmfMem),
     )
 )
+"""The online policies by SPEC name, in the order ``fairshare policies`` lists them."""
 
 
 def make_policy(
@@ -75,7 +97,65 @@ def make_policy(
     queues: Sequence[Queue] = (),
     options: PolicyOptions | None = None,
 ) -> Scheduler:
-    """A fresh online policy ``name`` over ``cluster``; ``PolicyError`` for an unknown name."""
+    """A fresh online policy ``name`` over ``cluster``, ready to be driven by the protocol's
+    events (:mod:`fairshare.policies.protocol`).
+
+    Parameters
+    ----------
+    name : str
+        A name of :data:`ONLINE_POLICIES` (``fifo``, ``fair``, ``drf``, ``hdrf``,
+        ``choosy``, ``tsf``, ...).
+    cluster : Cluster
+        The machines at the start (``machine_added`` / ``machine_removed`` change them).
+    users : sequence of User
+        The configured users (weights, minimum shares, caps, queues), in scenario order:
+        the order of ties. A job's user that is not listed joins with its job's weight and
+        queue.
+    queues : sequence of Queue
+        The queue hierarchy (H-DRF section 2.1) for ``hdrf``, ``naive-hdrf`` and
+        ``collapsed-drf``.
+    options : PolicyOptions, optional
+        Delay scheduling, preemption, headroom, reducer slow-start, copy-compute splitting
+        (default: none).
+
+    Returns
+    -------
+    Scheduler
+        The policy, with no job yet.
+
+    Raises
+    ------
+    PolicyError
+        ``name`` is not an online policy, or the policy cannot serve the cluster (``cmmf-mem``
+        on a cluster without ``mem``).
+
+    Examples
+    --------
+    DRF section 4.1's two users on <9 CPUs, 18 GB> (A's tasks <1 CPU, 4 GB>, B's <3 CPUs,
+    1 GB>) under five policies: FIFO serves A's older job first, ``fair`` and ``drf``
+    equalise tasks and dominant shares, ``tsf`` task shares, and ``choosy`` the CPUs held.
+
+    >>> import numpy as np
+    >>> from fairshare.cluster import Cluster, Machine
+    >>> from fairshare.policies import make_policy
+    >>> from fairshare.workload.model import Job
+    >>> cluster = Cluster.build(["cpu", "mem"], [Machine("m1", np.array([9.0, 18.0]))])
+    >>> for name in ("fifo", "fair", "drf", "tsf", "choosy"):
+    ...     policy = make_policy(name, cluster)
+    ...     policy.job_submitted(0.0, 0, Job("a", 0.0, "A", np.array([1.0, 4.0]), 10))
+    ...     policy.job_submitted(0.0, 1, Job("b", 0.0, "B", np.array([3.0, 1.0]), 10))
+    ...     launched = policy.decide(0.0)
+    ...     print(name, [user.running for user in policy.users])
+    fifo [4, 1]
+    fair [3, 2]
+    drf [3, 2]
+    tsf [3, 2]
+    choosy [4, 1]
+    >>> make_policy("lottery", cluster)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    fairshare.policies.protocol.PolicyError: --policy: unknown online policy 'lottery'; ...
+    """
     entry = ONLINE_POLICIES.get(name)
     if entry is None:
         raise PolicyError(

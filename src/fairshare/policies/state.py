@@ -17,6 +17,23 @@ machines):
   that got room most recently). The number of buckets is the number of distinct free vectors
   among the class's machines: small when tasks come in a few shapes, as many as the machines
   when every free vector differs (fractional demands from traces).
+
+Examples
+--------
+Two machines of one signature share a bucket until one of them loses room:
+
+>>> import numpy as np
+>>> from fairshare.cluster import Machine
+>>> from fairshare.workload.model import Job
+>>> cs = ClusterState(["cpu", "mem"], [Machine("m1", np.array([4.0, 8.0])),
+...                                    Machine("m2", np.array([4.0, 8.0]))])
+>>> cls = cs.class_of(Job("x", 0.0, "a", np.array([1.0, 2.0]), 3))
+>>> cs.buckets[cls]
+{(4.0, 8.0): {0: None, 1: None}}
+>>> cs.free[0] = [3.0, 6.0]
+>>> cs.rebucket(0)
+>>> cs.buckets[cls]
+{(4.0, 8.0): {1: None}, (3.0, 6.0): {0: None}}
 """
 
 from __future__ import annotations
@@ -35,7 +52,10 @@ from fairshare.workload.eligibility import AttributeCodes
 from fairshare.workload.model import ROOT, Job
 
 ClassSignature = tuple[str | None, frozenset[str] | None]
+"""A constraint class: a job's constraint source and machine whitelist (None: none)."""
+
 Demand = tuple[float, ...]
+"""A task's demand vector as plain floats, in the cluster's resource order."""
 
 
 class JobState:
@@ -46,7 +66,37 @@ class JobState:
     *reduce side* (``part_id`` = :func:`part_id` of ``"reduce"``; its demand is the reduce
     phase's own, :class:`fairshare.workload.model.ReducePhase`) and, with copy-compute
     splitting (FAIR section 5.2), the *copy side* (``part_id`` = :func:`part_id` of
-    ``"copy"``, no demand). ``id`` is always the driver's job id (task names, FIFO order)."""
+    ``"copy"``, no demand). ``id`` is always the driver's job id (task names, FIFO order).
+
+    Parameters
+    ----------
+    job_id : int
+        The driver's id of the job.
+    job : Job
+        The job.
+    user : int
+        Its user's index.
+    group : int
+        Its group (constraint class and demand) in the :class:`ClusterState`.
+    demand : Demand
+        One task's demand: a map's, or for a reduce side the reduce phase's (a copy side's
+        is zero).
+    phase : {"map", "reduce", "copy"}
+        The side.
+
+    Attributes
+    ----------
+    pending, running, finished : int
+        The side's tasks waiting to launch, running, and finished.
+    share_per_task : float
+        What one running task adds to its user's share (the policy's
+        ``share_per_task``).
+    where : list of int or None
+        A map side's machine index per map task, -1 while the task does not run; None for
+        other sides (their running tasks are in their user's ``tasks``).
+    requeue : deque of TaskRef
+        Killed, lost or failed tasks waiting to run again, launched before new ones.
+    """
 
     __slots__ = (
         "allowed_locality",
@@ -127,13 +177,55 @@ class JobState:
 
 def part_id(job_id: int, phase: Phase) -> int:
     """The part id of a job's ``reduce`` or ``copy`` side among the scheduler's job states
-    (negative, so it never meets a job id; a map side's is the job id)."""
+    (negative, so it never meets a job id; a map side's is the job id).
+
+    Parameters
+    ----------
+    job_id : int
+        The driver's id of the job.
+    phase : {"reduce", "copy"}
+        The side.
+
+    Returns
+    -------
+    int
+        The side's key in ``Ledger.jobs``.
+
+    Examples
+    --------
+    >>> part_id(7, "reduce"), part_id(7, "copy")
+    (-15, -16)
+    """
     return -2 * job_id - (1 if phase == "reduce" else 2)
 
 
 class UserState:
     """A user (or FAIR pool): its running tasks in launch order, share and allocation
-    (``alloc``, per resource: kept only by a policy whose ``tracks_allocation`` is set)."""
+    (``alloc``, per resource: kept only by a policy whose ``tracks_allocation`` is set).
+
+    Weight, divisor, cap, minimum share and queue start at their defaults; the scheduler
+    sets them from the configured :class:`~fairshare.workload.model.User` or the first job.
+
+    Parameters
+    ----------
+    idx : int
+        The user's index: its order among the scheduler's users (ties go to the lower).
+    name : str
+        The user's name.
+    resources : int
+        How many resources the cluster has (the length of ``alloc``).
+
+    Attributes
+    ----------
+    share : float
+        The sum of its running tasks' ``share_per_task``: what the policy equalises.
+    running, pending : int
+        Its running and pending tasks.
+    version : int
+        Moves at every change of rank, so that older heap entries go stale.
+    job_heaps : dict of int to list
+        Per group, the heap of its jobs with pending tasks there.
+    """
 
     __slots__ = (
         "alloc",
@@ -179,7 +271,15 @@ class Group:
     """Tasks with one constraint class and one demand vector (see the module docstring).
 
     ``heap`` holds (rank, user order, user index, user version) entries with lazy invalidation:
-    an entry is stale when the user's version moved on."""
+    an entry is stale when the user's version moved on.
+
+    Parameters
+    ----------
+    cls : int
+        The constraint class.
+    demand : Demand
+        The tasks' demand.
+    """
 
     __slots__ = ("cls", "demand", "heap", "users")
 
@@ -191,7 +291,30 @@ class Group:
 
 
 class ClusterState:
-    """Machines, their signatures, free capacity and eligibility by constraint class."""
+    """Machines, their signatures, free capacity and eligibility by constraint class.
+
+    Machines are numbered in the order they joined (a machine that leaves keeps its index,
+    dead); the lists below are indexed by that number.
+
+    Parameters
+    ----------
+    resources : sequence of str
+        The cluster's resources, in order.
+    machines : sequence of Machine
+        The machines at the start.
+
+    Attributes
+    ----------
+    free : list of list of float
+        Per machine, its free room.
+    total : list of float
+        The alive machines' total capacity, per resource.
+    buckets : list of dict
+        Per constraint class, free vector to the machines of the class with that free
+        vector and room.
+    roomy : dict of int to None
+        The alive machines with room, in the order they got it.
+    """
 
     def __init__(self, resources: Sequence[str], machines: Sequence[Machine]) -> None:
         self.resources = tuple(resources)
@@ -264,6 +387,24 @@ class ClusterState:
     # ---------------------------------------------------------------------------- machines
 
     def add_machine(self, machine: Machine) -> int:
+        """Add ``machine`` with all its capacity free, eligible for the classes and groups
+        that may use it.
+
+        Parameters
+        ----------
+        machine : Machine
+            The machine; its name may be that of a machine that left.
+
+        Returns
+        -------
+        int
+            Its index.
+
+        Raises
+        ------
+        ValueError
+            An alive machine has that name.
+        """
         if machine.name in self.index and self.alive[self.index[machine.name]]:
             raise ValueError(f"machine {machine.name!r} is already in the cluster")
         key = (
@@ -333,6 +474,14 @@ class ClusterState:
         return mi
 
     def remove_machine(self, mi: int) -> None:
+        """Machine ``mi`` leaves: it has no room and counts no more in the totals (its
+        running tasks are the caller's to release first).
+
+        Parameters
+        ----------
+        mi : int
+            The machine's index.
+        """
         # A dead machine has no room: the re-bucketing takes it out of every bucket.
         self.free[mi] = [0.0] * len(self.resources)
         self.rebucket(mi)
@@ -343,16 +492,44 @@ class ClusterState:
         self.groups_of_machine.pop(mi, None)
 
     def groups_for(self, mi: int) -> list[int]:
+        """The groups whose tasks may use machine ``mi``, in creation order.
+
+        Parameters
+        ----------
+        mi : int
+            The machine's index.
+
+        Returns
+        -------
+        list of int
+        """
         return self.gfor[mi]
 
     def classes_for(self, mi: int) -> list[int]:
+        """The constraint classes that may use machine ``mi``, in creation order.
+
+        Parameters
+        ----------
+        mi : int
+            The machine's index.
+
+        Returns
+        -------
+        list of int
+        """
         return self.cfor[mi]
 
     def rebucket(self, mi: int) -> None:
         """Move machine ``mi`` to the bucket of its current free vector in every class that
         may use it (out of them all when it has no room left): the one state change every
         change of a machine's free room ends with (a no-op when its free vector did not
-        change). A machine with room is also in ``roomy``, in the order it got room."""
+        change). A machine with room is also in ``roomy``, in the order it got room.
+
+        Parameters
+        ----------
+        mi : int
+            The machine's index; its ``free`` has changed.
+        """
         old = self.free_of[mi]
         new = tuple(self.free[mi])
         if new == old:
@@ -404,7 +581,13 @@ class ClusterState:
         """Move machine ``mi`` to the end of its buckets (and a bucket it is alone in to the end
         of its class's buckets): where a re-bucketing away from its free vector and back
         would leave it, for a caller that skips the round trip
-        (``Scheduler.finish_and_decide``)."""
+        (``Scheduler.finish_and_decide``).
+
+        Parameters
+        ----------
+        mi : int
+            The index of a machine with room.
+        """
         free = self.free_of[mi]
         assert free is not None
         buckets = self.buckets
@@ -420,6 +603,19 @@ class ClusterState:
     # --------------------------------------------------------------------- classes, groups
 
     def class_of(self, job: Job) -> int:
+        """The constraint class of ``job`` (its constraint and whitelist), created with its
+        eligible machines when new.
+
+        Parameters
+        ----------
+        job : Job
+            The job.
+
+        Returns
+        -------
+        int
+            The class's index.
+        """
         key: ClassSignature = (
             job.constraint.source if job.constraint is not None else None,
             job.machines,
@@ -470,6 +666,20 @@ class ClusterState:
         return c
 
     def group_of(self, cls: int, demand: Demand) -> int:
+        """The group of tasks of class ``cls`` and ``demand``, created when new.
+
+        Parameters
+        ----------
+        cls : int
+            The constraint class.
+        demand : Demand
+            The tasks' demand.
+
+        Returns
+        -------
+        int
+            The group's index.
+        """
         g = self._group_of.get((cls, demand))
         if g is None:
             g = self._group_of[(cls, demand)] = len(self.groups)
@@ -491,7 +701,15 @@ class ClusterState:
 
     def group_active(self, g: int, active: bool) -> None:
         """Group ``g`` gained its first user with pending work (``active``: list it in
-        ``afor`` of every machine that may run it) or lost its last (it retires)."""
+        ``afor`` of every machine that may run it) or lost its last (it retires).
+
+        Parameters
+        ----------
+        g : int
+            The group.
+        active : bool
+            Whether it gained its first user with work (else it lost its last).
+        """
         if not active:
             self.active_groups -= 1
             del self.active[g]
@@ -509,6 +727,7 @@ class ClusterState:
                 self._list(r, False)
 
     def _list(self, g: int, on: bool) -> None:
+        """List group ``g`` in (or take it out of) ``afor`` of every machine it may use."""
         cls = self.groups[g].cls
         if self.by_name[cls]:
             machines = [mi for mi, gs in self.groups_of_machine.items() if g in gs]
@@ -523,11 +742,25 @@ class ClusterState:
         self.listed[g] = on
 
     def eligible(self, cls: int, mi: int) -> bool:
+        """Whether tasks of constraint class ``cls`` may use machine ``mi``.
+
+        Parameters
+        ----------
+        cls : int
+            The constraint class.
+        mi : int
+            The machine's index.
+
+        Returns
+        -------
+        bool
+        """
         if self.by_name[cls]:
             return self._eligible_machine(cls, mi)
         return self._eligible_sig(cls, self.sig[mi])
 
     def _eligible_sig(self, cls: int, sig: int) -> bool:
+        """Whether class ``cls`` (not read by name) matches signature ``sig``: precomputed."""
         return bool(self.sig_ok[cls][sig])
 
     def _matching_sigs(self, constraint: Constraint | None) -> bytearray:
@@ -540,6 +773,8 @@ class ClusterState:
         return bytearray(self._codes.mask(constraint).astype(np.uint8).tobytes())
 
     def _eligible_machine(self, cls: int, mi: int) -> bool:
+        """Whether machine ``mi`` passes class ``cls``'s whitelist and constraint, evaluated
+        on the machine itself (for classes read by name)."""
         constraint = self._constraints[cls]
         whitelist = self.classes[cls][1]
         machine = self.machines[mi]
@@ -549,6 +784,25 @@ class ClusterState:
 
 
 def fits(free: Sequence[float], demand: Demand) -> bool:
+    """Whether a task of ``demand`` fits in ``free`` room, within the fit tolerance
+    (:data:`fairshare.tolerances.FIT`).
+
+    Parameters
+    ----------
+    free : sequence of float
+        A machine's free room.
+    demand : Demand
+        The task's demand, in the same resource order.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> fits([3.0, 6.0], (3.0, 6.0)), fits([3.0, 6.0], (3.0, 6.5))
+    (True, False)
+    """
     # A plain loop: this is the hottest test of the scheduler and all() over a generator
     # costs twice as much for two or three resources.
     i = 0

@@ -198,7 +198,11 @@ def allocation_figure(tl: Timeline, horizon: float, title: str = "") -> str:
     labels = [tl.users[i] for i in top]
     colors = [_palette(k) for k in range(len(top))]
     area = share_integrals(tl, horizon)
-    rest = np.setdiff1d(np.flatnonzero(area > 0), top)
+    # The other users with a share, in index order (np.setdiff1d's answer, without the
+    # numpy.ma import its first call costs).
+    others = area > 0
+    others[top] = False
+    rest = np.flatnonzero(others)
     if rest.size:
         layers.append(shares[rest].sum(axis=0))
         labels.append(f"others ({rest.size} users)")

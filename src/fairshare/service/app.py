@@ -6,6 +6,36 @@ anything else is read (a missing or unknown token is 401 whatever the body), the
 size (413 past the limit, counted as it arrives), then the body (422 with the field path:
 unknown fields, wrong types and values out of range alike). The tenant is the token's;
 another tenant's job is 404, on read and on cancel. Nothing changes on a refused request.
+
+Examples
+--------
+The routes of the API over a service (see :mod:`fairshare.service.core` for one built on the
+fake executor):
+
+>>> import numpy as np
+>>> from fairshare.backends import FakeExecutor, LiveDriver
+>>> from fairshare.cluster import Cluster, Machine
+>>> from fairshare.policies import make_policy
+>>> from fairshare.service.core import LiveService
+>>> from fairshare.service.store import Store
+>>> from fairshare.workload.model import User
+>>> executor = FakeExecutor(("cpu",), [Machine("n1", np.array([4.0]))])
+>>> tenants = [User("alice", np.array([1.0]))]
+>>> policy = make_policy("drf", Cluster.build(executor.resources, executor.nodes()))
+>>> driver = LiveDriver(policy, executor, users=tenants)
+>>> app = create_app(LiveService(Store(":memory:"), driver, policy="drf", users=tenants))
+>>> for route in app.routes:
+...     if route.path.startswith(("/v1/", "/healthz")):
+...         print(*sorted(route.methods), route.path)
+GET /healthz
+POST /v1/jobs
+GET /v1/jobs
+GET /v1/jobs/{job_id}
+DELETE /v1/jobs/{job_id}
+GET /v1/shares
+POST /v1/tenants
+GET /v1/tenants
+DELETE /v1/tenants/{name}/tokens
 """
 
 from __future__ import annotations
@@ -24,10 +54,15 @@ from fairshare.service.core import JobRequest, LiveService, ServiceError
 from fairshare.service.store import Caller, JobRow
 
 Scope = MutableMapping[str, Any]
+"""An ASGI connection scope."""
 Message = MutableMapping[str, Any]
+"""An ASGI message."""
 Receive = Callable[[], Awaitable[Message]]
+"""An ASGI ``receive`` callable."""
 Send = Callable[[Message], Awaitable[None]]
+"""An ASGI ``send`` callable."""
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+"""An ASGI application."""
 
 
 class JobIn(BaseModel):
@@ -49,10 +84,14 @@ class JobIn(BaseModel):
 
 
 class JobCreated(BaseModel):
+    """The id of a job just accepted."""
+
     id: str
 
 
 class TaskCounts(BaseModel):
+    """A job's tasks per state."""
+
     pending: int
     running: int
     finished: int
@@ -61,6 +100,8 @@ class TaskCounts(BaseModel):
 
 
 class JobOut(BaseModel):
+    """A job: its state, its tasks per state, and what was submitted."""
+
     id: str
     name: str
     state: str = Field(description="pending, running, finished, failed or cancelled")
@@ -76,39 +117,54 @@ class JobOut(BaseModel):
 
 
 class JobList(BaseModel):
+    """Jobs, in submission order."""
+
     jobs: list[JobOut]
 
 
 class UserShare(BaseModel):
+    """A user's running tasks and its share in the policy's unit."""
+
     running_tasks: int
     share: float
 
 
 class Shares(BaseModel):
+    """The policy and every user's running tasks and share now."""
+
     policy: str
     users: dict[str, UserShare]
 
 
 class TenantIn(BaseModel):
+    """The tenant a new token is for (a user of the scenario)."""
+
     model_config = ConfigDict(extra="forbid", strict=True)
 
     name: StrictStr
 
 
 class TenantToken(BaseModel):
+    """A new bearer token and its tenant (only its hash is kept)."""
+
     tenant: str
     token: str
 
 
 class TenantInfo(BaseModel):
+    """How many tokens a tenant has."""
+
     tokens: int
 
 
 class TenantList(BaseModel):
+    """Tenants with tokens."""
+
     tenants: dict[str, TenantInfo]
 
 
 def _time(seconds: float | None) -> str | None:
+    """Seconds since the epoch as a UTC ISO 8601 time (milliseconds, ``Z``)."""
     if seconds is None:
         return None
     stamp = datetime.fromtimestamp(seconds, UTC).isoformat(timespec="milliseconds")
@@ -116,6 +172,7 @@ def _time(seconds: float | None) -> str | None:
 
 
 def _job_out(row: JobRow) -> JobOut:
+    """A stored job as the API shows it."""
     submitted = _time(row.submitted)
     assert submitted is not None
     return JobOut(
@@ -201,6 +258,7 @@ class _Gate:
         replay = iter(messages)
 
         async def replayed() -> Message:
+            """The messages read so far, then the rest as they come."""
             message = next(replay, None)
             return message if message is not None else await receive()
 
@@ -208,10 +266,12 @@ class _Gate:
 
     @staticmethod
     async def _too_large(scope: Scope, receive: Receive, send: Send, limit: int) -> None:
+        """Answer 413: the body is past the limit."""
         response = _problem(413, "body", f"is larger than {limit} bytes (the limit)")
         await response(scope, receive, send)
 
     def _caller(self, header: str | None) -> Caller | None:
+        """The owner of the ``Authorization: Bearer`` header's token (None: none known)."""
         if header is None:
             return None
         scheme, _, token = header.partition(" ")
@@ -225,12 +285,25 @@ Token = Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
 
 
 def _caller(request: Request) -> Caller:
+    """The caller the gate found for this request."""
     caller: Caller = request.state.caller
     return caller
 
 
 def create_app(service: LiveService) -> FastAPI:
-    """The API over ``service`` (see the module)."""
+    """The API over ``service`` (see the module).
+
+    Parameters
+    ----------
+    service : LiveService
+        The requests' checks and the driver they go to.
+
+    Returns
+    -------
+    FastAPI
+        The application, with the token and body-size gate in front of every ``/v1/``
+        route; uvicorn serves it (:func:`fairshare.service.server.serve`).
+    """
     app = FastAPI(
         title="fairshare scheduler service",
         description="Fair multi-tenant scheduling on a Ray cluster (fairshare SPEC section 6). "
@@ -240,10 +313,12 @@ def create_app(service: LiveService) -> FastAPI:
 
     @app.exception_handler(ServiceError)
     async def refused(request: Request, err: ServiceError) -> JSONResponse:
+        """A request the service refused, as its status and one ``error`` line."""
         return _problem(err.status, err.where, err.what)
 
     @app.exception_handler(RequestValidationError)
     async def malformed(request: Request, err: RequestValidationError) -> JSONResponse:
+        """A body that breaks the schema: 422 naming the first field at fault."""
         errors = list(err.errors())
         first = errors[0] if errors else {"loc": ("body",), "msg": "malformed body"}
         where = _where(tuple(first.get("loc", ("body",))))

@@ -1,10 +1,20 @@
 """A Python client of the scheduler service's HTTP API (SPEC section 6), over httpx (the
 ``[client]`` extra, also in ``[ray]``).
 
+Examples
+--------
+Against a running service (``fairshare serve``; the token from ``fairshare tenant add``):
+
 >>> client = Client("http://127.0.0.1:8765", token)          # doctest: +SKIP
 >>> job = client.submit("train", 4, {"cpu": 1}, ["python", "train.py"])  # doctest: +SKIP
 >>> client.job(job)["state"]                                  # doctest: +SKIP
 'running'
+
+A refusal keeps the service's status and its one-line reason:
+
+>>> err = ClientError(404, "no job 'x'")
+>>> err.status, str(err)
+(404, "no job 'x'")
 """
 
 from __future__ import annotations
@@ -19,8 +29,16 @@ DEFAULT_SERVER = "http://127.0.0.1:8765"
 
 
 class ClientError(Exception):
-    """A request the service refused (``status`` its HTTP status, ``message`` its one-line
-    reason), or a service that could not be reached (``status`` 0)."""
+    """A request the service refused, or a service that could not be reached.
+
+    Parameters
+    ----------
+    status : int
+        The HTTP status of the refusal (401, 404, 413, 422, 429, ...), or 0 when the
+        service could not be reached.
+    message : str
+        The reason, on one line (the service's ``error``).
+    """
 
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
@@ -29,7 +47,28 @@ class ClientError(Exception):
 
 
 class Client:
-    """The API of the service at ``server`` with bearer ``token``."""
+    """The API of the service at ``server`` with bearer ``token``; a context manager that
+    closes its connections.
+
+    Parameters
+    ----------
+    server : str
+        The service's base URL (:data:`DEFAULT_SERVER` is ``fairshare serve``'s).
+    token : str
+        A tenant's (or an administrator's) bearer token.
+    timeout : float
+        Seconds to wait for an answer.
+
+    Raises
+    ------
+    ImportError
+        httpx (the ``[client]`` extra) is not installed.
+
+    Notes
+    -----
+    Every method raises :class:`ClientError` for a refused request or an unreachable
+    service.
+    """
 
     def __init__(self, server: str, token: str, *, timeout: float = 30.0) -> None:
         import httpx  # noqa: PLC0415
@@ -43,6 +82,7 @@ class Client:
         )
 
     def close(self) -> None:
+        """Close the client's connections."""
         self._http.close()
 
     def __enter__(self) -> Client:
@@ -52,6 +92,7 @@ class Client:
         self.close()
 
     def _call(self, method: str, path: str, body: object = None) -> Any:
+        """One request: its JSON answer (None for an empty one), or :class:`ClientError`."""
         try:
             answer = self._http.request(method, path, json=body)
         except self._httpx.HTTPError as err:
@@ -77,7 +118,28 @@ class Client:
         constraint: str | None = None,
         max_retries: int | None = None,
     ) -> str:
-        """Submit a job; its id."""
+        """Submit a job of the token's tenant.
+
+        Parameters
+        ----------
+        name : str
+            The job's name.
+        tasks : int
+            How many tasks.
+        demand : mapping of str to float
+            What each task holds, by resource name.
+        command : sequence of str
+            The argv each task runs (``FAIRSHARE_TASK_INDEX`` tells it which).
+        constraint : str, optional
+            A placement constraint (SPEC section 1's language).
+        max_retries : int, optional
+            How many times a task may fail and run again (the service's default: 3).
+
+        Returns
+        -------
+        str
+            The job's id.
+        """
         body: dict[str, object] = {
             "name": name,
             "tasks": tasks,
@@ -91,20 +153,64 @@ class Client:
         return str(self._call("POST", "/v1/jobs", body)["id"])
 
     def jobs(self) -> list[dict[str, Any]]:
+        """The tenant's jobs in submission order (every job for an administrator).
+
+        Returns
+        -------
+        list of dict
+            Each job as the API shows it (``GET /v1/jobs``).
+        """
         jobs: list[dict[str, Any]] = self._call("GET", "/v1/jobs")["jobs"]
         return jobs
 
     def job(self, job_id: str) -> dict[str, Any]:
+        """One of the tenant's jobs.
+
+        Parameters
+        ----------
+        job_id : str
+            The job's id.
+
+        Returns
+        -------
+        dict
+            ``id``, ``state``, ``tasks`` per state, times, ``error`` and what was submitted.
+        """
         job: dict[str, Any] = self._call("GET", f"/v1/jobs/{job_id}")
         return job
 
     def cancel(self, job_id: str) -> None:
+        """Cancel one of the tenant's jobs (a job already ended is left as it is).
+
+        Parameters
+        ----------
+        job_id : str
+            The job's id.
+        """
         self._call("DELETE", f"/v1/jobs/{job_id}")
 
     def shares(self) -> dict[str, Any]:
+        """The policy and every user's running tasks and share now.
+
+        Returns
+        -------
+        dict
+            ``policy``, and ``users``: per user, ``running_tasks`` and ``share``.
+        """
         shares: dict[str, Any] = self._call("GET", "/v1/shares")
         return shares
 
     def add_tenant(self, name: str) -> str:
-        """A new token for tenant ``name`` (needs an administrator token)."""
+        """A new token for tenant ``name`` (needs an administrator token).
+
+        Parameters
+        ----------
+        name : str
+            A user of the service's scenario.
+
+        Returns
+        -------
+        str
+            The new bearer token.
+        """
         return str(self._call("POST", "/v1/tenants", {"name": name})["token"])

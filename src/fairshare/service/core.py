@@ -4,6 +4,50 @@ store, handed to the live driver, and the driver's loop (SPEC section 6).
 The HTTP API (:mod:`fairshare.service.app`) is a thin layer over :class:`LiveService`; tests
 drive both. A tenant is always the caller's token's tenant, never a field of a request; a job
 of another tenant is "not found" to it, on read and on cancel alike.
+
+Examples
+--------
+A service over an in-memory store and the fake executor: alice's job is written pending,
+runs at the driver's next step (three tasks on a node of 4 CPUs: a dominant share of 0.75)
+and finishes; a request for a resource the cluster lacks is refused with the field at
+fault, and bob cannot see alice's job.
+
+>>> import numpy as np
+>>> from fairshare.backends import FakeExecutor, LiveDriver
+>>> from fairshare.cluster import Cluster, Machine
+>>> from fairshare.policies import make_policy
+>>> from fairshare.service.core import JobRequest, LiveService, ServiceError
+>>> from fairshare.service.store import Store, StoreJournal
+>>> from fairshare.workload.model import User
+>>> store = Store(":memory:")
+>>> executor = FakeExecutor(("cpu",), [Machine("n1", np.array([4.0]))],
+...                         duration=lambda spec: 2.0)
+>>> tenants = [User("alice", np.array([1.0])), User("bob", np.array([1.0]))]
+>>> policy = make_policy("drf", Cluster.build(executor.resources, executor.nodes()),
+...                      users=tenants)
+>>> driver = LiveDriver(policy, executor, users=tenants, journal=StoreJournal(store))
+>>> service = LiveService(store, driver, policy="drf", users=tenants)
+>>> alice = store.caller(store.add_token("alice"))
+>>> job_id = service.submit(alice, JobRequest("train", 3, {"cpu": 1.0}, ["true"]))
+>>> service.job(alice, job_id).state
+'pending'
+>>> driver.step(0.0)
+>>> service.job(alice, job_id).tasks["running"], service.shares()["alice"]
+(3, (3, 0.75))
+>>> while driver.active():
+...     driver.step(10.0)
+>>> service.job(alice, job_id).state
+'finished'
+>>> service.submit(alice, JobRequest("x", 1, {"gpu": 1.0}, ["true"]))
+Traceback (most recent call last):
+...
+fairshare.service.core.ServiceError: demand.gpu: unknown resource 'gpu'; resources: cpu
+>>> bob = store.caller(store.add_token("bob"))
+>>> try:
+...     service.job(bob, job_id)
+... except ServiceError as err:
+...     print(err.status)
+404
 """
 
 from __future__ import annotations
@@ -24,7 +68,25 @@ from fairshare.workload.model import MAX_AMOUNT, User
 
 @dataclass(frozen=True)
 class Limits:
-    """What one tenant may ask (SPEC section 6's limits), each a named bound."""
+    """What one tenant may ask (SPEC section 6's limits), each a named bound.
+
+    Parameters
+    ----------
+    max_body_bytes : int
+        A request body larger than this is refused (413) before it is read whole.
+    max_pending_jobs : int
+        Jobs not ended (pending or running) per tenant; one more is refused (429).
+    max_tasks : int
+        Tasks per job.
+    max_command_items : int
+        Items of a job's argv.
+    max_argument_chars : int
+        Characters of one argv item.
+    max_name_chars : int
+        Characters of a job's name.
+    max_retries : int
+        The largest ``max_retries`` a job may ask.
+    """
 
     max_body_bytes: int = 1 << 20
     """A request body larger than this is refused (413) before it is read whole."""
@@ -39,8 +101,17 @@ class Limits:
 
 
 class ServiceError(Exception):
-    """A request refused: ``status`` is its HTTP status, ``where`` the field path (or
-    ``""``) and ``what`` what is wrong and what is allowed."""
+    """A request refused.
+
+    Parameters
+    ----------
+    status : int
+        Its HTTP status (403, 404, 422, 429).
+    where : str
+        The field path at fault (``demand.gpu``, ``command[0]``), or ``""``.
+    what : str
+        What is wrong and what is allowed.
+    """
 
     def __init__(self, status: int, where: str, what: str) -> None:
         super().__init__(f"{where}: {what}" if where else what)
@@ -51,7 +122,24 @@ class ServiceError(Exception):
 
 @dataclass(frozen=True)
 class JobRequest:
-    """A submission as the API received it (types already checked)."""
+    """A submission as the API received it (types already checked, values not yet).
+
+    Parameters
+    ----------
+    name : str
+        The job's name.
+    tasks : int
+        How many tasks.
+    demand : mapping of str to float
+        What each task holds, by resource name.
+    command : sequence of str
+        The argv each task runs.
+    constraint : str, optional
+        A placement constraint (SPEC section 1's language).
+    max_retries : int, optional
+        How many times a task may fail and run again (default
+        :data:`~fairshare.backends.DEFAULT_MAX_RETRIES`).
+    """
 
     name: str
     tasks: int
@@ -62,8 +150,21 @@ class JobRequest:
 
 
 class LiveService:
-    """Tenants' requests over ``store`` and ``driver`` (see the module). ``users`` are the
-    scenario's users, the only tenants that may submit."""
+    """Tenants' requests over ``store`` and ``driver`` (see the module).
+
+    Parameters
+    ----------
+    store : Store
+        The durable state.
+    driver : LiveDriver
+        The live driver jobs are handed to (its journal writes into ``store``).
+    policy : str
+        The policy's name, as the API reports it.
+    users : sequence of User
+        The scenario's users: the only tenants that may submit.
+    limits : Limits, optional
+        What one tenant may ask (default: :class:`Limits`' defaults).
+    """
 
     def __init__(
         self,
@@ -85,7 +186,26 @@ class LiveService:
     # ------------------------------------------------------------------ requests
 
     def submit(self, caller: Caller, request: JobRequest) -> str:
-        """Check, write, then hand over a job; its id."""
+        """Check, write, then hand over a job.
+
+        Parameters
+        ----------
+        caller : Caller
+            The token's owner: the job's tenant.
+        request : JobRequest
+            The submission.
+
+        Returns
+        -------
+        str
+            The new job's id.
+
+        Raises
+        ------
+        ServiceError
+            403 for an administrator or a tenant that is not a user of the scenario, 422
+            for a field out of its limits, 429 past the tenant's jobs not ended.
+        """
         if caller.admin:
             raise ServiceError(403, "", "an administrator token cannot submit jobs")
         if caller.tenant not in self.users:
@@ -104,6 +224,7 @@ class LiveService:
         return job.id
 
     def _job(self, tenant: str, request: JobRequest) -> LiveJob:
+        """The live job of a request, every field checked against the limits (422)."""
         limits = self.limits
         name = request.name
         if not 1 <= len(name) <= limits.max_name_chars:
@@ -170,30 +291,98 @@ class LiveService:
         )
 
     def _mine(self, caller: Caller, job_id: str) -> JobRow:
+        """The job, if the caller may see it (its tenant's, or any for an administrator)."""
         row = self.store.job(job_id)
         if row is None or not (caller.admin or row.tenant == caller.tenant):
             raise ServiceError(404, "", f"no job {job_id!r}")
         return row
 
     def job(self, caller: Caller, job_id: str) -> JobRow:
+        """One of the caller's jobs.
+
+        Parameters
+        ----------
+        caller : Caller
+            The token's owner.
+        job_id : str
+            The job's id.
+
+        Returns
+        -------
+        JobRow
+
+        Raises
+        ------
+        ServiceError
+            404: no such job, or another tenant's.
+        """
         return self._mine(caller, job_id)
 
     def jobs(self, caller: Caller) -> list[JobRow]:
+        """The caller's jobs in submission order (every job for an administrator).
+
+        Parameters
+        ----------
+        caller : Caller
+            The token's owner.
+
+        Returns
+        -------
+        list of JobRow
+        """
         return self.store.jobs(None if caller.admin else caller.tenant)
 
     def cancel(self, caller: Caller, job_id: str) -> None:
         """Cancel a job of the caller's (written first); cancelling an ended job changes
-        nothing."""
+        nothing.
+
+        Parameters
+        ----------
+        caller : Caller
+            The token's owner.
+        job_id : str
+            The job's id.
+
+        Raises
+        ------
+        ServiceError
+            404: no such job, or another tenant's.
+        """
         self._mine(caller, job_id)
         if self.store.cancel_job(job_id, actor=caller.tenant):
             self.driver.cancel(job_id)
 
     def shares(self) -> dict[str, tuple[int, float]]:
+        """Per user: running tasks and the policy's share, as of the driver's last step.
+
+        Returns
+        -------
+        dict of str to (int, float)
+        """
         return self.driver.shares()
 
     # ------------------------------------------------------------------ tenants (admin)
 
     def add_tenant(self, caller: Caller, name: str) -> str:
+        """A new token for tenant ``name`` (administrators only).
+
+        Parameters
+        ----------
+        caller : Caller
+            An administrator.
+        name : str
+            A user of the scenario.
+
+        Returns
+        -------
+        str
+            The bearer token (only its hash is kept).
+
+        Raises
+        ------
+        ServiceError
+            403 for a caller that is no administrator, 422 for a name that is no user.
+        """
         self._admin(caller)
         if name not in self.users:
             raise ServiceError(
@@ -204,23 +393,60 @@ class LiveService:
         return self.store.add_token(name, actor=caller.tenant)
 
     def tenants(self, caller: Caller) -> dict[str, int]:
+        """Tenants with tokens and how many each has (administrators only).
+
+        Parameters
+        ----------
+        caller : Caller
+            An administrator.
+
+        Returns
+        -------
+        dict of str to int
+
+        Raises
+        ------
+        ServiceError
+            403 for a caller that is no administrator.
+        """
         self._admin(caller)
         return self.store.tenants()
 
     def revoke(self, caller: Caller, name: str) -> None:
+        """Revoke every token of tenant ``name`` (administrators only).
+
+        Parameters
+        ----------
+        caller : Caller
+            An administrator.
+        name : str
+            The tenant.
+
+        Raises
+        ------
+        ServiceError
+            403 for a caller that is no administrator, 404 for a tenant without tokens.
+        """
         self._admin(caller)
         if not self.store.revoke(name, actor=caller.tenant):
             raise ServiceError(404, "", f"no tenant {name!r} with tokens")
 
     @staticmethod
     def _admin(caller: Caller) -> None:
+        """Refuse (403) a caller that is no administrator."""
         if not caller.admin:
             raise ServiceError(403, "", "this needs an administrator token")
 
     # ------------------------------------------------------------------ the driver
 
     def recover(self) -> int:
-        """Replay the store's jobs not ended into the driver; how many."""
+        """Replay the store's jobs not ended into the driver (after a restart).
+
+        Returns
+        -------
+        int
+            How many jobs were replayed.
+        """
         jobs = self.store.recover()
         for job in jobs:
             self.driver.submit(job)
@@ -228,6 +454,14 @@ class LiveService:
 
     def run(self, stop: threading.Event, tick: float = 0.05) -> None:
         """The driver's loop until ``stop`` is set (on the driver's thread: the only one
-        that talks to the executor)."""
+        that talks to the executor).
+
+        Parameters
+        ----------
+        stop : threading.Event
+            Set to end the loop.
+        tick : float
+            The longest wait of one step for tasks to end, in seconds.
+        """
         while not stop.is_set():
             self.driver.step(tick)

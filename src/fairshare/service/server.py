@@ -3,6 +3,28 @@ Ray: the HTTP API (uvicorn, on the main thread) writes tenants' requests to the 
 hands them to the live driver, whose loop runs on its own thread and alone calls the
 executor. SIGINT or SIGTERM stops the API, then the driver; the run's records are returned
 for ``--out``.
+
+Examples
+--------
+The tenants of a scenario file, and the scenario over a (fake) cluster's nodes:
+
+>>> import tempfile
+>>> import numpy as np
+>>> from fairshare.backends import FakeExecutor
+>>> from fairshare.cluster import Machine
+>>> folder = tempfile.TemporaryDirectory()
+>>> path = Path(folder.name, "tenants.yaml")
+>>> _ = path.write_text(
+...     "queues:\\n  - {path: prod, weight: 2}\\n"
+...     "users:\\n  - {name: alice}\\n  - {name: bob, queue: prod}\\n"
+... )
+>>> scenario_users(path)
+['alice', 'bob']
+>>> executor = FakeExecutor(("cpu", "mem"), [Machine("n1", np.array([4.0, 8.0]))])
+>>> scenario = load_live_scenario(path, executor)
+>>> scenario.cluster.resources, [(u.name, u.queue) for u in scenario.users]
+(('cpu', 'mem'), [('alice', ''), ('bob', 'prod')])
+>>> folder.cleanup()
 """
 
 from __future__ import annotations
@@ -28,7 +50,29 @@ from fairshare.workload.model import Scenario
 
 @dataclass(frozen=True)
 class ServeSettings:
-    """What ``fairshare serve`` was asked (checked by the command line)."""
+    """What ``fairshare serve`` was asked (checked by the command line).
+
+    Parameters
+    ----------
+    scenario : Path
+        The tenants' scenario file.
+    policy : str
+        The online policy's name.
+    db : Path
+        The SQLite database (created when new, resumed when not).
+    ray : str or None
+        The Ray cluster's address, or None for a local instance.
+    host : str
+        The address the API listens on.
+    port : int
+        Its port.
+    options : PolicyOptions
+        The policy's mechanisms.
+    limits : Limits
+        What one tenant may ask.
+    poll_interval : float
+        How often the nodes are listed, in seconds.
+    """
 
     scenario: Path
     policy: str
@@ -43,7 +87,32 @@ class ServeSettings:
 
 def listen(host: str, port: int) -> socket.socket:
     """The API's listening socket (bound before anything else starts, so that a port in
-    use is an input error, not a half-started service)."""
+    use is an input error, not a half-started service).
+
+    Parameters
+    ----------
+    host : str
+        An IPv4 or IPv6 address (or a host name).
+    port : int
+        The port (0: any free one).
+
+    Returns
+    -------
+    socket.socket
+        The bound, listening socket.
+
+    Raises
+    ------
+    OSError
+        The address cannot be bound (a port in use).
+
+    Examples
+    --------
+    >>> sock = listen("127.0.0.1", 0)
+    >>> sock.getsockname()[0]
+    '127.0.0.1'
+    >>> sock.close()
+    """
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -60,7 +129,25 @@ def load_live_scenario(path: Path, executor: Executor) -> Scenario:
     """The scenario's tenants over the cluster's nodes (SPEC section 6): its machines are
     ignored, but a scenario that lists them names the resources; one that does not takes
     them from the nodes (:func:`fairshare.backends.ray_cluster.node_resources`) and may omit
-    its users' ``demand``, which live jobs carry themselves."""
+    its users' ``demand``, which live jobs carry themselves.
+
+    Parameters
+    ----------
+    path : Path
+        The scenario file.
+    executor : Executor
+        The cluster; its ``resources`` become the scenario's.
+
+    Returns
+    -------
+    Scenario
+        Its users and queues over the executor's nodes.
+
+    Raises
+    ------
+    ScenarioError
+        The file breaks the scenario format.
+    """
     data = read_scenario_file(path)
     if isinstance(data, dict) and data.get("machines") is None:
         named = data.get("resources")
@@ -76,7 +163,22 @@ def load_live_scenario(path: Path, executor: Executor) -> Scenario:
 
 
 def scenario_users(path: Path) -> list[str]:
-    """The names of a scenario's users, as written (for ``tenant add --scenario``)."""
+    """The names of a scenario's users, as written (for ``tenant add --scenario``).
+
+    Parameters
+    ----------
+    path : Path
+        The scenario file.
+
+    Returns
+    -------
+    list of str
+
+    Raises
+    ------
+    ScenarioError
+        The file cannot be read as YAML or JSON.
+    """
     data = read_scenario_file(path)
     users = data.get("users") if isinstance(data, dict) else None
     return [str(u["name"]) for u in users or () if isinstance(u, dict) and "name" in u]
@@ -90,7 +192,32 @@ def serve(
     *,
     announce: Callable[[str], None] | None = None,
 ) -> RunLog:
-    """Run the service until SIGINT or SIGTERM; the run's records."""
+    """Run the service until SIGINT or SIGTERM: jobs not ended in the database are resumed,
+    the driver's loop runs on its own thread and the API (uvicorn) on this one.
+
+    Parameters
+    ----------
+    settings : ServeSettings
+        The policy, database, limits and poll interval.
+    executor : Executor
+        The cluster.
+    scenario : Scenario
+        The tenants (:func:`load_live_scenario`).
+    sock : socket.socket
+        The API's listening socket (:func:`listen`).
+    announce : callable, optional
+        Called with one line once the service is up (its policy, nodes, address).
+
+    Returns
+    -------
+    RunLog
+        The run's records, for ``--out``.
+
+    Raises
+    ------
+    StoreError
+        The database cannot be used.
+    """
     import uvicorn  # noqa: PLC0415
 
     from fairshare.service.app import create_app  # noqa: PLC0415
@@ -124,6 +251,7 @@ def serve(
     failure: list[BaseException] = []
 
     def loop() -> None:
+        """The driver's thread: its failure stops the API too."""
         try:
             service.run(stop)
         except BaseException as err:
@@ -163,5 +291,12 @@ def serve(
 
 
 def announce_on_stderr(line: str) -> None:
+    """Write ``line`` on standard error at once (``fairshare serve``'s announcement).
+
+    Parameters
+    ----------
+    line : str
+        The line, without its newline.
+    """
     sys.stderr.write(line + "\n")
     sys.stderr.flush()

@@ -17,6 +17,30 @@ the process (WAL with ``synchronous=NORMAL``); a power loss may lose the last on
 
 Each thread uses its own connection (:meth:`Store.connection`); SQLite serialises writers,
 and every transaction is short (the driver commits before it waits for tasks).
+
+Examples
+--------
+A job written, its service killed while a task ran, and the job recovered: the running task
+is pending again (at least once).
+
+>>> from fairshare.backends import LiveJob
+>>> store = Store(":memory:")
+>>> token = store.add_token("alice")
+>>> store.caller(token), store.caller("fs_guess")
+(Caller(tenant='alice', admin=False), None)
+>>> store.add_job(LiveJob("j1", "alice", "train", 2, {"cpu": 1.0}, ("true",)))
+True
+>>> journal = StoreJournal(store)
+>>> journal.task_launched("j1", 0, 0, "n1")
+>>> journal.task_launched("j1", 1, 0, "n1")
+>>> journal.task_finished("j1", 0)
+>>> journal.commit()
+>>> store.job("j1").state, dict(store.job("j1").tasks)["running"]
+('running', 1)
+>>> [(job.id, job.done) for job in store.recover()]
+[('j1', frozenset({0}))]
+>>> store.cancel_job("j1", actor="alice"), store.job("j1").state
+(True, 'cancelled')
 """
 
 from __future__ import annotations
@@ -37,6 +61,7 @@ from fairshare.backends import Journal, LiveJob
 from fairshare.backends.driver import JobEnd
 
 SCHEMA_VERSION = 1
+"""The version of the database's tables this fairshare reads and writes."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -83,8 +108,11 @@ CREATE TABLE IF NOT EXISTS actions (
 """
 
 JOB_STATES = ("pending", "running", "finished", "failed", "cancelled")
+"""A job's states: pending until its first launch, running, then one of :data:`ENDED`."""
 ENDED = ("finished", "failed", "cancelled")
+"""The states of a job that ended (it changes no more)."""
 TASK_COUNTS = ("pending", "running", "finished", "failed", "cancelled")
+"""A task's states, the keys of :attr:`JobRow.tasks`."""
 
 
 class StoreError(Exception):
@@ -93,17 +121,47 @@ class StoreError(Exception):
 
 def hash_token(token: str) -> str:
     """The stored form of a bearer token (tokens are 256 random bits: a plain hash is as
-    strong as a slow one here, and a lookup by hash never compares secrets)."""
+    strong as a slow one here, and a lookup by hash never compares secrets).
+
+    Parameters
+    ----------
+    token : str
+        The bearer token.
+
+    Returns
+    -------
+    str
+        Its SHA-256, in hexadecimal.
+
+    Examples
+    --------
+    >>> hash_token("fs_example")[:16]
+    'f5e23b244f728daf'
+    """
     return hashlib.sha256(token.encode()).hexdigest()
 
 
 def new_token() -> str:
+    """A new bearer token: ``fs_`` and 256 random bits.
+
+    Returns
+    -------
+    str
+    """
     return "fs_" + secrets.token_urlsafe(32)
 
 
 @dataclass(frozen=True)
 class Caller:
-    """Who a token belongs to."""
+    """Who a token belongs to.
+
+    Parameters
+    ----------
+    tenant : str
+        The tenant (for an administrator's token, the name it was made for).
+    admin : bool
+        Whether it is an administrator's token.
+    """
 
     tenant: str
     admin: bool
@@ -111,7 +169,31 @@ class Caller:
 
 @dataclass(frozen=True)
 class JobRow:
-    """A job as the API shows it."""
+    """A job as the API shows it.
+
+    Parameters
+    ----------
+    id, tenant, name : str
+        The job's id, its tenant and the name it was given.
+    state : str
+        One of :data:`JOB_STATES`.
+    tasks : mapping of str to int
+        Its tasks per state (the keys of :data:`TASK_COUNTS`).
+    submitted : float
+        When it was accepted (seconds since the epoch).
+    finished : float or None
+        When it ended (None until then).
+    error : str or None
+        Why it failed.
+    demand : mapping of str to float
+        What each task holds, by resource name.
+    command : tuple of str
+        The argv each task runs.
+    constraint : str or None
+        Its placement constraint.
+    max_retries : int
+        How many times a task may fail and run again.
+    """
 
     id: str
     tenant: str
@@ -128,7 +210,18 @@ class JobRow:
 
 
 class Store:
-    """The database at ``path`` (created with its schema when new)."""
+    """The database at ``path`` (created with its schema when new).
+
+    Parameters
+    ----------
+    path : str or Path
+        The SQLite file (``":memory:"``: a database of this thread's connection only).
+
+    Raises
+    ------
+    StoreError
+        The file is not a fairshare database, or one of another schema version.
+    """
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
@@ -148,7 +241,12 @@ class Store:
             raise StoreError(f"cannot use it as a fairshare database ({err})") from None
 
     def connection(self) -> sqlite3.Connection:
-        """This thread's connection (WAL, foreign writers waited for up to 30 s)."""
+        """This thread's connection (WAL, foreign writers waited for up to 30 s).
+
+        Returns
+        -------
+        sqlite3.Connection
+        """
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
             conn = sqlite3.connect(self.path, timeout=30.0, isolation_level="DEFERRED")
@@ -158,6 +256,7 @@ class Store:
         return conn
 
     def close(self) -> None:
+        """Close this thread's connection (the next call opens another)."""
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is not None:
             conn.close()
@@ -165,6 +264,13 @@ class Store:
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
+        """A transaction on this thread's connection: committed when the block ends, rolled
+        back when it raises.
+
+        Yields
+        ------
+        sqlite3.Connection
+        """
         conn = self.connection()
         try:
             yield conn
@@ -174,6 +280,7 @@ class Store:
         conn.commit()
 
     def _act(self, conn: sqlite3.Connection, actor: str, action: str, subject: str) -> None:
+        """Write who did what to whom in the actions table (the audit trail)."""
         conn.execute(
             "INSERT INTO actions (at, actor, action, subject) VALUES (?, ?, ?, ?)",
             (time.time(), actor, action, subject),
@@ -183,7 +290,22 @@ class Store:
 
     def add_token(self, tenant: str, *, admin: bool = False, actor: str = "command line") -> str:
         """A new bearer token for ``tenant`` (an administrator's with ``admin``); only its
-        hash is kept."""
+        hash is kept.
+
+        Parameters
+        ----------
+        tenant : str
+            The tenant.
+        admin : bool
+            Make an administrator's token.
+        actor : str
+            Who asks, for the audit trail.
+
+        Returns
+        -------
+        str
+            The token.
+        """
         token = new_token()
         with self.transaction() as conn:
             conn.execute(
@@ -194,7 +316,20 @@ class Store:
         return token
 
     def revoke(self, tenant: str, *, actor: str) -> int:
-        """Revoke every token of ``tenant``; how many there were."""
+        """Revoke every token of ``tenant`` (not administrators').
+
+        Parameters
+        ----------
+        tenant : str
+            The tenant.
+        actor : str
+            Who asks, for the audit trail.
+
+        Returns
+        -------
+        int
+            How many tokens there were.
+        """
         with self.transaction() as conn:
             count = conn.execute(
                 "DELETE FROM tokens WHERE tenant = ? AND admin = 0", (tenant,)
@@ -203,13 +338,31 @@ class Store:
         return int(count)
 
     def tenants(self) -> dict[str, int]:
-        """Tenants with tokens, and how many each has."""
+        """Tenants with tokens, and how many each has.
+
+        Returns
+        -------
+        dict of str to int
+            By tenant name, in name order.
+        """
         rows = self.connection().execute(
             "SELECT tenant, count(*) FROM tokens WHERE admin = 0 GROUP BY tenant ORDER BY tenant"
         )
         return {str(t): int(n) for t, n in rows}
 
     def caller(self, token: str) -> Caller | None:
+        """Who ``token`` belongs to.
+
+        Parameters
+        ----------
+        token : str
+            A bearer token.
+
+        Returns
+        -------
+        Caller or None
+            None for an unknown (or revoked) token.
+        """
         row = (
             self.connection()
             .execute("SELECT tenant, admin FROM tokens WHERE hash = ?", (hash_token(token),))
@@ -221,7 +374,20 @@ class Store:
 
     def add_job(self, job: LiveJob, *, limit: int | None = None) -> bool:
         """Write a new job and its tasks (pending); False when its tenant already has
-        ``limit`` jobs not ended (nothing written)."""
+        ``limit`` jobs not ended (nothing written).
+
+        Parameters
+        ----------
+        job : LiveJob
+            The job.
+        limit : int, optional
+            The most jobs not ended its tenant may have (None: no limit).
+
+        Returns
+        -------
+        bool
+            Whether it was written.
+        """
         with self.transaction() as conn:
             if limit is not None:
                 (waiting,) = conn.execute(
@@ -255,7 +421,20 @@ class Store:
 
     def cancel_job(self, job_id: str, *, actor: str) -> bool:
         """Mark a job not ended cancelled (its tasks not finished too); False when it had
-        ended already."""
+        ended already.
+
+        Parameters
+        ----------
+        job_id : str
+            The job's id.
+        actor : str
+            Who asks, for the audit trail.
+
+        Returns
+        -------
+        bool
+            Whether it changed.
+        """
         with self.transaction() as conn:
             changed = conn.execute(
                 "UPDATE jobs SET state = 'cancelled', finished = ? "
@@ -272,12 +451,34 @@ class Store:
         return bool(changed)
 
     def job(self, job_id: str) -> JobRow | None:
+        """One job.
+
+        Parameters
+        ----------
+        job_id : str
+            The job's id.
+
+        Returns
+        -------
+        JobRow or None
+            None for an unknown id.
+        """
         conn = self.connection()
         row = conn.execute(_JOB_COLUMNS + " WHERE id = ?", (job_id,)).fetchone()
         return None if row is None else self._job_row(conn, row)
 
     def jobs(self, tenant: str | None) -> list[JobRow]:
-        """A tenant's jobs (every job for None), in submission order."""
+        """A tenant's jobs (every job for None), in submission order.
+
+        Parameters
+        ----------
+        tenant : str or None
+            The tenant, or None for every job.
+
+        Returns
+        -------
+        list of JobRow
+        """
         conn = self.connection()
         if tenant is None:
             rows = conn.execute(_JOB_COLUMNS + " ORDER BY seq").fetchall()
@@ -288,6 +489,7 @@ class Store:
 
     @staticmethod
     def _job_row(conn: sqlite3.Connection, row: Sequence[Any]) -> JobRow:
+        """A row of the jobs table as a :class:`JobRow`, its tasks counted by state."""
         counts = dict.fromkeys(TASK_COUNTS, 0)
         for state, n in conn.execute(
             "SELECT state, count(*) FROM tasks WHERE job = ? GROUP BY state", (row[0],)
@@ -310,7 +512,13 @@ class Store:
 
     def recover(self) -> list[LiveJob]:
         """The jobs not ended, in submission order, for the driver to replay: tasks that were
-        running are pending again (at least once: they run again)."""
+        running are pending again (at least once: they run again).
+
+        Returns
+        -------
+        list of LiveJob
+            Each with its finished tasks (``done``) and failures so far.
+        """
         with self.transaction() as conn:
             conn.execute(
                 "UPDATE tasks SET state = 'pending', machine = NULL WHERE state = 'running' "
@@ -359,17 +567,39 @@ class StoreJournal(Journal):
     a statement of the open transaction, committed by :meth:`commit`, which the driver
     calls before every executor call and after every step. A task changes state only from
     the state the change expects (a launch from pending, an end from running), so that a
-    job a tenant cancelled meanwhile keeps its tasks cancelled."""
+    job a tenant cancelled meanwhile keeps its tasks cancelled.
+
+    The methods are :class:`~fairshare.backends.Journal`'s.
+
+    Parameters
+    ----------
+    store : Store
+        The database, used through the driver's thread's connection.
+    """
 
     def __init__(self, store: Store) -> None:
         self.store = store
         self.pending = False
 
     def _run(self, sql: str, args: tuple[object, ...]) -> None:
+        """One statement of the open transaction."""
         self.store.connection().execute(sql, args)
         self.pending = True
 
     def task_launched(self, job: str, index: int, attempt: int, machine: str) -> None:
+        """The task runs (from pending) on ``machine``, its attempts counted; its job runs.
+
+        Parameters
+        ----------
+        job : str
+            The job's id.
+        index : int
+            The task.
+        attempt : int
+            The attempt's number (0 first).
+        machine : str
+            The node.
+        """
         self._run(
             "UPDATE tasks SET state = 'running', attempts = ?, machine = ? "
             "WHERE job = ? AND idx = ? AND state = 'pending'",
@@ -378,6 +608,15 @@ class StoreJournal(Journal):
         self._run("UPDATE jobs SET state = 'running' WHERE id = ? AND state = 'pending'", (job,))
 
     def task_finished(self, job: str, index: int) -> None:
+        """The task finished (from running).
+
+        Parameters
+        ----------
+        job : str
+            The job's id.
+        index : int
+            The task.
+        """
         self._run(
             "UPDATE tasks SET state = 'finished' WHERE job = ? AND idx = ? AND state = 'running'",
             (job, index),
@@ -386,6 +625,19 @@ class StoreJournal(Journal):
     def task_pending(
         self, job: str, index: int, *, failures: int, error: str | None = None
     ) -> None:
+        """The task is pending again (from running), its failures and last error kept.
+
+        Parameters
+        ----------
+        job : str
+            The job's id.
+        index : int
+            The task.
+        failures : int
+            Its failures so far.
+        error : str, optional
+            Why it stopped.
+        """
         self._run(
             "UPDATE tasks SET state = 'pending', failures = ?, error = ?, machine = NULL "
             "WHERE job = ? AND idx = ? AND state = 'running'",
@@ -393,6 +645,19 @@ class StoreJournal(Journal):
         )
 
     def task_failed(self, job: str, index: int, *, failures: int, error: str) -> None:
+        """The task failed for good (from running).
+
+        Parameters
+        ----------
+        job : str
+            The job's id.
+        index : int
+            The task.
+        failures : int
+            Its failures.
+        error : str
+            The last failure's error.
+        """
         self._run(
             "UPDATE tasks SET state = 'failed', failures = ?, error = ? "
             "WHERE job = ? AND idx = ? AND state = 'running'",
@@ -400,6 +665,18 @@ class StoreJournal(Journal):
         )
 
     def job_ended(self, job: str, state: JobEnd, error: str | None = None) -> None:
+        """The job ended (if it had not); its tasks not finished are cancelled unless it
+        finished.
+
+        Parameters
+        ----------
+        job : str
+            The job's id.
+        state : {"finished", "failed", "cancelled"}
+            How it ended.
+        error : str, optional
+            Why it failed.
+        """
         if state != "finished":
             self._run(
                 "UPDATE tasks SET state = 'cancelled' WHERE job = ? "
@@ -413,6 +690,7 @@ class StoreJournal(Journal):
         )
 
     def commit(self) -> None:
+        """Commit the statements since the last commit (nothing when there are none)."""
         if self.pending:
             self.store.connection().commit()
             self.pending = False

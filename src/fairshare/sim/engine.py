@@ -41,7 +41,6 @@ the machines it may use (slots: whole tasks per machine), maps then reduces, eve
 
 from __future__ import annotations
 
-import gc
 import math
 import time as wallclock
 from array import array
@@ -50,6 +49,7 @@ from typing import Any
 
 import numpy as np
 
+from fairshare import collector
 from fairshare.cluster import Cluster, FloatArray, Machine
 from fairshare.policies import Decision, Launch, Policy, TaskRef, make_policy
 from fairshare.runlog import (
@@ -82,7 +82,6 @@ from fairshare.sim.options import (
     Pause,
     SimOptions,
     SimulationError,
-    check_options,
 )
 from fairshare.workload.eligibility import TaskFit
 from fairshare.workload.model import (
@@ -180,7 +179,6 @@ def simulate(
     """
     started = wallclock.perf_counter()
     opts = options if options is not None else SimOptions()
-    check_options(opts)
     sched: Policy
     if isinstance(policy, str):
         sched = make_policy(
@@ -195,14 +193,9 @@ def simulate(
     # The run allocates a few tuples per running task (its event, its TaskRef) and no
     # reference cycles on its hot path: the cyclic collector's passes over them cost about a
     # fifth of a long run, so it waits until the log's columns are built.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    with collector.paused():
         run.run(iter(jobs), machine_events, job_events)
         rows = AttemptRows.from_flat(run.attempts, run.killed, run.truncated)
-    finally:
-        if collecting:
-            gc.enable()
     user_names = [u.name for u in users]
     seen = set(user_names)
     records = [r for r in run.records if r is not None]

@@ -133,7 +133,19 @@ class Finish(NamedTuple):
 
 
 class Arrival(NamedTuple):
-    """A job is submitted: ``job`` at ``time`` (its ``submit``), kind :data:`ARRIVAL`."""
+    """A job is submitted: ``job`` at ``time`` (its ``submit``), kind :data:`ARRIVAL`.
+
+    Attributes
+    ----------
+    time : float
+        The job's submit time.
+    kind : int
+        :data:`ARRIVAL`.
+    token : int
+        Insertion order among same-time events.
+    job : Job
+        The job.
+    """
 
     time: float
     kind: int
@@ -143,7 +155,19 @@ class Arrival(NamedTuple):
 
 class MachineChange(NamedTuple):
     """A machine joins (``kind`` :data:`ADD`, ``machine`` a :class:`Machine`) or leaves
-    (:data:`REMOVE`, ``machine`` its name) at ``time``."""
+    (:data:`REMOVE`, ``machine`` its name) at ``time``.
+
+    Attributes
+    ----------
+    time : float
+        When it joins or leaves.
+    kind : int
+        :data:`ADD` or :data:`REMOVE`.
+    token : int
+        Insertion order among same-time events.
+    machine : Machine or str
+        The machine that joins, or the name of the one that leaves.
+    """
 
     time: float
     kind: int
@@ -153,7 +177,17 @@ class MachineChange(NamedTuple):
 
 class Wakeup(NamedTuple):
     """The policy asked to be advanced at ``time`` (kind :data:`WAKEUP`): a delay
-    scheduling wait or a preemption timeout ends then."""
+    scheduling wait or a preemption timeout ends then.
+
+    Attributes
+    ----------
+    time : float
+        When the policy is advanced.
+    kind : int
+        :data:`WAKEUP`.
+    token : int
+        Insertion order among same-time events.
+    """
 
     time: float
     kind: int
@@ -162,7 +196,21 @@ class Wakeup(NamedTuple):
 
 class JobChange(NamedTuple):
     """A running task of job ``job`` (its name) fails (``kind`` FAIL; ``task`` its map task),
-    or the job is cancelled (CANCEL)."""
+    or the job is cancelled (CANCEL).
+
+    Attributes
+    ----------
+    time : float
+        When it happens.
+    kind : int
+        :data:`FAIL` or :data:`CANCEL`.
+    token : int
+        Insertion order among same-time events.
+    job : str
+        The job's name.
+    task : int
+        The failing map task (unused for a cancellation).
+    """
 
     time: float
     kind: int

@@ -1,8 +1,8 @@
-"""The options of a simulation run, its machine events, and its error type."""
+"""The options of a simulation run (every value checked when they are made), its machine
+events, and its error type."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
@@ -10,6 +10,11 @@ from typing import Literal
 from fairshare.cluster import Machine
 from fairshare.policies import Kill, PolicyError, PolicyOptions
 from fairshare.policies.copy_compute import DEFAULT_MAX_COMPUTING, DEFAULT_MAX_REDUCERS
+from fairshare.workload.model import MAX_SECONDS
+
+MAX_SLOWDOWN = 1e6
+"""The largest ``rack_slowdown`` / ``off_rack_slowdown`` factor: a task's time times it
+stays far inside the float range."""
 
 
 class Pause(Kill):
@@ -23,6 +28,16 @@ class Pause(Kill):
 class SimulationError(PolicyError):
     """A request the simulator cannot run (bad option, unsorted jobs, unknown machine).
     ``where`` and ``what`` form SPEC section 4's error line."""
+
+
+class OptionError(SimulationError):
+    """An option out of its range. ``where`` names it as the command line does
+    (``--preemption``); ``what`` is ``rule`` (what is allowed) and the value given, so that
+    a caller holding the value's text (the command line) can show that instead."""
+
+    def __init__(self, where: str, rule: str, given: str) -> None:
+        super().__init__(where, f"{rule}, got {given}")
+        self.rule = rule
 
 
 @dataclass(frozen=True)
@@ -53,6 +68,30 @@ class SimOptions:
     max_reducers: int = DEFAULT_MAX_REDUCERS
     max_computing: int = DEFAULT_MAX_COMPUTING
     reduce_slowstart: float | None = None
+
+    def __post_init__(self) -> None:
+        """Every value in its range (SPEC section 3's option values), or
+        :class:`OptionError`: checked once, here, so the engine and the command line trust
+        them."""
+        _check_times("--delay-scheduling", self.delay)
+        _check_times("--preemption", self.preemption)
+        for job, waits in self.job_delays.items():
+            _check_times(f"job_delays[{job!r}]", waits)
+        if self.pool_order not in ("fair", "fifo"):
+            raise OptionError("--pool-order", "expected fair or fifo", repr(self.pool_order))
+        _check_factor("--until", self.until, maximum=MAX_SECONDS, zero=True)
+        _check_factor("--rack-slowdown", self.rack_slowdown, maximum=MAX_SLOWDOWN)
+        _check_factor("--off-rack-slowdown", self.off_rack_slowdown, maximum=MAX_SLOWDOWN)
+        if self.reduce_slowstart is not None and not 0.0 <= self.reduce_slowstart <= 1.0:
+            raise OptionError(
+                "reduce_slowstart", "must be a fraction in [0, 1]", str(self.reduce_slowstart)
+            )
+        if self.copy_compute_splitting and not 1 <= self.max_computing <= self.max_reducers:
+            raise OptionError(
+                "--copy-compute-splitting",
+                "max_computing and max_reducers must satisfy 1 <= max_computing <= max_reducers",
+                f"{self.max_computing} and {self.max_reducers}",
+            )
 
     @property
     def slowstart(self) -> float:
@@ -113,26 +152,23 @@ class JobEvent:
     task: int = 0
 
 
-def check_options(opts: SimOptions) -> None:
-    """Raise :class:`SimulationError` for options a run cannot take."""
-    for where, pair in (("--delay-scheduling", opts.delay), ("--preemption", opts.preemption)):
-        if pair is not None and (
-            len(pair) != 2 or any(not math.isfinite(x) or x < 0 for x in pair)
-        ):
-            raise SimulationError(where, f"expected two finite numbers >= 0, got {pair}")
-    for where, value in (
-        ("rack_slowdown", opts.rack_slowdown),
-        ("off_rack_slowdown", opts.off_rack_slowdown),
-    ):
-        if not math.isfinite(value) or value <= 0:
-            raise SimulationError(where, f"must be a finite number > 0, got {value}")
-    if opts.reduce_slowstart is not None and not 0.0 <= opts.reduce_slowstart <= 1.0:
-        raise SimulationError(
-            "reduce_slowstart", f"must be a fraction in [0, 1], got {opts.reduce_slowstart}"
-        )
-    if opts.copy_compute_splitting and not 1 <= opts.max_computing <= opts.max_reducers:
-        raise SimulationError(
-            "--copy-compute-splitting",
-            "max_computing and max_reducers must satisfy 1 <= max_computing <= max_reducers, "
-            f"got {opts.max_computing} and {opts.max_reducers}",
-        )
+def _check_times(where: str, pair: tuple[float, float] | None) -> None:
+    """``(T1, T2)``: two numbers of seconds from 0 to ``MAX_SECONDS``."""
+    if pair is None:
+        return
+    if len(pair) != 2:
+        raise OptionError(where, "expected two numbers of seconds", str(pair))
+    for value in pair:
+        if not 0 <= value <= MAX_SECONDS:  # also nan and inf
+            raise OptionError(
+                where, f"times must be numbers of seconds from 0 to {MAX_SECONDS:g}", str(pair)
+            )
+
+
+def _check_factor(where: str, value: float | None, *, maximum: float, zero: bool = False) -> None:
+    """A number > 0 (>= 0 with ``zero``) and at most ``maximum``; None is no value."""
+    if value is None:
+        return
+    if not 0 <= value <= maximum or (value == 0 and not zero):  # also nan and inf
+        bound = ">= 0" if zero else "> 0"
+        raise OptionError(where, f"must be a number {bound}, at most {maximum:g}", f"{value:g}")

@@ -213,6 +213,7 @@ class ReferenceScheduler(ReferenceState):
             return False
 
         def level(unit: Unit) -> tuple[float, float]:
+            """The unit's weighted share now, then after one more task (the tie-break)."""
             return (round(len(unit.running) * size / unit.weight, DIGITS), -size / unit.weight)
 
         waiting = [self.units[u] for u in self.waiting]
@@ -438,6 +439,7 @@ class ReferenceScheduler(ReferenceState):
         return out
 
     def _totals(self, tasks: dict[tuple[int, int], int], *, add_running: bool) -> dict[int, int]:
+        """Tasks per active unit in ``tasks`` (plus those it runs, with ``add_running``)."""
         totals: dict[int, int] = {}
         for unit in self.units:
             if unit.pending or unit.running:
@@ -455,6 +457,7 @@ class ReferenceScheduler(ReferenceState):
     # ------------------------------------------------------------------ applying a plan
 
     def _apply_new(self, new: dict[tuple[int, int], int], out: list[Decision]) -> None:
+        """Launch ``new`` tasks per (unit, machine), in that order."""
         for (u, mi), tasks in sorted(new.items()):
             unit = self.units[u]
             for _ in range(tasks):

@@ -174,6 +174,19 @@ class ReferenceState(Policy):
         """A job arrives: its maps (or, without maps, its reduces) become pending tasks of
         its unit (one per user, constraint and task size).
 
+        Parameters
+        ----------
+        now : float
+            The time of the arrival.
+        job_id : int
+            The driver's id for the job.
+        job : Job
+            The job.
+        blocks : sequence of sequence of str, optional
+            Per map task, the machines holding its input block (its launches report their
+            locality; the reference schedulers place by the offline allocation, not by
+            locality).
+
         Raises
         ------
         SimulationError
@@ -206,7 +219,15 @@ class ReferenceState(Policy):
 
     def task_finished(self, now: float, task: TaskRef) -> None:
         """``task`` completed: its machine's room is free, and a job's last map releases its
-        reduces."""
+        reduces.
+
+        Parameters
+        ----------
+        now : float
+            The time of the finish.
+        task : TaskRef
+            The finished task.
+        """
         state = self.jobs[task.job]
         unit = self.units[state.unit]
         mi = self._forget(unit, task)
@@ -229,6 +250,13 @@ class ReferenceState(Policy):
     def machine_added(self, now: float, machine: Machine) -> None:
         """``machine`` joins (a periodic plan is made again).
 
+        Parameters
+        ----------
+        now : float
+            The time it joins.
+        machine : Machine
+            The machine.
+
         Raises
         ------
         SimulationError
@@ -239,6 +267,13 @@ class ReferenceState(Policy):
 
     def machine_removed(self, now: float, name: str) -> list[TaskRef]:
         """Machine ``name`` leaves; the tasks that ran on it are pending again.
+
+        Parameters
+        ----------
+        now : float
+            The time it leaves.
+        name : str
+            The machine's name.
 
         Returns
         -------
@@ -262,7 +297,15 @@ class ReferenceState(Policy):
         return sorted(lost)
 
     def task_failed(self, now: float, task: TaskRef) -> None:
-        """A running task failed: its room is free again and the task pending."""
+        """A running task failed: its room is free again and the task pending.
+
+        Parameters
+        ----------
+        now : float
+            The time of the failure.
+        task : TaskRef
+            The task, running until now.
+        """
         unit = self.units[self.jobs[task.job].unit]
         self._release(self._forget(unit, task), unit.size)
         self._requeue(unit, task)
@@ -272,6 +315,13 @@ class ReferenceState(Policy):
     def job_cancelled(self, now: float, job_id: int) -> list[TaskRef]:
         """The job's tenant cancelled it: its pending tasks are dropped and its running ones
         stopped.
+
+        Parameters
+        ----------
+        now : float
+            The time of the cancellation.
+        job_id : int
+            The driver's id of the job.
 
         Returns
         -------
@@ -298,15 +348,28 @@ class ReferenceState(Policy):
         return stopped
 
     def advance(self, now: float) -> None:
-        """Nothing waits on time: decisions follow events only."""
+        """Nothing waits on time: decisions follow events only.
+
+        Parameters
+        ----------
+        now : float
+            The new time.
+        """
 
     def next_wakeup(self) -> float | None:
-        """None: nothing waits on time."""
+        """None: nothing waits on time.
+
+        Returns
+        -------
+        None
+        """
         return None
 
     # ------------------------------------------------------------------ bookkeeping
 
     def _activate(self, unit: Unit, job_id: int, tasks: int) -> None:
+        """``tasks`` of job ``job_id`` became pending in ``unit`` (which joins if it was
+        idle): the next decision looks again."""
         if not unit.pending and not unit.running:
             self.replan = True  # the unit joins
         if job_id not in unit.jobs:
@@ -317,6 +380,7 @@ class ReferenceState(Policy):
         self.dirty = self.hard = True
 
     def _release(self, mi: int, amount: float) -> None:
+        """``amount`` of machine ``mi``'s resource is free again (offered if it is alive)."""
         self.free[mi] += amount
         if self.alive[mi] and self.free[mi] > EPS:
             self.room[mi] = None
@@ -336,6 +400,7 @@ class ReferenceState(Policy):
         return mi
 
     def _requeue(self, unit: Unit, ref: TaskRef) -> None:
+        """``ref`` is pending again, first of its job and its job first of the unit's."""
         state = self.jobs[ref.job]
         state.pending.appendleft(ref)
         if ref.job in unit.jobs:
@@ -346,6 +411,7 @@ class ReferenceState(Policy):
         self.dirty = True
 
     def _launch(self, unit: Unit, mi: int, out: list[Decision]) -> None:
+        """Launch ``unit``'s next pending task on machine ``mi`` and append the decision."""
         job_id = unit.jobs[0]
         state = self.jobs[job_id]
         ref = state.pending.popleft()
@@ -378,6 +444,8 @@ class ReferenceState(Policy):
         out.append(Launch(ref, self.names[mi], locality))  # type: ignore[arg-type]
 
     def _size(self, job: Job) -> float:
+        """A task's amount of the one shared resource (set by the first job), or
+        :class:`SimulationError` for a job outside Choosy's model."""
         reduce_demand = job.reduce.demand if job.reduce is not None else None
         if reduce_demand is not None and not np.array_equal(reduce_demand, job.demand):
             raise SimulationError(
@@ -411,6 +479,7 @@ class ReferenceState(Policy):
         return float(job.demand[resource])
 
     def _class(self, job: Job) -> int:
+        """The constraint class of ``job``, created with its eligible machines when new."""
         key = (job.constraint.source if job.constraint is not None else None, job.machines)
         c = self._class_of.get(key)
         if c is None:
@@ -427,6 +496,7 @@ class ReferenceState(Policy):
         return c
 
     def _allows(self, cls: int, machine: Machine) -> bool:
+        """Whether class ``cls``'s whitelist and constraint let tasks use ``machine``."""
         constraint, whitelist = self.classes[cls]
         return (whitelist is None or machine.name in whitelist) and (
             constraint is None or constraint.matches(machine)
@@ -452,6 +522,8 @@ class ReferenceState(Policy):
             self.replan = True
 
     def _signature(self, machine: Machine) -> int:
+        """The machine's signature (capacity, rack, attributes; its name once a class reads
+        names): machines of one signature are one type to the periodic plan."""
         key: tuple[object, ...] = (
             machine.capacity.tobytes(),
             machine.rack,
@@ -465,6 +537,7 @@ class ReferenceState(Policy):
         return sig
 
     def _add_machine(self, machine: Machine) -> None:
+        """Add ``machine``, all its room free, eligible for the classes it satisfies."""
         if machine.name in self.index and self.alive[self.index[machine.name]]:
             raise SimulationError(
                 "machine_events", f"machine '{machine.name}' is already in the cluster"

@@ -259,6 +259,9 @@ class _SlotFlow:
         return got
 
     def _augment(self, user: int) -> bool:
+        """One more task for ``user`` along an augmenting path (breadth first: users
+        moving a task to another type make room); False, with the types it reached kept in
+        ``reached``, when there is none."""
         usable, flow, spare = self.usable, self.flow, self.spare
         n_users, n_types = usable.shape
         seen_users = np.zeros(n_users, dtype=np.bool_)

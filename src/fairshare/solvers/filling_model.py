@@ -148,6 +148,8 @@ class FillingLP:
     # model construction
 
     def _build(self) -> None:
+        """Build the HiGHS model once: the users' classes and entities, their columns and
+        rows (see the module)."""
         p = self.problem
         users = self.users
         demands = p.demands
@@ -442,19 +444,36 @@ class FillingLP:
         return status
 
     def _read_solution(self) -> None:
+        """Keep the optimal solve's column and row values."""
         solution = self.highs.getSolution()
         self.solution = np.asarray(solution.col_value, dtype=np.float64)
         self.row_value = np.asarray(solution.row_value, dtype=np.float64)
 
     def set_bounds(self, cols: IntArray, lower: FloatArray, upper: FloatArray) -> None:
-        """Change the bounds of the columns ``cols`` to ``[lower, upper]``."""
+        """Change the bounds of the columns ``cols`` to ``[lower, upper]``.
+
+        Parameters
+        ----------
+        cols : IntArray
+            Column indices (nothing changes when empty).
+        lower, upper : FloatArray
+            The new bounds, one per column.
+        """
         if len(cols):
             self.highs.changeColsBounds(
                 len(cols), cols.astype(np.int32), lower.astype(np.float64), upper.astype(np.float64)
             )
 
     def set_costs(self, cols: IntArray, cost: FloatArray) -> None:
-        """Change the objective coefficients of the columns ``cols`` to ``cost``."""
+        """Change the objective coefficients of the columns ``cols`` to ``cost``.
+
+        Parameters
+        ----------
+        cols : IntArray
+            Column indices (nothing changes when empty).
+        cost : FloatArray
+            The new coefficients, one per column.
+        """
         if len(cols):
             self.highs.changeColsCost(len(cols), cols.astype(np.int32), cost.astype(np.float64))
 
@@ -575,7 +594,18 @@ class FillingLP:
         return np.where(user >= 0, self.low[owner] / self.scale[owner], 0.0)
 
     def entity_active(self, entities: IntArray) -> BoolArray:
-        """Whether each of ``entities`` (entity indices) has an active user."""
+        """Whether each of ``entities`` (entity indices) has an active user.
+
+        Parameters
+        ----------
+        entities : IntArray
+            Entity indices.
+
+        Returns
+        -------
+        BoolArray
+            One per entity.
+        """
         counts = np.bincount(self.entity_of[self.active], minlength=self.entities)
         return np.asarray(counts[entities] > 0, dtype=np.bool_)
 
@@ -643,8 +673,9 @@ class FillingLP:
 
 
 class _Infeasible(Exception):
-    pass
+    """The level LP is infeasible: the minimum shares do not fit (an ``InvalidRequest``)."""
 
 
 def _unbounded(cols: IntArray) -> FloatArray:
+    """An upper bound of HiGHS's infinity for each of ``cols``."""
     return np.full(len(cols), _INF)

@@ -300,6 +300,7 @@ def _growing_users(model: FillingLP, grows: BoolArray) -> BoolArray:
 
 
 def _slack_values(model: FillingLP, cols: IntArray) -> FloatArray:
+    """The last solve's values of the slack columns ``cols``."""
     return np.asarray(model.solution[cols], dtype=np.float64)
 
 

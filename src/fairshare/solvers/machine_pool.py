@@ -209,6 +209,7 @@ class _TypeGroups:
             self._new_row(self.empty.copy(), heap)
 
     def _new_row(self, normalised: FloatArray, heap: list[int]) -> None:
+        """A row for a free vector not in the table yet, holding the machines of ``heap``."""
         if self.size == len(self.free):
             self._make_room()
         key = normalised.tobytes()
@@ -220,6 +221,7 @@ class _TypeGroups:
         self.live += 1
 
     def _make_room(self) -> None:
+        """Room for one more row: emptied rows dropped, or the table doubled."""
         # Emptied rows are dropped once they are half the table, so that searches stay
         # proportional to the distinct free vectors in use (at most the type's machines).
         if self.live <= self.size // 2:

@@ -15,9 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 
-from pydantic_core import PydanticCustomError
-
-__all__ = ["ScenarioError", "got", "invalid", "listing", "shown_value"]
+__all__ = ["FieldError", "ScenarioError", "got", "invalid", "listing", "shown_value"]
 
 
 _LIST_LIMIT = 10
@@ -162,23 +160,31 @@ def listing(names: Iterable[str], limit: int = _LIST_LIMIT) -> str:
     return shown if len(names) <= limit else f"{shown} and {len(names) - limit} more"
 
 
-def invalid(message: str, at: str | int | None = None) -> PydanticCustomError:
-    """A pydantic validation error carrying our own message.
+class FieldError(Exception):
+    """A problem with one value of a scenario's structure (:mod:`fairshare.workload.schema`):
+    ``message`` says what is wrong, ``loc`` is the path from the value its validator was
+    given down to the problem. Each enclosing record, list or mapping puts its own step in
+    front as the error passes through it, so a valid file never builds a path. ``of_key``:
+    the problem is a mapping's key (the last step), not its value."""
 
-    The schema's validators raise it; :func:`fairshare.workload.schema.from_validation_error`
-    turns it into the :class:`ScenarioError` with the field path.
+    def __init__(self, message: str, at: object = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.loc: list[str | int] = [at] if isinstance(at, str | int) else []
+        self.of_key = False
 
-    Parameters
-    ----------
-    message : str
-        What is wrong and what is allowed.
-    at : str or int, optional
-        One more step of the field path, for an error a model raises about one of its fields
-        or entries.
+    def within(self, step: object) -> FieldError:
+        """The same error one level up: ``step`` (a field name, list index or mapping key)
+        goes in front of the path, as pydantic (which checked the structure before) wrote
+        it, so that the messages stay as they were: a key that is neither a string nor a
+        64-bit integer as its text, ``true`` as 1."""
+        if not isinstance(step, str):
+            step = int(step) if isinstance(step, int) and -(2**63) <= step < 2**63 else str(step)
+        self.loc.insert(0, step)
+        return self
 
-    Returns
-    -------
-    PydanticCustomError
-        To be raised by the caller.
-    """
-    return PydanticCustomError("scenario", "{message}", {"message": message, "at": at})
+
+def invalid(message: str, at: object = None) -> FieldError:
+    """A validation error carrying our own message; ``at`` extends the location by one step
+    (for errors raised by a record about one of its fields or entries)."""
+    return FieldError(message, at)

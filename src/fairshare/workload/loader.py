@@ -5,13 +5,13 @@ Three stages, each rejecting bad input with one :class:`ScenarioError`
 
 0. Text (:mod:`fairshare.workload.reading`): YAML or JSON, duplicate keys, nesting and
    alias expansion within the limits.
-1. Structure (:mod:`fairshare.workload.schema`): pydantic models that mirror SPEC section 1
-   field by field check names, types and ranges of single fields (unknown fields, missing
+1. Structure (:mod:`fairshare.workload.schema`): records that mirror SPEC section 1 field
+   by field check names, types and ranges of single fields (unknown fields, missing
    fields, strings where numbers belong, negative / NaN / infinite numbers, non-integral
-   counts). The first pydantic error becomes the :class:`ScenarioError`, with WHERE built
-   from the error location.
-2. Meaning: :class:`_Builder` turns the models into :class:`~fairshare.workload.model.Scenario`
-   and checks what spans fields: unique names (after ``count`` expansion), known resources,
+   counts). The first problem becomes the :class:`ScenarioError`, with WHERE the field's
+   path.
+2. Meaning: :class:`_Builder` turns the checked records into a
+   :class:`~fairshare.workload.model.Scenario` and checks what spans fields: unique names (after ``count`` expansion), known resources,
    queues and machines, constraint syntax, duration lists against task counts, and the
    totals of :mod:`fairshare.workload.limits`.
 
@@ -39,10 +39,8 @@ from pathlib import Path
 from typing import NoReturn
 
 import numpy as np
-from pydantic import (
-    ValidationError,
-)
 
+from fairshare import collector
 from fairshare.cluster import Cluster, FloatArray, Machine
 from fairshare.cluster.constraints import Constraint, ConstraintSyntaxError, parse_constraint
 from fairshare.workload.errors import ScenarioError, got, listing, shown_value
@@ -71,12 +69,13 @@ from fairshare.workload.reading import read_json, read_yaml
 from fairshare.workload.schema import (
     GENERATORS,
     MAX_COUNT,
+    SCENARIO_FIELDS,
     DistributionModel,
     JobModel,
     ScenarioModel,
     UserModel,
     WorkloadModel,
-    from_validation_error,
+    check_scenario,
 )
 
 __all__ = [
@@ -141,8 +140,7 @@ class _Builder:
         jobs = tuple(self._job(i, job, seen) for i, job in enumerate(self.model.jobs or ()))
         workload = None
         if self.model.workload is not None:
-            params = self.model.workload.model_dump(exclude={"generator"}, exclude_none=True)
-            workload = WorkloadSpec(self.model.workload.generator, params)
+            workload = WorkloadSpec(self.model.workload.generator, self.model.workload.parameters())
         return Scenario(self.source, cluster, queues, users, jobs, workload)
 
     # limits on totals, before anything is expanded or generated
@@ -180,8 +178,7 @@ class _Builder:
         block locations its jobs add up to depend on its draws: the generator counts them
         as it draws and stops at the limits (``generators.generate``); ``simulate`` reads
         every job before the run starts, so that error also comes before any work."""
-        extra = workload.model_extra or {}
-        replicas = extra.get("replicas")
+        replicas = workload.extra.get("replicas")
         if (
             isinstance(replicas, int | float)
             and not isinstance(replicas, bool)
@@ -504,15 +501,14 @@ def parse_scenario(
     if data is None:
         raise ScenarioError(source, "file", "is empty; a scenario needs at least 'machines'")
     if not isinstance(data, dict):
-        fields = ", ".join(ScenarioModel.model_fields)
+        fields = ", ".join(SCENARIO_FIELDS)
         raise ScenarioError(
             source, "top level", f"must be a mapping with fields {fields}, {got(data)}"
         )
-    try:
-        model = ScenarioModel.model_validate(data)
-    except ValidationError as err:
-        raise from_validation_error(err, source) from None
-    return _Builder(model, source, machines_from).build()
+    # Records, machines, users and jobs: many small objects and no reference cycles.
+    with collector.paused():
+        model = check_scenario(data, source)
+        return _Builder(model, source, machines_from).build()
 
 
 def load_scenario(path: str | Path, machines_from: MachinesFrom | None = None) -> Scenario:
@@ -549,7 +545,8 @@ def load_scenario(path: str | Path, machines_from: MachinesFrom | None = None) -
     >>> [user.name for user in scenario.users], scenario.users[0].demand.tolist()
     (['a'], [1.0])
     """
-    return parse_scenario(read_scenario_file(path), str(path), machines_from)
+    with collector.paused():  # the parsed data too: dicts and lists, no cycles
+        return parse_scenario(read_scenario_file(path), str(path), machines_from)
 
 
 def read_scenario_file(path: str | Path) -> object:

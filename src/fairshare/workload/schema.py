@@ -1,45 +1,26 @@
-"""The scenario's structure, field by field (stage 1 of :mod:`fairshare.workload.loader`).
+"""The scenario's structure, field by field (stage 1 of :mod:`fairshare.workload.loader`):
+strict scalar types (no strings for numbers, no booleans for numbers, finite, in range),
+records that mirror SPEC section 1, and the first problem found as a
+:class:`~fairshare.workload.errors.ScenarioError` whose WHERE is the field path.
 
-Strict scalar types (no strings for numbers, no booleans for numbers, finite, in range),
-pydantic models that mirror SPEC section 1, and the translation of the first pydantic error
-into a :class:`~fairshare.workload.errors.ScenarioError` whose WHERE is the field path.
-What spans fields (unique names, known resources and queues) is stage 2's, in the loader.
-
-Examples
---------
->>> from pydantic import ValidationError
->>> from fairshare.workload.schema import ScenarioModel, from_validation_error
->>> try:
-...     ScenarioModel.model_validate({"machines": [{"name": "m", "capacity": {"cpu": "4"}}]})
-... except ValidationError as error:
-...     located = from_validation_error(error, "quoted.yaml")
->>> located.where
-'machines[0].capacity.cpu'
->>> located.what
-"cpu must be a number >= 0, got '4' (a string; write numbers without quotes)"
+Each record is checked by one function (:func:`_record`): a mapping with exactly the declared
+fields, every field checked in declaration order by its own function, then the checks that
+span the record's fields. The first problem is reported, in the order pydantic, which checked
+the structure before, reported them: fields in declaration order, list items and mapping
+entries in the file's order, a mapping's key before its value. Plain functions, because
+importing pydantic and building its models cost a ``simulate`` 0.15 CPU s at start-up, more
+than checking a 10,000-machine scenario (``fairshare bench end-to-end``).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from typing import Annotated, Any, ClassVar
-
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Discriminator,
-    Field,
-    PlainValidator,
-    Tag,
-    ValidationError,
-    field_validator,
-    model_validator,
-)
-from pydantic_core import PydanticCustomError
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, TypeVar
 
 from fairshare.cluster import AttributeValue
-from fairshare.workload.errors import ScenarioError, got, invalid, shown_value
+from fairshare.workload.errors import FieldError, ScenarioError, got, invalid, shown_value
 from fairshare.workload.limits import (
     MAX_GENERATED_JOBS,
     MAX_MACHINES,
@@ -62,12 +43,13 @@ GENERATORS = ("facebook-2009", "facebook-2010", "zipf", "google-constraints")
 MAX_COUNT = MAX_MACHINES
 """The largest ``count`` a machine entry may expand to (the machines of all entries together
 are limited to the same number, :data:`~fairshare.workload.limits.MAX_MACHINES`)."""
+
+
 # --------------------------------------------------------------------------------------------
 # Scalar field types: strict (no strings for numbers, no bools for numbers), finite, in range
 
 
 def _number(value: object, requirement: str) -> float:
-    """``value`` as a finite float; a string, a boolean or an overflowing integer is refused."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise invalid(f"must be {requirement}, {got(value)}")
     try:
@@ -82,7 +64,6 @@ def _number(value: object, requirement: str) -> float:
 
 
 def _non_negative(value: object) -> float:
-    """Validator of numbers >= 0."""
     number = _number(value, "a number >= 0")
     if number < 0:
         raise invalid(f"must be a number >= 0, {got(value)}")
@@ -90,7 +71,6 @@ def _non_negative(value: object) -> float:
 
 
 def _positive(value: object) -> float:
-    """Validator of numbers > 0."""
     number = _number(value, "a number > 0")
     if number <= 0:
         raise invalid(f"must be > 0, {got(value)}")
@@ -98,7 +78,6 @@ def _positive(value: object) -> float:
 
 
 def _whole(minimum: int, maximum: int | None = None) -> Callable[[object], int]:
-    """A validator of whole numbers from ``minimum`` (to ``maximum``, a limit, if given)."""
     requirement = f"a whole number >= {minimum}"
 
     def check(value: object) -> int:
@@ -113,7 +92,6 @@ def _whole(minimum: int, maximum: int | None = None) -> Callable[[object], int]:
 
 
 def _name(value: object) -> str:
-    """Validator of names: non-empty strings (a number is refused with a hint to quote it)."""
     if not isinstance(value, str):
         hint = "" if isinstance(value, list | dict) or value is None else " (quote it)"
         raise invalid(f"must be a non-empty string, {got(value)}{hint}")
@@ -123,14 +101,12 @@ def _name(value: object) -> str:
 
 
 def _text(value: object) -> str:
-    """Validator of free text (a constraint's source)."""
     if not isinstance(value, str):
         raise invalid(f"must be a string, {got(value)}")
     return value
 
 
 def _queue_path(value: object) -> str:
-    """Validator of queue paths: ``/``-separated non-empty names."""
     path = _name(value)
     if any(not segment.strip() for segment in path.split("/")):
         raise invalid(f"must be '/'-separated non-empty names like 'ads/prod', {got(value)}")
@@ -138,7 +114,6 @@ def _queue_path(value: object) -> str:
 
 
 def _attribute(value: object) -> AttributeValue:
-    """Validator of machine attribute values: strings, booleans and numbers >= 0."""
     if isinstance(value, str | bool):
         return value
     if isinstance(value, int | float):
@@ -150,14 +125,12 @@ def _attribute(value: object) -> AttributeValue:
 
 
 def _generator(value: object) -> str:
-    """Validator of ``workload.generator``: one of :data:`GENERATORS`."""
     if not isinstance(value, str) or value not in GENERATORS:
         raise invalid(f"unknown generator {shown_value(value)}; allowed: {', '.join(GENERATORS)}")
     return value
 
 
 def _seconds(value: object) -> float:
-    """Validator of times from 0 to ``MAX_SECONDS``."""
     number = _non_negative(value)
     if number > MAX_SECONDS:
         raise invalid(f"must be a number of seconds from 0 to {MAX_SECONDS:g}, {got(value)}")
@@ -165,7 +138,6 @@ def _seconds(value: object) -> float:
 
 
 def _duration_seconds(value: object) -> float:
-    """Validator of durations from ``MIN_SECONDS`` to ``MAX_SECONDS``."""
     number = _positive(value)
     if not MIN_SECONDS <= number <= MAX_SECONDS:
         raise invalid(
@@ -175,7 +147,6 @@ def _duration_seconds(value: object) -> float:
 
 
 def _task_bound(value: object) -> float:
-    """Validator of task counts bounding a share, from 0 to ``MAX_TASK_BOUND``."""
     number = _non_negative(value)
     if number > MAX_TASK_BOUND:
         raise invalid(f"must be a number of tasks from 0 to {MAX_TASK_BOUND:g}, {got(value)}")
@@ -183,7 +154,6 @@ def _task_bound(value: object) -> float:
 
 
 def _amount(value: object) -> float:
-    """Validator of capacities and demands: 0 or from ``MIN_AMOUNT`` to ``MAX_AMOUNT``."""
     number = _non_negative(value)
     if number != 0 and not MIN_AMOUNT <= number <= MAX_AMOUNT:
         raise invalid(f"must be 0 or from {MIN_AMOUNT:g} to {MAX_AMOUNT:g}, {got(value)}")
@@ -191,28 +161,11 @@ def _amount(value: object) -> float:
 
 
 def _weight(value: object) -> float:
-    """Validator of weights, from ``MIN_WEIGHT`` to ``MAX_WEIGHT``."""
     number = _positive(value)
     if not MIN_WEIGHT <= number <= MAX_WEIGHT:
         raise invalid(f"must be from {MIN_WEIGHT:g} to {MAX_WEIGHT:g}, {got(value)}")
     return number
 
-
-NonNegative = Annotated[float, PlainValidator(_non_negative)]
-"""A finite number >= 0."""
-Positive = Annotated[float, PlainValidator(_positive)]
-"""A finite number > 0."""
-Seconds = Annotated[float, PlainValidator(_seconds)]
-"""A time (submit) or a time span that may be 0 (reduce copy and compute), bounded by
-:data:`~fairshare.workload.model.MAX_SECONDS` so that sums of times stay finite."""
-DurationSeconds = Annotated[float, PlainValidator(_duration_seconds)]
-"""A task's duration: from ``MIN_SECONDS`` to ``MAX_SECONDS``."""
-Amount = Annotated[float, PlainValidator(_amount)]
-"""A capacity or demand: 0 or from ``MIN_AMOUNT`` to ``MAX_AMOUNT``."""
-TaskBound = Annotated[float, PlainValidator(_task_bound)]
-"""``min_share``, ``max_share`` or ``max_tasks``: from 0 to ``MAX_TASK_BOUND`` tasks."""
-Weight = Annotated[float, PlainValidator(_weight)]
-"""A weight: from ``MIN_WEIGHT`` to ``MAX_WEIGHT``."""
 
 PARETO_ALPHA_MIN = 0.1
 """Smallest Pareto shape accepted: a draw is ``min * U**(-1/alpha)`` and a uniform ``U`` as
@@ -220,7 +173,6 @@ small as 2**-53 must keep it far inside the float range (below about 1e160 times
 
 
 def _pareto_alpha(value: object) -> float:
-    """Validator of a Pareto shape: at least :data:`PARETO_ALPHA_MIN`."""
     alpha = _positive(value)
     if alpha < PARETO_ALPHA_MIN:
         raise invalid(
@@ -230,85 +182,145 @@ def _pareto_alpha(value: object) -> float:
     return alpha
 
 
-Count = Annotated[int, PlainValidator(_whole(1))]
-"""A whole number >= 1 (a machine entry's ``count``)."""
-CountOrZero = Annotated[int, PlainValidator(_whole(0))]
-"""A whole number >= 0."""
-TaskCount = Annotated[int, PlainValidator(_whole(1, MAX_TASKS))]
-"""A job's tasks: a whole number from 1 to ``MAX_TASKS``."""
-TaskCountOrZero = Annotated[int, PlainValidator(_whole(0, MAX_TASKS))]
-"""A reduce phase's tasks: a whole number from 0 to ``MAX_TASKS``."""
-Replicas = Annotated[int, PlainValidator(_whole(1, MAX_REPLICAS))]
-"""``input.replicas``: a whole number from 1 to ``MAX_REPLICAS``."""
-GeneratedJobs = Annotated[int, PlainValidator(_whole(1, MAX_GENERATED_JOBS))]
-"""A generator's ``jobs``: a whole number from 1 to ``MAX_GENERATED_JOBS``."""
-Name = Annotated[str, PlainValidator(_name)]
-"""A name: a non-empty string."""
-Text = Annotated[str, PlainValidator(_text)]
-"""Any string."""
-QueuePath = Annotated[str, PlainValidator(_queue_path)]
-"""A queue path: ``/``-separated non-empty names (``ads/prod``)."""
-Attribute = Annotated[AttributeValue, PlainValidator(_attribute)]
-"""A machine attribute's value: a string, a boolean or a number >= 0."""
-Generator = Annotated[str, PlainValidator(_generator)]
-"""A built-in generator's name, one of :data:`GENERATORS`."""
+# --------------------------------------------------------------------------------------------
+# Containers: each puts its step (index, key or field name) in front of an error's path
+
+
+T = TypeVar("T")
+Check = Callable[[object], T]
+"""A value's check: returns the value as the records keep it, or raises :class:`FieldError`."""
+
+
+def _list(item: Check[T]) -> Check[list[T]]:
+    def check(value: object) -> list[T]:
+        if not isinstance(value, list | tuple):
+            raise invalid(f"must be a list, {got(value)}")
+        out: list[T] = []
+        for i, entry in enumerate(value):
+            try:
+                out.append(item(entry))
+            except FieldError as err:
+                raise err.within(i) from None
+        return out
+
+    return check
+
+
+def _mapping(key: Check[str], item: Check[T]) -> Check[dict[str, T]]:
+    def check(value: object) -> dict[str, T]:
+        if not isinstance(value, dict | Mapping):  # a dict without the ABC's slower test
+            raise invalid(f"must be a mapping, {got(value)}")
+        out: dict[str, T] = {}
+        for k, v in value.items():
+            try:
+                name = key(k)
+            except FieldError as err:
+                err.of_key = True
+                raise err.within(k) from None
+            try:
+                out[name] = item(v)
+            except FieldError as err:
+                raise err.within(k) from None
+        return out
+
+    return check
+
+
+def _optional(check: Check[T]) -> Check[T | None]:
+    """``null`` or what ``check`` accepts."""
+
+    def optional(value: object) -> T | None:
+        return None if value is None else check(value)
+
+    return optional
+
+
+def _then(check: Check[T], after: Callable[[T], T]) -> Check[T]:
+    """``check``, then ``after`` on its result (a check of the whole value)."""
+
+    def both(value: object) -> T:
+        return after(check(value))
+
+    return both
 
 
 # --------------------------------------------------------------------------------------------
-# The scenario's structure, mirroring SPEC section 1
+# Records: the scenario's structure, mirroring SPEC section 1
 
 
-_FIELD_NAMES: dict[type[BaseModel], list[str]] = {}
-"""Each model's field names as written in a scenario (aliases), read once per model."""
+_REQUIRED: Any = object()
+"""The default of a field that must be given."""
 
 
-class _Model(BaseModel):
-    """Base of the structure models: a mapping with exactly the declared fields."""
+@dataclass(frozen=True)
+class _Field:
+    key: str
+    """The field's name in the file."""
+    check: Check[Any]
+    default: Any = _REQUIRED
+    """The value when the field is absent (a function making it, for ``factory``)."""
+    factory: bool = False
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+
+class _Record:
+    """Base of the structure records: a mapping with exactly the declared ``fields``, which
+    a subclass lists in the order of its constructor's parameters (the order they are
+    checked in)."""
+
+    __slots__ = ()
+    fields: ClassVar[tuple[_Field, ...]]
     open_fields: ClassVar[bool] = False
-    """True for models that keep unknown fields (``workload`` generator parameters)."""
+    """True for records that keep unknown fields (``workload`` generator parameters)."""
 
-    @model_validator(mode="before")
-    @classmethod
-    def check_field_names(cls, data: Any) -> Any:
-        """Refuse a value that is not a mapping, and (unless :attr:`open_fields`) an unknown field,
-        listing the allowed ones.
+    def check(self) -> None:
+        """The checks that span fields, once every field passed its own."""
 
-        Parameters
-        ----------
-        data : Any
-            The raw value of the model's field.
 
-        Returns
-        -------
-        Any
-            ``data``, unchanged.
+R = TypeVar("R", bound=_Record)
 
-        Raises
-        ------
-        PydanticCustomError
-            ``data`` is not a mapping, or names a field the model does not have.
-        """
-        allowed = _FIELD_NAMES.get(cls)
-        if allowed is None:
-            # model_fields goes through a slow deprecation shim on every access: read it once.
-            allowed = _FIELD_NAMES[cls] = [
-                field.alias or name for name, field in cls.model_fields.items()
-            ]
+
+def _record(cls: type[R]) -> Check[R]:
+    """The check of a mapping as a ``cls`` record (see the module docstring)."""
+    fields = [(f.key, f.check, f.default, f.factory) for f in cls.fields]
+    allowed = ", ".join(f.key for f in cls.fields)
+    names = frozenset(f.key for f in cls.fields)
+    make: Callable[..., R] = cls
+    open_fields = cls.open_fields
+    spans = cls.check is not _Record.check
+
+    def check(data: object) -> R:
         if not isinstance(data, dict):
-            raise invalid(f"must be a mapping with fields {', '.join(allowed)}, {got(data)}")
-        if not cls.open_fields:
-            for key in data:
-                if key not in allowed:
-                    raise invalid(
-                        f"unknown field {shown_value(key)}; allowed: {', '.join(allowed)}", at=key
-                    )
-        return data
+            raise invalid(f"must be a mapping with fields {allowed}, {got(data)}")
+        if not open_fields and not names.issuperset(data):
+            unknown = next(key for key in data if key not in names)
+            raise invalid(f"unknown field {shown_value(unknown)}; allowed: {allowed}", at=unknown)
+        values = []
+        for key, field_check, default, factory in fields:
+            value = data.get(key, _REQUIRED)
+            if value is _REQUIRED:
+                if default is _REQUIRED:
+                    raise invalid(f"missing required field {shown_value(key)}", at=key)
+                values.append(default() if factory else default)
+                continue
+            try:
+                values.append(field_check(value))
+            except FieldError as err:
+                raise err.within(key) from None
+        if open_fields:
+            extra = {k: v for k, v in data.items() if k not in names}
+            for key in extra:
+                if not isinstance(key, str):
+                    raise FieldError("Keys should be strings").within(key)
+            values.append(extra)
+        record = make(*values)
+        if spans:
+            record.check()
+        return record
+
+    return check
 
 
 def _check_share_bounds(min_share: float, max_share: float | None) -> None:
-    """Refuse ``min_share`` above ``max_share`` (blamed on ``min_share``)."""
     if max_share is not None and min_share > max_share:
         raise invalid(
             f"min_share ({shown_value(min_share)}) must be <= max_share ({shown_value(max_share)})",
@@ -317,377 +329,202 @@ def _check_share_bounds(min_share: float, max_share: float | None) -> None:
 
 
 def _check_demand(demand: dict[str, float] | None) -> dict[str, float] | None:
-    """Refuse a demand whose amounts are all 0."""
     if demand is not None and not any(amount > 0 for amount in demand.values()):
         raise invalid("must have at least one resource with an amount > 0, got all zeros")
     return demand
 
 
-class MachineModel(_Model):
-    """One entry of ``machines`` (SPEC section 1).
-
-    Parameters
-    ----------
-    name : str
-        The machine's name; with ``count``, the prefix of ``NAME-0`` ... ``NAME-(count-1)``.
-    capacity : dict of str to float
-        Capacity per resource name.
-    rack : str, optional
-        The machine's rack.
-    attributes : dict of str to AttributeValue
-        Attributes for placement constraints (``name`` and ``rack`` are reserved).
-    count : int, optional
-        How many identical machines the entry stands for (at most :data:`MAX_COUNT`).
-    """
-
-    name: Name
-    capacity: dict[Name, Amount]
-    rack: Name | None = None
-    attributes: dict[Name, Attribute] = Field(default_factory=dict)
-    count: Count | None = None
-
-    @field_validator("attributes")
-    @classmethod
-    def check_reserved(cls, attributes: dict[str, AttributeValue]) -> dict[str, AttributeValue]:
-        """Refuse the attributes ``name`` and ``rack``, which constraints read from the machine.
-
-        Parameters
-        ----------
-        attributes : dict of str to AttributeValue
-            The entry's attributes.
-
-        Returns
-        -------
-        dict of str to AttributeValue
-            ``attributes``, unchanged.
-
-        Raises
-        ------
-        PydanticCustomError
-            A reserved name is used.
-        """
-        for key in ("name", "rack"):
-            if key in attributes:
-                raise invalid(
-                    f"attribute {key!r} is reserved (constraints read the machine's own "
-                    f"{key}); use another attribute name",
-                    at=key,
-                )
-        return attributes
-
-    @field_validator("count")
-    @classmethod
-    def check_count(cls, count: int | None) -> int | None:
-        """Refuse a ``count`` above :data:`MAX_COUNT`.
-
-        Parameters
-        ----------
-        count : int or None
-            The entry's count.
-
-        Returns
-        -------
-        int or None
-            ``count``, unchanged.
-
-        Raises
-        ------
-        PydanticCustomError
-            ``count`` is above the limit.
-        """
-        if count is not None and count > MAX_COUNT:
-            raise invalid(f"must be a whole number from 1 to {MAX_COUNT}, got {count}")
-        return count
+def _check_reserved(attributes: dict[str, AttributeValue]) -> dict[str, AttributeValue]:
+    for key in ("name", "rack"):
+        if key in attributes:
+            raise invalid(
+                f"attribute {key!r} is reserved (constraints read the machine's own "
+                f"{key}); use another attribute name",
+                at=key,
+            )
+    return attributes
 
 
-class QueueModel(_Model):
-    """One entry of ``queues`` (SPEC section 1; H-DRF section 2.1's internal nodes).
+def _check_count(count: int | None) -> int | None:
+    if count is not None and count > MAX_COUNT:
+        raise invalid(f"must be a whole number from 1 to {MAX_COUNT}, got {count}")
+    return count
 
-    Parameters
-    ----------
-    path : str
-        ``/``-separated path (``ads/prod``).
-    weight : float
-        Weight among the queue's siblings.
-    min_share : float
-        Tasks guaranteed to the queue.
-    max_share : float, optional
-        The most tasks the queue may hold.
-    """
 
-    path: QueuePath
-    weight: Weight = 1.0
-    min_share: TaskBound = 0.0
-    max_share: TaskBound | None = None
+_names = _list(_name)
+_amounts = _mapping(_name, _amount)
+_demand = _optional(_then(_amounts, _check_demand))
 
-    @model_validator(mode="after")
-    def check_shares(self) -> QueueModel:
-        """Refuse ``min_share`` above ``max_share``.
 
-        Returns
-        -------
-        QueueModel
-            The model, unchanged.
+@dataclass(slots=True)
+class MachineModel(_Record):
+    name: str
+    capacity: dict[str, float]
+    rack: str | None
+    attributes: dict[str, AttributeValue]
+    count: int | None
 
-        Raises
-        ------
-        PydanticCustomError
-            ``min_share`` is above ``max_share``.
-        """
+    fields = (
+        _Field("name", _name),
+        _Field("capacity", _amounts),
+        _Field("rack", _optional(_name), None),
+        _Field("attributes", _then(_mapping(_name, _attribute), _check_reserved), dict, True),
+        _Field("count", _then(_optional(_whole(1)), _check_count), None),
+    )
+
+
+@dataclass(slots=True)
+class QueueModel(_Record):
+    path: str
+    weight: float
+    min_share: float
+    max_share: float | None
+
+    fields = (
+        _Field("path", _queue_path),
+        _Field("weight", _weight, 1.0),
+        _Field("min_share", _task_bound, 0.0),
+        _Field("max_share", _optional(_task_bound), None),
+    )
+
+    def check(self) -> None:
         _check_share_bounds(self.min_share, self.max_share)
-        return self
 
 
-class UserModel(_Model):
-    """One entry of ``users`` (SPEC section 1).
+@dataclass(slots=True)
+class UserModel(_Record):
+    name: str
+    demand: dict[str, float] | None
+    weight: float
+    queue: str | None
+    max_tasks: float | None
+    min_share: float
+    max_share: float | None
+    constraint: str | None
+    machines: list[str] | None
 
-    Parameters
-    ----------
-    name : str
-        The user's name.
-    demand : dict of str to float, optional
-        Per-task demand per resource; may be omitted on a one-resource cluster.
-    weight : float
-        The user's weight.
-    queue : str, optional
-        The path of the user's queue.
-    max_tasks : float, optional
-        The most tasks the user has work for.
-    min_share : float
-        Tasks guaranteed to the user.
-    max_share : float, optional
-        The most tasks the user may hold.
-    constraint : str, optional
-        A placement constraint (SPEC section 1's language).
-    machines : list of str, optional
-        A whitelist of machine names.
-    """
+    fields = (
+        _Field("name", _name),
+        _Field("demand", _demand, None),
+        _Field("weight", _weight, 1.0),
+        _Field("queue", _optional(_name), None),
+        _Field("max_tasks", _optional(_task_bound), None),
+        _Field("min_share", _task_bound, 0.0),
+        _Field("max_share", _optional(_task_bound), None),
+        _Field("constraint", _optional(_text), None),
+        _Field("machines", _optional(_names), None),
+    )
 
-    name: Name
-    demand: dict[Name, Amount] | None = None
-    weight: Weight = 1.0
-    queue: Name | None = None
-    max_tasks: TaskBound | None = None
-    min_share: TaskBound = 0.0
-    max_share: TaskBound | None = None
-    constraint: Text | None = None
-    machines: list[Name] | None = None
-
-    @field_validator("demand")
-    @classmethod
-    def check_demand(cls, demand: dict[str, float] | None) -> dict[str, float] | None:
-        """Refuse a demand whose amounts are all 0.
-
-        Parameters
-        ----------
-        demand : dict of str to float or None
-            The user's demand.
-
-        Returns
-        -------
-        dict of str to float or None
-            ``demand``, unchanged.
-
-        Raises
-        ------
-        PydanticCustomError
-            Every amount is 0.
-        """
-        return _check_demand(demand)
-
-    @model_validator(mode="after")
-    def check_shares(self) -> UserModel:
-        """Refuse ``min_share`` above ``max_share``.
-
-        Returns
-        -------
-        UserModel
-            The model, unchanged.
-
-        Raises
-        ------
-        PydanticCustomError
-            ``min_share`` is above ``max_share``.
-        """
+    def check(self) -> None:
         _check_share_bounds(self.min_share, self.max_share)
-        return self
 
 
-class _ParetoModel(_Model):
-    """``{pareto: {alpha, min}}``: a Pareto duration's shape and scale."""
+@dataclass(slots=True)
+class _ParetoModel(_Record):
+    alpha: float
+    minimum: float
 
-    alpha: Annotated[float, PlainValidator(_pareto_alpha)]
-    minimum: DurationSeconds = Field(alias="min")
-
-
-class _ExponentialModel(_Model):
-    """``{exponential: {mean}}``: an exponential duration's mean."""
-
-    mean: DurationSeconds
+    fields = (_Field("alpha", _pareto_alpha), _Field("min", _duration_seconds))
 
 
-class DistributionModel(_Model):
-    """A task duration drawn from a distribution: exactly one of ``pareto`` and ``exponential``.
+@dataclass(slots=True)
+class _ExponentialModel(_Record):
+    mean: float
 
-    Parameters
-    ----------
-    pareto : _ParetoModel, optional
-        ``{alpha, min}``: Pareto shape and scale (seconds).
-    exponential : _ExponentialModel, optional
-        ``{mean}``: the mean (seconds).
-    """
+    fields = (_Field("mean", _duration_seconds),)
 
-    pareto: _ParetoModel | None = None
-    exponential: _ExponentialModel | None = None
 
-    @model_validator(mode="after")
-    def check_one(self) -> DistributionModel:
-        """Refuse none or both of the distributions.
+@dataclass(slots=True)
+class DistributionModel(_Record):
+    pareto: _ParetoModel | None
+    exponential: _ExponentialModel | None
 
-        Returns
-        -------
-        DistributionModel
-            The model, unchanged.
+    fields = (
+        _Field("pareto", _optional(_record(_ParetoModel)), None),
+        _Field("exponential", _optional(_record(_ExponentialModel)), None),
+    )
 
-        Raises
-        ------
-        PydanticCustomError
-            Neither or both distributions are given.
-        """
+    def check(self) -> None:
         if (self.pareto is None) == (self.exponential is None):
             raise invalid(
                 "must name exactly one distribution: {pareto: {alpha, min}} or "
                 "{exponential: {mean}}"
             )
-        return self
 
 
-def _duration_kind(value: Any) -> str:
-    """The tag of a ``duration`` value: ``number``, ``list`` or ``distribution``."""
+_distribution = _record(DistributionModel)
+_duration_list = _list(_duration_seconds)
+
+
+def _duration(value: object) -> float | list[float] | DistributionModel:
+    """A job's ``duration``: a mapping is a distribution, a list one duration per task,
+    anything else a number of seconds."""
     if isinstance(value, dict):
-        return "distribution"
-    return "list" if isinstance(value, list) else "number"
+        return _distribution(value)
+    if isinstance(value, list):
+        return _duration_list(value)
+    return _duration_seconds(value)
 
 
-_DURATION_TAGS = frozenset({"number", "list", "distribution"})
+@dataclass(slots=True)
+class _InputModel(_Record):
+    replicas: int
 
-DurationField = Annotated[
-    Annotated[float, PlainValidator(_duration_seconds), Tag("number")]
-    | Annotated[list[DurationSeconds], Tag("list")]
-    | Annotated[DistributionModel, Tag("distribution")],
-    Discriminator(_duration_kind),
-]
-"""A job's ``duration``: seconds, a list of seconds per task, or a distribution."""
+    fields = (_Field("replicas", _whole(1, MAX_REPLICAS)),)
 
 
-class _InputModel(_Model):
-    """A job's ``input``: machines holding each map's block."""
+@dataclass(slots=True)
+class _ReduceModel(_Record):
+    tasks: int
+    copy_seconds: float
+    compute: float
+    demand: dict[str, float] | None
 
-    replicas: Replicas
-
-
-class _ReduceModel(_Model):
-    """A job's ``reduce`` phase: tasks, copy and compute seconds, an optional demand."""
-
-    tasks: TaskCountOrZero
-    copy_seconds: Seconds = Field(default=0.0, alias="copy")
-    compute: Seconds = 0.0
-    demand: dict[Name, Amount] | None = None
-
-    @field_validator("demand")
-    @classmethod
-    def check_demand(cls, demand: dict[str, float] | None) -> dict[str, float] | None:
-        """Refuse a reduce demand whose amounts are all 0."""
-        return _check_demand(demand)
+    fields = (
+        _Field("tasks", _whole(0, MAX_TASKS)),
+        _Field("copy", _seconds, 0.0),
+        _Field("compute", _seconds, 0.0),
+        _Field("demand", _demand, None),
+    )
 
 
-class JobModel(_Model):
-    """One entry of ``jobs`` (SPEC section 1).
+@dataclass(slots=True)
+class JobModel(_Record):
+    name: str
+    submit: float
+    user: str | None
+    queue: str | None
+    weight: float
+    demand: dict[str, float] | None
+    constraint: str | None
+    machines: list[str] | None
+    tasks: int
+    duration: float | list[float] | DistributionModel
+    input: _InputModel | None
+    reduce: _ReduceModel | None
 
-    Parameters
-    ----------
-    name : str
-        The job's name.
-    submit : float
-        Submit time, seconds.
-    user : str, optional
-        The user it runs for (default: the job's name).
-    queue : str, optional
-        The path of its queue.
-    weight : float
-        Its weight.
-    demand : dict of str to float, optional
-        A task's demand per resource.
-    constraint : str, optional
-        A placement constraint.
-    machines : list of str, optional
-        A whitelist of machine names.
-    tasks : int
-        Map tasks.
-    duration : float, list of float or DistributionModel
-        Seconds per task, one per task, or a distribution.
-    input : _InputModel, optional
-        ``{replicas}``: machines holding each map's input block.
-    reduce : _ReduceModel, optional
-        ``{tasks, copy, compute, demand}``: the reduce phase.
-    """
+    fields = (
+        _Field("name", _name),
+        _Field("submit", _seconds),
+        _Field("user", _optional(_name), None),
+        _Field("queue", _optional(_name), None),
+        _Field("weight", _weight, 1.0),
+        _Field("demand", _demand, None),
+        _Field("constraint", _optional(_text), None),
+        _Field("machines", _optional(_names), None),
+        _Field("tasks", _whole(1, MAX_TASKS)),
+        _Field("duration", _duration),
+        _Field("input", _optional(_record(_InputModel)), None),
+        _Field("reduce", _optional(_record(_ReduceModel)), None),
+    )
 
-    name: Name
-    submit: Seconds
-    user: Name | None = None
-    queue: Name | None = None
-    weight: Weight = 1.0
-    demand: dict[Name, Amount] | None = None
-    constraint: Text | None = None
-    machines: list[Name] | None = None
-    tasks: TaskCount
-    duration: DurationField
-    input: _InputModel | None = None
-    reduce: _ReduceModel | None = None
-
-    @field_validator("demand")
-    @classmethod
-    def check_demand(cls, demand: dict[str, float] | None) -> dict[str, float] | None:
-        """Refuse a demand whose amounts are all 0.
-
-        Parameters
-        ----------
-        demand : dict of str to float or None
-            The job's demand.
-
-        Returns
-        -------
-        dict of str to float or None
-            ``demand``, unchanged.
-
-        Raises
-        ------
-        PydanticCustomError
-            Every amount is 0.
-        """
-        return _check_demand(demand)
-
-    @model_validator(mode="after")
-    def check_duration_list(self) -> JobModel:
-        """Refuse a list of durations whose length is not the job's tasks.
-
-        Returns
-        -------
-        JobModel
-            The model, unchanged.
-
-        Raises
-        ------
-        PydanticCustomError
-            The list and ``tasks`` disagree.
-        """
+    def check(self) -> None:
         if isinstance(self.duration, list) and len(self.duration) != self.tasks:
             raise invalid(
                 f"lists {len(self.duration)} task durations but the job has {self.tasks} "
                 "tasks; give one duration per task, or a single number",
                 at="duration",
             )
-        return self
 
 
 def _check_parameter(value: object, at: str | int) -> None:
@@ -697,8 +534,8 @@ def _check_parameter(value: object, at: str | int) -> None:
     if isinstance(value, int | float):
         try:
             _non_negative(value)
-        except PydanticCustomError as err:
-            raise invalid(err.message(), at=at) from None
+        except FieldError as err:
+            raise invalid(err.message, at=at) from None
     elif isinstance(value, dict):
         for item in value.values():
             _check_parameter(item, at)
@@ -707,138 +544,86 @@ def _check_parameter(value: object, at: str | int) -> None:
             _check_parameter(item, at)
 
 
-class WorkloadModel(_Model):
-    """``workload``: a built-in generator and its parameters (SPEC section 1).
+@dataclass(slots=True)
+class WorkloadModel(_Record):
+    generator: str
+    jobs: int | None
+    extra: dict[str, Any] = field(default_factory=dict)
+    """The generator's parameters: every field but ``generator`` and ``jobs``."""
 
-    Parameters other than ``generator`` and ``jobs`` are kept as written and checked by
-    :func:`fairshare.workload.generators.generate`; numbers among them must be finite and >= 0.
+    open_fields = True
+    fields = (
+        _Field("generator", _generator),
+        _Field("jobs", _optional(_whole(1, MAX_GENERATED_JOBS)), None),
+    )
 
-    Parameters
-    ----------
-    generator : str
-        One of :data:`GENERATORS`.
-    jobs : int, optional
-        How many jobs to draw (at most ``MAX_GENERATED_JOBS``).
-    """
-
-    model_config = ConfigDict(extra="allow")
-    open_fields: ClassVar[bool] = True
-
-    generator: Generator
-    jobs: GeneratedJobs | None = None
-
-    @model_validator(mode="after")
-    def check_parameters(self) -> WorkloadModel:
-        """Refuse a negative or non-finite number among the generator's parameters.
-
-        Returns
-        -------
-        WorkloadModel
-            The model, unchanged.
-
-        Raises
-        ------
-        PydanticCustomError
-            A parameter holds such a number.
-        """
-        for key, value in (self.model_extra or {}).items():
+    def check(self) -> None:
+        for key, value in self.extra.items():
             _check_parameter(value, key)
-        return self
+
+    def parameters(self) -> dict[str, Any]:
+        """The parameters given to the generator: ``jobs`` and the other fields but
+        ``generator``, those that are null left out."""
+        given = {"jobs": self.jobs, **self.extra}
+        return {key: value for key, value in given.items() if value is not None}
 
 
-class ScenarioModel(_Model):
-    """A whole scenario (SPEC section 1).
+def _check_resources(resources: list[str] | None) -> list[str] | None:
+    if resources is None:
+        return None
+    if not resources:
+        raise invalid("must list at least one resource name (or be omitted)")
+    first: dict[str, int] = {}
+    for i, resource in enumerate(resources):
+        if resource in first:
+            raise invalid(
+                f"duplicate resource {resource!r} (also resources[{first[resource]}])", at=i
+            )
+        first[resource] = i
+    return resources
 
-    Every field is optional here; stage 2 requires ``machines`` unless the caller gives them.
 
-    Parameters
-    ----------
-    resources : list of str, optional
-        Resource names, in order (default: as the machines name them).
-    machines : list of MachineModel, optional
-        The machines.
-    queues : list of QueueModel, optional
-        The queues.
-    users : list of UserModel, optional
-        The users to allocate.
-    jobs : list of JobModel, optional
-        The jobs to replay.
-    workload : WorkloadModel, optional
-        A generator of jobs.
-    """
+def _check_machines(machines: list[MachineModel] | None) -> list[MachineModel] | None:
+    if machines is not None and not machines:
+        raise invalid("must list at least one machine")
+    return machines
 
-    resources: list[Name] | None = None
+
+@dataclass(slots=True)
+class ScenarioModel(_Record):
+    resources: list[str] | None
     # Required unless the caller gives machines (a trace's node list: SPEC section 3)
-    machines: list[MachineModel] | None = None
-    queues: list[QueueModel] | None = None
-    users: list[UserModel] | None = None
-    jobs: list[JobModel] | None = None
-    workload: WorkloadModel | None = None
+    machines: list[MachineModel] | None
+    queues: list[QueueModel] | None
+    users: list[UserModel] | None
+    jobs: list[JobModel] | None
+    workload: WorkloadModel | None
 
-    @field_validator("resources")
-    @classmethod
-    def check_resources(cls, resources: list[str] | None) -> list[str] | None:
-        """Refuse an empty or repeating ``resources`` list.
+    fields = (
+        _Field("resources", _then(_optional(_names), _check_resources), None),
+        _Field(
+            "machines",
+            _then(_optional(_list(_record(MachineModel))), _check_machines),
+            None,
+        ),
+        _Field("queues", _optional(_list(_record(QueueModel))), None),
+        _Field("users", _optional(_list(_record(UserModel))), None),
+        _Field("jobs", _optional(_list(_record(JobModel))), None),
+        _Field("workload", _optional(_record(WorkloadModel)), None),
+    )
 
-        Parameters
-        ----------
-        resources : list of str or None
-            The declared resources.
 
-        Returns
-        -------
-        list of str or None
-            ``resources``, unchanged.
+SCENARIO_FIELDS = tuple(f.key for f in ScenarioModel.fields)
+"""The fields of a scenario file, in SPEC section 1's order."""
 
-        Raises
-        ------
-        PydanticCustomError
-            The list is empty or names a resource twice.
-        """
-        if resources is None:
-            return None
-        if not resources:
-            raise invalid("must list at least one resource name (or be omitted)")
-        first: dict[str, int] = {}
-        for i, resource in enumerate(resources):
-            if resource in first:
-                raise invalid(
-                    f"duplicate resource {resource!r} (also resources[{first[resource]}])", at=i
-                )
-            first[resource] = i
-        return resources
-
-    @field_validator("machines")
-    @classmethod
-    def check_machines(cls, machines: list[MachineModel] | None) -> list[MachineModel] | None:
-        """Refuse an empty ``machines`` list.
-
-        Parameters
-        ----------
-        machines : list of MachineModel or None
-            The machine entries.
-
-        Returns
-        -------
-        list of MachineModel or None
-            ``machines``, unchanged.
-
-        Raises
-        ------
-        PydanticCustomError
-            The list is empty.
-        """
-        if machines is not None and not machines:
-            raise invalid("must list at least one machine")
-        return machines
+_scenario = _record(ScenarioModel)
 
 
 # --------------------------------------------------------------------------------------------
-# Pydantic errors -> ScenarioError
+# Checking a scenario: the first problem as a ScenarioError
 
 
-def _path(loc: Sequence[str | int]) -> str:
-    """A pydantic location as a field path: ``machines[3].capacity.cpu``."""
+def _path(loc: list[str | int]) -> str:
     out = ""
     for part in loc:
         if isinstance(part, int):
@@ -848,60 +633,17 @@ def _path(loc: Sequence[str | int]) -> str:
     return out or "top level"
 
 
-_TYPE_WORDS = {
-    "list_type": "must be a list",
-    "dict_type": "must be a mapping",
-    "model_type": "must be a mapping",
-    "string_type": "must be a string",
-    "bool_type": "must be true or false",
-    "int_type": "must be a whole number",
-    "float_type": "must be a number",
-}
-
-
-def from_validation_error(error: ValidationError, source: str) -> ScenarioError:
-    """The first pydantic error as one :class:`~fairshare.workload.errors.ScenarioError`.
-
-    Parameters
-    ----------
-    error : ValidationError
-        What validating a model raised.
-    source : str
-        Names the input.
-
-    Returns
-    -------
-    ScenarioError
-        WHERE is the error's field path (tagged-union tags left out), WHAT names the field
-        and says what is allowed.
-    """
-    first = error.errors(include_url=False)[0]
-    loc: list[str | int] = list(first["loc"])
-    ctx = first.get("ctx") or {}
-    # Tagged-union tags ("duration" -> "list") are not part of the user's path.
-    loc = [
-        part
-        for i, part in enumerate(loc)
-        if not (i > 0 and loc[i - 1] == "duration" and part in _DURATION_TAGS)
-    ]
-    kind = first["type"]
-    if kind == "scenario":
-        what = str(ctx.get("message", first["msg"]))
-        at = ctx.get("at")
-        if isinstance(at, str | int):
-            loc.append(at)
-    elif kind == "missing":
-        what = f"missing required field {shown_value(loc[-1])}"
-    elif kind == "extra_forbidden":
-        what = f"unknown field {shown_value(loc[-1])}"
-    elif kind in _TYPE_WORDS:
-        what = f"{_TYPE_WORDS[kind]}, {got(first['input'])}"
-    else:  # not expected: our validators cover every scalar; keep pydantic's one-line summary
-        what = first["msg"].splitlines()[0] if first["msg"] else kind
-    if "[key]" in loc:
-        loc = [part for part in loc if part != "[key]"]
-        what = f"key {what}"
-    elif what.startswith("must "):
-        label = _path(loc).rpartition(".")[2]
-        what = f"{label} {what}"
-    return ScenarioError(source, _path(loc), what)
+def check_scenario(data: dict[str, Any], source: str) -> ScenarioModel:
+    """The structure of a parsed scenario (a mapping), or the first problem as a
+    :class:`ScenarioError` whose WHERE is the field path (a mapping's key: ``key`` before
+    WHAT; a message about the value itself names the field first)."""
+    try:
+        return _scenario(data)
+    except FieldError as err:
+        where = _path(err.loc)
+        what = err.message
+        if err.of_key:
+            what = f"key {what}"
+        elif what.startswith("must "):
+            what = f"{where.rpartition('.')[2]} {what}"
+        raise ScenarioError(source, where, what) from None
