@@ -12,9 +12,8 @@ from typing import Any
 import polars as pl
 import pytest
 
-from fairshare.cli.runs import MAX_SLOWDOWN as CLI_MAX_SLOWDOWN
 from fairshare.experiments import GridError, load_grid, parse_grid, run_cell, run_sweep
-from fairshare.experiments.options import MAX_SLOWDOWN, OPTIONS, read_option
+from fairshare.experiments.options import OPTIONS, read_option
 from fairshare.workload import ScenarioError
 
 from conftest import EXAMPLES
@@ -83,7 +82,7 @@ def rejected(document: object, source: str = "grid.yaml") -> GridError | Scenari
         (
             grid(options={"preemption": ["30,-1"]}),
             "options.preemption[0]",
-            "times must be seconds from 0 to",
+            "times must be numbers of seconds from 0 to 1e+15, got '30,-1'",
         ),
         (
             grid(options={"copy-compute-splitting": ["yes"]}),
@@ -101,7 +100,7 @@ def rejected(document: object, source: str = "grid.yaml") -> GridError | Scenari
             "options.off-rack-slowdown[0]",
             "expected a number, got '2' (a string",
         ),
-        (grid(options={"until": [-5]}), "options.until[0]", "must be seconds from 0"),
+        (grid(options={"until": [-5]}), "options.until[0]", "must be a number >= 0, at most"),
         (
             grid(policies=["fifo", "offline-restricted"], options={"headroom": [False, True]}),
             "options.headroom[1]",
@@ -257,7 +256,6 @@ def test_grid_files_are_read_as_yaml_or_json_with_the_readers_limits(tmp_path: P
 
 
 def test_option_values_read_as_the_command_line_reads_them() -> None:
-    assert MAX_SLOWDOWN == CLI_MAX_SLOWDOWN
     assert read_option("delay-scheduling", "5, 10.5") == ("5,10.5", {"delay": (5.0, 10.5)})
     assert read_option("preemption", [30, 60]) == ("30,60", {"preemption": (30.0, 60.0)})
     assert read_option("preemption", None) == (None, {"preemption": None})
@@ -272,7 +270,7 @@ def test_option_values_read_as_the_command_line_reads_them() -> None:
             read_option(name, {})
     with pytest.raises(ValueError, match="expected null, two seconds"):
         read_option("delay-scheduling", "5,10,15")
-    with pytest.raises(ValueError, match="times must be seconds"):
+    with pytest.raises(ValueError, match="times must be numbers of seconds"):
         read_option("delay-scheduling", "5,nan")
 
 

@@ -49,6 +49,7 @@ def _signals_interrupt() -> Iterator[None]:
     the cells done are reported; a signal the parent ignores (nohup) stays ignored."""
 
     def interrupt(signum: int, frame: FrameType | None) -> None:
+        """Stop the sweep where it is."""
         raise _Interrupted(signum)
 
     saved = {}
@@ -72,6 +73,7 @@ class _Progress:
         self.todo = 0
 
     def start(self, cells: int, todo: int) -> None:
+        """Show the bar for the ``todo`` cells to run, if stderr is a terminal."""
         self.cells, self.todo = cells, todo
         if not todo or not sys.stderr.isatty():
             return
@@ -92,16 +94,19 @@ class _Progress:
         self.task = self.bar.add_task(label, total=todo)
 
     def finished(self, cell: Cell) -> None:
+        """One more cell done."""
         if self.bar is not None and self.task is not None:
             self.bar.advance(self.task)
 
     def close(self) -> None:
+        """Take the bar off the terminal."""
         if self.bar is not None:
             self.bar.stop()
             self.bar = None
 
 
 def _print_result(result: SweepResult, executor: str) -> None:
+    """The means over seeds per setting, what ran, and what was written (stdout)."""
     from fairshare.experiments.aggregate import settings  # noqa: PLC0415
     from fairshare.report.html import fmt  # noqa: PLC0415
 

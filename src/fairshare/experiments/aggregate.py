@@ -64,6 +64,7 @@ def headline(frame: pl.DataFrame) -> list[tuple[str, str]]:
 
 
 def _value(value: object) -> str:
+    """A setting's value in a label: ``none`` for null, booleans in lower case."""
     return (
         "none" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
     )

@@ -132,6 +132,7 @@ class CellFailure:
     what: str
 
     def __str__(self) -> str:
+        """The ``error:`` line."""
         return f"error: {self.file}: {self.where}: {self.what}"
 
 

@@ -75,12 +75,14 @@ class CellExecutor:
     name = "executor"
 
     def run(self, cells: Sequence[Cell]) -> Iterator[tuple[Cell, Outcome]]:
+        """Run ``cells``; yield each with its outcome as it finishes, in any order."""
         raise NotImplementedError
 
     def close(self, interrupted: bool = False) -> None:
         """Release the workers; ``interrupted`` ends running cells instead of waiting."""
 
     def __enter__(self) -> CellExecutor:
+        """The executor itself."""
         return self
 
     def __exit__(
@@ -89,6 +91,7 @@ class CellExecutor:
         error: BaseException | None,
         trace: TracebackType | None,
     ) -> None:
+        """Close it; an exception on the way (an interrupt) ends the running cells."""
         self.close(interrupted=kind is not None)
 
 
@@ -98,6 +101,7 @@ class InProcess(CellExecutor):
     name = "in-process"
 
     def run(self, cells: Sequence[Cell]) -> Iterator[tuple[Cell, Outcome]]:
+        """Each cell in turn."""
         for cell in cells:
             yield cell, attempt(cell)
 
@@ -113,6 +117,7 @@ class LocalPool(CellExecutor):
     name = "local"
 
     def __init__(self, jobs: int) -> None:
+        """A pool of ``jobs`` workers (started when the first cells are submitted)."""
         context = multiprocessing.get_context("forkserver")
         # The fork server imports what every cell needs once (the simulator, the metrics and
         # polars): each worker forked from it starts with them loaded.
@@ -124,12 +129,14 @@ class LocalPool(CellExecutor):
         self._workers: list[Any] = []
 
     def run(self, cells: Sequence[Cell]) -> Iterator[tuple[Cell, Outcome]]:
+        """The cells on the workers, two per worker submitted at any time."""
         # A few cells queued per worker, not the whole grid: a worker never waits for its
         # next cell, and an interrupted sweep cancels the rest without draining a queue.
         queued = iter(cells)
         running: dict[Future[Outcome], Cell] = {}
 
         def submit() -> None:
+            """Hand the next cell to the pool, if one is left."""
             cell = next(queued, None)
             if cell is not None:
                 running[self._pool.submit(attempt, cell)] = cell
@@ -145,6 +152,7 @@ class LocalPool(CellExecutor):
                 yield cell, future.result()
 
     def close(self, interrupted: bool = False) -> None:
+        """Shut the pool down; ``interrupted`` drops the queued cells and ends the workers."""
         if not interrupted:
             self._pool.shutdown(wait=True)
             return
@@ -192,6 +200,8 @@ class RayCells(CellExecutor):
     name = "ray"
 
     def __init__(self, address: str | None, jobs: int | None) -> None:
+        """Join the cluster at ``address`` (checked to answer first), or start a local Ray
+        instance with ``jobs`` CPUs."""
         try:
             import ray  # noqa: PLC0415
         except ImportError:
@@ -232,6 +242,7 @@ class RayCells(CellExecutor):
         self._refs: dict[Any, Cell] = {}
 
     def run(self, cells: Sequence[Cell]) -> Iterator[tuple[Cell, Outcome]]:
+        """The cells as Ray tasks, a bounded number in flight."""
         ray = self._ray
         # At most `jobs` cells in flight when given (a share of a larger cluster), else as
         # many as the cluster has CPUs for, and a few more so that no CPU waits for the
@@ -240,6 +251,7 @@ class RayCells(CellExecutor):
         queued = iter(cells)
 
         def submit() -> None:
+            """Submit the next cell as a Ray task, if one is left."""
             cell = next(queued, None)
             if cell is not None:
                 self._refs[self._remote.remote(cell)] = cell
@@ -255,6 +267,7 @@ class RayCells(CellExecutor):
                 yield cell, outcome
 
     def close(self, interrupted: bool = False) -> None:
+        """Cancel the cells in flight; stop the local Ray instance if this started it."""
         for ref in list(self._refs):
             self._ray.cancel(ref, force=True)
         self._refs.clear()

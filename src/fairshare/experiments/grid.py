@@ -464,6 +464,7 @@ def _checked(
 
 
 def _policies(data: Mapping[object, object], source: str) -> tuple[str, ...]:
+    """``policies``: known online policies (or reference schedulers), none twice."""
     value = data.get("policies")
     if value is None:
         raise GridError(
@@ -489,6 +490,7 @@ def _policies(data: Mapping[object, object], source: str) -> tuple[str, ...]:
 
 
 def _seeds(data: Mapping[object, object], source: str) -> tuple[int, ...]:
+    """``seeds``: a list of seeds from 0 to :data:`MAX_SEED`, none twice, or a count."""
     value = data.get("seeds")
     if value is None:
         raise GridError(source, "seeds", "missing; list the seeds, e.g. [0, 1, 2], or give a count")
@@ -530,6 +532,8 @@ def _axis_values(value: object, source: str, where: str, example: str) -> list[o
 def _options(
     data: Mapping[object, object], source: str, policies: Sequence[str]
 ) -> tuple[OptionAxis, ...]:
+    """``options``: each a known option with distinct values, each value taken by every
+    policy."""
     value = data.get("options")
     if value is None:
         return ()
@@ -604,6 +608,7 @@ def parse_path(text: str) -> tuple[str | int, ...] | None:
 
 
 def _show_path(steps: Sequence[str | int]) -> str:
+    """Steps as a field path (``machines[0].count``)."""
     text = ""
     for step in steps:
         text += f"[{step}]" if isinstance(step, int) else (f".{step}" if text else step)
@@ -643,6 +648,7 @@ def _replaced(
 
 
 def _kind(values: Sequence[object]) -> ParameterKind:
+    """The column type of a parameter's values (nulls left aside)."""
     present = [v for v in values if v is not None]
     if present and all(isinstance(v, bool) for v in present):
         return "bool"
@@ -656,6 +662,8 @@ def _kind(values: Sequence[object]) -> ParameterKind:
 def _parameters(
     data: Mapping[object, object], source: str, document: Mapping[str, object]
 ) -> tuple[ParameterAxis, ...]:
+    """``parameters``: scenario fields that can be set, each with distinct values (each
+    scenario they make is checked by :func:`_variants`)."""
     value = data.get("parameters")
     if value is None:
         return ()

@@ -1,10 +1,10 @@
 """The options a grid may sweep (SPEC section 7's ``options``): ``fairshare simulate``'s
 options (SPEC section 3), each named as on the command line without its dashes.
 
-Each entry says what a grid value may be, how it reads (one canonical value for the row and
-the report) and which field of :class:`~fairshare.sim.engine.SimOptions` it sets. The bounds
-are the command line's: seconds from 0 to ``MAX_SECONDS``, slowdown factors above 0 and at
-most :data:`MAX_SLOWDOWN` (``fairshare.cli.runs.MAX_SLOWDOWN``; a test keeps them equal).
+Each entry says what a grid value may look like, how it reads (one canonical value for the
+row and the report) and which field of :class:`~fairshare.sim.options.SimOptions` it sets.
+The ranges are :class:`~fairshare.sim.options.SimOptions`'s own, checked where the command
+line's are: a value out of range is its :class:`~fairshare.sim.options.OptionError`'s rule.
 
 | option | values | sets |
 | --- | --- | --- |
@@ -29,28 +29,28 @@ Examples
 Traceback (most recent call last):
 ...
 ValueError: expected fair or fifo, got 'lottery'
+>>> read_option("rack-slowdown", 0)
+Traceback (most recent call last):
+...
+ValueError: must be a number > 0, at most 1e+06, got 0
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
+from fairshare.sim.options import OptionError, SimOptions
 from fairshare.workload.errors import got
-from fairshare.workload.model import MAX_SECONDS
 
-__all__ = ["MAX_SLOWDOWN", "OPTIONS", "OptionKind", "SweptOption", "read_option"]
-
-MAX_SLOWDOWN = 1e6
-"""The largest ``rack-slowdown`` / ``off-rack-slowdown`` factor, as on the command line."""
+__all__ = ["OPTIONS", "OptionFields", "OptionKind", "SweptOption", "read_option"]
 
 OptionKind = Literal["text", "bool", "number"]
 """The type of an option's column in ``results.parquet`` (null where the value is null)."""
 
 OptionFields = dict[str, object]
-"""Keyword arguments of :class:`~fairshare.sim.engine.SimOptions`."""
+"""Keyword arguments of :class:`~fairshare.sim.options.SimOptions`."""
 
 
 @dataclass(frozen=True)
@@ -64,16 +64,13 @@ class SweptOption:
         option without ``--``).
     kind : OptionKind
         The column's type.
-    allowed : str
-        What a value may be, for an error message.
     read : callable
         A grid value to (its canonical value, the SimOptions fields it sets); ValueError
-        saying what is wrong.
+        saying what the value should look like. Ranges are left to SimOptions.
     """
 
     name: str
     kind: OptionKind
-    allowed: str
     read: Callable[[object], tuple[object, OptionFields]]
 
 
@@ -90,7 +87,7 @@ def _seconds_text(seconds: float) -> str:
 
 
 def _pair(field: str, example: str) -> Callable[[object], tuple[object, OptionFields]]:
-    """``null``, ``"T1,T2"`` or ``[T1, T2]``: two seconds from 0 to ``MAX_SECONDS``."""
+    """``null``, ``"T1,T2"`` or ``[T1, T2]``: two numbers of seconds."""
 
     def read(value: object) -> tuple[object, OptionFields]:
         if value is None:
@@ -109,16 +106,14 @@ def _pair(field: str, example: str) -> Callable[[object], tuple[object, OptionFi
             raise ValueError(
                 f"expected null, two seconds as {example!r} or [{example}], {got(value)}"
             )
-        for seconds in items:
-            if not 0 <= seconds <= MAX_SECONDS:  # also nan and inf
-                raise ValueError(f"times must be seconds from 0 to {MAX_SECONDS:g}, {got(value)}")
-        text = ",".join(_seconds_text(x) for x in items)
-        return text, {field: (items[0], items[1])}
+        return ",".join(_seconds_text(x) for x in items), {field: (items[0], items[1])}
 
     return read
 
 
 def _flag(field: str) -> Callable[[object], tuple[object, OptionFields]]:
+    """``true`` or ``false``."""
+
     def read(value: object) -> tuple[object, OptionFields]:
         if not isinstance(value, bool):
             raise ValueError(f"expected true or false, {got(value)}")
@@ -128,63 +123,33 @@ def _flag(field: str) -> Callable[[object], tuple[object, OptionFields]]:
 
 
 def _pool_order(value: object) -> tuple[object, OptionFields]:
-    if value not in ("fair", "fifo"):
-        raise ValueError(f"expected fair or fifo, {got(value)}")
+    """``fair`` or ``fifo`` (SimOptions names the two)."""
     return value, {"pool_order": value}
 
 
-def _slowdown(field: str) -> Callable[[object], tuple[object, OptionFields]]:
+def _number_field(field: str) -> Callable[[object], tuple[object, OptionFields]]:
+    """A number (``null`` too where the field may be None)."""
+
     def read(value: object) -> tuple[object, OptionFields]:
-        factor = _number(value)
-        if not 0 < factor <= MAX_SLOWDOWN:
-            raise ValueError(f"must be a number > 0, at most {MAX_SLOWDOWN:g}, {got(value)}")
-        return factor, {field: factor}
+        if value is None and field == "until":
+            return None, {field: None}
+        number = _number(value)
+        return number, {field: number}
 
     return read
-
-
-def _until(value: object) -> tuple[object, OptionFields]:
-    if value is None:
-        return None, {"until": None}
-    seconds = _number(value)
-    if not 0 <= seconds <= MAX_SECONDS or math.isnan(seconds):
-        raise ValueError(f"must be seconds from 0 to {MAX_SECONDS:g}, {got(value)}")
-    return seconds, {"until": seconds}
 
 
 OPTIONS: Mapping[str, SweptOption] = {
     option.name: option
     for option in (
-        SweptOption(
-            "delay-scheduling",
-            "text",
-            'null, "T1,T2" or [T1, T2] (FAIR Algorithm 1\'s waits, seconds)',
-            _pair("delay", "5,10"),
-        ),
-        SweptOption(
-            "preemption",
-            "text",
-            'null, "TMIN,TFAIR" or [TMIN, TFAIR] (FAIR section 3.2\'s timeouts, seconds)',
-            _pair("preemption", "30,60"),
-        ),
-        SweptOption(
-            "copy-compute-splitting", "bool", "true or false", _flag("copy_compute_splitting")
-        ),
-        SweptOption("headroom", "bool", "true or false", _flag("headroom")),
-        SweptOption("pool-order", "text", "fair or fifo", _pool_order),
-        SweptOption(
-            "rack-slowdown",
-            "number",
-            f"a number > 0, at most {MAX_SLOWDOWN:g}",
-            _slowdown("rack_slowdown"),
-        ),
-        SweptOption(
-            "off-rack-slowdown",
-            "number",
-            f"a number > 0, at most {MAX_SLOWDOWN:g}",
-            _slowdown("off_rack_slowdown"),
-        ),
-        SweptOption("until", "number", "null or seconds", _until),
+        SweptOption("delay-scheduling", "text", _pair("delay", "5,10")),
+        SweptOption("preemption", "text", _pair("preemption", "30,60")),
+        SweptOption("copy-compute-splitting", "bool", _flag("copy_compute_splitting")),
+        SweptOption("headroom", "bool", _flag("headroom")),
+        SweptOption("pool-order", "text", _pool_order),
+        SweptOption("rack-slowdown", "number", _number_field("rack_slowdown")),
+        SweptOption("off-rack-slowdown", "number", _number_field("off_rack_slowdown")),
+        SweptOption("until", "number", _number_field("until")),
     )
 }
 """Every option a grid may sweep, by name."""
@@ -192,7 +157,7 @@ OPTIONS: Mapping[str, SweptOption] = {
 
 def read_option(name: str, value: object) -> tuple[object, OptionFields]:
     """One grid value of option ``name``: its canonical value and the SimOptions fields it
-    sets.
+    sets, checked by :class:`~fairshare.sim.options.SimOptions` as the command line's are.
 
     Parameters
     ----------
@@ -212,4 +177,9 @@ def read_option(name: str, value: object) -> tuple[object, OptionFields]:
     ValueError
         A value the option does not take (the message says what it takes).
     """
-    return OPTIONS[name].read(value)
+    canonical, fields = OPTIONS[name].read(value)
+    try:
+        SimOptions(**fields)  # type: ignore[arg-type]
+    except OptionError as err:
+        raise ValueError(f"{err.rule}, {got(value)}") from None
+    return canonical, fields

@@ -82,6 +82,7 @@ class SweepDirError(Exception):
 
 
 def _reason(err: OSError) -> str:
+    """The reason an ``OSError`` gives, for a message."""
     return err.strerror or str(err)
 
 
