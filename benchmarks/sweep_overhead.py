@@ -22,8 +22,12 @@ run, from ``results.parquet``'s own columns and the command's wall time:
 Timings on the shared 2-core machine vary by 10-20% from run to run, and by half when
 another process takes a core for a while; compare rounds, and read ``parallelism``.
 
-Recorded figures (2026-11-26, the 2-core machine under a load average of 2.5-3.5 from other
-sessions; compiled kernel): see ``docs/performance.md`` ("Sweeps").
+Recorded figures (2026-11-26, the 2-core machine in a quiet spell, compiled kernel; the
+table and the figures of a loaded spell are in ``docs/performance.md``, "Sweeps"):
+
+- 500 jobs: ``--jobs 1`` 23.9-24.2 s, ``--jobs 2`` 12.5-12.9 s (1.88-1.91x); a cell 7.6-7.8%
+  over its simulation; the sweep 4.1-4.2% over its cells with one job, 11.0-11.6% with two.
+- 1,000 jobs (TSF section VI's scale): 65.2 s and 35.0 s (1.86x); 6.4%; 2.0% and 8.6%.
 
 Usage: ``python benchmarks/sweep_overhead.py [--jobs 2] [--rounds 1] [--workload-jobs 500]
 [--json]``.
