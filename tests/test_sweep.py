@@ -286,3 +286,20 @@ def test_without_the_ray_extra_a_sweep_runs_and_the_ray_executor_names_it(tmp_pa
         "error: command line: --executor: ray needs the [ray] extra: pip install 'fairshare[ray]'"
     )
     assert not (tmp_path / "ray").exists()
+
+
+def test_a_problem_found_while_a_cell_runs_is_one_error_line(tmp_path: Path) -> None:
+    # The reference schedulers take jobs of one resource; the generated jobs here demand two,
+    # which only the run finds out. The sweep stops at it; the cells done before stay.
+    grid = write_grid(
+        tmp_path,
+        "machines: [{name: m, count: 4, capacity: {cpu: 4, mem: 8}}]\n"
+        "workload: {generator: facebook-2010, jobs: 5, demand: {cpu: 1, mem: 1}}\n"
+        "policies: [drf, offline-restricted]\nseeds: [0]\n",
+    )
+    out = tmp_path / "out"
+    line = assert_rejected(run_fairshare("sweep", str(grid), "--out", str(out), "--jobs", "1"))
+    assert line.startswith(f"error: {grid}: jobs 'job0'.demand: the reference scheduler ")
+    assert line.endswith("(policy=offline-restricted, seed=0)")
+    assert not (out / "results.parquet").exists()
+    assert len(list((out / "cells").glob("*.parquet"))) == 1  # drf's
