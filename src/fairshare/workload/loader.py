@@ -11,9 +11,9 @@ Three stages, each rejecting bad input with one :class:`ScenarioError`
    counts). The first problem becomes the :class:`ScenarioError`, with WHERE the field's
    path.
 2. Meaning: :class:`_Builder` turns the checked records into a
-   :class:`~fairshare.workload.model.Scenario` and checks what spans fields: unique names (after ``count`` expansion), known resources,
-   queues and machines, constraint syntax, duration lists against task counts, and the
-   totals of :mod:`fairshare.workload.limits`.
+   :class:`~fairshare.workload.model.Scenario` and checks what spans fields: unique names
+   (after ``count`` expansion), known resources, queues and machines, constraint syntax,
+   duration lists against task counts, and the totals of :mod:`fairshare.workload.limits`.
 
 Examples
 --------
