@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import math
 import signal
+import socket
 import sys
 import threading
 import time
@@ -210,6 +211,42 @@ def _signal_handlers() -> dict[int, Any]:
     return {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
 
 
+CONNECT_SECONDS = 5.0
+"""How long a Ray address may take to accept a connection: ``ray.init`` itself retries an
+address where nothing listens for ever, printing a warning every few seconds."""
+
+
+def unanswered(address: str) -> str | None:
+    """Why nothing answers at a Ray address, or None when something does.
+
+    Parameters
+    ----------
+    address : str
+        ``HOST:PORT`` (the head's GCS address); other forms (``ray://...``, ``auto``) are left
+        to Ray, and give None.
+
+    Returns
+    -------
+    str or None
+        The reason a connection within :data:`CONNECT_SECONDS` failed.
+
+    Examples
+    --------
+    >>> unanswered("ray://head:10001") is None
+    True
+    >>> unanswered("127.0.0.1:1")
+    'Connection refused'
+    """
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit() or "/" in address:
+        return None
+    try:
+        socket.create_connection((host, int(port)), timeout=CONNECT_SECONDS).close()
+    except OSError as err:
+        return err.strerror or str(err)
+    return None
+
+
 class RayExecutor(Executor):
     """Tasks on a Ray cluster: the one at ``address``, or a local instance started here
     (``address`` None, with ``num_cpus`` CPUs: all the machine's by default). ``resources``
@@ -246,6 +283,9 @@ class RayExecutor(Executor):
                 "namespace": "fairshare",
             }
             if address is not None:
+                reason = unanswered(address)
+                if reason is not None:
+                    raise ConnectionError(f"no Ray cluster answers at {address}: {reason}")
                 options["address"] = address
             elif num_cpus is not None:
                 options["num_cpus"] = num_cpus

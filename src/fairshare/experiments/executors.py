@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import multiprocessing
 import signal
-import socket
 import threading
 from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -171,26 +170,19 @@ def _signal_handlers() -> dict[int, Any]:
     return {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
 
 
-_CONNECT_SECONDS = 5.0
-"""How long a Ray address may take to accept a connection: ``ray.init`` itself retries an
-address where nothing listens for ever, printing a warning every few seconds."""
-
-
 def _check_answers(address: str) -> None:
     """Raise :class:`ExecutorError` unless something accepts a connection at ``address``
     (``HOST:PORT``, the head's GCS address; other forms, such as ``ray://`` or ``auto``, are
     left to Ray)."""
-    host, _, port = address.rpartition(":")
-    if not host or not port.isdigit() or "/" in address:
-        return
-    try:
-        socket.create_connection((host, int(port)), timeout=_CONNECT_SECONDS).close()
-    except OSError as err:
+    from fairshare.backends.ray_cluster import unanswered  # noqa: PLC0415 - the ray extra's
+
+    reason = unanswered(address)
+    if reason is not None:
         raise ExecutorError(
             "--ray",
-            f"no Ray cluster answers at {address} ({err.strerror or err}); start one with "
+            f"no Ray cluster answers at {address} ({reason}); start one with "
             "`ray start --head`, or leave --ray out for a local Ray instance",
-        ) from None
+        )
 
 
 class RayCells(CellExecutor):
