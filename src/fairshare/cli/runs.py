@@ -141,21 +141,16 @@ def _pair(text: str | None, option: str, source: str, example: str) -> tuple[flo
     """``T1,T2`` as two numbers (their range is :class:`SimOptions`'s to check)."""
     if text is None:
         return None
-    parts = text.split(",")
-    values: list[float] = []
-    for part in parts:
-        try:
-            values.append(float(part))
-        except ValueError:
-            values = []
-            break
-    if len(parts) != 2 or len(values) != 2:
+    from fairshare.sim.options import seconds_pair  # noqa: PLC0415
+
+    values = seconds_pair(text)
+    if values is None:
         raise InputError(
             source,
             option,
             f"expected two numbers of seconds separated by a comma, e.g. {example}, got {text!r}",
         )
-    return values[0], values[1]
+    return values
 
 
 def run_settings(

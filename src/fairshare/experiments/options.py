@@ -41,7 +41,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from fairshare.sim.options import OptionError, SimOptions
+from fairshare.sim.options import OptionError, SimOptions, seconds_pair
 from fairshare.workload.errors import got
 
 __all__ = ["OPTIONS", "OptionFields", "OptionKind", "SweptOption", "read_option"]
@@ -94,10 +94,8 @@ def _pair(field: str, example: str) -> Callable[[object], tuple[object, OptionFi
             return None, {field: None}
         items: list[float] = []
         if isinstance(value, str):
-            try:
-                items = [float(part) for part in value.split(",")]
-            except ValueError:
-                items = []
+            pair = seconds_pair(value)
+            items = list(pair) if pair is not None else []
         elif isinstance(value, list) and all(
             isinstance(x, int | float) and not isinstance(x, bool) for x in value
         ):

@@ -152,6 +152,36 @@ class JobEvent:
     task: int = 0
 
 
+def seconds_pair(text: str) -> tuple[float, float] | None:
+    """``T1,T2`` (delay scheduling's and preemption's times) as two numbers.
+
+    The one reading of the pair for the command line and the sweep grids; the range of each
+    number is :class:`SimOptions`'s to check.
+
+    Parameters
+    ----------
+    text : str
+        Two numbers separated by a comma.
+
+    Returns
+    -------
+    tuple of float or None
+        None when ``text`` is not two comma-separated numbers.
+
+    Examples
+    --------
+    >>> seconds_pair("5,10"), seconds_pair("5"), seconds_pair("a,b")
+    ((5.0, 10.0), None, None)
+    """
+    parts = text.split(",")
+    if len(parts) != 2:
+        return None
+    try:
+        return float(parts[0]), float(parts[1])
+    except ValueError:
+        return None
+
+
 def _check_times(where: str, pair: tuple[float, float] | None) -> None:
     """``(T1, T2)``: two numbers of seconds from 0 to ``MAX_SECONDS``."""
     if pair is None:
