@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fairshare.bench import online, simulate, solve
+from fairshare.bench import online, scaling, simulate, solve
 from fairshare.cli import main
 from fairshare.workload.model import Job
 
@@ -122,6 +122,14 @@ def test_online_table_names_each_policy(capsys: pytest.CaptureFixture[str]) -> N
             "error: command line: --only: unknown benchmark case 'nope'; allowed: hierarchy,",
         ),
         (["bench", "online", "--jobs", "0"], "error: command line: fairshare bench online: "),
+        (
+            ["bench", "scaling", "--sizes", "200,0"],
+            "error: command line: --sizes: must be positive whole numbers of jobs",
+        ),
+        (
+            ["bench", "scaling", "--policies", "nope"],
+            "error: command line: --policies: unknown online policy 'nope'",
+        ),
     ],
 )
 def test_bad_benchmark_or_policy_is_one_line_and_exit_2(
@@ -217,6 +225,39 @@ def test_simulate_table_marks_shrunk_runs(capsys: pytest.CaptureFixture[str]) ->
     assert "shrunk: not comparable" in out and "fifo" in out and "< 2.0" in out
 
 
+def test_scaling_json_runs_every_size_of_every_policy_in_a_child(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["bench", "scaling", "--policies", "drf,fair", "--sizes", "3,6", "--machines", "20"]
+    code, out, err = run([*argv, "--json"], capsys)
+    assert code == 0 and err == ""
+    doc = json.loads(out)
+    assert (doc["benchmark"], doc["machines"], doc["arrival"]) == ("scaling", 20, 12.0)
+    assert [entry["policy"] for entry in doc["policies"]] == ["drf", "fair"]
+    for entry in doc["policies"]:
+        runs = entry["runs"]
+        assert [(r["policy"], r["jobs"]) for r in runs] == [
+            (entry["policy"], 3),
+            (entry["policy"], 6),
+        ]
+        for r in runs:
+            # No preemption and no `until`: every map and reducer runs exactly once.
+            jobs = scaling.workload(entry["policy"], r["jobs"], 20).jobs
+            assert r["tasks"] == sum(j.tasks + (j.reduce.tasks if j.reduce else 0) for j in jobs)
+            assert r["cpu_seconds"] >= 0 and r["rate"] > 0
+        assert entry["ratio"] == pytest.approx(runs[0]["rate"] / runs[1]["rate"], rel=1e-3)
+    # Fair's jobs have reducers; drf's are single-phase.
+    assert any(j.reduce for j in scaling.workload("fair", 6, 20).jobs)
+    assert not any(j.reduce for j in scaling.workload("drf", 6, 20).jobs)
+
+
+def test_scaling_table_names_each_policy_and_size(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["bench", "scaling", "--policies", "hdrf", "--sizes", "2,4", "--machines", "12"]
+    code, out, _ = run(argv, capsys)
+    assert code == 0
+    assert "hdrf" in out and "2 jobs" in out and "4 jobs" in out and "ratio" in out
+
+
 def test_solve_json_times_each_policy_of_each_case(capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["bench", "solve", "--only", "hierarchy,tsf", "--users", "12", "--repeat", "1"]
     code, out, err = run([*argv, "--json"], capsys)
@@ -306,6 +347,19 @@ def test_simulate_workloads_are_unchanged() -> None:
     workload = simulate.choosy_workload()
     assert len(workload.cluster.machines) == 1000
     assert _digest(workload.jobs) == "257b039591555101"
+
+
+def test_scaling_workloads_are_unchanged() -> None:
+    constrained = scaling.workload("drf", 200)
+    assert len(constrained.cluster.machines) == 1000 and constrained.options is None
+    assert sum(job.tasks for job in constrained.jobs) == 71_431
+    assert _digest(constrained.jobs) == "713998c9efac49b0"
+    queued = scaling.workload("hdrf", 200)
+    assert {job.queue for job in queued.jobs} == set(scaling.LEAF_QUEUES)
+    assert _digest(queued.jobs) == "f1b85f5f8f360360"
+    delayed = scaling.workload("fair", 200)
+    assert delayed.options is not None and delayed.options.delay == (5.0, 10.0)
+    assert _digest(delayed.jobs) == "aeef25b439d25295"
 
 
 @pytest.mark.parametrize(

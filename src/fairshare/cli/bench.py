@@ -326,6 +326,110 @@ def bench_simulate_command(
     Console(markup=False, highlight=False).print(table)
 
 
+@bench_app.command("scaling")
+def bench_scaling_command(
+    policies: Annotated[
+        str, typer.Option("--policies", metavar="P1,P2,...", help="Online policies to run")
+    ] = "drf,tsf,choosy,hdrf,fair",
+    sizes: Annotated[
+        str, typer.Option("--sizes", metavar="N1,N2,...", help="Jobs per run")
+    ] = "200,800,2000,4500",
+    machines: Annotated[int, typer.Option("--machines", min=1, help="Machines")] = 1000,
+    arrival: Annotated[
+        float,
+        typer.Option(
+            "--arrival", min=0.001, help="Mean seconds between jobs (0.25 saturates the cluster)"
+        ),
+    ] = 12.0,
+    as_json: JsonOption = False,
+) -> None:
+    """Simulated tasks per CPU second as the workload grows from 200 to 4,500 jobs (TSF
+    section VI's scale) on 1,000 machines: constrained jobs (Google-like, about a class per
+    job) for drf, tsf and choosy, in queues for hdrf, with input data and delay scheduling
+    for fair. The ratio of the smallest run's rate to the largest's is 1.0 when the cost per
+    task does not grow with the work (target: at most 1.5)."""
+    from fairshare.bench import scaling  # noqa: PLC0415
+    from fairshare.policies import ONLINE_POLICIES  # noqa: PLC0415
+
+    names = parse_names(policies, "--policies", ONLINE_POLICIES, "online policy")
+    counts = parse_sizes(sizes)
+    by_policy: dict[str, list[scaling.ScalingRun]] = {name: [] for name in names}
+    with bench_progress() as progress:
+        step = progress.add_task("scaling", total=len(names) * len(counts))
+        for name in names:
+            for count in counts:
+                progress.update(step, description=f"{name}: {count:,} jobs")
+                by_policy[name].append(scaling.run_point_in_child(name, count, machines, arrival))
+                progress.update(step, advance=1)
+    if as_json:
+        dump_json(
+            {
+                "benchmark": "scaling",
+                "machines": machines,
+                "arrival": arrival,
+                "policies": [
+                    {
+                        "policy": name,
+                        "runs": [scaling.as_dict(run) for run in runs],
+                        "ratio": round(scaling.ratio(runs), 3),
+                    }
+                    for name, runs in by_policy.items()
+                ],
+            }
+        )
+        return
+    table = Table(
+        title=f"throughput as the work grows: {machines:,} machines, a job every {arrival:g} s",
+        title_justify="left",
+        caption="tasks per CPU second of the simulation at each size (--json: tasks and CPU "
+        "seconds); ratio: the smallest run's rate over the largest's (target: at most 1.5)",
+        caption_justify="left",
+    )
+    table.add_column("policy")
+    for count in counts:
+        table.add_column(f"{count:,} jobs", justify="right")
+    table.add_column("ratio", justify="right")
+    for name, runs in by_policy.items():
+        table.add_row(
+            name,
+            *(f"{run.rate:,.0f}" for run in runs),
+            f"{scaling.ratio(runs):.2f}",
+        )
+    Console(markup=False, highlight=False).print(table)
+
+
+def parse_sizes(text: str) -> list[int]:
+    """The ``--sizes`` list: positive whole numbers of jobs, comma-separated.
+
+    Parameters
+    ----------
+    text : str
+        As given.
+
+    Returns
+    -------
+    list of int
+
+    Raises
+    ------
+    InputError
+        An empty list or an item that is not a positive whole number.
+
+    Examples
+    --------
+    >>> parse_sizes("200, 4500")
+    [200, 4500]
+    """
+    items = [item.strip() for item in text.split(",")]
+    if not items or any(not item.isdigit() or int(item) < 1 for item in items):
+        raise InputError(
+            "command line",
+            "--sizes",
+            f"must be positive whole numbers of jobs separated by commas, got {text!r}",
+        )
+    return [int(item) for item in items]
+
+
 @bench_app.command("solve")
 def bench_solve_command(
     only: Annotated[

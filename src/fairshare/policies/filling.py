@@ -15,8 +15,8 @@ known: after a launch the chosen user keeps the machine while its task still fit
 rank stays below a lower bound on every other user's entry in the groups that fit (a heap's
 top, or the first valid entry under the user's own: :meth:`Filling._bound`). The decisions
 are exactly those of selecting before each task; the batch only skips the selections whose
-answer is known. An arriving job takes machines from its class's free-vector buckets
-(:class:`fairshare.policies.state.ClusterState`), one fit test per bucket.
+answer is known. An arriving job takes the machines its class may use from the cluster's
+free-vector buckets (:class:`fairshare.policies.state.ClusterState`), one fit test per bucket.
 
 Examples
 --------
@@ -216,15 +216,24 @@ class Filling(Headroom):
     def _offer_job(self, job: JobState, now: float, out: list[Decision]) -> None:
         """Offer job part ``job`` (new work) the free machines it may use, until it has no
         pending task left: every other user already had its chance at them (they were not
-        dirty). Machines come from the class's free-vector buckets, one fit test per bucket;
-        a job that reads input tries every machine of a fitting bucket, since there the
+        dirty). Machines come from the cluster's free-vector buckets, one fit test per
+        bucket, and within a fitting bucket the machines the job's class may use, last in
+        first out (see :class:`~fairshare.policies.state.ClusterState`); a job that reads
+        input tries every eligible machine of a fitting bucket in order, since there the
         machine decides the locality."""
         cs = self.cluster
         demand = job.demand
         owner = self.users[job.user]
         workers = cs.groups[job.group].users
         every_machine = job.blocks is not None or job.phase == "copy" or self._headroom
-        for free, bucket in list(cs.buckets[cs.groups[job.group].cls].items()):
+        cls = cs.groups[job.group].cls
+        # The class's eligibility table: per machine for a class that reads names, else per
+        # signature.
+        by_name = cs.by_name[cls]
+        ok = cs.machine_ok[cls] if by_name else cs.sig_ok[cls]
+        sig = cs.sig
+        free_of = cs.free_of
+        for free, bucket in list(cs.buckets.items()):
             if job.pending == 0:
                 break
             if not fits(free, demand):
@@ -236,15 +245,15 @@ class Filling(Headroom):
                 for mi in list(bucket):
                     if job.pending == 0:
                         break
-                    if cs.free_of[mi] == free:
+                    if free_of[mi] == free and ok[mi if by_name else sig[mi]]:
                         self.offer_machine(mi, now, out)
                 continue
-            while bucket and job.pending > 0:
-                # The bucket's last machine, put straight back: popitem also forgets the
-                # deleted entries at the dict's end, which next(reversed(bucket)) would walk
-                # past on every offer (machines leave buckets all the time).
-                mi = bucket.popitem()[0]
-                bucket[mi] = None
+            # A snapshot, as an offer moves its machine out of the bucket.
+            for mi in reversed(list(bucket)):
+                if job.pending == 0:
+                    break
+                if not ok[mi if by_name else sig[mi]] or free_of[mi] != free:
+                    continue
                 if (
                     self._solo_offers
                     and cs.active_groups == 1
@@ -256,8 +265,9 @@ class Filling(Headroom):
                     self.offer_machine(mi, now, out, (job.user, job.group), solo=True)
                 else:
                     self.offer_machine(mi, now, out, None)
-                if cs.free_of[mi] == free:
-                    # Nothing was placed (cap or delay): the bucket's twins fare the same.
+                if free_of[mi] == free:
+                    # Nothing was placed (cap or delay): the bucket's eligible twins fare
+                    # the same.
                     break
 
     def offer_machine(

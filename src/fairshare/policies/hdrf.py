@@ -403,7 +403,7 @@ class NaiveHdrf(Scheduler):
         groups = cs.groups
         root = self._count[0]
         member = self._member[u]
-        for g in cs.gfor[mi]:
+        for g in cs.afor[mi]:
             n = root.get(g, 0)
             if g in member:
                 n -= 1
@@ -451,7 +451,7 @@ class NaiveHdrf(Scheduler):
         groups = cs.groups
         plain = not self._headroom
         fitting: list[int] = []
-        for g in cs.gfor[mi]:
+        for g in cs.afor[mi]:
             grp = groups[g]
             if not grp.users:
                 continue

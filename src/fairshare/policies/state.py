@@ -10,13 +10,15 @@ machines):
   decide for every user of the group. Machines map to their eligible groups through their
   *signature* (capacity, rack and attributes): classes that do not read ``name`` are evaluated
   once per signature, name-dependent classes (``name`` or a whitelist) once per machine.
-- Machines with free room are kept per constraint class in *buckets* keyed by their free
-  vector (``ClusterState.buckets``). Machines of one bucket are interchangeable for a task
-  that reads no input block, so an arriving job tests one fit per distinct free vector, not
-  one per machine, and takes machines from a bucket in O(1) (last in, first out: the machine
-  that got room most recently). The number of buckets is the number of distinct free vectors
-  among the class's machines: small when tasks come in a few shapes, as many as the machines
-  when every free vector differs (fractional demands from traces).
+- Machines with free room are kept in *buckets* keyed by their free vector
+  (``ClusterState.buckets``), one index for the whole cluster: a finish or a launch moves one
+  machine between two buckets whatever the number of constraint classes. Machines of one
+  bucket are interchangeable for a task that reads no input block and whose class may use
+  them, so an arriving job tests one fit per distinct free vector, not one per machine, and
+  takes the eligible machines of a fitting bucket last in, first out (the machine that got
+  that room most recently first). The number of buckets is the number of distinct free
+  vectors: small when tasks come in a few shapes, as many as the machines when every free
+  vector differs (fractional demands from traces).
 
 Examples
 --------
@@ -24,15 +26,13 @@ Two machines of one signature share a bucket until one of them loses room:
 
 >>> import numpy as np
 >>> from fairshare.cluster import Machine
->>> from fairshare.workload.model import Job
 >>> cs = ClusterState(["cpu", "mem"], [Machine("m1", np.array([4.0, 8.0])),
 ...                                    Machine("m2", np.array([4.0, 8.0]))])
->>> cls = cs.class_of(Job("x", 0.0, "a", np.array([1.0, 2.0]), 3))
->>> cs.buckets[cls]
+>>> cs.buckets
 {(4.0, 8.0): {0: None, 1: None}}
 >>> cs.free[0] = [3.0, 6.0]
 >>> cs.rebucket(0)
->>> cs.buckets[cls]
+>>> cs.buckets
 {(4.0, 8.0): {1: None}, (3.0, 6.0): {0: None}}
 """
 
@@ -296,6 +296,24 @@ class ClusterState:
     Machines are numbered in the order they joined (a machine that leaves keeps its index,
     dead); the lists below are indexed by that number.
 
+    The placement index is kept once for the whole cluster, never per constraint class, so
+    that a finish or a launch costs the same however many classes the workload brings
+    (Google-like workloads bring about one per job): ``buckets`` maps each free vector to the
+    machines with that room, and a class's eligibility is a table looked up when a placement
+    asks (``sig_ok`` per signature, ``machine_ok`` per machine for classes that read
+    ``name``). The cost of each operation (M machines, G groups):
+
+    ========================  ==========================================================
+    a finish or a launch      O(R) (R resources): one move between buckets (:meth:`rebucket`)
+    a machine's offer         O(A + log n) per task: :meth:`select` over the A groups with
+                              work that may use it (``afor``), each a heap
+    a job's offer (arrival)   O(F + B): one fit test per free vector F, then an eligibility
+                              lookup per machine B of the fitting buckets until the job's
+                              tasks are placed
+    a new class or group      O(M): its eligibility table, and ``afor`` while it has work
+    a machine joins           O(G) for its ``afor`` list, O(classes) for a new signature
+    ========================  ==========================================================
+
     Parameters
     ----------
     resources : sequence of str
@@ -309,9 +327,9 @@ class ClusterState:
         Per machine, its free room.
     total : list of float
         The alive machines' total capacity, per resource.
-    buckets : list of dict
-        Per constraint class, free vector to the machines of the class with that free
-        vector and room.
+    buckets : dict
+        Free vector to the alive machines with that free vector and room, in the order they
+        got it; the free vectors in the order their bucket was last started.
     roomy : dict of int to None
         The alive machines with room, in the order they got it.
     """
@@ -329,13 +347,11 @@ class ClusterState:
         self.sig_machines: list[Machine] = []
         # Alive machines with room: the order delay scheduling re-offers them in.
         self.roomy: dict[int, None] = {}
-        # Per class: free vector -> machines of the class with that free vector and room.
-        self.buckets: list[dict[tuple[float, ...], dict[int, None]]] = []
+        # Free vector -> the machines with that free vector and room (every class reads it).
+        self.buckets: dict[tuple[float, ...], dict[int, None]] = {}
         # Per machine: the free vector of its bucket while it has room (None: no room, or
         # dead).
         self.free_of: list[tuple[float, ...] | None] = []
-        self.classes_of_sig: list[list[int]] = []
-        self.named_classes_of_machine: dict[int, list[int]] = {}
         self.total = [0.0] * len(self.resources)
         self.classes: list[ClassSignature] = []
         self._class_of: dict[ClassSignature, int] = {}
@@ -346,19 +362,10 @@ class ClusterState:
         # How many groups' tasks fit on a machine without room (every demand within 2 EPS):
         # while there is none, an offer ends as soon as its machine is full.
         self.tiny_groups = 0
-        self.groups_of_sig: list[list[int]] = []
-        self.groups_of_machine: dict[int, list[int]] = {}
-        # Per machine, the groups and the classes that may use it, in creation order: the
-        # lists a placement reads, kept whole so that reading them allocates nothing. A
-        # machine that no class reads by name shares its signature's class list
-        # (``classes_of_sig``): every finish walks it, and a few shared lists stay in cache
-        # where one per machine would not.
-        self.gfor: list[list[int]] = []
-        self.cfor: list[list[int]] = []
-        # Per machine, the groups of ``gfor`` that some user has pending work in (and some
-        # that had lately), in the same order: a selection picks only from these. Constrained
-        # workloads (Choosy section 7.1) leave most of a machine's groups empty most of the
-        # time.
+        # Per machine, the groups that some user has pending work in (and some that had
+        # lately) and that may use it, in creation order: a selection picks only from these,
+        # and reading the list allocates nothing. Constrained workloads (Choosy section 7.1)
+        # leave most groups without work most of the time.
         self.afor: list[list[int]] = []
         # Per group, whether it is in afor of all its machines. A group whose last user runs
         # out of work is only *retiring* (still listed, with the selection count then) and
@@ -375,11 +382,13 @@ class ClusterState:
         self.selects = 0
         self.machines_of_sig: list[list[int]] = []
         self.sigs_of_class: list[list[int]] = []
-        # Per class (not read by name): whether each signature matches its constraint, so a
+        # Per class not read by name: whether each signature matches its constraint, so a
         # placement never evaluates a constraint; computed once per combination of the
         # attributes the constraint reads (Google-like clusters give every machine its own
-        # signature, and a new job class would otherwise evaluate every one).
+        # signature, and a new job class would otherwise evaluate every one). Per class read
+        # by name: whether each machine matches (``machine_ok``; empty for the others).
         self.sig_ok: list[bytearray] = []
+        self.machine_ok: list[bytearray] = []
         self._codes: AttributeCodes | None = None
         for machine in machines:
             self.add_machine(machine)
@@ -417,19 +426,12 @@ class ClusterState:
             sig = self._sig_of[key] = len(self.sig_machines)
             self.sig_machines.append(machine)
             self._codes = None
-            for c, constraint in enumerate(self._constraints):
-                self.sig_ok[c].append(
-                    not self.by_name[c] and (constraint is None or constraint.matches(machine))
-                )
-            self.groups_of_sig.append(
-                [g for g, grp in enumerate(self.groups) if self.sig_ok[grp.cls][sig]]
-            )
-            self.classes_of_sig.append([])
             self.machines_of_sig.append([])
-            for c in range(len(self.classes)):
-                if self.sig_ok[c][sig]:
+            for c, constraint in enumerate(self._constraints):
+                ok = not self.by_name[c] and (constraint is None or constraint.matches(machine))
+                self.sig_ok[c].append(ok)
+                if ok:
                     self.sigs_of_class[c].append(sig)
-                    self.classes_of_sig[sig].append(c)
         mi = len(self.names)
         self.names.append(machine.name)
         self.index[machine.name] = mi
@@ -442,32 +444,14 @@ class ClusterState:
         for r, value in enumerate(capacity):
             self.total[r] += value
         self.machines_of_sig[sig].append(mi)
-        if not self.classes:
-            # A cluster being built (no job yet): no group or class to list the machine in.
-            self.gfor.append([])
-            self.afor.append([])
-            self.cfor.append(self.classes_of_sig[sig])
-            self.free_of.append(None)
-            self.rebucket(mi)
-            return mi
-        named = [
-            g
-            for g, grp in enumerate(self.groups)
-            if self.by_name[grp.cls] and self._eligible_machine(grp.cls, mi)
-        ]
-        if named:
-            self.groups_of_machine[mi] = named
-        named_classes = [
-            c for c in range(len(self.classes)) if self.by_name[c] and self._eligible_machine(c, mi)
-        ]
-        if named_classes:
-            self.named_classes_of_machine[mi] = named_classes
-        self.gfor.append(sorted(self.groups_of_sig[sig] + named))
-        self.afor.append([g for g in self.gfor[mi] if self.listed[g]])
-        self.cfor.append(
-            sorted(self.classes_of_sig[sig] + named_classes)
-            if named_classes
-            else self.classes_of_sig[sig]
+        for c in range(len(self.classes)):
+            self.machine_ok[c].append(self.by_name[c] and self._eligible_machine(c, mi))
+        self.afor.append(
+            [
+                g
+                for g, grp in enumerate(self.groups)
+                if self.listed[g] and self.eligible(grp.cls, mi)
+            ]
         )
         self.free_of.append(None)
         self.rebucket(mi)
@@ -482,17 +466,16 @@ class ClusterState:
         mi : int
             The machine's index.
         """
-        # A dead machine has no room: the re-bucketing takes it out of every bucket.
+        # A dead machine has no room: the re-bucketing takes it out of its bucket.
         self.free[mi] = [0.0] * len(self.resources)
         self.rebucket(mi)
         self.alive[mi] = False
-        self.named_classes_of_machine.pop(mi, None)
         for r, value in enumerate(self.machines[mi].capacity):
             self.total[r] -= float(value)
-        self.groups_of_machine.pop(mi, None)
 
     def groups_for(self, mi: int) -> list[int]:
-        """The groups whose tasks may use machine ``mi``, in creation order.
+        """The groups whose tasks may use machine ``mi``, in creation order (a scan of every
+        group: for checks, not for placements, which read ``afor``).
 
         Parameters
         ----------
@@ -503,27 +486,31 @@ class ClusterState:
         -------
         list of int
         """
-        return self.gfor[mi]
+        return [g for g, grp in enumerate(self.groups) if self.eligible(grp.cls, mi)]
 
-    def classes_for(self, mi: int) -> list[int]:
-        """The constraint classes that may use machine ``mi``, in creation order.
+    def machines_of_class(self, cls: int) -> list[int]:
+        """The machines (alive or not) that tasks of class ``cls`` may use, in index order.
 
         Parameters
         ----------
-        mi : int
-            The machine's index.
+        cls : int
+            The constraint class.
 
         Returns
         -------
         list of int
         """
-        return self.cfor[mi]
+        if self.by_name[cls]:
+            ok = self.machine_ok[cls]
+            return [mi for mi in range(len(self.names)) if ok[mi]]
+        return sorted(mi for sig in self.sigs_of_class[cls] for mi in self.machines_of_sig[sig])
 
     def rebucket(self, mi: int) -> None:
-        """Move machine ``mi`` to the bucket of its current free vector in every class that
-        may use it (out of them all when it has no room left): the one state change every
-        change of a machine's free room ends with (a no-op when its free vector did not
-        change). A machine with room is also in ``roomy``, in the order it got room.
+        """Move machine ``mi`` to the bucket of its current free vector (out of them all when
+        it has no room left): the one state change every change of a machine's free room
+        ends with (a no-op when its free vector did not change). A machine with room is also
+        in ``roomy``, in the order it got room. O(R): one bucket left, one joined, whatever
+        the number of classes.
 
         Parameters
         ----------
@@ -539,49 +526,36 @@ class ClusterState:
             if v > EPS:
                 break
         else:
-            # No room left: out of every bucket (full before and after: in none already).
+            # No room left: out of its bucket (full before and after: in none already).
             if old is not None:
-                for c in self.cfor[mi]:
-                    by_free = buckets[c]
-                    left = by_free[old]
-                    del left[mi]
-                    if not left:
-                        del by_free[old]
+                left = buckets[old]
+                del left[mi]
+                if not left:
+                    del buckets[old]
                 self.free_of[mi] = None
                 self.roomy.pop(mi, None)
             return
         if old is None:
             if not self.alive[mi]:
                 return
-            # Room again: into the buckets, and last in roomy.
-            for c in self.cfor[mi]:
-                by_free = buckets[c]
-                joined = by_free.get(new)
-                if joined is None:
-                    by_free[new] = {mi: None}
-                else:
-                    joined[mi] = None
+            # Room again: last in roomy.
             self.roomy[mi] = None
         else:
-            # Had room and keeps some: a move between buckets (most changes).
-            for c in self.cfor[mi]:
-                by_free = buckets[c]
-                left = by_free[old]
-                del left[mi]
-                if not left:
-                    del by_free[old]
-                joined = by_free.get(new)
-                if joined is None:
-                    by_free[new] = {mi: None}
-                else:
-                    joined[mi] = None
+            left = buckets[old]
+            del left[mi]
+            if not left:
+                del buckets[old]
+        joined = buckets.get(new)
+        if joined is None:
+            buckets[new] = {mi: None}
+        else:
+            joined[mi] = None
         self.free_of[mi] = new
 
     def bump(self, mi: int) -> None:
-        """Move machine ``mi`` to the end of its buckets (and a bucket it is alone in to the end
-        of its class's buckets): where a re-bucketing away from its free vector and back
-        would leave it, for a caller that skips the round trip
-        (``Scheduler.finish_and_decide``).
+        """Move machine ``mi`` to the end of its bucket (and a bucket it is alone in to the end
+        of the buckets): where a re-bucketing away from its free vector and back would leave
+        it, for a caller that skips the round trip (``Scheduler.finish_and_decide``).
 
         Parameters
         ----------
@@ -591,20 +565,18 @@ class ClusterState:
         free = self.free_of[mi]
         assert free is not None
         buckets = self.buckets
-        for c in self.cfor[mi]:
-            by_free = buckets[c]
-            bucket = by_free[free]
-            del bucket[mi]
-            if not bucket:
-                del by_free[free]
-                by_free[free] = bucket
-            bucket[mi] = None
+        bucket = buckets[free]
+        del bucket[mi]
+        if not bucket:
+            del buckets[free]
+            buckets[free] = bucket
+        bucket[mi] = None
 
     # --------------------------------------------------------------------- classes, groups
 
     def class_of(self, job: Job) -> int:
         """The constraint class of ``job`` (its constraint and whitelist), created with its
-        eligible machines when new.
+        eligibility table when new.
 
         Parameters
         ----------
@@ -625,44 +597,22 @@ class ClusterState:
             c = self._class_of[key] = len(self.classes)
             self.classes.append(key)
             self._constraints.append(job.constraint)
-            self.by_name.append(
-                job.machines is not None
-                or (job.constraint is not None and "name" in job.constraint.attributes())
+            by_name = job.machines is not None or (
+                job.constraint is not None and "name" in job.constraint.attributes()
             )
+            self.by_name.append(by_name)
             # Classes read by name are matched machine by machine: no signature stands for them.
-            ok = (
-                bytearray(len(self.sig_machines))
-                if self.by_name[c]
-                else self._matching_sigs(job.constraint)
-            )
-            self.sig_ok.append(ok)
-            self.sigs_of_class.append([s for s in range(len(ok)) if ok[s]])
-            by_free: dict[tuple[float, ...], dict[int, None]] = {}
-            self.buckets.append(by_free)
-            cfor = self.cfor
-            if self.by_name[c]:
-                for mi in range(len(self.names)):
-                    if self.alive[mi] and self._eligible_machine(c, mi):
-                        self.named_classes_of_machine.setdefault(mi, []).append(c)
-                        if cfor[mi] is self.classes_of_sig[self.sig[mi]]:
-                            cfor[mi] = list(cfor[mi])  # its own list from now on
-                        cfor[mi].append(c)
+            if by_name:
+                self.sig_ok.append(bytearray(len(self.sig_machines)))
+                self.machine_ok.append(
+                    bytearray([self._eligible_machine(c, mi) for mi in range(len(self.names))])
+                )
+                self.sigs_of_class.append([])
             else:
-                for sig in self.sigs_of_class[c]:
-                    shared = self.classes_of_sig[sig]
-                    shared.append(c)
-                    for mi in self.machines_of_sig[sig]:
-                        if cfor[mi] is not shared:
-                            cfor[mi].append(c)
-            # The new class's buckets start with every eligible machine that has room (a
-            # signature lookup per machine: Google-like workloads bring a class per job).
-            by_name = self.by_name[c]
-            sig_of = self.sig
-            for mi in self.roomy:
-                if self._eligible_machine(c, mi) if by_name else ok[sig_of[mi]]:
-                    free = self.free_of[mi]
-                    assert free is not None
-                    by_free.setdefault(free, {})[mi] = None
+                ok = self._matching_sigs(job.constraint)
+                self.sig_ok.append(ok)
+                self.machine_ok.append(bytearray(len(self.names)))
+                self.sigs_of_class.append([s for s in range(len(ok)) if ok[s]])
         return c
 
     def group_of(self, cls: int, demand: Demand) -> int:
@@ -687,16 +637,6 @@ class ClusterState:
             self.listed.append(False)
             if all(d <= 2 * EPS for d in demand):
                 self.tiny_groups += 1
-            if self.by_name[cls]:
-                for mi in range(len(self.names)):
-                    if self.alive[mi] and self._eligible_machine(cls, mi):
-                        self.groups_of_machine.setdefault(mi, []).append(g)
-                        self.gfor[mi].append(g)
-            else:
-                for sig in self.sigs_of_class[cls]:
-                    self.groups_of_sig[sig].append(g)
-                    for mi in self.machines_of_sig[sig]:
-                        self.gfor[mi].append(g)
         return g
 
     def group_active(self, g: int, active: bool) -> None:
@@ -728,13 +668,8 @@ class ClusterState:
 
     def _list(self, g: int, on: bool) -> None:
         """List group ``g`` in (or take it out of) ``afor`` of every machine it may use."""
-        cls = self.groups[g].cls
-        if self.by_name[cls]:
-            machines = [mi for mi, gs in self.groups_of_machine.items() if g in gs]
-        else:
-            machines = [mi for sig in self.sigs_of_class[cls] for mi in self.machines_of_sig[sig]]
         afor = self.afor
-        for mi in machines:
+        for mi in self.machines_of_class(self.groups[g].cls):
             if on:
                 bisect.insort(afor[mi], g)
             else:
@@ -756,12 +691,8 @@ class ClusterState:
         bool
         """
         if self.by_name[cls]:
-            return self._eligible_machine(cls, mi)
-        return self._eligible_sig(cls, self.sig[mi])
-
-    def _eligible_sig(self, cls: int, sig: int) -> bool:
-        """Whether class ``cls`` (not read by name) matches signature ``sig``: precomputed."""
-        return bool(self.sig_ok[cls][sig])
+            return bool(self.machine_ok[cls][mi])
+        return bool(self.sig_ok[cls][self.sig[mi]])
 
     def _matching_sigs(self, constraint: Constraint | None) -> bytearray:
         """Which signatures satisfy ``constraint`` (all when None)."""
