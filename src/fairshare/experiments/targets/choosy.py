@@ -1,0 +1,3 @@
+"""placeholder while writing"""
+
+TARGETS = ()
