@@ -43,19 +43,29 @@ def test_readme_table_is_the_generated_one() -> None:
 def test_a_target_writes_its_result_and_figure(tmp_path: Path) -> None:
     out = tmp_path / "out"
     done = run_fairshare(
-        "reproduce", "hdrf-fig9", "--scale", "0.05", "--seeds", "2", "--jobs", "1",
-        "--out", str(out),
+        "reproduce",
+        "hdrf-fig9",
+        "--scale",
+        "0.05",
+        "--seeds",
+        "2",
+        "--jobs",
+        "1",
+        "--out",
+        str(out),
     )
     assert done.returncode == 0, done.stderr
     assert "scale 0.05: 2 of 49 servers" in done.stdout
     document = json.loads((out / "hdrf-fig9" / "result.json").read_text())
     assert list(document) == ["target", "paper", "figure", "rows", "scale", "seeds"]
     assert (document["target"], document["paper"], document["figure"]) == (
-        "hdrf-fig9", "H-DRF", "Fig 9",
+        "hdrf-fig9",
+        "H-DRF",
+        "Fig 9",
     )
     assert document["scale"] == 0.05 and document["seeds"] == 2
     rows = document["rows"]
-    assert [r["metric"] for r in rows][0] == "CPU share of n1,1 (all leaves active)"
+    assert rows[0]["metric"] == "CPU share of n1,1 (all leaves active)"
     for row in rows:
         assert list(row) == ["metric", "paper", "ours", "spread", "verdict", "reason"]
         assert row["verdict"] in ("reproduced", "same-direction", "differs")
@@ -68,8 +78,16 @@ def test_a_target_writes_its_result_and_figure(tmp_path: Path) -> None:
     assert (out / "hdrf-fig9" / "sweep" / "results.parquet").is_file()
     # Run again: every cell is reused.
     again = run_fairshare(
-        "reproduce", "hdrf-fig9", "--scale", "0.05", "--seeds", "2", "--jobs", "1",
-        "--out", str(out),
+        "reproduce",
+        "hdrf-fig9",
+        "--scale",
+        "0.05",
+        "--seeds",
+        "2",
+        "--jobs",
+        "1",
+        "--out",
+        str(out),
     )
     assert again.returncode == 0, again.stderr
     assert "ran 0 cells (2 done before)" in again.stdout

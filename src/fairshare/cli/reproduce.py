@@ -57,7 +57,8 @@ def markdown_table(targets: tuple[Target, ...]) -> str:
     lines = [
         MARKDOWN_BEGIN,
         "",
-        "| target | paper | figure | default scale | typical run time | verdict at the default scale |",
+        "| target | paper | figure | default scale | typical run time "
+        "| verdict at the default scale |",
         "| --- | --- | --- | --- | --- | --- |",
     ]
     for t in targets:

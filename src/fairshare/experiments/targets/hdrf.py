@@ -269,6 +269,8 @@ def _fig11_evaluate(frame: pl.DataFrame, seeds: Sequence[int]) -> Evaluation:
 TARGETS = (
     Target(
         name="hdrf-fig9",
+        typical_seconds=4,
+        verdict="4 reproduced (of 4)",
         paper="H-DRF",
         figure="Fig 9",
         description="dynamic H-DRF's shares on Figure 8's weighted hierarchy (4:1), GPU leaf",
@@ -284,6 +286,8 @@ TARGETS = (
     ),
     Target(
         name="hdrf-fig11",
+        typical_seconds=11,
+        verdict="2 same direction (of 2)",
         paper="H-DRF",
         figure="Fig 11",
         description="naive H-DRF starves n1,1 on Figure 10's hierarchy; dynamic H-DRF does not",

@@ -182,7 +182,8 @@ def _google_evaluate(frame: pl.DataFrame, seeds: tuple[int, ...]) -> Evaluation:
     fifo_delay = column("fifo", "mean_queueing_delay")
     fair_delay = [column(p, "mean_queueing_delay") for p in (*_ALTERNATIVES, "tsf")]
     best_fair = tuple(
-        min((v[k] for v in fair_delay if v[k] is not None), default=None) for k in range(len(seeds))
+        min((x for v in fair_delay if (x := v[k]) is not None), default=None)
+        for k in range(len(seeds))
     )
     measured = [
         Measured(
@@ -224,7 +225,7 @@ def _google_evaluate(frame: pl.DataFrame, seeds: tuple[int, ...]) -> Evaluation:
                 column(policy, "versus_task_later"),
             )
         )
-    cdrf_worst = []
+    cdrf_worst: list[float | None] = []
     for k in range(len(seeds)):
         later = {p: column(p, "versus_task_later")[k] for p in _ALTERNATIVES}
         if any(v is None for v in later.values()):
@@ -256,6 +257,8 @@ def _google_evaluate(frame: pl.DataFrame, seeds: tuple[int, ...]) -> Evaluation:
 TARGETS = (
     Target(
         name="tsf-table2",
+        typical_seconds=4,
+        verdict="5 reproduced (of 5)",
         paper="TSF",
         figure="Table II, Fig 5",
         description="TSF's task shares for Table II's four constrained jobs on 50 nodes",
@@ -268,6 +271,8 @@ TARGETS = (
     ),
     Target(
         name="tsf-fig9-11",
+        typical_seconds=75,
+        verdict="6 same direction, 8 differ (of 14)",
         paper="TSF",
         figure="Figs 9-11",
         description="queueing delay and completion-time speedup of TSF vs FIFO, DRF, CDRF, CMMF",
