@@ -29,7 +29,7 @@ Examples
 {'running_at': '{"a":[4,2],"b":[0,2]}'}
 >>> columns = run_probe(Probe.of("versus", policy="fifo"), run, scenario)
 >>> columns["versus_rmse_mean"], json.loads(columns["versus_slowdown_bins"])[0]["jobs"]
-(0.3333333333333333, 2)
+(0.3333333333333333, 1)
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ Examples
 >>> row.verdict, row.reason
 ('differs', 'ours 0.9233 is below 1 where the paper has 1.7 above it')
 >>> faster = Claim("FIFO's makespan over fair's", None, neutral=1.0, direction="<")
->>> judge(faster, [0.8, 0.85, 0.9]).verdict, judge(faster, [0.8, 1.3]).verdict
+>>> judge(faster, [0.8, 0.85, 0.9]).verdict, judge(faster, [0.8, 1.1]).verdict
 ('reproduced', 'same-direction')
 """
 

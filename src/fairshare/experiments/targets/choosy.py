@@ -214,7 +214,7 @@ def remaining_quantile(q: float, alpha: float = _ALPHA, m: float = _MIN) -> floa
     --------
     >>> from fairshare.experiments.targets.choosy import remaining_quantile
     >>> round(remaining_quantile(0.85) / (1.9 * 10 / 0.9), 3)  # in mean task durations
-    1.909
+    1.911
     """
     if q < (alpha - 1) / alpha:
         return alpha * m / (alpha - 1) * q
