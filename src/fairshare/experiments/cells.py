@@ -38,6 +38,7 @@ import numpy as np
 
 from fairshare import __version__, kernel
 from fairshare.api import Scenario, SimOptions, simulate
+from fairshare.experiments.probes import Probe, run_probe
 from fairshare.policies import PolicyError
 from fairshare.workload import ScenarioError, parse_scenario
 
@@ -106,6 +107,9 @@ class Cell:
     parameters : tuple of (str, object)
         The row's parameter columns and their values: ``scenario``, ``policy``, ``seed``,
         then each swept option and scenario field.
+    probe : Probe, optional
+        A measurement beyond the summary (:mod:`fairshare.experiments.probes`), whose
+        columns follow the summary's in the row.
     """
 
     id: str
@@ -114,6 +118,7 @@ class Cell:
     seed: int
     options: SimOptions
     parameters: tuple[tuple[str, object], ...]
+    probe: Probe | None = None
 
     @property
     def label(self) -> str:
@@ -223,8 +228,8 @@ def run_cell(cell: Cell) -> dict[str, object]:
     -------
     dict of str to object
         The parameter columns, then every field of the run's ``summary.json``
-        (:func:`flat_summary`; ``policy`` and ``seed`` are parameters already), then
-        :data:`VERSION_COLUMNS` and ``cell_seconds``.
+        (:func:`flat_summary`; ``policy`` and ``seed`` are parameters already), the
+        probe's columns if it has one, then :data:`VERSION_COLUMNS` and ``cell_seconds``.
 
     Raises
     ------
@@ -232,10 +237,14 @@ def run_cell(cell: Cell) -> dict[str, object]:
         An input problem found while the run's jobs are drawn.
     """
     started = time.perf_counter()
-    run = simulate(_scenario(cell.scenario), cell.policy, seed=cell.seed, options=cell.options)
+    scenario = _scenario(cell.scenario)
+    run = simulate(scenario, cell.policy, seed=cell.seed, options=cell.options)
     row = dict(cell.parameters)
     for name, value in flat_summary(run.summary).items():
         row.setdefault(name, value)
+    if cell.probe is not None:
+        for name, value in run_probe(cell.probe, run, scenario, cell.options).items():
+            row.setdefault(name, value)
     row.update(versions())
     row["cell_seconds"] = round(time.perf_counter() - started, 6)
     return row

@@ -67,6 +67,7 @@ from fairshare import __version__
 from fairshare.api import SimOptions, check_policy, workload_of
 from fairshare.experiments.cells import Cell, ScenarioInput
 from fairshare.experiments.options import OPTIONS, OptionFields, OptionKind, read_option
+from fairshare.experiments.probes import Probe
 from fairshare.policies import PolicyError
 from fairshare.workload import ScenarioError, parse_scenario
 from fairshare.workload.errors import got, listing, shown_value
@@ -182,6 +183,9 @@ class Grid:
     variants : tuple of ScenarioInput
         One scenario per combination of parameter values (one when there are none), the
         first parameter varying slowest.
+    probe : Probe, optional
+        A measurement every cell adds to its row (:mod:`fairshare.experiments.probes`;
+        set by ``fairshare reproduce``'s targets, not by a grid file).
     """
 
     source: str
@@ -191,6 +195,7 @@ class Grid:
     options: tuple[OptionAxis, ...]
     parameters: tuple[ParameterAxis, ...]
     variants: tuple[ScenarioInput, ...]
+    probe: Probe | None = None
 
     @property
     def size(self) -> int:
@@ -232,7 +237,7 @@ class Grid:
                     for seed in self.seeds:
                         cells.append(
                             Cell(
-                                id=cell_id(variant.digest, policy, seed, options),
+                                id=cell_id(variant.digest, policy, seed, options, self.probe),
                                 scenario=variant,
                                 policy=policy,
                                 seed=seed,
@@ -243,15 +248,19 @@ class Grid:
                                     ("seed", seed),
                                     *swept,
                                 ),
+                                probe=self.probe,
                             )
                         )
         return cells
 
 
-def cell_id(digest: str, policy: str, seed: int, options: SimOptions) -> str:
+def cell_id(
+    digest: str, policy: str, seed: int, options: SimOptions, probe: Probe | None = None
+) -> str:
     """The identity of a cell's run: a hash of everything its row depends on (the scenario's
-    document, the policy, the seed, every simulation option, fairshare's version). Two grids
-    that share a run share its key, so a sweep into the same directory reuses it.
+    document, the policy, the seed, every simulation option, the probe if any, fairshare's
+    version). Two grids that share a run share its key, so a sweep into the same directory
+    reuses it.
 
     Examples
     --------
@@ -281,6 +290,8 @@ def cell_id(digest: str, policy: str, seed: int, options: SimOptions) -> str:
         },
         "fairshare": __version__,
     }
+    if probe is not None:
+        identity["probe"] = {"name": probe.name, "params": probe.params}
     return hashlib.sha256(_canonical(identity).encode()).hexdigest()[:24]
 
 

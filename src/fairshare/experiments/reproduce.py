@@ -1,0 +1,266 @@
+"""Run a paper's reproduction target on the sweep machinery and write what it found
+(``fairshare reproduce``, SPEC section 7).
+
+A target (:mod:`fairshare.experiments.targets`) is one or more grids; :func:`run_target`
+runs every cell of them not yet done in ``DIR/TARGET/sweep`` (a sweep directory,
+:mod:`fairshare.experiments.store`, so an interrupted or repeated reproduction runs only
+what is missing), merges them with a ``part`` column into its ``results.parquet`` and
+``sweep.html``, and writes:
+
+```
+DIR/TARGET/result.json   {"target", "paper", "figure", "rows": [{"metric", "paper", "ours",
+                          "spread", "verdict", "reason"}], "scale", "seeds"}
+DIR/TARGET/figure.svg    the figure in the paper's form
+DIR/TARGET/sweep/        the sweep's directory: cells/, results.parquet, sweep.html
+```
+
+Examples
+--------
+>>> import json, tempfile
+>>> from pathlib import Path
+>>> from fairshare.experiments.reproduce import run_target
+>>> from fairshare.experiments.targets import target
+>>> with tempfile.TemporaryDirectory() as tmp:
+...     done = run_target(target("hdrf-fig9"), tmp, scale=0.05, seeds=(0,), jobs=1)
+...     document = json.loads(Path(tmp, "hdrf-fig9", "result.json").read_text())
+>>> sorted(document), document["rows"][0]["metric"]
+(['figure', 'paper', 'rows', 'scale', 'seeds', 'target'], 'CPU share of n1,1 (all leaves active)')
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from fairshare.experiments.aggregate import headline, settings
+from fairshare.experiments.cells import Cell, CellFailure
+from fairshare.experiments.executors import make_executor
+from fairshare.experiments.store import SweepDir, SweepDirError
+from fairshare.experiments.sweep import SweepProgress, available_cores, merge
+from fairshare.experiments.targets.base import Evaluation, Row, Target, judge
+from fairshare.report.outdir import STAGING_PREFIX
+from fairshare.report.sweep import render_sweep
+from fairshare.workload import ScenarioError
+
+__all__ = [
+    "FIGURE",
+    "RESULT",
+    "SWEEP",
+    "TargetResult",
+    "TargetUnavailable",
+    "check_target_dir",
+    "run_target",
+]
+
+RESULT = "result.json"
+"""A target's numbers (SPEC section 7)."""
+FIGURE = "figure.svg"
+"""A target's figure (SPEC section 7)."""
+SWEEP = "sweep"
+"""A target's sweep directory."""
+_OWN = {RESULT, FIGURE, SWEEP}
+
+
+class TargetUnavailable(Exception):
+    """A target the model cannot express yet: ``error: command line: TARGET: needs ...``
+    (exit 2), never a made-up result."""
+
+    def __init__(self, name: str, needs: str) -> None:
+        super().__init__(f"{name}: needs {needs}")
+        self.name = name
+        self.needs = needs
+
+
+@dataclass(frozen=True)
+class TargetResult:
+    """A reproduced target.
+
+    Attributes
+    ----------
+    target : Target
+        The target.
+    rows : tuple of Row
+        Its rows, as ``result.json`` has them.
+    scale : float
+        The scale it ran at.
+    seeds : tuple of int
+        The seeds.
+    ran, reused : int
+        Cells run now, and done by an earlier run into the same directory.
+    seconds : float
+        Wall seconds, cells and evaluation.
+    out : Path
+        ``DIR/TARGET``.
+    """
+
+    target: Target
+    rows: tuple[Row, ...]
+    scale: float
+    seeds: tuple[int, ...]
+    ran: int
+    reused: int
+    seconds: float
+    out: Path
+
+    def document(self) -> dict[str, object]:
+        """``result.json``'s document."""
+        return {
+            "target": self.target.name,
+            "paper": self.target.paper,
+            "figure": self.target.figure,
+            "rows": [row.document() for row in self.rows],
+            "scale": self.scale,
+            "seeds": len(self.seeds),
+        }
+
+
+def check_target_dir(out: str | Path, name: str) -> Path:
+    """``DIR/TARGET``, checked to be new, empty or an earlier reproduction's (it holds
+    nothing but ``result.json``, ``figure.svg`` and ``sweep``).
+
+    Raises
+    ------
+    SweepDirError
+        It holds anything else, or is not a directory.
+    """
+    where = Path(out) / name
+    if where.exists() and not where.is_dir():
+        raise SweepDirError(str(where), "is not a directory; choose another --out")
+    if where.is_dir():
+        other = sorted(
+            p.name
+            for p in where.iterdir()
+            if p.name not in _OWN and not p.name.startswith(STAGING_PREFIX)
+        )
+        if other:
+            raise SweepDirError(
+                str(where),
+                f"holds {other[0]!r}, which is not a reproduction's; choose a new or empty --out",
+            )
+    return where
+
+
+def _write(path: Path, text: str) -> None:
+    """Write ``text`` under a hidden name beside ``path``, then rename it into place."""
+    hidden = path.with_name(f"{STAGING_PREFIX}{os.getpid()}-{path.name}")
+    try:
+        hidden.write_text(text, encoding="utf-8")
+        os.replace(hidden, path)
+    except BaseException:
+        hidden.unlink(missing_ok=True)
+        raise
+
+
+def _report(target: Target, frame: pl.DataFrame, columns: Sequence[str]) -> str:
+    """``sweep.html`` of the target's merged parts: means over seeds per part, policy and
+    option."""
+    metrics = headline(frame)
+    by = ["policy", "part", *(c for c in columns if c not in ("scenario", "policy", "seed"))]
+    by = [c for c in dict.fromkeys(by) if c in frame.columns]
+    facts = [
+        ("target", f"{target.paper} {target.figure}: {target.description}"),
+        ("parts", ", ".join(dict.fromkeys(frame["part"].to_list()))),
+        ("cells", f"{frame.height:,}"),
+    ]
+    return render_sweep(target.name, facts, settings(frame, by, [m for m, _ in metrics]), metrics)
+
+
+def run_target(
+    target: Target,
+    out: str | Path,
+    *,
+    scale: float | None = None,
+    seeds: Sequence[int] | None = None,
+    jobs: int | None = None,
+    progress: SweepProgress | None = None,
+) -> TargetResult:
+    """Run ``target`` and write ``DIR/TARGET`` (module docstring).
+
+    Parameters
+    ----------
+    target : Target
+        The target.
+    out : str or Path
+        DIR.
+    scale : float, optional
+        The experiment's size as a fraction of the paper's (default: the target's).
+    seeds : Sequence of int, optional
+        The seeds (default: the target's count, from 0).
+    jobs : int, optional
+        Worker processes (1: in this process; default: every core).
+    progress : SweepProgress, optional
+        Told the plan and each finished cell.
+
+    Returns
+    -------
+    TargetResult
+
+    Raises
+    ------
+    TargetUnavailable
+        The model cannot express the target yet.
+    SweepDirError
+        ``DIR/TARGET`` cannot be used or written.
+    ScenarioError
+        A cell's run found an input problem.
+    """
+    if not target.runnable or target.build is None or target.evaluate is None:
+        raise TargetUnavailable(target.name, target.needs or "a definition")
+    chosen_scale = target.default_scale if scale is None else scale
+    chosen_seeds = tuple(seeds) if seeds is not None else tuple(range(target.default_seeds))
+    where = check_target_dir(out, target.name)
+    started = time.perf_counter()
+    parts = target.build(chosen_scale, chosen_seeds)
+    store = SweepDir(str(where / SWEEP))
+    cells: list[Cell] = [cell for part in parts for cell in part.grid.cells()]
+    unique = {cell.id: cell for cell in reversed(cells)}
+    done = store.read_cells(cell.id for cell in cells)
+    todo = [cell for cell in cells if cell.id not in done and unique[cell.id] is cell]
+    if progress is not None:
+        progress.start(len(cells), len(todo))
+    store.open()
+    if todo:
+        workers = jobs or min(available_cores(), len(todo))
+        with make_executor("local", workers, None, True) as runner:
+            for cell, outcome in runner.run(todo):
+                if isinstance(outcome, CellFailure):
+                    raise ScenarioError(outcome.file, outcome.where, outcome.what)
+                names = {name for name, _ in cell.parameters}
+                store.write_cell(cell.id, {k: v for k, v in outcome.items() if k not in names})
+                if progress is not None:
+                    progress.finished(cell)
+    found = {**done, **store.read_cells(cell.id for cell in todo)}
+    frames = []
+    columns: list[str] = []
+    for part in parts:
+        merged = merge(part.grid, part.grid.cells(), found)
+        frames.append(merged.with_columns(pl.lit(part.label).alias("part")))
+        columns.extend(name for name, _ in part.grid.columns())
+    frame = pl.concat(frames, how="diagonal_relaxed")
+    store.publish(frame, _report(target, frame, list(dict.fromkeys(columns))))
+    evaluation: Evaluation = target.evaluate(frame, chosen_seeds)
+    rows = tuple(judge(m.claim, m.values) for m in evaluation.measured)
+    result = TargetResult(
+        target,
+        rows,
+        chosen_scale,
+        chosen_seeds,
+        len(todo),
+        len(cells) - len(todo),
+        time.perf_counter() - started,
+        where,
+    )
+    try:
+        _write(where / RESULT, json.dumps(result.document(), indent=2) + "\n")
+        _write(where / FIGURE, evaluation.figure + "\n")
+    except OSError as err:
+        raise SweepDirError(
+            str(where), f"cannot write the result ({err.strerror or err})"
+        ) from None
+    return result

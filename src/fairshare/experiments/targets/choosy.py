@@ -1,0 +1,368 @@
+"""Choosy's evaluation (Ghodsi et al., EuroSys 2013, sections 6.2 and 7) as reproduction
+targets.
+
+- ``choosy-table1``, ``choosy-fig8``, ``choosy-table2``: section 7.1's macrobenchmark
+  (1,000 one-slot machines, 300 jobs in an hour with FAIR Table 2 sizes and Sharma et al.'s
+  Google constraints, Pareto task durations): the online Choosy scheduler against the
+  restricted-offline, migration and preemption reference schedulers
+  (:mod:`fairshare.sim.reference`). Table 1: Choosy's slowdown relative to each, by the
+  job's duration under the reference (1.00-1.13); Figure 8: the mean RMSE of the sorted
+  allocation vectors (0.09% against restricted offline, below 0.71% against the others);
+  Table 2: the simulations' run times (Choosy 1.5 s, the offline schedulers 228.5-590 s:
+  two orders of magnitude). The three share their cells.
+- ``choosy-rampup``: section 6.2 (Figure 6): the time a newly joined user waits for her
+  fair share, as a factor of the mean task duration: the analytic bound (the k/n quantile
+  of the remaining-time distribution of Pareto tasks, the normal approximation of the
+  k-th order statistic) beside the simulated ramp-up, for pickiness 0.25 to 0.85.
+- ``choosy-fig10-12``: section 7.2, users joining and leaving (needs scenario cancel
+  events).
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from fairshare.experiments.probes import Probe
+from fairshare.experiments.targets.base import Claim, Evaluation, Measured, Part, Target
+from fairshare.experiments.targets.common import (
+    bar,
+    json_cell,
+    measured_bar,
+    part,
+    ratio_per_seed,
+    scaled_count,
+)
+from fairshare.report.reproduce import Bar, grouped_figure
+
+__all__ = ["TARGETS", "remaining_quantile"]
+
+_REFERENCES = (
+    ("offline-restricted", "restricted offline"),
+    ("offline-migration", "migration"),
+    ("offline-preemption", "preemption"),
+)
+_TABLE1 = {
+    "offline-restricted": (1.02, 1.00, 1.00, 1.00),
+    "offline-migration": (1.07, 1.01, 1.01, 1.01),
+    "offline-preemption": (1.13, 1.02, 1.01, 1.01),
+}
+_BINS = ("<30s", "30-120s", "120-600s", ">600s")
+_TABLE2 = {
+    "offline-restricted": 228.5,
+    "offline-migration": 266.8,
+    "offline-preemption": 590.0,
+}
+_CHOOSY_SECONDS = 1.5
+
+
+def _macro_build(scale: float, seeds: tuple[int, ...]) -> list[Part]:
+    """Section 7.1: each reference scheduler's run, with Choosy's run of the same jobs
+    beside it (the ``versus`` probe)."""
+    scenario = {
+        "machines": [
+            {"name": "m", "count": scaled_count(1000, scale, 20), "capacity": {"slot": 1}}
+        ],
+        "workload": {
+            "generator": "google-constraints",
+            "jobs": scaled_count(300, scale, 10),
+            "arrival": 12 / scale if scale < 1 else 12,
+            "duration": {"pareto": {"alpha": 1.9, "min": 10}},
+        },
+    }
+    return [
+        part(
+            "section 7.1",
+            "choosy-macro",
+            scenario,
+            [name for name, _ in _REFERENCES],
+            seeds,
+            probe=Probe.of("versus", policy="choosy"),
+        )
+    ]
+
+
+def _macro_scaled(scale: float) -> str:
+    """Section 7.1 at ``scale``."""
+    return (
+        f"{scaled_count(1000, scale, 20)} of 1,000 machines, {scaled_count(300, scale, 10)} of "
+        "300 jobs over the same hour"
+    )
+
+
+def _bins_of(row: dict[str, object]) -> list[dict[str, object]]:
+    """The row's Choosy Table 1 bins (Choosy relative to the reference)."""
+    found = json_cell(row.get("versus_slowdown_bins"))
+    return found if isinstance(found, list) else []
+
+
+def _table1_evaluate(frame: pl.DataFrame, seeds: tuple[int, ...]) -> Evaluation:
+    """Mean slowdown per reference and bin."""
+    measured = []
+    series = []
+    for policy, label in _REFERENCES:
+        bars = []
+        for b, name in enumerate(_BINS):
+
+            def value(row: dict[str, object], b: int = b) -> float | None:
+                rows = _bins_of(row)
+                found = rows[b].get("mean_slowdown") if len(rows) > b else None
+                return float(found) if isinstance(found, int | float) else None
+
+            m = Measured(
+                Claim(f"slowdown vs {label}, jobs {name}", _TABLE1[policy][b], 0.1),
+                ratio_per_seed(frame, seeds, value, policy=policy),
+            )
+            measured.append(m)
+            bars.append(measured_bar(m))
+        series.append((f"vs {label} (ours)", bars))
+    figure = grouped_figure(
+        "Choosy Table 1: Choosy's slowdown relative to the offline schedulers",
+        "mean slowdown",
+        list(_BINS),
+        series,
+    )
+    return Evaluation(tuple(measured), figure)
+
+
+def _fig8_evaluate(frame: pl.DataFrame, seeds: tuple[int, ...]) -> Evaluation:
+    """Mean RMSE of the sorted allocation vectors against each reference."""
+    claims = {
+        "offline-restricted": Claim("mean RMSE vs restricted offline", 0.0009, 0.005),
+        "offline-migration": Claim(
+            "mean RMSE vs migration (below 0.71%)", None, neutral=0.0071, direction="<"
+        ),
+        "offline-preemption": Claim(
+            "mean RMSE vs preemption (below 0.71%)", None, neutral=0.0071, direction="<"
+        ),
+    }
+    measured = tuple(
+        Measured(
+            claims[policy],
+            ratio_per_seed(
+                frame, seeds, lambda r: _float(r.get("versus_rmse_mean")), policy=policy
+            ),
+        )
+        for policy, _ in _REFERENCES
+    )
+    figure = grouped_figure(
+        "Choosy Figure 8: mean RMSE of Choosy's allocation against the offline schedulers",
+        "time-weighted mean RMSE",
+        [label for _, label in _REFERENCES],
+        [
+            (
+                "ours",
+                [
+                    Bar(b.mean, b.low, b.high, 0.0009 if k == 0 else 0.0071)
+                    for k, b in enumerate(bar(m.values) for m in measured)
+                ],
+            )
+        ],
+    )
+    return Evaluation(measured, figure)
+
+
+def _float(value: object) -> float | None:
+    """A number, else None."""
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _table2_evaluate(frame: pl.DataFrame, seeds: tuple[int, ...]) -> Evaluation:
+    """Each reference's simulation time over Choosy's."""
+    measured = []
+    for policy, label in _REFERENCES:
+        paper = _TABLE2[policy] / _CHOOSY_SECONDS
+
+        def ratio(row: dict[str, object]) -> float | None:
+            mine, choosy = _float(row.get("wall_seconds")), _float(row.get("versus_wall_seconds"))
+            return mine / choosy if mine is not None and choosy else None
+
+        measured.append(
+            Measured(
+                Claim(f"run time of {label} over Choosy's", round(paper, 1), paper * 0.5, 1.0),
+                ratio_per_seed(frame, seeds, ratio, policy=policy),
+            )
+        )
+    figure = grouped_figure(
+        "Choosy Table 2: run time of each scheduler over Choosy's",
+        "simulation time / Choosy's",
+        [label for _, label in _REFERENCES],
+        [("ours", [measured_bar(m) for m in measured])],
+    )
+    return Evaluation(tuple(measured), figure)
+
+
+# ---- Section 6.2: ramp-up ------------------------------------------------------------------
+
+_ALPHA, _MIN = 1.9, 10.0
+_PICKINESS = (0.25, 0.5, 0.75, 0.85)
+_CONSTRAINED = 40
+"""The new user's constraint count n (machines she may use)."""
+_MACHINES = 100
+_JOIN = 30.0
+"""When she joins, in mean task durations (the running tasks' remaining times are then
+those of section 6.2's waiting-time paradox)."""
+_HOLD = 100_000.0
+"""Her tasks' duration: they hold their machines, so her job's finish minus this is the time
+her last task started."""
+
+
+def remaining_quantile(q: float, alpha: float = _ALPHA, m: float = _MIN) -> float:
+    """Section 6.2's inverse CDF of the remaining duration R of Pareto(alpha, m) tasks
+    running when a user joins a full cluster, at ``q``.
+
+    Examples
+    --------
+    >>> from fairshare.experiments.targets.choosy import remaining_quantile
+    >>> round(remaining_quantile(0.85) / (1.9 * 10 / 0.9), 3)  # in mean task durations
+    1.911
+    """
+    if q < (alpha - 1) / alpha:
+        return alpha * m / (alpha - 1) * q
+    return float(m * (alpha * (1 - q)) ** (1 / (1 - alpha)))
+
+
+def _mean_task() -> float:
+    """E[T] of the Pareto durations."""
+    return _ALPHA * _MIN / (_ALPHA - 1)
+
+
+def _rampup_build(scale: float, seeds: tuple[int, ...]) -> list[Part]:
+    """One part per pickiness: a background user keeps 100 one-slot machines full of
+    Pareto(1.9, 10) tasks; at 30 mean task durations a user constrained to 40 of them joins
+    with k = pickiness x 40 tasks that hold their machines. Choosy gives her every machine of
+    hers that frees (her share is the lowest), so her k-th start is her ramp-up."""
+    machines = _MACHINES
+    join = _JOIN * _mean_task()
+    background = scaled_count(int(machines * (_JOIN + 40)), scale, machines * 5)
+    parts = []
+    for p in _PICKINESS:
+        k = round(p * _CONSTRAINED)
+        scenario = {
+            "machines": [{"name": "m", "count": machines, "capacity": {"slot": 1}}],
+            "jobs": [
+                {
+                    "name": "background",
+                    "submit": 0,
+                    "user": "others",
+                    "tasks": background,
+                    "duration": {"pareto": {"alpha": _ALPHA, "min": _MIN}},
+                },
+                {
+                    "name": "joiner",
+                    "submit": round(join, 3),
+                    "user": "new",
+                    "tasks": k,
+                    "duration": _HOLD,
+                    "machines": [f"m-{i}" for i in range(_CONSTRAINED)],
+                },
+            ],
+        }
+        parts.append(part(f"pickiness {p}", "choosy-rampup", scenario, ["choosy"], seeds))
+    return parts
+
+
+def _rampup_evaluate(frame: pl.DataFrame, seeds: tuple[int, ...]) -> Evaluation:
+    """The simulated ramp-up over the mean task duration, beside the analytic bound."""
+
+    def rampup(row: dict[str, object]) -> float | None:
+        users = json_cell(row.get("users"))
+        if not isinstance(users, dict) or "new" not in users:
+            return None
+        response = users["new"].get("mean_response_time")
+        if not isinstance(response, int | float):
+            return None
+        return (float(response) - _HOLD) / _mean_task()
+
+    measured = []
+    for p in _PICKINESS:
+        analytic = remaining_quantile(p) / _mean_task()
+        measured.append(
+            Measured(
+                Claim(
+                    f"ramp-up / mean task, pickiness {p} (analytic bound)",
+                    round(analytic, 3),
+                    max(0.3 * analytic, 0.1),
+                ),
+                ratio_per_seed(frame, seeds, rampup, part=f"pickiness {p}"),
+            )
+        )
+    measured.append(
+        Measured(
+            Claim("ramp-up / mean task, pickiness 0.85, below 2", None, neutral=2.0, direction="<"),
+            measured[-1].values,
+        )
+    )
+    figure = grouped_figure(
+        "Choosy Figure 6: ramp-up time against pickiness (alpha 1.9)",
+        "ramp-up / mean task duration",
+        [str(p) for p in _PICKINESS],
+        [("simulated (ours)", [measured_bar(m) for m in measured[: len(_PICKINESS)]])],
+        lines=True,
+    )
+    return Evaluation(tuple(measured), figure)
+
+
+_MACRO = {
+    "paper": "Choosy",
+    "section": "section 7.1",
+    "default_scale": 0.1,
+    "default_seeds": 3,
+    "build": _macro_build,
+    "scaled": _macro_scaled,
+}
+
+TARGETS = (
+    Target(
+        name="choosy-table1",
+        typical_seconds=18,
+        verdict="11 reproduced, 1 differ (of 12)",
+        figure="Table 1",
+        description="Choosy's slowdown relative to the three offline schedulers, by job duration",
+        evaluate=_table1_evaluate,
+        **_MACRO,  # type: ignore[arg-type]
+    ),
+    Target(
+        name="choosy-fig8",
+        typical_seconds=13,
+        verdict="3 reproduced (of 3)",
+        figure="Fig 8",
+        description="RMSE of Choosy's allocation vectors against the offline schedulers",
+        evaluate=_fig8_evaluate,
+        **_MACRO,  # type: ignore[arg-type]
+    ),
+    Target(
+        name="choosy-table2",
+        typical_seconds=13,
+        verdict="3 same direction (of 3)",
+        figure="Table 2",
+        description="run time of the offline schedulers against Choosy's",
+        evaluate=_table2_evaluate,
+        **_MACRO,  # type: ignore[arg-type]
+    ),
+    Target(
+        name="choosy-rampup",
+        typical_seconds=9,
+        verdict="4 reproduced, 1 same direction (of 5)",
+        paper="Choosy",
+        figure="Fig 6 (sec 6.2)",
+        description="ramp-up time vs pickiness: analytic Pareto order-statistics bound vs sim",
+        section="section 6.2",
+        default_scale=1.0,
+        default_seeds=5,
+        build=_rampup_build,
+        evaluate=_rampup_evaluate,
+        scaled=lambda s: (
+            f"{scaled_count(int(_MACHINES * (_JOIN + 40)), s, _MACHINES * 5):,} background "
+            "tasks on 100 machines"
+        ),
+    ),
+    Target(
+        name="choosy-fig10-12",
+        paper="Choosy",
+        figure="Figs 10-12",
+        description="users joining and leaving: Choosy against the offline schedulers",
+        section="section 7.2",
+        needs="scenario events that cancel a job or a user at a time (a sudden leave)",
+    ),
+)
+"""Choosy's targets."""

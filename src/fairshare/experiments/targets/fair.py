@@ -1,0 +1,622 @@
+"""FAIR's evaluation (Zaharia et al., *Job Scheduling for Multi-User MapReduce Clusters*,
+sections 5.3 and 6) as reproduction targets.
+
+- ``fair-table3``: section 6.2.1, Table 3 and Figure 12: map-only scan jobs of 3, 10 and
+  100 maps on the small private cluster (100 nodes of 6 slots in 4 racks, blocks on 3
+  nodes), fair sharing with and without delay scheduling (T1 = T2 = 15 s): node and rack
+  locality, and the throughput gain of delay scheduling (1.2x, 1.7x, 1.3x).
+- ``fair-fig13-14``: section 6.2.2, Figures 13-14 (sticky slots): 5 to 50 concurrent scan
+  jobs on 100 nodes of 4 slots; delay scheduling (T1 = 10 s) brings node locality from
+  90-27% to 99-100% and throughput up by 1.1x, 1.6x and 2x for 10, 20 and 50 jobs.
+- ``fair-fig10-11``: section 6.1, Figures 10-11 (macrobenchmark BM): 50 jobs of Table 2's
+  sizes every 30 s on 100 nodes; response-time gain over FIFO per size bin for fair
+  sharing and FIFO with and without copy-compute splitting, and locality with delay
+  scheduling (99-100%, from 15-95%).
+- ``fair-fig8-9``: section 5.3, Figures 8-9: 30 Zipf-sized MapReduce jobs on 10 nodes of one
+  map and one reduce slot; FIFO's batch response time is best, and fair sharing,
+  copy-compute splitting and preemption each cut the mean slowdown in half.
+- ``fair-fig15``: section 6.2.4, IO-rate biasing (needs closed-loop submitters and input
+  files shared by several jobs).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+
+import polars as pl
+
+from fairshare.experiments.targets.base import Claim, Evaluation, Measured, Part, Target
+from fairshare.experiments.targets.common import (
+    bar,
+    json_cell,
+    measured_bar,
+    part,
+    ratio_per_seed,
+    scaled_count,
+)
+from fairshare.report.reproduce import grouped_figure
+
+__all__ = ["TARGETS"]
+
+
+def _locality(row: dict[str, object], *levels: str) -> float | None:
+    """The fraction of tasks with input data at the given levels."""
+    total = 0.0
+    for level in levels:
+        value = row.get(f"locality_{level}")
+        if not isinstance(value, int | float):
+            return None
+        total += float(value)
+    return total
+
+
+def _ratio(a: Sequence[float | None], b: Sequence[float | None]) -> tuple[float | None, ...]:
+    """Per seed, ``a / b``."""
+    return tuple(
+        x / y if x is not None and y is not None and y > 0 else None
+        for x, y in zip(a, b, strict=True)
+    )
+
+
+# ---- Table 3 / Figure 12 -------------------------------------------------------------------
+
+_T3_SIZES = (3, 10, 100)
+_T3_NODE = {3: (0.02, 0.75), 10: (0.37, 0.99), 100: (0.84, 0.94)}
+_T3_RACK = {3: (0.50, 0.96), 10: (0.98, 1.00), 100: (0.99, 0.99)}
+_T3_GAIN = {3: 1.2, 10: 1.7, 100: 1.3}
+_T3_TASKS = 36_000
+"""Map tasks per run at scale 1: 600 slots busy for about ten minutes with 10-s scans."""
+_T3_DURATION = 10.0
+
+
+def _t3_build(scale: float, seeds: tuple[int, ...]) -> list[Part]:
+    """One part per job size: jobs arriving evenly over ~80% of the work's span, so the
+    cluster stays full; fair sharing with and without delay scheduling."""
+    parts = []
+    tasks = scaled_count(_T3_TASKS, scale, 600)
+    span = tasks * _T3_DURATION / 600
+    for size in _T3_SIZES:
+        jobs = max(2, tasks // size)
+        gap = 0.8 * span / jobs
+        scenario = {
+            "machines": [
+                {"name": f"r{r}-n", "count": 25, "capacity": {"slots": 6}, "rack": f"r{r}"}
+                for r in range(4)
+            ],
+            "jobs": [
+                {
+                    "name": f"scan-{k}",
+                    "submit": round(k * gap, 3),
+                    "tasks": size,
+                    "duration": _T3_DURATION,
+                    "input": {"replicas": 3},
+                }
+                for k in range(jobs)
+            ],
+        }
+        parts.append(
+            part(
+                f"{size} maps",
+                "fair-table3",
+                scenario,
+                ["fair"],
+                seeds,
+                options={"delay-scheduling": [None, "15,15"]},
+            )
+        )
+    return parts
+
+
+def _t3_evaluate(frame: pl.DataFrame, seeds: tuple[int, ...]) -> Evaluation:
+    """Node and rack-or-better locality per size and setting; makespan ratio."""
+    measured: list[Measured] = []
+    node_bars: dict[str, list[Measured]] = {"standard": [], "delay": []}
+    for size in _T3_SIZES:
+        label = f"{size} maps"
+        for k, (delay, name) in enumerate(((None, "standard"), ("15,15", "delay"))):
+            node = ratio_per_seed(
+                frame,
+                seeds,
+                lambda r: _locality(r, "node"),
+                part=label,
+                delay__scheduling=delay,
+            )
+            rack = ratio_per_seed(
+                frame,
+                seeds,
+                lambda r: _locality(r, "node", "rack"),
+                part=label,
+                delay__scheduling=delay,
+            )
+            shown = "delay scheduling" if delay else "standard scheduler"
+            m = Measured(Claim(f"node locality, {label}, {shown}", _T3_NODE[size][k], 0.1), node)
+            measured.append(m)
+            node_bars[name].append(m)
+            measured.append(
+                Measured(Claim(f"rack locality, {label}, {shown}", _T3_RACK[size][k], 0.1), rack)
+            )
+        standard = ratio_per_seed(
+            frame,
+            seeds,
+            lambda r: _number(r.get("makespan")),
+            part=label,
+            delay__scheduling=None,
+        )
+        delayed = ratio_per_seed(
+            frame,
+            seeds,
+            lambda r: _number(r.get("makespan")),
+            part=label,
+            delay__scheduling="15,15",
+        )
+        measured.append(
+            Measured(
+                Claim(f"throughput gain of delay scheduling, {label}", _T3_GAIN[size], 0.15, 1.0),
+                _ratio(standard, delayed),
+            )
+        )
+    figure = grouped_figure(
+        "FAIR Table 3: node locality in the small-jobs experiment",
+        "node-local fraction of maps",
+        [f"{s} maps" for s in _T3_SIZES],
+        [
+            ("standard (ours)", [measured_bar(m) for m in node_bars["standard"]]),
+            ("delay scheduling (ours)", [measured_bar(m) for m in node_bars["delay"]]),
+        ],
+    )
+    return Evaluation(tuple(measured), figure)
+
+
+def _number(value: object) -> float | None:
+    """A number, else None."""
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+# ---- Figures 13-14: sticky slots ---------------------------------------------------------
+
+_STICKY_JOBS = (5, 10, 20, 50)
+_STICKY_GAIN = {10: 1.1, 20: 1.6, 50: 2.0}
+_STICKY_LOCALITY = {5: 0.90, 50: 0.27}
+_STICKY_MAPS = 72
+"""Maps per job at scale 1 (9 GB of the 180-GB data set per job, in 128-MB blocks)."""
+
+
+def _sticky_build(scale: float, seeds: tuple[int, ...]) -> list[Part]:
+    """One part per count of concurrent jobs, all submitted at 0, on one rack (EC2 gives no
+    topology); fair sharing with and without delay scheduling (T1 = 10 s)."""
+    maps = scaled_count(_STICKY_MAPS, scale, 8)
+    parts = []
+    for count in _STICKY_JOBS:
+        scenario = {
+            "machines": [{"name": "n", "count": 100, "capacity": {"slots": 4}, "rack": "ec2"}],
+            "jobs": [
+                {
+                    "name": f"scan-{k}",
+                    "submit": 0,
+                    "tasks": maps,
+                    "duration": 10,
+                    "input": {"replicas": 3},
+                }
+                for k in range(count)
+            ],
+        }
+        parts.append(
+            part(
+                f"{count} jobs",
+                "fair-fig13-14",
+                scenario,
+                ["fair"],
+                seeds,
+                options={"delay-scheduling": [None, "10,10"]},
+            )
+        )
+    return parts
+
+
+def _sticky_evaluate(frame: pl.DataFrame, seeds: tuple[int, ...]) -> Evaluation:
+    """Node locality with and without delay scheduling, and the makespan ratio."""
+    measured: list[Measured] = []
+    series: dict[str, list[Measured]] = {"standard": [], "delay": []}
+    for count in _STICKY_JOBS:
+        label = f"{count} jobs"
+        node = {
+            name: ratio_per_seed(
+                frame, seeds, lambda r: _locality(r, "node"), part=label, delay__scheduling=d
+            )
+            for name, d in (("standard", None), ("delay", "10,10"))
+        }
+        standard_claim = Claim(
+            f"node locality, {label}, standard", _STICKY_LOCALITY.get(count), 0.1
+        )
+        if standard_claim.paper is None:
+            standard_claim = Claim(
+                f"node locality, {label}, standard, below delay scheduling's",
+                None,
+                neutral=0.0,
+                direction=">",
+            )
+            m = Measured(standard_claim, _difference(node["delay"], node["standard"]))
+        else:
+            m = Measured(standard_claim, node["standard"])
+        measured.append(m)
+        series["standard"].append(
+            Measured(Claim("", _STICKY_LOCALITY.get(count)), node["standard"])
+        )
+        d = Measured(Claim(f"node locality, {label}, delay scheduling", 0.995, 0.02), node["delay"])
+        measured.append(d)
+        series["delay"].append(d)
+        if count in _STICKY_GAIN:
+            spans = {
+                name: ratio_per_seed(
+                    frame,
+                    seeds,
+                    lambda r: _number(r.get("makespan")),
+                    part=label,
+                    delay__scheduling=dd,
+                )
+                for name, dd in (("standard", None), ("delay", "10,10"))
+            }
+            measured.append(
+                Measured(
+                    Claim(
+                        f"throughput gain of delay scheduling, {label}",
+                        _STICKY_GAIN[count],
+                        0.2,
+                        1.0,
+                    ),
+                    _ratio(spans["standard"], spans["delay"]),
+                )
+            )
+    figure = grouped_figure(
+        "FAIR Figure 14: node locality in the sticky-slots experiment",
+        "node-local fraction of maps",
+        [f"{c} jobs" for c in _STICKY_JOBS],
+        [
+            ("standard (ours)", [measured_bar(m) for m in series["standard"]]),
+            ("delay scheduling (ours)", [measured_bar(m) for m in series["delay"]]),
+        ],
+    )
+    return Evaluation(tuple(measured), figure)
+
+
+def _difference(a: Sequence[float | None], b: Sequence[float | None]) -> tuple[float | None, ...]:
+    """Per seed, ``a - b``."""
+    return tuple(
+        x - y if x is not None and y is not None else None for x, y in zip(a, b, strict=True)
+    )
+
+
+# ---- Figures 10-11: the macrobenchmark ----------------------------------------------------
+
+_BM_SETTINGS = (
+    ("fifo", False, None, "FIFO"),
+    ("fair", False, None, "fair"),
+    ("fifo", True, None, "FIFO + copy-compute"),
+    ("fair", True, None, "fair + copy-compute"),
+    ("fair", True, "5,10", "fair + copy-compute + delay"),
+)
+
+
+def _bm_build(scale: float, seeds: tuple[int, ...]) -> list[Part]:
+    """BM: facebook-2009's Table 2 sizes, 50 jobs every 30 s on average, 100 nodes of 6
+    slots (EC2's 4 map and 2 reduce slots as one pool) in 4 racks, blocks on 3 nodes."""
+    machines = scaled_count(100, scale, 10)
+    scenario = {
+        "machines": [
+            {
+                "name": f"r{r}-n",
+                "count": max(1, machines // 4),
+                "capacity": {"slots": 6},
+                "rack": f"r{r}",
+            }
+            for r in range(4)
+        ],
+        "workload": {
+            "generator": "facebook-2009",
+            "jobs": 50,
+            "arrival": 30,
+            "duration": {"exponential": {"mean": 30}},
+        },
+    }
+    return [
+        part(
+            "no delay",
+            "fair-fig10-11",
+            scenario,
+            ["fifo", "fair"],
+            seeds,
+            options={"copy-compute-splitting": [False, True]},
+        ),
+        part(
+            "delay",
+            "fair-fig10-11",
+            scenario,
+            ["fair"],
+            seeds,
+            options={"copy-compute-splitting": [True], "delay-scheduling": ["5,10"]},
+        ),
+    ]
+
+
+def _bins(row: dict[str, object]) -> dict[int, dict[str, object]]:
+    """The row's size bins by number."""
+    found = json_cell(row.get("size_bins"))
+    if not isinstance(found, list):
+        return {}
+    return {int(b["bin"]): b for b in found if isinstance(b, dict)}
+
+
+def _bm_evaluate(frame: pl.DataFrame, seeds: tuple[int, ...]) -> Evaluation:
+    """Per bin, FIFO's mean response time over each setting's; locality with and without
+    delay scheduling."""
+
+    def setting(policy: str, ccs: bool, delay: str | None) -> pl.DataFrame:
+        rows = frame.filter(
+            (pl.col("policy") == policy) & (pl.col("copy-compute-splitting") == ccs)
+        )
+        if delay is None:
+            return rows.filter(pl.col("part") == "no delay")
+        return rows.filter(pl.col("part") == "delay")
+
+    def bin_rt(rows: pl.DataFrame, b: int) -> tuple[float | None, ...]:
+        return ratio_per_seed(
+            rows, seeds, lambda r: _number(_bins(r).get(b, {}).get("mean_response_time"))
+        )
+
+    fifo = setting("fifo", False, None)
+    gains: dict[str, list[tuple[float | None, ...]]] = {}
+    for policy, ccs, delay, label in _BM_SETTINGS[1:]:
+        rows = setting(policy, ccs, delay)
+        gains[label] = [_ratio(bin_rt(fifo, b), bin_rt(rows, b)) for b in range(9)]
+    measured = [
+        Measured(Claim("gain over FIFO, bin 0 (1-25 maps), fair", 2.0, 0.5, 1.0), gains["fair"][0]),
+        Measured(
+            Claim("gain over FIFO, bin 0, fair + copy-compute", 1.9, 0.5, 1.0),
+            gains["fair + copy-compute"][0],
+        ),
+        Measured(
+            Claim("gain over FIFO, bin 1 (25-50 maps), fair + copy-compute", 1.9, 0.5, 1.0),
+            gains["fair + copy-compute"][1],
+        ),
+        Measured(
+            Claim("gain over FIFO, bin 0, FIFO + copy-compute", None, neutral=1.0, direction=">"),
+            gains["FIFO + copy-compute"][0],
+        ),
+        Measured(
+            Claim(
+                "gain over FIFO, bins 6-8 (800+ maps), fair (slightly slower)",
+                None,
+                neutral=1.0,
+                direction="<",
+            ),
+            tuple(_mean_of([gains["fair"][b][k] for b in (6, 7, 8)]) for k in range(len(seeds))),
+        ),
+        Measured(
+            Claim("node locality, fair + copy-compute + delay", 0.995, 0.02),
+            ratio_per_seed(setting("fair", True, "5,10"), seeds, lambda r: _locality(r, "node")),
+        ),
+        Measured(
+            Claim("node locality, fair + copy-compute, no delay (paper 15-95%)", 0.55, 0.4),
+            ratio_per_seed(setting("fair", True, None), seeds, lambda r: _locality(r, "node")),
+        ),
+    ]
+    present = [b for b in range(9) if any(v is not None for v in gains["fair"][b])]
+    figure = grouped_figure(
+        "FAIR Figure 10: mean response-time gain over FIFO per size bin",
+        "FIFO's mean response time / the setting's",
+        [f"bin {b}" for b in present],
+        [(label, [bar(values[b]) for b in present]) for label, values in gains.items()],
+    )
+    return Evaluation(tuple(measured), figure)
+
+
+def _mean_of(values: Sequence[float | None]) -> float | None:
+    """The mean of the values present."""
+    found = [v for v in values if v is not None]
+    return sum(found) / len(found) if found else None
+
+
+# ---- Figures 8-9: section 5.3 ------------------------------------------------------------
+
+
+def _zipf_jobs(seed: int, count: int) -> list[dict[str, object]]:
+    """Section 5.3's schedule: maps Zipf-distributed in 1-400 (exponent 1), reducers
+    uniform in 1 to maps / 5, Poisson arrivals every 30 s on average; maps on map slots and
+    reducers on reduce slots (separate demands)."""
+    rng = random.Random(seed)
+    weights = [1.0 / k for k in range(1, 401)]
+    jobs = []
+    now = 0.0
+    for k in range(count):
+        maps = rng.choices(range(1, 401), weights)[0]
+        jobs.append(
+            {
+                "name": f"job{k}",
+                "submit": round(now, 3),
+                "demand": {"map_slot": 1},
+                "tasks": maps,
+                "duration": {"exponential": {"mean": 10}},
+                "reduce": {
+                    "tasks": rng.randint(1, max(1, maps // 5)),
+                    "copy": 10,
+                    "compute": 20,
+                    "demand": {"reduce_slot": 1},
+                },
+            }
+        )
+        now += rng.expovariate(1 / 30)
+    return jobs
+
+
+_S53 = (
+    ("fifo", False, None, "FIFO"),
+    ("fair", False, None, "fair"),
+    ("fifo", True, None, "FIFO + copy-compute"),
+    ("fair", True, None, "fair + copy-compute"),
+    ("fair", False, "10,10", "fair + preemption"),
+)
+
+
+def _s53_build(scale: float, seeds: tuple[int, ...]) -> list[Part]:
+    """One part per seed (its own drawn schedule of 30 jobs), 10 nodes of one map and one
+    reduce slot."""
+    parts = []
+    for seed in seeds:
+        scenario = {
+            "resources": ["map_slot", "reduce_slot"],
+            "machines": [{"name": "n", "count": 10, "capacity": {"map_slot": 1, "reduce_slot": 1}}],
+            "jobs": _zipf_jobs(seed, scaled_count(30, scale, 5)),
+        }
+        parts.append(
+            part(
+                f"schedule {seed}",
+                "fair-fig8-9",
+                scenario,
+                ["fifo", "fair"],
+                [seed],
+                options={"copy-compute-splitting": [False, True]},
+            )
+        )
+        parts.append(
+            part(
+                f"schedule {seed}, preemption",
+                "fair-fig8-9",
+                scenario,
+                ["fair"],
+                [seed],
+                options={"preemption": ["10,10"]},
+            )
+        )
+    return parts
+
+
+def _s53_evaluate(frame: pl.DataFrame, seeds: tuple[int, ...]) -> Evaluation:
+    """Makespan and mean slowdown ratios between the settings."""
+
+    def values(
+        column: str, policy: str, ccs: bool, preempt: str | None
+    ) -> tuple[float | None, ...]:
+        rows = frame.filter(pl.col("policy") == policy)
+        if preempt is None:
+            rows = rows.filter(
+                (pl.col("copy-compute-splitting") == ccs) & ~pl.col("part").str.contains("preempt")
+            )
+        else:
+            rows = rows.filter(pl.col("part").str.contains("preempt"))
+        return ratio_per_seed(rows, seeds, lambda r: _number(r.get(column)))
+
+    runs = {label: (p, c, d) for p, c, d, label in _S53}
+    span = {label: values("makespan", *key) for label, key in runs.items()}
+    slow = {label: values("mean_slowdown", *key) for label, key in runs.items()}
+    measured = (
+        Measured(
+            Claim(
+                "batch response time, fair over FIFO (FIFO best)", None, neutral=1.0, direction=">"
+            ),
+            _ratio(span["fair"], span["FIFO"]),
+        ),
+        Measured(
+            Claim(
+                "batch response time, fair + copy-compute over FIFO + copy-compute",
+                None,
+                neutral=1.0,
+                direction=">",
+            ),
+            _ratio(span["fair + copy-compute"], span["FIFO + copy-compute"]),
+        ),
+        Measured(
+            Claim("mean slowdown, fair over FIFO", 0.5, 0.2, 1.0),
+            _ratio(slow["fair"], slow["FIFO"]),
+        ),
+        Measured(
+            Claim("mean slowdown, fair + copy-compute over fair", 0.5, 0.2, 1.0),
+            _ratio(slow["fair + copy-compute"], slow["fair"]),
+        ),
+        Measured(
+            Claim("mean slowdown, fair + preemption over fair", 0.5, 0.2, 1.0),
+            _ratio(slow["fair + preemption"], slow["fair"]),
+        ),
+    )
+    figure = grouped_figure(
+        "FAIR Figures 8-9: batch response time and mean slowdown",
+        "mean over seeds",
+        [label for *_, label in _S53],
+        [
+            ("makespan / FIFO's", [bar(_ratio(span[s], span["FIFO"])) for *_, s in _S53]),
+            ("mean slowdown", [bar(slow[s]) for *_, s in _S53]),
+        ],
+    )
+    return Evaluation(measured, figure)
+
+
+TARGETS = (
+    Target(
+        name="fair-table3",
+        typical_seconds=32,
+        verdict="8 reproduced, 2 same direction, 5 differ (of 15)",
+        paper="FAIR",
+        figure="Table 3, Fig 12",
+        description="locality and throughput vs job size (3/10/100 maps), delay scheduling",
+        section="section 6.2.1",
+        default_scale=0.25,
+        default_seeds=3,
+        build=_t3_build,
+        evaluate=_t3_evaluate,
+        scaled=lambda s: (
+            f"{scaled_count(_T3_TASKS, s, 600):,} of 36,000 map tasks per run on the paper's "
+            "100 nodes"
+        ),
+    ),
+    Target(
+        name="fair-fig13-14",
+        typical_seconds=8,
+        verdict="3 reproduced, 8 differ (of 11)",
+        paper="FAIR",
+        figure="Figs 13-14",
+        description="sticky slots: locality and throughput with 5-50 concurrent scan jobs",
+        section="section 6.2.2",
+        default_scale=0.5,
+        default_seeds=3,
+        build=_sticky_build,
+        evaluate=_sticky_evaluate,
+        scaled=lambda s: f"{scaled_count(_STICKY_MAPS, s, 8)} of 72 maps per job on 100 nodes",
+    ),
+    Target(
+        name="fair-fig10-11",
+        typical_seconds=26,
+        verdict="2 reproduced, 4 same direction, 1 differ (of 7)",
+        paper="FAIR",
+        figure="Figs 10-11",
+        description="macrobenchmark: response-time gain over FIFO and locality per size bin",
+        section="section 6.1",
+        default_scale=1.0,
+        default_seeds=5,
+        build=_bm_build,
+        evaluate=_bm_evaluate,
+        scaled=lambda s: f"{4 * max(1, scaled_count(100, s, 10) // 4)} of 100 nodes, 50 jobs",
+    ),
+    Target(
+        name="fair-fig8-9",
+        typical_seconds=15,
+        verdict="3 reproduced, 2 same direction (of 5)",
+        paper="FAIR",
+        figure="Figs 8-9",
+        description="section 5.3: batch response time and slowdown, FIFO vs fair, CPAC, kills",
+        section="section 5.3",
+        default_scale=1.0,
+        default_seeds=10,
+        build=_s53_build,
+        evaluate=_s53_evaluate,
+        scaled=lambda s: f"{scaled_count(30, s, 5)} of 30 jobs on 10 nodes",
+    ),
+    Target(
+        name="fair-fig15",
+        paper="FAIR",
+        figure="Fig 15",
+        description="IO-rate biasing: throughput of 20 closed-loop workers on a hot file",
+        section="section 6.2.4",
+        needs="closed-loop submitters and input files shared by several jobs (hot files)",
+    ),
+)
+"""FAIR's targets."""

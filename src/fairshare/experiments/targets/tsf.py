@@ -1,0 +1,290 @@
+"""TSF's evaluation (Wang et al., *Multi-Resource Fair Sharing for Datacenter Jobs with
+Placement Constraints*, section VI) as reproduction targets.
+
+- ``tsf-table2``: section VI-A2, Table II and Figure 5: four jobs on 50 nodes (1-25 with
+  1 core and 1 GB, 26-50 with 2 cores and 1 GB) with whitelists; with Jobs 1 and 2 active
+  TSF gives Job 2 a task share of 1/2 and Job 1 2/3; with Jobs 1, 3 and 4 active, Jobs 3
+  and 4 get 1/5 each and Job 1 3/5. Task runtimes vary by up to 20% around Table II's
+  means (drawn per seed).
+- ``tsf-fig9-11``: section VI-B, Figures 9-11: a constrained Google-like workload
+  (Sharma et al.'s attributes, FAIR Table 2 sizes) on two-resource machines under FIFO,
+  DRF, CDRF, CMMF on CPU and on memory, and TSF: FIFO's job queueing delay is far the
+  longest, TSF speeds up medium and big jobs over the others (about 10%), and has the
+  least task queueing delay of the fair policies, CDRF the most.
+"""
+
+from __future__ import annotations
+
+import random
+
+import polars as pl
+
+from fairshare.experiments.probes import TSF_BIN_LABELS, Probe
+from fairshare.experiments.targets.base import Claim, Evaluation, Measured, Part, Target
+from fairshare.experiments.targets.common import (
+    bar,
+    json_cell,
+    measured_bar,
+    part,
+    ratio_per_seed,
+    scaled_count,
+)
+from fairshare.report.reproduce import grouped_figure
+
+__all__ = ["TARGETS"]
+
+# Table II: start, tasks, cores, runtime, whitelist (node ranges, 1-based), hi.
+_TABLE2 = (
+    ("job1", 0, 1000, 1.0, 23.2, ((1, 50),), 75),
+    ("job2", 10, 150, 0.5, 18.3, ((1, 25),), 100),
+    ("job3", 150, 100, 0.5, 21.3, ((1, 10), (26, 35)), 100),
+    ("job4", 150, 100, 1.0, 55.6, ((1, 10), (26, 35)), 75),
+)
+_PHASES = (
+    (40.0, "job1", 2 / 3),
+    (40.0, "job2", 1 / 2),
+    (200.0, "job1", 3 / 5),
+    (200.0, "job3", 1 / 5),
+    (200.0, "job4", 1 / 5),
+)
+
+
+def _node(i: int) -> str:
+    """Table II's node i (1-based) by its machine name."""
+    return f"a-{i - 1}" if i <= 25 else f"b-{i - 26}"
+
+
+def _table2_build(scale: float, seeds: tuple[int, ...]) -> list[Part]:
+    """One part per seed: its task runtimes drawn uniformly within 20% of the means."""
+    parts = []
+    for seed in seeds:
+        rng = random.Random(seed)
+        jobs = []
+        for name, start, tasks, cores, runtime, ranges, _ in _TABLE2:
+            jobs.append(
+                {
+                    "name": name,
+                    "submit": start,
+                    "demand": {"cpu": cores, "mem": 0.5},
+                    "tasks": tasks,
+                    "duration": [round(runtime * rng.uniform(0.8, 1.2), 3) for _ in range(tasks)],
+                    "machines": [_node(i) for lo, hi in ranges for i in range(lo, hi + 1)],
+                }
+            )
+        scenario = {
+            "resources": ["cpu", "mem"],
+            "machines": [
+                {"name": "a", "count": 25, "capacity": {"cpu": 1, "mem": 1}},
+                {"name": "b", "count": 25, "capacity": {"cpu": 2, "mem": 1}},
+            ],
+            "jobs": jobs,
+        }
+        parts.append(
+            part(
+                f"runtimes {seed}",
+                "tsf-table2",
+                scenario,
+                ["tsf"],
+                [seed],
+                probe=Probe.of("running", times=sorted({t for t, _, _ in _PHASES})),
+            )
+        )
+    return parts
+
+
+def _table2_evaluate(frame: pl.DataFrame, seeds: tuple[int, ...]) -> Evaluation:
+    """Each job's task share (running tasks over hi) in the two phases."""
+    times = sorted({t for t, _, _ in _PHASES})
+    hi = {name: h for name, *_, h in _TABLE2}
+    measured = []
+    for t, job, paper in _PHASES:
+
+        def share(row: dict[str, object], t: float = t, job: str = job) -> float | None:
+            running = json_cell(row.get("running_at"))
+            if not isinstance(running, dict) or job not in running:
+                return None
+            return float(running[job][times.index(t)]) / hi[job]
+
+        measured.append(
+            Measured(
+                Claim(f"task share of {job} at {t:g} s", round(paper, 4), 0.05),
+                ratio_per_seed(frame, seeds, share),
+            )
+        )
+    figure = grouped_figure(
+        "TSF Figure 5: task shares in the two phases of Table II's jobs",
+        "task share",
+        [f"{job} at {t:g} s" for t, job, _ in _PHASES],
+        [("TSF (ours)", [measured_bar(m) for m in measured])],
+    )
+    return Evaluation(tuple(measured), figure)
+
+
+_POLICIES = ("fifo", "drf", "cdrf", "cmmf-cpu", "cmmf-mem", "tsf")
+_ALTERNATIVES = ("drf", "cdrf", "cmmf-cpu", "cmmf-mem")
+_MACHINES, _JOBS = 1000, 4500
+
+
+def _google_build(scale: float, seeds: tuple[int, ...]) -> list[Part]:
+    """Section VI-B at ``scale``: machines alternating <32 CPUs, 16 GB> and <16, 32> with
+    Google-like attributes, constrained jobs of four demand shapes arriving over an hour;
+    each policy's run beside TSF's (the ``versus`` probe)."""
+    machines = scaled_count(_MACHINES, scale, 20)
+    scenario = {
+        "resources": ["cpu", "mem"],
+        "machines": [
+            {"name": "x", "count": machines // 2, "capacity": {"cpu": 32, "mem": 16}},
+            {"name": "y", "count": machines - machines // 2, "capacity": {"cpu": 16, "mem": 32}},
+        ],
+        "workload": {
+            "generator": "google-constraints",
+            "jobs": scaled_count(_JOBS, scale, 20),
+            "arrival": 3600 / scaled_count(_JOBS, scale, 20),
+            "duration": {"exponential": {"mean": 30}},
+            "demand": [
+                {"cpu": 1, "mem": 2},
+                {"cpu": 2, "mem": 1},
+                {"cpu": 1, "mem": 1},
+                {"cpu": 4, "mem": 2},
+            ],
+        },
+    }
+    return [
+        part(
+            "section VI-B",
+            "tsf-fig9-11",
+            scenario,
+            list(_POLICIES),
+            seeds,
+            probe=Probe.of("versus", policy="tsf"),
+        )
+    ]
+
+
+def _num(value: object) -> float | None:
+    """A number, else None."""
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _google_evaluate(frame: pl.DataFrame, seeds: tuple[int, ...]) -> Evaluation:
+    """Queueing delays, TSF's per-job speedup per bin, and per-task comparisons."""
+
+    def column(policy: str, name: str) -> tuple[float | None, ...]:
+        return ratio_per_seed(frame, seeds, lambda r: _num(r.get(name)), policy=policy)
+
+    def job_bin(policy: str, b: int) -> tuple[float | None, ...]:
+        def value(row: dict[str, object]) -> float | None:
+            bins = json_cell(row.get("versus_job_bins"))
+            return _num(bins[b].get("mean")) if isinstance(bins, list) else None
+
+        return ratio_per_seed(frame, seeds, value, policy=policy)
+
+    fifo_delay = column("fifo", "mean_queueing_delay")
+    fair_delay = [column(p, "mean_queueing_delay") for p in (*_ALTERNATIVES, "tsf")]
+    best_fair = tuple(
+        min((x for v in fair_delay if (x := v[k]) is not None), default=None)
+        for k in range(len(seeds))
+    )
+    measured = [
+        Measured(
+            Claim(
+                "mean job queueing delay, FIFO over the best fair policy",
+                None,
+                neutral=1.0,
+                direction=">",
+            ),
+            tuple(
+                a / b if a is not None and b else None
+                for a, b in zip(fifo_delay, best_fair, strict=True)
+            ),
+        )
+    ]
+    for b in (1, 2):
+        for policy in _ALTERNATIVES:
+            measured.append(
+                Measured(
+                    Claim(
+                        f"TSF's completion-time gain over {policy}, jobs of "
+                        f"{TSF_BIN_LABELS[b]} tasks",
+                        0.10,
+                        0.05,
+                        0.0,
+                    ),
+                    job_bin(policy, b),
+                )
+            )
+    for policy in _ALTERNATIVES:
+        measured.append(
+            Measured(
+                Claim(
+                    f"fraction of tasks waiting longer under {policy} than TSF",
+                    None,
+                    neutral=0.5,
+                    direction=">",
+                ),
+                column(policy, "versus_task_later"),
+            )
+        )
+    cdrf_worst: list[float | None] = []
+    for k in range(len(seeds)):
+        later = {p: column(p, "versus_task_later")[k] for p in _ALTERNATIVES}
+        if any(v is None for v in later.values()):
+            cdrf_worst.append(None)
+            continue
+        others = max(v for p, v in later.items() if p != "cdrf" and v is not None)
+        cdrf = later["cdrf"]
+        cdrf_worst.append(cdrf - others if cdrf is not None else None)
+    measured.append(
+        Measured(
+            Claim(
+                "CDRF delays the most tasks (its fraction minus the next)",
+                None,
+                neutral=0.0,
+                direction=">",
+            ),
+            tuple(cdrf_worst),
+        )
+    )
+    figure = grouped_figure(
+        "TSF Figure 10: TSF's job completion-time gain over the alternatives",
+        "mean of (alternative - TSF) / alternative",
+        list(TSF_BIN_LABELS),
+        [(policy, [bar(job_bin(policy, b)) for b in range(4)]) for policy in _ALTERNATIVES],
+    )
+    return Evaluation(tuple(measured), figure)
+
+
+TARGETS = (
+    Target(
+        name="tsf-table2",
+        typical_seconds=4,
+        verdict="5 reproduced (of 5)",
+        paper="TSF",
+        figure="Table II, Fig 5",
+        description="TSF's task shares for Table II's four constrained jobs on 50 nodes",
+        section="section VI-A2",
+        default_scale=1.0,
+        default_seeds=5,
+        build=_table2_build,
+        evaluate=_table2_evaluate,
+        scaled=lambda s: "the paper's size (the experiment is small; --scale does not change it)",
+    ),
+    Target(
+        name="tsf-fig9-11",
+        typical_seconds=75,
+        verdict="6 same direction, 8 differ (of 14)",
+        paper="TSF",
+        figure="Figs 9-11",
+        description="queueing delay and completion-time speedup of TSF vs FIFO, DRF, CDRF, CMMF",
+        section="section VI-B",
+        default_scale=0.05,
+        default_seeds=3,
+        build=_google_build,
+        evaluate=_google_evaluate,
+        scaled=lambda s: (
+            f"{scaled_count(_MACHINES, s, 20)} of 1,000 machines, "
+            f"{scaled_count(_JOBS, s, 20):,} of 4,500 jobs over the same hour"
+        ),
+    ),
+)
+"""TSF's targets."""

@@ -1,0 +1,120 @@
+"""``fairshare reproduce`` through the executable: ``--list``, README's generated table,
+a tiny run's ``result.json`` and ``figure.svg``, and bad input (exit 2, one line)."""
+
+from __future__ import annotations
+
+import json
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from fairshare.cli.reproduce import MARKDOWN_BEGIN, MARKDOWN_END, markdown_table
+from fairshare.experiments.targets import TARGETS
+
+from conftest import assert_rejected, run_fairshare
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def test_list_prints_one_target_a_line_in_four_columns() -> None:
+    done = run_fairshare("reproduce", "--list")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert len(lines) == len(TARGETS)
+    for line, target in zip(lines, TARGETS, strict=True):
+        columns = re.split(r"\s{2,}", line, maxsplit=3)
+        assert columns[:3] == [target.name, target.paper, target.figure]
+        assert columns[3].startswith(target.description)
+        assert ("[needs " in columns[3]) == (not target.runnable)
+    names = [line.split()[0] for line in lines]
+    for expected in ("fair-table3", "hdrf-fig12-13", "choosy-table1", "tsf-fig9-11"):
+        assert expected in names
+
+
+def test_readme_table_is_the_generated_one() -> None:
+    text = README.read_text(encoding="utf-8")
+    begin, end = text.index(MARKDOWN_BEGIN), text.index(MARKDOWN_END) + len(MARKDOWN_END)
+    assert text[begin:end] == markdown_table(TARGETS)
+    done = run_fairshare("reproduce", "--list", "--markdown")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == markdown_table(TARGETS) + "\n"
+
+
+def test_a_target_writes_its_result_and_figure(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    done = run_fairshare(
+        "reproduce",
+        "hdrf-fig9",
+        "--scale",
+        "0.05",
+        "--seeds",
+        "2",
+        "--jobs",
+        "1",
+        "--out",
+        str(out),
+    )
+    assert done.returncode == 0, done.stderr
+    assert "scale 0.05: 2 of 49 servers" in done.stdout
+    document = json.loads((out / "hdrf-fig9" / "result.json").read_text())
+    assert list(document) == ["target", "paper", "figure", "rows", "scale", "seeds"]
+    assert (document["target"], document["paper"], document["figure"]) == (
+        "hdrf-fig9",
+        "H-DRF",
+        "Fig 9",
+    )
+    assert document["scale"] == 0.05 and document["seeds"] == 2
+    rows = document["rows"]
+    assert rows[0]["metric"] == "CPU share of n1,1 (all leaves active)"
+    for row in rows:
+        assert list(row) == ["metric", "paper", "ours", "spread", "verdict", "reason"]
+        assert row["verdict"] in ("reproduced", "same-direction", "differs")
+        assert (row["reason"] is None) == (row["verdict"] == "reproduced")
+    # Two servers of 4 CPUs: n1,1 gets 6 of 8 CPUs, n1,2 both GPU units... of 8.
+    assert rows[0]["ours"] == 0.75 and rows[0]["spread"] == 0.0
+    assert rows[1]["ours"] == 1.0 and rows[1]["verdict"] == "reproduced"
+    svg = ET.fromstring((out / "hdrf-fig9" / "figure.svg").read_text())
+    assert svg.tag == "{http://www.w3.org/2000/svg}svg"
+    assert (out / "hdrf-fig9" / "sweep" / "results.parquet").is_file()
+    # Run again: every cell is reused.
+    again = run_fairshare(
+        "reproduce",
+        "hdrf-fig9",
+        "--scale",
+        "0.05",
+        "--seeds",
+        "2",
+        "--jobs",
+        "1",
+        "--out",
+        str(out),
+    )
+    assert again.returncode == 0, again.stderr
+    assert "ran 0 cells (2 done before)" in again.stdout
+
+
+def test_bad_input_is_one_line_and_writes_nothing(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    cases = [
+        (("reproduce", "fair-table4", "--out", str(out)), "unknown target 'fair-table4'"),
+        (("reproduce", "hdrf-fig12-13", "--out", str(out)), "needs a slot-based"),
+        (("reproduce", "choosy-fig10-12", "--out", str(out)), "needs scenario events"),
+        (("reproduce", "hdrf-fig9", "--scale", "0", "--out", str(out)), "--scale"),
+        (("reproduce", "hdrf-fig9", "--scale", "2", "--out", str(out)), "--scale"),
+        (("reproduce", "hdrf-fig9"), "--out"),
+        (("reproduce", "--out", str(out)), "TARGET"),
+        (("reproduce", "--markdown"), "--markdown"),
+        (("reproduce", "--list", "hdrf-fig9"), "--list"),
+    ]
+    for args, expected in cases:
+        line = assert_rejected(run_fairshare(*args))
+        assert expected in line, (args, line)
+    assert not out.exists()
+    foreign = tmp_path / "taken" / "hdrf-fig9"
+    foreign.mkdir(parents=True)
+    (foreign / "notes.txt").write_text("mine")
+    line = assert_rejected(
+        run_fairshare("reproduce", "hdrf-fig9", "--out", str(tmp_path / "taken"))
+    )
+    assert "notes.txt" in line and "--out" in line
+    assert sorted(p.name for p in foreign.iterdir()) == ["notes.txt"]

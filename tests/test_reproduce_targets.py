@@ -1,0 +1,55 @@
+"""Every target the model expresses runs at a tiny scale and gives rows of finite numbers
+and a figure; every other target is listed with what it needs and refuses to run."""
+
+from __future__ import annotations
+
+import json
+import math
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from fairshare.experiments.reproduce import TargetUnavailable, run_target
+from fairshare.experiments.targets import TARGETS, target
+
+TINY = {
+    "fair-table3": 0.02,
+    "fair-fig13-14": 0.1,
+    "fair-fig10-11": 0.1,
+    "fair-fig8-9": 0.3,
+    "hdrf-fig9": 0.05,
+    "hdrf-fig11": 0.1,
+    "choosy-table1": 0.03,
+    "choosy-fig8": 0.03,
+    "choosy-table2": 0.03,
+    "choosy-rampup": 0.1,
+    "tsf-table2": 1.0,
+    "tsf-fig9-11": 0.005,
+}
+"""Each runnable target's tiny scale for the tests."""
+
+
+def test_every_runnable_target_has_a_tiny_scale() -> None:
+    assert sorted(TINY) == sorted(t.name for t in TARGETS if t.runnable)
+
+
+@pytest.mark.parametrize("name", sorted(TINY))
+def test_a_target_runs_at_a_tiny_scale(name: str, tmp_path: Path) -> None:
+    result = run_target(target(name), tmp_path, scale=TINY[name], seeds=(0,), jobs=1)
+    assert result.rows
+    numbers = [row.ours for row in result.rows if row.ours is not None]
+    assert len(numbers) >= len(result.rows) / 2, [r.metric for r in result.rows]
+    assert all(math.isfinite(v) for v in numbers)
+    document = json.loads((tmp_path / name / "result.json").read_text())
+    assert document["target"] == name and document["seeds"] == 1
+    assert len(document["rows"]) == len(result.rows)
+    ET.fromstring((tmp_path / name / "figure.svg").read_text())
+
+
+@pytest.mark.parametrize("name", sorted(t.name for t in TARGETS if not t.runnable))
+def test_a_target_the_model_lacks_refuses_to_run(name: str, tmp_path: Path) -> None:
+    with pytest.raises(TargetUnavailable) as raised:
+        run_target(target(name), tmp_path)
+    assert raised.value.needs == target(name).needs
+    assert not (tmp_path / name).exists()
