@@ -123,7 +123,7 @@ class Scheduler(Filling):
         options: PolicyOptions | None = None,
     ) -> None:
         # Entries set aside by skip() for the rest of one machine's offer.
-        self._held: list[tuple[int, tuple[float, int, int, int]]] = []
+        self._held: list[tuple[int, tuple[int, float, int, int]]] = []
         super().__init__(cluster, users=users, queues=queues, options=options)
         cls = type(self)
         # Batched launches (see Filling._serve) rely on the selection this class was
@@ -187,6 +187,8 @@ class Scheduler(Filling):
         cs = self.cluster
         user = self._user(job.user, job)
         demand = tuple(map(float, job.demand.tolist()))
+        if job.priority:
+            self.prioritized = True
         cls = cs.class_of(job)
         group = cs.group_of(cls, demand)
         state = JobState(job_id, job, user.idx, group, demand)
