@@ -319,6 +319,11 @@ class Filling(Headroom):
                     else:
                         break
                 pick = select(mi)
+                if pick is not None and self.quotas is not None:
+                    # A user whose launch the quotas refuse sits out the rest of the offer.
+                    while pick is not None and not self.quota_admits(pick[0], pick[1]):
+                        self.skip(pick[0], pick[1])
+                        pick = select(mi)
                 if pick is None:
                     break
             alone = serve(mi, now, out, users[pick[0]], pick[1], solo)
@@ -446,6 +451,37 @@ class Filling(Headroom):
         index = job.next_reduce
         job.next_reduce += 1
         return TaskRef(job.id, "reduce", index), None
+
+    def quota_admits(self, u: int, g: int) -> bool:
+        """Whether the queues' quotas let user ``u`` launch a task of group ``g`` now: its
+        queues' borrowing limits and their siblings' lending limits
+        (:meth:`fairshare.policies.quota.QuotaTree.admits`, on the pooled free room).
+
+        Parameters
+        ----------
+        u : int
+            The user's index.
+        g : int
+            The group of its task.
+
+        Returns
+        -------
+        bool
+        """
+        quotas = self.quotas
+        assert quotas is not None
+        users = self.users
+        free = list(self.cluster.total)
+        for user in users:
+            if user.running:
+                for r, x in enumerate(user.alloc):
+                    free[r] -= x
+        return quotas.admits(
+            quotas.usage(users),
+            quotas.chain(users[u].queue),
+            self.cluster.groups[g].demand,
+            free,
+        )
 
     def wake_at(self, t: float) -> None:
         """Ask the driver to call ``advance`` at ``t`` (a delay-scheduling wait or a

@@ -54,6 +54,7 @@ from fairshare.policies.copy_compute import CopyComputeAdmission
 from fairshare.policies.options import PolicyOptions
 from fairshare.policies.preemption import PreemptionState
 from fairshare.policies.protocol import Decision, Launch, Locality, TaskRef
+from fairshare.policies.quota import QuotaTree
 from fairshare.policies.state import ClusterState, Demand, JobState, UserState, part_id
 from fairshare.tolerances import FIT
 from fairshare.workload.model import Job, Queue, User
@@ -143,8 +144,13 @@ class Ledger:
         self.prioritized = False
         # With the base's rank, one heap entry serves every group of a user (see _touch).
         self._plain_rank = type(self).user_rank is Ledger.user_rank
+        # Nominal quotas with lending and borrowing (fairshare.policies.quota), when a queue
+        # has one: they read every user's allocation.
+        self.quotas: QuotaTree | None = None
+        if any(q.quota is not None for q in self.queues):
+            self.quotas = QuotaTree(self.queues, len(cluster.resources))
         # tracks_allocation as an attribute of the instance (read on every launch).
-        self._track = self.tracks_allocation
+        self._track = self.tracks_allocation or self.quotas is not None
         # With the base's _touch, a user without pending work has nothing to refresh.
         self._plain_touch = type(self)._touch is Ledger._touch
         for user in users:
