@@ -481,6 +481,7 @@ class Filling(Headroom):
             quotas.chain(users[u].queue),
             self.cluster.groups[g].demand,
             free,
+            quotas.pending(users),
         )
 
     def wake_at(self, t: float) -> None:

@@ -14,6 +14,10 @@ the running tasks of every user below it. Per governed resource (one its quota n
   queues with quotas that share its nearest ancestor with a quota; the root for the top
   ones). A launch that borrows (takes a queue above its quota) is not made when the cluster's
   free room left after it would not cover what its siblings hold back.
+- *Idle quota only*: a launch that borrows is not made while a sibling with pending work is
+  below its quota in a resource the launch needs: quota a queue is waiting to use is not
+  idle (Kueue admits the workloads that fit within their nominal quota first). Work that
+  cannot run anywhere still counts as waiting, so such a queue's quota stays unlent.
 - *Reclaiming*: a queue below its quota with pending work whose next task fits within the
   quotas of every queue above its user takes it back by preemption
   (:mod:`fairshare.policies.preemption`), killing tasks of *borrowing* queues only.
@@ -39,7 +43,7 @@ With ``b`` idle, ``a`` may not go past its quota (the 4 idle CPUs of ``b`` are h
 ...     1,
 ... )
 >>> used = [[4.0], [0.0]]
->>> tree.admits(used, tree.chain("a"), (1.0,), [4.0])
+>>> tree.admits(used, tree.chain("a"), (1.0,), [4.0], [0, 0])
 False
 >>> tree.within(used, tree.chain("b"), (1.0,))
 True
@@ -205,6 +209,7 @@ class QuotaTree:
         chain: list[int],
         demand: Demand,
         free_total: Sequence[float],
+        pending: Sequence[int],
     ) -> bool:
         """Whether a launch of one task of ``demand`` by a user below ``chain`` respects the
         borrowing limits of its queues and the lending limits of their siblings (see the
@@ -220,6 +225,8 @@ class QuotaTree:
             The task's demand.
         free_total : sequence of float
             The cluster's free room, per resource, before the launch.
+        pending : sequence of int
+            :meth:`pending`.
 
         Returns
         -------
@@ -250,9 +257,12 @@ class QuotaTree:
             if parent in borrows_at and s not in chain:
                 keep = self.keep[s]
                 row = used[s]
+                cap = self.quota[s]
                 for r in range(self.resources):
                     if keep[r] > row[r]:
                         held[r] += keep[r] - row[r]
+                    if pending[s] and demand[r] > 0 and row[r] < cap[r] - FIT < math.inf:
+                        return False
         for r, d in enumerate(demand):
             if d > 0 and free_total[r] - d < held[r] - FIT:
                 return False
