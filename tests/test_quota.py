@@ -181,7 +181,13 @@ def test_bad_quota_fields_are_one_error_each() -> None:
         assert what in err.value.what
     with pytest.raises(ScenarioError) as err:
         parse_scenario(
-            {**base, "queues": [{"path": "a", "quota": {"cpu": 4}}, {"path": "a/x", "quota": {"cpu": 5}}]},
+            {
+                **base,
+                "queues": [
+                    {"path": "a", "quota": {"cpu": 4}},
+                    {"path": "a/x", "quota": {"cpu": 5}},
+                ],
+            },
             source="bad.yaml",
         )
     assert err.value.where == "queues[1].quota.cpu"
@@ -220,9 +226,7 @@ def test_random_runs_respect_borrowing_limits_and_finish(
     log = _run(_scenario(queues, specs), policy, preemption)
     # Every job of a queue that may run a task finishes (no quota starves a queue for ever),
     # and nothing borrows past its limit.
-    ceilings = [
-        math.inf if limits[i] is None else q + limits[i] for i, q in enumerate(quotas)
-    ]
+    ceilings = [math.inf if limits[i] is None else q + limits[i] for i, q in enumerate(quotas)]
     assert all(j.finish is not None for j in log.jobs if ceilings[int(j.queue[1:])] >= 1)
     usage = _usage(log)
     for i, ceiling in enumerate(ceilings):

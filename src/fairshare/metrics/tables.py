@@ -35,9 +35,9 @@ import polars as pl
 
 from fairshare.metrics.bins import FAIR_BIN_LABELS, fair_bin
 from fairshare.metrics.frames import LOCALITY_LEVELS, PHASES, FloatArray, IntArray, run_frames
+from fairshare.metrics.queues import queue_usage
 from fairshare.metrics.stats import FLOAT_DECIMALS, clean
 from fairshare.metrics.summary import _summary
-from fairshare.metrics.queues import queue_usage
 from fairshare.metrics.timeline import Timeline, timeline
 from fairshare.runlog import RunLog
 

@@ -263,10 +263,8 @@ class QuotaTree:
                         held[r] += keep[r] - row[r]
                     if pending[s] and demand[r] > 0 and row[r] < cap[r] - FIT < math.inf:
                         return False
-        for r, d in enumerate(demand):
-            if d > 0 and free_total[r] - d < held[r] - FIT:
-                return False
-        return True
+        # The room left after the launch covers what the siblings hold back.
+        return all(not (d > 0 and free_total[r] - d < held[r] - FIT) for r, d in enumerate(demand))
 
     def borrowed(
         self,

@@ -312,12 +312,12 @@ class _Builder:
             return None, None, None
         where = f"queues[{i}]"
         out: list[tuple[float, ...]] = []
-        for key, amounts in (
+        for key, given in (
             ("quota", entry.quota),
             ("borrowing_limit", entry.borrowing_limit),
             ("lending_limit", entry.lending_limit),
         ):
-            amounts = amounts or {}
+            amounts = given or {}
             vector = self._vector(amounts, f"{where}.{key}")
             for resource in amounts:
                 if key != "quota" and resource not in entry.quota:
@@ -327,9 +327,10 @@ class _Builder:
                         f"resources its quota names ({', '.join(entry.quota) or 'none'})",
                     )
             out.append(
-                tuple(float(v) if r in amounts else math.inf for r, v in zip(
-                    self.resources, vector.tolist(), strict=True
-                ))
+                tuple(
+                    float(v) if r in amounts else math.inf
+                    for r, v in zip(self.resources, vector.tolist(), strict=True)
+                )
             )
         return out[0], out[1], out[2]
 

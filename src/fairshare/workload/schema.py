@@ -420,10 +420,14 @@ class QueueModel(_Record):
                 nominal = self.quota.get(resource)
                 if nominal is None or amount > nominal:
                     shown = "none" if nominal is None else shown_value(nominal)
-                    raise FieldError(
-                        f"lends {shown_value(amount)} of {resource!r} but its quota of it is "
-                        f"{shown}; a queue lends at most its quota"
-                    ).within(resource).within("lending_limit")
+                    raise (
+                        FieldError(
+                            f"lends {shown_value(amount)} of {resource!r} but its quota of it is "
+                            f"{shown}; a queue lends at most its quota"
+                        )
+                        .within(resource)
+                        .within("lending_limit")
+                    )
 
 
 @dataclass(slots=True)
