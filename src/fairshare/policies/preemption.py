@@ -41,6 +41,24 @@ Rules 2 and 3 move share from users at or above their fair share to users below 
 rule 4 makes every kill a launch for the starved user, so each kill brings the allocation
 closer to the fair one: with fixed demands, the kills stop.
 
+Quotas and priorities (issue 18; :mod:`fairshare.policies.quota`), served before minimum and
+fair shares, each with rule 4's reserved room:
+
+6. A user whose next task fits within the quotas of every queue above it, pending for
+   ``Tmin`` seconds, reclaims: victims are tasks *borrowed* across queues with quotas (their
+   queue still uses at least its quota of a resource the task holds without it), and a
+   victim's user keeps its minimum share.
+7. A user whose next job has a higher priority than a running task, pending for ``Tmin``
+   seconds, preempts tasks of strictly lower priorities (newest first) whose users keep their
+   minimum shares; rules 1-5 never take a task of a higher priority than the starved job's.
+8. With quotas, a task is a victim across queues with quotas only when it is borrowed, and
+   the launch on the freed room keeps the beneficiary's queues within their quotas.
+
+Why rules 6-8 stop: a reclaim lowers the total borrowed quota (its victims are borrowed, its
+launch borrows nothing), and a priority kill raises the running priorities without raising
+what is borrowed, so with fixed demands no two queues reclaim from each other for ever
+(Kueue #3779).
+
 Examples
 --------
 FAIR section 3.2: pool A (minimum share 5 slots) arrives at t=1 while pool B holds all ten
