@@ -1,6 +1,7 @@
 """The run's tables (SPEC section 3) as polars frames, and the writer of a run's data files.
 
-``jobs.csv``, ``timeline.csv`` and ``tasks.parquet``. Floats in CSV files are written with
+``jobs.csv``, ``timeline.csv``, ``tasks.parquet`` and, when jobs name queues,
+``queues.csv`` (:mod:`fairshare.metrics.queues`). Floats in CSV files are written with
 6 decimals and missing values (a job that never finished, a slowdown that is undefined) as
 empty fields; ``summary.json`` has sorted keys, floats rounded to 6 decimals, null for
 undefined values and a final newline. The same log gives the same bytes, except
@@ -34,6 +35,7 @@ import polars as pl
 
 from fairshare.metrics.bins import FAIR_BIN_LABELS, fair_bin
 from fairshare.metrics.frames import LOCALITY_LEVELS, PHASES, FloatArray, IntArray, run_frames
+from fairshare.metrics.queues import queue_usage
 from fairshare.metrics.stats import FLOAT_DECIMALS, clean
 from fairshare.metrics.summary import _summary
 from fairshare.metrics.timeline import Timeline, timeline
@@ -298,6 +300,9 @@ def write_run_files(log: RunLog, out_dir: Path) -> dict[str, object]:
     (out_dir / "summary.json").write_text(dumps_json(doc), encoding="utf-8")
     write_csv(jobs_frame(log), out_dir / "jobs.csv")
     write_csv(_timeline_frame(tl), out_dir / "timeline.csv")
+    if any(record.queue for record in log.jobs):
+        # Per-queue use over time, the quantity quotas bound (fairshare.metrics.queues).
+        write_csv(queue_usage(log), out_dir / "queues.csv")
     # Statistics and the writer's version string are fixed for a given polars, so the bytes
     # depend only on the rows.
     buffer = io.BytesIO()

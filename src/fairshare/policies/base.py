@@ -123,12 +123,14 @@ class Scheduler(Filling):
         options: PolicyOptions | None = None,
     ) -> None:
         # Entries set aside by skip() for the rest of one machine's offer.
-        self._held: list[tuple[int, tuple[float, int, int, int]]] = []
+        self._held: list[tuple[int, tuple[int, float, int, int]]] = []
         super().__init__(cluster, users=users, queues=queues, options=options)
         cls = type(self)
         # Batched launches (see Filling._serve) rely on the selection this class was
         # written for (a job order that moves is followed inside the batch).
-        self._batching = self._own_selection()
+        # Quotas test every launch against the queues' usage (Filling.offer_machine), so
+        # they select every task afresh.
+        self._batching = self._own_selection() and self.quotas is None
         # Whether finish_and_decide may take its fast path at all (the per-call conditions
         # are checked there): no mechanism it leaves to the general path is on.
         self._fused = (
@@ -148,7 +150,8 @@ class Scheduler(Filling):
         # user is the only one with work (see Filling._offer_job): this class's selection
         # and bound, the plain fit test.
         self._solo_offers = (
-            cls.select is Filling.select
+            self._batching
+            and cls.select is Filling.select
             and cls._bound is Filling._bound
             and not self.options.headroom
         )
@@ -187,6 +190,8 @@ class Scheduler(Filling):
         cs = self.cluster
         user = self._user(job.user, job)
         demand = tuple(map(float, job.demand.tolist()))
+        if job.priority:
+            self.prioritized = True
         cls = cs.class_of(job)
         group = cs.group_of(cls, demand)
         state = JobState(job_id, job, user.idx, group, demand)

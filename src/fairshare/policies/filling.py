@@ -71,7 +71,7 @@ class Filling(Headroom):
     # Set by the subclass's constructor (fairshare.policies.base.Scheduler).
     _batching: bool
     _solo_offers: bool
-    _held: list[tuple[int, tuple[float, int, int, int]]]
+    _held: list[tuple[int, tuple[int, float, int, int]]]
 
     # ------------------------------------------------------------------ selection hooks
 
@@ -94,7 +94,7 @@ class Filling(Headroom):
         free = cs.free[mi]
         users = self.users
         groups = cs.groups
-        best: tuple[float, int, int, int] | None = None
+        best: tuple[int, float, int, int] | None = None
         best_group = -1
         headroom = self._headroom
         cs.selects += 1
@@ -143,7 +143,7 @@ class Filling(Headroom):
                 heappush(groups[g].heap, entry)
             self._held.clear()
 
-    def _bound(self, mi: int, u: int) -> tuple[float, int, int, int] | None:
+    def _bound(self, mi: int, u: int) -> tuple[int, float, int, int] | None:
         """A lower bound on the heap entries of every user but ``u`` in the groups whose task
         fits on ``mi`` (None: there is none). A heap's top bounds all its entries; when the
         top is ``u``'s own, the first valid entry under it does."""
@@ -151,7 +151,7 @@ class Filling(Headroom):
         free = cs.free[mi]
         groups = cs.groups
         users = self.users
-        best: tuple[float, int, int, int] | None = None
+        best: tuple[int, float, int, int] | None = None
         # Only listed groups can hold a valid entry (see ClusterState.afor).
         for g in cs.afor[mi]:
             grp = groups[g]
@@ -319,6 +319,11 @@ class Filling(Headroom):
                     else:
                         break
                 pick = select(mi)
+                if pick is not None and self.quotas is not None:
+                    # A user whose launch the quotas refuse sits out the rest of the offer.
+                    while pick is not None and not self.quota_admits(pick[0], pick[1]):
+                        self.skip(pick[0], pick[1])
+                        pick = select(mi)
                 if pick is None:
                     break
             alone = serve(mi, now, out, users[pick[0]], pick[1], solo)
@@ -349,8 +354,10 @@ class Filling(Headroom):
         # A map side that reads no input takes its maps in order (_take's common case).
         in_order = job.where is not None and job.blocks is None
         uidx = user.idx
-        # (rank, user order) of the lowest other entry (None: nobody else bounds the batch).
-        below: tuple[float, int] | None = None
+        # (tier, rank, user order) of the lowest other entry (None: nobody else bounds the
+        # batch); the user's tier is its head job's priority, fixed while the batch lasts.
+        below: tuple[int, float, int] | None = None
+        tier = -job.priority
         launched = False
         while True:
             if in_order and not job.requeue:
@@ -381,7 +388,10 @@ class Filling(Headroom):
                 # The job's place among its user's jobs moved (FAIR's fair order): the batch
                 # goes on with whichever job then heads the user's heap.
                 job.version += 1
-                heappush(user.job_heaps[group], (self.job_rank(job), job.part_id, job.version))
+                heappush(
+                    user.job_heaps[group],
+                    (-job.priority, self.job_rank(job), job.part_id, job.version),
+                )
             if not batching or user.running >= user.cap:
                 touch(user)
                 return False
@@ -395,15 +405,16 @@ class Filling(Headroom):
             if not bounded:
                 bound = self._bound(mi, uidx)
                 if bound is not None:
-                    below = (bound[0], bound[1])
+                    below = (bound[0], bound[1], bound[2])
                 bounded = True
             if below is not None:
                 rank = user.share / user.divisor if plain_rank else self.user_rank(user, group)
-                if not (rank, uidx) < below:
+                if not (tier, rank, uidx) < below:
                     touch(user)
                     return False
             if reorder:
                 job = self.head_job(user, group)
+                tier = -job.priority
                 in_order = job.where is not None and job.blocks is None
 
     def _take(self, job: JobState, mi: int, now: float) -> tuple[TaskRef, Locality | None] | None:
@@ -440,6 +451,38 @@ class Filling(Headroom):
         index = job.next_reduce
         job.next_reduce += 1
         return TaskRef(job.id, "reduce", index), None
+
+    def quota_admits(self, u: int, g: int) -> bool:
+        """Whether the queues' quotas let user ``u`` launch a task of group ``g`` now: its
+        queues' borrowing limits and their siblings' lending limits
+        (:meth:`fairshare.policies.quota.QuotaTree.admits`, on the pooled free room).
+
+        Parameters
+        ----------
+        u : int
+            The user's index.
+        g : int
+            The group of its task.
+
+        Returns
+        -------
+        bool
+        """
+        quotas = self.quotas
+        assert quotas is not None
+        users = self.users
+        free = list(self.cluster.total)
+        for user in users:
+            if user.running:
+                for r, x in enumerate(user.alloc):
+                    free[r] -= x
+        return quotas.admits(
+            quotas.usage(users),
+            quotas.chain(users[u].queue),
+            self.cluster.groups[g].demand,
+            free,
+            quotas.pending(users),
+        )
 
     def wake_at(self, t: float) -> None:
         """Ask the driver to call ``advance`` at ``t`` (a delay-scheduling wait or a

@@ -109,7 +109,7 @@ from fairshare.workload.model import ROOT, Queue, User
 _Entry = tuple[float, int, int]
 """A child's heap entry: (weighted share, child node, the child's version in the view)."""
 
-_NEVER = (-float("inf"), -1, -1, -1)
+_NEVER = (-(2**62), -float("inf"), -1, -1)
 """A batching bound no user's rank is below (see :meth:`NaiveHdrf._bound`): select again."""
 
 
@@ -388,7 +388,7 @@ class NaiveHdrf(Scheduler):
             del member[group]
             self._add(self._leaf[user], group, -1)
 
-    def _bound(self, mi: int, u: int) -> tuple[float, int, int, int] | None:
+    def _bound(self, mi: int, u: int) -> tuple[int, float, int, int] | None:
         """Whether ``u`` keeps machine ``mi`` for another task of the batch (see
         ``Filling._serve``): None when no other leaf counts in a group whose task fits
         ``mi``, so that Algorithm 4's walk can only reach ``u``'s leaf again (with the same

@@ -54,6 +54,7 @@ from fairshare.policies.copy_compute import CopyComputeAdmission
 from fairshare.policies.options import PolicyOptions
 from fairshare.policies.preemption import PreemptionState
 from fairshare.policies.protocol import Decision, Launch, Locality, TaskRef
+from fairshare.policies.quota import QuotaTree
 from fairshare.policies.state import ClusterState, Demand, JobState, UserState, part_id
 from fairshare.tolerances import FIT
 from fairshare.workload.model import Job, Queue, User
@@ -138,10 +139,18 @@ class Ledger:
         if self.options.copy_compute is not None:
             self._cpac = CopyComputeAdmission(*self.options.copy_compute)
         self._compute_slots: dict[tuple[int, Demand], int] = {}
+        # Whether a job with a priority other than 0 arrived: users' heap entries then carry
+        # the priority of their next job per group (see _touch); never unset.
+        self.prioritized = False
         # With the base's rank, one heap entry serves every group of a user (see _touch).
         self._plain_rank = type(self).user_rank is Ledger.user_rank
+        # Nominal quotas with lending and borrowing (fairshare.policies.quota), when a queue
+        # has one: they read every user's allocation.
+        self.quotas: QuotaTree | None = None
+        if any(q.quota is not None for q in self.queues):
+            self.quotas = QuotaTree(self.queues, len(cluster.resources))
         # tracks_allocation as an attribute of the instance (read on every launch).
-        self._track = self.tracks_allocation
+        self._track = self.tracks_allocation or self.quotas is not None
         # With the base's _touch, a user without pending work has nothing to refresh.
         self._plain_touch = type(self)._touch is Ledger._touch
         for user in users:
@@ -280,12 +289,12 @@ class Ledger:
         assert job is not None, "the user has pending work in the group"
         return job
 
-    def _first_pending(self, heap: list[tuple[float, int, int]]) -> JobState | None:
+    def _first_pending(self, heap: list[tuple[int, float, int, int]]) -> JobState | None:
         """The top of a user's job heap once its stale entries (a job's older version, or a
         job with nothing pending) are dropped; None when none is left."""
         jobs = self.jobs
         while heap:
-            _, key, version = heap[0]
+            _, _, key, version = heap[0]
             job = jobs.get(key)
             if job is not None and job.version == version and job.pending > 0:
                 return job
@@ -413,7 +422,10 @@ class Ledger:
             job.running -= 1
             if reorder and job.pending > 0:
                 job.version += 1
-                heappush(user.job_heaps[job.group], (self.job_rank(job), job.part_id, job.version))
+                heappush(
+                    user.job_heaps[job.group],
+                    (-job.priority, self.job_rank(job), job.part_id, job.version),
+                )
             if not finished:
                 continue
             if where is None:
@@ -458,14 +470,21 @@ class Ledger:
         if not user.job_heaps or user.running >= user.cap:
             return
         groups = self.cluster.groups
+        if self.prioritized:
+            # The tier is the priority of the job the user launches from next in the group.
+            for g, heap in user.job_heaps.items():
+                head = self._first_pending(heap)
+                tier = 0 if head is None else -head.priority
+                heappush(groups[g].heap, (tier, self.user_rank(user, g), user.idx, user.version))
+            return
         if self._plain_rank:
             # One entry serves every group: the rank does not depend on the group.
-            entry = (user.share / user.divisor, user.idx, user.idx, user.version)
+            entry = (0, user.share / user.divisor, user.idx, user.version)
             for g in user.job_heaps:
                 heappush(groups[g].heap, entry)
             return
         for g in user.job_heaps:
-            heappush(groups[g].heap, (self.user_rank(user, g), user.idx, user.idx, user.version))
+            heappush(groups[g].heap, (0, self.user_rank(user, g), user.idx, user.version))
 
     def _activate(self, job: JobState, user: UserState) -> None:
         """``job`` has new pending tasks: put it in its user's job heap and offer it the free
@@ -478,7 +497,7 @@ class Ledger:
             if not group_users:
                 self.cluster.group_active(job.group, True)
             group_users[user.idx] = None
-        heappush(heap, (self.job_rank(job), job.part_id, job.version))
+        heappush(heap, (-job.priority, self.job_rank(job), job.part_id, job.version))
         user.pending += job.pending
         self._touch(user)
         self._offers[job.part_id] = None

@@ -41,6 +41,24 @@ Rules 2 and 3 move share from users at or above their fair share to users below 
 rule 4 makes every kill a launch for the starved user, so each kill brings the allocation
 closer to the fair one: with fixed demands, the kills stop.
 
+Quotas and priorities (issue 18; :mod:`fairshare.policies.quota`), served before minimum and
+fair shares, each with rule 4's reserved room:
+
+6. A user whose next task fits within the quotas of every queue above it, pending for
+   ``Tmin`` seconds, reclaims: victims are tasks *borrowed* across queues with quotas (their
+   queue still uses at least its quota of a resource the task holds without it), and a
+   victim's user keeps its minimum share.
+7. A user whose next job has a higher priority than a running task, pending for ``Tmin``
+   seconds, preempts tasks of strictly lower priorities (newest first) whose users keep their
+   minimum shares; rules 1-5 never take a task of a higher priority than the starved job's.
+8. With quotas, a task is a victim across queues with quotas only when it is borrowed, and
+   the launch on the freed room keeps the beneficiary's queues within their quotas.
+
+Why rules 6-8 stop: a reclaim lowers the total borrowed quota (its victims are borrowed, its
+launch borrows nothing), and a priority kill raises the running priorities without raising
+what is borrowed, so with fixed demands no two queues reclaim from each other for ever
+(Kueue #3779).
+
 Examples
 --------
 FAIR section 3.2: pool A (minimum share 5 slots) arrives at t=1 while pool B holds all ten
@@ -238,18 +256,21 @@ def priority_shares(demands: Sequence[float], order: Sequence[int], slots: float
 
 
 class StarvationTimers:
-    """When each user started being min-starved and fair-starved (rule 1; absent when it
-    is not).
+    """When each user started being min-starved and fair-starved (rule 1), below its queues'
+    quotas (rule 6) or waiting above lower priorities (rule 7); absent when it is not.
 
     Attributes
     ----------
-    min_since, fair_since : dict of int to float
-        Per starved user's index, when it was first seen min-starved (fair-starved).
+    min_since, fair_since, quota_since, priority_since : dict of int to float
+        Per starved user's index, when it was first seen min-starved (fair-starved, below
+        quota, waiting above lower priorities).
     """
 
     def __init__(self) -> None:
         self.min_since: dict[int, float] = {}
         self.fair_since: dict[int, float] = {}
+        self.quota_since: dict[int, float] = {}
+        self.priority_since: dict[int, float] = {}
 
     def update(self, user: int, now: float, min_starved: bool, fair_starved: bool) -> None:
         """Start or clear ``user``'s timers from what is seen at ``now``.
@@ -285,9 +306,12 @@ class StarvationTimers:
         list of float
             The expiry of every running timer (the policy wakes then).
         """
-        return [t + t_min for t in self.min_since.values()] + [
-            t + t_fair for t in self.fair_since.values()
-        ]
+        return (
+            [t + t_min for t in self.min_since.values()]
+            + [t + t_fair for t in self.fair_since.values()]
+            + [t + t_min for t in self.quota_since.values()]
+            + [t + t_min for t in self.priority_since.values()]
+        )
 
 
 class PreemptionState:
@@ -305,6 +329,9 @@ class PreemptionState:
         Per (victim, beneficiary) users, the time of the last kill.
     kills : int
         Kills so far.
+    reclaims, priority_kills : int
+        Of those, the kills for a queue below its quota (rule 6) and for a higher priority
+        (rule 7).
     """
 
     def __init__(self) -> None:
@@ -312,6 +339,8 @@ class PreemptionState:
         self.protected: dict[TaskRef, int] = {}
         self.lost_at: dict[tuple[int, int], float] = {}
         self.kills = 0
+        self.reclaims = 0
+        self.priority_kills = 0
 
 
 def fair_targets(sched: Scheduler) -> tuple[list[float], list[float]]:
@@ -345,10 +374,19 @@ def fair_targets(sched: Scheduler) -> tuple[list[float], list[float]]:
     return demands, sched.preemption_shares(demands, capacity)
 
 
+FAIR = 0
+"""A kill for a user below its minimum or fair share (rules 1-5)."""
+QUOTA = 1
+"""A kill for a queue below its quota (rule 6)."""
+PRIORITY = 2
+"""A kill for a higher priority (rule 7)."""
+
+
 def preempt(sched: Scheduler, now: float, out: list[Decision]) -> None:
-    """Apply rules 1-5 (module docstring) once: update the timers, then for every user whose
+    """Apply rules 1-8 (module docstring) once: update the timers, then for every user whose
     timeout expired kill and launch, one machine at a time, until it reaches its target or no
-    machine can be freed for it.
+    machine can be freed for it: queues below their quotas first, then higher priorities,
+    then minimum shares, then fair shares.
 
     Parameters
     ----------
@@ -364,8 +402,16 @@ def preempt(sched: Scheduler, now: float, out: list[Decision]) -> None:
     state = sched.preemption_state
     users = sched.users
     demands, fair = fair_targets(sched)
-    owed: list[tuple[int, int, float]] = []
+    owed: list[tuple[int, int, float, int]] = []
     timers = state.timers
+    quotas = sched.quotas
+    used = quotas.usage(users) if quotas is not None else None
+    # The lowest priority running: a user whose next job is above it may preempt (rule 7).
+    lowest: int | None = None
+    if sched.prioritized:
+        for job in sched.jobs.values():
+            if job.running and (lowest is None or job.priority < lowest):
+                lowest = job.priority
     for i, u in enumerate(users):
         min_target = min(sched.preemption_min_share(u), demands[i])
         min_starved = u.pending > 0 and u.share < min_target - EPS
@@ -381,7 +427,33 @@ def preempt(sched: Scheduler, now: float, out: list[Decision]) -> None:
             target = max(target, fair[i])
         if target > u.share + EPS:
             # Minimum shares are restored before fair shares (FAIR section 3.2's order).
-            owed.append((0 if min_due else 1, i, target))
+            owed.append((0 if min_due else 1, i, target, FAIR))
+        if quotas is None and lowest is None:
+            continue
+        below_quota = above_lower = False
+        if u.pending > 0:
+            for g in u.job_heaps:
+                job = sched.head_job(u, g)
+                if lowest is not None and job.priority > lowest:
+                    above_lower = True
+                if (
+                    quotas is not None
+                    and used is not None
+                    and any(job.demand)
+                    and quotas.chain(u.queue)
+                    and quotas.within(used, quotas.chain(u.queue), job.demand)
+                ):
+                    below_quota = True
+        for waiting, table, kind, mode in (
+            (below_quota, timers.quota_since, -2, QUOTA),
+            (above_lower, timers.priority_since, -1, PRIORITY),
+        ):
+            if not waiting:
+                table.pop(i, None)
+                continue
+            since = table.setdefault(i, now)
+            if now - since >= t_min:
+                owed.append((kind, i, math.inf, mode))
     for t in timers.deadlines(t_min, t_fair):
         if t > now:
             sched.wake_at(t)
@@ -391,8 +463,8 @@ def preempt(sched: Scheduler, now: float, out: list[Decision]) -> None:
     for ref in [r for r in protected if sched.machine_of(r) is None]:
         del protected[ref]
     owed.sort()
-    for _, starved, target in owed:
-        _serve(sched, state, now, out, starved, target, fair, t_fair)
+    for _, starved, target, mode in owed:
+        _serve(sched, state, now, out, starved, target, fair, t_fair, mode)
 
 
 def _serve(
@@ -404,22 +476,33 @@ def _serve(
     target: float,
     fair: list[float],
     t_fair: float,
+    mode: int,
 ) -> None:
     """Free machines for user ``starved`` and launch its tasks there while its share stays
-    within ``target`` (rules 2-5)."""
+    within ``target`` (rules 2-5), its queues below their quotas (rule 6) or its next job
+    above the priority of a victim (rule 7)."""
     users = sched.users
     user = users[starved]
     cs = sched.cluster
+    quotas = sched.quotas
     while user.running < user.cap:
+        used = quotas.usage(users) if quotas is not None else None
         best: tuple[int, int, int, list[tuple[TaskRef, int]]] | None = None
         for g in list(user.job_heaps):
             job = sched.head_job(user, g)
             if job.share_per_task <= 0 or not any(job.demand):
                 # Tasks that hold nothing need no room and move no share.
                 continue
-            if user.share + job.share_per_task > target + EPS:
+            if mode == FAIR and user.share + job.share_per_task > target + EPS:
                 continue
-            found = _victims(sched, state, now, starved, job, fair, t_fair)
+            if (
+                mode == QUOTA
+                and quotas is not None
+                and used is not None
+                and not quotas.within(used, quotas.chain(user.queue), job.demand)
+            ):
+                continue
+            found = _victims(sched, state, now, starved, job, fair, t_fair, mode, used)
             # The machine holding the newest victim wins, over all of the user's groups.
             if found is not None and (best is None or found[0] > best[0]):
                 best = (found[0], g, found[1], found[2])
@@ -431,9 +514,15 @@ def _serve(
             sched.requeue(ref)
             state.lost_at[(owner, starved)] = now
             state.kills += 1
+            if mode == QUOTA:
+                state.reclaims += 1
+            elif mode == PRIORITY:
+                state.priority_kills += 1
         first = len(out)
         # Rule 4: the freed room goes to the starved user before any other placement.
         sched.offer_machine(machine, now, out, (starved, group))
+        if mode != FAIR:
+            continue
         for decision in out[first:]:
             if type(decision) is Launch and sched.part_of(decision.task).user == starved:
                 state.protected[decision.task] = starved
@@ -447,6 +536,8 @@ def _victims(
     job: JobState,
     fair: list[float],
     t_fair: float,
+    mode: int,
+    used: list[list[float]] | None,
 ) -> tuple[int, int, list[tuple[TaskRef, int]]] | None:
     """The newest victims whose removal lets the next task of ``job`` (of user ``starved``)
     fit on one machine: (launch number of the newest, machine, [(task, owner)]), or None.
@@ -455,13 +546,19 @@ def _victims(
     first machine whose tally makes room for the task wins. A task is passed over when its
     user would drop below its fair share (counting the tasks already tallied), when it was
     launched for a user still below its fair share, or when ``starved`` lost a task to its
-    user less than ``Tfair`` ago (rules 3 and 5)."""
+    user less than ``Tfair`` ago (rules 3 and 5); for a quota or a priority, when its user
+    would drop below its minimum share instead. With priorities, a task of a higher priority
+    than ``job`` is never a victim, nor of the same priority for rule 7; with quotas, a task
+    is a victim across queues with quotas only when it is borrowed, and the launch must keep
+    the starved user's queues within their quotas once the machine's victims are gone
+    (rules 6 and 8)."""
     cs = sched.cluster
     users = sched.users
     cls = cs.groups[job.group].cls
     protected = state.protected
     lost_at = state.lost_at
     order = sched.launch_order
+    quotas = sched.quotas
     assert order is not None, "launch numbers are kept with preemption on"
     candidates: list[tuple[int, TaskRef, int, int]] = []
     running = sched.running_tasks()
@@ -469,7 +566,7 @@ def _victims(
         if v == starved:
             continue
         lost = lost_at.get((starved, v))
-        if lost is not None and now - lost < t_fair:
+        if mode == FAIR and lost is not None and now - lost < t_fair:
             continue
         for ref, mi in running[v]:
             if cs.alive[mi] and cs.eligible(cls, mi):
@@ -479,29 +576,79 @@ def _victims(
     room: dict[int, list[float]] = {}
     tally: dict[int, list[tuple[TaskRef, int]]] = {}
     allowed: dict[int, bool] = {}
+    chains: list[list[int]] = []
+    mine: list[int] = []
+    left_used: list[list[float]] = []
+    if quotas is not None and used is not None:
+        chains = [quotas.chain(u.queue) for u in users]
+        mine = chains[starved]
+        left_used = [list(row) for row in used]
     for seq, ref, v, mi in candidates:
-        owner = protected.get(ref)
-        if owner is not None and users[owner].share < fair[owner] - EPS:
-            continue
         side = sched.part_of(ref)
         s = side.share_per_task
-        if s <= 0 or not any(side.demand) or left[v] - s < fair[v] - EPS:
+        if s <= 0 or not any(side.demand):
             continue
+        if mode == FAIR:
+            owner = protected.get(ref)
+            if owner is not None and users[owner].share < fair[owner] - EPS:
+                continue
+            if side.priority > job.priority or left[v] - s < fair[v] - EPS:
+                continue
+        else:
+            if mode == PRIORITY and side.priority >= job.priority:
+                continue
+            if left[v] - s < sched.preemption_min_share(users[v]) - EPS:
+                continue
+        if quotas is not None:
+            borrowed = quotas.borrowed(left_used, chains[v], mine, side.demand)
+            if borrowed is False or (mode == QUOTA and borrowed is None):
+                continue
         ok = allowed.get(mi)
         if ok is None:
             ok = allowed[mi] = _delay_allows(job, mi, cs.rack, now)
         if not ok:
             continue
         left[v] -= s
+        if quotas is not None:
+            for a in chains[v]:
+                row = left_used[a]
+                for r, d in enumerate(side.demand):
+                    row[r] -= d
         free = room.get(mi)
         if free is None:
             free = room[mi] = list(cs.free[mi])
         for r, d in enumerate(side.demand):
             free[r] += d
         tally.setdefault(mi, []).append((ref, v))
-        if sched.may_place(mi, free, job.demand):
+        if sched.may_place(mi, free, job.demand) and (
+            quotas is None
+            or used is None
+            or _within_after(sched, used, chains, mine, tally[mi], job)
+        ):
             return seq, mi, tally[mi]
     return None
+
+
+def _within_after(
+    sched: Scheduler,
+    used: list[list[float]],
+    chains: list[list[int]],
+    mine: list[int],
+    kills: list[tuple[TaskRef, int]],
+    job: JobState,
+) -> bool:
+    """Whether one more task of ``job`` keeps the starved user's queues (``mine``) within
+    their quotas once ``kills`` are gone (rule 8)."""
+    quotas = sched.quotas
+    assert quotas is not None
+    after = [list(row) for row in used]
+    for ref, v in kills:
+        demand = sched.part_of(ref).demand
+        for a in chains[v]:
+            row = after[a]
+            for r, d in enumerate(demand):
+                row[r] -= d
+    return quotas.within(after, mine, job.demand)
 
 
 def _delay_allows(job: JobState, mi: int, rack: list[str | None], now: float) -> bool:

@@ -96,6 +96,8 @@ class JobState:
         other sides (their running tasks are in their user's ``tasks``).
     requeue : deque of TaskRef
         Killed, lost or failed tasks waiting to run again, launched before new ones.
+    priority : int
+        The job's priority (higher first among its user's jobs, and its user's tier).
     """
 
     __slots__ = (
@@ -116,6 +118,7 @@ class JobState:
         "part_id",
         "pending",
         "phase",
+        "priority",
         "reduce_after",
         "reduces",
         "requeue",
@@ -144,6 +147,7 @@ class JobState:
         self.user = user
         self.group = group
         self.demand = demand
+        self.priority = job.priority
         # A map side runs the maps and a reduce or copy side the reducers (each one kind).
         self.maps = job.tasks if phase == "map" else 0
         self.reduces = job.reduce.tasks if job.reduce is not None and phase != "map" else 0
@@ -259,8 +263,9 @@ class UserState:
         self.share = 0.0
         self.version = 0
         self.alloc = [0.0] * resources
-        # group -> heap of (job rank, part id, job version) of jobs with pending tasks there.
-        self.job_heaps: dict[int, list[tuple[float, int, int]]] = {}
+        # group -> heap of (-priority, job rank, part id, job version) of jobs with pending
+        # tasks there: higher priority first, then the policy's job order.
+        self.job_heaps: dict[int, list[tuple[int, float, int, int]]] = {}
         # running reducer (or copy or compute part) -> machine index; running map tasks are
         # in their job's ``JobState.where``. The scheduler's launch numbers, which preemption
         # reads to kill the newest first, are kept beside them only then.
@@ -270,8 +275,10 @@ class UserState:
 class Group:
     """Tasks with one constraint class and one demand vector (see the module docstring).
 
-    ``heap`` holds (rank, user order, user index, user version) entries with lazy invalidation:
-    an entry is stale when the user's version moved on.
+    ``heap`` holds (tier, rank, user index, user version) entries with lazy invalidation:
+    an entry is stale when the user's version moved on. The tier is minus the priority of
+    the user's next job in the group (0 without priorities): higher priorities first, then
+    the policy's rank, then the user's order.
 
     Parameters
     ----------
@@ -286,7 +293,7 @@ class Group:
     def __init__(self, cls: int, demand: Demand) -> None:
         self.cls = cls
         self.demand = demand
-        self.heap: list[tuple[float, int, int, int]] = []
+        self.heap: list[tuple[int, float, int, int]] = []
         self.users: dict[int, None] = {}
 
 

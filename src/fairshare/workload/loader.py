@@ -72,6 +72,7 @@ from fairshare.workload.schema import (
     SCENARIO_FIELDS,
     DistributionModel,
     JobModel,
+    QueueModel,
     ScenarioModel,
     UserModel,
     WorkloadModel,
@@ -289,15 +290,84 @@ class _Builder:
                         f"parent queue {parent!r} is not declared; declare every level of "
                         f"{entry.path!r} in queues",
                     )
-        return tuple(
+        queues = tuple(
             Queue(
                 entry.path,
                 entry.weight,
                 entry.min_share,
                 math.inf if entry.max_share is None else entry.max_share,
+                *self._quota(i, entry),
             )
-            for entry in entries
+            for i, entry in enumerate(entries)
         )
+        self._check_quotas(queues)
+        return queues
+
+    def _quota(
+        self, i: int, entry: QueueModel
+    ) -> tuple[tuple[float, ...] | None, tuple[float, ...] | None, tuple[float, ...] | None]:
+        """A queue's quota, borrowing and lending limits as vectors in resource order, ``inf``
+        where the file names no amount (a resource the quota does not govern; no limit)."""
+        if entry.quota is None:
+            return None, None, None
+        where = f"queues[{i}]"
+        out: list[tuple[float, ...]] = []
+        for key, given in (
+            ("quota", entry.quota),
+            ("borrowing_limit", entry.borrowing_limit),
+            ("lending_limit", entry.lending_limit),
+        ):
+            amounts = given or {}
+            vector = self._vector(amounts, f"{where}.{key}")
+            for resource in amounts:
+                if key != "quota" and resource not in entry.quota:
+                    self.fail(
+                        f"{where}.{key}.{resource}",
+                        f"the queue's quota does not govern {resource!r}; limit only the "
+                        f"resources its quota names ({', '.join(entry.quota) or 'none'})",
+                    )
+            out.append(
+                tuple(
+                    float(v) if r in amounts else math.inf
+                    for r, v in zip(self.resources, vector.tolist(), strict=True)
+                )
+            )
+        return out[0], out[1], out[2]
+
+    def _check_quotas(self, queues: tuple[Queue, ...]) -> None:
+        """Quotas nest: the quotas of the queues whose nearest ancestor with a quota is ``a``
+        add up to at most ``a``'s in every resource ``a`` governs, and those without such an
+        ancestor to at most the cluster's capacity (so that every quota can be given back)."""
+        quota = {q.path: q.quota for q in queues if q.quota is not None}
+        if not quota:
+            return
+        index = {q.path: i for i, q in enumerate(queues)}
+        sums: dict[str, list[float]] = {}
+        for q in queues:
+            if q.quota is None:
+                continue
+            above = q.parent
+            while above and above not in quota:
+                above = above.rpartition("/")[0]
+            total = sums.setdefault(above, [0.0] * len(self.resources))
+            limit = quota[above] if above else tuple(float(t) for t in self.total)
+            for r, amount in enumerate(q.quota):
+                if math.isinf(amount) or math.isinf(limit[r]):
+                    continue
+                total[r] += amount
+                if total[r] > limit[r] * (1 + 1e-9) + 1e-9:
+                    whose = (
+                        f"the quota of queue {above!r} ({limit[r]:g})"
+                        if above
+                        else f"the cluster's capacity ({limit[r]:g})"
+                    )
+                    self.fail(
+                        f"queues[{index[q.path]}].quota.{self.resources[r]}",
+                        f"the quotas of {self.resources[r]!r} below "
+                        f"{'queue ' + repr(above) if above else 'the root'} add up to "
+                        f"{total[r]:g} here, more than {whose}; nested quotas must fit in "
+                        "their parent's",
+                    )
 
     # users and jobs
 
@@ -412,6 +482,7 @@ class _Builder:
             machines=self._whitelist(entry.machines, where),
             input_replicas=replicas,
             reduce=reduce,
+            priority=entry.priority,
         )
 
     def _check_unique(self, kind: str, name: str, i: int, seen: dict[str, int]) -> None:

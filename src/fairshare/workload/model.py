@@ -59,6 +59,10 @@ division over- or underflows (values like 1e300 and 1e-300 did, and printed nump
 warnings).
 """
 
+MAX_PRIORITY = 1_000_000_000
+"""The largest priority magnitude: a job's ``priority`` is a whole number from
+``-MAX_PRIORITY`` to ``MAX_PRIORITY`` (Kubernetes' PriorityClass values lie in this range)."""
+
 MIN_WEIGHT = 1e-9
 """The smallest weight of a user, job or queue."""
 MAX_WEIGHT = 1e9
@@ -79,6 +83,16 @@ class Queue:
         Tasks guaranteed to the queue (FAIR's minimum share).
     max_share : float
         The most tasks the queue's users may hold together; ``inf`` for no cap.
+    quota : tuple of float, optional
+        The nominal quota in resource units, in the cluster's resource order (Kueue's
+        ``nominalQuota``, YuniKorn's ``guaranteed``); ``inf`` for a resource the quota does
+        not govern; None for a queue without quota (see :mod:`fairshare.policies.quota`).
+    borrowing_limit : tuple of float, optional
+        Per resource, how much beyond its quota the queue may use by borrowing idle quota of
+        its siblings (``inf``: any); None with no quota.
+    lending_limit : tuple of float, optional
+        Per resource, how much of its idle quota the queue lends to its siblings (``inf``:
+        all of it); None with no quota.
 
     Examples
     --------
@@ -91,6 +105,9 @@ class Queue:
     weight: float = 1.0
     min_share: float = 0.0
     max_share: float = math.inf
+    quota: tuple[float, ...] | None = None
+    borrowing_limit: tuple[float, ...] | None = None
+    lending_limit: tuple[float, ...] | None = None
 
     @property
     def parent(self) -> str:
@@ -265,6 +282,9 @@ class Job:
         4); None for no input data.
     reduce : ReducePhase, optional
         The reduce phase; None for a map-only job.
+    priority : int
+        Higher first among one user's jobs and between users and queues; lower priorities
+        may be preempted for it (:mod:`fairshare.policies.preemption`). Default 0.
     """
 
     name: str
@@ -279,6 +299,7 @@ class Job:
     machines: frozenset[str] | None = None
     input_replicas: int | None = None
     reduce: ReducePhase | None = None
+    priority: int = 0
 
 
 @dataclass(frozen=True)

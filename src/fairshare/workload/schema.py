@@ -29,6 +29,7 @@ from fairshare.workload.limits import (
 )
 from fairshare.workload.model import (
     MAX_AMOUNT,
+    MAX_PRIORITY,
     MAX_SECONDS,
     MAX_TASK_BOUND,
     MAX_WEIGHT,
@@ -170,6 +171,15 @@ def _weight(value: object) -> float:
 PARETO_ALPHA_MIN = 0.1
 """Smallest Pareto shape accepted: a draw is ``min * U**(-1/alpha)`` and a uniform ``U`` as
 small as 2**-53 must keep it far inside the float range (below about 1e160 times ``min``)."""
+
+
+def _priority(value: object) -> int:
+    number = _number(value, "a whole number")
+    if not number.is_integer() or abs(number) > MAX_PRIORITY:
+        raise invalid(
+            f"must be a whole number from {-MAX_PRIORITY:,} to {MAX_PRIORITY:,}, {got(value)}"
+        )
+    return int(number)
 
 
 def _pareto_alpha(value: object) -> float:
@@ -379,16 +389,45 @@ class QueueModel(_Record):
     weight: float
     min_share: float
     max_share: float | None
+    quota: dict[str, float] | None
+    borrowing_limit: dict[str, float] | None
+    lending_limit: dict[str, float] | None
 
     fields = (
         _Field("path", _queue_path),
         _Field("weight", _weight, 1.0),
         _Field("min_share", _task_bound, 0.0),
         _Field("max_share", _optional(_task_bound), None),
+        _Field("quota", _optional(_amounts), None),
+        _Field("borrowing_limit", _optional(_amounts), None),
+        _Field("lending_limit", _optional(_amounts), None),
     )
 
     def check(self) -> None:
         _check_share_bounds(self.min_share, self.max_share)
+        for key, limit in (
+            ("borrowing_limit", self.borrowing_limit),
+            ("lending_limit", self.lending_limit),
+        ):
+            if limit is not None and self.quota is None:
+                raise invalid(
+                    f"{key} needs a quota on the same queue (it limits what the quota "
+                    "borrows or lends); add quota or remove it",
+                    at=key,
+                )
+        if self.lending_limit is not None and self.quota is not None:
+            for resource, amount in self.lending_limit.items():
+                nominal = self.quota.get(resource)
+                if nominal is None or amount > nominal:
+                    shown = "none" if nominal is None else shown_value(nominal)
+                    raise (
+                        FieldError(
+                            f"lends {shown_value(amount)} of {resource!r} but its quota of it is "
+                            f"{shown}; a queue lends at most its quota"
+                        )
+                        .within(resource)
+                        .within("lending_limit")
+                    )
 
 
 @dataclass(slots=True)
@@ -502,6 +541,7 @@ class JobModel(_Record):
     duration: float | list[float] | DistributionModel
     input: _InputModel | None
     reduce: _ReduceModel | None
+    priority: int
 
     fields = (
         _Field("name", _name),
@@ -516,6 +556,7 @@ class JobModel(_Record):
         _Field("duration", _duration),
         _Field("input", _optional(_record(_InputModel)), None),
         _Field("reduce", _optional(_record(_ReduceModel)), None),
+        _Field("priority", _priority, 0),
     )
 
     def check(self) -> None:
