@@ -35,8 +35,16 @@ def test_write_outputs_files_and_determinism(tmp_path: Path) -> None:
     write_outputs(tiny(), tmp_path / "one")
     write_outputs(tiny(wall=9.0), tmp_path / "two")
     names = sorted(p.name for p in (tmp_path / "one").iterdir())
-    assert names == ["jobs.csv", "report.html", "summary.json", "tasks.parquet", "timeline.csv"]
-    for name in ("jobs.csv", "report.html", "tasks.parquet", "timeline.csv"):
+    # The tiny run's jobs name a queue ("root"), so queues.csv is written too.
+    assert names == [
+        "jobs.csv",
+        "queues.csv",
+        "report.html",
+        "summary.json",
+        "tasks.parquet",
+        "timeline.csv",
+    ]
+    for name in ("jobs.csv", "queues.csv", "report.html", "tasks.parquet", "timeline.csv"):
         assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes()
 
 
