@@ -231,7 +231,10 @@ def unrunnable_warnings(settings: RunSettings) -> tuple[list[str], frozenset[str
     jobs are returned too, so that the end-of-run warning about stranded jobs leaves them out."""
     from fairshare.api import unrunnable_jobs  # noqa: PLC0415
 
-    every = unrunnable_jobs(_workload(settings), settings.options.until)
+    until = settings.options.until
+    if until is not None:  # the run stops at ``until`` in scaled time
+        until *= settings.options.load_scale
+    every = unrunnable_jobs(_workload(settings), until)
     count = len(every)
     found = every[:_WARN_EACH]
     source = str(settings.trace[1]) if settings.trace is not None else settings.source
