@@ -412,8 +412,9 @@ class _Params:
         }:
             self.fail(
                 "reduce",
-                "must be {copy: S, compute: S, demand: {...}, slowstart: F} (seconds per "
-                "reduce task, a reducer's demand, the fraction of maps before reducers) or false",
+                "must be {copy: S, compute: S} (seconds per reduce task; also demand: {...}, "
+                "a reducer's demand, and slowstart: F, the fraction of maps before reducers) "
+                "or false",
             )
         demand = self._demand(value["demand"], "reduce.demand") if "demand" in value else None
         slowstart = value.get("slowstart")

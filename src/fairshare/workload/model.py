@@ -242,7 +242,7 @@ class ReducePhase:
 ReplicaPlacement = Literal["rack-aware", "uniform"]
 """Where the simulator puts the replicas of a job's input blocks (:attr:`Job.replica_placement`)."""
 
-REPLICA_PLACEMENTS: tuple[ReplicaPlacement, ...] = ("uniform", "rack-aware")
+REPLICA_PLACEMENTS: tuple[ReplicaPlacement, ...] = ("rack-aware", "uniform")
 """The values of :data:`ReplicaPlacement`, the default first."""
 
 
@@ -306,7 +306,7 @@ class Job:
     input_replicas: int | None = None
     reduce: ReducePhase | None = None
     input_file: str | None = None
-    replica_placement: ReplicaPlacement = "uniform"
+    replica_placement: ReplicaPlacement = "rack-aware"
     after: str | None = None
     think: float = 0.0
 
