@@ -59,6 +59,11 @@ def _summary_rows(doc: Mapping[str, Any]) -> list[tuple[str, str]]:
         ("p50 response time", fmt(doc["p50_response_time"], " s")),
         ("p95 response time", fmt(doc["p95_response_time"], " s")),
         ("mean slowdown", fmt(doc["mean_slowdown"])),
+        ("mean bounded slowdown", fmt(doc.get("mean_bounded_slowdown"))),
+        (
+            "Jain index slowdown / share",
+            f"{fmt(doc.get('jain_slowdown'))} / {fmt(doc.get('jain_share'))}",
+        ),
         (
             "locality node / rack / off-rack",
             " / ".join(pct(locality.get(k)) for k in ("node", "rack", "off_rack")),
