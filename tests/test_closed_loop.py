@@ -5,6 +5,7 @@ from a generator (``closed_loop: {think: S}``)."""
 from __future__ import annotations
 
 import json
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -138,7 +139,7 @@ def test_generated_closed_loop_users_run_one_job_at_a_time() -> None:
     assert sum(len(records) for records in by_user.values()) == 40
     for records in by_user.values():
         records.sort(key=lambda r: r.submit)
-        for before, after in zip(records, records[1:], strict=False):
+        for before, after in pairwise(records):
             assert before.finish is not None
             assert after.submit == pytest.approx(before.finish + 7.0)
 
