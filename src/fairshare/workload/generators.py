@@ -760,7 +760,10 @@ def _closed_loop(jobs: Iterator[Job], think: float) -> Iterator[Job]:
     chains: dict[str, list[Job]] = {}
     for job in drawn:
         chain = chains.setdefault(job.user, [])
-        chain.append(replace(job, after=chain[-1].name, think=think) if chain else job)
+        if chain:
+            # A follower's submit is decided by the run; its head's keeps the stream sorted.
+            job = replace(job, after=chain[-1].name, think=think, submit=chain[0].submit)  # noqa: PLW2901
+        chain.append(job)
     for job in drawn:
         chain = chains.get(job.user, [])
         if chain and chain[0].name == job.name:
