@@ -185,6 +185,8 @@ def test_generator_hot_files_and_placement() -> None:
     plain = list(generate(WorkloadSpec("facebook-2009", {"jobs": 50}), cluster,
                           np.random.default_rng(5)).jobs)  # fmt: skip
     assert all(j.input_file is None and j.replica_placement == "rack-aware" for j in plain)
+    # The files come from a generator of their own: the jobs are the same as without them.
+    assert [(j.submit, j.tasks) for j in plain] == [(j.submit, j.tasks) for j in jobs[:50]]
 
 
 @pytest.mark.parametrize(

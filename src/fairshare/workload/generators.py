@@ -56,7 +56,8 @@ demands within the loader's bounds, ``MAX_SECONDS`` and ``MIN_AMOUNT`` to ``MAX_
 - ``replica_placement``: ``rack-aware`` (HDFS's default, the default) or ``uniform``: where
   the simulator puts the replicas of the input blocks (:mod:`fairshare.sim.placement`);
 - ``hot_files``: ``{fraction: F, files: K}`` (MapReduce generators): a fraction F of the jobs
-  read one of K popular files (``hot0`` ...; default K 3), picked uniformly, whose blocks they
+  read one of K popular files (``hot0`` ...; default K 3), picked uniformly (from a child
+  generator: the jobs are the same with and without hot files), whose blocks they
   share (map task ``i`` of every job reading it reads block ``i``), so their maps compete
   for the same machines' locality (FAIR section 5.1);
 - ``closed_loop``: ``{think: S}`` (needs ``users``): each user submits its next job S seconds
@@ -686,6 +687,9 @@ def generate(
     replicas = params.replicas() if kind != "google-constraints" else None
     placement = params.placement()
     hot = params.hot_files() if replicas is not None else None
+    # Files are picked from a generator of their own: with and without hot files the jobs
+    # are the same, only what they read differs.
+    files_rng = rng.spawn(1)[0] if hot is not None else rng
     think = params.closed_loop(users)
     reduce = params.reduce() if kind in ("facebook-2009", "zipf") else None
     _check_events(events, count, users, source)
@@ -740,8 +744,8 @@ def generate(
                 input_replicas=replicas,
                 reduce=phase,
                 input_file=(
-                    f"hot{int(rng.integers(hot[1]))}"
-                    if hot is not None and rng.random() < hot[0]
+                    f"hot{int(files_rng.integers(hot[1]))}"
+                    if hot is not None and files_rng.random() < hot[0]
                     else None
                 ),
                 replica_placement=placement,
