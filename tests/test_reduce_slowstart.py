@@ -158,3 +158,9 @@ def test_bad_generator_reduce_parameters(reduce: dict[str, object], where: str, 
         generate(spec, _cluster().cluster, np.random.default_rng(0))
     assert err.value.where == where
     assert what in err.value.what
+
+
+def test_reference_schedulers_refuse_the_option() -> None:
+    with pytest.raises(fairshare.PolicyError) as err:
+        fairshare.api.check_policy("offline-restricted", fairshare.SimOptions(reduce_slowstart=0.5))
+    assert err.value.where == "--reduce-slowstart"
