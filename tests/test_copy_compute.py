@@ -192,7 +192,7 @@ def test_machine_lost_while_reducers_wait_to_compute() -> None:
     [
         ({"copy_compute_splitting": True, "max_reducers": 1, "max_computing": 2}, "--copy"),
         ({"copy_compute_splitting": True, "max_computing": 0}, "--copy"),
-        ({"reduce_slowstart": 1.5}, "reduce_slowstart"),
+        ({"reduce_slowstart": 1.5}, "--reduce-slowstart"),
     ],
 )
 def test_bad_options(options: dict[str, Any], where: str) -> None:

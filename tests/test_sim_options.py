@@ -32,7 +32,7 @@ TWO_JOBS = str(Path(__file__).resolve().parents[1] / "examples" / "sim-two-jobs.
         ({"off_rack_slowdown": float("nan")}, "--off-rack-slowdown",
          "must be a number > 0, at most 1e+06, got nan"),
         ({"pool_order": "lifo"}, "--pool-order", "expected fair or fifo, got 'lifo'"),
-        ({"reduce_slowstart": -0.5}, "reduce_slowstart",
+        ({"reduce_slowstart": -0.5}, "--reduce-slowstart",
          "must be a fraction in [0, 1], got -0.5"),
         ({"copy_compute_splitting": True, "max_reducers": 2, "max_computing": 3},
          "--copy-compute-splitting",

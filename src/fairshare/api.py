@@ -41,12 +41,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from fairshare.allocation import Allocation, allocation_document
+from fairshare.cluster import Machine
 from fairshare.policies import ONLINE_POLICIES, PolicyError
 from fairshare.runlog import RunLog
-from fairshare.sim.engine import SimOptions
+from fairshare.sim.engine import JobEvent, MachineEvent, SimOptions
 from fairshare.sim.engine import simulate as simulate_jobs
 from fairshare.workload import Job, Scenario, ScenarioError, load_scenario, parse_scenario
 from fairshare.workload.generators import Workload
+from fairshare.workload.model import ScenarioEvent
 
 if TYPE_CHECKING:
     import polars as pl
@@ -402,7 +404,12 @@ def workload_of(
         fmt, path = _trace(trace)
         return open_trace(fmt, path, loaded.cluster)
     if loaded.jobs:
-        ordered = sorted(loaded.jobs, key=lambda job: job.submit)
+        # A closed-loop job goes right after the job it follows (listed before it): the
+        # simulator keeps it until that job ends.
+        key: dict[str, float] = {}
+        for job in loaded.jobs:
+            key[job.name] = key[job.after] if job.after is not None else job.submit
+        ordered = sorted(loaded.jobs, key=lambda job: key[job.name])
         return Workload(iter(ordered), loaded.cluster)
     if loaded.workload is None:
         raise ScenarioError(
@@ -418,6 +425,7 @@ def workload_of(
         rng,
         queues=[q.path for q in loaded.queues],
         source=loaded.source,
+        events=loaded.events,
     )
 
 
@@ -479,7 +487,8 @@ def check_policy(name: str, options: SimOptions | None = None, where: str = "pol
     """Raise :class:`PolicyError` at ``where`` unless ``name`` is an online policy or a
     reference scheduler (Choosy section 7) that combines with ``options``: the reference
     schedulers place tasks by the exact offline allocation, so they take no delay scheduling,
-    preemption, copy-compute splitting or headroom.
+    preemption, copy-compute splitting, headroom or reducer slow-start (their reducers run
+    after the last map; a job's own ``reduce.slowstart`` is not read either).
 
     Parameters
     ----------
@@ -520,6 +529,7 @@ def check_policy(name: str, options: SimOptions | None = None, where: str = "pol
         (options.preemption is not None, "--preemption"),
         (options.copy_compute_splitting, "--copy-compute-splitting"),
         (options.headroom, "--headroom"),
+        (options.reduce_slowstart is not None, "--reduce-slowstart"),
     ):
         if given:
             raise PolicyError(
@@ -602,6 +612,7 @@ def replay(
         if policy in REFERENCE_POLICIES
         else policy
     )
+    machine_events, job_events = _run_events(scenario.events)
     log = simulate_jobs(
         workload.cluster,
         jobs if jobs is not None else workload.jobs,
@@ -610,8 +621,32 @@ def replay(
         users=scenario.users,
         queues=scenario.queues,
         options=options,
+        machine_events=machine_events,
+        job_events=job_events,
     )
     return Run(log)
+
+
+def _run_events(events: Sequence[ScenarioEvent]) -> tuple[list[MachineEvent], list[JobEvent]]:
+    """A scenario's ``events`` as the simulator's machine and job events."""
+    machine_events: list[MachineEvent] = []
+    job_events: list[JobEvent] = []
+    for event in events:
+        target = event.target
+        if event.kind == "machine_joins":
+            assert isinstance(target, Machine)
+            machine_events.append(MachineEvent(event.time, "add", target))
+            continue
+        assert isinstance(target, str)
+        if event.kind == "machine_fails":
+            machine_events.append(MachineEvent(event.time, "remove", target))
+        else:
+            job_events.append(
+                JobEvent(
+                    event.time, "cancel" if event.kind == "cancel_job" else "cancel_user", target
+                )
+            )
+    return machine_events, job_events
 
 
 def unrunnable_jobs(workload: Workload, until: float | None = None) -> list[tuple[str, str]]:

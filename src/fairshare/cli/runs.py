@@ -57,6 +57,11 @@ _SIM_HELP = {
     "first finished map without holding resources; each machine admits 6 reducers, 2 computing",
     "headroom": "Headroom (H-DRF section 5): each machine keeps room for the largest task "
     "waiting for it, which smaller tasks may not take",
+    "slowstart": "Reducer slow-start (FAIR section 5.1): launch a job's reducers once this "
+    "fraction of its maps finished (default 1, or 0 with --copy-compute-splitting); a job's "
+    "reduce.slowstart overrides it",
+    "load_scale": "Replay at X times the arrival rate: submit times divided by X",
+    "time_scale": "Multiply every task duration (and reduce copy and compute time) by Y",
 }
 
 
@@ -100,6 +105,22 @@ CopyComputeOption = Annotated[
 
 
 HeadroomOption = Annotated[bool, typer.Option("--headroom", help=_SIM_HELP["headroom"])]
+
+
+SlowstartOption = Annotated[
+    float | None,
+    typer.Option("--reduce-slowstart", metavar="F", help=_SIM_HELP["slowstart"]),
+]
+
+
+LoadScaleOption = Annotated[
+    float, typer.Option("--load-scale", metavar="X", help=_SIM_HELP["load_scale"])
+]
+
+
+TimeScaleOption = Annotated[
+    float, typer.Option("--time-scale", metavar="Y", help=_SIM_HELP["time_scale"])
+]
 
 
 OutOption = Annotated[
@@ -166,6 +187,9 @@ def run_settings(
     pool_order: str,
     copy_compute_splitting: bool = False,
     headroom: bool = False,
+    reduce_slowstart: float | None = None,
+    load_scale: float = 1.0,
+    time_scale: float = 1.0,
 ) -> RunSettings:
     from fairshare.sim.options import OptionError, SimOptions  # noqa: PLC0415
 
@@ -182,6 +206,9 @@ def run_settings(
             until=until,
             copy_compute_splitting=copy_compute_splitting,
             headroom=headroom,
+            reduce_slowstart=reduce_slowstart,
+            load_scale=load_scale,
+            time_scale=time_scale,
         )
     except OptionError as err:
         # A pair is shown as it was typed, not as the numbers read from it.
@@ -231,7 +258,10 @@ def unrunnable_warnings(settings: RunSettings) -> tuple[list[str], frozenset[str
     jobs are returned too, so that the end-of-run warning about stranded jobs leaves them out."""
     from fairshare.api import unrunnable_jobs  # noqa: PLC0415
 
-    every = unrunnable_jobs(_workload(settings), settings.options.until)
+    until = settings.options.until
+    if until is not None:  # the run stops at ``until`` in scaled time
+        until *= settings.options.load_scale
+    every = unrunnable_jobs(_workload(settings), until)
     count = len(every)
     found = every[:_WARN_EACH]
     source = str(settings.trace[1]) if settings.trace is not None else settings.source

@@ -19,6 +19,7 @@ from fairshare.cli.runs import (
     DelayOption,
     ForceOption,
     HeadroomOption,
+    LoadScaleOption,
     OffRackOption,
     OutOption,
     PoolOrderOption,
@@ -27,6 +28,8 @@ from fairshare.cli.runs import (
     RunSettings,
     ScenarioArgument,
     SeedOption,
+    SlowstartOption,
+    TimeScaleOption,
     TraceOption,
     UntilOption,
     check_comparison,
@@ -59,6 +62,11 @@ def _summary_rows(doc: Mapping[str, Any]) -> list[tuple[str, str]]:
         ("p50 response time", fmt(doc["p50_response_time"], " s")),
         ("p95 response time", fmt(doc["p95_response_time"], " s")),
         ("mean slowdown", fmt(doc["mean_slowdown"])),
+        ("mean bounded slowdown", fmt(doc.get("mean_bounded_slowdown"))),
+        (
+            "Jain index slowdown / share",
+            f"{fmt(doc.get('jain_slowdown'))} / {fmt(doc.get('jain_share'))}",
+        ),
         (
             "locality node / rack / off-rack",
             " / ".join(pct(locality.get(k)) for k in ("node", "rack", "off_rack")),
@@ -91,6 +99,9 @@ def simulate_command(
     pool_order: PoolOrderOption = "fair",
     copy_compute_splitting: CopyComputeOption = False,
     headroom: HeadroomOption = False,
+    reduce_slowstart: SlowstartOption = None,
+    load_scale: LoadScaleOption = 1.0,
+    time_scale: TimeScaleOption = 1.0,
     force: ForceOption = False,
 ) -> None:
     """Replay the scenario's jobs (or workload, or a trace) under an online policy and write
@@ -109,6 +120,9 @@ def simulate_command(
         pool_order=pool_order,
         copy_compute_splitting=copy_compute_splitting,
         headroom=headroom,
+        reduce_slowstart=reduce_slowstart,
+        load_scale=load_scale,
+        time_scale=time_scale,
     )
     check_policy(policy, settings)
     with output_dir(out, "simulate", list(RUN_FILES), force) as target:
@@ -158,6 +172,9 @@ def compare_command(
     pool_order: PoolOrderOption = "fair",
     copy_compute_splitting: CopyComputeOption = False,
     headroom: HeadroomOption = False,
+    reduce_slowstart: SlowstartOption = None,
+    load_scale: LoadScaleOption = 1.0,
+    time_scale: TimeScaleOption = 1.0,
     force: ForceOption = False,
 ) -> None:
     """Run several policies on the same jobs (same seed: same jobs and durations) and write
@@ -176,6 +193,9 @@ def compare_command(
         pool_order=pool_order,
         copy_compute_splitting=copy_compute_splitting,
         headroom=headroom,
+        reduce_slowstart=reduce_slowstart,
+        load_scale=load_scale,
+        time_scale=time_scale,
     )
     names = [p.strip() for p in policies.split(",")]
     if not policies.strip() or any(not n for n in names):

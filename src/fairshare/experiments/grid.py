@@ -90,7 +90,7 @@ __all__ = [
 
 GRID_FIELDS = ("scenario", "policies", "seeds", "options", "parameters")
 """The grid's own fields."""
-SCENARIO_FIELDS = ("resources", "machines", "queues", "users", "jobs", "workload")
+SCENARIO_FIELDS = ("resources", "machines", "queues", "users", "jobs", "workload", "events")
 """The scenario's fields (SPEC section 1) a grid may hold instead of naming a file."""
 MAX_CELLS = 100_000
 """The most cells a grid may have (a product of axes grows fast; a typo can ask for
@@ -287,6 +287,9 @@ def cell_id(
             "max_reducers": options.max_reducers,
             "max_computing": options.max_computing,
             "reduce_slowstart": options.reduce_slowstart,
+            # Only when set: the cells of grids written before these options keep their ids.
+            **({"load_scale": options.load_scale} if options.load_scale != 1.0 else {}),
+            **({"time_scale": options.time_scale} if options.time_scale != 1.0 else {}),
         },
         "fairshare": __version__,
     }

@@ -15,6 +15,8 @@ line's are: a value out of range is its :class:`~fairshare.sim.options.OptionErr
 | ``pool-order`` | ``fair``, ``fifo`` | ``pool_order`` |
 | ``rack-slowdown``, ``off-rack-slowdown`` | a number > 0 | ``rack_slowdown``, ... |
 | ``until`` | ``null`` or seconds | ``until`` |
+| ``reduce-slowstart`` | ``null`` or a fraction from 0 to 1 | ``reduce_slowstart`` |
+| ``load-scale``, ``time-scale`` | a number from 1e-6 to 1e6 | ``load_scale``, ``time_scale`` |
 
 Examples
 --------
@@ -129,7 +131,7 @@ def _number_field(field: str) -> Callable[[object], tuple[object, OptionFields]]
     """A number (``null`` too where the field may be None)."""
 
     def read(value: object) -> tuple[object, OptionFields]:
-        if value is None and field == "until":
+        if value is None and field in ("until", "reduce_slowstart"):
             return None, {field: None}
         number = _number(value)
         return number, {field: number}
@@ -148,6 +150,9 @@ OPTIONS: Mapping[str, SweptOption] = {
         SweptOption("rack-slowdown", "number", _number_field("rack_slowdown")),
         SweptOption("off-rack-slowdown", "number", _number_field("off_rack_slowdown")),
         SweptOption("until", "number", _number_field("until")),
+        SweptOption("reduce-slowstart", "number", _number_field("reduce_slowstart")),
+        SweptOption("load-scale", "number", _number_field("load_scale")),
+        SweptOption("time-scale", "number", _number_field("time_scale")),
     )
 }
 """Every option a grid may sweep, by name."""

@@ -23,6 +23,11 @@ Definitions, fixed here because the papers leave them open:
   None for a resource of zero capacity, or when the makespan is 0.
 - ``preempted_tasks``: attempts killed by preemption (FAIR section 3.2).
 - ``machines``: the machines the run started with (the scenario's, or a trace's node list).
+- ``mean_bounded_slowdown`` (and its p50, p95): Feitelson's bounded slowdown,
+  ``max(1, response / max(isolated response, bounded_slowdown_tau))`` with tau 10 s, over
+  finished jobs; ``jain_slowdown``: Jain's fairness index over the finished jobs'
+  slowdowns; ``jain_share``: Jain's index over the users' mean shares (``users[*].mean_share``)
+  (:mod:`fairshare.metrics.fairness_metrics` gives the definitions and their sources).
 - Statistics with nothing to summarise are None (JSON null), never NaN.
 """
 
@@ -31,7 +36,8 @@ from __future__ import annotations
 import numpy as np
 
 from fairshare.metrics.bins import _size_bins
-from fairshare.metrics.frames import LOCALITY_LEVELS, BoolArray, RunFrames, run_frames
+from fairshare.metrics.fairness_metrics import BOUNDED_SLOWDOWN_TAU, bounded_slowdowns, jain_index
+from fairshare.metrics.frames import LOCALITY_LEVELS, BoolArray, FloatArray, RunFrames, run_frames
 from fairshare.metrics.stats import clean, mean, percentile
 from fairshare.metrics.timeline import Timeline, share_integrals, timeline
 from fairshare.runlog import RunLog
@@ -170,6 +176,9 @@ def _summary(log: RunLog, f: RunFrames, tl: Timeline) -> dict[str, object]:
     never = unrunnable(f)
     locality, locality_tasks = locality_fractions(f)
     completed = ~f.a_killed
+    bounded = bounded_slowdowns(resp, f.isolated, BOUNDED_SLOWDOWN_TAU)
+    integrals = share_integrals(tl, span)
+    shares = integrals / span if span > 0 else np.full(len(f.users), np.nan)
     return {
         "policy": log.policy,
         "seed": log.seed,
@@ -190,6 +199,12 @@ def _summary(log: RunLog, f: RunFrames, tl: Timeline) -> dict[str, object]:
         "mean_slowdown": mean(slow),
         "p50_slowdown": percentile(slow, 50),
         "p95_slowdown": percentile(slow, 95),
+        "mean_bounded_slowdown": mean(bounded),
+        "p50_bounded_slowdown": percentile(bounded, 50),
+        "p95_bounded_slowdown": percentile(bounded, 95),
+        "bounded_slowdown_tau": BOUNDED_SLOWDOWN_TAU,
+        "jain_slowdown": jain_index(slow),
+        "jain_share": jain_index(np.asarray(shares, dtype=np.float64)),
         "mean_queueing_delay": mean(delay),
         "p50_queueing_delay": percentile(delay, 50),
         "p95_queueing_delay": percentile(delay, 95),
@@ -202,16 +217,15 @@ def _summary(log: RunLog, f: RunFrames, tl: Timeline) -> dict[str, object]:
         "wall_seconds": log.wall_seconds,
         "options": log.options,
         "size_bins": _size_bins(f),
-        "users": _per_user(f, tl, span),
+        "users": _per_user(f, integrals, span),
     }
 
 
-def _per_user(f: RunFrames, tl: Timeline, span: float) -> dict[str, dict[str, object]]:
+def _per_user(f: RunFrames, integrals: FloatArray, span: float) -> dict[str, dict[str, object]]:
     """Per user: jobs, finished jobs, mean response time and slowdown, task-seconds of
     completed attempts, and mean dominant share over the makespan (the time average of its
     ``timeline.csv`` share; H-DRF section 6 and Choosy section 7 compare these)."""
     n = len(f.users)
-    integrals = share_integrals(tl, span)
     jobs = np.bincount(f.job_user, minlength=n)
     fin = np.isfinite(f.finish)
     finished = np.bincount(f.job_user[fin], minlength=n)

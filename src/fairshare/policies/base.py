@@ -198,7 +198,7 @@ class Scheduler(Filling):
         state.share_per_task = self.share_per_task(state)
         reducers = self._reduce_sides(job_id, job, user, cls, demand)
         if reducers:
-            state.reduce_after = self._reducers_after(state.maps)
+            state.reduce_after = self._reducers_after(state.maps, job.reduce)
         if blocks is not None:
             index = cs.index
             state.blocks = [tuple(index[name] for name in holders) for holders in blocks]

@@ -57,7 +57,7 @@ from fairshare.policies.protocol import Decision, Launch, Locality, TaskRef
 from fairshare.policies.quota import QuotaTree
 from fairshare.policies.state import ClusterState, Demand, JobState, UserState, part_id
 from fairshare.tolerances import FIT
-from fairshare.workload.model import Job, Queue, User
+from fairshare.workload.model import Job, Queue, ReducePhase, User
 
 _new = tuple.__new__
 """Builds a NamedTuple (``TaskRef``, ``Launch``) without its Python-level ``__new__``."""
@@ -624,10 +624,14 @@ class Ledger:
             self.jobs[side.part_id] = side
         return sides
 
-    def _reducers_after(self, maps: int) -> int:
-        """How many of a job's ``maps`` must finish before its reducers may launch
-        (``reduce_slowstart``, FAIR section 5.1; at least the first)."""
-        return max(1, math.ceil(self.options.reduce_slowstart * maps - FIT))
+    def _reducers_after(self, maps: int, reduce: ReducePhase | None = None) -> int:
+        """How many of a job's ``maps`` must finish before its reducers may launch: the
+        job's own slow-start, else the run's ``reduce_slowstart`` (FAIR section 5.1; at
+        least the first)."""
+        fraction = self.options.reduce_slowstart
+        if reduce is not None and reduce.slowstart is not None:
+            fraction = reduce.slowstart
+        return max(1, math.ceil(fraction * maps - FIT))
 
     def _reducers_runnable(self, job_id: int, user: UserState) -> None:
         """The job's reducers (its copy parts, with copy-compute splitting) may launch."""

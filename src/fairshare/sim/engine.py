@@ -13,8 +13,10 @@ Determinism:
 - One ``numpy.random.Generator`` seeded by ``seed`` per run. At a job's submission, in job
   order, it draws the job's map durations (Pareto: ``minimum * (1 + pareto(alpha))``,
   exponential with the mean), then, for jobs that read input, each map task's block
-  replicas (``replicas`` machines drawn uniformly from the live ones, repeats dropped). Draws
-  do not depend on the policy, so two policies see the same tasks.
+  replicas (:mod:`fairshare.sim.placement`: HDFS's rack-aware placement by default, or
+  uniformly; repeats dropped). A job reading a shared input file (``input_file``, hot files)
+  reads the blocks the file already has and draws only those it lacks. Draws do not depend
+  on the policy, so two policies see the same tasks.
 - A map task that reads its block from another machine of the rack runs ``rack_slowdown``
   times longer; from another rack, ``off_rack_slowdown`` times (FAIR section 4's locality).
 - Reducers (FAIR section 5) become runnable when every map of the job has finished, or with
@@ -34,6 +36,13 @@ Determinism:
 Streaming: ``jobs`` is consumed lazily, one job ahead, and must be sorted by ``submit``; a
 trace larger than memory runs (only the records grow).
 
+Closed loop: a job with ``after`` (a closed-loop submitter's next job) is not submitted at
+its ``submit``: it is kept when read (it must come after the job it follows in the stream)
+and submitted ``think`` seconds after that job ends (finishes or is cancelled), with that
+time as its submit time. A job is numbered (its index in the records) when it is submitted.
+A user cancelled (``JobEvent`` ``cancel_user``: Choosy section 7's sudden leave) has its
+running jobs cancelled and submits nothing afterwards (its later jobs are not recorded).
+
 ``isolated_response`` (the slowdown denominator) is the job's response time alone on the
 empty cluster, computed analytically: its tasks, in order, each take the earliest free slot of
 the machines it may use (slots: whole tasks per machine), maps then reduces, every read local.
@@ -45,6 +54,7 @@ import math
 import time as wallclock
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -64,6 +74,7 @@ from fairshare.sim.events import (
     ADD,
     ARRIVAL,
     CANCEL,
+    CANCEL_USER,
     FAIL,
     FINISH,
     REMOVE,
@@ -83,6 +94,7 @@ from fairshare.sim.options import (
     SimOptions,
     SimulationError,
 )
+from fairshare.sim.placement import BlockPlacer
 from fairshare.workload.eligibility import TaskFit
 from fairshare.workload.model import (
     ExponentialDuration,
@@ -93,6 +105,7 @@ from fairshare.workload.model import (
     Queue,
     User,
 )
+from fairshare.workload.scaling import scale_jobs
 
 __all__ = ["JobEvent", "MachineEvent", "Pause", "SimOptions", "SimulationError", "simulate"]
 
@@ -189,6 +202,8 @@ def simulate(
         sched = policy
         policy_name = policy.name
     rng = np.random.default_rng(seed)
+    if opts.load_scale != 1.0 or opts.time_scale != 1.0:
+        jobs = scale_jobs(jobs, load=opts.load_scale, time=opts.time_scale)
     run = _Run(cluster, sched, rng, opts)
     # The run allocates a few tuples per running task (its event, its TaskRef) and no
     # reference cycles on its hot path: the cyclic collector's passes over them cost about a
@@ -237,7 +252,17 @@ class _Run:
         # One record per job in submission order, written when the job finishes or the run
         # ends (None until then: the isolated response depends on the machines by then).
         self.records: list[JobRecord | None] = []
+        # Submitted job -> its index; every job read so far (names are unique).
         self.order: dict[str, int] = {}
+        self.names: set[str] = set()
+        # Closed loop: job name -> the jobs submitted when it ends (kept until then).
+        self.followers: dict[str, list[Job]] = {}
+        # Users cancelled as a whole: their later jobs are not submitted.
+        self.gone: set[str] = set()
+        # Input files shared by jobs (hot files) -> their blocks' replicas, drawn as needed.
+        self.files: dict[str, list[tuple[str, ...]]] = {}
+        # The live machines by rack, for block placement; rebuilt when machines change.
+        self.placer: BlockPlacer | None = None
         # Attempts flat, records.ROW_FIELDS items each (start, job order, phase, task,
         # attempt, machine, finish, locality), made into the log's sorted columns at the end.
         # An attempt's items are appended at its launch (written as the task will end), so
@@ -285,13 +310,15 @@ class _Run:
         self.job_iter = jobs
         self.last_submit = -math.inf
         self.next_index = 0
-        self._next_job()
+        self.next_read = 0
+        self._next_job(0.0)
         queue = self.queue
         for change in machine_events:
             kind = ADD if change.kind == "add" else REMOVE
             queue.push(MachineChange(change.time, kind, queue.token(), change.machine))
+        kinds = {"cancel": CANCEL, "fail": FAIL, "cancel_user": CANCEL_USER}
         for job_event in job_events:
-            kind = CANCEL if job_event.kind == "cancel" else FAIL
+            kind = kinds[job_event.kind]
             queue.push(
                 JobChange(job_event.time, kind, queue.token(), job_event.job, job_event.task)
             )
@@ -416,6 +443,8 @@ class _Run:
             run.finish = now
             self.records[run.index] = self._record(run)
             del self.runs[run.index]
+            if self.followers:
+                self._release(now, run.job.name)
         return True
 
     # ----------------------------------------------------------------- decisions
@@ -496,47 +525,105 @@ class _Run:
         if lane:
             self.queue.open_lane(lane)
 
-    def _next_job(self) -> None:
+    def _next_job(self, now: float) -> None:
         """Queue the arrival of the next job of the stream: jobs are read one ahead, so a
-        trace larger than memory runs; checks the order and names as it goes."""
-        job = next(self.job_iter, None)
-        if job is None:
+        trace larger than memory runs; checks the order and names as it goes. Closed-loop
+        jobs read on the way are kept for the job they follow (module docstring)."""
+        while True:
+            job = next(self.job_iter, None)
+            if job is None:
+                return
+            where = f"jobs[{self.next_read}]"
+            self.next_read += 1
+            if job.name in self.names:
+                raise SimulationError(f"{where}.name", f"job name '{job.name}' repeats")
+            if job.duration is None:
+                raise SimulationError(
+                    f"{where}.duration", "a simulated job needs its tasks' duration (seconds)"
+                )
+            if job.after is not None:
+                self._follow(now, job, where)
+                self.names.add(job.name)
+                continue
+            if not job.submit >= self.last_submit:
+                raise SimulationError(
+                    f"{where}.submit",
+                    f"jobs must be sorted by submit time: {job.submit} < {self.last_submit}",
+                )
+            self.names.add(job.name)
+            self.last_submit = job.submit
+            self.queue.push(Arrival(job.submit, ARRIVAL, self.queue.token(), job))
             return
-        where = f"jobs[{self.next_index}]"
-        if not job.submit >= self.last_submit:
+
+    def _follow(self, now: float, job: Job, where: str) -> None:
+        """Keep closed-loop ``job`` until the job it follows ends; a job that ended before
+        ``job`` was read is followed from now."""
+        after = job.after
+        assert after is not None
+        if after not in self.names:
             raise SimulationError(
-                f"{where}.submit",
-                f"jobs must be sorted by submit time: {job.submit} < {self.last_submit}",
+                f"{where}.after",
+                f"job '{job.name}' follows '{after}', which is not among the jobs before it",
             )
-        if job.name in self.order:
-            raise SimulationError(f"{where}.name", f"job name '{job.name}' repeats")
-        if job.duration is None:
-            raise SimulationError(
-                f"{where}.duration", "a simulated job needs its tasks' duration (seconds)"
-            )
-        self.last_submit = job.submit
-        self.order[job.name] = self.next_index
-        self.next_index += 1
-        self.queue.push(Arrival(job.submit, ARRIVAL, self.queue.token(), job))
+        index = self.order.get(after)
+        if index is not None and self.records[index] is not None:
+            self._arrive(now, job)
+        else:
+            self.followers.setdefault(after, []).append(job)
+
+    def _release(self, now: float, name: str) -> None:
+        """Job ``name`` ended: the jobs that follow it arrive after their think time."""
+        for job in self.followers.pop(name, ()):
+            self._arrive(now, job)
+
+    def _arrive(self, now: float, job: Job) -> None:
+        """Queue closed-loop ``job``'s arrival ``think`` seconds after ``now``."""
+        submit = now + job.think
+        self.queue.push(Arrival(submit, ARRIVAL, self.queue.token(), replace(job, submit=submit)))
 
     def _submit(self, now: float, job: Job) -> None:
         """Submit ``job``: draw its durations and input blocks (in job order, so every
-        policy sees the same tasks) and tell the policy."""
-        index = self.order[job.name]
+        policy sees the same tasks) and tell the policy. A job of a cancelled user is
+        dropped."""
+        if job.user in self.gone:
+            if job.after is None:
+                self._next_job(now)
+            return
+        index = self.next_index
+        self.next_index += 1
+        self.order[job.name] = index
         seconds = _durations(job, self.rng)
         blocks: list[tuple[str, ...]] | None = None
         if job.input_replicas and self.live:
-            picks = self.rng.integers(0, len(self.live), size=(job.tasks, job.input_replicas))
-            live = self.live
-            blocks = [tuple(dict.fromkeys(live[i] for i in row)) for row in picks.tolist()]
+            blocks = self._blocks(job)
         run = JobRun(index, job, seconds)
         self.runs[index] = run
         self.records.append(None)
         self.policy.job_submitted(now, index, job, blocks)
-        self._next_job()
+        if job.after is None:
+            self._next_job(now)
         if run.total == 0:
             run.first_start = run.finish = now
             self.records[index] = self._record(run)
+            if self.followers:
+                self._release(now, job.name)
+
+    def _blocks(self, job: Job) -> list[tuple[str, ...]]:
+        """The replicas of each map task's input block: its own, or block ``i`` of the shared
+        file it reads (drawing the blocks the file lacks)."""
+        if self.placer is None:
+            racks = {name: self.machines[name].rack for name in self.live}
+            self.placer = BlockPlacer(self.live, racks)
+        replicas = job.input_replicas
+        assert replicas is not None
+        if job.input_file is None:
+            return self.placer.place(job.tasks, replicas, job.replica_placement, self.rng)
+        file = self.files.setdefault(job.input_file, [])
+        if len(file) < job.tasks:
+            file += self.placer.place(
+                job.tasks - len(file), replicas, job.replica_placement, self.rng
+            )
+        return file[: job.tasks]
 
     def _row(
         self, state: Finish, end: float, *, killed: bool = False, truncated: bool = False
@@ -616,24 +703,36 @@ class _Run:
             self.resume[ref] = fraction * (end - now) / (end - start) if end > start else 0.0
 
     def _job_change(self, now: float, event: JobChange) -> None:
-        """A task fails (its attempt recorded as killed, the task pending again) or a job is
-        cancelled (its running tasks killed, the job recorded unfinished); see
-        :class:`JobEvent`."""
+        """A task fails (its attempt recorded as killed, the task pending again), a job is
+        cancelled (its running tasks killed, the job recorded unfinished), or a user leaves
+        (its running jobs cancelled, its later ones dropped); see :class:`JobEvent`."""
+        if event.kind == CANCEL_USER:
+            self.gone.add(event.job)
+            for leaving in [r for r in self.runs.values() if r.job.user == event.job]:
+                self._cancel(now, leaving)
+            return
         index = self.order.get(event.job)
         run = self.runs.get(index) if index is not None else None
         if run is None:
             return
         if event.kind == CANCEL:
-            for ref in self.policy.job_cancelled(now, run.index):
-                self._kill(now, ref)
-            self.records[run.index] = self._record(run)
-            del self.runs[run.index]
+            self._cancel(now, run)
             return
         if not 0 <= event.task < run.maps or run.map_entries[event.task] is None:
             return
         ref = TaskRef(run.index, "map", event.task)
         self._kill(now, ref)
         self.policy.task_failed(now, ref)
+
+    def _cancel(self, now: float, run: JobRun) -> None:
+        """Cancel running job ``run``: its running tasks killed, the job recorded
+        unfinished, the jobs that follow it released."""
+        for ref in self.policy.job_cancelled(now, run.index):
+            self._kill(now, ref)
+        self.records[run.index] = self._record(run)
+        del self.runs[run.index]
+        if self.followers:
+            self._release(now, run.job.name)
 
     def _add(self, now: float, machine: Machine) -> None:
         """A machine joins; the isolated responses' slots are recomputed on next use."""
@@ -644,6 +743,7 @@ class _Run:
         self.machines[machine.name] = machine
         self.live.append(machine.name)
         self.fit = None
+        self.placer = None
         self.policy.machine_added(now, machine)
 
     def _remove(self, now: float, name: str) -> None:
@@ -653,6 +753,7 @@ class _Run:
         del self.machines[name]
         self.live.remove(name)
         self.fit = None
+        self.placer = None
         for ref in self.policy.machine_removed(now, name):
             self._kill(now, ref)
 

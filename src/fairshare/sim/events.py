@@ -3,7 +3,7 @@
 Events are named records (NamedTuples, so that they order as tuples do): every one starts
 with ``(time, kind, token)``, and events come out of the queue by time, then kind (the order
 of :data:`FINISH`, :data:`REMOVE`, :data:`ADD`, :data:`ARRIVAL`, :data:`WAKEUP`, :data:`FAIL`,
-:data:`CANCEL`), then token
+:data:`CANCEL`, :data:`CANCEL_USER`), then token
 (insertion order), so that the payload after them is never compared.
 
 A running task *is* its :class:`Finish` event: the task's running entry
@@ -32,9 +32,9 @@ from fairshare.cluster import Machine
 from fairshare.policies import TaskRef
 from fairshare.workload.model import Job
 
-FINISH, REMOVE, ADD, ARRIVAL, WAKEUP, FAIL, CANCEL = range(7)
+FINISH, REMOVE, ADD, ARRIVAL, WAKEUP, FAIL, CANCEL, CANCEL_USER = range(8)
 """Event kinds, in the order same-time events are delivered (a failure or a cancellation at
-a job's submission time comes after it)."""
+a job's submission time comes after it; a user's at a time, after its jobs' arrivals)."""
 
 
 class JobRun:
@@ -196,18 +196,19 @@ class Wakeup(NamedTuple):
 
 class JobChange(NamedTuple):
     """A running task of job ``job`` (its name) fails (``kind`` FAIL; ``task`` its map task),
-    or the job is cancelled (CANCEL).
+    or the job is cancelled (CANCEL), or ``job`` names a user whose jobs are all cancelled
+    (CANCEL_USER).
 
     Attributes
     ----------
     time : float
         When it happens.
     kind : int
-        :data:`FAIL` or :data:`CANCEL`.
+        :data:`FAIL`, :data:`CANCEL` or :data:`CANCEL_USER`.
     token : int
         Insertion order among same-time events.
     job : str
-        The job's name.
+        The job's name (the user's, for CANCEL_USER).
     task : int
         The failing map task (unused for a cancellation).
     """

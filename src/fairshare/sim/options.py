@@ -17,6 +17,11 @@ MAX_SLOWDOWN = 1e6
 stays far inside the float range."""
 
 
+MAX_SCALE = 1e6
+"""The largest ``load_scale`` / ``time_scale`` factor (and 1 / it the smallest): scaled times
+of a scenario's bounded times stay finite."""
+
+
 class Pause(Kill):
     """Stop a running task now and keep its progress: launched again (on any machine), it
     runs only the part it had left. This is the free preemption and migration of Choosy
@@ -54,7 +59,12 @@ class SimOptions:
     ``reduce_slowstart`` is the fraction of a job's maps that must finish before its
     reducers launch (Hadoop's ``mapred.reduce.slowstart.completed.maps``); None means 1.0
     (after the last map) without splitting and 0.0 (after the first map: copying overlaps
-    the maps) with it."""
+    the maps) with it; a job's own ``reduce.slowstart`` overrides it.
+
+    ``load_scale`` and ``time_scale`` rescale the workload before it runs
+    (:func:`fairshare.workload.scaling.scale_jobs`): submit times (and closed-loop think
+    times) are divided by ``load_scale`` (X times the arrival rate), task durations and
+    reduce times multiplied by ``time_scale``. Event times are not scaled."""
 
     delay: tuple[float, float] | None = None
     job_delays: Mapping[str, tuple[float, float]] = field(default_factory=dict)
@@ -68,6 +78,8 @@ class SimOptions:
     max_reducers: int = DEFAULT_MAX_REDUCERS
     max_computing: int = DEFAULT_MAX_COMPUTING
     reduce_slowstart: float | None = None
+    load_scale: float = 1.0
+    time_scale: float = 1.0
 
     def __post_init__(self) -> None:
         """Every value in its range (SPEC section 3's option values), or
@@ -84,8 +96,15 @@ class SimOptions:
         _check_factor("--off-rack-slowdown", self.off_rack_slowdown, maximum=MAX_SLOWDOWN)
         if self.reduce_slowstart is not None and not 0.0 <= self.reduce_slowstart <= 1.0:
             raise OptionError(
-                "reduce_slowstart", "must be a fraction in [0, 1]", str(self.reduce_slowstart)
+                "--reduce-slowstart", "must be a fraction in [0, 1]", str(self.reduce_slowstart)
             )
+        for where, factor in (("--load-scale", self.load_scale), ("--time-scale", self.time_scale)):
+            if not 1 / MAX_SCALE <= factor <= MAX_SCALE:  # also nan and inf
+                raise OptionError(
+                    where,
+                    f"must be a number from {1 / MAX_SCALE:g} to {MAX_SCALE:g}",
+                    f"{factor:g}",
+                )
         if self.copy_compute_splitting and not 1 <= self.max_computing <= self.max_reducers:
             raise OptionError(
                 "--copy-compute-splitting",
@@ -125,6 +144,8 @@ class SimOptions:
             "max_reducers": self.max_reducers,
             "max_computing": self.max_computing,
             "reduce_slowstart": self.slowstart,
+            "load_scale": self.load_scale,
+            "time_scale": self.time_scale,
         }
 
 
@@ -142,12 +163,14 @@ class JobEvent:
     """What the live world does to jobs, replayed: at ``time`` job ``job`` (its name) is
     cancelled by its tenant (``kind`` ``"cancel"``: its pending tasks are dropped and its
     running ones killed), or the running attempt of its map task ``task`` fails (``"fail"``:
-    recorded as a killed attempt, the task runs again later). An event for a job that is not
-    running then (not yet submitted, finished or cancelled) or a task that is not running
-    changes nothing."""
+    recorded as a killed attempt, the task runs again later), or, with ``"cancel_user"``,
+    ``job`` names a user that leaves (Choosy section 7's sudden leave): every job of the user
+    running then is cancelled and the user submits nothing afterwards. An event for a job
+    that is not running then (not yet submitted, finished or cancelled) or a task that is not
+    running changes nothing."""
 
     time: float
-    kind: Literal["cancel", "fail"]
+    kind: Literal["cancel", "fail", "cancel_user"]
     job: str
     task: int = 0
 

@@ -48,8 +48,21 @@ demands within the loader's bounds, ``MAX_SECONDS`` and ``MIN_AMOUNT`` to ``MAX_
 - ``queues``: a list of declared queue paths, each job's picked uniformly;
 - ``replicas``: machines holding each map's input block (MapReduce generators; default 3,
   at most the cluster's machines; 0 for no input data);
-- ``reduce``: ``{copy: S, compute: S}`` seconds per reduce task (``facebook-2009``, ``zipf``;
-  default copy 10, compute 20), or ``false`` for map-only jobs;
+- ``reduce``: ``{copy: S, compute: S, demand: {...}, slowstart: F}`` (``facebook-2009``,
+  ``zipf``): seconds per reduce task (default copy 10, compute 20), a reducer's own demand
+  (Hadoop's reduce slots, FAIR section 5.3; default the map tasks'), and the fraction of a
+  job's maps that must finish before its reducers launch (FAIR section 5.1's slow-start;
+  default the run's ``--reduce-slowstart``); or ``false`` for map-only jobs;
+- ``replica_placement``: ``rack-aware`` (HDFS's default, the default) or ``uniform``: where
+  the simulator puts the replicas of the input blocks (:mod:`fairshare.sim.placement`);
+- ``hot_files``: ``{fraction: F, files: K}`` (MapReduce generators): a fraction F of the jobs
+  read one of K popular files (``hot0`` ...; default K 3), picked uniformly (from a child
+  generator: the jobs are the same with and without hot files), whose blocks they
+  share (map task ``i`` of every job reading it reads block ``i``), so their maps compete
+  for the same machines' locality (FAIR section 5.1);
+- ``closed_loop``: ``{think: S}`` (needs ``users``): each user submits its next job S seconds
+  after its previous one ends (FAIR section 6.3's IO-rate biasing runs users that keep
+  submitting); the drawn arrival times give only each user's first job;
 - ``s``: the Zipf exponent (``zipf`` only, > 0, default 1).
 
 Determinism: all randomness comes from the ``numpy.random.Generator`` passed in; the jobs are
@@ -62,7 +75,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NoReturn
 
 import numpy as np
@@ -76,6 +89,7 @@ from fairshare.workload.model import (
     MAX_SECONDS,
     MIN_AMOUNT,
     MIN_SECONDS,
+    REPLICA_PLACEMENTS,
     ROOT,
     Duration,
     ExponentialDuration,
@@ -83,6 +97,8 @@ from fairshare.workload.model import (
     Job,
     ParetoDuration,
     ReducePhase,
+    ReplicaPlacement,
+    ScenarioEvent,
     WorkloadSpec,
 )
 
@@ -195,13 +211,15 @@ _DEFAULTS: dict[str, dict[str, object]] = {
     "zipf": {"jobs": DEFAULT_JOBS["zipf"], "arrival": 30.0},
     "google-constraints": {"jobs": DEFAULT_JOBS["google-constraints"], "arrival": 12.0},
 }
-_COMMON = ("jobs", "arrival", "duration", "demand", "users", "queues")
+_COMMON = ("jobs", "arrival", "duration", "demand", "users", "queues", "closed_loop")
+_INPUT = ("replicas", "replica_placement", "hot_files")
 _PARAMETERS: dict[str, tuple[str, ...]] = {
-    "facebook-2009": (*_COMMON, "replicas", "reduce"),
-    "facebook-2010": (*_COMMON, "replicas"),
-    "zipf": (*_COMMON, "replicas", "reduce", "s"),
+    "facebook-2009": (*_COMMON, *_INPUT, "reduce"),
+    "facebook-2010": (*_COMMON, *_INPUT),
+    "zipf": (*_COMMON, *_INPUT, "reduce", "s"),
     "google-constraints": _COMMON,
 }
+_DEFAULT_HOT_FILES = 3
 _DEFAULT_DURATION = ParetoDuration(alpha=1.9, minimum=10.0)
 _DEFAULT_REPLICAS = 3
 _DEFAULT_REDUCE = (10.0, 20.0)
@@ -379,15 +397,34 @@ class _Params:
             )
         return replicas or None
 
-    def reduce(self) -> tuple[float, float] | None:
-        """``reduce``: copy and compute seconds per reduce task; None for map-only jobs."""
+    def reduce(self) -> ReducePhase | None:
+        """``reduce``: the reduce phase of every job (its ``tasks`` 0, drawn per job); None
+        for map-only jobs."""
         value = self.values.get("reduce")
         if value is None or value is True:
-            return _DEFAULT_REDUCE
+            return ReducePhase(0, *_DEFAULT_REDUCE)
         if value is False:
             return None
-        if not isinstance(value, Mapping) or not set(value) <= {"copy", "compute"}:
-            self.fail("reduce", "must be {copy: S, compute: S} (seconds per reduce task) or false")
+        if not isinstance(value, Mapping) or not set(value) <= {
+            "copy",
+            "compute",
+            "demand",
+            "slowstart",
+        }:
+            self.fail(
+                "reduce",
+                "must be {copy: S, compute: S} (seconds per reduce task; also demand: {...}, "
+                "a reducer's demand, and slowstart: F, the fraction of maps before reducers) "
+                "or false",
+            )
+        demand = self._demand(value["demand"], "reduce.demand") if "demand" in value else None
+        slowstart = value.get("slowstart")
+        if slowstart is not None and (
+            isinstance(slowstart, bool)
+            or not isinstance(slowstart, int | float)
+            or not 0 <= slowstart <= 1
+        ):
+            self.fail("reduce.slowstart", f"must be a fraction from 0 to 1, got {slowstart!r}")
         seconds: list[float] = []
         for key, default in zip(("copy", "compute"), _DEFAULT_REDUCE, strict=True):
             amount = value.get(key, default)
@@ -401,7 +438,66 @@ class _Params:
                     f"must be a number >= 0, at most {MAX_SECONDS:g}, got {amount!r}",
                 )
             seconds.append(float(amount))
-        return seconds[0], seconds[1]
+        return ReducePhase(
+            0, seconds[0], seconds[1], demand, None if slowstart is None else float(slowstart)
+        )
+
+    def placement(self) -> ReplicaPlacement:
+        """``replica_placement``: ``rack-aware`` (default) or ``uniform``."""
+        value = self.values.get("replica_placement", REPLICA_PLACEMENTS[0])
+        if value == "uniform":
+            return "uniform"
+        if value != "rack-aware":
+            self.fail(
+                "replica_placement",
+                f"must be one of {', '.join(REPLICA_PLACEMENTS)}, got {value!r}",
+            )
+        return "rack-aware"
+
+    def hot_files(self) -> tuple[float, int] | None:
+        """``hot_files``: the fraction of jobs reading a popular file, and how many files."""
+        value = self.values.get("hot_files")
+        if value is None:
+            return None
+        if not isinstance(value, Mapping) or not set(value) <= {"fraction", "files"}:
+            self.fail("hot_files", "must be {fraction: F, files: K}")
+        fraction = value.get("fraction")
+        if (
+            isinstance(fraction, bool)
+            or not isinstance(fraction, int | float)
+            or not 0 <= fraction <= 1
+        ):
+            self.fail("hot_files.fraction", f"must be a fraction from 0 to 1, got {fraction!r}")
+        files = value.get("files", _DEFAULT_HOT_FILES)
+        if (
+            isinstance(files, bool)
+            or not isinstance(files, int | float)
+            or not float(files).is_integer()
+            or not 1 <= files <= MAX_TASKS
+        ):
+            self.fail("hot_files.files", f"must be a whole number >= 1, got {files!r}")
+        return float(fraction), int(files)
+
+    def closed_loop(self, users: int | None) -> float | None:
+        """``closed_loop``: the think time between a user's jobs; None for open arrivals."""
+        value = self.values.get("closed_loop")
+        if value is None:
+            return None
+        if not isinstance(value, Mapping) or set(value) != {"think"}:
+            self.fail("closed_loop", "must be {think: S} (seconds between a user's jobs)")
+        think = value["think"]
+        if (
+            isinstance(think, bool)
+            or not isinstance(think, int | float)
+            or not 0 <= think <= MAX_SECONDS
+        ):
+            self.fail(
+                "closed_loop.think",
+                f"must be a number of seconds from 0 to {MAX_SECONDS:g}, got {think!r}",
+            )
+        if users is None:
+            self.fail("closed_loop", "needs 'users' (how many submitters share the jobs)")
+        return float(think)
 
 
 # --------------------------------------------------------------------------------------------
@@ -520,6 +616,7 @@ def generate(
     *,
     queues: Collection[str] = (),
     source: str = "workload",
+    events: Sequence[ScenarioEvent] = (),
 ) -> Workload:
     """The jobs of the built-in generator ``spec`` on ``cluster``, drawn from ``rng``.
 
@@ -539,6 +636,8 @@ def generate(
         The scenario's declared queue paths (for the ``queues`` parameter).
     source : str
         Names the scenario file in errors.
+    events : sequence of ScenarioEvent
+        The scenario's events: the jobs and users they cancel must be generated ones.
 
     Returns
     -------
@@ -586,7 +685,14 @@ def generate(
     paths = params.queues(queues)
     kind = spec.generator
     replicas = params.replicas() if kind != "google-constraints" else None
+    placement = params.placement()
+    hot = params.hot_files() if replicas is not None else None
+    # Files are picked from a generator of their own: with and without hot files the jobs
+    # are the same, only what they read differs.
+    files_rng = rng.spawn(1)[0] if hot is not None else rng
+    think = params.closed_loop(users)
     reduce = params.reduce() if kind in ("facebook-2009", "zipf") else None
+    _check_events(events, count, users, source)
     exponent = params.number("s", 1.0) if kind == "zipf" else 1.0
     if kind == "google-constraints":
         cluster = constraint_cluster(cluster, rng)
@@ -612,7 +718,7 @@ def generate(
                     reducers = int(rng.integers(1, max(1, tasks // 5), endpoint=True))
                 else:
                     reducers = max(1, round(tasks * float(rng.uniform(0.05, _MAX_REDUCE_FRACTION))))
-                phase = ReducePhase(reducers, reduce[0], reduce[1])
+                phase = replace(reduce, tasks=reducers)
             total_tasks += tasks + (phase.tasks if phase is not None else 0)
             block_copies += tasks * (replicas or 0)
             if total_tasks > MAX_TASKS or block_copies > MAX_REPLICA_COPIES:
@@ -637,6 +743,58 @@ def generate(
                 constraint=constraint,
                 input_replicas=replicas,
                 reduce=phase,
+                input_file=(
+                    f"hot{int(files_rng.integers(hot[1]))}"
+                    if hot is not None and files_rng.random() < hot[0]
+                    else None
+                ),
+                replica_placement=placement,
             )
 
+    if think is not None:
+        return Workload(_closed_loop(jobs(), think), cluster)
     return Workload(jobs(), cluster)
+
+
+def _closed_loop(jobs: Iterator[Job], think: float) -> Iterator[Job]:
+    """The jobs as closed-loop submitters run them: each user's first job at its drawn time,
+    each later one ``think`` seconds after the user's previous job ends. A user's chain
+    follows its first job in the stream (the simulator keeps each until its turn)."""
+    drawn = list(jobs)
+    chains: dict[str, list[Job]] = {}
+    for job in drawn:
+        chain = chains.setdefault(job.user, [])
+        if chain:
+            # A follower's submit is decided by the run; its head's keeps the stream sorted.
+            job = replace(job, after=chain[-1].name, think=think, submit=chain[0].submit)  # noqa: PLW2901
+        chain.append(job)
+    for job in drawn:
+        chain = chains.get(job.user, [])
+        if chain and chain[0].name == job.name:
+            yield from chain
+
+
+def _check_events(
+    events: Sequence[ScenarioEvent], count: int, users: int | None, source: str
+) -> None:
+    """The jobs and users the scenario's events cancel are among the generated ones."""
+    width = len(str(count - 1))
+    for i, event in enumerate(events):
+        if event.kind not in ("cancel_job", "cancel_user"):
+            continue
+        name = event.target
+        assert isinstance(name, str)
+        jobs = name.startswith("job") and name[3:].isdigit() and len(name) == 3 + width
+        if event.kind == "cancel_job" or users is None:
+            known = jobs and int(name[3:]) < count
+            what = f"job{0:0{width}d} to job{count - 1:0{width}d}"
+        else:
+            known = name.startswith("user") and name[4:].isdigit() and int(name[4:]) < users
+            known = known and name == f"user{int(name[4:])}"
+            what = f"user0 to user{users - 1}"
+        if not known:
+            raise ScenarioError(
+                source,
+                f"events[{i}].{event.kind}",
+                f"unknown {event.kind[7:]} {name!r}; the generator's are {what}",
+            )

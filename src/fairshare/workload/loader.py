@@ -62,6 +62,7 @@ from fairshare.workload.model import (
     Queue,
     ReducePhase,
     Scenario,
+    ScenarioEvent,
     User,
     WorkloadSpec,
 )
@@ -142,7 +143,8 @@ class _Builder:
         workload = None
         if self.model.workload is not None:
             workload = WorkloadSpec(self.model.workload.generator, self.model.workload.parameters())
-        return Scenario(self.source, cluster, queues, users, jobs, workload)
+        events = self._events(users, jobs)
+        return Scenario(self.source, cluster, queues, users, jobs, workload, events)
 
     # limits on totals, before anything is expanded or generated
 
@@ -468,10 +470,17 @@ class _Builder:
                 None
                 if entry.reduce.demand is None
                 else self._demand(entry.reduce.demand, f"{where}.reduce"),
+                entry.reduce.slowstart,
+            )
+        if entry.after is not None and (entry.after not in seen or entry.after == entry.name):
+            self.fail(
+                f"{where}.after",
+                f"unknown job {entry.after!r}; 'after' names a job listed before this one "
+                "(the job whose end submits it)",
             )
         return Job(
             name=entry.name,
-            submit=entry.submit,
+            submit=0.0 if entry.submit is None else entry.submit,
             user=entry.name if entry.user is None else entry.user,
             demand=self._demand(entry.demand, where),
             tasks=entry.tasks,
@@ -483,7 +492,83 @@ class _Builder:
             input_replicas=replicas,
             reduce=reduce,
             priority=entry.priority,
+            input_file=entry.input.file if entry.input is not None else None,
+            replica_placement=(
+                "uniform"
+                if entry.input is not None and entry.input.placement == "uniform"
+                else "rack-aware"
+            ),
+            after=entry.after,
+            think=entry.think or 0.0,
         )
+
+    # events
+
+    def _events(self, users: tuple[User, ...], jobs: tuple[Job, ...]) -> tuple[ScenarioEvent, ...]:
+        """The scenario's ``events`` in file order. Names are checked against the scenario's
+        jobs and users when it lists jobs (a generator's are checked when it generates, a
+        trace's are not known before the run); machines against the machines and those
+        joining: a machine fails only while it is in the cluster, and joins only while not."""
+        entries = self.model.events or []
+        job_names = {job.name for job in jobs}
+        user_names = {user.name for user in users} | {job.user for job in jobs}
+        joined: dict[str, float] = {}  # a joining machine's name -> when it joins
+        events: list[ScenarioEvent] = []
+        for i, entry in enumerate(entries):
+            where = f"events[{i}]"
+            kind = entry.kind
+            if kind == "machine_joins":
+                joining = entry.machine_joins
+                assert joining is not None
+                name = joining.name
+                if name in self.machine_names or name in joined:
+                    self.fail(
+                        f"{where}.machine_joins.name",
+                        f"machine {name!r} is already in the cluster or joins earlier; "
+                        "a joining machine needs a new name",
+                    )
+                joined[name] = entry.at
+                capacity = self._vector(joining.capacity, f"{where}.machine_joins.capacity")
+                capacity.setflags(write=False)
+                machine = Machine(name, capacity, joining.rack, dict(joining.attributes))
+                events.append(ScenarioEvent(entry.at, "machine_joins", machine))
+                continue
+            target = getattr(entry, kind)
+            assert isinstance(target, str)
+            if kind == "machine_fails":
+                known = target in self.machine_names or target in joined
+                if not known:
+                    self.fail(
+                        f"{where}.machine_fails",
+                        f"unknown machine {target!r}; machines: {listing(self.machine_names)}"
+                        " and those joining by earlier events",
+                    )
+                if target in joined and joined[target] >= entry.at:
+                    self.fail(
+                        f"{where}.machine_fails",
+                        f"machine {target!r} joins at {joined[target]:g} s, not before "
+                        f"{entry.at:g} s",
+                    )
+            elif kind == "cancel_job" and jobs and target not in job_names:
+                self.fail(
+                    f"{where}.cancel_job", f"unknown job {target!r}; jobs: {listing(job_names)}"
+                )
+            elif kind == "cancel_user" and jobs and target not in user_names:
+                self.fail(
+                    f"{where}.cancel_user", f"unknown user {target!r}; users: {listing(user_names)}"
+                )
+            events.append(ScenarioEvent(entry.at, kind, target))  # type: ignore[arg-type]
+        failed: dict[str, float] = {}
+        for i, event in enumerate(events):
+            if event.kind == "machine_fails":
+                assert isinstance(event.target, str)
+                if event.target in failed:
+                    self.fail(
+                        f"events[{i}].machine_fails",
+                        f"machine {event.target!r} already fails at {failed[event.target]:g} s",
+                    )
+                failed[event.target] = event.time
+        return tuple(events)
 
     def _check_unique(self, kind: str, name: str, i: int, seen: dict[str, int]) -> None:
         """Names are unique within users and within jobs (``seen``: name -> index)."""

@@ -27,10 +27,11 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Literal
 
 import numpy as np
 
-from fairshare.cluster import BoolArray, Cluster, FloatArray
+from fairshare.cluster import BoolArray, Cluster, FloatArray, Machine
 from fairshare.cluster.constraints import Constraint
 
 ROOT = ""
@@ -242,12 +243,24 @@ class ReducePhase:
     demand : FloatArray, optional
         A reducer's demand vector when it differs from the map tasks'; None means the job's
         ``demand``.
+    slowstart : float, optional
+        The fraction of the job's maps that must finish before its reducers launch (FAIR
+        section 5.1's slow-start, Hadoop's ``mapred.reduce.slowstart.completed.maps``);
+        None means the run's ``reduce_slowstart``.
     """
 
     tasks: int
     copy: float
     compute: float
     demand: FloatArray | None = None
+    slowstart: float | None = None
+
+
+ReplicaPlacement = Literal["rack-aware", "uniform"]
+"""Where the simulator puts the replicas of a job's input blocks (:attr:`Job.replica_placement`)."""
+
+REPLICA_PLACEMENTS: tuple[ReplicaPlacement, ...] = ("rack-aware", "uniform")
+"""The values of :data:`ReplicaPlacement`, the default first."""
 
 
 @dataclass(frozen=True)
@@ -285,6 +298,19 @@ class Job:
     priority : int
         Higher first among one user's jobs and between users and queues; lower priorities
         may be preempted for it (:mod:`fairshare.policies.preemption`). Default 0.
+    input_file : str, optional
+        The input file its maps read: jobs naming the same file read the same blocks (hot
+        files), map task ``i`` block ``i`` of the file; None for a file of its own.
+    replica_placement : {"rack-aware", "uniform"}
+        How the simulator places the replicas of its input blocks: HDFS's default (one
+        replica on a random machine, the next two on two machines of one other rack; FAIR
+        section 5.1), or each replica on a machine drawn uniformly.
+    after : str, optional
+        Closed loop: the job is submitted ``think`` seconds after job ``after`` (of the same
+        submitter) ends, finished or cancelled; its ``submit`` is decided by the run. None
+        for an open-loop job submitted at ``submit``.
+    think : float
+        Seconds between the end of ``after`` and this job's submission.
     """
 
     name: str
@@ -300,6 +326,35 @@ class Job:
     input_replicas: int | None = None
     reduce: ReducePhase | None = None
     priority: int = 0
+    input_file: str | None = None
+    replica_placement: ReplicaPlacement = "rack-aware"
+    after: str | None = None
+    think: float = 0.0
+
+
+EventKind = Literal["cancel_job", "cancel_user", "machine_fails", "machine_joins"]
+"""What a scenario event does (SPEC section 1 extension, ``events``)."""
+
+
+@dataclass(frozen=True)
+class ScenarioEvent:
+    """Something that happens to a run at a time (the scenario's ``events``): a job or all
+    of a user's jobs cancelled (Choosy section 7's sudden leave of a user), a machine failing
+    or joining.
+
+    Parameters
+    ----------
+    time : float
+        When, in seconds from the start of the run.
+    kind : EventKind
+        ``cancel_job``, ``cancel_user``, ``machine_fails`` or ``machine_joins``.
+    target : str or Machine
+        The job, user or machine name; the joining :class:`Machine` for ``machine_joins``.
+    """
+
+    time: float
+    kind: EventKind
+    target: str | Machine
 
 
 @dataclass(frozen=True)
@@ -340,6 +395,8 @@ class Scenario:
         The jobs to replay, in scenario order.
     workload : WorkloadSpec, optional
         A built-in generator of jobs, when the scenario has one.
+    events : tuple of ScenarioEvent
+        Cancellations, machine failures and joins during a run, in time order.
     """
 
     source: str
@@ -348,6 +405,7 @@ class Scenario:
     users: tuple[User, ...] = ()
     jobs: tuple[Job, ...] = ()
     workload: WorkloadSpec | None = None
+    events: tuple[ScenarioEvent, ...] = ()
 
     @property
     def demands(self) -> FloatArray:

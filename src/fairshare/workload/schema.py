@@ -36,6 +36,7 @@ from fairshare.workload.model import (
     MIN_AMOUNT,
     MIN_SECONDS,
     MIN_WEIGHT,
+    REPLICA_PLACEMENTS,
 )
 
 GENERATORS = ("facebook-2009", "facebook-2010", "zipf", "google-constraints")
@@ -145,6 +146,22 @@ def _duration_seconds(value: object) -> float:
             f"must be a number of seconds from {MIN_SECONDS:g} to {MAX_SECONDS:g}, {got(value)}"
         )
     return number
+
+
+def _fraction(value: object) -> float:
+    number = _number(value, "a fraction from 0 to 1")
+    if not 0 <= number <= 1:
+        raise invalid(f"must be a fraction from 0 to 1, {got(value)}")
+    return number
+
+
+def _choice(*allowed: str) -> Callable[[object], str]:
+    def check(value: object) -> str:
+        if not isinstance(value, str) or value not in allowed:
+            raise invalid(f"must be one of {', '.join(allowed)}, {got(value)}")
+        return value
+
+    return check
 
 
 def _task_bound(value: object) -> float:
@@ -508,8 +525,14 @@ def _duration(value: object) -> float | list[float] | DistributionModel:
 @dataclass(slots=True)
 class _InputModel(_Record):
     replicas: int
+    file: str | None
+    placement: str
 
-    fields = (_Field("replicas", _whole(1, MAX_REPLICAS)),)
+    fields = (
+        _Field("replicas", _whole(1, MAX_REPLICAS)),
+        _Field("file", _optional(_name), None),
+        _Field("placement", _choice(*REPLICA_PLACEMENTS), REPLICA_PLACEMENTS[0]),
+    )
 
 
 @dataclass(slots=True)
@@ -518,19 +541,21 @@ class _ReduceModel(_Record):
     copy_seconds: float
     compute: float
     demand: dict[str, float] | None
+    slowstart: float | None
 
     fields = (
         _Field("tasks", _whole(0, MAX_TASKS)),
         _Field("copy", _seconds, 0.0),
         _Field("compute", _seconds, 0.0),
         _Field("demand", _demand, None),
+        _Field("slowstart", _optional(_fraction), None),
     )
 
 
 @dataclass(slots=True)
 class JobModel(_Record):
     name: str
-    submit: float
+    submit: float | None
     user: str | None
     queue: str | None
     weight: float
@@ -542,10 +567,12 @@ class JobModel(_Record):
     input: _InputModel | None
     reduce: _ReduceModel | None
     priority: int
+    after: str | None
+    think: float | None
 
     fields = (
         _Field("name", _name),
-        _Field("submit", _seconds),
+        _Field("submit", _optional(_seconds), None),
         _Field("user", _optional(_name), None),
         _Field("queue", _optional(_name), None),
         _Field("weight", _weight, 1.0),
@@ -557,9 +584,21 @@ class JobModel(_Record):
         _Field("input", _optional(_record(_InputModel)), None),
         _Field("reduce", _optional(_record(_ReduceModel)), None),
         _Field("priority", _priority, 0),
+        _Field("after", _optional(_name), None),
+        _Field("think", _optional(_seconds), None),
     )
 
     def check(self) -> None:
+        if self.after is None and self.submit is None:
+            raise invalid("missing required field 'submit'", at="submit")
+        if self.after is not None and self.submit is not None:
+            raise invalid(
+                "a closed-loop job (with 'after') is submitted when the job it follows ends; "
+                "give 'think' (seconds after that end), not 'submit'",
+                at="submit",
+            )
+        if self.after is None and self.think is not None:
+            raise invalid("'think' needs 'after' (the job whose end it counts from)", at="think")
         if isinstance(self.duration, list) and len(self.duration) != self.tasks:
             raise invalid(
                 f"lists {len(self.duration)} task durations but the job has {self.tasks} "
@@ -609,6 +648,55 @@ class WorkloadModel(_Record):
         return {key: value for key, value in given.items() if value is not None}
 
 
+@dataclass(slots=True)
+class JoiningMachineModel(_Record):
+    name: str
+    capacity: dict[str, float]
+    rack: str | None
+    attributes: dict[str, AttributeValue]
+
+    fields = (
+        _Field("name", _name),
+        _Field("capacity", _amounts),
+        _Field("rack", _optional(_name), None),
+        _Field("attributes", _then(_mapping(_name, _attribute), _check_reserved), dict, True),
+    )
+
+
+EVENT_KINDS = ("cancel_job", "cancel_user", "machine_fails", "machine_joins")
+"""What a scenario event may do: exactly one of these fields (SPEC section 1 extension)."""
+
+
+@dataclass(slots=True)
+class EventModel(_Record):
+    at: float
+    cancel_job: str | None
+    cancel_user: str | None
+    machine_fails: str | None
+    machine_joins: JoiningMachineModel | None
+
+    fields = (
+        _Field("at", _seconds),
+        _Field("cancel_job", _optional(_name), None),
+        _Field("cancel_user", _optional(_name), None),
+        _Field("machine_fails", _optional(_name), None),
+        _Field("machine_joins", _optional(_record(JoiningMachineModel)), None),
+    )
+
+    def check(self) -> None:
+        given = [k for k in EVENT_KINDS if getattr(self, k) is not None]
+        if len(given) != 1:
+            raise invalid(
+                f"an event does exactly one of {', '.join(EVENT_KINDS)}; "
+                + (f"got {', '.join(given)}" if given else "got none")
+            )
+
+    @property
+    def kind(self) -> str:
+        """The one field of :data:`EVENT_KINDS` given."""
+        return next(k for k in EVENT_KINDS if getattr(self, k) is not None)
+
+
 def _check_resources(resources: list[str] | None) -> list[str] | None:
     if resources is None:
         return None
@@ -639,6 +727,7 @@ class ScenarioModel(_Record):
     users: list[UserModel] | None
     jobs: list[JobModel] | None
     workload: WorkloadModel | None
+    events: list[EventModel] | None
 
     fields = (
         _Field("resources", _then(_optional(_names), _check_resources), None),
@@ -651,6 +740,7 @@ class ScenarioModel(_Record):
         _Field("users", _optional(_list(_record(UserModel))), None),
         _Field("jobs", _optional(_list(_record(JobModel))), None),
         _Field("workload", _optional(_record(WorkloadModel)), None),
+        _Field("events", _optional(_list(_record(EventModel))), None),
     )
 
 

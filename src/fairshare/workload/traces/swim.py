@@ -172,7 +172,7 @@ def read_swim(path: Path, cluster: Cluster) -> Iterator[Job]:
     >>> [(job.name, job.tasks, job.duration.seconds) for job in jobs]
     [('job0', 2, 17.0), ('job1', 1, 1.0)]
     >>> jobs[1].reduce
-    ReducePhase(tasks=2, copy=64.0, compute=129.0, demand=None)
+    ReducePhase(tasks=2, copy=64.0, compute=129.0, demand=None, slowstart=None)
     """
     check_readable(path, "SWIM trace (.tsv)")
     return _stream(path, cluster)
