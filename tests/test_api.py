@@ -165,7 +165,7 @@ PUBLIC = {
     "fairshare.report": ["render_compare", "render_run", "write_compare", "write_outputs"],
 }
 
-DOCTESTED = ["fairshare.api"]
+DOCTESTED = ["fairshare.api", "fairshare._api_results"]
 """The API's examples run here; every other module's in ``tests/test_doctests.py``."""
 
 

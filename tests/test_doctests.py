@@ -1,5 +1,6 @@
 """Every module's docstring examples run as doctests, so the README's test command
-(``python -m pytest``) checks them; ``fairshare.api``'s run in ``tests/test_api.py``.
+(``python -m pytest``) checks them; the API's (``fairshare.api`` and the results it returns,
+``fairshare._api_results``) run in ``tests/test_api.py``.
 
 Each module of the fairshare package is one test: its examples must all pass (a module
 without examples passes). A module that needs an optional extra that is not installed (ray)
@@ -30,6 +31,7 @@ OPTION_FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 NOT_RUN = {
     "fairshare.__main__": "importing it runs the command line",
     "fairshare.api": "its examples run in tests/test_api.py",
+    "fairshare._api_results": "its examples run in tests/test_api.py",
 }
 
 PACKAGES_WITH_EXAMPLES = (

@@ -11,9 +11,11 @@ import pytest
 
 from fairshare.cli import main
 from fairshare.fairness import PROPERTIES, CheckResult, check
-from fairshare.fairness.properties import EnvyFreeness, PopulationMonotonicity, StrategyProofness
+from fairshare.fairness.efficiency import EnvyFreeness
+from fairshare.fairness.monotonicity import PopulationMonotonicity
 from fairshare.fairness.scenarios import Document
 from fairshare.fairness.search import _simpler, _violation
+from fairshare.fairness.truthfulness import StrategyProofness
 
 
 def _solve_json(

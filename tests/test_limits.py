@@ -510,13 +510,14 @@ def test_hdrf_jumps_on_queue_trees_give_the_allocation_of_one_task_at_a_time(
     """Levels rounded to 3 decimals instead of 12 put these problems where 10^12 tasks are
     at 12: a task moves a level by less than its rounding, so many tasks tie."""
     from fairshare.allocation import check_allocation  # noqa: PLC0415
-    from fairshare.solvers import progressive, solve  # noqa: PLC0415
+    from fairshare.solvers import levels, progressive, solve  # noqa: PLC0415
 
     loaded = parse_scenario(random_hierarchy(np.random.default_rng(seed)), "tree")
-    monkeypatch.setattr(progressive, "_DIGITS", digits)
+    monkeypatch.setattr(levels, "_DIGITS", digits)
     runs = []
     for minimum in (10**18, 1):  # never jump, then jump whenever a level gives a task
-        monkeypatch.setattr(progressive, "JUMP_MIN_TASKS", minimum)
+        for module in (levels, progressive):  # the jump's search, and the walk that tries it
+            monkeypatch.setattr(module, "JUMP_MIN_TASKS", minimum)
         allocation = solve(loaded, "hdrf", integral=True)
         assert check_allocation(loaded, allocation) == [], minimum
         runs.append(list(allocation.tasks))

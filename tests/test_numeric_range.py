@@ -31,8 +31,7 @@ from hypothesis import strategies as st
 
 from fairshare.allocation import check_allocation
 from fairshare.cli.check import _cell, _markdown_matrix
-from fairshare.fairness import check, outcomes
-from fairshare.fairness import properties as fairness_properties
+from fairshare.fairness import check, efficiency, outcomes
 from fairshare.solvers import SolverFailure, freeze_test, solve
 from fairshare.solvers.filling_model import FillingLP
 from fairshare.solvers.placed import prepare_placed
@@ -402,7 +401,7 @@ def test_failed_fairness_lp_is_inconclusive_not_no_gain(monkeypatch: pytest.Monk
         message = "numerical difficulties"
         fun = 0.0
 
-    monkeypatch.setattr(fairness_properties, "linprog", lambda *a, **k: Failed())
+    monkeypatch.setattr(efficiency, "linprog", lambda *a, **k: Failed())
     outcomes._cache.clear()
     result = check("tsf", "pareto-efficiency", trials=3, seed=0)
     assert result.holds and result.inconclusive == 3

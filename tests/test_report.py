@@ -22,7 +22,8 @@ from fairshare.report.figures import (
     top_users,
 )
 from fairshare.report.html import fmt, pct
-from fairshare.report.svg import Scale, nice_ticks, num
+from fairshare.report.scales import Scale, nice_ticks
+from fairshare.report.svg import num
 from fairshare.runlog import JobRecord, RunLog, TaskAttempt
 from test_metrics import CLUSTER, _pair, run, tiny
 
@@ -129,7 +130,8 @@ def test_number_formatting() -> None:
     assert pct(None) == "—"
 
 
-# The report's SVG writer (fairshare.report.svg), which replaced matplotlib in the report.
+# The report's SVG writer (fairshare.report.svg, its scales and ticks in fairshare.report.scales),
+# which replaced matplotlib in the report.
 
 
 def test_nice_ticks_follow_one_two_two_and_a_half_five() -> None:

@@ -33,17 +33,15 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
-from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fairshare.allocation import Allocation, allocation_document
+from fairshare._api_results import Comparison, Run, Solution
+from fairshare.allocation import Allocation
 from fairshare.cluster import Machine
 from fairshare.policies import ONLINE_POLICIES, PolicyError
-from fairshare.runlog import RunLog
 from fairshare.sim.engine import JobEvent, MachineEvent, SimOptions
 from fairshare.sim.engine import simulate as simulate_jobs
 from fairshare.workload import Job, Scenario, ScenarioError, load_scenario, parse_scenario
@@ -51,8 +49,6 @@ from fairshare.workload.generators import Workload
 from fairshare.workload.model import ScenarioEvent
 
 if TYPE_CHECKING:
-    import polars as pl
-
     from fairshare.fairness import PROPERTIES, CheckResult, check
     from fairshare.solvers import SOLVER_POLICIES, InvalidRequest, SolverFailure
 
@@ -116,95 +112,6 @@ def _scenario(scenario: ScenarioLike) -> Scenario:
     return scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
 
 
-@dataclass(frozen=True)
-class Solution:
-    """The fair allocation of a scenario's users under one policy, with the scenario it
-    belongs to (so that users and machines have their names).
-
-    Attributes
-    ----------
-    scenario : Scenario
-        The scenario that was solved.
-    allocation : Allocation
-        Tasks and shares per user (in scenario order) and, for the policies that place
-        tasks, the placement per machine: the type every solver and online policy returns.
-    """
-
-    scenario: Scenario
-    allocation: Allocation
-
-    def tasks_by_user(self) -> dict[str, float]:
-        """Tasks per user name (fractional for a divisible allocation), rounded to 6
-        decimals as in the JSON document.
-
-        Returns
-        -------
-        dict of str to float
-            By user name, in scenario order.
-        """
-        users = self.to_dict()["users"]
-        assert isinstance(users, dict)
-        return {name: entry["tasks"] for name, entry in users.items()}
-
-    def to_dict(self) -> dict[str, object]:
-        """The JSON document of SPEC section 2 (``fairshare solve --json``).
-
-        Returns
-        -------
-        dict
-            ``policy``, ``integral``, per user its ``tasks`` and ``share``, and the
-            placement for the policies that place tasks.
-
-        Examples
-        --------
-        >>> import fairshare
-        >>> scenario = fairshare.parse_scenario(
-        ...     {"machines": [{"name": "m", "capacity": {"slots": 10}}],
-        ...      "users": [{"name": "a"}, {"name": "b", "weight": 4}]},
-        ...     source="two-users",
-        ... )
-        >>> fairshare.solve(scenario, "max-min").to_dict()["users"]
-        {'a': {'tasks': 2.0, 'share': 0.2}, 'b': {'tasks': 8.0, 'share': 0.8}}
-        """
-        return allocation_document(self.scenario, self.allocation)
-
-    def frame(self) -> pl.DataFrame:
-        """One row per user: ``user``, ``tasks``, ``share``, ``weight``, plus one column per
-        resource with the amount allocated to the user.
-
-        Returns
-        -------
-        polars.DataFrame
-            One row per user, in scenario order.
-
-        Examples
-        --------
-        >>> import fairshare
-        >>> scenario = fairshare.parse_scenario(
-        ...     {"machines": [{"name": "m1", "capacity": {"cpu": 9, "mem": 18}}],
-        ...      "users": [{"name": "A", "demand": {"cpu": 1, "mem": 4}},
-        ...                {"name": "B", "demand": {"cpu": 3, "mem": 1}}]},
-        ...     source="drf-section-4.1",
-        ... )
-        >>> frame = fairshare.solve(scenario, "drf").frame()
-        >>> frame.columns, frame["mem"].to_list()
-        (['user', 'tasks', 'share', 'weight', 'cpu', 'mem'], [12.0, 2.0])
-        """
-        import polars as pl  # noqa: PLC0415
-
-        scenario = self.scenario
-        used = self.allocation.tasks[:, None] * scenario.demands
-        columns: dict[str, object] = {
-            "user": [u.name for u in scenario.users],
-            "tasks": self.allocation.tasks.tolist(),
-            "share": self.allocation.shares.tolist(),
-            "weight": [float(u.weight) for u in scenario.users],
-        }
-        for r, resource in enumerate(scenario.cluster.resources):
-            columns[resource] = used[:, r].tolist()
-        return pl.DataFrame(columns, schema_overrides={"user": pl.String})
-
-
 def solve(scenario: ScenarioLike, policy: str, *, integral: bool = False) -> Solution:
     """The exact fair allocation of ``scenario``'s users under a solver policy.
 
@@ -247,99 +154,6 @@ def solve(scenario: ScenarioLike, policy: str, *, integral: bool = False) -> Sol
 
     loaded = _scenario(scenario)
     return Solution(loaded, solve_allocation(loaded, policy, integral=integral))
-
-
-@dataclass(frozen=True)
-class Run:
-    """One simulated run: the log the engine wrote, and its metrics (SPEC section 3).
-
-    Attributes
-    ----------
-    log : RunLog
-        Every task attempt and job record of the run; the metrics are functions of it.
-    """
-
-    log: RunLog
-
-    @property
-    def policy(self) -> str:
-        """The online policy's name."""
-        return self.log.policy
-
-    @property
-    def seed(self) -> int:
-        """The run's seed (task durations, input block placement, generated jobs)."""
-        return self.log.seed
-
-    @cached_property
-    def summary(self) -> dict[str, object]:
-        """The ``summary.json`` document: response times, slowdown, locality, utilisation,
-        per-user figures. Numbers rounded to 6 decimals; None where undefined."""
-        from fairshare.metrics import summary  # noqa: PLC0415
-
-        return summary(self.log)
-
-    def to_dict(self) -> dict[str, object]:
-        """The ``summary.json`` document (a copy of :attr:`summary`).
-
-        Returns
-        -------
-        dict
-        """
-        return dict(self.summary)
-
-    def jobs_frame(self) -> pl.DataFrame:
-        """``jobs.csv`` as a polars DataFrame: one row per job, in submission order.
-
-        Returns
-        -------
-        polars.DataFrame
-        """
-        from fairshare.metrics import jobs_frame  # noqa: PLC0415
-
-        return jobs_frame(self.log)
-
-    def timeline_frame(self) -> pl.DataFrame:
-        """``timeline.csv`` as a polars DataFrame: running tasks and share per user over
-        time.
-
-        Returns
-        -------
-        polars.DataFrame
-        """
-        from fairshare.metrics import timeline_frame  # noqa: PLC0415
-
-        return timeline_frame(self.log)
-
-    def tasks_frame(self) -> pl.DataFrame:
-        """``tasks.parquet`` as a polars DataFrame: one row per task attempt.
-
-        Returns
-        -------
-        polars.DataFrame
-        """
-        from fairshare.metrics import tasks_frame  # noqa: PLC0415
-
-        return tasks_frame(self.log)
-
-    def write(self, out_dir: str | Path) -> dict[str, object]:
-        """Write ``summary.json``, ``jobs.csv``, ``timeline.csv``, ``tasks.parquet`` and
-        ``report.html`` into ``out_dir`` (created if missing; files of the same names are
-        replaced).
-
-        Parameters
-        ----------
-        out_dir : str or path
-            The directory.
-
-        Returns
-        -------
-        dict
-            The summary document.
-        """
-        from fairshare.report import write_outputs  # noqa: PLC0415
-
-        return write_outputs(self.log, Path(out_dir))
 
 
 def _trace(trace: TraceLike) -> tuple[str, Path]:
@@ -694,95 +508,6 @@ def unrunnable_jobs(workload: Workload, until: float | None = None) -> list[tupl
         if reason is not None:
             found.append((job.name, reason))
     return found
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """Runs of the same jobs under several policies, compared against a reference run
-    (Choosy section 7.1: allocation RMSE against the reference, relative slowdown per job
-    size bin).
-
-    Attributes
-    ----------
-    runs : tuple of Run
-        One run per policy, in the order given.
-    reference : int
-        The index in ``runs`` of the reference run.
-    """
-
-    runs: tuple[Run, ...]
-    reference: int = 0
-    _document: dict[str, object] = field(default_factory=dict, repr=False, compare=False)
-
-    def run(self, policy: str) -> Run:
-        """The run of ``policy``.
-
-        Parameters
-        ----------
-        policy : str
-            A compared policy.
-
-        Returns
-        -------
-        Run
-
-        Raises
-        ------
-        KeyError
-            ``policy`` was not compared.
-        """
-        for run in self.runs:
-            if run.policy == policy:
-                return run
-        raise KeyError(policy)
-
-    def to_dict(self) -> dict[str, object]:
-        """The ``compare.json`` document: every run's summary, and the comparison with the
-        reference.
-
-        Returns
-        -------
-        dict
-        """
-        if not self._document:
-            from fairshare.metrics import clean, compare_runs  # noqa: PLC0415
-
-            document = clean(compare_runs([r.log for r in self.runs], self.reference))
-            assert isinstance(document, dict)
-            self._document.update(document)
-        return dict(self._document)
-
-    def frame(self) -> pl.DataFrame:
-        """``compare.csv`` as a polars DataFrame: one row per run.
-
-        Returns
-        -------
-        polars.DataFrame
-        """
-        from fairshare.metrics import compare_frame  # noqa: PLC0415
-
-        return compare_frame(self.to_dict())
-
-    def write(self, out_dir: str | Path) -> dict[str, object]:
-        """Write ``compare.json``, ``compare.csv``, ``compare.html`` and each run's files in
-        ``out_dir/POLICY/``.
-
-        Parameters
-        ----------
-        out_dir : str or path
-            The directory (created if missing).
-
-        Returns
-        -------
-        dict
-            The comparison document.
-        """
-        from fairshare.report import write_compare  # noqa: PLC0415
-
-        out = Path(out_dir)
-        for run in self.runs:
-            run.write(out / run.policy)
-        return write_compare([r.log for r in self.runs], out, self.reference)
 
 
 def compare(

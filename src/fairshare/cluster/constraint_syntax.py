@@ -1,9 +1,9 @@
 """The placement-constraint language's syntax (SPEC section 1, "Constraint expressions").
 
-The frozen node classes a constraint can contain, the tokenizer and the recursive-descent
-parser. The grammar and the semantics are in :mod:`fairshare.cluster.constraints`, which
-compiles the tree for evaluation. The text is never run as code: only the node classes here
-can come out of :func:`parse_tree`.
+The tokenizer and the recursive-descent parser, which turn a constraint's text into a tree of
+the node classes of :mod:`fairshare.cluster.constraint_tree`. The grammar and the semantics
+are in :mod:`fairshare.cluster.constraints`, which compiles the tree for evaluation. The text
+is never run as code: only those node classes can come out of :func:`parse_tree`.
 
 Examples
 --------
@@ -18,8 +18,24 @@ Comparison(op='!=', left=MachineRack(), right=LiteralValue(value='r3'))
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Literal, NamedTuple, TypeAlias
+from typing import NamedTuple
+
+from fairshare.cluster.constraint_tree import (
+    And,
+    Attribute,
+    CompareOp,
+    Comparison,
+    Expr,
+    LiteralList,
+    LiteralValue,
+    MachineName,
+    MachineRack,
+    Not,
+    Operand,
+    Or,
+    Scalar,
+    Truth,
+)
 
 __all__ = [
     "MAX_DEPTH",
@@ -41,10 +57,6 @@ __all__ = [
     "parse_tree",
 ]
 
-Scalar: TypeAlias = bool | int | float | str
-"""A literal's value: a boolean, a whole number, a float or a string."""
-CompareOp: TypeAlias = Literal["==", "!=", "<", "<=", ">", ">=", "in", "not in"]
-"""The comparison operators of the language."""
 
 MAX_DEPTH = 100
 """Nesting limit for parentheses plus ``not`` (keeps parsing and evaluation off the
@@ -84,138 +96,6 @@ class ConstraintSyntaxError(ValueError):
         super().__init__(message)
         self.message = message
         self.column = column
-
-
-# --------------------------------------------------------------------------------------------
-# The syntax tree: the only node types a constraint can contain.
-
-
-@dataclass(frozen=True, slots=True)
-class Attribute:
-    """A machine attribute, read from ``Machine.attributes``.
-
-    Parameters
-    ----------
-    name : str
-        The attribute's name.
-    """
-
-    name: str
-
-
-@dataclass(frozen=True, slots=True)
-class MachineName:
-    """The reserved identifier ``name``: the machine's name."""
-
-
-@dataclass(frozen=True, slots=True)
-class MachineRack:
-    """The reserved identifier ``rack``: the machine's rack (missing when ``None``)."""
-
-
-@dataclass(frozen=True, slots=True)
-class LiteralValue:
-    """A number, string or boolean literal.
-
-    Parameters
-    ----------
-    value : Scalar
-        The literal's value (escapes of a string resolved).
-    """
-
-    value: Scalar
-
-
-@dataclass(frozen=True, slots=True)
-class LiteralList:
-    """A list of scalar literals: the right side of ``in`` / ``not in``.
-
-    Parameters
-    ----------
-    items : tuple of Scalar
-        The list's items, in order.
-    """
-
-    items: tuple[Scalar, ...]
-
-
-Operand: TypeAlias = Attribute | MachineName | MachineRack | LiteralValue
-"""What a comparison compares: an attribute, ``name``, ``rack`` or a literal."""
-
-
-@dataclass(frozen=True, slots=True)
-class Truth:
-    """An operand used as a condition: ``gpu``, ``name``, ``true``.
-
-    Parameters
-    ----------
-    operand : Operand
-        The attribute, reserved identifier or boolean literal tested for truth.
-    """
-
-    operand: Operand
-
-
-@dataclass(frozen=True, slots=True)
-class Comparison:
-    """``left OP right``; ``right`` is a list only for ``in`` / ``not in``.
-
-    Parameters
-    ----------
-    op : CompareOp
-        The operator.
-    left : Operand
-        The left side.
-    right : Operand or LiteralList
-        The right side: a list or a string for ``in`` / ``not in``.
-    """
-
-    op: CompareOp
-    left: Operand
-    right: Operand | LiteralList
-
-
-@dataclass(frozen=True, slots=True)
-class Not:
-    """``not operand``.
-
-    Parameters
-    ----------
-    operand : Expr
-        The negated condition.
-    """
-
-    operand: Expr
-
-
-@dataclass(frozen=True, slots=True)
-class And:
-    """``a and b and ...``: true when every operand is.
-
-    Parameters
-    ----------
-    operands : tuple of Expr
-        Two or more conditions, in the order written.
-    """
-
-    operands: tuple[Expr, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Or:
-    """``a or b or ...``: true when some operand is.
-
-    Parameters
-    ----------
-    operands : tuple of Expr
-        Two or more conditions, in the order written.
-    """
-
-    operands: tuple[Expr, ...]
-
-
-Expr: TypeAlias = Truth | Comparison | Not | And | Or
-"""A node of the syntax tree: a condition."""
 
 
 # --------------------------------------------------------------------------------------------

@@ -3,8 +3,8 @@
 A constraint such as ``gpu and rack != 'r3'`` selects the machines a user or job may run on
 (the constraint graph of Choosy section 3). The text is never run as code: a tokenizer and a
 recursive-descent parser (:mod:`fairshare.cluster.constraint_syntax`) turn it into a tree of
-frozen node classes (and only those), which is then compiled into plain Python closures for
-fast evaluation.
+frozen node classes (:mod:`fairshare.cluster.constraint_tree`, and only those), which is then
+compiled into plain Python closures for fast evaluation.
 
 Grammar (lowest precedence first; keywords are lower-case)::
 
@@ -61,12 +61,12 @@ from typing import Any, TypeAlias
 
 import numpy as np
 
-from fairshare.cluster.constraint_syntax import (
+from fairshare.cluster.constraint_syntax import ConstraintSyntaxError, parse_tree
+from fairshare.cluster.constraint_tree import (
     And,
     Attribute,
     CompareOp,
     Comparison,
-    ConstraintSyntaxError,
     Expr,
     LiteralList,
     LiteralValue,
@@ -77,7 +77,6 @@ from fairshare.cluster.constraint_syntax import (
     Or,
     Scalar,
     Truth,
-    parse_tree,
 )
 from fairshare.cluster.model import BoolArray, Machine
 
@@ -336,7 +335,7 @@ class Constraint:
     Attributes
     ----------
     expression : Expr
-        The syntax tree (:mod:`fairshare.cluster.constraint_syntax`).
+        The syntax tree (:mod:`fairshare.cluster.constraint_tree`).
 
     Raises
     ------

@@ -1,12 +1,12 @@
 """Experiments: sweeps of policies, seeds, options and scenario parameters (SPEC section 7).
 
-A grid (:mod:`.grid`) names a scenario and lists the values of each axis; each of its cells
-(:mod:`.cells`) is one run of :func:`fairshare.api.simulate`, a pure function that returns
-one flat row. :func:`run_sweep` (:mod:`.sweep`) runs the cells not yet done in an output
-directory on an executor (:mod:`.executors`: this process, this machine's cores, or a Ray
-cluster), writes each cell's results to a file as it finishes (:mod:`.store`) and merges them into
-``results.parquet`` and ``sweep.html`` (:mod:`.aggregate`). ``fairshare sweep`` is the
-command line over it.
+A grid (:mod:`.grid` reads it, :mod:`.grid_model` holds it) names a scenario and lists the
+values of each axis; each of its cells (:mod:`.cells`) is one run of
+:func:`fairshare.api.simulate`, a pure function that returns one flat row. :func:`run_sweep`
+(:mod:`.sweep`) runs the cells not yet done in an output directory on an executor
+(:mod:`.executors`: this process, this machine's cores, or a Ray cluster), writes each cell's
+results to a file as it finishes (:mod:`.store`) and merges them into ``results.parquet`` and
+``sweep.html`` (:mod:`.aggregate`). ``fairshare sweep`` is the command line over it.
 
 Examples
 --------
@@ -24,7 +24,8 @@ Examples
 
 from fairshare.experiments.cells import TIMING_COLUMNS, Cell, flat_summary, run_cell
 from fairshare.experiments.executors import ExecutorError
-from fairshare.experiments.grid import Grid, GridError, load_grid, parse_grid
+from fairshare.experiments.grid import load_grid, parse_grid
+from fairshare.experiments.grid_model import Grid, GridError
 from fairshare.experiments.store import SweepDirError
 from fairshare.experiments.sweep import SweepResult, run_sweep
 

@@ -24,7 +24,7 @@ from fairshare.report.sweep import SweepSetting, render_sweep
 if TYPE_CHECKING:
     import polars as pl
 
-    from fairshare.experiments.grid import Grid
+    from fairshare.experiments.grid_model import Grid
 
 __all__ = ["HEADLINE", "headline", "settings", "sweep_report"]
 

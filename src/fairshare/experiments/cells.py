@@ -94,7 +94,7 @@ class Cell:
     Parameters
     ----------
     id : str
-        The run's identity (:func:`fairshare.experiments.grid.cell_id`): its file's name in
+        The run's identity (:func:`fairshare.experiments.grid_model.cell_id`): its file's name in
         the output directory.
     scenario : ScenarioInput
         The scenario.

@@ -3,7 +3,7 @@ figures that need them (``fairshare reproduce``, :mod:`fairshare.experiments.tar
 
 A probe is named by a :class:`Probe` (a name in :data:`PROBES` and its parameters as JSON
 text), so a cell that carries one stays plain data: it crosses process and Ray boundaries,
-and its id (:func:`fairshare.experiments.grid.cell_id`) covers it. Each probe is a pure
+and its id (:func:`fairshare.experiments.grid_model.cell_id`) covers it. Each probe is a pure
 function of the run (and, for ``versus``, of a second run of the same scenario, seed and
 options under another policy) that returns columns to add to the cell's row; a list or a
 mapping is one column of JSON text, as in :func:`fairshare.experiments.cells.flat_summary`.

@@ -8,7 +8,7 @@ DIR/results.parquet          every cell of the grid, in the grid's order
 DIR/sweep.html               means over seeds with confidence intervals
 ```
 
-A cell's file is named by its cell id (:func:`fairshare.experiments.grid.cell_id`: a hash
+A cell's file is named by its cell id (:func:`fairshare.experiments.grid_model.cell_id`: a hash
 of the scenario's content, the policy, the seed, every option and fairshare's version), so a
 sweep run again into DIR runs only the cells whose file is missing (or unreadable), whatever
 grid wrote the others; the files of cells the grid no longer has stay, unused. A cell's file

@@ -44,7 +44,8 @@ import polars as pl
 from fairshare.experiments.aggregate import sweep_report
 from fairshare.experiments.cells import Cell, CellFailure
 from fairshare.experiments.executors import make_executor
-from fairshare.experiments.grid import Grid, load_grid
+from fairshare.experiments.grid import load_grid
+from fairshare.experiments.grid_model import Grid
 from fairshare.experiments.store import SweepDir
 from fairshare.workload import ScenarioError
 

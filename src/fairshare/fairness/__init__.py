@@ -2,7 +2,8 @@
 and shrink them to minimal counterexamples (SPEC section 5)."""
 
 from fairshare.fairness.outcomes import Inconclusive
-from fairshare.fairness.properties import PROPERTIES, FairnessProperty, Violation
+from fairshare.fairness.properties import PROPERTIES
+from fairshare.fairness.protocol import FairnessProperty, Violation
 from fairshare.fairness.search import CheckResult, Counterexample, check
 
 __all__ = [

@@ -31,7 +31,8 @@ from typing import Any
 import numpy as np
 
 from fairshare.fairness.outcomes import Inconclusive
-from fairshare.fairness.properties import PROPERTIES, FairnessProperty, Violation
+from fairshare.fairness.properties import PROPERTIES
+from fairshare.fairness.protocol import FairnessProperty, Violation
 from fairshare.fairness.scenarios import Document, domain_of, random_document
 from fairshare.solvers import InvalidRequest, SolverFailure
 from fairshare.workload.loader import ScenarioError

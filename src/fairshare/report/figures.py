@@ -38,14 +38,13 @@ import numpy as np
 
 from fairshare.metrics import FAIR_BIN_LABELS, Timeline, ecdf, resample, share_integrals
 from fairshare.metrics.frames import FloatArray
+from fairshare.report.scales import Scale, Tick
 from fairshare.report.svg import (
     EDGE,
     FONT_SIZE,
     Axes,
     Figure,
     LegendEntry,
-    Scale,
-    Tick,
     axis_room,
     legend_height,
     legend_width,

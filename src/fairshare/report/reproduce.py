@@ -25,14 +25,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from fairshare.report.figures import PALETTE
+from fairshare.report.scales import Scale, Tick
 from fairshare.report.svg import (
     EDGE,
     LINE,
     Axes,
     Figure,
     LegendEntry,
-    Scale,
-    Tick,
     axis_room,
     legend_width,
     num,

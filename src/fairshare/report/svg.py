@@ -1,8 +1,9 @@
 """A small SVG writer for the report's charts.
 
-A figure of one or more axes, each with a linear or symmetric-log scale, ticks, grid,
-labels, a title and a legend, and the three marks the report draws (filled polygons for
-stacked areas and bars, step lines for CDFs).
+A figure of one or more axes, each with a linear or symmetric-log scale and its ticks
+(:mod:`fairshare.report.scales`), grid, labels, a title and a legend, and the three marks the
+report draws (filled polygons for stacked areas and bars, step lines for CDFs); and the layout
+of text around an axes (how wide a label is, how much room ticks and labels take).
 
 It keeps the look the report had when matplotlib drew it (matplotlib's default style with
 the top and right spines hidden and a light grid: the same sizes in points, tick rules and
@@ -19,7 +20,8 @@ Examples
 --------
 One bar on a 2 x 1 inch figure:
 
->>> from fairshare.report.svg import Axes, Figure, Scale, Tick
+>>> from fairshare.report.scales import Scale, Tick
+>>> from fairshare.report.svg import Axes, Figure
 >>> figure = Figure(2.0, 1.0)
 >>> axes = Axes(10.0, 10.0, 100.0, 50.0, Scale(0.0, 1.0), Scale(0.0, 1.0))
 >>> axes.rect(0.0, 0.5, 0.0, 1.0, "#4e79a7")
@@ -32,14 +34,14 @@ One bar on a 2 x 1 inch figure:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from html import escape
 from typing import Literal
 
 import numpy as np
-import numpy.typing as npt
+
+from fairshare.report.scales import FloatArray, Scale, Tick
 
 FONT = "DejaVu Sans, Bitstream Vera Sans, Arial, Helvetica, sans-serif"
 """The font family of every text (matplotlib's default, then common fallbacks)."""
@@ -64,9 +66,6 @@ TEXT_COLOR = "#000000"
 """Text, spines and ticks."""
 EDGE = 4.0
 """Space between the figure's border and anything drawn."""
-
-FloatArray = npt.NDArray[np.float64]
-"""A float64 numpy array: data coordinates."""
 
 
 def num(value: float) -> str:
@@ -109,201 +108,29 @@ def text_width(text: str, size: float) -> float:
     return len(text) * CHAR_WIDTH * size
 
 
-@dataclass(frozen=True)
-class Tick:
-    """A tick at data value ``value`` with label ``label``.
+def tick_width(tick: Tick) -> float:
+    """The estimated width of a tick's label, in points (a symlog decade: ``10`` and its
+    exponent).
 
     Parameters
     ----------
-    value : float
-        Where the tick is, in data coordinates.
-    label : str
-        Its label (empty for a symlog decade, drawn as a power of ten).
-    power : str, optional
-        Draws the label as ``10`` with ``power`` as exponent (a symlog decade).
-    """
-
-    value: float
-    label: str
-    power: str | None = None
-
-    @property
-    def width(self) -> float:
-        """The label's estimated width, in points."""
-        if self.power is None:
-            return text_width(self.label, FONT_SIZE)
-        return text_width("10", FONT_SIZE) + text_width(self.power, 0.7 * FONT_SIZE)
-
-
-def _decimals(values: Sequence[float], step: float) -> int:
-    """The fewest decimals (up to 8) that print every value exactly enough for ``step``."""
-    for places in range(0, 8):
-        if all(abs(round(v, places) - v) < step * 1e-6 for v in values):
-            return places
-    return 8
-
-
-def nice_ticks(lo: float, hi: float, bins: int) -> list[Tick]:
-    """Ticks at multiples of 1, 2, 2.5 or 5 times a power of ten across ``[lo, hi]``.
-
-    matplotlib's ``MaxNLocator`` with its default steps, labelled with as many decimals as the
-    step needs.
-
-    Parameters
-    ----------
-    lo, hi : float
-        The axis's data range.
-    bins : int
-        The most intervals between ticks.
+    tick : Tick
+        The tick.
 
     Returns
     -------
-    list of Tick
+    float
+        Points.
 
     Examples
     --------
-    >>> from fairshare.report.svg import nice_ticks
-    >>> [tick.label for tick in nice_ticks(0.0, 7.3, 5)]
-    ['0', '2', '4', '6']
-    >>> [tick.label for tick in nice_ticks(0.0, 1.0, 4)]
-    ['0.00', '0.25', '0.50', '0.75', '1.00']
+    >>> from fairshare.report.scales import Tick
+    >>> tick_width(Tick(0.5, "0.5")), tick_width(Tick(100.0, "", power="2"))
+    (18.0, 16.2)
     """
-    raw = (hi - lo) / max(bins, 1)
-    if not (math.isfinite(raw) and raw > 1e-300):  # a single value, or a span too small to split
-        return [Tick(lo, _label(lo, 0))]
-    magnitude = 10.0 ** math.floor(math.log10(raw))
-    step = 10 * magnitude
-    for factor in (1.0, 2.0, 2.5, 5.0, 10.0):
-        if factor * magnitude >= raw * (1 - 1e-9):
-            step = factor * magnitude
-            break
-    first = math.ceil(lo / step - 1e-9)
-    last = math.floor(hi / step + 1e-9)
-    values = [k * step for k in range(first, last + 1)]
-    places = _decimals(values, step)
-    return [Tick(v, _label(v, places)) for v in values]
-
-
-def _label(value: float, places: int) -> str:
-    """``value`` with ``places`` decimals, without a ``-`` on zero."""
-    text = f"{value:.{places}f}"
-    return text[1:] if text.startswith("-") and float(text) == 0 else text
-
-
-@dataclass(frozen=True)
-class Scale:
-    """An axis's data range and transform.
-
-    Linear, or matplotlib's ``symlog``: linear within ``linthresh`` of 0, logarithmic beyond,
-    base 10, ``linscale`` 1.
-
-    Parameters
-    ----------
-    lo, hi : float
-        The data values at the start and the end of the axis (``hi < lo`` runs it backwards).
-    kind : {"linear", "symlog"}
-        The transform.
-    linthresh : float
-        The half-width of the linear part of a symlog scale.
-    """
-
-    lo: float
-    hi: float
-    kind: Literal["linear", "symlog"] = "linear"
-    linthresh: float = 1.0
-
-    def transform(self, value: float) -> float:
-        """``value`` in transformed coordinates (itself on a linear scale).
-
-        Parameters
-        ----------
-        value : float
-            A data value.
-
-        Returns
-        -------
-        float
-        """
-        if self.kind == "linear":
-            return value
-        # matplotlib's SymmetricalLogTransform: the linear part spans linscale / (1 - 1/base)
-        # decades' worth of axis.
-        c, linear = self.linthresh, 1.0 / (1.0 - 0.1)
-        magnitude = abs(value)
-        if magnitude <= c:
-            return value / c * linear
-        return math.copysign(linear + math.log10(magnitude / c), value)
-
-    def fraction(self, value: float) -> float:
-        """Where ``value`` falls along the axis: 0 at ``lo``, 1 at ``hi`` (clamped).
-
-        Parameters
-        ----------
-        value : float
-            A data value.
-
-        Returns
-        -------
-        float
-
-        Examples
-        --------
-        >>> from fairshare.report.svg import Scale
-        >>> Scale(0.0, 10.0).fraction(2.5), Scale(0.0, 10.0).fraction(20.0)
-        (0.25, 1.0)
-        """
-        return float(self.fractions(np.array([value], dtype=np.float64))[0])
-
-    def fractions(self, values: FloatArray) -> FloatArray:
-        """:meth:`fraction` of every value, computed as arrays (a curve's points).
-
-        Parameters
-        ----------
-        values : FloatArray
-            Data values.
-
-        Returns
-        -------
-        FloatArray
-        """
-        a, b = self.transform(self.lo), self.transform(self.hi)
-        if b == a:
-            return np.zeros_like(values)
-        if self.kind == "linear":
-            moved = values
-        else:
-            c, linear = self.linthresh, 1.0 / (1.0 - 0.1)
-            magnitude = np.abs(values)
-            logged = np.log10(np.maximum(magnitude, c) / c)
-            moved = np.where(
-                magnitude <= c, values / c * linear, np.copysign(linear + logged, values)
-            )
-        return np.clip((moved - a) / (b - a), 0.0, 1.0)
-
-    def ticks(self, bins: int) -> list[Tick]:
-        """The axis's ticks: :func:`nice_ticks` on a linear scale; 0 and powers of ten on symlog.
-
-        Parameters
-        ----------
-        bins : int
-            The most intervals between ticks (decades are thinned to about this many).
-
-        Returns
-        -------
-        list of Tick
-        """
-        if self.kind == "linear":
-            return nice_ticks(self.lo, self.hi, bins)
-        ticks = [Tick(0.0, "0")] if self.lo <= 0 <= self.hi else []
-        # Every decade above 0 in range, the one inside the linear part included.
-        low = math.floor(math.log10(self.linthresh) + 1e-9)
-        high = math.floor(math.log10(self.hi) + 1e-9) if self.hi > 0 else low - 1
-        powers = list(range(low, high + 1))
-        stride = max(1, math.ceil(len(powers) / max(bins, 1)))
-        ticks.extend(
-            Tick(10.0**p, "", power=str(p).replace("-", "\u2212")) for p in powers[::stride]
-        )
-        return ticks
+    if tick.power is None:
+        return text_width(tick.label, FONT_SIZE)
+    return text_width("10", FONT_SIZE) + text_width(tick.power, 0.7 * FONT_SIZE)
 
 
 LEGEND_LABEL = 40
@@ -629,7 +456,7 @@ class Figure:
                 anchor="middle",
                 power=tick.power,
             )
-        label_width = max((t.width for t in yticks or ()), default=0.0)
+        label_width = max((tick_width(t) for t in yticks or ()), default=0.0)
         for tick in yticks or ():
             y = ax.py(tick.value)
             self.line(ax.left - TICK, y, ax.left, y)
@@ -742,7 +569,7 @@ def axis_room(
     tuple of (float, float, float)
         Left, bottom and top room, points.
     """
-    label_width = max((t.width for t in yticks or ()), default=0.0)
+    label_width = max((tick_width(t) for t in yticks or ()), default=0.0)
     left = EDGE + (FONT_SIZE * 1.2 + TICK if ylabel else 0.0) + label_width + 2 * TICK
     bottom = EDGE + 2 * TICK + (FONT_SIZE * 1.2 if xticks else 0.0)
     bottom += FONT_SIZE * 1.2 + TICK if xlabel else 0.0

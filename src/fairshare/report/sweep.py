@@ -27,7 +27,8 @@ from dataclasses import dataclass
 from fairshare.metrics.intervals import CONFIDENCE, Interval
 from fairshare.report.figures import PALETTE, _axes, _empty, _padded
 from fairshare.report.html import _ENV, fmt
-from fairshare.report.svg import LINE, Figure, Scale, Tick, num
+from fairshare.report.scales import Scale, Tick
+from fairshare.report.svg import LINE, Figure, num
 
 __all__ = ["SweepSetting", "interval_figure", "render_sweep"]
 

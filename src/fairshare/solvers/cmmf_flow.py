@@ -18,6 +18,7 @@ import numpy as np
 from fairshare.allocation.types import IntArray, Placement
 from fairshare.cluster import BoolArray, FloatArray
 from fairshare.solvers.errors import InvalidRequest
+from fairshare.solvers.levels import JUMP_MIN_TASKS, jump_to_level, rounded_level
 from fairshare.solvers.machine_pool import (
     DIGITS,
     FIT_TOL,
@@ -27,7 +28,6 @@ from fairshare.solvers.machine_pool import (
     records_to_placement,
     usable_types,
 )
-from fairshare.solvers.progressive import JUMP_MIN_TASKS, jump_to_level, rounded_level
 from fairshare.solvers.whole_tasks import fill_whole_tasks
 from fairshare.workload.eligibility import MachineTypes
 
@@ -398,7 +398,7 @@ def _cmmf_by_flow(
 def _jump_slots(
     flow: _SlotFlow, tasks: list[int], steps: FloatArray, caps: FloatArray, active: BoolArray
 ) -> bool | None:
-    """Jumps of the level (``progressive.jump_to_level``) for :func:`_cmmf_by_flow`, while
+    """Jumps of the level (``levels.jump_to_level``) for :func:`_cmmf_by_flow`, while
     they hand out many tasks: a level whose extra tasks take at most half the free slots
     in all and at most half of those of each user's types, given in one go per user (in
     index order) from free slots; a user that gets fewer is left to one task at a time."""

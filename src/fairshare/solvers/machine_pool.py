@@ -9,9 +9,9 @@ tries its usable types in a fixed order (fewest competing users first, then the 
 fit: see :func:`~fairshare.solvers.whole_tasks.progressive_whole_tasks`) and, within a type,
 the tightest fit (best fit, the classic bin-packing rule).
 
-Numerical conventions follow ``solvers/progressive.py``: a task fits when it needs at most the
+Numerical conventions follow ``solvers/levels.py``: a task fits when it needs at most the
 free capacity plus ``1e-9`` of the machine's capacity, but less than 1% of the smallest task
-(:func:`~fairshare.solvers.progressive.fit_slack`: round-off in task sizes such as 0.1 never
+(:func:`~fairshare.solvers.levels.fit_slack`: round-off in task sizes such as 0.1 never
 strands a task), and shares are compared after rounding to :data:`DIGITS` decimals so that
 equal shares reached by different float paths tie. Each machine's free capacity is kept
 unrounded, as a compensated sum; only its grouping rounds it.
@@ -25,7 +25,7 @@ import numpy as np
 
 from fairshare.allocation.types import IntArray, Placement
 from fairshare.cluster import BoolArray, FloatArray
-from fairshare.solvers.progressive import JUMP_MIN_TASKS, fit_slack
+from fairshare.solvers.levels import JUMP_MIN_TASKS, fit_slack
 from fairshare.workload.eligibility import MachineTypes
 
 FIT_TOL = 1e-9
@@ -459,7 +459,7 @@ class MachinePool:
 
 def within(counts: FloatArray, base: FloatArray, demands: FloatArray, room: FloatArray) -> bool:
     """Whether the tasks from ``base`` to ``counts`` need at most ``room`` of each resource
-    (the fit test of a jump, :func:`~fairshare.solvers.progressive.jump_to_level`).
+    (the fit test of a jump, :func:`~fairshare.solvers.levels.jump_to_level`).
 
     Parameters
     ----------

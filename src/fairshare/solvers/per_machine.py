@@ -18,6 +18,13 @@ import numpy as np
 
 from fairshare.allocation.types import IntArray, Placement
 from fairshare.cluster import FloatArray
+from fairshare.solvers.levels import (
+    JUMP_MIN_TASKS,
+    fit_slack,
+    jump_to_level,
+    rounded_level,
+    tasks_that_may_fit,
+)
 from fairshare.solvers.machine_pool import (
     FIT_TOL,
     check_finite_demands,
@@ -25,13 +32,6 @@ from fairshare.solvers.machine_pool import (
     to_placement,
     usable_types,
     within,
-)
-from fairshare.solvers.progressive import (
-    JUMP_MIN_TASKS,
-    fit_slack,
-    jump_to_level,
-    rounded_level,
-    tasks_that_may_fit,
 )
 from fairshare.workload.eligibility import MachineTypes
 

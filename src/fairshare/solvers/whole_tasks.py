@@ -22,7 +22,7 @@ different float paths tie, and ties go to the user first in scenario order.
 
 Jumps: like :func:`~fairshare.solvers.progressive.progressive_fill`, the progressive loops
 hand out every task below a level at once when that is thousands of tasks
-(:func:`~fairshare.solvers.progressive.jump_to_level`), so the time does not grow with the
+(:func:`~fairshare.solvers.levels.jump_to_level`), so the time does not grow with the
 task count; small problems go one task at a time.
 """
 
@@ -37,6 +37,12 @@ import numpy as np
 from fairshare.allocation.types import IntArray, Placement
 from fairshare.cluster import BoolArray, FloatArray
 from fairshare.solvers.errors import InvalidRequest
+from fairshare.solvers.levels import (
+    JUMP_MIN_TASKS,
+    jump_to_level,
+    rounded_level,
+    tasks_that_may_fit,
+)
 from fairshare.solvers.machine_pool import (
     FIT_TOL,
     MachinePool,
@@ -44,12 +50,6 @@ from fairshare.solvers.machine_pool import (
     records_to_placement,
     usable_types,
     within,
-)
-from fairshare.solvers.progressive import (
-    JUMP_MIN_TASKS,
-    jump_to_level,
-    rounded_level,
-    tasks_that_may_fit,
 )
 from fairshare.workload.eligibility import MachineTypes
 
@@ -249,7 +249,7 @@ def _jump(
     active: BoolArray,
     records: dict[tuple[int, int], int],
 ) -> bool | None:
-    """Jumps of the level (``progressive.jump_to_level``) for :func:`fill_whole_tasks`, repeated
+    """Jumps of the level (``levels.jump_to_level``) for :func:`fill_whole_tasks`, repeated
     while they hand out many tasks. Whether the tasks of a level fit on the machines is bin
     packing, so a jump takes a level whose tasks need at most half the free capacity of each
     resource, summed over the machines, and places each user's tasks in one go (users in
@@ -266,7 +266,7 @@ def _jump(
     so machines fill in another order and a later task may fit elsewhere or not at all:
     the final allocation can differ from one task at a time's (on the random problems of
     tests/test_limits.py 41 of 84 runs differ, one user by up to 16% of its tasks). A pooled
-    policy's jumps (:mod:`fairshare.solvers.progressive`) are exact."""
+    policy's jumps (:mod:`fairshare.solvers.levels`) are exact."""
     jumped_once = False
     while True:
         x = np.asarray(tasks, dtype=np.float64)
