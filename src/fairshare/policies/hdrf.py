@@ -37,6 +37,12 @@ the set of available resources has not changed"):
   The walk takes, at each level, the children whose rank is within the tie tolerance of the
   lowest over the groups that fit the machine, and applies the reference tie-break to them.
 
+With priorities (once a job with a priority other than 0 arrived), each node also counts its
+leaves per group and priority of their next job there, and the walk prefers, at each level, the
+children holding the highest priority in a fitting group, then the order above among them
+(:func:`~fairshare.policies.hdrf_views.highest_then_lowest`); the shared scheduler orders
+users the same way (the tier of its group heap entries).
+
 A decision then costs O(depth x fitting groups x log fan-out) for the walk, plus, per node
 changed since the last decision of the same ``Y``, O(resources) for a leaf and
 O(fan-out x resources) for an internal node other than the root: an internal node's vector is
@@ -99,7 +105,7 @@ from mypy_extensions import mypyc_attr
 
 from fairshare.cluster import Cluster
 from fairshare.policies.base import Scheduler
-from fairshare.policies.hdrf_views import Tree, View, lowest, update
+from fairshare.policies.hdrf_views import Tree, View, highest_then_lowest, lowest, update
 from fairshare.policies.options import PolicyOptions
 from fairshare.policies.preemption import hierarchical_shares
 from fairshare.policies.state import JobState, UserState
@@ -160,8 +166,11 @@ class NaiveHdrf(Scheduler):
         self._user_of_node: dict[int, int] = {}
         self._queue_weights = {q.path: q.weight for q in queues}
         self._skipped: set[tuple[int, int]] = set()
-        # Per user: the groups it counts in (above).
-        self._member: list[dict[int, None]] = []
+        # Per user: the groups it counts in (above), each with the priority of its next job
+        # there (0 until a job with a priority arrives).
+        self._member: list[dict[int, int]] = []
+        # Whether the tree counts leaves by priority (Tree.tiers): once prioritized.
+        self._tiered = False
         self._views: dict[tuple[int, ...] | None, View] = {}
         super().__init__(cluster, users=users, queues=queues, options=options)
         # The resources the cluster has (a Y holds only those), as of the last change.
@@ -243,36 +252,70 @@ class NaiveHdrf(Scheduler):
         old = self._member[user.idx]
         heaps = user.job_heaps
         if user.running < user.cap and not self._skipped:
-            # The common case, without building a dict: the same groups as before.
+            # The common case, without building a dict: the same groups as before (and,
+            # with priorities, the same priority of the next job in each).
             if len(heaps) == len(old):
-                for g in heaps:
-                    if g not in old:
-                        break
+                if self.prioritized:
+                    for g, heap in heaps.items():
+                        p = old.get(g)
+                        if p is None or p != self._head_priority(heap):
+                            break
+                    else:
+                        return
                 else:
-                    return
+                    for g in heaps:
+                        if g not in old:
+                            break
+                    else:
+                        return
         elif not heaps and not old:
             return
         self._recount(user)
 
     def _recount(self, user: UserState) -> None:
-        """Count the user's leaf in the groups it may launch in now, and no other."""
+        """Count the user's leaf in the groups it may launch in now, and no other, each with
+        the priority of the user's next job there (0 until a job with a priority arrives)."""
         u = user.idx
         old = self._member[u]
+        new: dict[int, int] = {}
         if user.running < user.cap:
             skipped = self._skipped
-            new = {g: None for g in user.job_heaps if not skipped or (u, g) not in skipped}
-        else:
-            new = {}
-        if new.keys() == old.keys():
+            prioritized = self.prioritized
+            for g, heap in user.job_heaps.items():
+                if not skipped or (u, g) not in skipped:
+                    new[g] = self._head_priority(heap) if prioritized else 0
+        if new == old:
             return
         leaf = self._leaf[u]
-        for g in old:
-            if g not in new:
+        tiered = self._tiered
+        for g, p in old.items():
+            q = new.get(g)
+            if q is None:
                 self._add(leaf, g, -1)
-        for g in new:
+                if tiered:
+                    self._tree.retier(leaf, g, p, None)
+            elif q != p and tiered:
+                self._tree.retier(leaf, g, p, q)
+        for g, q in new.items():
             if g not in old:
                 self._add(leaf, g, 1)
+                if tiered:
+                    self._tree.retier(leaf, g, None, q)
         self._member[u] = new
+
+    def _head_priority(self, heap: list[tuple[int, float, int, int]]) -> int:
+        """The priority of the job a user launches from next in a group (its job heap)."""
+        head = self._first_pending(heap)
+        return 0 if head is None else head.priority
+
+    def _start_tiers(self) -> None:
+        """The first job with a priority arrived: count every leaf's groups by priority
+        from now on (:attr:`hdrf_views.Tree.tiers`), starting from what the leaves count in."""
+        self._tiered = True
+        for u, member in enumerate(self._member):
+            leaf = self._leaf[u]
+            for g, p in member.items():
+                self._tree.retier(leaf, g, None, p)
 
     def _dirty_path(self, view: View, node: int) -> None:
         """Mark ``node`` and its ancestors but the root dirty in ``view``."""
@@ -326,9 +369,11 @@ class NaiveHdrf(Scheduler):
         """
         self._skipped.add((user, group))
         member = self._member[user]
-        if group in member:
-            del member[group]
+        p = member.pop(group, None)
+        if p is not None:
             self._add(self._leaf[user], group, -1)
+            if self._tiered:
+                self._tree.retier(self._leaf[user], group, p, None)
 
     def _bound(self, mi: int, u: int) -> tuple[int, float, int, int] | None:
         """Whether ``u`` keeps machine ``mi`` for another task of the batch (see
@@ -431,16 +476,35 @@ class NaiveHdrf(Scheduler):
             update(view, self._tree, self.users, cs.groups, cs.total)
         user_at = self._user_at
         node = 0
+        if not self.prioritized:
+            while user_at[node] < 0:
+                node = lowest(view, node, fitting, self._count)
+                if node < 0:
+                    return None
+            u = user_at[node]
+            member = self._member[u]
+            for g in fitting:
+                if g in member:
+                    return u, g
+            raise AssertionError("a counted leaf has a fitting group")
+        if not self._tiered:
+            self._start_tiers()
+        tree = self._tree
         while user_at[node] < 0:
-            node = lowest(view, node, fitting, self._count)
+            node = highest_then_lowest(view, node, fitting, tree)
             if node < 0:
                 return None
         u = user_at[node]
         member = self._member[u]
+        pick = -1
+        top = 0
         for g in fitting:
-            if g in member:
-                return u, g
-        raise AssertionError("a counted leaf has a fitting group")
+            p = member.get(g)
+            if p is not None and (pick < 0 or p > top):
+                pick, top = g, p
+        if pick < 0:
+            raise AssertionError("a counted leaf has a fitting group")
+        return u, pick
 
     def _demand_of(self, user: UserState) -> tuple[float, ...]:
         """The demand of the user's next task (its oldest group with pending work)."""

@@ -60,9 +60,12 @@ class Tree:
     count : list of dict of int to int
         Per node, per group: the leaves below with a task of the group they may launch
         (pending work, under the cap, not set aside for the current offer).
+    tiers : list of dict of int to dict of int to int
+        Per node, per group, per priority: how many of those leaves have that priority as
+        their next job's in the group (kept only once a job with a priority arrived).
     """
 
-    __slots__ = ("children", "count", "depth", "parent", "user_at", "weight")
+    __slots__ = ("children", "count", "depth", "parent", "tiers", "user_at", "weight")
 
     def __init__(self) -> None:
         self.parent: list[int] = [-1]
@@ -71,6 +74,7 @@ class Tree:
         self.depth: list[int] = [0]
         self.user_at: list[int] = [-1]
         self.count: list[dict[int, int]] = [{}]
+        self.tiers: list[dict[int, dict[int, int]]] = [{}]
 
     def add(self, parent: int, weight: float) -> int:
         """A new last child of ``parent`` (a queue until ``user_at`` says otherwise).
@@ -95,7 +99,41 @@ class Tree:
         self.depth.append(self.depth[parent] + 1)
         self.user_at.append(-1)
         self.count.append({})
+        self.tiers.append({})
         return node
+
+    def retier(self, leaf: int, g: int, old: int | None, new: int | None) -> None:
+        """Move ``leaf``'s count in group ``g`` from priority ``old`` to ``new`` up its path
+        (None: it did not, or does not, count in the group).
+
+        Parameters
+        ----------
+        leaf : int
+            The leaf.
+        g : int
+            The group.
+        old, new : int or None
+            The priority of the leaf's next job in ``g`` before and after.
+        """
+        tiers = self.tiers
+        parent = self.parent
+        node = leaf
+        while node >= 0:
+            per_group = tiers[node]
+            here = per_group.get(g)
+            if here is None:
+                here = per_group[g] = {}
+            if old is not None:
+                n = here[old] - 1
+                if n:
+                    here[old] = n
+                else:
+                    del here[old]
+            if new is not None:
+                here[new] = here.get(new, 0) + 1
+            if not here:
+                del per_group[g]
+            node = parent[node]
 
 
 class View:
@@ -228,6 +266,66 @@ def lowest(view: View, node: int, fitting: list[int], count: list[dict[int, int]
         rank = taken[child]
         if chosen < 0 or rank < chosen_rank - TIE:
             chosen, chosen_rank = child, rank
+    return chosen
+
+
+def highest_then_lowest(view: View, node: int, fitting: list[int], tree: Tree) -> int:
+    """The child of ``node`` the walk picks when jobs have priorities: among the children
+    holding the highest-priority work below ``node`` in a group that fits the machine, the
+    one :func:`lowest` would pick (the lowest weighted share, ties to the first in children's
+    order). Where every such leaf below ``node`` has the same priority, that is
+    :func:`lowest` itself; otherwise the children are scanned as the paper's full scan does.
+
+    Parameters
+    ----------
+    view : View
+        The view of the machine's ``Y``, up to date (:func:`update`).
+    node : int
+        An internal node.
+    fitting : list of int
+        The groups whose task fits the machine.
+    tree : Tree
+        The tree, its :attr:`Tree.tiers` kept.
+
+    Returns
+    -------
+    int
+        The child, or -1 when no child has a leaf that can launch in a fitting group.
+    """
+    tiers = tree.tiers
+    here = tiers[node]
+    top = 0
+    seen = False
+    mixed = False
+    for g in fitting:
+        counted = here.get(g)
+        if counted is None:
+            continue
+        for p in counted:
+            if not seen:
+                top = p
+                seen = True
+            elif p != top:
+                mixed = True
+                top = max(top, p)
+    if not seen:
+        return -1
+    if not mixed:
+        return lowest(view, node, fitting, tree.count)
+    rank = view.rank
+    chosen = -1
+    chosen_rank = 0.0
+    for child in tree.children[node]:
+        below = tiers[child]
+        for g in fitting:
+            counted = below.get(g)
+            if counted is not None and top in counted:
+                break
+        else:
+            continue
+        r = rank[child]
+        if chosen < 0 or r < chosen_rank - TIE:
+            chosen, chosen_rank = child, r
     return chosen
 
 
