@@ -27,11 +27,13 @@ How a property sees an allocation (Leontief divisible tasks, columns, entitlemen
   guaranteed dominant share, the product of ``w / sum(w of siblings)`` along its path;
 - group strategy-proofness (H-DRF section 4.2): no group of one or two users can misreport so
   that all are weakly better off and one strictly;
-- population monotonicity (H-DRF section 4.3): no user's allocation drops when another leaves.
+- population monotonicity (H-DRF section 4.3): no user's allocation drops when another leaves;
+- quota restored (issue 18, beyond the papers): in a simulated run, a queue below its quota
+  with pending work gets a task within the reclaim bound (:mod:`fairshare.fairness.quotas`).
 
 Properties that a policy's model does not define are not applicable (``applies``): the
-hierarchical share guarantee for flat policies, and the TSF paper's reductions to DRF and CMMF
-for hierarchical ones.
+hierarchical share guarantee for flat policies, the TSF paper's reductions to DRF and CMMF
+for hierarchical ones, and quota-restored for policies without an online scheduler.
 """
 
 from __future__ import annotations
@@ -39,7 +41,6 @@ from __future__ import annotations
 import copy
 import itertools
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
@@ -62,34 +63,12 @@ from fairshare.fairness.outcomes import (
     tasks_alone,
     tasks_phrase,
 )
+from fairshare.fairness.quotas import QuotaRestored
 from fairshare.fairness.scenarios import Document, Domain, ScenarioShape, domain_of
+from fairshare.fairness.violation import Violation
 from fairshare.workload.hierarchy import build_hierarchy
 from fairshare.workload.loader import parse_scenario
 from fairshare.workload.model import Scenario
-
-
-@dataclass(frozen=True)
-class Violation:
-    """A property violated on one scenario: one sentence with the concrete numbers, and the
-    scenario exhibiting it when that differs from the document searched.
-
-    Parameters
-    ----------
-    explanation : str
-        The sentence, e.g. ``B runs 12 tasks but could run 15 with its 0.5 of every
-        resource``.
-    scenario : Document or None
-        The scenario that exhibits it (sharing incentive sets the weights its partitions
-        entitle), or None for the document searched.
-    focus : tuple of str
-        The users whose manipulation (or departure) shows it.
-    """
-
-    explanation: str
-    scenario: Document | None = None
-    focus: tuple[str, ...] = ()
-    """The users whose manipulation (or departure) shows it: shrinking re-checks only them,
-    which keeps it fast without changing what it can find on them."""
 
 
 class FairnessProperty(Protocol):
@@ -888,6 +867,7 @@ _ALL: tuple[FairnessProperty, ...] = (
     HierarchicalShareGuarantee(),
     GroupStrategyProofness(),
     PopulationMonotonicity(),
+    QuotaRestored(),
 )
 PROPERTIES: dict[str, FairnessProperty] = {p.name: p for p in _ALL}
 """Every property by name, in the order ``fairshare check --all`` lists them."""
