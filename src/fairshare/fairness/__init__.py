@@ -2,8 +2,9 @@
 and shrink them to minimal counterexamples (SPEC section 5)."""
 
 from fairshare.fairness.outcomes import Inconclusive
-from fairshare.fairness.properties import PROPERTIES, FairnessProperty, Violation
+from fairshare.fairness.properties import PROPERTIES, FairnessProperty
 from fairshare.fairness.search import CheckResult, Counterexample, check
+from fairshare.fairness.violation import Violation
 
 __all__ = [
     "PROPERTIES",

@@ -31,8 +31,9 @@ from typing import Any
 import numpy as np
 
 from fairshare.fairness.outcomes import Inconclusive
-from fairshare.fairness.properties import PROPERTIES, FairnessProperty, Violation
+from fairshare.fairness.properties import PROPERTIES, FairnessProperty
 from fairshare.fairness.scenarios import Document, domain_of, random_document
+from fairshare.fairness.violation import Violation
 from fairshare.solvers import InvalidRequest, SolverFailure
 from fairshare.workload.loader import ScenarioError
 
