@@ -235,11 +235,11 @@ def quota_document(rng: np.random.Generator, shape: ScenarioShape) -> Document:
     Examples
     --------
     >>> import numpy as np
-    >>> document = quota_document(np.random.default_rng(0), ScenarioShape(quotas=True))
-    >>> document["machines"]
-    [{'name': 'm0', 'capacity': {'r0': 2, 'r1': 6}}]
-    >>> document["queues"]
-    [{'path': 'q0', 'quota': {'r0': 0, 'r1': 0}}, {'path': 'q1', 'quota': {'r0': 2, 'r1': 6}}]
+    >>> document = quota_document(np.random.default_rng(1), ScenarioShape(quotas=True))
+    >>> [m["capacity"] for m in document["machines"]], document["jobs"][0]["demand"]
+    ([{'r0': 8}, {'r0': 2}, {'r0': 2}], {'r0': 2})
+    >>> [q["quota"] for q in document["queues"]]
+    [{'r0': 6}, {'r0': 2}, {'r0': 4}]
     """
     m = int(rng.integers(1, shape.max_resources + 1))
     resources = [f"r{k}" for k in range(m)]
