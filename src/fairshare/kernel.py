@@ -62,6 +62,7 @@ KERNEL_MODULES = (
     "fairshare.policies.drf",
     "fairshare.policies.choosy",
     "fairshare.policies.tsf",
+    "fairshare.policies.hdrf_views",
     "fairshare.policies.hdrf",
     "fairshare.sim.events",
     "fairshare.sim.engine",

@@ -109,7 +109,9 @@ def _print_check(result: CheckResult, console: Console) -> None:
     )
     if result.counterexample is not None:
         console.print(result.counterexample.explanation, markup=False)
-        console.print("counterexample (re-run with fairshare solve):", markup=False)
+        # A scenario of jobs is a simulated run's (quota-restored), the others solve's.
+        command = "simulate" if "jobs" in result.counterexample.scenario else "solve"
+        console.print(f"counterexample (re-run with fairshare {command}):", markup=False)
         console.print_json(json.dumps(result.counterexample.scenario))
 
 

@@ -37,11 +37,13 @@ properties are :mod:`fairshare.fairness.manipulations`.
 - group strategy-proofness (:mod:`~fairshare.fairness.truthfulness`; H-DRF section 4.2): no
   group of one or two users can misreport so that all are weakly better off and one strictly;
 - population monotonicity (:mod:`~fairshare.fairness.monotonicity`; H-DRF section 4.3): no
-  user's allocation drops when another leaves.
+  user's allocation drops when another leaves;
+- quota restored (:mod:`~fairshare.fairness.quotas`; beyond the papers): in a simulated run, a
+  queue below its quota with pending work gets a task within the reclaim bound.
 
 Properties that a policy's model does not define are not applicable (``applies``): the
-hierarchical share guarantee for flat policies, and the TSF paper's reductions to DRF and CMMF
-for hierarchical ones.
+hierarchical share guarantee for flat policies, the TSF paper's reductions to DRF and CMMF
+for hierarchical ones, and quota-restored for policies without an online scheduler.
 
 Examples
 --------
@@ -56,6 +58,7 @@ from __future__ import annotations
 from fairshare.fairness.efficiency import EnvyFreeness, ParetoEfficiency
 from fairshare.fairness.monotonicity import PopulationMonotonicity
 from fairshare.fairness.protocol import FairnessProperty
+from fairshare.fairness.quotas import QuotaRestored
 from fairshare.fairness.reductions import SingleMachineFairness, SingleResourceFairness
 from fairshare.fairness.sharing import HierarchicalShareGuarantee, SharingIncentive
 from fairshare.fairness.truthfulness import GroupStrategyProofness, StrategyProofness
@@ -70,6 +73,7 @@ _ALL: tuple[FairnessProperty, ...] = (
     HierarchicalShareGuarantee(),
     GroupStrategyProofness(),
     PopulationMonotonicity(),
+    QuotaRestored(),
 )
 PROPERTIES: dict[str, FairnessProperty] = {p.name: p for p in _ALL}
 """Every property by name, in the order ``fairshare check --all`` lists them."""

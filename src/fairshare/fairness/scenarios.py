@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from fairshare.policies import ONLINE_POLICIES
 from fairshare.solvers import SOLVER_POLICIES
 
 Document = dict[str, Any]
@@ -50,11 +51,15 @@ class Domain:
         The policy shares one resource.
     hierarchical : bool
         The policy reads the queue hierarchy.
+    online : bool
+        An online policy of the same name exists (``simulate --policy``): properties of
+        simulated runs, such as queue quotas, are checked on it.
     """
 
     pooled: bool
     single_resource: bool
     hierarchical: bool
+    online: bool = False
 
 
 def domain_of(policy: str) -> Domain:
@@ -72,12 +77,13 @@ def domain_of(policy: str) -> Domain:
     Examples
     --------
     >>> domain_of("cmmf")
-    Domain(pooled=False, single_resource=True, hierarchical=False)
+    Domain(pooled=False, single_resource=True, hierarchical=False, online=False)
     """
     return Domain(
         pooled=SOLVER_POLICIES[policy].pools_cluster,
         single_resource=policy in SINGLE_RESOURCE_POLICIES,
         hierarchical=policy in HIERARCHICAL_POLICIES,
+        online=policy in ONLINE_POLICIES,
     )
 
 
@@ -97,6 +103,9 @@ class ScenarioShape:
         Whether users may have whitelists (``machines:``).
     max_value : int
         Demands are below it and capacities at most twice it.
+    quotas : bool
+        A scenario for simulation instead (:func:`quota_document`): queues with quotas
+        and jobs of one demand.
     """
 
     max_users: int = 3
@@ -106,6 +115,7 @@ class ScenarioShape:
     caps: bool = False
     constraints: bool = True
     max_value: int = 6
+    quotas: bool = False
 
 
 def shape_for(shape: ScenarioShape, domain: Domain) -> ScenarioShape:
@@ -166,6 +176,8 @@ def random_document(rng: np.random.Generator, shape: ScenarioShape, domain: Doma
     {'name': 'u1', 'demand': {'r0': 4, 'r1': 3}}
     """
     shape = shape_for(shape, domain)
+    if shape.quotas:
+        return quota_document(rng, shape)
     m = int(rng.integers(1, shape.max_resources + 1))
     resources = [f"r{k}" for k in range(m)]
     machines = []
@@ -198,3 +210,74 @@ def random_document(rng: np.random.Generator, shape: ScenarioShape, domain: Doma
         used = {u["queue"] for u in users}
         document["queues"] = [q for q in queues if q["path"] in used]
     return document
+
+
+def quota_document(rng: np.random.Generator, shape: ScenarioShape) -> Document:
+    """A random scenario for simulation with queue quotas, borrowing and lending: every job's
+    tasks have one demand vector, every machine holds a whole number of such tasks with
+    nothing left over, and every quota and limit is a whole number of tasks, so that a
+    queue below its quota can always be given a task by killing a borrowed one (the
+    precondition of the reclaim bound, :mod:`fairshare.policies.quota`).
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        The source of every draw.
+    shape : ScenarioShape
+        Its ``max_resources`` and ``max_machines`` bound the draw.
+
+    Returns
+    -------
+    Document
+        A scenario document with ``queues`` (two or three, at the top, with quotas) and
+        ``jobs`` (some in no queue: all they use is borrowed), no ``users``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> document = quota_document(np.random.default_rng(1), ScenarioShape(quotas=True))
+    >>> [m["capacity"] for m in document["machines"]], document["jobs"][0]["demand"]
+    ([{'r0': 8}, {'r0': 2}, {'r0': 2}], {'r0': 2})
+    >>> [q["quota"] for q in document["queues"]]
+    [{'r0': 6}, {'r0': 2}, {'r0': 4}]
+    """
+    m = int(rng.integers(1, shape.max_resources + 1))
+    resources = [f"r{k}" for k in range(m)]
+    demand = {r: int(rng.integers(1, 4)) for r in resources}
+    machines = []
+    slots = 0
+    for j in range(int(rng.integers(1, shape.max_machines + 1))):
+        k = int(rng.integers(1, 5))
+        slots += k
+        machines.append({"name": f"m{j}", "capacity": {r: k * d for r, d in demand.items()}})
+    queues: list[dict[str, Any]] = []
+    left = slots
+    count = int(rng.integers(2, 4))
+    for i in range(count):
+        # Quotas near an even split of the slots, adding up to at most all of them.
+        n = min(left, int(rng.integers(0, slots // count + 2)))
+        left -= n
+        queue: dict[str, Any] = {"path": f"q{i}", "quota": {r: n * d for r, d in demand.items()}}
+        if rng.random() < 0.3:
+            b = int(rng.integers(0, slots + 1))
+            queue["borrowing_limit"] = {r: b * d for r, d in demand.items()}
+        if n and rng.random() < 0.3:
+            lend = int(rng.integers(0, n + 1))
+            queue["lending_limit"] = {r: lend * d for r, d in demand.items()}
+        queues.append(queue)
+    jobs = []
+    submits = sorted(int(t) for t in rng.integers(0, 30, size=int(rng.integers(2, 6))))
+    for k, submit in enumerate(submits):
+        job: dict[str, Any] = {
+            "name": f"j{k}",
+            "submit": submit,
+            "demand": dict(demand),
+            "tasks": int(rng.integers(1, 2 * slots + 1)),
+            "duration": int(rng.integers(5, 60)),
+        }
+        if rng.random() < 0.85:
+            path = queues[int(rng.integers(0, len(queues)))]["path"]
+            job["queue"] = path
+            job["user"] = f"u-{path}"
+        jobs.append(job)
+    return {"resources": resources, "machines": machines, "queues": queues, "jobs": jobs}

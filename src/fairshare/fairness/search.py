@@ -217,7 +217,31 @@ def check(
     >>> ceei.holds, ceei.trials
     (False, 17)
     """
-    prop = PROPERTIES[property_name]
+    return search(PROPERTIES[property_name], policy, trials=trials, seed=seed)
+
+
+def search(
+    prop: FairnessProperty, policy: str, *, trials: int | None = None, seed: int = 0
+) -> CheckResult:
+    """:func:`check` for a property object (one of :data:`PROPERTIES`, or another instance
+    of a property class, such as a quota property checking a given scheduler).
+
+    Parameters
+    ----------
+    prop : FairnessProperty
+        The property.
+    policy : str
+        A name of :data:`fairshare.solvers.SOLVER_POLICIES`.
+    trials : int, optional
+        Random scenarios to try (default: the property's own count).
+    seed : int
+        Seeds the scenarios.
+
+    Returns
+    -------
+    CheckResult
+    """
+    property_name = prop.name
     domain = domain_of(policy)
     if not prop.applies(domain):
         return CheckResult(policy, property_name, True, 0, seed, 0.0, applicable=False)
@@ -295,6 +319,9 @@ def shrink(
 
 def _simpler(document: Document) -> Iterator[Document]:
     """Every document one simplification away from ``document``, biggest steps first."""
+    if "jobs" in document:
+        yield from _simpler_run(document)
+        return
     users = document["users"]
     for i in range(len(users)):
         if len(users) > 1:
@@ -384,3 +411,98 @@ def _drop_resource(document: Document, resource: str) -> Document:
         user["demand"].pop(resource, None)
     smaller["users"] = [u for u in smaller["users"] if u["demand"]]
     return _drop_unused_queues(smaller)
+
+
+def _simpler_run(document: Document) -> Iterator[Document]:
+    """For a scenario of jobs on tasks of one shape (:func:`~fairshare.fairness.scenarios.
+    quota_document`): every document one simplification away that keeps machines, quotas
+    and limits whole numbers of tasks, biggest steps first: a job, a queue, a machine or a
+    resource fewer; every task of one unit of each resource; a limit fewer; one task fewer
+    in a quota or a machine; fewer tasks, shorter tasks, earlier submissions."""
+    jobs = document["jobs"]
+    shape: dict[str, int] = jobs[0]["demand"]
+    for i in range(len(jobs)):
+        if len(jobs) > 1:
+            smaller = copy.deepcopy(document)
+            del smaller["jobs"][i]
+            yield smaller
+    for k, queue in enumerate(document.get("queues", [])):
+        smaller = copy.deepcopy(document)
+        del smaller["queues"][k]
+        for job in smaller["jobs"]:
+            if job.get("queue") == queue["path"]:
+                del job["queue"]
+        yield smaller
+    for j in range(len(document["machines"])):
+        if len(document["machines"]) > 1:
+            smaller = copy.deepcopy(document)
+            del smaller["machines"][j]
+            yield smaller
+    for resource in document["resources"]:
+        if len(document["resources"]) > 1:
+            yield _drop_run_resource(document, resource)
+    if any(d != 1 for d in shape.values()):
+        yield _rescaled(document, dict.fromkeys(shape, 1))
+    for k, queue in enumerate(document.get("queues", [])):
+        for key in ("borrowing_limit", "lending_limit"):
+            if key in queue:
+                smaller = copy.deepcopy(document)
+                del smaller["queues"][k][key]
+                yield smaller
+    for k, queue in enumerate(document.get("queues", [])):
+        quota = queue.get("quota", {})
+        if quota and all(quota.get(r, 0) >= d for r, d in shape.items()):
+            smaller = copy.deepcopy(document)
+            smaller["queues"][k]["quota"] = {r: v - shape[r] for r, v in quota.items()}
+            yield smaller
+    for j, machine in enumerate(document["machines"]):
+        capacity = machine["capacity"]
+        if all(capacity.get(r, 0) >= 2 * d for r, d in shape.items()):
+            smaller = copy.deepcopy(document)
+            smaller["machines"][j]["capacity"] = {
+                r: v - shape.get(r, 0) for r, v in capacity.items()
+            }
+            yield smaller
+    for i, job in enumerate(jobs):
+        for key, least in (("tasks", 1), ("duration", 1), ("submit", 0)):
+            value = job[key]
+            for lower in sorted({least, value // 2, value - 1}):
+                if least <= lower < value:
+                    smaller = copy.deepcopy(document)
+                    smaller["jobs"][i][key] = lower
+                    yield smaller
+
+
+def _drop_run_resource(document: Document, resource: str) -> Document:
+    """A scenario of jobs without ``resource``: in machines, demands, quotas and limits."""
+    smaller = copy.deepcopy(document)
+    smaller["resources"] = [r for r in smaller["resources"] if r != resource]
+    for machine in smaller["machines"]:
+        machine["capacity"].pop(resource, None)
+    for job in smaller["jobs"]:
+        job["demand"].pop(resource, None)
+    for queue in smaller.get("queues", []):
+        for key in ("quota", "borrowing_limit", "lending_limit"):
+            if key in queue:
+                queue[key].pop(resource, None)
+    return smaller
+
+
+def _rescaled(document: Document, shape: dict[str, int]) -> Document:
+    """A scenario of jobs whose tasks take ``shape``: machines, quotas and limits keep their
+    numbers of tasks (the old shape divides them)."""
+    old: dict[str, int] = document["jobs"][0]["demand"]
+    smaller = copy.deepcopy(document)
+    for job in smaller["jobs"]:
+        job["demand"] = dict(shape)
+
+    def tasks(values: dict[str, int]) -> dict[str, int]:
+        return {r: v // old[r] * shape[r] if r in old else v for r, v in values.items()}
+
+    for machine in smaller["machines"]:
+        machine["capacity"] = tasks(machine["capacity"])
+    for queue in smaller.get("queues", []):
+        for key in ("quota", "borrowing_limit", "lending_limit"):
+            if key in queue:
+                queue[key] = tasks(queue[key])
+    return smaller

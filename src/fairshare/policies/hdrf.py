@@ -37,6 +37,12 @@ the set of available resources has not changed"):
   The walk takes, at each level, the children whose rank is within the tie tolerance of the
   lowest over the groups that fit the machine, and applies the reference tie-break to them.
 
+With priorities (once a job with a priority other than 0 arrived), each node also counts its
+leaves per group and priority of their next job there, and the walk prefers, at each level, the
+children holding the highest priority in a fitting group, then the order above among them
+(:func:`~fairshare.policies.hdrf_views.highest_then_lowest`); the shared scheduler orders
+users the same way (the tier of its group heap entries).
+
 A decision then costs O(depth x fitting groups x log fan-out) for the walk, plus, per node
 changed since the last decision of the same ``Y``, O(resources) for a leaf and
 O(fan-out x resources) for an internal node other than the root: an internal node's vector is
@@ -92,70 +98,22 @@ hdrf [5, 5, 10] -> n2,1
 from __future__ import annotations
 
 from collections.abc import Sequence
-from heapq import heapify, heappop, heappush
+from heapq import heappush
 from typing import ClassVar
 
 from mypy_extensions import mypyc_attr
 
 from fairshare.cluster import Cluster
 from fairshare.policies.base import Scheduler
+from fairshare.policies.hdrf_views import Tree, View, highest_then_lowest, lowest, update
 from fairshare.policies.options import PolicyOptions
 from fairshare.policies.preemption import hierarchical_shares
 from fairshare.policies.state import JobState, UserState
 from fairshare.tolerances import FIT as EPS
-from fairshare.tolerances import TIE
 from fairshare.workload.model import ROOT, Queue, User
-
-_Entry = tuple[float, int, int]
-"""A child's heap entry: (weighted share, child node, the child's version in the view)."""
 
 _NEVER = (-(2**62), -float("inf"), -1, -1)
 """A batching bound no user's rank is below (see :meth:`NaiveHdrf._bound`): select again."""
-
-
-class _View:
-    """Algorithm 3's result for one set ``Y`` of free resources (``y`` None: naive H-DRF).
-
-    Per node: its vector, share, rank (share over weight), whether it is demanding, a version
-    that invalidates its older heap entries, and (internal nodes) per group the heap of its
-    children's entries. ``dirty`` holds the nodes to recompute; a dirty node's ancestors (but
-    the root) are dirty too. ``stale`` holds children of the root left out of date because
-    no leaf below them could launch (nothing reads their values until one can: see
-    :meth:`NaiveHdrf._update`)."""
-
-    __slots__ = (
-        "demanding",
-        "dirty",
-        "heaps",
-        "rank",
-        "share",
-        "stale",
-        "vec",
-        "ver",
-        "y",
-        "yset",
-    )
-
-    def __init__(self, y: tuple[int, ...] | None, size: int, resources: int) -> None:
-        self.y = y
-        self.yset = frozenset(y) if y is not None else frozenset()
-        self.vec: list[list[float]] = [[0.0] * resources for _ in range(size)]
-        self.share = [0.0] * size
-        self.rank = [0.0] * size
-        self.demanding = [False] * size
-        self.ver = [0] * size
-        self.heaps: list[dict[int, list[_Entry]]] = [{} for _ in range(size)]
-        self.dirty: dict[int, None] = dict.fromkeys(range(1, size))
-        self.stale: dict[int, None] = {}
-
-    def grow(self, resources: int) -> None:
-        """Room for one more node (a queue or a leaf that appeared), dirty by the caller."""
-        self.vec.append([0.0] * resources)
-        self.share.append(0.0)
-        self.rank.append(0.0)
-        self.demanding.append(False)
-        self.ver.append(0)
-        self.heaps.append({})
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)
@@ -196,23 +154,24 @@ class NaiveHdrf(Scheduler):
         queues: Sequence[Queue] = (),
         options: PolicyOptions | None = None,
     ) -> None:
-        self._parent: list[int] = [-1]
-        self._weight: list[float] = [1.0]
-        self._children: list[list[int]] = [[]]
-        self._depth: list[int] = [0]
+        tree = self._tree = Tree()
+        # The tree's arrays, grown in place (hdrf_views.Tree describes them).
+        self._parent = tree.parent
+        self._weight = tree.weight
+        self._children = tree.children
+        self._user_at = tree.user_at
+        self._count = tree.count
         self._node_of_queue: dict[str, int] = {ROOT: 0}
         self._leaf: list[int] = []
         self._user_of_node: dict[int, int] = {}
-        # Per node: the user of a leaf, -1 for a queue.
-        self._user_at: list[int] = [-1]
         self._queue_weights = {q.path: q.weight for q in queues}
         self._skipped: set[tuple[int, int]] = set()
-        # Per node, per group: the leaves below with a task of the group they may launch
-        # (pending work, under the cap, not set aside for this offer).
-        self._count: list[dict[int, int]] = [{}]
-        # Per user: the groups it counts in (above).
-        self._member: list[dict[int, None]] = []
-        self._views: dict[tuple[int, ...] | None, _View] = {}
+        # Per user: the groups it counts in (above), each with the priority of its next job
+        # there (0 until a job with a priority arrives).
+        self._member: list[dict[int, int]] = []
+        # Whether the tree counts leaves by priority (Tree.tiers): once prioritized.
+        self._tiered = False
+        self._views: dict[tuple[int, ...] | None, View] = {}
         super().__init__(cluster, users=users, queues=queues, options=options)
         # The resources the cluster has (a Y holds only those), as of the last change.
         self._present = [r for r, t in enumerate(self.cluster.total) if t > 0]
@@ -240,15 +199,7 @@ class NaiveHdrf(Scheduler):
 
     def _new_node(self, parent: int, weight: float) -> int:
         """A new last child of ``parent``, dirty in every view."""
-        # Node numbers grow in order of appearance, so they are also the children's order.
-        node = len(self._parent)
-        self._parent.append(parent)
-        self._weight.append(weight)
-        self._children.append([])
-        self._children[parent].append(node)
-        self._depth.append(self._depth[parent] + 1)
-        self._user_at.append(-1)
-        self._count.append({})
+        node = self._tree.add(parent, weight)
         resources = len(self.cluster.total) if self._views else 0
         for view in self._views.values():
             view.grow(resources)
@@ -287,8 +238,8 @@ class NaiveHdrf(Scheduler):
         leaf = self._leaf[user.idx]
         parent = self._parent
         if parent[leaf] == 0 and not self._count[leaf]:
-            # A child of the root that cannot launch: stale rather than dirty (see _update);
-            # if the recount below gives it work, _add makes it dirty.
+            # A child of the root that cannot launch: stale rather than dirty (see
+            # hdrf_views.update); if the recount below gives it work, _add makes it dirty.
             for view in self._views.values():
                 view.stale[leaf] = None
         else:
@@ -301,38 +252,72 @@ class NaiveHdrf(Scheduler):
         old = self._member[user.idx]
         heaps = user.job_heaps
         if user.running < user.cap and not self._skipped:
-            # The common case, without building a dict: the same groups as before.
+            # The common case, without building a dict: the same groups as before (and,
+            # with priorities, the same priority of the next job in each).
             if len(heaps) == len(old):
-                for g in heaps:
-                    if g not in old:
-                        break
+                if self.prioritized:
+                    for g, heap in heaps.items():
+                        p = old.get(g)
+                        if p is None or p != self._head_priority(heap):
+                            break
+                    else:
+                        return
                 else:
-                    return
+                    for g in heaps:
+                        if g not in old:
+                            break
+                    else:
+                        return
         elif not heaps and not old:
             return
         self._recount(user)
 
     def _recount(self, user: UserState) -> None:
-        """Count the user's leaf in the groups it may launch in now, and no other."""
+        """Count the user's leaf in the groups it may launch in now, and no other, each with
+        the priority of the user's next job there (0 until a job with a priority arrives)."""
         u = user.idx
         old = self._member[u]
+        new: dict[int, int] = {}
         if user.running < user.cap:
             skipped = self._skipped
-            new = {g: None for g in user.job_heaps if not skipped or (u, g) not in skipped}
-        else:
-            new = {}
-        if new.keys() == old.keys():
+            prioritized = self.prioritized
+            for g, heap in user.job_heaps.items():
+                if not skipped or (u, g) not in skipped:
+                    new[g] = self._head_priority(heap) if prioritized else 0
+        if new == old:
             return
         leaf = self._leaf[u]
-        for g in old:
-            if g not in new:
+        tiered = self._tiered
+        for g, p in old.items():
+            q = new.get(g)
+            if q is None:
                 self._add(leaf, g, -1)
-        for g in new:
+                if tiered:
+                    self._tree.retier(leaf, g, p, None)
+            elif q != p and tiered:
+                self._tree.retier(leaf, g, p, q)
+        for g, q in new.items():
             if g not in old:
                 self._add(leaf, g, 1)
+                if tiered:
+                    self._tree.retier(leaf, g, None, q)
         self._member[u] = new
 
-    def _dirty_path(self, view: _View, node: int) -> None:
+    def _head_priority(self, heap: list[tuple[int, float, int, int]]) -> int:
+        """The priority of the job a user launches from next in a group (its job heap)."""
+        head = self._first_pending(heap)
+        return 0 if head is None else head.priority
+
+    def _start_tiers(self) -> None:
+        """The first job with a priority arrived: count every leaf's groups by priority
+        from now on (:attr:`hdrf_views.Tree.tiers`), starting from what the leaves count in."""
+        self._tiered = True
+        for u, member in enumerate(self._member):
+            leaf = self._leaf[u]
+            for g, p in member.items():
+                self._tree.retier(leaf, g, None, p)
+
+    def _dirty_path(self, view: View, node: int) -> None:
         """Mark ``node`` and its ancestors but the root dirty in ``view``."""
         dirty = view.dirty
         parent = self._parent
@@ -384,9 +369,11 @@ class NaiveHdrf(Scheduler):
         """
         self._skipped.add((user, group))
         member = self._member[user]
-        if group in member:
-            del member[group]
+        p = member.pop(group, None)
+        if p is not None:
             self._add(self._leaf[user], group, -1)
+            if self._tiered:
+                self._tree.retier(self._leaf[user], group, p, None)
 
     def _bound(self, mi: int, u: int) -> tuple[int, float, int, int] | None:
         """Whether ``u`` keeps machine ``mi`` for another task of the batch (see
@@ -484,211 +471,40 @@ class NaiveHdrf(Scheduler):
             y = tuple([r for r in self._present if free[r] > EPS])
         view = self._views.get(y)
         if view is None:
-            view = self._views[y] = _View(y, len(self._parent), len(cs.total))
+            view = self._views[y] = View(y, len(self._parent), len(cs.total))
         if view.dirty:
-            self._update(view)
+            update(view, self._tree, self.users, cs.groups, cs.total)
         user_at = self._user_at
         node = 0
+        if not self.prioritized:
+            while user_at[node] < 0:
+                node = lowest(view, node, fitting, self._count)
+                if node < 0:
+                    return None
+            u = user_at[node]
+            member = self._member[u]
+            for g in fitting:
+                if g in member:
+                    return u, g
+            raise AssertionError("a counted leaf has a fitting group")
+        if not self._tiered:
+            self._start_tiers()
+        tree = self._tree
         while user_at[node] < 0:
-            node = self._lowest(view, node, fitting)
+            node = highest_then_lowest(view, node, fitting, tree)
             if node < 0:
                 return None
         u = user_at[node]
         member = self._member[u]
+        pick = -1
+        top = 0
         for g in fitting:
-            if g in member:
-                return u, g
-        raise AssertionError("a counted leaf has a fitting group")
-
-    def _lowest(self, view: _View, node: int, fitting: list[int]) -> int:
-        """The child of ``node`` that the paper's walk picks: among the children with a
-        leaf that can launch in a fitting group, the lowest weighted share, ties (within
-        ``TIE``, compared one by one in children's order as the full scan does) to the first.
-
-        Entries are taken in rank order until the next rank is more than ``TIE`` above
-        every rank taken: the scan would let each taken child displace any later one and no later
-        one displace a taken one, so the scan over the taken children alone decides."""
-        heaps = view.heaps[node]
-        ver = view.ver
-        count = self._count
-        live: list[tuple[list[_Entry], int]] = []
-        for g in fitting:
-            heap = heaps.get(g)
-            if not heap:
-                continue
-            while heap:
-                top = heap[0]
-                if top[2] == ver[top[1]] and g in count[top[1]]:
-                    break
-                heappop(heap)
-            if heap:
-                live.append((heap, g))
-        if not live:
-            return -1
-        if len(live) == 1:
-            # One group fits: its top wins outright when the top's two heap children, and
-            # so every other entry, are more than the tolerance above it.
-            heap = live[0][0]
-            top = heap[0]
-            size = len(heap)
-            if (size < 2 or top[0] < heap[1][0] - TIE) and (size < 3 or top[0] < heap[2][0] - TIE):
-                return top[1]
-        taken: dict[int, float] = {}
-        popped: list[tuple[list[_Entry], _Entry]] = []
-        highest = 0.0
-        while True:
-            best: _Entry | None = None
-            source: tuple[list[_Entry], int] | None = None
-            for item in live:
-                heap = item[0]
-                if heap and (best is None or heap[0] < best):
-                    best = heap[0]
-                    source = item
-            if best is None or source is None:
-                break
-            if taken and highest < best[0] - TIE:
-                break
-            heap, g = source
-            heappop(heap)
-            popped.append((heap, best))
-            if best[1] not in taken:
-                taken[best[1]] = best[0]
-                highest = best[0]
-            while heap:
-                top = heap[0]
-                if top[2] == ver[top[1]] and g in count[top[1]]:
-                    break
-                heappop(heap)
-        for heap, entry in popped:
-            heappush(heap, entry)
-        if len(taken) == 1:
-            return next(iter(taken))
-        chosen = -1
-        chosen_rank = 0.0
-        for child in sorted(taken):
-            rank = taken[child]
-            if chosen < 0 or rank < chosen_rank - TIE:
-                chosen, chosen_rank = child, rank
-        return chosen
-
-    # ----------------------------------------------------------------- Algorithm 3
-
-    def _update(self, view: _View) -> None:
-        """Recompute the view's dirty nodes, children before parents, each exactly as the
-        full pass of Algorithm 3 (naive: plain sums) would, and queue their new ranks in
-        their parents' heaps.
-
-        A child of the root with no leaf that can launch is left stale instead: its values
-        are read only by the root's recomputation (which never happens, see the module) and
-        by its entries in the root's heaps (it has none that count), so they are computed
-        when it counts again (:meth:`_add`). On a cluster with room, most finishes are of
-        users with nothing left to launch (TSF section VI's macrobenchmark)."""
-        dirty = view.dirty
-        depth = self._depth
-        nodes = sorted(dirty, key=depth.__getitem__, reverse=True) if len(dirty) > 1 else dirty
-        total = self.cluster.total
-        resources = range(len(total))
-        users = self.users
-        user_at = self._user_at
-        children = self._children
-        weight = self._weight
-        parent = self._parent
-        count = self._count
-        vec = view.vec
-        share = view.share
-        demanding = view.demanding
-        y = view.y
-        yset = view.yset
-        groups = self.cluster.groups
-        stale = view.stale
-        for node in list(nodes):
-            if parent[node] == 0:
-                if not count[node]:
-                    stale[node] = None
-                    continue
-                if stale:
-                    stale.pop(node, None)
-            u = user_at[node]
-            if u >= 0:
-                user = users[u]
-                alloc = user.alloc
-                v = [alloc[r] / total[r] if total[r] > 0 else 0.0 for r in resources]
-                if y is not None:
-                    flag = user.pending > 0 and user.running < user.cap
-                    if flag:
-                        # Demanding: the next task (of the user's oldest group) needs only
-                        # resources in Y.
-                        for g in user.job_heaps:
-                            for r, d in enumerate(groups[g].demand):
-                                if d > EPS and r not in yset:
-                                    flag = False
-                                    break
-                            break
-                    demanding[node] = flag
-                    s = 0.0
-                    first = True
-                    for r in y:
-                        if first or v[r] > s:
-                            s = v[r]
-                            first = False
-                else:
-                    s = max(v, default=0.0)
-            else:
-                kids = children[node]
-                v = [0.0] * len(total)
-                if not kids:
-                    s = 0.0
-                    demanding[node] = False
-                elif y is not None:
-                    active = [c for c in kids if demanding[c]]
-                    demanding[node] = bool(active)
-                    low = min([share[c] / weight[c] for c in active]) if active else 0.0
-                    for c in kids:
-                        vc = vec[c]
-                        if demanding[c] and share[c] > 0:
-                            scale = low * weight[c] / share[c]
-                            for r in resources:
-                                v[r] += vc[r] * scale
-                        else:
-                            # Scale 1: x * 1.0 is x, so the sum is bit for bit the same.
-                            for r in resources:
-                                v[r] += vc[r]
-                    s = max([v[r] for r in y]) if y else 0.0
-                else:
-                    for c in kids:
-                        vc = vec[c]
-                        for r in resources:
-                            v[r] += vc[r]
-                    s = max(v, default=0.0)
-            vec[node] = v
-            share[node] = s
-            rank = s / weight[node]
-            view.rank[node] = rank
-            version = view.ver[node] + 1
-            view.ver[node] = version
-            heaps = view.heaps[parent[node]]
-            for g in count[node]:
-                heap = heaps.get(g)
-                if heap is None:
-                    heap = heaps[g] = []
-                heappush(heap, (rank, node, version))
-                if len(heap) > 64 + 4 * len(children[parent[node]]):
-                    self._compact(view, heap, g)
-        dirty.clear()
-
-    def _compact(self, view: _View, heap: list[_Entry], g: int) -> None:
-        """Drop the stale entries that lazy invalidation left below the top."""
-        ver = view.ver
-        count = self._count
-        seen: set[int] = set()
-        kept: list[_Entry] = []
-        for entry in heap:
-            node = entry[1]
-            if entry[2] == ver[node] and g in count[node] and node not in seen:
-                seen.add(node)
-                kept.append(entry)
-        heap[:] = kept
-        heapify(heap)
+            p = member.get(g)
+            if p is not None and (pick < 0 or p > top):
+                pick, top = g, p
+        if pick < 0:
+            raise AssertionError("a counted leaf has a fitting group")
+        return u, pick
 
     def _demand_of(self, user: UserState) -> tuple[float, ...]:
         """The demand of the user's next task (its oldest group with pending work)."""

@@ -22,6 +22,10 @@ the running tasks of every user below it. Per governed resource (one its quota n
   quotas of every queue above its user takes it back by preemption
   (:mod:`fairshare.policies.preemption`), killing tasks of *borrowing* queues only.
 
+The reclaim bound (a queue below its quota with pending work gets a task within ``Tmin`` when
+a machine frees room for it once the borrowed tasks on it are gone) is the property
+``quota-restored`` of ``fairshare check`` (:mod:`fairshare.fairness.quotas`).
+
 Quotas nest: the loader checks that the quotas of the queues below one ancestor with a quota
 add up to at most its quota, and those at the top to at most the cluster's capacity, so that
 every queue can be given its whole quota at once. A user in no queue with a quota has no
