@@ -63,6 +63,8 @@ KERNEL_MODULES = (
     "fairshare.policies.choosy",
     "fairshare.policies.tsf",
     "fairshare.policies.hdrf",
+    "fairshare.policies.slots",
+    "fairshare.policies.capacity",
     "fairshare.sim.events",
     "fairshare.sim.engine",
 )
