@@ -57,6 +57,11 @@ _SIM_HELP = {
     "first finished map without holding resources; each machine admits 6 reducers, 2 computing",
     "headroom": "Headroom (H-DRF section 5): each machine keeps room for the largest task "
     "waiting for it, which smaller tasks may not take",
+    "slots": "Slots per machine of the slot scheduler (--policy slots; default: one per CPU)",
+    "thrash": "How many times slower tasks run on a machine whose memory is over-committed "
+    "(--policy slots)",
+    "max_capacity": "The Capacity Scheduler's maximum capacity of a queue, as a fraction of its "
+    "parent's (--policy capacity)",
 }
 
 
@@ -100,6 +105,15 @@ CopyComputeOption = Annotated[
 
 
 HeadroomOption = Annotated[bool, typer.Option("--headroom", help=_SIM_HELP["headroom"])]
+
+
+SlotsOption = Annotated[int | None, typer.Option("--slots", metavar="N", help=_SIM_HELP["slots"])]
+
+
+ThrashOption = Annotated[float, typer.Option("--thrash-factor", help=_SIM_HELP["thrash"])]
+
+
+MaxCapacityOption = Annotated[float, typer.Option("--max-capacity", help=_SIM_HELP["max_capacity"])]
 
 
 OutOption = Annotated[
@@ -166,6 +180,9 @@ def run_settings(
     pool_order: str,
     copy_compute_splitting: bool = False,
     headroom: bool = False,
+    slots: int | None = None,
+    thrash_factor: float = 2.0,
+    max_capacity: float = 1.0,
 ) -> RunSettings:
     from fairshare.sim.options import OptionError, SimOptions  # noqa: PLC0415
 
@@ -182,6 +199,9 @@ def run_settings(
             until=until,
             copy_compute_splitting=copy_compute_splitting,
             headroom=headroom,
+            slots=slots,
+            thrash_factor=thrash_factor,
+            max_capacity=max_capacity,
         )
     except OptionError as err:
         # A pair is shown as it was typed, not as the numbers read from it.

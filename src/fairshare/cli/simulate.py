@@ -19,6 +19,7 @@ from fairshare.cli.runs import (
     DelayOption,
     ForceOption,
     HeadroomOption,
+    MaxCapacityOption,
     OffRackOption,
     OutOption,
     PoolOrderOption,
@@ -27,6 +28,8 @@ from fairshare.cli.runs import (
     RunSettings,
     ScenarioArgument,
     SeedOption,
+    SlotsOption,
+    ThrashOption,
     TraceOption,
     UntilOption,
     check_comparison,
@@ -91,6 +94,9 @@ def simulate_command(
     pool_order: PoolOrderOption = "fair",
     copy_compute_splitting: CopyComputeOption = False,
     headroom: HeadroomOption = False,
+    slots: SlotsOption = None,
+    thrash_factor: ThrashOption = 2.0,
+    max_capacity: MaxCapacityOption = 1.0,
     force: ForceOption = False,
 ) -> None:
     """Replay the scenario's jobs (or workload, or a trace) under an online policy and write
@@ -109,6 +115,9 @@ def simulate_command(
         pool_order=pool_order,
         copy_compute_splitting=copy_compute_splitting,
         headroom=headroom,
+        slots=slots,
+        thrash_factor=thrash_factor,
+        max_capacity=max_capacity,
     )
     check_policy(policy, settings)
     with output_dir(out, "simulate", list(RUN_FILES), force) as target:
@@ -158,6 +167,9 @@ def compare_command(
     pool_order: PoolOrderOption = "fair",
     copy_compute_splitting: CopyComputeOption = False,
     headroom: HeadroomOption = False,
+    slots: SlotsOption = None,
+    thrash_factor: ThrashOption = 2.0,
+    max_capacity: MaxCapacityOption = 1.0,
     force: ForceOption = False,
 ) -> None:
     """Run several policies on the same jobs (same seed: same jobs and durations) and write
@@ -176,6 +188,9 @@ def compare_command(
         pool_order=pool_order,
         copy_compute_splitting=copy_compute_splitting,
         headroom=headroom,
+        slots=slots,
+        thrash_factor=thrash_factor,
+        max_capacity=max_capacity,
     )
     names = [p.strip() for p in policies.split(",")]
     if not policies.strip() or any(not n for n in names):

@@ -15,6 +15,9 @@ line's are: a value out of range is its :class:`~fairshare.sim.options.OptionErr
 | ``pool-order`` | ``fair``, ``fifo`` | ``pool_order`` |
 | ``rack-slowdown``, ``off-rack-slowdown`` | a number > 0 | ``rack_slowdown``, ... |
 | ``until`` | ``null`` or seconds | ``until`` |
+| ``slots`` | ``null`` or slots per machine | ``slots`` (the ``slots`` policy) |
+| ``thrash-factor`` | a number >= 1 | ``thrash_factor`` (over-committed memory) |
+| ``max-capacity`` | a fraction in (0, 1] | ``max_capacity`` (the ``capacity`` policy) |
 
 Examples
 --------
@@ -129,9 +132,13 @@ def _number_field(field: str) -> Callable[[object], tuple[object, OptionFields]]
     """A number (``null`` too where the field may be None)."""
 
     def read(value: object) -> tuple[object, OptionFields]:
-        if value is None and field == "until":
+        if value is None and field in ("until", "slots"):
             return None, {field: None}
         number = _number(value)
+        if field == "slots":
+            if not number.is_integer():
+                raise ValueError(f"expected a whole number of slots, {got(value)}")
+            return int(number), {field: int(number)}
         return number, {field: number}
 
     return read
@@ -148,6 +155,9 @@ OPTIONS: Mapping[str, SweptOption] = {
         SweptOption("rack-slowdown", "number", _number_field("rack_slowdown")),
         SweptOption("off-rack-slowdown", "number", _number_field("off_rack_slowdown")),
         SweptOption("until", "number", _number_field("until")),
+        SweptOption("slots", "number", _number_field("slots")),
+        SweptOption("thrash-factor", "number", _number_field("thrash_factor")),
+        SweptOption("max-capacity", "number", _number_field("max_capacity")),
     )
 }
 """Every option a grid may sweep, by name."""
