@@ -15,7 +15,10 @@ enforcing that the task's resource requirements be lesser than the slot size, ca
 under or over-subscription of server resources", H-DRF section 5.3; DRF section 2's Figure 2).
 The simulator models what over-commit costs (:attr:`Slots.overcommits`; see
 :mod:`fairshare.sim.overcommit`). Queue quotas (in resource units, which slots do not have)
-are ignored; weights, user caps and queue ``max_share`` (in tasks) apply.
+are ignored; weights, user caps and queue ``max_share`` (in tasks) apply. A slot does not
+make a resource a machine lacks: a job whose tasks demand a resource some machines have none
+of (GPUs on part of the cluster) may use only the machines that have it, as they were when
+it arrived.
 
 Examples
 --------
@@ -51,6 +54,7 @@ from mypy_extensions import mypyc_attr
 from fairshare.cluster import Cluster, Machine
 from fairshare.policies.hdrf import NaiveHdrf
 from fairshare.policies.options import PolicyOptions
+from fairshare.policies.protocol import TaskRef
 from fairshare.workload.model import Job, Queue, User
 
 __all__ = ["SLOT_RESOURCE", "Slots", "slot_count"]
@@ -132,6 +136,10 @@ class Slots(NaiveHdrf):
     ) -> None:
         self._slots = options.slots if options is not None else None
         self._real = cluster.resources
+        # The machines' real capacities, by name: which resources each has.
+        self._has: dict[str, tuple[bool, ...]] = {
+            m.name: tuple(c > 0 for c in m.capacity.tolist()) for m in cluster.machines
+        }
         super().__init__(
             Cluster.build([SLOT_RESOURCE], [self._slot_machine(m) for m in cluster.machines]),
             users=[dataclasses.replace(u, demand=_ONE) for u in users],
@@ -166,7 +174,14 @@ class Slots(NaiveHdrf):
         reduce = job.reduce
         if reduce is not None and reduce.demand is not None:
             reduce = dataclasses.replace(reduce, demand=_ONE)
-        slotted = dataclasses.replace(job, demand=_ONE, reduce=reduce)
+        wants = [r for r, d in enumerate(job.demand.tolist()) if d > 0]
+        if job.reduce is not None and job.reduce.demand is not None:
+            wants += [r for r, d in enumerate(job.reduce.demand.tolist()) if d > 0]
+        machines = job.machines
+        if any(not all(has[r] for r in wants) for has in self._has.values()):
+            able = frozenset(n for n, has in self._has.items() if all(has[r] for r in wants))
+            machines = able if machines is None else machines & able
+        slotted = dataclasses.replace(job, demand=_ONE, reduce=reduce, machines=machines)
         super().job_submitted(now, job_id, slotted, blocks)
 
     def machine_added(self, now: float, machine: Machine) -> None:
@@ -179,4 +194,23 @@ class Slots(NaiveHdrf):
         machine : Machine
             The machine (its capacities give its slot count).
         """
+        self._has[machine.name] = tuple(c > 0 for c in machine.capacity.tolist())
         super().machine_added(now, self._slot_machine(machine))
+
+    def machine_removed(self, now: float, name: str) -> list[TaskRef]:
+        """A machine leaves; its tasks are lost and pending again.
+
+        Parameters
+        ----------
+        now : float
+            The time it leaves.
+        name : str
+            Its name.
+
+        Returns
+        -------
+        list of TaskRef
+            The tasks that ran on it.
+        """
+        self._has.pop(name, None)
+        return super().machine_removed(now, name)
