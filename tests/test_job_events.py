@@ -41,7 +41,8 @@ def test_a_cancelled_job_stops_at_once_and_the_others_finish(name: str) -> None:
     assert not log.stranded
 
 
-@pytest.mark.parametrize("name", list(ONLINE_POLICIES))
+# slots stretches durations on over-committed machines (tests/test_comparators.py).
+@pytest.mark.parametrize("name", [p for p in ONLINE_POLICIES if p != "slots"])
 def test_a_failed_attempt_runs_again_and_its_job_finishes(name: str) -> None:
     cluster = mixed_cluster(3)
     log = simulate(cluster, _jobs(), name, seed=0, job_events=[JobEvent(2.0, "fail", "big", 0)])

@@ -64,6 +64,8 @@ KERNEL_MODULES = (
     "fairshare.policies.tsf",
     "fairshare.policies.hdrf_views",
     "fairshare.policies.hdrf",
+    "fairshare.policies.slots",
+    "fairshare.policies.capacity",
     "fairshare.sim.events",
     "fairshare.sim.engine",
 )

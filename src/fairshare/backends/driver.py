@@ -62,7 +62,7 @@ import numpy as np
 from fairshare.backends.executor import ExecEvent, Executor, Failed, TaskSpec
 from fairshare.cluster import Cluster, Machine
 from fairshare.cluster.constraints import Constraint
-from fairshare.policies import Decision, Kill, Launch, Scheduler, TaskRef
+from fairshare.policies import Decision, Kill, Launch, PolicyError, Scheduler, TaskRef
 from fairshare.runlog import ROW_FIELDS, ROW_FINISH, AttemptRows, JobRecord, RunLog, greedy_end
 from fairshare.workload.eligibility import TaskFit
 from fairshare.workload.model import Job, User
@@ -245,6 +245,14 @@ class LiveDriver:
         journal: Journal | None = None,
         poll_interval: float = 1.0,
     ) -> None:
+        if getattr(policy, "overcommits", False):
+            # The slot scheduler places tasks that do not fit: a real cluster refuses them,
+            # and only the simulator models what over-commit costs.
+            raise PolicyError(
+                "--policy",
+                f"'{policy.name}' over-commits machines, which only the simulator models; "
+                "it does not run live",
+            )
         self.policy = policy
         self.executor = executor
         self.resources = executor.resources

@@ -275,6 +275,13 @@ def serve_command(
             "--policy",
             f"unknown online policy {policy!r}; expected one of {', '.join(ONLINE_POLICIES)}",
         )
+    if getattr(ONLINE_POLICIES[policy].cls, "overcommits", False):
+        raise InputError(
+            source,
+            "--policy",
+            f"'{policy}' over-commits machines, which only the simulator models; "
+            "it does not run live",
+        )
     try:
         import fastapi  # noqa: F401, PLC0415
         import ray  # noqa: F401, PLC0415

@@ -62,6 +62,11 @@ _SIM_HELP = {
     "reduce.slowstart overrides it",
     "load_scale": "Replay at X times the arrival rate: submit times divided by X",
     "time_scale": "Multiply every task duration (and reduce copy and compute time) by Y",
+    "slots": "Slots per machine of the slot scheduler (--policy slots; default: one per CPU)",
+    "thrash": "How many times slower tasks run on a machine whose memory is over-committed "
+    "(--policy slots)",
+    "max_capacity": "The Capacity Scheduler's maximum capacity of a queue, as a fraction of its "
+    "parent's (--policy capacity)",
 }
 
 
@@ -121,6 +126,13 @@ LoadScaleOption = Annotated[
 TimeScaleOption = Annotated[
     float, typer.Option("--time-scale", metavar="Y", help=_SIM_HELP["time_scale"])
 ]
+SlotsOption = Annotated[int | None, typer.Option("--slots", metavar="N", help=_SIM_HELP["slots"])]
+
+
+ThrashOption = Annotated[float, typer.Option("--thrash-factor", help=_SIM_HELP["thrash"])]
+
+
+MaxCapacityOption = Annotated[float, typer.Option("--max-capacity", help=_SIM_HELP["max_capacity"])]
 
 
 OutOption = Annotated[
@@ -190,6 +202,9 @@ def run_settings(
     reduce_slowstart: float | None = None,
     load_scale: float = 1.0,
     time_scale: float = 1.0,
+    slots: int | None = None,
+    thrash_factor: float = 2.0,
+    max_capacity: float = 1.0,
 ) -> RunSettings:
     from fairshare.sim.options import OptionError, SimOptions  # noqa: PLC0415
 
@@ -209,6 +224,9 @@ def run_settings(
             reduce_slowstart=reduce_slowstart,
             load_scale=load_scale,
             time_scale=time_scale,
+            slots=slots,
+            thrash_factor=thrash_factor,
+            max_capacity=max_capacity,
         )
     except OptionError as err:
         # A pair is shown as it was typed, not as the numbers read from it.

@@ -20,6 +20,7 @@ from fairshare.cli.runs import (
     ForceOption,
     HeadroomOption,
     LoadScaleOption,
+    MaxCapacityOption,
     OffRackOption,
     OutOption,
     PoolOrderOption,
@@ -28,7 +29,9 @@ from fairshare.cli.runs import (
     RunSettings,
     ScenarioArgument,
     SeedOption,
+    SlotsOption,
     SlowstartOption,
+    ThrashOption,
     TimeScaleOption,
     TraceOption,
     UntilOption,
@@ -102,6 +105,9 @@ def simulate_command(
     reduce_slowstart: SlowstartOption = None,
     load_scale: LoadScaleOption = 1.0,
     time_scale: TimeScaleOption = 1.0,
+    slots: SlotsOption = None,
+    thrash_factor: ThrashOption = 2.0,
+    max_capacity: MaxCapacityOption = 1.0,
     force: ForceOption = False,
 ) -> None:
     """Replay the scenario's jobs (or workload, or a trace) under an online policy and write
@@ -123,6 +129,9 @@ def simulate_command(
         reduce_slowstart=reduce_slowstart,
         load_scale=load_scale,
         time_scale=time_scale,
+        slots=slots,
+        thrash_factor=thrash_factor,
+        max_capacity=max_capacity,
     )
     check_policy(policy, settings)
     with output_dir(out, "simulate", list(RUN_FILES), force) as target:
@@ -175,6 +184,9 @@ def compare_command(
     reduce_slowstart: SlowstartOption = None,
     load_scale: LoadScaleOption = 1.0,
     time_scale: TimeScaleOption = 1.0,
+    slots: SlotsOption = None,
+    thrash_factor: ThrashOption = 2.0,
+    max_capacity: MaxCapacityOption = 1.0,
     force: ForceOption = False,
 ) -> None:
     """Run several policies on the same jobs (same seed: same jobs and durations) and write
@@ -196,6 +208,9 @@ def compare_command(
         reduce_slowstart=reduce_slowstart,
         load_scale=load_scale,
         time_scale=time_scale,
+        slots=slots,
+        thrash_factor=thrash_factor,
+        max_capacity=max_capacity,
     )
     names = [p.strip() for p in policies.split(",")]
     if not policies.strip() or any(not n for n in names):

@@ -246,6 +246,13 @@ def cell_id(
         },
         "fairshare": __version__,
     }
+    # The comparators' settings join the identity only when set, so that the cells of
+    # grids without them keep their keys (and a re-run reuses them).
+    extra = {
+        k: v for k, v in options.record().items() if k in ("slots", "thrash_factor", "max_capacity")
+    }
+    if extra:
+        identity["comparators"] = extra
     if probe is not None:
         identity["probe"] = {"name": probe.name, "params": probe.params}
     return hashlib.sha256(canonical(identity).encode()).hexdigest()[:24]

@@ -17,6 +17,9 @@ line's are: a value out of range is its :class:`~fairshare.sim.options.OptionErr
 | ``until`` | ``null`` or seconds | ``until`` |
 | ``reduce-slowstart`` | ``null`` or a fraction from 0 to 1 | ``reduce_slowstart`` |
 | ``load-scale``, ``time-scale`` | a number from 1e-6 to 1e6 | ``load_scale``, ``time_scale`` |
+| ``slots`` | ``null`` or slots per machine | ``slots`` (the ``slots`` policy) |
+| ``thrash-factor`` | a number >= 1 | ``thrash_factor`` (over-committed memory) |
+| ``max-capacity`` | a fraction in (0, 1] | ``max_capacity`` (the ``capacity`` policy) |
 
 Examples
 --------
@@ -131,9 +134,13 @@ def _number_field(field: str) -> Callable[[object], tuple[object, OptionFields]]
     """A number (``null`` too where the field may be None)."""
 
     def read(value: object) -> tuple[object, OptionFields]:
-        if value is None and field in ("until", "reduce_slowstart"):
+        if value is None and field in ("until", "reduce_slowstart", "slots"):
             return None, {field: None}
         number = _number(value)
+        if field == "slots":
+            if not number.is_integer():
+                raise ValueError(f"expected a whole number of slots, {got(value)}")
+            return int(number), {field: int(number)}
         return number, {field: number}
 
     return read
@@ -153,6 +160,9 @@ OPTIONS: Mapping[str, SweptOption] = {
         SweptOption("reduce-slowstart", "number", _number_field("reduce_slowstart")),
         SweptOption("load-scale", "number", _number_field("load_scale")),
         SweptOption("time-scale", "number", _number_field("time_scale")),
+        SweptOption("slots", "number", _number_field("slots")),
+        SweptOption("thrash-factor", "number", _number_field("thrash_factor")),
+        SweptOption("max-capacity", "number", _number_field("max_capacity")),
     )
 }
 """Every option a grid may sweep, by name."""

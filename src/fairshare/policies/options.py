@@ -42,6 +42,13 @@ class PolicyOptions:
         Copy-compute splitting with Compute Phase Admission Control (FAIR section 5.2) as
         ``(max_reducers, max_computing)`` per machine, or None (see
         :mod:`fairshare.policies.copy_compute`).
+    slots : int, optional
+        Slots per machine of the slot scheduler (``slots``, :mod:`fairshare.policies.slots`);
+        None: one per unit of the machine's ``cpu`` (else ``slots``, else first) resource.
+    max_capacity : float
+        The Capacity Scheduler's maximum capacity of every queue, as a fraction of its
+        parent's (Hadoop's ``maximum-capacity``; ``capacity``,
+        :mod:`fairshare.policies.capacity`); 1.0 lets a queue grow into all idle capacity.
 
     Examples
     --------
@@ -58,3 +65,5 @@ class PolicyOptions:
     headroom: bool = False
     reduce_slowstart: float = 1.0
     copy_compute: tuple[int, int] | None = None
+    slots: int | None = None
+    max_capacity: float = 1.0

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from fairshare.cluster import Cluster
 from fairshare.policies.base import Scheduler
+from fairshare.policies.capacity import Capacity
 from fairshare.policies.choosy import Choosy, CmmfCpu, CmmfMem
 from fairshare.policies.drf import CollapsedDrf, Drf, Drfh
 from fairshare.policies.fair import Fair
@@ -23,6 +24,7 @@ from fairshare.policies.fifo import Fifo
 from fairshare.policies.hdrf import Hdrf, NaiveHdrf
 from fairshare.policies.options import PolicyOptions
 from fairshare.policies.protocol import PolicyError
+from fairshare.policies.slots import Slots
 from fairshare.policies.tsf import Cdrf, Tsf
 from fairshare.registry import PolicyInfo, by_name
 from fairshare.workload.model import Queue, User
@@ -84,6 +86,18 @@ ONLINE_POLICIES: dict[str, OnlinePolicy] = by_name(
         OnlinePolicy("drfh", "global dominant share", "TSF section IV-B2", Drfh),
         OnlinePolicy("cmmf-cpu", "Choosy on CPU", "TSF section VI-B", CmmfCpu),
         OnlinePolicy("cmmf-mem", "Choosy on memory", "TSF section VI-B", CmmfMem),
+        OnlinePolicy(
+            "slots",
+            "running tasks in fixed slots per machine, demands ignored (over-commits)",
+            "DRF section 7, H-DRF section 5.3",
+            Slots,
+        ),
+        OnlinePolicy(
+            "capacity",
+            "queue capacities, FIFO in a queue; stops when a resource is full",
+            "H-DRF section 5.2",
+            Capacity,
+        ),
     )
 )
 """The online policies by SPEC name, in the order ``fairshare policies`` lists them."""

@@ -94,6 +94,7 @@ from fairshare.sim.options import (
     SimOptions,
     SimulationError,
 )
+from fairshare.sim.overcommit import Overcommit
 from fairshare.sim.placement import BlockPlacer
 from fairshare.workload.eligibility import TaskFit
 from fairshare.workload.model import (
@@ -291,6 +292,11 @@ class _Run:
             "rack": opts.rack_slowdown,
             "off_rack": opts.off_rack_slowdown,
         }
+        # Contention on over-committed machines, for a policy that over-commits them (the
+        # slot scheduler): see fairshare.sim.overcommit.
+        self.over: Overcommit | None = None
+        if getattr(policy, "overcommits", False):
+            self.over = Overcommit(cluster.resources, opts.thrash_factor, self._retime)
 
     def run(
         self,
@@ -327,6 +333,7 @@ class _Run:
         finish = self._finish
         policy = self.policy
         wakeups = policy.uses_wakeups
+        over = self.over
         stop = self.opts.until if self.opts.until is not None else math.inf
         quiet = False  # the policy's quiescent() after the last decision round
         held: list[TaskRef] = []  # finishes held back while quiet
@@ -360,6 +367,9 @@ class _Run:
                             policy.tasks_finished(now, held)
                             held = []
                         policy.task_finished(now, task)
+                elif over is not None and (not delivered or (times and times[0] == now)):
+                    # A finish event replaced by a retimed one: nothing happened at its time.
+                    continue
             else:
                 if held:
                     policy.tasks_finished(now, held)
@@ -428,6 +438,8 @@ class _Run:
             if entries[index] is not event:
                 return False
             entries[index] = None
+            if self.over is not None:
+                self.over.stop(now, task)
             if not run.maps_only:
                 run.maps_done += 1
                 if run.maps_done == run.maps and run.waiting:
@@ -436,6 +448,8 @@ class _Run:
             if self.running.get(task) is not event:
                 return False
             del self.running[task]
+            if self.over is not None:
+                self.over.stop(now, task)
             if task.phase == "copy":
                 return True  # the reducer's compute part is still to run: not finished yet
         run.done += 1
@@ -524,6 +538,44 @@ class _Run:
                 self.queue.push(entry)
         if lane:
             self.queue.open_lane(lane)
+        if self.over is not None:
+            self._overcommitted(now, decisions)
+
+    def _overcommitted(self, now: float, decisions: Sequence[Decision]) -> None:
+        """The round's launches join their machines' loads, whose tasks are retimed where
+        contention changed (:mod:`fairshare.sim.overcommit`)."""
+        over = self.over
+        assert over is not None
+        for decision in decisions:
+            if type(decision) is not Launch:
+                continue
+            task, machine, _ = decision
+            run = self.runs[task.job]
+            entry = run.map_entries[task.task] if task.phase == "map" else self.running[task]
+            assert entry is not None
+            job = run.job
+            if task.phase == "copy":
+                demand = np.zeros(len(self.resources))
+            elif task.phase == "map" or job.reduce is None or job.reduce.demand is None:
+                demand = job.demand
+            else:
+                demand = job.reduce.demand
+            over.launch(now, task, self.machines[machine], demand, entry.time)
+        over.settle(now)
+
+    def _retime(self, ref: TaskRef, end: float) -> None:
+        """Running task ``ref`` now finishes at ``end``: a new finish event replaces its
+        entry (the old one is stale) and its attempt's row."""
+        run = self.runs[ref.job]
+        old = run.map_entries[ref.task] if ref.phase == "map" else self.running[ref]
+        assert old is not None, f"{ref} is not running"
+        entry = Finish(end, FINISH, self.queue.token(), ref, old.slot, run, None)
+        self._row(entry, end)
+        if ref.phase == "map":
+            run.map_entries[ref.task] = entry
+        else:
+            self.running[ref] = entry
+        self.queue.push(entry)
 
     def _next_job(self, now: float) -> None:
         """Queue the arrival of the next job of the stream: jobs are read one ahead, so a
@@ -661,12 +713,9 @@ class _Run:
     def _maps_finished(self, now: float, run: JobRun) -> None:
         """The job's last map finished: the reducers waiting for it copy (and compute) now."""
         for ref in run.waiting:
-            state = self.running[ref]
-            end = now + self._reduce_seconds(run.job, ref) * self.fraction.get(ref, 1.0)
-            entry = Finish(end, FINISH, self.queue.token(), ref, state.slot, run, None)
-            self._row(entry, end)
-            self.running[ref] = entry
-            self.queue.push(entry)
+            seconds = self._reduce_seconds(run.job, ref) * self.fraction.get(ref, 1.0)
+            end = now + seconds if self.over is None else self.over.resume(now, ref, seconds)
+            self._retime(ref, end)
         run.waiting.clear()
 
     def _stop(self, ref: TaskRef, run: JobRun) -> Finish:
@@ -685,6 +734,8 @@ class _Run:
         state = self._stop(ref, run)
         run.waiting.pop(ref, None)
         self.fraction.pop(ref, None)
+        if self.over is not None:
+            self.over.stop(now, ref)
         self._row(state, now, killed=True)
         self.attempt_of[ref] = self._attempt(state) + 1
 

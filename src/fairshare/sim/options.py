@@ -16,6 +16,13 @@ MAX_SLOWDOWN = 1e6
 """The largest ``rack_slowdown`` / ``off_rack_slowdown`` factor: a task's time times it
 stays far inside the float range."""
 
+MAX_SLOTS = 1_000_000
+"""The most slots per machine (``--slots``)."""
+
+DEFAULT_THRASH_FACTOR = 2.0
+"""How many times slower tasks run on a machine whose memory is over-committed, by default
+(``--thrash-factor``; :mod:`fairshare.sim.overcommit`)."""
+
 
 MAX_SCALE = 1e6
 """The largest ``load_scale`` / ``time_scale`` factor (and 1 / it the smallest): scaled times
@@ -64,7 +71,13 @@ class SimOptions:
     ``load_scale`` and ``time_scale`` rescale the workload before it runs
     (:func:`fairshare.workload.scaling.scale_jobs`): submit times (and closed-loop think
     times) are divided by ``load_scale`` (X times the arrival rate), task durations and
-    reduce times multiplied by ``time_scale``. Event times are not scaled."""
+    reduce times multiplied by ``time_scale``. Event times are not scaled.
+
+    ``slots`` (slots per machine) and ``max_capacity`` (a queue's maximum capacity as a
+    fraction of its parent's) are the ``slots`` and ``capacity`` policies' settings.
+    ``thrash_factor`` is how many times slower every task on a machine runs while the
+    memory its tasks demand exceeds the machine's (only a policy that over-commits, the
+    slot scheduler, lets that happen; :mod:`fairshare.sim.overcommit`)."""
 
     delay: tuple[float, float] | None = None
     job_delays: Mapping[str, tuple[float, float]] = field(default_factory=dict)
@@ -80,6 +93,9 @@ class SimOptions:
     reduce_slowstart: float | None = None
     load_scale: float = 1.0
     time_scale: float = 1.0
+    slots: int | None = None
+    thrash_factor: float = DEFAULT_THRASH_FACTOR
+    max_capacity: float = 1.0
 
     def __post_init__(self) -> None:
         """Every value in its range (SPEC section 3's option values), or
@@ -105,6 +121,17 @@ class SimOptions:
                     f"must be a number from {1 / MAX_SCALE:g} to {MAX_SCALE:g}",
                     f"{factor:g}",
                 )
+        if self.slots is not None and not 1 <= self.slots <= MAX_SLOTS:
+            raise OptionError(
+                "--slots", f"must be a whole number from 1 to {MAX_SLOTS}", str(self.slots)
+            )
+        _check_factor("--thrash-factor", self.thrash_factor, maximum=MAX_SLOWDOWN)
+        if self.thrash_factor < 1.0:
+            raise OptionError("--thrash-factor", "must be a number >= 1", f"{self.thrash_factor:g}")
+        if not 0.0 < self.max_capacity <= 1.0:
+            raise OptionError(
+                "--max-capacity", "must be a fraction in (0, 1]", f"{self.max_capacity:g}"
+            )
         if self.copy_compute_splitting and not 1 <= self.max_computing <= self.max_reducers:
             raise OptionError(
                 "--copy-compute-splitting",
@@ -130,9 +157,20 @@ class SimOptions:
             copy_compute=(
                 (self.max_reducers, self.max_computing) if self.copy_compute_splitting else None
             ),
+            slots=self.slots,
+            max_capacity=self.max_capacity,
         )
 
     def record(self) -> dict[str, object]:
+        # The comparators' settings are recorded only when set, so that the records (and
+        # summary.json) of runs that do not use them stay as they were.
+        extra: dict[str, object] = {}
+        if self.slots is not None:
+            extra["slots"] = self.slots
+        if self.thrash_factor != DEFAULT_THRASH_FACTOR:
+            extra["thrash_factor"] = self.thrash_factor
+        if self.max_capacity != 1.0:
+            extra["max_capacity"] = self.max_capacity
         return {
             "delay": self.delay,
             "preemption": self.preemption,
@@ -146,6 +184,7 @@ class SimOptions:
             "reduce_slowstart": self.slowstart,
             "load_scale": self.load_scale,
             "time_scale": self.time_scale,
+            **extra,
         }
 
 
