@@ -520,6 +520,7 @@ def check_policy(name: str, options: SimOptions | None = None, where: str = "pol
         (options.preemption is not None, "--preemption"),
         (options.copy_compute_splitting, "--copy-compute-splitting"),
         (options.headroom, "--headroom"),
+        (options.backfill is not None, "--backfill"),
     ):
         if given:
             raise PolicyError(

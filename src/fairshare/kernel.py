@@ -51,6 +51,7 @@ KERNEL_MODULES = (
     "fairshare.policies.state",
     "fairshare.policies.copy_compute",
     "fairshare.policies.preemption",
+    "fairshare.policies.gangs",
     "fairshare.policies.ledger",
     "fairshare.policies.filling",
     "fairshare.policies.headroom",

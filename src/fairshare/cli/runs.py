@@ -57,6 +57,8 @@ _SIM_HELP = {
     "first finished map without holding resources; each machine admits 6 reducers, 2 computing",
     "headroom": "Headroom (H-DRF section 5): each machine keeps room for the largest task "
     "waiting for it, which smaller tasks may not take",
+    "backfill": "Backfilling for gangs: easy (EASY: the first waiting gang gets a reservation; "
+    "later jobs start now only if they do not delay it)",
 }
 
 
@@ -100,6 +102,11 @@ CopyComputeOption = Annotated[
 
 
 HeadroomOption = Annotated[bool, typer.Option("--headroom", help=_SIM_HELP["headroom"])]
+
+
+BackfillOption = Annotated[
+    str | None, typer.Option("--backfill", metavar="easy", help=_SIM_HELP["backfill"])
+]
 
 
 OutOption = Annotated[
@@ -166,6 +173,7 @@ def run_settings(
     pool_order: str,
     copy_compute_splitting: bool = False,
     headroom: bool = False,
+    backfill: str | None = None,
 ) -> RunSettings:
     from fairshare.sim.options import OptionError, SimOptions  # noqa: PLC0415
 
@@ -182,6 +190,8 @@ def run_settings(
             until=until,
             copy_compute_splitting=copy_compute_splitting,
             headroom=headroom,
+            # Any text: SimOptions accepts easy, and names --backfill otherwise.
+            backfill=cast("Literal['easy'] | None", backfill),
         )
     except OptionError as err:
         # A pair is shown as it was typed, not as the numbers read from it.

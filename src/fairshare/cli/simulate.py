@@ -15,6 +15,7 @@ from fairshare.cli.runs import (
     COMPARE_FILES,
     DEFAULT_SEED,
     RUN_FILES,
+    BackfillOption,
     CopyComputeOption,
     DelayOption,
     ForceOption,
@@ -91,6 +92,7 @@ def simulate_command(
     pool_order: PoolOrderOption = "fair",
     copy_compute_splitting: CopyComputeOption = False,
     headroom: HeadroomOption = False,
+    backfill: BackfillOption = None,
     force: ForceOption = False,
 ) -> None:
     """Replay the scenario's jobs (or workload, or a trace) under an online policy and write
@@ -109,6 +111,7 @@ def simulate_command(
         pool_order=pool_order,
         copy_compute_splitting=copy_compute_splitting,
         headroom=headroom,
+        backfill=backfill,
     )
     check_policy(policy, settings)
     with output_dir(out, "simulate", list(RUN_FILES), force) as target:
@@ -158,6 +161,7 @@ def compare_command(
     pool_order: PoolOrderOption = "fair",
     copy_compute_splitting: CopyComputeOption = False,
     headroom: HeadroomOption = False,
+    backfill: BackfillOption = None,
     force: ForceOption = False,
 ) -> None:
     """Run several policies on the same jobs (same seed: same jobs and durations) and write
@@ -176,6 +180,7 @@ def compare_command(
         pool_order=pool_order,
         copy_compute_splitting=copy_compute_splitting,
         headroom=headroom,
+        backfill=backfill,
     )
     names = [p.strip() for p in policies.split(",")]
     if not policies.strip() or any(not n for n in names):

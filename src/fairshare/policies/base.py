@@ -60,6 +60,7 @@ from mypy_extensions import mypyc_attr
 
 from fairshare.cluster import Cluster, Machine
 from fairshare.policies.filling import Filling
+from fairshare.policies.gangs import expected_seconds
 from fairshare.policies.options import PolicyOptions
 from fairshare.policies.preemption import fair_shares, preempt
 from fairshare.policies.protocol import Decision, TaskRef
@@ -192,6 +193,12 @@ class Scheduler(Filling):
         state = JobState(job_id, job, user.idx, group, demand)
         state.share_per_task = self.share_per_task(state)
         reducers = self._reduce_sides(job_id, job, user, cls, demand)
+        if self._ends is not None:
+            state.expected = expected_seconds(job)
+            reduce = job.reduce
+            for side in reducers:
+                assert reduce is not None
+                side.expected = reduce.copy + reduce.compute
         if reducers:
             state.reduce_after = self._reducers_after(state.maps)
         if blocks is not None:
@@ -206,7 +213,12 @@ class Scheduler(Filling):
             state.waits = waits
         if state.maps:
             self.jobs[job_id] = state
-        if state.pending:
+        if job.min_tasks is not None and state.pending:
+            # A gang waits outside the job heaps until all its tasks fit at once.
+            state.gang = job.min_tasks
+            self.gangs[job_id] = state
+            self._gang_news = True
+        elif state.pending:
             self._activate(state, user)
         elif reducers:
             self._reducers_runnable(job_id, user)
@@ -251,6 +263,7 @@ class Scheduler(Filling):
         if not self._fusable(task):
             self.task_finished(now, task)
             return self.decide(now)
+        self._now = now
         mi = self._release((task,), finished=True, then="hold")
         cs = self.cluster
         # While nobody has pending work, no selection can find anyone.
@@ -283,6 +296,8 @@ class Scheduler(Filling):
             or self.dirty
             or self._offers
             or self._wakeups
+            # Freed room may admit a waiting gang (tried before any offer).
+            or self.gangs
         ):
             return False
         where = job.where
@@ -307,6 +322,7 @@ class Scheduler(Filling):
             and not self.dirty
             and not self._offers
             and not self._wakeups
+            and not self.gangs
         )
 
     def tasks_finished(self, now: float, tasks: Sequence[TaskRef]) -> None:
@@ -349,6 +365,7 @@ class Scheduler(Filling):
         mi = self.cluster.add_machine(machine)
         self.on_cluster_change()
         self.dirty[mi] = None
+        self._gang_news = True
 
     def machine_removed(self, now: float, name: str) -> list[TaskRef]:
         """A machine leaves: the tasks running on it are lost and pending again (with
@@ -406,6 +423,8 @@ class Scheduler(Filling):
         cs.remove_machine(mi)
         self.dirty.pop(mi, None)
         self.on_cluster_change()
+        # A reservation may have counted on the machine.
+        self._gang_news = True
         return lost
 
     def task_failed(self, now: float, task: TaskRef) -> None:
@@ -481,6 +500,7 @@ class Scheduler(Filling):
             The launches and kills, in the order to apply them.
         """
         out: list[Decision] = []
+        self._now = now
         while self._wakeups and self._wakeups[0] <= now:
             heappop(self._wakeups)
         self._place(now, out)

@@ -51,6 +51,7 @@ from mypy_extensions import mypyc_attr
 
 from fairshare.cluster import Cluster
 from fairshare.policies.copy_compute import CopyComputeAdmission
+from fairshare.policies.gangs import Reservation
 from fairshare.policies.options import PolicyOptions
 from fairshare.policies.preemption import PreemptionState
 from fairshare.policies.protocol import Decision, Launch, Locality, TaskRef
@@ -144,6 +145,21 @@ class Ledger:
         self._track = self.tracks_allocation
         # With the base's _touch, a user without pending work has nothing to refresh.
         self._plain_touch = type(self)._touch is Ledger._touch
+        # Gangs waiting for admission, by part id in submission order (they hold nothing and
+        # are in no job heap: fairshare.policies.gangs), and whether something happened that
+        # may let one start (a gang arrived, a machine joined or left; freed room marks
+        # machines dirty).
+        self.gangs: dict[int, JobState] = {}
+        self._gang_news = False
+        # EASY backfilling: every running task's expected end, machine and demand; the head
+        # gang's reservation and the room it leaves over per machine (None: no reservation).
+        self._ends: dict[TaskRef, tuple[float, int, Demand]] | None = (
+            {} if self.options.backfill is not None else None
+        )
+        self.reservation: Reservation | None = None
+        self._reserved: dict[int, list[float]] | None = None
+        # The time of the decision being taken (launches record their expected ends by it).
+        self._now = 0.0
         for user in users:
             self._user(user.name, None)
 
@@ -194,6 +210,23 @@ class Ledger:
         float
         """
         return float(job.id)
+
+    def gang_rank(self, job: JobState) -> tuple[float, int, float, int]:
+        """The order in which waiting gangs are tried (lowest first): their user's rank
+        (:meth:`user_rank` in the gang's group), the user's index, :meth:`job_rank`, then
+        submission order.
+
+        Parameters
+        ----------
+        job : JobState
+            A waiting gang's map side.
+
+        Returns
+        -------
+        tuple of (float, int, float, int)
+        """
+        user = self.users[job.user]
+        return (self.user_rank(user, job.group), user.idx, self.job_rank(job), job.id)
 
     def on_new_user(self, user: UserState) -> None:
         """Called when a user (or pool) first appears.
@@ -335,6 +368,8 @@ class Ledger:
         if self.launch_order is not None:
             self._launch_seq += 1
             self.launch_order[ref] = self._launch_seq
+        if self._ends is not None:
+            self._ends[ref] = (self._now + job.expected, mi, demand)
         user.running += 1
         user.share += job.share_per_task
         job.running += 1
@@ -369,6 +404,7 @@ class Ledger:
         plain_touch = self._plain_touch
         offer = then == "offer"
         settle = offer or then == "settle"
+        ends = self._ends
         mi = -1
         for ref in tasks:
             if ref[1] == "map":
@@ -386,6 +422,8 @@ class Ledger:
                 mi = user.tasks.pop(ref)
             if order is not None:
                 del order[ref]
+            if ends is not None:
+                del ends[ref]
             demand = job.demand
             if alive[mi]:
                 free = frees[mi]
@@ -554,7 +592,12 @@ class Ledger:
         user = self.users[parts[0].user]
         stopped = [ref for ref in user.tasks if ref.job == job_id]
         for part in parts:
-            if part.pending > 0:
+            if part.gang:
+                # A waiting gang: in no job heap, and its tasks never counted as pending.
+                del self.gangs[part.part_id]
+                part.gang = 0
+                part.pending = 0
+            elif part.pending > 0:
                 user.pending -= part.pending
                 part.pending = 0
                 part.requeue.clear()

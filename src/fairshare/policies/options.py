@@ -42,6 +42,10 @@ class PolicyOptions:
         Copy-compute splitting with Compute Phase Admission Control (FAIR section 5.2) as
         ``(max_reducers, max_computing)`` per machine, or None (see
         :mod:`fairshare.policies.copy_compute`).
+    backfill : {"easy"}, optional
+        EASY backfilling (Lifka 1995; Mu'alem and Feitelson 2001): the first waiting gang in
+        the policy's order gets a reservation, and later work starts only where it does not
+        delay it (:mod:`fairshare.policies.gangs`); None: waiting gangs are only passed over.
 
     Examples
     --------
@@ -58,3 +62,4 @@ class PolicyOptions:
     headroom: bool = False
     reduce_slowstart: float = 1.0
     copy_compute: tuple[int, int] | None = None
+    backfill: Literal["easy"] | None = None

@@ -54,7 +54,8 @@ class SimOptions:
     ``reduce_slowstart`` is the fraction of a job's maps that must finish before its
     reducers launch (Hadoop's ``mapred.reduce.slowstart.completed.maps``); None means 1.0
     (after the last map) without splitting and 0.0 (after the first map: copying overlaps
-    the maps) with it."""
+    the maps) with it. ``backfill`` ``"easy"`` turns on EASY backfilling for waiting gangs
+    (SPEC section 3's ``--backfill easy``, :mod:`fairshare.policies.gangs`)."""
 
     delay: tuple[float, float] | None = None
     job_delays: Mapping[str, tuple[float, float]] = field(default_factory=dict)
@@ -68,6 +69,7 @@ class SimOptions:
     max_reducers: int = DEFAULT_MAX_REDUCERS
     max_computing: int = DEFAULT_MAX_COMPUTING
     reduce_slowstart: float | None = None
+    backfill: Literal["easy"] | None = None
 
     def __post_init__(self) -> None:
         """Every value in its range (SPEC section 3's option values), or
@@ -85,6 +87,15 @@ class SimOptions:
         if self.reduce_slowstart is not None and not 0.0 <= self.reduce_slowstart <= 1.0:
             raise OptionError(
                 "reduce_slowstart", "must be a fraction in [0, 1]", str(self.reduce_slowstart)
+            )
+        if self.backfill not in (None, "easy"):
+            raise OptionError("--backfill", "expected easy", repr(self.backfill))
+        if self.backfill is not None and self.copy_compute_splitting:
+            raise OptionError(
+                "--backfill",
+                "EASY backfilling does not combine with --copy-compute-splitting (compute "
+                "parts are admitted by their machines, not by the reservation)",
+                self.backfill,
             )
         if self.copy_compute_splitting and not 1 <= self.max_computing <= self.max_reducers:
             raise OptionError(
@@ -111,6 +122,7 @@ class SimOptions:
             copy_compute=(
                 (self.max_reducers, self.max_computing) if self.copy_compute_splitting else None
             ),
+            backfill=self.backfill,
         )
 
     def record(self) -> dict[str, object]:
@@ -125,6 +137,7 @@ class SimOptions:
             "max_reducers": self.max_reducers,
             "max_computing": self.max_computing,
             "reduce_slowstart": self.slowstart,
+            "backfill": self.backfill,
         }
 
 

@@ -412,6 +412,7 @@ class _Builder:
             machines=self._whitelist(entry.machines, where),
             input_replicas=replicas,
             reduce=reduce,
+            min_tasks=entry.gang_size,
         )
 
     def _check_unique(self, kind: str, name: str, i: int, seen: dict[str, int]) -> None:

@@ -100,6 +100,12 @@ def _name(value: object) -> str:
     return value
 
 
+def _flag(value: object) -> bool:
+    if not isinstance(value, bool):
+        raise invalid(f"must be true or false, {got(value)}")
+    return value
+
+
 def _text(value: object) -> str:
     if not isinstance(value, str):
         raise invalid(f"must be a string, {got(value)}")
@@ -502,6 +508,8 @@ class JobModel(_Record):
     duration: float | list[float] | DistributionModel
     input: _InputModel | None
     reduce: _ReduceModel | None
+    gang: bool
+    min_tasks: int | None
 
     fields = (
         _Field("name", _name),
@@ -516,6 +524,8 @@ class JobModel(_Record):
         _Field("duration", _duration),
         _Field("input", _optional(_record(_InputModel)), None),
         _Field("reduce", _optional(_record(_ReduceModel)), None),
+        _Field("gang", _flag, False),
+        _Field("min_tasks", _optional(_whole(1, MAX_TASKS)), None),
     )
 
     def check(self) -> None:
@@ -525,6 +535,23 @@ class JobModel(_Record):
                 "tasks; give one duration per task, or a single number",
                 at="duration",
             )
+        if self.min_tasks is not None and self.min_tasks > self.tasks:
+            raise invalid(
+                f"must be at most the job's tasks ({self.tasks}), got {self.min_tasks}: "
+                "at least min_tasks of its tasks start together",
+                at="min_tasks",
+            )
+        if self.gang and self.min_tasks is not None and self.min_tasks != self.tasks:
+            raise invalid(
+                f"gang: true starts all {self.tasks} tasks together, but min_tasks is "
+                f"{self.min_tasks}; give gang: true or min_tasks, not both",
+                at="min_tasks",
+            )
+
+    @property
+    def gang_size(self) -> int | None:
+        """How many tasks start together (None: no gang)."""
+        return self.tasks if self.gang else self.min_tasks
 
 
 def _check_parameter(value: object, at: str | int) -> None:
