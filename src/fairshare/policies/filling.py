@@ -45,7 +45,7 @@ not fit the freed room: a is served.
 
 from __future__ import annotations
 
-from heapq import heappop, heappush
+from heapq import heapify, heappop, heappush
 
 from mypy_extensions import mypyc_attr
 
@@ -189,7 +189,7 @@ class Filling(Headroom):
         if self._cpac is not None and self._cpac.waiting:
             # The machines admit computes first: those reducers already hold their slots.
             self._admit_computes(out)
-        if self.gangs and (self._gang_news or self.dirty):
+        if (self.gangs or self.reservation is not None) and (self._gang_news or self.dirty):
             self._admit_gangs(now, out)
         self._offer(now, out)
         # Room held back as headroom for tasks that no longer wait (the last ones launched,
@@ -427,7 +427,8 @@ class Filling(Headroom):
     def _admit_gangs(self, now: float, out: list[Decision]) -> None:
         """Try the waiting gangs in the policy's order (:meth:`gang_rank`), each on the free
         room as it stands (:func:`~fairshare.policies.gangs.gang_plan`): admitted whole, or
-        passed over holding nothing. With EASY backfilling the first gang passed over that
+        passed over holding nothing (a gang admitted moves its user's rank: the others are
+        ranked afresh). With EASY backfilling the first gang passed over that
         could ever fit gets the reservation (:func:`~fairshare.policies.gangs.reserve`), which
         the gangs after it and then every offer of this and later decisions respect, until
         the next decision with news computes it again (see
@@ -445,8 +446,20 @@ class Filling(Headroom):
             for r, f in enumerate(free):
                 # Each machine's fit test has its own tolerance: so has the bound.
                 total[r] += (f + FIT) * n
-        for job in sorted(self.gangs.values(), key=self.gang_rank):
+        # The gangs by rank; an admission moves its user's rank (its version), so an entry
+        # of an older version is ranked afresh when it surfaces.
+        heap = [
+            (self.gang_rank(job), users[job.user].version, job.part_id)
+            for job in self.gangs.values()
+        ]
+        heapify(heap)
+        while heap:
+            _, version, part = heappop(heap)
+            job = self.gangs[part]
             user = users[job.user]
+            if version != user.version:
+                heappush(heap, (self.gang_rank(job), user.version, part))
+                continue
             need = job.gang
             if user.running + need > user.cap:
                 continue  # over its user's cap: it waits for its own tasks to end

@@ -597,6 +597,7 @@ class Ledger:
                 del self.gangs[part.part_id]
                 part.gang = 0
                 part.pending = 0
+                self._gang_news = True  # it may have held the reservation
             elif part.pending > 0:
                 user.pending -= part.pending
                 part.pending = 0

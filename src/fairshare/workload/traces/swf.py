@@ -12,8 +12,8 @@ run time; a parallel job (more than one processor) is a gang, all its tasks star
 (``min_tasks`` = its processors: the log's machines ran it so); its requested time (field 9),
 when given and > 0, is its ``estimate``, which EASY backfilling's reservations count on (the
 scheduler of the KTH SP2 log did); the user is ``user<ID>`` so a user's jobs share one
-fair-share entity (a job with no user id is its own user). A job whose run time is missing (``-1``: it never ran) has no
-duration to replay and is skipped. The scenario supplies the machines and the per-task
+fair-share entity (a job with no user id is its own user). A job whose run time is missing
+(``-1``: it never ran) has no duration to replay and is skipped. The scenario supplies the machines and the per-task
 demand: one unit of its first resource (a processor). ``.swf.gz`` files are read
 compressed.
 
