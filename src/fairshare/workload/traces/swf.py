@@ -13,9 +13,9 @@ run time; a parallel job (more than one processor) is a gang, all its tasks star
 when given and > 0, is its ``estimate``, which EASY backfilling's reservations count on (the
 scheduler of the KTH SP2 log did); the user is ``user<ID>`` so a user's jobs share one
 fair-share entity (a job with no user id is its own user). A job whose run time is missing
-(``-1``: it never ran) has no duration to replay and is skipped. The scenario supplies the machines and the per-task
-demand: one unit of its first resource (a processor). ``.swf.gz`` files are read
-compressed.
+(``-1``: it never ran) has no duration to replay and is skipped. The scenario supplies the
+machines and the per-task demand: one unit of its first resource (a processor). ``.swf.gz``
+files are read compressed.
 
 Bounds (a record beyond them is rejected, naming its line and field): the fields read are
 numbers >= 0 or ``-1``; submit and run times at most ``MAX_SECONDS`` (1e15 s), a run time
