@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.conftest import assert_rejected, run_fairshare
+from conftest import assert_rejected, run_fairshare
 
 from fairshare.api import Run, unrunnable_jobs, workload_of
 from fairshare.cluster import Cluster, Machine
