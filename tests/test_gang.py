@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from conftest import assert_rejected, run_fairshare
 
 from fairshare.api import Run, unrunnable_jobs, workload_of
 from fairshare.cluster import Cluster, Machine
@@ -23,6 +22,8 @@ from fairshare.workload import parse_scenario
 from fairshare.workload.eligibility import TaskFit
 from fairshare.workload.errors import ScenarioError
 from fairshare.workload.model import FixedDuration, Job, PerTaskDurations
+
+from conftest import assert_rejected, run_fairshare
 
 
 def _slots(n: int) -> Cluster:
