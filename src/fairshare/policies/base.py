@@ -366,6 +366,8 @@ class Scheduler(Filling):
         self.on_cluster_change()
         self.dirty[mi] = None
         self._gang_news = True
+        for gang in self.gangs.values():
+            gang.short = 0  # new room: every gang may fit
 
     def machine_removed(self, now: float, name: str) -> list[TaskRef]:
         """A machine leaves: the tasks running on it are lost and pending again (with

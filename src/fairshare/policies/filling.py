@@ -50,11 +50,11 @@ from heapq import heapify, heappop, heappush
 from mypy_extensions import mypyc_attr
 
 from fairshare.policies.delay import deadlines, locality_of, pick_map
-from fairshare.policies.gangs import Reservation, gang_plan, reserve, tasks_fitting
+from fairshare.policies.gangs import Reservation, gain, gang_plan, reserve
 from fairshare.policies.headroom import Headroom
 from fairshare.policies.ledger import _new
 from fairshare.policies.protocol import Decision, Locality, TaskRef
-from fairshare.policies.state import JobState, UserState, fits, part_id
+from fairshare.policies.state import Demand, JobState, UserState, fits, part_id
 from fairshare.tolerances import FIT
 
 Pick = tuple[int, int]
@@ -438,14 +438,12 @@ class Filling(Headroom):
         users = self.users
         backfill = self._ends is not None
         reservation: Reservation | None = None
-        # An upper bound on the tasks of any one demand the free room holds, from the
-        # buckets' total room: a gang it excludes needs no plan.
-        total = [0.0] * len(cs.resources)
-        for free, bucket in cs.buckets.items():
-            n = len(bucket)
-            for r, f in enumerate(free):
-                # Each machine's fit test has its own tolerance: so has the bound.
-                total[r] += (f + FIT) * n
+        # A gang that lacked room for some tasks at its last try is not tried again until
+        # the room released since could hold them (gangs.gain, once per demand and pass): on
+        # a busy cluster, where each finish frees room for a task or two, most gangs wait
+        # without a plan being sought.
+        freed = self._freed
+        gains: dict[Demand, int] = {}
         # The gangs by rank; an admission moves its user's rank (its version), so an entry
         # of an older version is ranked afresh when it surfaces.
         heap = [
@@ -464,13 +462,19 @@ class Filling(Headroom):
             if user.running + need > user.cap:
                 continue  # over its user's cap: it waits for its own tasks to end
             end = now + job.expected
+            demand = job.demand
             plan: list[tuple[int, int]] | None = None
-            if tasks_fitting(total, job.demand, need) == need:
-                plan = gang_plan(cs, cs.groups[job.group].cls, job.demand, need, reservation, end)
+            if job.short > 0 and freed:
+                more = gains.get(demand)
+                if more is None:
+                    more = gains[demand] = gain(freed, demand)
+                job.short -= more
+            if job.short <= 0:
+                cls = cs.groups[job.group].cls
+                plan, have = gang_plan(cs, cls, demand, need, reservation, end)
+                job.short = need - have
             if plan is not None:
                 self._admit_gang(job, user, plan, reservation, end, out)
-                for r, d in enumerate(job.demand):
-                    total[r] -= d * need
             elif backfill and reservation is None:
                 ends = self._ends
                 assert ends is not None
@@ -483,6 +487,7 @@ class Filling(Headroom):
                     list(ends.values()),
                     now,
                 )
+        freed.clear()
         self.reservation = reservation
         self._reserved = reservation.extra if reservation is not None else None
 

@@ -62,7 +62,14 @@ from fairshare.workload.model import (
     PerTaskDurations,
 )
 
-__all__ = ["Reservation", "expected_seconds", "gang_plan", "reserve", "tasks_fitting"]
+__all__ = [
+    "Reservation",
+    "expected_seconds",
+    "gain",
+    "gang_plan",
+    "reserve",
+    "tasks_fitting",
+]
 
 Plan = list[tuple[int, int]]
 """Where a gang's tasks go: (machine index, tasks) pairs."""
@@ -147,11 +154,15 @@ def tasks_fitting(free: Sequence[float], demand: Demand, limit: int) -> int:
     (3, 10)
     """
     n = limit
-    for f, d in zip(free, demand, strict=True):
+    r = 0
+    for d in demand:
         if d > 0:
-            k = int((f + FIT) // d)
+            k = int((free[r] + FIT) // d)
             if k < n:
-                n = max(k, 0)
+                if k <= 0:
+                    return 0
+                n = k
+        r += 1  # noqa: SIM113 (enumerate allocates a tuple per step)
     return n
 
 
@@ -162,7 +173,7 @@ def gang_plan(
     need: int,
     reservation: Reservation | None,
     end: float,
-) -> Plan | None:
+) -> tuple[Plan | None, int]:
     """Machines for ``need`` tasks of ``demand`` (class ``cls``) on the free room now, all at
     once, or None when they do not fit together. Machines come from the cluster's
     free-vector buckets, one fit count per bucket, the eligible machines of a bucket last in
@@ -187,14 +198,20 @@ def gang_plan(
 
     Returns
     -------
-    list of (int, int) or None
-        (machine, tasks) pairs adding up to ``need``.
+    (list of (int, int) or None, int)
+        The (machine, tasks) pairs adding up to ``need``, or None; and, when None, how many
+        of its tasks the free room of its machines holds (a reservation aside): until room
+        for the others frees up, it cannot fit.
     """
     by_name = cs.by_name[cls]
     ok = cs.machine_ok[cls] if by_name else cs.sig_ok[cls]
     sig = cs.sig
     plan: Plan = []
     left = need
+    have = 0
+    limited = reservation is not None and not (
+        end <= reservation.start and not math.isinf(reservation.start)
+    )
     for free, bucket in cs.buckets.items():
         per = tasks_fitting(free, demand, need)
         if per == 0:
@@ -203,16 +220,52 @@ def gang_plan(
             if not ok[mi if by_name else sig[mi]]:
                 continue
             n = min(per, left)
-            if reservation is not None and mi in reservation.extra:
-                extra = reservation.extra[mi]
-                if not (end <= reservation.start and not math.isinf(reservation.start)):
+            have += per
+            if limited:
+                assert reservation is not None
+                extra = reservation.extra.get(mi)
+                if extra is not None:
                     n = tasks_fitting(extra, demand, n)
             if n > 0:
                 plan.append((mi, n))
                 left -= n
                 if left == 0:
-                    return plan
-    return None
+                    return plan, need
+    return None, min(have, need)
+
+
+def gain(freed: Sequence[Demand], demand: Demand) -> int:
+    """An upper bound on how many more tasks of ``demand`` the room of the released tasks
+    ``freed`` lets any machine hold: each adds at most ``ceil(freed / demand)`` in its most
+    generous resource (``floor(a + b) <= floor(a) + ceil(b)``), whatever was free beside it.
+
+    Parameters
+    ----------
+    freed : sequence of Demand
+        The released tasks' demands.
+    demand : Demand
+        One task's demand.
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> gain([(4.0, 1.0), (1.0, 1.0)], (2.0, 2.0))
+    3
+    """
+    total = 0
+    for e in freed:
+        most = 0
+        r = 0
+        for d in demand:
+            if d > 0:
+                k = math.ceil(e[r] / d)
+                most = max(most, k)
+            r += 1  # noqa: SIM113 (enumerate allocates a tuple per step)
+        total += most
+    return total
 
 
 def reserve(

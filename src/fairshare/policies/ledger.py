@@ -151,6 +151,8 @@ class Ledger:
         # machines dirty).
         self.gangs: dict[int, JobState] = {}
         self._gang_news = False
+        # While gangs wait, the demands of the tasks released since their last try.
+        self._freed: list[Demand] = []
         # EASY backfilling: every running task's expected end, machine and demand; the head
         # gang's reservation and the room it leaves over per machine (None: no reservation).
         self._ends: dict[TaskRef, tuple[float, int, Demand]] | None = (
@@ -405,6 +407,7 @@ class Ledger:
         offer = then == "offer"
         settle = offer or then == "settle"
         ends = self._ends
+        freed = self._freed if self.gangs else None
         mi = -1
         for ref in tasks:
             if ref[1] == "map":
@@ -425,6 +428,8 @@ class Ledger:
             if ends is not None:
                 del ends[ref]
             demand = job.demand
+            if freed is not None:
+                freed.append(demand)
             if alive[mi]:
                 free = frees[mi]
                 r = 0

@@ -130,6 +130,7 @@ class JobState:
         "requeue",
         "running",
         "share_per_task",
+        "short",
         "skip_since",
         "user",
         "version",
@@ -187,6 +188,9 @@ class JobState:
         # reservations; inf: unknown, or backfilling off).
         self.gang = 0
         self.expected = math.inf
+        # How many of its tasks a waiting gang lacked room for at its last try, less what
+        # the room released since may hold (it is not tried again while that is > 0).
+        self.short = 0
 
 
 def part_id(job_id: int, phase: Phase) -> int:
