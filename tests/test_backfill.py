@@ -156,7 +156,8 @@ def test_the_reservation_is_the_earliest_time_the_gang_fits() -> None:
     for mi, amount in ((0, 4.0), (1, 4.0), (2, 2.0)):
         cs.free[mi][0] -= amount
         cs.rebucket(mi)
-    ends = [(10.0, 0, (4.0,)), (30.0, 1, (4.0,)), (20.0, 2, (2.0,))]
+    # (expected end, launch number, machine, demand), sorted by end.
+    ends = [(10.0, 1, 0, (4.0,)), (20.0, 3, 2, (2.0,)), (30.0, 2, 1, (4.0,))]
     cls = cs.class_of(Job("g", 0.0, "u", np.array([4.0]), 3))
     res = reserve(cs, 7, cls, (4.0,), 3, ends, 0.0)
     assert res is not None

@@ -476,17 +476,8 @@ class Filling(Headroom):
             if plan is not None:
                 self._admit_gang(job, user, plan, reservation, end, out)
             elif backfill and reservation is None:
-                ends = self._ends
-                assert ends is not None
-                reservation = reserve(
-                    cs,
-                    job.part_id,
-                    cs.groups[job.group].cls,
-                    job.demand,
-                    need,
-                    list(ends.values()),
-                    now,
-                )
+                cls = cs.groups[job.group].cls
+                reservation = reserve(cs, job.part_id, cls, demand, need, self._by_end, now)
         freed.clear()
         self.reservation = reservation
         self._reserved = reservation.extra if reservation is not None else None

@@ -63,6 +63,7 @@ from fairshare.workload.model import (
 )
 
 __all__ = [
+    "Ending",
     "Reservation",
     "expected_seconds",
     "gain",
@@ -268,22 +269,27 @@ def gain(freed: Sequence[Demand], demand: Demand) -> int:
     return total
 
 
+Ending = tuple[float, int, int, Demand]
+"""A running task's expected end, launch number (the tie-break), machine and demand: the
+entries of the scheduler's list of running tasks by expected end."""
+
+
 def reserve(
     cs: ClusterState,
     job: int,
     cls: int,
     demand: Demand,
     need: int,
-    ends: Sequence[tuple[float, int, Demand]],
+    ends: Sequence[Ending],
     now: float,
 ) -> Reservation | None:
     """EASY's reservation for head gang ``job``: the earliest time its ``need`` tasks fit
     the eligible alive machines, the running tasks releasing their room at their expected
-    ends (``ends``: end, machine, demand), and its plan then; None when they never fit
-    (the gang is larger than what its machines hold: it blocks nobody).
+    ends (``ends``, sorted by end), and its plan then; None when they never fit (the gang is
+    larger than what its machines hold: it blocks nobody).
 
-    O(M + T log T) for M machines and T running tasks: computed once per decision with news
-    while a gang waits.
+    O(F + B + k): the free room now from the buckets (B the eligible machines with room),
+    then the k earliest ends until the gang fits (and those tied with the last).
 
     Parameters
     ----------
@@ -297,8 +303,8 @@ def reserve(
         One task's demand.
     need : int
         The tasks that must start together.
-    ends : sequence of (float, int, Demand)
-        Every running task's expected end, machine and demand.
+    ends : sequence of Ending
+        Every running task's expected end, launch number, machine and demand, sorted.
     now : float
         The time of the decision (the start, if they fit now).
 
@@ -306,29 +312,39 @@ def reserve(
     -------
     Reservation or None
     """
+    by_name = cs.by_name[cls]
+    ok = cs.machine_ok[cls] if by_name else cs.sig_ok[cls]
+    sig = cs.sig
     alive = cs.alive
-    free: dict[int, list[float]] = {}
     counts: dict[int, int] = {}
     count = 0
-    for mi in cs.machines_of_class(cls):
-        if alive[mi]:
-            room = list(cs.free[mi])
-            free[mi] = room
-            k = tasks_fitting(room, demand, need)
-            counts[mi] = k
-            count += k
-    releases = sorted([(end, mi, d) for end, mi, d in ends if mi in free], key=lambda item: item[0])
+    for free, bucket in cs.buckets.items():
+        per = tasks_fitting(free, demand, need)
+        if per == 0:
+            continue
+        for mi in bucket:
+            if ok[mi if by_name else sig[mi]]:
+                counts[mi] = per
+                count += per
+    # The room of the machines that release tasks, as it will be.
+    rooms: dict[int, list[float]] = {}
     start = now
     i = 0
-    total = len(releases)
-    while i < total and (count < need or releases[i][0] <= start):
-        end, mi, d = releases[i]
+    total = len(ends)
+    while i < total and (count < need or ends[i][0] <= start):
+        end, _, mi, d = ends[i]
         i += 1
-        room = free[mi]
-        for r, amount in enumerate(d):
+        if not alive[mi] or not ok[mi if by_name else sig[mi]]:
+            continue
+        room = rooms.get(mi)
+        if room is None:
+            room = rooms[mi] = list(cs.free[mi])
+        r = 0
+        for amount in d:
             room[r] += amount
+            r += 1  # noqa: SIM113 (enumerate allocates a tuple per step)
         k = tasks_fitting(room, demand, need)
-        count += k - counts[mi]
+        count += k - counts.get(mi, 0)
         counts[mi] = k
         start = max(start, end)
     if count < need:
@@ -339,7 +355,10 @@ def reserve(
         if k == 0:
             continue
         n = min(k, left)
-        extra[mi] = [f - d * n for f, d in zip(free[mi], demand, strict=True)]
+        room = rooms.get(mi)
+        if room is None:
+            room = cs.free[mi]
+        extra[mi] = [f - d * n for f, d in zip(room, demand, strict=True)]
         left -= n
         if left == 0:
             break

@@ -43,6 +43,7 @@ machine is offered:
 from __future__ import annotations
 
 import math
+from bisect import bisect_left, insort
 from collections.abc import Sequence
 from heapq import heappop, heappush
 from typing import ClassVar, Literal
@@ -51,7 +52,7 @@ from mypy_extensions import mypyc_attr
 
 from fairshare.cluster import Cluster
 from fairshare.policies.copy_compute import CopyComputeAdmission
-from fairshare.policies.gangs import Reservation
+from fairshare.policies.gangs import Ending, Reservation
 from fairshare.policies.options import PolicyOptions
 from fairshare.policies.preemption import PreemptionState
 from fairshare.policies.protocol import Decision, Launch, Locality, TaskRef
@@ -155,9 +156,11 @@ class Ledger:
         self._freed: list[Demand] = []
         # EASY backfilling: every running task's expected end, machine and demand; the head
         # gang's reservation and the room it leaves over per machine (None: no reservation).
-        self._ends: dict[TaskRef, tuple[float, int, Demand]] | None = (
-            {} if self.options.backfill is not None else None
-        )
+        self._ends: dict[TaskRef, Ending] | None = {} if self.options.backfill is not None else None
+        # The same entries sorted by expected end (then launch number): a reservation reads
+        # the earliest ones only.
+        self._by_end: list[Ending] = []
+        self._end_seq = 0
         self.reservation: Reservation | None = None
         self._reserved: dict[int, list[float]] | None = None
         # The time of the decision being taken (launches record their expected ends by it).
@@ -371,7 +374,10 @@ class Ledger:
             self._launch_seq += 1
             self.launch_order[ref] = self._launch_seq
         if self._ends is not None:
-            self._ends[ref] = (self._now + job.expected, mi, demand)
+            self._end_seq += 1
+            ending = (self._now + job.expected, self._end_seq, mi, demand)
+            self._ends[ref] = ending
+            insort(self._by_end, ending)
         user.running += 1
         user.share += job.share_per_task
         job.running += 1
@@ -426,7 +432,8 @@ class Ledger:
             if order is not None:
                 del order[ref]
             if ends is not None:
-                del ends[ref]
+                by_end = self._by_end
+                del by_end[bisect_left(by_end, ends.pop(ref))]
             demand = job.demand
             if freed is not None:
                 freed.append(demand)
