@@ -349,9 +349,12 @@ def reserve(
         start = max(start, end)
     if count < need:
         return None
+    # The plan takes the machines that free up last first, so that room free now is what the
+    # head does not need (EASY's "extra" nodes), for work that starts now and runs long.
     extra: dict[int, list[float]] = {}
     left = need
-    for mi, k in counts.items():
+    for mi in reversed(list(counts)):
+        k = counts[mi]
         if k == 0:
             continue
         n = min(k, left)
