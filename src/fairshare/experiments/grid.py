@@ -278,6 +278,8 @@ def cell_id(digest: str, policy: str, seed: int, options: SimOptions) -> str:
             "max_reducers": options.max_reducers,
             "max_computing": options.max_computing,
             "reduce_slowstart": options.reduce_slowstart,
+            # Only when on: the cells of sweeps made before the option keep their ids.
+            **({"backfill": options.backfill} if options.backfill is not None else {}),
         },
         "fairshare": __version__,
     }

@@ -15,6 +15,7 @@ line's are: a value out of range is its :class:`~fairshare.sim.options.OptionErr
 | ``pool-order`` | ``fair``, ``fifo`` | ``pool_order`` |
 | ``rack-slowdown``, ``off-rack-slowdown`` | a number > 0 | ``rack_slowdown``, ... |
 | ``until`` | ``null`` or seconds | ``until`` |
+| ``backfill`` | ``null`` (off), ``easy`` | ``backfill`` |
 
 Examples
 --------
@@ -125,6 +126,11 @@ def _pool_order(value: object) -> tuple[object, OptionFields]:
     return value, {"pool_order": value}
 
 
+def _backfill(value: object) -> tuple[object, OptionFields]:
+    """``null`` or ``easy`` (SimOptions names the one)."""
+    return value, {"backfill": value}
+
+
 def _number_field(field: str) -> Callable[[object], tuple[object, OptionFields]]:
     """A number (``null`` too where the field may be None)."""
 
@@ -148,6 +154,7 @@ OPTIONS: Mapping[str, SweptOption] = {
         SweptOption("rack-slowdown", "number", _number_field("rack_slowdown")),
         SweptOption("off-rack-slowdown", "number", _number_field("off_rack_slowdown")),
         SweptOption("until", "number", _number_field("until")),
+        SweptOption("backfill", "text", _backfill),
     )
 }
 """Every option a grid may sweep, by name."""
