@@ -28,8 +28,9 @@ What preemption (:mod:`fairshare.policies.preemption`) uses, by design: ``head_j
 ``part_of``, ``may_place``, ``requeue``, ``offer_machine``, ``wake_at``,
 ``running_tasks``, ``machine_of``, ``launch_order`` and ``preemption_state``.
 
-Order of work inside :meth:`Scheduler.decide`: machines with new room in the order they got
-it, then jobs with new work; with preemption on, then the kills (FAIR section 3.2) and the
+Order of work inside :meth:`Scheduler.decide`: the waiting gangs, when something happened that
+may let one start (:mod:`fairshare.policies.gangs`), then machines with new room in the order
+they got it, then jobs with new work; with preemption on, then the kills (FAIR section 3.2) and the
 placements on the room they free.
 
 Examples

@@ -13,6 +13,8 @@ copy of its own:
 - a killed, lost or failed task is pending again: :meth:`Ledger.requeue` (its stop:
   :meth:`Ledger._stop`);
 - a job leaves unfinished (cancelled, or failed): :meth:`Ledger._cancel`;
+- a waiting gang starts, all its ``min_tasks`` at once:
+  :meth:`fairshare.policies.filling.Filling._admit_gang` (each task by :meth:`Ledger._launch`);
 - a machine's free room changed (its move between buckets):
   :meth:`fairshare.policies.state.ClusterState.rebucket`.
 
