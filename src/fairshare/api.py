@@ -479,7 +479,7 @@ def check_policy(name: str, options: SimOptions | None = None, where: str = "pol
     """Raise :class:`PolicyError` at ``where`` unless ``name`` is an online policy or a
     reference scheduler (Choosy section 7) that combines with ``options``: the reference
     schedulers place tasks by the exact offline allocation, so they take no delay scheduling,
-    preemption, copy-compute splitting or headroom.
+    preemption, copy-compute splitting, headroom or backfilling.
 
     Parameters
     ----------
