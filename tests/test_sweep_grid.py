@@ -90,6 +90,7 @@ def rejected(document: object, source: str = "grid.yaml") -> GridError | Scenari
             "expected true or false, got 'yes'",
         ),
         (grid(options={"pool-order": ["lifo"]}), "options.pool-order[0]", "expected fair or fifo"),
+        (grid(options={"backfill": ["lazy"]}), "options.backfill[0]", "expected easy, got 'lazy'"),
         (
             grid(options={"rack-slowdown": [0]}),
             "options.rack-slowdown[0]",

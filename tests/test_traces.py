@@ -128,6 +128,8 @@ def test_swf_kth_first_jobs_and_count() -> None:
         demand=jobs[0].demand,
         tasks=4,
         duration=FixedDuration(3477.0),
+        min_tasks=4,  # a parallel job is a gang
+        estimate=53940.0,  # its requested time (field 9)
     )
     assert jobs[0].demand.tolist() == [1.0]
     assert [(j.name, j.tasks, j.duration) for j in jobs[1:3]] == [

@@ -301,8 +301,8 @@ def check_policy(name: str, options: SimOptions | None = None, where: str = "pol
     """Raise :class:`PolicyError` at ``where`` unless ``name`` is an online policy or a
     reference scheduler (Choosy section 7) that combines with ``options``: the reference
     schedulers place tasks by the exact offline allocation, so they take no delay scheduling,
-    preemption, copy-compute splitting, headroom or reducer slow-start (their reducers run
-    after the last map; a job's own ``reduce.slowstart`` is not read either).
+    preemption, copy-compute splitting, headroom, backfilling or reducer slow-start (their
+    reducers run after the last map; a job's own ``reduce.slowstart`` is not read either).
 
     Parameters
     ----------
@@ -344,6 +344,7 @@ def check_policy(name: str, options: SimOptions | None = None, where: str = "pol
         (options.copy_compute_splitting, "--copy-compute-splitting"),
         (options.headroom, "--headroom"),
         (options.reduce_slowstart is not None, "--reduce-slowstart"),
+        (options.backfill is not None, "--backfill"),
     ):
         if given:
             raise PolicyError(

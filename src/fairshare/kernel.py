@@ -52,6 +52,7 @@ KERNEL_MODULES = (
     "fairshare.policies.copy_compute",
     "fairshare.policies.preemption",
     "fairshare.policies.quota",
+    "fairshare.policies.gangs",
     "fairshare.policies.ledger",
     "fairshare.policies.filling",
     "fairshare.policies.headroom",

@@ -48,10 +48,19 @@ WORKLOAD_SEED = 7
 """Seed of the job durations' means (the workload)."""
 SIM_SEED = 1
 """Seed of the simulation (the task durations drawn from those means)."""
+GANG_TASKS = (8, 64)
+"""The sizes of the gangs of ``workload(gangs=True)`` (uniform, both included)."""
+VARIANTS = ("plain", "gangs", "gangs+easy")
+"""What ``bench online --gangs`` times per policy: the workload with the gangs' jobs as
+ordinary jobs, with them as gangs, and as gangs with EASY backfilling."""
 
 
 def workload(
-    machines: int = MACHINES, jobs: int = JOBS, tasks: int = TASKS, seed: int = WORKLOAD_SEED
+    machines: int = MACHINES,
+    jobs: int = JOBS,
+    tasks: int = TASKS,
+    seed: int = WORKLOAD_SEED,
+    gangs: bool | None = None,
 ) -> tuple[Cluster, list[Job]]:
     """The benchmark's cluster and jobs.
 
@@ -67,6 +76,11 @@ def workload(
         Tasks per job, of exponential durations whose means (20 to 200 s) are drawn per job.
     seed : int
         Seeds the durations' means.
+    gangs : bool, optional
+        None: the recorded workload. Otherwise a third of the jobs (three in every nine, so
+        of every shape) have :data:`GANG_TASKS` tasks (drawn from their own generator, so the
+        durations stay those of the recorded workload), as gangs (all their tasks start
+        together) when True, as ordinary jobs when False: the two differ only in the gangs.
 
     Returns
     -------
@@ -95,17 +109,21 @@ def workload(
     cluster = Cluster.build(["cpu", "mem"], ms)
     shapes = [np.array([1.0, 2.0]), np.array([2.0, 2.0]), np.array([1.0, 4.0])]
     ssd = Constraint("ssd")
+    sizes = np.random.default_rng(seed + 1).integers(GANG_TASKS[0], GANG_TASKS[1] + 1, jobs)
     out = []
     for j in range(jobs):
+        gang = gangs is not None and (j // 3) % 3 == 0
+        size = int(sizes[j]) if gang else tasks
         out.append(
             Job(
                 name=f"j{j}",
                 submit=float(j) * 0.5,
                 user=f"u{j % 100}",
                 demand=shapes[j % 3],
-                tasks=tasks,
+                tasks=size,
                 duration=ExponentialDuration(float(rng.uniform(20, 200))),
                 constraint=ssd if j % 3 == 1 else None,
+                min_tasks=size if gang and gangs else None,
             )
         )
     return cluster, out
@@ -207,7 +225,9 @@ def figures_of(runs: Sequence[OnlineRun]) -> OnlineFigures:
     return OnlineFigures(ordered[len(ordered) // 2], tuple(runs))
 
 
-def run_policy(cluster: Cluster, jobs: list[Job], policy: str) -> OnlineRun:
+def run_policy(
+    cluster: Cluster, jobs: list[Job], policy: str, options: SimOptions | None = None
+) -> OnlineRun:
     """Simulate ``jobs`` under ``policy`` (seed :data:`SIM_SEED`) and time it.
 
     Parameters
@@ -218,6 +238,8 @@ def run_policy(cluster: Cluster, jobs: list[Job], policy: str) -> OnlineRun:
         The benchmark's jobs.
     policy : str
         An online policy.
+    options : SimOptions, optional
+        The run's options (default: none; ``backfill`` for the gangs' EASY variant).
 
     Returns
     -------
@@ -230,7 +252,9 @@ def run_policy(cluster: Cluster, jobs: list[Job], policy: str) -> OnlineRun:
     """
     started = time.perf_counter()
     cpu_started = time.process_time()
-    log = simulate(cluster, jobs, policy, seed=SIM_SEED, options=SimOptions())
+    log = simulate(
+        cluster, jobs, policy, seed=SIM_SEED, options=options if options else SimOptions()
+    )
     cpu = time.process_time() - cpu_started
     wall = time.perf_counter() - started
     # attempt_count reads the engine's rows without building TaskAttempt objects.

@@ -83,33 +83,62 @@ def bench_online_command(
     repeat: Annotated[
         int, typer.Option("--repeat", min=1, help="Runs per policy (median and best reported)")
     ] = 3,
+    gangs: Annotated[
+        bool,
+        typer.Option(
+            "--gangs",
+            help="A third of the jobs of 8-64 tasks: each policy timed with them as ordinary "
+            "jobs, as gangs, and as gangs with EASY backfilling, side by side",
+        ),
+    ] = False,
     as_json: JsonOption = False,
 ) -> None:
     """Placements per CPU second of the online policies, against a bare heap
     push/pop loop over as many decisions: the run of median CPU time of ``--repeat`` runs per
-    policy, and the best rate. Figures are comparable only at the default sizes."""
+    policy, and the best rate. Figures are comparable only at the default sizes. With
+    ``--gangs``, each policy's three variants run in turn in every round (so a slow spell
+    hits them alike), and each rate is also given over its policy's plain rate."""
     from fairshare.bench import online  # noqa: PLC0415
     from fairshare.policies import ONLINE_POLICIES, PolicyError  # noqa: PLC0415
+    from fairshare.sim.options import SimOptions  # noqa: PLC0415
 
     names = parse_names(policies, "--policies", ONLINE_POLICIES, "online policy")
     decisions = jobs * tasks
     figures: list[online.OnlineFigures] = []
+    variants = online.VARIANTS if gangs else ("",)
+    cases = [(name, variant) for name in names for variant in variants]
     with bench_progress() as progress:
-        step = progress.add_task("bare heap loop", total=len(names) * repeat + 2)
+        step = progress.add_task("bare heap loop", total=len(cases) * repeat + 2)
         # The best of as many loops as runs per policy: the yardstick's own noise.
         bare = decisions / max(min(online.heap_loop(decisions) for _ in range(repeat)), 1e-9)
         progress.update(step, advance=1, description="building the workload")
-        cluster, job_list = online.workload(machines, jobs, tasks)
-        runs: list[list[online.OnlineRun]] = [[] for _ in names]
+        if gangs:
+            workloads = {
+                "plain": online.workload(machines, jobs, tasks, gangs=False),
+                "gangs": online.workload(machines, jobs, tasks, gangs=True),
+            }
+            workloads["gangs+easy"] = workloads["gangs"]
+        else:
+            workloads = {"": online.workload(machines, jobs, tasks)}
+        easy = SimOptions(backfill="easy")
+        runs: list[list[online.OnlineRun]] = [[] for _ in cases]
         for _ in range(repeat):
-            for i, name in enumerate(names):
-                progress.update(step, advance=1, description=f"simulating {name}")
+            for i, (name, variant) in enumerate(cases):
+                label = f"{name} ({variant})" if variant else name
+                progress.update(step, advance=1, description=f"simulating {label}")
+                cluster, job_list = workloads[variant]
+                options = easy if variant == "gangs+easy" else None
                 try:
-                    runs[i].append(online.run_policy(cluster, job_list, name))
+                    runs[i].append(online.run_policy(cluster, job_list, name, options))
                 except PolicyError as err:
                     raise InputError("command line", err.where, err.what) from None
         figures = [online.figures_of(done) for done in runs]
         progress.update(step, advance=1)
+    plain = {
+        name: figure.median.rate
+        for (name, variant), figure in zip(cases, figures, strict=True)
+        if variant == "plain"
+    }
     if as_json:
         dump_json(
             {
@@ -120,9 +149,18 @@ def bench_online_command(
                 "decisions": decisions,
                 "bare_heap_rate": round(bare, 1),
                 "repeat": repeat,
+                "gangs": gangs,
                 "policies": [
                     {
                         "policy": figure.median.policy,
+                        **(
+                            {
+                                "variant": variant,
+                                "x_plain": round(figure.median.rate / plain[name], 4),
+                            }
+                            if variant
+                            else {}
+                        ),
                         "placements": figure.median.placements,
                         "events": figure.median.events,
                         "cpu_seconds": round(figure.median.cpu_seconds, 4),
@@ -132,33 +170,33 @@ def bench_online_command(
                         "x_bare_heap": round(figure.median.rate / bare, 4),
                         "cpu_seconds_runs": [round(run.cpu_seconds, 4) for run in figure.runs],
                     }
-                    for figure in figures
+                    for (name, variant), figure in zip(cases, figures, strict=True)
                 ],
             }
         )
         return
+    shape = (
+        f"{jobs:,} jobs x {tasks:,} tasks, a third of 8-64 tasks"
+        if gangs
+        else f"{jobs:,} jobs x {tasks:,} tasks"
+    )
     table = Table(
-        title=f"online throughput: {machines:,} machines, {jobs:,} jobs x {tasks:,} tasks",
+        title=f"online throughput: {machines:,} machines, {shape}",
         title_justify="left",
         caption=f"per CPU s: placements per CPU second, run of median CPU time of {repeat}; "
         f"best: the fastest run; x heap: median over a bare heap push/pop loop "
-        f"({bare:,.0f}/s CPU)",
+        f"({bare:,.0f}/s CPU)" + ("; x plain: over the policy's plain variant" if gangs else ""),
         caption_justify="left",
     )
-    for column in (
-        "policy",
-        "placements",
-        "events",
-        "CPU s",
-        "wall s",
-        "per CPU s",
-        "best",
-        "x heap",
-    ):
-        table.add_column(column, justify="left" if column == "policy" else "right")
-    for figure in figures:
+    columns = ["policy", "placements", "events", "CPU s", "wall s", "per CPU s", "best", "x heap"]
+    if gangs:
+        columns[1:1] = ["variant"]
+        columns.append("x plain")
+    for column in columns:
+        table.add_column(column, justify="left" if column in ("policy", "variant") else "right")
+    for (name, variant), figure in zip(cases, figures, strict=True):
         run = figure.median
-        table.add_row(
+        row = [
             run.policy,
             f"{run.placements:,}",
             f"{run.events:,}",
@@ -167,7 +205,11 @@ def bench_online_command(
             f"{run.rate:,.0f}",
             f"{figure.best_rate:,.0f}",
             f"{run.rate / bare:.2f}",
-        )
+        ]
+        if gangs:
+            row[1:1] = [variant]
+            row.append(f"{run.rate / plain[name]:.2f}")
+        table.add_row(*row)
     Console(markup=False, highlight=False).print(table)
 
 

@@ -67,6 +67,8 @@ _SIM_HELP = {
     "(--policy slots)",
     "max_capacity": "The Capacity Scheduler's maximum capacity of a queue, as a fraction of its "
     "parent's (--policy capacity)",
+    "backfill": "Backfilling for gangs: easy (EASY: the first waiting gang gets a reservation; "
+    "later jobs start now only if they do not delay it)",
 }
 
 
@@ -133,6 +135,11 @@ ThrashOption = Annotated[float, typer.Option("--thrash-factor", help=_SIM_HELP["
 
 
 MaxCapacityOption = Annotated[float, typer.Option("--max-capacity", help=_SIM_HELP["max_capacity"])]
+
+
+BackfillOption = Annotated[
+    str | None, typer.Option("--backfill", metavar="easy", help=_SIM_HELP["backfill"])
+]
 
 
 OutOption = Annotated[
@@ -205,6 +212,7 @@ def run_settings(
     slots: int | None = None,
     thrash_factor: float = 2.0,
     max_capacity: float = 1.0,
+    backfill: str | None = None,
 ) -> RunSettings:
     from fairshare.sim.options import OptionError, SimOptions  # noqa: PLC0415
 
@@ -227,6 +235,8 @@ def run_settings(
             slots=slots,
             thrash_factor=thrash_factor,
             max_capacity=max_capacity,
+            # Any text: SimOptions accepts easy, and names --backfill otherwise.
+            backfill=cast("Literal['easy'] | None", backfill),
         )
     except OptionError as err:
         # A pair is shown as it was typed, not as the numbers read from it.

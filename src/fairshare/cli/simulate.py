@@ -15,6 +15,7 @@ from fairshare.cli.runs import (
     COMPARE_FILES,
     DEFAULT_SEED,
     RUN_FILES,
+    BackfillOption,
     CopyComputeOption,
     DelayOption,
     ForceOption,
@@ -108,6 +109,7 @@ def simulate_command(
     slots: SlotsOption = None,
     thrash_factor: ThrashOption = 2.0,
     max_capacity: MaxCapacityOption = 1.0,
+    backfill: BackfillOption = None,
     force: ForceOption = False,
 ) -> None:
     """Replay the scenario's jobs (or workload, or a trace) under an online policy and write
@@ -132,6 +134,7 @@ def simulate_command(
         slots=slots,
         thrash_factor=thrash_factor,
         max_capacity=max_capacity,
+        backfill=backfill,
     )
     check_policy(policy, settings)
     with output_dir(out, "simulate", list(RUN_FILES), force) as target:
@@ -187,6 +190,7 @@ def compare_command(
     slots: SlotsOption = None,
     thrash_factor: ThrashOption = 2.0,
     max_capacity: MaxCapacityOption = 1.0,
+    backfill: BackfillOption = None,
     force: ForceOption = False,
 ) -> None:
     """Run several policies on the same jobs (same seed: same jobs and durations) and write
@@ -211,6 +215,7 @@ def compare_command(
         slots=slots,
         thrash_factor=thrash_factor,
         max_capacity=max_capacity,
+        backfill=backfill,
     )
     names = [p.strip() for p in policies.split(",")]
     if not policies.strip() or any(not n for n in names):

@@ -243,6 +243,7 @@ def cell_id(
             # Only when set: the cells of grids written before these options keep their ids.
             **({"load_scale": options.load_scale} if options.load_scale != 1.0 else {}),
             **({"time_scale": options.time_scale} if options.time_scale != 1.0 else {}),
+            **({"backfill": options.backfill} if options.backfill is not None else {}),
         },
         "fairshare": __version__,
     }

@@ -20,6 +20,7 @@ line's are: a value out of range is its :class:`~fairshare.sim.options.OptionErr
 | ``slots`` | ``null`` or slots per machine | ``slots`` (the ``slots`` policy) |
 | ``thrash-factor`` | a number >= 1 | ``thrash_factor`` (over-committed memory) |
 | ``max-capacity`` | a fraction in (0, 1] | ``max_capacity`` (the ``capacity`` policy) |
+| ``backfill`` | ``null`` (off), ``easy`` | ``backfill`` |
 
 Examples
 --------
@@ -130,6 +131,11 @@ def _pool_order(value: object) -> tuple[object, OptionFields]:
     return value, {"pool_order": value}
 
 
+def _backfill(value: object) -> tuple[object, OptionFields]:
+    """``null`` or ``easy`` (SimOptions names the one)."""
+    return value, {"backfill": value}
+
+
 def _number_field(field: str) -> Callable[[object], tuple[object, OptionFields]]:
     """A number (``null`` too where the field may be None)."""
 
@@ -163,6 +169,7 @@ OPTIONS: Mapping[str, SweptOption] = {
         SweptOption("slots", "number", _number_field("slots")),
         SweptOption("thrash-factor", "number", _number_field("thrash_factor")),
         SweptOption("max-capacity", "number", _number_field("max_capacity")),
+        SweptOption("backfill", "text", _backfill),
     )
 }
 """Every option a grid may sweep, by name."""

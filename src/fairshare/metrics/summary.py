@@ -6,7 +6,8 @@ Definitions, fixed here because the papers leave them open:
 - Response time (finish - submit), slowdown (response / isolated response) and their
   statistics are over **finished** jobs; a job that never finished is left out of them and
   counted in ``unfinished_jobs``. A job that can never run (no machine it may use holds one
-  of its tasks, so it has no isolated response either) is unfinished too, and also counted
+  of its tasks, or a gang whose ``min_tasks`` those machines never hold at once, so it has
+  no isolated response either) is unfinished too, and also counted
   in ``unrunnable_jobs``, with the first ``UNRUNNABLE_IDS`` of their names in
   ``unrunnable_job_ids`` (``simulate`` warns about them before the run). A job whose
   isolated response is not positive has no

@@ -28,8 +28,9 @@ What preemption (:mod:`fairshare.policies.preemption`) uses, by design: ``head_j
 ``part_of``, ``may_place``, ``requeue``, ``offer_machine``, ``wake_at``,
 ``running_tasks``, ``machine_of``, ``launch_order`` and ``preemption_state``.
 
-Order of work inside :meth:`Scheduler.decide`: machines with new room in the order they got
-it, then jobs with new work; with preemption on, then the kills (FAIR section 3.2) and the
+Order of work inside :meth:`Scheduler.decide`: the waiting gangs, when something happened that
+may let one start (:mod:`fairshare.policies.gangs`), then machines with new room in the order
+they got it, then jobs with new work; with preemption on, then the kills (FAIR section 3.2) and the
 placements on the room they free.
 
 Examples
@@ -60,6 +61,7 @@ from mypy_extensions import mypyc_attr
 
 from fairshare.cluster import Cluster, Machine
 from fairshare.policies.filling import Filling
+from fairshare.policies.gangs import expected_seconds
 from fairshare.policies.options import PolicyOptions
 from fairshare.policies.preemption import fair_shares, preempt
 from fairshare.policies.protocol import Decision, TaskRef
@@ -197,6 +199,12 @@ class Scheduler(Filling):
         state = JobState(job_id, job, user.idx, group, demand)
         state.share_per_task = self.share_per_task(state)
         reducers = self._reduce_sides(job_id, job, user, cls, demand)
+        if self._ends is not None:
+            state.expected = expected_seconds(job)
+            reduce = job.reduce
+            for side in reducers:
+                assert reduce is not None
+                side.expected = reduce.copy + reduce.compute
         if reducers:
             state.reduce_after = self._reducers_after(state.maps, job.reduce)
         if blocks is not None:
@@ -211,7 +219,12 @@ class Scheduler(Filling):
             state.waits = waits
         if state.maps:
             self.jobs[job_id] = state
-        if state.pending:
+        if job.min_tasks is not None and state.pending:
+            # A gang waits outside the job heaps until all its tasks fit at once.
+            state.gang = job.min_tasks
+            self.gangs[job_id] = state
+            self._gang_news = True
+        elif state.pending:
             self._activate(state, user)
         elif reducers:
             self._reducers_runnable(job_id, user)
@@ -256,6 +269,7 @@ class Scheduler(Filling):
         if not self._fusable(task):
             self.task_finished(now, task)
             return self.decide(now)
+        self._now = now
         mi = self._release((task,), finished=True, then="hold")
         cs = self.cluster
         # While nobody has pending work, no selection can find anyone.
@@ -288,6 +302,8 @@ class Scheduler(Filling):
             or self.dirty
             or self._offers
             or self._wakeups
+            # Freed room may admit a waiting gang (tried before any offer).
+            or self.gangs
         ):
             return False
         where = job.where
@@ -312,6 +328,7 @@ class Scheduler(Filling):
             and not self.dirty
             and not self._offers
             and not self._wakeups
+            and not self.gangs
         )
 
     def tasks_finished(self, now: float, tasks: Sequence[TaskRef]) -> None:
@@ -354,6 +371,9 @@ class Scheduler(Filling):
         mi = self.cluster.add_machine(machine)
         self.on_cluster_change()
         self.dirty[mi] = None
+        self._gang_news = True
+        for gang in self.gangs.values():
+            gang.short = 0  # new room: every gang may fit
 
     def machine_removed(self, now: float, name: str) -> list[TaskRef]:
         """A machine leaves: the tasks running on it are lost and pending again (with
@@ -411,6 +431,8 @@ class Scheduler(Filling):
         cs.remove_machine(mi)
         self.dirty.pop(mi, None)
         self.on_cluster_change()
+        # A reservation may have counted on the machine.
+        self._gang_news = True
         return lost
 
     def task_failed(self, now: float, task: TaskRef) -> None:
@@ -486,6 +508,7 @@ class Scheduler(Filling):
             The launches and kills, in the order to apply them.
         """
         out: list[Decision] = []
+        self._now = now
         while self._wakeups and self._wakeups[0] <= now:
             heappop(self._wakeups)
         self._place(now, out)

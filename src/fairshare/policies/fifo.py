@@ -27,7 +27,7 @@ from mypy_extensions import mypyc_attr
 
 from fairshare.policies.base import Scheduler
 from fairshare.policies.preemption import priority_shares
-from fairshare.policies.state import UserState
+from fairshare.policies.state import JobState, UserState
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)
@@ -66,6 +66,20 @@ class Fifo(Scheduler):
         float
         """
         return float(self.head_job(user, group).id)
+
+    def gang_rank(self, job: JobState) -> tuple[float, int, float, int]:
+        """Waiting gangs in submission order, as FIFO serves jobs.
+
+        Parameters
+        ----------
+        job : JobState
+            A waiting gang's map side.
+
+        Returns
+        -------
+        tuple of (float, int, float, int)
+        """
+        return (float(job.id), job.user, float(job.id), job.id)
 
     def preemption_shares(self, demands: Sequence[float], capacity: float) -> list[float]:
         """FIFO owes no fair share, only priority: a user's share is what FIFO would give it

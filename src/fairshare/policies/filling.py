@@ -45,15 +45,16 @@ not fit the freed room: a is served.
 
 from __future__ import annotations
 
-from heapq import heappop, heappush
+from heapq import heapify, heappop, heappush
 
 from mypy_extensions import mypyc_attr
 
 from fairshare.policies.delay import deadlines, locality_of, pick_map
+from fairshare.policies.gangs import Reservation, gain, gang_plan, reserve
 from fairshare.policies.headroom import Headroom
 from fairshare.policies.ledger import _new
 from fairshare.policies.protocol import Decision, Locality, TaskRef
-from fairshare.policies.state import JobState, UserState, fits, part_id
+from fairshare.policies.state import Demand, JobState, UserState, fits, part_id
 from fairshare.tolerances import FIT
 
 Pick = tuple[int, int]
@@ -188,6 +189,8 @@ class Filling(Headroom):
         if self._cpac is not None and self._cpac.waiting:
             # The machines admit computes first: those reducers already hold their slots.
             self._admit_computes(out)
+        if (self.gangs or self.reservation is not None) and (self._gang_news or self.dirty):
+            self._admit_gangs(now, out)
         self._offer(now, out)
         # Room held back as headroom for tasks that no longer wait (the last ones launched,
         # or their user reached its cap) may be used now: offer the machines again.
@@ -225,7 +228,12 @@ class Filling(Headroom):
         demand = job.demand
         owner = self.users[job.user]
         workers = cs.groups[job.group].users
-        every_machine = job.blocks is not None or job.phase == "copy" or self._headroom
+        every_machine = (
+            job.blocks is not None
+            or job.phase == "copy"
+            or self._headroom
+            or self._reserved is not None
+        )
         cls = cs.groups[job.group].cls
         # The class's eligibility table: per machine for a class that reads names, else per
         # signature.
@@ -240,8 +248,8 @@ class Filling(Headroom):
                 continue
             if every_machine:
                 # The machine decides the locality, or (a copy part, which takes no room)
-                # whether it admits one more reducer, or (headroom) how much of its room a
-                # task may use: try every machine.
+                # whether it admits one more reducer, or (headroom, a reservation) how much
+                # of its room a task may use: try every machine.
                 for mi in list(bucket):
                     if job.pending == 0:
                         break
@@ -349,6 +357,7 @@ class Filling(Headroom):
         batching = self._batching
         headroom = self._headroom
         plain_rank = self._plain_rank
+        reserved = self._reserved
         job = self.head_job(user, group)
         demand = job.demand
         # A map side that reads no input takes its maps in order (_take's common case).
@@ -360,6 +369,13 @@ class Filling(Headroom):
         tier = -job.priority
         launched = False
         while True:
+            if reserved is not None and mi in reserved and not self._backfills(job, mi):
+                # EASY: the task would delay the head gang's reserved start.
+                if launched:
+                    touch(user)
+                else:
+                    self.skip(uidx, group)
+                return False
             if in_order and not job.requeue:
                 index = job.next_map
                 job.next_map = index + 1
@@ -416,6 +432,109 @@ class Filling(Headroom):
                 job = self.head_job(user, group)
                 tier = -job.priority
                 in_order = job.where is not None and job.blocks is None
+
+    # ------------------------------------------------------------------ gangs, backfilling
+
+    def _admit_gangs(self, now: float, out: list[Decision]) -> None:
+        """Try the waiting gangs in the policy's order (:meth:`gang_rank`), each on the free
+        room as it stands (:func:`~fairshare.policies.gangs.gang_plan`): admitted whole, or
+        passed over holding nothing (a gang admitted moves its user's rank: the others are
+        ranked afresh). With EASY backfilling the first gang passed over that
+        could ever fit gets the reservation (:func:`~fairshare.policies.gangs.reserve`), which
+        the gangs after it and then every offer of this and later decisions respect, until
+        the next decision with news computes it again (see
+        :mod:`fairshare.policies.gangs`)."""
+        self._gang_news = False
+        cs = self.cluster
+        users = self.users
+        backfill = self._ends is not None
+        reservation: Reservation | None = None
+        # A gang that lacked room for some tasks at its last try is not tried again until
+        # the room released since could hold them (gangs.gain, once per demand and pass): on
+        # a busy cluster, where each finish frees room for a task or two, most gangs wait
+        # without a plan being sought.
+        freed = self._freed
+        gains: dict[Demand, int] = {}
+        # The gangs by rank; an admission moves its user's rank (its version), so an entry
+        # of an older version is ranked afresh when it surfaces.
+        heap = [
+            (self.gang_rank(job), users[job.user].version, job.part_id)
+            for job in self.gangs.values()
+        ]
+        heapify(heap)
+        while heap:
+            _, version, part = heappop(heap)
+            job = self.gangs[part]
+            user = users[job.user]
+            if version != user.version:
+                heappush(heap, (self.gang_rank(job), user.version, part))
+                continue
+            need = job.gang
+            if user.running + need > user.cap:
+                continue  # over its user's cap: it waits for its own tasks to end
+            end = now + job.expected
+            demand = job.demand
+            plan: list[tuple[int, int]] | None = None
+            if job.short > 0 and freed:
+                more = gains.get(demand)
+                if more is None:
+                    more = gains[demand] = gain(freed, demand)
+                job.short -= more
+            if job.short <= 0:
+                cls = cs.groups[job.group].cls
+                plan, have = gang_plan(cs, cls, demand, need, reservation, end)
+                job.short = need - have
+            if plan is not None:
+                self._admit_gang(job, user, plan, reservation, end, out)
+            elif backfill and reservation is None:
+                cls = cs.groups[job.group].cls
+                reservation = reserve(cs, job.part_id, cls, demand, need, self._by_end, now)
+        freed.clear()
+        self.reservation = reservation
+        self._reserved = reservation.extra if reservation is not None else None
+
+    def _admit_gang(
+        self,
+        job: JobState,
+        user: UserState,
+        plan: list[tuple[int, int]],
+        reservation: Reservation | None,
+        end: float,
+        out: list[Decision],
+    ) -> None:
+        """Launch a waiting gang's tasks on ``plan``'s machines, all in this decision (each
+        through :meth:`_launch`, a machine re-bucketed once its tasks are placed); its other
+        tasks then wait as any job's do. A gang reading input takes the locality its machines
+        give: it waits for room, never for locality."""
+        cs = self.cluster
+        launched = job.launched
+        for mi, n in plan:
+            if reservation is not None:
+                reservation.admits(mi, job.demand, end, n)
+            for _ in range(n):
+                index = job.next_map
+                job.next_map = index + 1
+                locality: Locality | None = None
+                if launched is not None:
+                    locality = locality_of(job, index, mi, cs.rack)
+                    launched[index] = 1
+                self._launch(job, user, TaskRef(job.id, "map", index), mi, locality, out)
+                job.pending -= 1
+            cs.rebucket(mi)
+        del self.gangs[job.part_id]
+        job.gang = 0
+        if job.pending > 0:
+            self._activate(job, user)
+        else:
+            self._touch(user)
+
+    def _backfills(self, job: JobState, mi: int) -> bool:
+        """Whether a task of ``job`` may start on machine ``mi``, part of the reservation's
+        plan, without delaying the head gang (EASY; the room it takes from what the head
+        leaves over is counted)."""
+        reservation = self.reservation
+        assert reservation is not None
+        return reservation.admits(mi, job.demand, self._now + job.expected)
 
     def _take(self, job: JobState, mi: int, now: float) -> tuple[TaskRef, Locality | None] | None:
         """The next task of ``job`` for machine ``mi``; None if delay scheduling skips or the

@@ -13,6 +13,8 @@ copy of its own:
 - a killed, lost or failed task is pending again: :meth:`Ledger.requeue` (its stop:
   :meth:`Ledger._stop`);
 - a job leaves unfinished (cancelled, or failed): :meth:`Ledger._cancel`;
+- a waiting gang starts, all its ``min_tasks`` at once:
+  :meth:`fairshare.policies.filling.Filling._admit_gang` (each task by :meth:`Ledger._launch`);
 - a machine's free room changed (its move between buckets):
   :meth:`fairshare.policies.state.ClusterState.rebucket`.
 
@@ -43,6 +45,7 @@ machine is offered:
 from __future__ import annotations
 
 import math
+from bisect import bisect_left, insort
 from collections.abc import Sequence
 from heapq import heappop, heappush
 from typing import ClassVar, Literal
@@ -51,6 +54,7 @@ from mypy_extensions import mypyc_attr
 
 from fairshare.cluster import Cluster
 from fairshare.policies.copy_compute import CopyComputeAdmission
+from fairshare.policies.gangs import Ending, Reservation
 from fairshare.policies.options import PolicyOptions
 from fairshare.policies.preemption import PreemptionState
 from fairshare.policies.protocol import Decision, Launch, Locality, TaskRef
@@ -153,6 +157,25 @@ class Ledger:
         self._track = self.tracks_allocation or self.quotas is not None
         # With the base's _touch, a user without pending work has nothing to refresh.
         self._plain_touch = type(self)._touch is Ledger._touch
+        # Gangs waiting for admission, by part id in submission order (they hold nothing and
+        # are in no job heap: fairshare.policies.gangs), and whether something happened that
+        # may let one start (a gang arrived, a machine joined or left; freed room marks
+        # machines dirty).
+        self.gangs: dict[int, JobState] = {}
+        self._gang_news = False
+        # While gangs wait, the demands of the tasks released since their last try.
+        self._freed: list[Demand] = []
+        # EASY backfilling: every running task's expected end, machine and demand; the head
+        # gang's reservation and the room it leaves over per machine (None: no reservation).
+        self._ends: dict[TaskRef, Ending] | None = {} if self.options.backfill is not None else None
+        # The same entries sorted by expected end (then launch number): a reservation reads
+        # the earliest ones only.
+        self._by_end: list[Ending] = []
+        self._end_seq = 0
+        self.reservation: Reservation | None = None
+        self._reserved: dict[int, list[float]] | None = None
+        # The time of the decision being taken (launches record their expected ends by it).
+        self._now = 0.0
         for user in users:
             self._user(user.name, None)
 
@@ -203,6 +226,23 @@ class Ledger:
         float
         """
         return float(job.id)
+
+    def gang_rank(self, job: JobState) -> tuple[float, int, float, int]:
+        """The order in which waiting gangs are tried (lowest first): their user's rank
+        (:meth:`user_rank` in the gang's group), the user's index, :meth:`job_rank`, then
+        submission order.
+
+        Parameters
+        ----------
+        job : JobState
+            A waiting gang's map side.
+
+        Returns
+        -------
+        tuple of (float, int, float, int)
+        """
+        user = self.users[job.user]
+        return (self.user_rank(user, job.group), user.idx, self.job_rank(job), job.id)
 
     def on_new_user(self, user: UserState) -> None:
         """Called when a user (or pool) first appears.
@@ -344,6 +384,11 @@ class Ledger:
         if self.launch_order is not None:
             self._launch_seq += 1
             self.launch_order[ref] = self._launch_seq
+        if self._ends is not None:
+            self._end_seq += 1
+            ending = (self._now + job.expected, self._end_seq, mi, demand)
+            self._ends[ref] = ending
+            insort(self._by_end, ending)
         user.running += 1
         user.share += job.share_per_task
         job.running += 1
@@ -378,6 +423,8 @@ class Ledger:
         plain_touch = self._plain_touch
         offer = then == "offer"
         settle = offer or then == "settle"
+        ends = self._ends
+        freed = self._freed if self.gangs else None
         mi = -1
         for ref in tasks:
             if ref[1] == "map":
@@ -395,7 +442,12 @@ class Ledger:
                 mi = user.tasks.pop(ref)
             if order is not None:
                 del order[ref]
+            if ends is not None:
+                by_end = self._by_end
+                del by_end[bisect_left(by_end, ends.pop(ref))]
             demand = job.demand
+            if freed is not None:
+                freed.append(demand)
             if alive[mi]:
                 free = frees[mi]
                 r = 0
@@ -573,7 +625,13 @@ class Ledger:
         user = self.users[parts[0].user]
         stopped = [ref for ref in user.tasks if ref.job == job_id]
         for part in parts:
-            if part.pending > 0:
+            if part.gang:
+                # A waiting gang: in no job heap, and its tasks never counted as pending.
+                del self.gangs[part.part_id]
+                part.gang = 0
+                part.pending = 0
+                self._gang_news = True  # it may have held the reservation
+            elif part.pending > 0:
                 user.pending -= part.pending
                 part.pending = 0
                 part.requeue.clear()

@@ -49,6 +49,10 @@ class PolicyOptions:
         The Capacity Scheduler's maximum capacity of every queue, as a fraction of its
         parent's (Hadoop's ``maximum-capacity``; ``capacity``,
         :mod:`fairshare.policies.capacity`); 1.0 lets a queue grow into all idle capacity.
+    backfill : {"easy"}, optional
+        EASY backfilling (Lifka 1995; Mu'alem and Feitelson 2001): the first waiting gang in
+        the policy's order gets a reservation, and later work starts only where it does not
+        delay it (:mod:`fairshare.policies.gangs`); None: waiting gangs are only passed over.
 
     Examples
     --------
@@ -67,3 +71,4 @@ class PolicyOptions:
     copy_compute: tuple[int, int] | None = None
     slots: int | None = None
     max_capacity: float = 1.0
+    backfill: Literal["easy"] | None = None

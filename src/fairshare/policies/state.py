@@ -39,6 +39,7 @@ Two machines of one signature share a bucket until one of them loses room:
 from __future__ import annotations
 
 import bisect
+import math
 from collections import deque
 from collections.abc import Sequence
 
@@ -98,6 +99,12 @@ class JobState:
         Killed, lost or failed tasks waiting to run again, launched before new ones.
     priority : int
         The job's priority (higher first among its user's jobs, and its user's tier).
+    gang : int
+        While the side is a gang waiting for admission, how many of its tasks must start
+        together (:mod:`fairshare.policies.gangs`); 0 otherwise.
+    expected : float
+        Seconds one of its tasks is expected to run, for EASY backfilling's reservations
+        (inf: unknown, or backfilling off).
     """
 
     __slots__ = (
@@ -106,7 +113,9 @@ class JobState:
         "by_machine",
         "by_rack",
         "demand",
+        "expected",
         "finished",
+        "gang",
         "group",
         "id",
         "job",
@@ -124,6 +133,7 @@ class JobState:
         "requeue",
         "running",
         "share_per_task",
+        "short",
         "skip_since",
         "user",
         "version",
@@ -177,6 +187,14 @@ class JobState:
         self.allowed_locality = 0
         self.skip_since: float | None = None
         self.waits: tuple[float, float] | None = None
+        # Gang scheduling: the tasks that must start together while the gang waits (0: not a
+        # waiting gang), and the seconds a task is expected to run (EASY backfilling's
+        # reservations; inf: unknown, or backfilling off).
+        self.gang = 0
+        self.expected = math.inf
+        # How many of its tasks a waiting gang lacked room for at its last try, less what
+        # the room released since may hold (it is not tried again while that is > 0).
+        self.short = 0
 
 
 def part_id(job_id: int, phase: Phase) -> int:

@@ -849,7 +849,8 @@ class _Run:
         if run.total == 0:
             return 0.0
         slots = self._slots(job, job.demand) if job.tasks else 1
-        if slots == 0:
+        if slots == 0 or (job.min_tasks is not None and slots < job.min_tasks):
+            # A gang whose tasks never fit at once never starts.
             return math.inf
         end = greedy_end(run.map_seconds, slots, 0.0)
         if job.reduce is not None and job.reduce.tasks:

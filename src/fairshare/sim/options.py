@@ -77,7 +77,10 @@ class SimOptions:
     fraction of its parent's) are the ``slots`` and ``capacity`` policies' settings.
     ``thrash_factor`` is how many times slower every task on a machine runs while the
     memory its tasks demand exceeds the machine's (only a policy that over-commits, the
-    slot scheduler, lets that happen; :mod:`fairshare.sim.overcommit`)."""
+    slot scheduler, lets that happen; :mod:`fairshare.sim.overcommit`).
+
+    ``backfill`` ``"easy"`` turns on EASY backfilling for waiting gangs (SPEC section 3's
+    ``--backfill easy``, :mod:`fairshare.policies.gangs`)."""
 
     delay: tuple[float, float] | None = None
     job_delays: Mapping[str, tuple[float, float]] = field(default_factory=dict)
@@ -96,6 +99,7 @@ class SimOptions:
     slots: int | None = None
     thrash_factor: float = DEFAULT_THRASH_FACTOR
     max_capacity: float = 1.0
+    backfill: Literal["easy"] | None = None
 
     def __post_init__(self) -> None:
         """Every value in its range (SPEC section 3's option values), or
@@ -132,6 +136,15 @@ class SimOptions:
             raise OptionError(
                 "--max-capacity", "must be a fraction in (0, 1]", f"{self.max_capacity:g}"
             )
+        if self.backfill not in (None, "easy"):
+            raise OptionError("--backfill", "expected easy", repr(self.backfill))
+        if self.backfill is not None and self.copy_compute_splitting:
+            raise OptionError(
+                "--backfill",
+                "EASY backfilling does not combine with --copy-compute-splitting (compute "
+                "parts are admitted by their machines, not by the reservation)",
+                self.backfill,
+            )
         if self.copy_compute_splitting and not 1 <= self.max_computing <= self.max_reducers:
             raise OptionError(
                 "--copy-compute-splitting",
@@ -159,6 +172,7 @@ class SimOptions:
             ),
             slots=self.slots,
             max_capacity=self.max_capacity,
+            backfill=self.backfill,
         )
 
     def record(self) -> dict[str, object]:
@@ -184,6 +198,7 @@ class SimOptions:
             "reduce_slowstart": self.slowstart,
             "load_scale": self.load_scale,
             "time_scale": self.time_scale,
+            "backfill": self.backfill,
             **extra,
         }
 

@@ -389,8 +389,9 @@ class TaskFit:
         Returns
         -------
         str or None
-            The reason (its constraint matches no machine, or no machine it may use holds one of
-            its map or reduce tasks), or None when it can run.
+            The reason (its constraint matches no machine, no machine it may use holds one of
+            its map or reduce tasks, or, for a gang, those machines together hold fewer than
+            its ``min_tasks``), or None when it can run.
 
         Examples
         --------
@@ -411,6 +412,14 @@ class TaskFit:
         constrained = job.constraint is not None or job.machines is not None
         if constrained and not self.allowed(job.constraint, job.machines).any():
             return MATCHES_NO_MACHINE
+        if job.min_tasks is not None and job.tasks:
+            slots = self.slots(job.constraint, job.machines, job.demand)
+            if 0 < slots < job.min_tasks:
+                where = "its constraint allows" if constrained else "it may use"
+                return (
+                    f"its gang of {job.min_tasks} tasks never fits at once: the machines "
+                    f"{where} hold {slots} of its tasks"
+                )
         for demand in demands:
             if self.slots(job.constraint, job.machines, demand) == 0:
                 wanted = ", ".join(

@@ -500,6 +500,7 @@ class _Builder:
             ),
             after=entry.after,
             think=entry.think or 0.0,
+            min_tasks=entry.gang_size,
         )
 
     # events

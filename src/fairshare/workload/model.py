@@ -311,6 +311,15 @@ class Job:
         for an open-loop job submitted at ``submit``.
     think : float
         Seconds between the end of ``after`` and this job's submission.
+    min_tasks : int, optional
+        Gang scheduling (SPEC section 1, ``gang`` / ``min_tasks``): at least this many of
+        the job's (map) tasks start together, all in one decision, or none does; the rest
+        start as room allows. ``gang: true`` in a scenario is ``min_tasks = tasks``. None:
+        no gang, every task starts on its own.
+    estimate : float, optional
+        Seconds a task is expected to run at most (the user's requested time; SWF field 9).
+        EASY backfilling's reservations count on it; None: the duration as given (a fixed
+        duration, the longest of a list, a distribution's mean).
     """
 
     name: str
@@ -330,6 +339,13 @@ class Job:
     replica_placement: ReplicaPlacement = "rack-aware"
     after: str | None = None
     think: float = 0.0
+    min_tasks: int | None = None
+    estimate: float | None = None
+
+    @property
+    def gang(self) -> bool:
+        """Whether the job is a gang: its first ``min_tasks`` tasks start together."""
+        return self.min_tasks is not None
 
 
 EventKind = Literal["cancel_job", "cancel_user", "machine_fails", "machine_joins"]

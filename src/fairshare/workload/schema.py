@@ -102,6 +102,12 @@ def _name(value: object) -> str:
     return value
 
 
+def _flag(value: object) -> bool:
+    if not isinstance(value, bool):
+        raise invalid(f"must be true or false, {got(value)}")
+    return value
+
+
 def _text(value: object) -> str:
     if not isinstance(value, str):
         raise invalid(f"must be a string, {got(value)}")
@@ -569,6 +575,8 @@ class JobModel(_Record):
     priority: int
     after: str | None
     think: float | None
+    gang: bool
+    min_tasks: int | None
 
     fields = (
         _Field("name", _name),
@@ -586,6 +594,8 @@ class JobModel(_Record):
         _Field("priority", _priority, 0),
         _Field("after", _optional(_name), None),
         _Field("think", _optional(_seconds), None),
+        _Field("gang", _flag, False),
+        _Field("min_tasks", _optional(_whole(1, MAX_TASKS)), None),
     )
 
     def check(self) -> None:
@@ -605,6 +615,23 @@ class JobModel(_Record):
                 "tasks; give one duration per task, or a single number",
                 at="duration",
             )
+        if self.min_tasks is not None and self.min_tasks > self.tasks:
+            raise invalid(
+                f"must be at most the job's tasks ({self.tasks}), got {self.min_tasks}: "
+                "at least min_tasks of its tasks start together",
+                at="min_tasks",
+            )
+        if self.gang and self.min_tasks is not None and self.min_tasks != self.tasks:
+            raise invalid(
+                f"gang: true starts all {self.tasks} tasks together, but min_tasks is "
+                f"{self.min_tasks}; give gang: true or min_tasks, not both",
+                at="min_tasks",
+            )
+
+    @property
+    def gang_size(self) -> int | None:
+        """How many tasks start together (None: no gang)."""
+        return self.tasks if self.gang else self.min_tasks
 
 
 def _check_parameter(value: object, at: str | int) -> None:

@@ -8,15 +8,19 @@ Header lines start with ``;``; each job line has 18 whitespace-separated fields
 
 Mapping: one job per line, named by its job number; one task per processor (allocated, or
 requested when the allocation is missing, or 1 when both are), each running for the job's
-run time; the user is ``user<ID>`` so a user's jobs share one fair-share entity (a job with
-no user id is its own user). A job whose run time is missing (``-1``: it never ran) has no
-duration to replay and is skipped. The scenario supplies the machines and the per-task
-demand: one unit of its first resource (a processor). ``.swf.gz`` files are read
-compressed.
+run time; a parallel job (more than one processor) is a gang, all its tasks starting together
+(``min_tasks`` = its processors: the log's machines ran it so); its requested time (field 9),
+when given and > 0, is its ``estimate``, which EASY backfilling's reservations count on (the
+scheduler of the KTH SP2 log did); the user is ``user<ID>`` so a user's jobs share one
+fair-share entity (a job with no user id is its own user). A job whose run time is missing
+(``-1``: it never ran) has no duration to replay and is skipped. The scenario supplies the
+machines and the per-task demand: one unit of its first resource (a processor). ``.swf.gz``
+files are read compressed.
 
 Bounds (a record beyond them is rejected, naming its line and field): the fields read are
 numbers >= 0 or ``-1``; submit and run times at most ``MAX_SECONDS`` (1e15 s), a run time
-0 or at least ``MIN_SECONDS`` (1e-6 s), processors at most ``MAX_RECORD_TASKS`` (1,000,000), job
+0 or at least ``MIN_SECONDS`` (1e-6 s), a requested time at most ``MAX_SECONDS`` (one
+below ``MIN_SECONDS`` is no estimate), processors at most ``MAX_RECORD_TASKS`` (1,000,000), job
 numbers and user ids at most ``MAX_ID`` (10^18); job numbers are unique. The other fields
 are not read.
 """
@@ -52,6 +56,7 @@ _COLUMNS = {
     3: ("run time (field 4)", MAX_SECONDS, MIN_SECONDS),
     4: ("allocated processors (field 5)", float(MAX_RECORD_TASKS), 0.0),
     7: ("requested processors (field 8)", float(MAX_RECORD_TASKS), 0.0),
+    8: ("requested time (field 9)", MAX_SECONDS, 0.0),
     11: ("user id (field 12)", MAX_ID, 0.0),
 }
 
@@ -87,8 +92,9 @@ def read_swf(path: Path, cluster: Cluster) -> Iterator[Job]:
 
     Examples
     --------
-    Job 1 ran 100 s on 4 processors for user 7; job 2 never ran (run time -1); job 3 has no
-    allocation and no user, so it gets its 2 requested processors and is its own user.
+    Job 1 ran 100 s on 4 processors for user 7 (a gang of 4 that asked for 300 s); job 2
+    never ran (run time -1); job 3 has no allocation and no user, so it gets its 2 requested
+    processors and is its own user.
 
     >>> import tempfile
     >>> from pathlib import Path
@@ -98,7 +104,7 @@ def read_swf(path: Path, cluster: Cluster) -> Iterator[Job]:
     >>> cluster = Cluster.build(["cpu"], [Machine("m", np.array([8.0]))])
     >>> log = (
     ...     "; a header line\n"
-    ...     "1 0 5 100 4 -1 -1 4 -1 -1 1 7 -1 -1 -1 -1 -1 -1\n"
+    ...     "1 0 5 100 4 -1 -1 4 300 -1 1 7 -1 -1 -1 -1 -1 -1\n"
     ...     "2 30 0 -1 2 -1 -1 2 -1 -1 0 7 -1 -1 -1 -1 -1 -1\n"
     ...     "3 60 0 20 -1 -1 -1 2 -1 -1 1 -1 -1 -1 -1 -1 -1 -1\n"
     ... )
@@ -108,6 +114,8 @@ def read_swf(path: Path, cluster: Cluster) -> Iterator[Job]:
     ...     jobs = list(read_swf(path, cluster))
     >>> [(job.name, job.submit, job.user, job.tasks, job.duration.seconds) for job in jobs]
     [('1', 0.0, 'user7', 4, 100.0), ('3', 60.0, '3', 2, 20.0)]
+    >>> [(job.min_tasks, job.estimate) for job in jobs]
+    [(4, 300.0), (2, None)]
     """
     check_readable(path, "SWF log")
     return _stream(path, cluster)
@@ -144,13 +152,17 @@ def _stream(path: Path, cluster: Cluster) -> Iterator[Job]:
         allocated = _number(fields, 4, path, line)
         requested = _number(fields, 7, path, line)
         tasks = allocated if allocated > 0 else requested if requested > 0 else 1.0
+        requested_time = _number(fields, 8, path, line)
         user_id = _number(fields, 11, path, line)
         name = fields[0]
+        count = max(1, math.ceil(tasks))
         yield Job(
             name=name,
             submit=submit,
             user=f"user{fields[11]}" if user_id >= 0 else name,
             demand=demand,
-            tasks=max(1, math.ceil(tasks)),
+            tasks=count,
             duration=FixedDuration(run),
+            min_tasks=count if count > 1 else None,
+            estimate=requested_time if requested_time >= MIN_SECONDS else None,
         )
