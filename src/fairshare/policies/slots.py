@@ -135,7 +135,7 @@ class Slots(NaiveHdrf):
         options: PolicyOptions | None = None,
     ) -> None:
         self._slots = options.slots if options is not None else None
-        self._real = cluster.resources
+        self._real_resources = cluster.resources
         # The machines' real capacities, by name: which resources each has.
         self._has: dict[str, tuple[bool, ...]] = {
             m.name: tuple(c > 0 for c in m.capacity.tolist()) for m in cluster.machines
@@ -152,7 +152,7 @@ class Slots(NaiveHdrf):
 
     def _slot_machine(self, machine: Machine) -> Machine:
         """``machine`` with its slot count as its only capacity."""
-        count = float(slot_count(self._real, machine, self._slots))
+        count = float(slot_count(self._real_resources, machine, self._slots))
         return dataclasses.replace(machine, capacity=np.array([count]))
 
     def job_submitted(
