@@ -25,6 +25,8 @@ TINY = {
     "choosy-fig8": 0.03,
     "choosy-table2": 0.03,
     "choosy-rampup": 0.1,
+    "choosy-fig10-12": 0.2,
+    "fair-fig15": 0.25,
     "tsf-table2": 1.0,
     "tsf-fig9-11": 0.005,
 }

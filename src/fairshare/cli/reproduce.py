@@ -145,6 +145,8 @@ def _print_result(result: TargetResult, scaled: str, console: Console) -> None:
     for row in result.rows:
         if row.reason is not None:
             console.print(f"  {row.verdict}: {row.metric}: {row.reason}", markup=False)
+    if t.note is not None:
+        console.print(f"  note: {t.note}", markup=False)
     ran = f"ran {result.ran} cells" + (f" ({result.reused} done before)" if result.reused else "")
     console.print(
         f"{ran} in {result.seconds:.1f} s; wrote {result.out}: result.json, figure.svg, sweep/",

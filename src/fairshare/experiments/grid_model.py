@@ -31,7 +31,8 @@ import hashlib
 import itertools
 import json
 import math
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Literal
 
 from fairshare import __version__
@@ -139,6 +140,10 @@ class Grid:
     probe : Probe, optional
         A measurement every cell adds to its row (:mod:`fairshare.experiments.probes`;
         set by ``fairshare reproduce``'s targets, not by a grid file).
+    fixed : mapping of str to object, optional
+        :class:`~fairshare.sim.engine.SimOptions` fields every cell takes, under the swept
+        options' (set by ``fairshare reproduce``'s targets for options no grid file can
+        sweep, such as FAIR section 6.2.4's per-job delays; not by a grid file).
     """
 
     source: str
@@ -149,6 +154,7 @@ class Grid:
     parameters: tuple[ParameterAxis, ...]
     variants: tuple[ScenarioInput, ...]
     probe: Probe | None = None
+    fixed: Mapping[str, object] = field(default_factory=dict)
 
     @property
     def size(self) -> int:
@@ -175,7 +181,7 @@ class Grid:
         cells: list[Cell] = []
         for variant, shown in zip(self.variants, values, strict=True):
             for combo in combos:
-                fields: OptionFields = {}
+                fields: OptionFields = dict(self.fixed)
                 for axis, k in zip(self.options, combo, strict=True):
                     fields.update(axis.fields[k])
                 options = SimOptions(**fields)  # type: ignore[arg-type]

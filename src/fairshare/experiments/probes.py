@@ -12,7 +12,8 @@ mapping is one column of JSON text, as in :func:`fairshare.experiments.cells.fla
   tasks at each time (TSF Figure 5, H-DRF Figure 9);
 - ``versus``, ``{"policy": P}``: columns ``versus_*``, P's run against this one (Choosy
   Table 1's slowdown, Figure 8's RMSE and Table 2's run time; TSF Figures 10-11's per-job
-  and per-task differences).
+  and per-task differences); with ``"windows": [[FROM, TO], ...]`` also the mean RMSE in
+  each window (Choosy Figures 10-11: users joining, then leaving).
 
 Examples
 --------
@@ -130,13 +131,16 @@ def _versus(
       completion time minus the other's, over this run's (positive: the other is faster);
     - ``versus_task_delay``, ``versus_task_later``: TSF Figure 11, the other run's mean
       task queueing delay (first start minus submit), and the fraction of tasks that waited
-      longer here than there.
+      longer here than there;
+    - ``versus_rmse_windows`` (only with ``params["windows"]``): per window ``[FROM, TO]``,
+      the time-weighted mean RMSE in it (Choosy Figures 10-11), as JSON text.
     """
     policy = params["policy"]
     assert isinstance(policy, str)
     other = simulate(scenario, policy, seed=run.seed, options=options)
     here, there = run_frames(run.log), run_frames(other.log)
-    rmse = allocation_rmse(other.log, run.log).stats()["mean"]
+    series = allocation_rmse(other.log, run.log)
+    rmse = series.stats()["mean"]
     index = {name: i for i, name in enumerate(there.job_names)}
     mine = np.array([index.get(n, -1) for n in here.job_names], dtype=np.int64)
     shared = mine >= 0
@@ -160,7 +164,15 @@ def _versus(
     delay_here, delay_there = _task_delays(here), _task_delays(there)
     keys = sorted(set(delay_here) & set(delay_there))
     later = sum(delay_here[k] > delay_there[k] + 1e-9 for k in keys)
+    windows: dict[str, object] = {}
+    if "windows" in params:
+        found = params["windows"]
+        assert isinstance(found, list)
+        windows["versus_rmse_windows"] = _json(
+            [series.mean_between(float(a), float(b)) for a, b in found]
+        )
     return {
+        **windows,
         "versus_slowdown_bins": _json(relative_slowdown(other.log, run.log)),
         "versus_rmse_mean": rmse,
         "versus_wall_seconds": other.log.wall_seconds,

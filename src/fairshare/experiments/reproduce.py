@@ -14,6 +14,10 @@ DIR/TARGET/figure.svg    the figure in the paper's form
 DIR/TARGET/sweep/        the sweep's directory: cells/, results.parquet, sweep.html
 ```
 
+Targets that measure the same runs (Choosy Table 1, Figure 8 and Table 2 share section 7.1's
+grid) share cells: a cell another target under DIR already ran (the same id in
+``DIR/OTHER/sweep/cells``) is copied, not run again.
+
 Examples
 --------
 >>> import json, tempfile
@@ -41,7 +45,7 @@ import polars as pl
 from fairshare.experiments.aggregate import headline, settings
 from fairshare.experiments.cells import Cell, CellFailure
 from fairshare.experiments.executors import make_executor
-from fairshare.experiments.store import SweepDir, SweepDirError
+from fairshare.experiments.store import CELLS, SweepDir, SweepDirError
 from fairshare.experiments.sweep import SweepProgress, available_cores, merge
 from fairshare.experiments.targets.base import Evaluation, Row, Target, judge
 from fairshare.report.outdir import STAGING_PREFIX
@@ -157,6 +161,23 @@ def _write(path: Path, text: str) -> None:
         raise
 
 
+def _shared_cells(out: Path, name: str, ids: Sequence[str]) -> dict[str, Path]:
+    """The cells of ``ids`` another target's sweep under ``out`` has done, with their files
+    (the first target in name order that has each)."""
+    found: dict[str, Path] = {}
+    if not ids or not out.is_dir():
+        return found
+    for other in sorted(out.iterdir()):
+        cells = other / SWEEP / CELLS
+        if other.name == name or not cells.is_dir():
+            continue
+        for cell_id in ids:
+            path = cells / f"{cell_id}.parquet"
+            if cell_id not in found and path.is_file():
+                found[cell_id] = path
+    return found
+
+
 def _report(target: Target, frame: pl.DataFrame, columns: Sequence[str]) -> str:
     """``sweep.html`` of the target's merged parts: means over seeds per part, policy and
     option."""
@@ -221,6 +242,12 @@ def run_target(
     cells: list[Cell] = [cell for part in parts for cell in part.grid.cells()]
     unique = {cell.id: cell for cell in reversed(cells)}
     done = store.read_cells(cell.id for cell in cells)
+    shared = _shared_cells(Path(out), target.name, [c for c in unique if c not in done])
+    if shared:
+        store.open()
+        for cell_id, source in shared.items():
+            store.adopt_cell(cell_id, source)
+        done.update(store.read_cells(shared))
     todo = [cell for cell in cells if cell.id not in done and unique[cell.id] is cell]
     if progress is not None:
         progress.start(len(cells), len(todo))

@@ -210,6 +210,23 @@ class SweepDir:
                 found[cell] = frame
         return found
 
+    def adopt_cell(self, cell: str, source: Path) -> None:
+        """Copy the file of cell ``cell`` from another sweep's ``cells`` directory
+        (``source``) into this one: the same cell id is the same run, so a reproduction
+        whose targets share cells runs each once.
+
+        Raises
+        ------
+        SweepDirError
+            It cannot be written.
+        """
+        try:
+            self._write(f"{CELLS}/{cell}.parquet", lambda handle: handle.write(source.read_bytes()))
+        except OSError as err:
+            raise SweepDirError(
+                str(self.cells), f"cannot write the results ({_reason(err)})"
+            ) from None
+
     def write_cell(self, cell: str, result: dict[str, object]) -> None:
         """Write the results of cell ``cell`` (its id) as ``cells/ID.parquet``.
 

@@ -128,6 +128,37 @@ class RmseSeries:
         total = cum[-1] if cum.size and cum[-1] > 0 else 1.0
         return self.rmse[order], cum / total
 
+    def mean_between(self, start: float, end: float) -> float | None:
+        """The time-weighted mean RMSE over ``[start, end)`` (Choosy section 7.2 compares
+        the allocations while users join with those while they leave).
+
+        Parameters
+        ----------
+        start, end : float
+            The window.
+
+        Returns
+        -------
+        float or None
+            None when no user is present in the window.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fairshare.metrics.compare import RmseSeries
+        >>> series = RmseSeries(
+        ...     np.array([0.0, 10.0]), np.array([10.0, 10.0]), np.array([0.5, 0.1]),
+        ...     np.array([2, 2]),
+        ... )
+        >>> series.mean_between(5, 15), series.mean_between(30, 40)
+        (0.3, None)
+        """
+        low = np.maximum(self.start, start)
+        high = np.minimum(self.start + self.width, end)
+        weight = np.clip(high - low, 0.0, None)
+        total = float(weight.sum())
+        return float((self.rmse * weight).sum() / total) if total > 0 else None
+
     def stats(self) -> dict[str, float | None]:
         """The series' time-weighted statistics, as ``compare.json`` reports them.
 

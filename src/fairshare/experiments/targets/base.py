@@ -249,6 +249,9 @@ class Target:
         Wall seconds at the default scale on the 2-core development machine.
     verdict : str, optional
         The verdicts at the default scale, as measured (``4 reproduced, 2 differ``).
+    note : str, optional
+        One line: where and why the model's experiment differs from the paper's, printed
+        under the target's rows.
     """
 
     name: str
@@ -264,6 +267,7 @@ class Target:
     needs: str | None = None
     typical_seconds: float | None = None
     verdict: str | None = None
+    note: str | None = None
 
     @property
     def runnable(self) -> bool:

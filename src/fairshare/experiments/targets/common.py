@@ -41,8 +41,11 @@ def part(
     *,
     options: Mapping[str, Sequence[object]] | None = None,
     probe: Probe | None = None,
+    fixed: Mapping[str, object] | None = None,
 ) -> Part:
-    """A :class:`Part` whose grid holds ``scenario``'s fields (validated as a grid file's)."""
+    """A :class:`Part` whose grid holds ``scenario``'s fields (validated as a grid file's);
+    ``fixed`` holds :class:`~fairshare.api.SimOptions` fields every cell takes
+    (:attr:`~fairshare.experiments.grid_model.Grid.fixed`)."""
     document: dict[str, object] = {
         **scenario,
         "policies": list(policies),
@@ -53,6 +56,8 @@ def part(
     grid = parse_grid(document, source=f"{target} ({label})")
     if probe is not None:
         grid = dataclasses.replace(grid, probe=probe)
+    if fixed:
+        grid = dataclasses.replace(grid, fixed=dict(fixed))
     return Part(label, grid)
 
 

@@ -8,8 +8,9 @@
 - ``hdrf-fig11``: section 5.2, Figures 10-11: naive H-DRF (the Pareto-efficient Capacity
   Scheduler) against dynamic H-DRF on Figure 10's hierarchy, 50 servers of 6 GB, 4 CPUs
   and 1 GPU, 100 jobs of Table 1's sizes; n1,2 runs GPU jobs, large jobs go to n1,1, n1,2
-  and n3,1, small ones to n2's leaves. Under naive H-DRF n1,1 starves (median throughput
-  of one task) and its jobs finish 413% later.
+  and n3,1, small ones to n2's leaves; each leaf runs its jobs one after the other, the
+  next submitted when the previous one finishes (closed loop). Under naive H-DRF n1,1
+  starves (median throughput of one task) and its jobs finish 413% later.
 - ``hdrf-fig12-13``: section 5.3, H-DRF against the hierarchical slot scheduler
   (``slots``: a fixed number of slots per server, a task in each whatever its demand, the
   simulator slowing the tasks of a server whose memory is over-committed). Figure 12
@@ -131,9 +132,10 @@ _FIG11_DURATION = 10.0
 def _fig11_jobs(seed: int, scale: float) -> list[dict[str, object]]:
     """Section 5.2's schedule for one seed: Table 1's sizes, large jobs (500+ tasks) split
     over n1,1, n1,2 and n3,1, the others over n2's leaves; 1.5 GB tasks for a third of the
-    jobs (memory-dominant in the trace), else 1 GB; one CPU, or one GPU for n1,2. A leaf's
-    jobs are all submitted at 0 and run in order (each leaf runs its next job when the
-    previous one has no task left to start)."""
+    jobs (memory-dominant in the trace), else 1 GB; one CPU, or one GPU for n1,2. Each leaf
+    submits its first job at 0 and each next one as soon as the previous one finishes
+    ("each leaf node runs its next job as soon as the previous one finishes": a closed
+    loop, ``after`` with no think time)."""
     rng = random.Random(seed)
     sizes: list[int] = []
     for count, low, high in _TABLE1_BINS:
@@ -145,12 +147,19 @@ def _fig11_jobs(seed: int, scale: float) -> list[dict[str, object]]:
     large = [s for s in sizes if s >= 500 * scale and s >= 20]
     small = [s for s in sizes if s not in large]
     jobs: list[dict[str, object]] = []
-    for k, size in enumerate(large):
-        leaf = ("n1,1", "n1,2", "n3,1")[k % 3]
-        jobs.append(_job(f"large-{k}", leaf, size, rng))
-    for k, size in enumerate(small):
-        leaf = ("n2,1", "n2,2", "n2,3")[k % 3]
-        jobs.append(_job(f"small-{k}", leaf, size, rng))
+    last: dict[str, str] = {}
+    for prefix, sizes_of, leaves in (
+        ("large", large, ("n1,1", "n1,2", "n3,1")),
+        ("small", small, ("n2,1", "n2,2", "n2,3")),
+    ):
+        for k, size in enumerate(sizes_of):
+            leaf = leaves[k % 3]
+            job = _job(f"{prefix}-{k}", leaf, size, rng)
+            if leaf in last:
+                del job["submit"]
+                job["after"] = last[leaf]
+            last[leaf] = str(job["name"])
+            jobs.append(job)
     return jobs
 
 
@@ -540,8 +549,8 @@ TARGETS = (
     ),
     Target(
         name="hdrf-fig11",
-        typical_seconds=11,
-        verdict="2 same direction (of 2)",
+        typical_seconds=3,
+        verdict="1 same direction, 1 differ (of 2)",
         paper="H-DRF",
         figure="Fig 11",
         description="naive H-DRF starves n1,1 on Figure 10's hierarchy; dynamic H-DRF does not",
@@ -553,8 +562,12 @@ TARGETS = (
         scaled=lambda s: (
             f"{scaled_count(_FIG11_SERVERS, s, 4)} of 50 servers, "
             f"{sum(scaled_count(c, s) for c, _, _ in _TABLE1_BINS)} of 100 jobs, large jobs' "
-            f"tasks x {s:g}; a leaf's jobs are queued at 0 instead of submitted closed-loop"
+            f"tasks x {s:g}"
         ),
+        note="n1,1 is not starved in our runs: with each leaf's jobs submitted closed-loop "
+        "as the paper did, its mean share under naive H-DRF is within 6% of H-DRF's (the "
+        "paper: a median of one running task) and its jobs finish about 5% later, not 413%; "
+        "the cause is not yet found",
     ),
     Target(
         name="hdrf-fig12-13",
