@@ -571,6 +571,8 @@ TARGETS = (
     ),
     Target(
         name="hdrf-fig12-13",
+        typical_seconds=287,
+        verdict="3 reproduced, 5 same direction, 1 differ (of 9)",
         paper="H-DRF",
         figure="Figs 12-13",
         description="H-DRF against hierarchical slot schedulers (4-14 slots, memory thrashing)",
