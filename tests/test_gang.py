@@ -313,7 +313,9 @@ def test_gangs_never_start_partially(
         assert starts[: job.min_tasks] == [record.first_start] * job.min_tasks
     machines = {m.name: m for m in cluster.machines}
     machines["extra"] = Machine("extra", np.array([8.0, 8.0]), rack="r0")
-    for name, machine in machines.items():
+    # The slot scheduler over-commits machines by design (its tasks take a slot whatever
+    # their demand; the simulator slows them down instead: sim/overcommit.py).
+    for name, machine in machines.items() if policy != "slots" else ():
         points = sorted(
             [(a.finish, 0, by_job[a.job].demand) for a in log.attempts if a.machine == name]
             + [(a.start, 1, by_job[a.job].demand) for a in log.attempts if a.machine == name],

@@ -97,7 +97,6 @@ def test_bad_input_is_one_line_and_writes_nothing(tmp_path: Path) -> None:
     out = tmp_path / "out"
     cases = [
         (("reproduce", "fair-table4", "--out", str(out)), "unknown target 'fair-table4'"),
-        (("reproduce", "hdrf-fig12-13", "--out", str(out)), "needs a slot-based"),
         (("reproduce", "hdrf-fig9", "--scale", "0", "--out", str(out)), "--scale"),
         (("reproduce", "hdrf-fig9", "--scale", "2", "--out", str(out)), "--scale"),
         (("reproduce", "hdrf-fig9"), "--out"),

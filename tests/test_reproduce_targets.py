@@ -3,6 +3,7 @@ and a figure; every other target is listed with what it needs and refuses to run
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import xml.etree.ElementTree as ET
@@ -50,9 +51,11 @@ def test_a_target_runs_at_a_tiny_scale(name: str, tmp_path: Path) -> None:
     ET.fromstring((tmp_path / name / "figure.svg").read_text())
 
 
-@pytest.mark.parametrize("name", sorted(t.name for t in TARGETS if not t.runnable))
-def test_a_target_the_model_lacks_refuses_to_run(name: str, tmp_path: Path) -> None:
+def test_a_target_the_model_lacks_refuses_to_run(tmp_path: Path) -> None:
+    # Every paper target runs today; the refusal stays for the next one the model lacks.
+    lacking = dataclasses.replace(target("hdrf-fig9"), name="hdrf-figX", needs="a new model")
+    assert not lacking.runnable
     with pytest.raises(TargetUnavailable) as raised:
-        run_target(target(name), tmp_path)
-    assert raised.value.needs == target(name).needs
-    assert not (tmp_path / name).exists()
+        run_target(lacking, tmp_path)
+    assert raised.value.needs == "a new model"
+    assert not (tmp_path / "hdrf-figX").exists()
