@@ -103,6 +103,13 @@ class LiveJob:
         Tasks already finished (a replayed job).
     failures : mapping of int to int
         Failures so far per task (a replayed job).
+    min_tasks : int, optional
+        A gang (SPEC section 1's ``min_tasks``; ``tasks`` for ``gang: true``): the policy
+        admits this many of its tasks in one decision or none, and the driver launches them
+        in one batch (:mod:`fairshare.policies.gangs`). None: every task starts on its own.
+    priority : int
+        Its priority among its tenant's jobs and its queue's (SPEC section 1's ``priority``;
+        higher first).
     """
 
     id: str
@@ -115,6 +122,8 @@ class LiveJob:
     max_retries: int = DEFAULT_MAX_RETRIES
     done: frozenset[int] = frozenset()
     failures: Mapping[int, int] = field(default_factory=dict)
+    min_tasks: int | None = None
+    priority: int = 0
 
 
 class Journal:
@@ -442,6 +451,10 @@ class LiveDriver:
                 else f"({constraint.source}) and ({spec.constraint})"
             )
         demand = np.array([float(spec.demand.get(r, 0.0)) for r in self.resources])
+        # A gang with a task finished has started: the rest is an ordinary job's (a task
+        # lost or failed runs again on its own). One replayed before any task finished
+        # starts together again, as many of its tasks as are left.
+        min_tasks = None if spec.min_tasks is None or spec.done else min(spec.min_tasks, tasks)
         return Job(
             name=spec.id,
             submit=now,
@@ -452,6 +465,8 @@ class LiveDriver:
             weight=user.weight,
             constraint=constraint,
             machines=user.machines,
+            priority=spec.priority,
+            min_tasks=min_tasks,
         )
 
     def _cancelled(self, now: float, job_id: str) -> None:

@@ -123,12 +123,34 @@ def submit_command(
         int | None,
         typer.Option("--max-retries", min=0, help="Failures a task may have and run again"),
     ] = None,
+    gang: Annotated[
+        bool, typer.Option("--gang", help="All its tasks start together, or none does")
+    ] = False,
+    min_tasks: Annotated[
+        int | None,
+        typer.Option(
+            "--min-tasks", metavar="N", help="A gang: at least N of its tasks start together"
+        ),
+    ] = None,
+    priority: Annotated[
+        int | None,
+        typer.Option("--priority", metavar="N", help="Priority among your jobs (higher first)"),
+    ] = None,
     server: ServerOption = None,
     token: TokenOption = None,
 ) -> None:
     """Submit a job to the service: TASKS tasks, each running COMMAND with
     FAIRSHARE_TASK_INDEX set. Prints the job's id."""
     wanted = _demand(demand)
+    if gang:
+        if min_tasks is not None and min_tasks != tasks:
+            raise InputError(
+                "command line",
+                "--min-tasks",
+                f"a gang starts all its {tasks} tasks together: give --gang or --min-tasks, "
+                f"or both equal to --tasks; got {min_tasks}",
+            )
+        min_tasks = tasks
     client = _client(server, token)
     job_id = _call(
         client,
@@ -139,6 +161,8 @@ def submit_command(
         command,
         constraint=constraint,
         max_retries=max_retries,
+        min_tasks=min_tasks,
+        priority=priority,
     )
     sys.stdout.write(f"{job_id}\n")
 

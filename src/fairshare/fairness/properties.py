@@ -39,11 +39,14 @@ properties are :mod:`fairshare.fairness.manipulations`.
 - population monotonicity (:mod:`~fairshare.fairness.monotonicity`; H-DRF section 4.3): no
   user's allocation drops when another leaves;
 - quota restored (:mod:`~fairshare.fairness.quotas`; beyond the papers): in a simulated run, a
-  queue below its quota with pending work gets a task within the reclaim bound.
+  queue below its quota with pending work gets a task within the reclaim bound;
+- gang progress (:mod:`~fairshare.fairness.gangs`; beyond the papers): in a simulated run with
+  EASY backfilling, the head gang starts by its reservation and every gang that fits starts.
 
 Properties that a policy's model does not define are not applicable (``applies``): the
 hierarchical share guarantee for flat policies, the TSF paper's reductions to DRF and CMMF
-for hierarchical ones, and quota-restored for policies without an online scheduler.
+for hierarchical ones, and quota-restored and gang-progress for policies without an online
+scheduler.
 
 Examples
 --------
@@ -56,6 +59,7 @@ Examples
 from __future__ import annotations
 
 from fairshare.fairness.efficiency import EnvyFreeness, ParetoEfficiency
+from fairshare.fairness.gangs import GangProgress
 from fairshare.fairness.monotonicity import PopulationMonotonicity
 from fairshare.fairness.protocol import FairnessProperty
 from fairshare.fairness.quotas import QuotaRestored
@@ -74,6 +78,7 @@ _ALL: tuple[FairnessProperty, ...] = (
     GroupStrategyProofness(),
     PopulationMonotonicity(),
     QuotaRestored(),
+    GangProgress(),
 )
 PROPERTIES: dict[str, FairnessProperty] = {p.name: p for p in _ALL}
 """Every property by name, in the order ``fairshare check --all`` lists them."""

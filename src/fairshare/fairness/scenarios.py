@@ -106,6 +106,9 @@ class ScenarioShape:
     quotas : bool
         A scenario for simulation instead (:func:`quota_document`): queues with quotas
         and jobs of one demand.
+    gangs : bool
+        A scenario for simulation instead (:func:`gang_document`): jobs with gangs among
+        them, on several machines.
     """
 
     max_users: int = 3
@@ -116,6 +119,7 @@ class ScenarioShape:
     constraints: bool = True
     max_value: int = 6
     quotas: bool = False
+    gangs: bool = False
 
 
 def shape_for(shape: ScenarioShape, domain: Domain) -> ScenarioShape:
@@ -175,6 +179,9 @@ def random_document(rng: np.random.Generator, shape: ScenarioShape, domain: Doma
     >>> document["users"][1]
     {'name': 'u1', 'demand': {'r0': 4, 'r1': 3}}
     """
+    if shape.gangs:
+        # Simulated online runs place tasks on machines, pooled policies' included.
+        return gang_document(rng, shape)
     shape = shape_for(shape, domain)
     if shape.quotas:
         return quota_document(rng, shape)
@@ -281,3 +288,63 @@ def quota_document(rng: np.random.Generator, shape: ScenarioShape) -> Document:
             job["user"] = f"u-{path}"
         jobs.append(job)
     return {"resources": resources, "machines": machines, "queues": queues, "jobs": jobs}
+
+
+def gang_document(rng: np.random.Generator, shape: ScenarioShape) -> Document:
+    """A random scenario for simulation with gangs: jobs of two to eight tasks at most, half
+    of them gangs (``gang: true``, or ``min_tasks`` of some of their tasks), some with a
+    whitelist of machines, every task running exactly its job's fixed duration, so that EASY
+    backfilling's reservations are exact (the precondition of its guarantee,
+    :mod:`fairshare.policies.gangs`).
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        The source of every draw.
+    shape : ScenarioShape
+        Its ``max_resources``, ``max_machines`` and ``max_users`` bound the draw.
+
+    Returns
+    -------
+    Document
+        A scenario document with ``jobs``, no ``users``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> document = gang_document(np.random.default_rng(4), ScenarioShape(gangs=True))
+    >>> [m["capacity"] for m in document["machines"]]
+    [{'r0': 8, 'r1': 5}, {'r0': 8, 'r1': 8}, {'r0': 8, 'r1': 2}]
+    >>> [(j["tasks"], j.get("gang", False), j.get("min_tasks")) for j in document["jobs"]]
+    [(4, False, None), (4, False, None), (5, False, None), (2, True, None), (3, False, 3)]
+    """
+    m = int(rng.integers(1, shape.max_resources + 1))
+    resources = [f"r{k}" for k in range(m)]
+    machines = []
+    for j in range(int(rng.integers(1, shape.max_machines + 1))):
+        machines.append(
+            {"name": f"m{j}", "capacity": {r: int(rng.integers(2, 9)) for r in resources}}
+        )
+    jobs = []
+    submits = sorted(int(t) for t in rng.integers(0, 20, size=int(rng.integers(2, 9))))
+    for k, submit in enumerate(submits):
+        tasks = int(rng.integers(1, 7))
+        job: dict[str, Any] = {
+            "name": f"j{k}",
+            "submit": submit,
+            "user": f"u{int(rng.integers(0, shape.max_users))}",
+            "demand": {r: int(rng.integers(1, 3)) for r in resources},
+            "tasks": tasks,
+            "duration": int(rng.integers(1, 20)),
+        }
+        kind = rng.random()
+        if kind < 0.3:
+            job["gang"] = True
+        elif kind < 0.5:
+            job["min_tasks"] = int(rng.integers(1, tasks + 1))
+        if len(machines) > 1 and rng.random() < 0.2:
+            size = int(rng.integers(1, len(machines)))
+            chosen = sorted(rng.choice(len(machines), size=size, replace=False).tolist())
+            job["machines"] = [machines[c]["name"] for c in chosen]
+        jobs.append(job)
+    return {"resources": resources, "machines": machines, "jobs": jobs}

@@ -320,7 +320,10 @@ def shrink(
 def _simpler(document: Document) -> Iterator[Document]:
     """Every document one simplification away from ``document``, biggest steps first."""
     if "jobs" in document:
-        yield from _simpler_run(document)
+        if any("gang" in job or "min_tasks" in job for job in document["jobs"]):
+            yield from _simpler_gang_run(document)
+        else:
+            yield from _simpler_run(document)
         return
     users = document["users"]
     for i in range(len(users)):
@@ -506,3 +509,76 @@ def _rescaled(document: Document, shape: dict[str, int]) -> Document:
             if key in queue:
                 queue[key] = tasks(queue[key])
     return smaller
+
+
+def _simpler_gang_run(document: Document) -> Iterator[Document]:
+    """For a scenario of jobs with gangs (:func:`~fairshare.fairness.scenarios.gang_document`):
+    every document one simplification away, biggest steps first: a job, a machine or a
+    resource fewer; a job without its whitelist, a machine fewer in it, or no longer a gang;
+    a smaller ``min_tasks``, capacity or demand; fewer tasks, shorter tasks, earlier
+    submissions (all of them at once first, so that the first is at 0)."""
+    jobs = document["jobs"]
+    first = min(job["submit"] for job in jobs)
+    if first > 0:
+        smaller = copy.deepcopy(document)
+        for job in smaller["jobs"]:
+            job["submit"] -= first
+        yield smaller
+    for i in range(len(jobs)):
+        if len(jobs) > 1:
+            smaller = copy.deepcopy(document)
+            del smaller["jobs"][i]
+            yield smaller
+    for j, machine in enumerate(document["machines"]):
+        if len(document["machines"]) > 1:
+            smaller = copy.deepcopy(document)
+            del smaller["machines"][j]
+            for job in smaller["jobs"]:
+                if machine["name"] in job.get("machines", []):
+                    job["machines"].remove(machine["name"])
+            if all(job.get("machines", True) for job in smaller["jobs"]):
+                yield smaller
+    for resource in document["resources"]:
+        if len(document["resources"]) > 1:
+            smaller = _drop_run_resource(document, resource)
+            if all(job["demand"] for job in smaller["jobs"]):
+                yield smaller
+    for i, job in enumerate(jobs):
+        for key in ("machines", "gang", "min_tasks"):
+            if key in job:
+                smaller = copy.deepcopy(document)
+                del smaller["jobs"][i][key]
+                yield smaller
+        for name in job.get("machines", []) if len(job.get("machines", [])) > 1 else []:
+            smaller = copy.deepcopy(document)
+            smaller["jobs"][i]["machines"].remove(name)
+            yield smaller
+    for i, job in enumerate(jobs):
+        for lower in sorted({1, job.get("min_tasks", 1) // 2, job.get("min_tasks", 1) - 1}):
+            if 1 <= lower < job.get("min_tasks", 1):
+                smaller = copy.deepcopy(document)
+                smaller["jobs"][i]["min_tasks"] = lower
+                yield smaller
+    for j, machine in enumerate(document["machines"]):
+        for resource, value in machine["capacity"].items():
+            for lower in sorted({1, value // 2, value - 1}):
+                if 1 <= lower < value:
+                    smaller = copy.deepcopy(document)
+                    smaller["machines"][j]["capacity"][resource] = lower
+                    yield smaller
+    for i, job in enumerate(jobs):
+        for resource, value in job["demand"].items():
+            if value > 1:
+                smaller = copy.deepcopy(document)
+                smaller["jobs"][i]["demand"][resource] = value - 1
+                yield smaller
+    for i, job in enumerate(jobs):
+        # A gang keeps at most as many tasks as its min_tasks asks for.
+        floor = job.get("min_tasks", 1)
+        for key, least in (("tasks", floor), ("duration", 1), ("submit", 0)):
+            value = job[key]
+            for lower in sorted({least, value // 2, value - 1}):
+                if least <= lower < value:
+                    smaller = copy.deepcopy(document)
+                    smaller["jobs"][i][key] = lower
+                    yield smaller

@@ -48,7 +48,7 @@ from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 
 from fairshare.service.core import JobRequest, LiveService, ServiceError
 from fairshare.service.store import Caller, JobRow
@@ -80,6 +80,16 @@ class JobIn(BaseModel):
     )
     max_retries: StrictInt | None = Field(
         default=None, description="how many times a task may fail and run again (default 3)"
+    )
+    gang: StrictBool = Field(
+        default=False, description="all its tasks start together, in one decision, or none"
+    )
+    min_tasks: StrictInt | None = Field(
+        default=None,
+        description="at least this many of its tasks start together (a gang), 1 to tasks",
+    )
+    priority: StrictInt = Field(
+        default=0, description="priority among its tenant's and queue's jobs (higher first)"
     )
 
 
@@ -114,6 +124,8 @@ class JobOut(BaseModel):
     command: list[str]
     constraint: str | None
     max_retries: int
+    min_tasks: int | None = Field(description="a gang's tasks that start together (null: none)")
+    priority: int
 
 
 class JobList(BaseModel):
@@ -188,6 +200,8 @@ def _job_out(row: JobRow) -> JobOut:
         command=list(row.command),
         constraint=row.constraint,
         max_retries=row.max_retries,
+        min_tasks=row.min_tasks,
+        priority=row.priority,
     )
 
 
@@ -343,6 +357,9 @@ def create_app(service: LiveService) -> FastAPI:
             command=job.command,
             constraint=job.constraint,
             max_retries=job.max_retries,
+            gang=job.gang,
+            min_tasks=job.min_tasks,
+            priority=job.priority,
         )
         return JobCreated(id=service.submit(_caller(request), request_))
 

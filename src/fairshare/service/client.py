@@ -117,6 +117,8 @@ class Client:
         *,
         constraint: str | None = None,
         max_retries: int | None = None,
+        min_tasks: int | None = None,
+        priority: int | None = None,
     ) -> str:
         """Submit a job of the token's tenant.
 
@@ -134,6 +136,10 @@ class Client:
             A placement constraint (SPEC section 1's language).
         max_retries : int, optional
             How many times a task may fail and run again (the service's default: 3).
+        min_tasks : int, optional
+            A gang: at least this many of its tasks start together (``tasks``: all).
+        priority : int, optional
+            Its priority among the tenant's and queue's jobs (the service's default: 0).
 
         Returns
         -------
@@ -150,6 +156,10 @@ class Client:
             body["constraint"] = constraint
         if max_retries is not None:
             body["max_retries"] = max_retries
+        if min_tasks is not None:
+            body["min_tasks"] = min_tasks
+        if priority is not None:
+            body["priority"] = priority
         return str(self._call("POST", "/v1/jobs", body)["id"])
 
     def jobs(self) -> list[dict[str, Any]]:

@@ -63,7 +63,7 @@ from fairshare.backends import DEFAULT_MAX_RETRIES, LiveDriver, LiveJob
 from fairshare.cluster.constraint_syntax import ConstraintSyntaxError
 from fairshare.cluster.constraints import parse_constraint
 from fairshare.service.store import Caller, JobRow, Store
-from fairshare.workload.model import MAX_AMOUNT, User
+from fairshare.workload.model import MAX_AMOUNT, MAX_PRIORITY, User
 
 
 @dataclass(frozen=True)
@@ -139,6 +139,13 @@ class JobRequest:
     max_retries : int, optional
         How many times a task may fail and run again (default
         :data:`~fairshare.backends.DEFAULT_MAX_RETRIES`).
+    gang : bool
+        All its tasks start together or none does (``min_tasks`` = ``tasks``).
+    min_tasks : int, optional
+        At least this many of its tasks start together (a gang); with ``gang``, equal to
+        ``tasks``.
+    priority : int
+        Its priority among its tenant's jobs and its queue's (higher first; default 0).
     """
 
     name: str
@@ -147,6 +154,9 @@ class JobRequest:
     command: Sequence[str]
     constraint: str | None = None
     max_retries: int | None = None
+    gang: bool = False
+    min_tasks: int | None = None
+    priority: int = 0
 
 
 class LiveService:
@@ -279,6 +289,30 @@ class LiveService:
             raise ServiceError(
                 422, "max_retries", f"must be from 0 to {limits.max_retries}, got {retries}"
             )
+        min_tasks = request.min_tasks
+        if min_tasks is not None and not 1 <= min_tasks <= request.tasks:
+            raise ServiceError(
+                422,
+                "min_tasks",
+                f"must be from 1 to the job's tasks ({request.tasks}), got {min_tasks}: at "
+                "least min_tasks of its tasks start together",
+            )
+        if request.gang:
+            if min_tasks is not None and min_tasks != request.tasks:
+                raise ServiceError(
+                    422,
+                    "min_tasks",
+                    f"a gang starts all its {request.tasks} tasks together: give gang or "
+                    f"min_tasks, or both equal to tasks; got min_tasks {min_tasks}",
+                )
+            min_tasks = request.tasks
+        if not -MAX_PRIORITY <= request.priority <= MAX_PRIORITY:
+            raise ServiceError(
+                422,
+                "priority",
+                f"must be a whole number from {-MAX_PRIORITY} to {MAX_PRIORITY}, got "
+                f"{request.priority}",
+            )
         return LiveJob(
             secrets.token_hex(8),
             tenant,
@@ -288,6 +322,8 @@ class LiveService:
             command,
             constraint,
             retries,
+            min_tasks=min_tasks,
+            priority=request.priority,
         )
 
     def _mine(self, caller: Caller, job_id: str) -> JobRow:

@@ -60,8 +60,17 @@ from typing import Any
 from fairshare.backends import Journal, LiveJob
 from fairshare.backends.driver import JobEnd
 
-SCHEMA_VERSION = 1
-"""The version of the database's tables this fairshare reads and writes."""
+SCHEMA_VERSION = 2
+"""The version of the database's tables this fairshare reads and writes (2: jobs gained
+``min_tasks`` and ``priority``; a version-1 database is upgraded in place when opened)."""
+
+_UPGRADES = {
+    1: (
+        "ALTER TABLE jobs ADD COLUMN min_tasks INTEGER",
+        "ALTER TABLE jobs ADD COLUMN priority INTEGER NOT NULL DEFAULT 0",
+    ),
+}
+"""Per older schema version, the statements that bring it to the next one."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -81,6 +90,8 @@ CREATE TABLE IF NOT EXISTS jobs (
     command TEXT NOT NULL,
     constraint_text TEXT,
     max_retries INTEGER NOT NULL,
+    min_tasks INTEGER,
+    priority INTEGER NOT NULL DEFAULT 0,
     state TEXT NOT NULL,
     error TEXT,
     submitted REAL NOT NULL,
@@ -193,6 +204,10 @@ class JobRow:
         Its placement constraint.
     max_retries : int
         How many times a task may fail and run again.
+    min_tasks : int or None
+        A gang's tasks that start together (None: not a gang).
+    priority : int
+        Its priority (higher first).
     """
 
     id: str
@@ -207,6 +222,8 @@ class JobRow:
     command: tuple[str, ...]
     constraint: str | None
     max_retries: int
+    min_tasks: int | None = None
+    priority: int = 0
 
 
 class Store:
@@ -235,8 +252,18 @@ class Store:
                     "INSERT INTO meta (key, value) VALUES ('schema', ?)", (str(SCHEMA_VERSION),)
                 )
                 conn.commit()
-            elif int(row[0]) != SCHEMA_VERSION:
-                raise StoreError(f"schema version {row[0]}; this fairshare reads {SCHEMA_VERSION}")
+            else:
+                version = int(row[0])
+                while version in _UPGRADES:
+                    for statement in _UPGRADES[version]:
+                        conn.execute(statement)
+                    version += 1
+                    conn.execute("UPDATE meta SET value = ? WHERE key = 'schema'", (str(version),))
+                    conn.commit()
+                if version != SCHEMA_VERSION:
+                    raise StoreError(
+                        f"schema version {row[0]}; this fairshare reads {SCHEMA_VERSION}"
+                    )
         except sqlite3.DatabaseError as err:
             raise StoreError(f"cannot use it as a fairshare database ({err})") from None
 
@@ -399,7 +426,8 @@ class Store:
                     return False
             conn.execute(
                 "INSERT INTO jobs (id, tenant, name, tasks, demand, command, constraint_text, "
-                "max_retries, state, submitted) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?)",
+                "max_retries, min_tasks, priority, state, submitted) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?)",
                 (
                     job.id,
                     job.tenant,
@@ -409,6 +437,8 @@ class Store:
                     json.dumps(list(job.command)),
                     job.constraint,
                     job.max_retries,
+                    job.min_tasks,
+                    job.priority,
                     time.time(),
                 ),
             )
@@ -508,6 +538,8 @@ class Store:
             command=tuple(json.loads(row[8])),
             constraint=row[9],
             max_retries=row[10],
+            min_tasks=row[11],
+            priority=row[12],
         )
 
     def recover(self) -> list[LiveJob]:
@@ -525,11 +557,13 @@ class Store:
                 "AND job IN (SELECT id FROM jobs WHERE state IN ('pending', 'running'))"
             )
             rows = conn.execute(
-                "SELECT id, tenant, name, tasks, demand, command, constraint_text, max_retries "
-                "FROM jobs WHERE state IN ('pending', 'running') ORDER BY seq"
+                "SELECT id, tenant, name, tasks, demand, command, constraint_text, max_retries, "
+                "min_tasks, priority FROM jobs WHERE state IN ('pending', 'running') ORDER BY seq"
             ).fetchall()
             jobs: list[LiveJob] = []
-            for job_id, tenant, name, tasks, demand, command, constraint, retries in rows:
+            for row in rows:
+                job_id, tenant, name, tasks, demand, command, constraint, retries = row[:8]
+                min_tasks, priority = row[8], row[9]
                 done: set[int] = set()
                 failures: dict[int, int] = {}
                 for idx, state, failed in conn.execute(
@@ -551,6 +585,8 @@ class Store:
                         int(retries),
                         frozenset(done),
                         failures,
+                        None if min_tasks is None else int(min_tasks),
+                        int(priority),
                     )
                 )
         return jobs
@@ -558,7 +594,7 @@ class Store:
 
 _JOB_COLUMNS = (
     "SELECT id, tenant, name, state, submitted, finished, error, demand, command, "
-    "constraint_text, max_retries FROM jobs"
+    "constraint_text, max_retries, min_tasks, priority FROM jobs"
 )
 
 
