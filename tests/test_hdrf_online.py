@@ -15,7 +15,8 @@ from fairshare.cluster import Cluster, Machine
 from fairshare.cluster.constraints import Constraint
 from fairshare.policies.base import Scheduler
 from fairshare.policies.hdrf import Hdrf, NaiveHdrf
-from fairshare.policies.state import EPS, UserState
+from fairshare.policies.records import UserState
+from fairshare.policies.state import EPS
 from fairshare.sim.engine import MachineEvent, SimOptions, simulate
 from fairshare.workload.model import (
     ROOT,

@@ -48,6 +48,7 @@ __all__ = [
 ]
 
 KERNEL_MODULES = (
+    "fairshare.policies.records",
     "fairshare.policies.state",
     "fairshare.policies.copy_compute",
     "fairshare.policies.preemption",
@@ -68,10 +69,11 @@ KERNEL_MODULES = (
     "fairshare.policies.slots",
     "fairshare.policies.capacity",
     "fairshare.sim.events",
+    "fairshare.sim.run_state",
     "fairshare.sim.engine",
 )
 """The modules mypyc compiles (``setup.py`` reads this tuple): the policies' state and state
-changes, every online policy, and the simulator's event queue and loop."""
+changes, every online policy, and the simulator's event queue, run state and loop."""
 
 NATIVE_LIBRARY = "kernel_native__mypyc"
 """The shared library holding the compiled code of every kernel module (``setup.py`` names

@@ -65,7 +65,7 @@ from fairshare.policies.gangs import expected_seconds
 from fairshare.policies.options import PolicyOptions
 from fairshare.policies.preemption import fair_shares, preempt
 from fairshare.policies.protocol import Decision, TaskRef
-from fairshare.policies.state import JobState, UserState, part_id
+from fairshare.policies.records import JobState, UserState, part_id
 from fairshare.workload.model import Job, Queue, User
 
 
@@ -101,7 +101,7 @@ class Scheduler(Filling):
     >>> from collections import Counter
     >>> from fairshare.cluster import Cluster, Machine
     >>> from fairshare.policies import Scheduler
-    >>> from fairshare.policies.state import JobState
+    >>> from fairshare.policies.records import JobState
     >>> from fairshare.workload.model import Job
     >>> class MemoryShare(Scheduler):
     ...     def share_per_task(self, job: JobState) -> float:

@@ -47,7 +47,7 @@ from fairshare.cluster import Cluster
 from fairshare.policies.base import Scheduler
 from fairshare.policies.options import PolicyOptions
 from fairshare.policies.protocol import PolicyError
-from fairshare.policies.state import JobState
+from fairshare.policies.records import JobState
 from fairshare.workload.model import Queue, User
 
 

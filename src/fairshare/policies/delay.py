@@ -43,7 +43,7 @@ t=6, then takes the rack-local m2; its next task skips m3 for T2 more, until t=1
 from __future__ import annotations
 
 from fairshare.policies.protocol import Locality
-from fairshare.policies.state import JobState
+from fairshare.policies.records import JobState
 
 LOCALITY_ORDER: dict[Locality, int] = {"node": 0, "rack": 1, "off_rack": 2}
 """A job's allowed locality is kept as this index (wider is larger)."""

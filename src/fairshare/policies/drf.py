@@ -38,7 +38,7 @@ from mypy_extensions import mypyc_attr
 from fairshare.cluster import Cluster
 from fairshare.cluster.model import Machine
 from fairshare.policies.base import Scheduler
-from fairshare.policies.state import JobState, UserState
+from fairshare.policies.records import JobState, UserState
 from fairshare.workload.hierarchy import build_hierarchy
 from fairshare.workload.model import ROOT, Queue, Scenario, User
 

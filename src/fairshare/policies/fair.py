@@ -39,7 +39,7 @@ from mypy_extensions import mypyc_attr
 from fairshare.cluster import Cluster
 from fairshare.policies.base import Scheduler
 from fairshare.policies.options import PolicyOptions
-from fairshare.policies.state import JobState, UserState
+from fairshare.policies.records import JobState, UserState
 from fairshare.workload.model import Queue, User
 
 _NEEDY = -2.0

@@ -27,7 +27,7 @@ from mypy_extensions import mypyc_attr
 
 from fairshare.policies.base import Scheduler
 from fairshare.policies.preemption import priority_shares
-from fairshare.policies.state import JobState, UserState
+from fairshare.policies.records import JobState, UserState
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)

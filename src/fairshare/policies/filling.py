@@ -54,7 +54,8 @@ from fairshare.policies.gangs import Reservation, gain, gang_plan, reserve
 from fairshare.policies.headroom import Headroom
 from fairshare.policies.ledger import _new
 from fairshare.policies.protocol import Decision, Locality, TaskRef
-from fairshare.policies.state import Demand, JobState, UserState, fits, part_id
+from fairshare.policies.records import Demand, JobState, UserState, part_id
+from fairshare.policies.state import fits
 from fairshare.tolerances import FIT
 
 Pick = tuple[int, int]

@@ -52,7 +52,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from fairshare.policies.state import ClusterState, Demand
+from fairshare.policies.records import Demand
+from fairshare.policies.state import ClusterState
 from fairshare.tolerances import FIT
 from fairshare.workload.model import (
     ExponentialDuration,

@@ -108,7 +108,7 @@ from fairshare.policies.base import Scheduler
 from fairshare.policies.hdrf_views import Tree, View, highest_then_lowest, lowest, update
 from fairshare.policies.options import PolicyOptions
 from fairshare.policies.preemption import hierarchical_shares
-from fairshare.policies.state import JobState, UserState
+from fairshare.policies.records import JobState, UserState
 from fairshare.tolerances import FIT as EPS
 from fairshare.workload.model import ROOT, Queue, User
 

@@ -10,7 +10,7 @@ One queue (node 1) over two leaves (nodes 2 and 3) whose users hold 2 and 1 of 4
 with work in group 0: naive H-DRF's view (``y`` None) ranks them by their shares, and the walk
 descends to the lower one.
 
->>> from fairshare.policies.state import UserState
+>>> from fairshare.policies.records import UserState
 >>> tree = Tree()
 >>> [tree.add(parent, 1.0) for parent in (0, 1, 1)]
 [1, 2, 3]
@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from heapq import heapify, heappop, heappush
 
-from fairshare.policies.state import Group, UserState
+from fairshare.policies.records import Group, UserState
 from fairshare.tolerances import FIT as EPS
 from fairshare.tolerances import TIE
 

@@ -36,7 +36,8 @@ from mypy_extensions import mypyc_attr
 from fairshare.cluster import Cluster
 from fairshare.policies.ledger import Ledger
 from fairshare.policies.options import PolicyOptions
-from fairshare.policies.state import Demand, fits
+from fairshare.policies.records import Demand
+from fairshare.policies.state import fits
 from fairshare.tolerances import FIT
 from fairshare.workload.model import Queue, User
 

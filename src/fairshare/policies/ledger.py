@@ -59,7 +59,8 @@ from fairshare.policies.options import PolicyOptions
 from fairshare.policies.preemption import PreemptionState
 from fairshare.policies.protocol import Decision, Launch, Locality, TaskRef
 from fairshare.policies.quota import QuotaTree
-from fairshare.policies.state import ClusterState, Demand, JobState, UserState, part_id
+from fairshare.policies.records import Demand, JobState, UserState, part_id
+from fairshare.policies.state import ClusterState
 from fairshare.tolerances import FIT
 from fairshare.workload.model import Job, Queue, ReducePhase, User
 
@@ -94,7 +95,7 @@ class Ledger:
         The users (or FAIR pools) in order of appearance.
     jobs : dict of int to JobState
         The job parts with work left, by part id (see
-        :func:`~fairshare.policies.state.part_id`).
+        :func:`~fairshare.policies.records.part_id`).
     options : PolicyOptions
         The mechanisms' settings.
     """
@@ -517,7 +518,7 @@ class Ledger:
 
     def _touch(self, user: UserState) -> None:
         """The user's rank, pending work or cap changed: push fresh entries in every group it
-        has work in (the older ones go stale: see :class:`fairshare.policies.state.Group`)."""
+        has work in (the older ones go stale: see :class:`fairshare.policies.records.Group`)."""
         user.version += 1
         if not user.job_heaps or user.running >= user.cap:
             return

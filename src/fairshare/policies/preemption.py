@@ -92,7 +92,7 @@ from typing import TYPE_CHECKING
 
 from fairshare.policies.delay import may_launch
 from fairshare.policies.protocol import Decision, Kill, Launch, TaskRef
-from fairshare.policies.state import JobState
+from fairshare.policies.records import JobState
 from fairshare.tolerances import FIT as EPS
 from fairshare.tolerances import WATER
 

@@ -58,7 +58,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from fairshare.policies.state import Demand, UserState
+from fairshare.policies.records import Demand, UserState
 from fairshare.tolerances import FIT
 from fairshare.workload.model import Queue
 

@@ -46,7 +46,7 @@ from mypy_extensions import mypyc_attr
 from fairshare.cluster import Cluster
 from fairshare.policies.base import Scheduler
 from fairshare.policies.options import PolicyOptions
-from fairshare.policies.state import JobState
+from fairshare.policies.records import JobState
 from fairshare.workload.model import Queue, User
 
 

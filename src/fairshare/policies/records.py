@@ -1,0 +1,293 @@
+"""The scheduler's records of its jobs and users: a job's sides (:class:`JobState`, keyed by
+:func:`part_id`), a user's or pool's running tasks and share (:class:`UserState`), and the
+tasks of one constraint class and demand (:class:`Group`), with the types that name them.
+
+The records hold what the policies read and :mod:`fairshare.policies.ledger` changes (one
+function per change); the machines and the placement index they are matched against are
+:mod:`fairshare.policies.state`'s.
+
+Examples
+--------
+A job's reduce side gets its own part id and the reduce phase's tasks:
+
+>>> import numpy as np
+>>> from fairshare.workload.model import FixedDuration, Job, ReducePhase
+>>> job = Job("j", 0.0, "alice", np.array([1.0]), 3, FixedDuration(1.0),
+...           reduce=ReducePhase(tasks=2, copy=1.0, compute=1.0))
+>>> maps = JobState(7, job, user=0, group=0, demand=(1.0,))
+>>> reduces = JobState(7, job, user=0, group=0, demand=(1.0,), phase="reduce")
+>>> (maps.part_id, maps.pending), (reduces.part_id, reduces.reduces)
+((7, 3), (-15, 2))
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+
+from fairshare.policies.protocol import Phase, TaskRef
+from fairshare.workload.model import ROOT, Job
+
+ClassSignature = tuple[str | None, frozenset[str] | None]
+"""A constraint class: a job's constraint source and machine whitelist (None: none)."""
+
+Demand = tuple[float, ...]
+"""A task's demand vector as plain floats, in the cluster's resource order."""
+
+
+class JobState:
+    """One side of a job as the scheduler sees it (FAIR section 5: maps, then reduces).
+
+    A MapReduce job is split into states of one demand vector each, so that shares count
+    what actually runs: the *map side* (``part_id`` = the job id, ``phase`` ``"map"``), the
+    *reduce side* (``part_id`` = :func:`part_id` of ``"reduce"``; its demand is the reduce
+    phase's own, :class:`fairshare.workload.model.ReducePhase`) and, with copy-compute
+    splitting (FAIR section 5.2), the *copy side* (``part_id`` = :func:`part_id` of
+    ``"copy"``, no demand). ``id`` is always the driver's job id (task names, FIFO order).
+
+    Parameters
+    ----------
+    job_id : int
+        The driver's id of the job.
+    job : Job
+        The job.
+    user : int
+        Its user's index.
+    group : int
+        Its group (constraint class and demand) in the
+        :class:`~fairshare.policies.state.ClusterState`.
+    demand : Demand
+        One task's demand: a map's, or for a reduce side the reduce phase's (a copy side's
+        is zero).
+    phase : {"map", "reduce", "copy"}
+        The side.
+
+    Attributes
+    ----------
+    pending, running, finished : int
+        The side's tasks waiting to launch, running, and finished.
+    share_per_task : float
+        What one running task adds to its user's share (the policy's
+        ``share_per_task``).
+    where : list of int or None
+        A map side's machine index per map task, -1 while the task does not run; None for
+        other sides (their running tasks are in their user's ``tasks``).
+    requeue : deque of TaskRef
+        Killed, lost or failed tasks waiting to run again, launched before new ones.
+    priority : int
+        The job's priority (higher first among its user's jobs, and its user's tier).
+    gang : int
+        While the side is a gang waiting for admission, how many of its tasks must start
+        together (:mod:`fairshare.policies.gangs`); 0 otherwise.
+    expected : float
+        Seconds one of its tasks is expected to run, for EASY backfilling's reservations
+        (inf: unknown, or backfilling off).
+    """
+
+    __slots__ = (
+        "allowed_locality",
+        "blocks",
+        "by_machine",
+        "by_rack",
+        "demand",
+        "expected",
+        "finished",
+        "gang",
+        "group",
+        "id",
+        "job",
+        "launched",
+        "maps",
+        "maps_done",
+        "next_map",
+        "next_reduce",
+        "part_id",
+        "pending",
+        "phase",
+        "priority",
+        "reduce_after",
+        "reduces",
+        "requeue",
+        "running",
+        "share_per_task",
+        "short",
+        "skip_since",
+        "user",
+        "version",
+        "waits",
+        "where",
+    )
+
+    def __init__(
+        self,
+        job_id: int,
+        job: Job,
+        user: int,
+        group: int,
+        demand: Demand,
+        phase: Phase = "map",
+    ) -> None:
+        self.id = job_id
+        self.part_id = job_id if phase == "map" else part_id(job_id, phase)
+        self.phase = phase
+        self.job = job
+        self.user = user
+        self.group = group
+        self.demand = demand
+        self.priority = job.priority
+        # A map side runs the maps and a reduce or copy side the reducers (each one kind).
+        self.maps = job.tasks if phase == "map" else 0
+        self.reduces = job.reduce.tasks if job.reduce is not None and phase != "map" else 0
+        self.next_map = 0
+        self.next_reduce = 0
+        self.maps_done = 0
+        # How many maps must finish before the reducers may launch (set by the scheduler:
+        # reduce_slowstart, FAIR section 5.1; -1: the job has no reducers).
+        self.reduce_after = -1
+        self.finished = 0
+        self.pending = self.maps
+        self.running = 0
+        self.requeue: deque[TaskRef] = deque()
+        # A map side's running tasks: the machine index per map task, -1 while it does not
+        # run (a list slot per task costs a launch and a finish less than a dict entry, on
+        # the simulator's hottest path). A reduce or copy side's are in its user's ``tasks``.
+        self.where: list[int] | None = [-1] * self.maps if phase == "map" else None
+        self.share_per_task = 0.0
+        self.version = 0
+        # Data locality (only for jobs that read input blocks).
+        self.blocks: list[tuple[int, ...]] | None = None
+        self.launched: bytearray | None = None
+        self.by_machine: dict[int, list[int]] = {}
+        self.by_rack: dict[str | None, list[int]] = {}
+        # Delay scheduling (FAIR Algorithm 1): the allowed locality (an index of
+        # delay.LOCALITY_ORDER), time first skipped, waits.
+        self.allowed_locality = 0
+        self.skip_since: float | None = None
+        self.waits: tuple[float, float] | None = None
+        # Gang scheduling: the tasks that must start together while the gang waits (0: not a
+        # waiting gang), and the seconds a task is expected to run (EASY backfilling's
+        # reservations; inf: unknown, or backfilling off).
+        self.gang = 0
+        self.expected = math.inf
+        # How many of its tasks a waiting gang lacked room for at its last try, less what
+        # the room released since may hold (it is not tried again while that is > 0).
+        self.short = 0
+
+
+def part_id(job_id: int, phase: Phase) -> int:
+    """The part id of a job's ``reduce`` or ``copy`` side among the scheduler's job states
+    (negative, so it never meets a job id; a map side's is the job id).
+
+    Parameters
+    ----------
+    job_id : int
+        The driver's id of the job.
+    phase : {"reduce", "copy"}
+        The side.
+
+    Returns
+    -------
+    int
+        The side's key in ``Ledger.jobs``.
+
+    Examples
+    --------
+    >>> part_id(7, "reduce"), part_id(7, "copy")
+    (-15, -16)
+    """
+    return -2 * job_id - (1 if phase == "reduce" else 2)
+
+
+class UserState:
+    """A user (or FAIR pool): its running tasks in launch order, share and allocation
+    (``alloc``, per resource: kept only by a policy whose ``tracks_allocation`` is set).
+
+    Weight, divisor, cap, minimum share and queue start at their defaults; the scheduler
+    sets them from the configured :class:`~fairshare.workload.model.User` or the first job.
+
+    Parameters
+    ----------
+    idx : int
+        The user's index: its order among the scheduler's users (ties go to the lower).
+    name : str
+        The user's name.
+    resources : int
+        How many resources the cluster has (the length of ``alloc``).
+
+    Attributes
+    ----------
+    share : float
+        The sum of its running tasks' ``share_per_task``: what the policy equalises.
+    running, pending : int
+        Its running and pending tasks.
+    version : int
+        Moves at every change of rank, so that older heap entries go stale.
+    job_heaps : dict of int to list
+        Per group, the heap of its jobs with pending tasks there.
+    """
+
+    __slots__ = (
+        "alloc",
+        "cap",
+        "divisor",
+        "idx",
+        "job_heaps",
+        "min_share",
+        "name",
+        "pending",
+        "queue",
+        "running",
+        "share",
+        "tasks",
+        "version",
+        "weight",
+    )
+
+    def __init__(self, idx: int, name: str, resources: int) -> None:
+        self.idx = idx
+        self.name = name
+        self.weight = 1.0
+        # What the share-ordered rank divides the share by: the weight, unless the policy
+        # weighs users otherwise (collapsed-drf's flattened weights).
+        self.divisor = 1.0
+        self.cap = float("inf")
+        self.min_share = 0.0
+        self.queue = ROOT
+        self.running = 0
+        self.pending = 0
+        self.share = 0.0
+        self.version = 0
+        self.alloc = [0.0] * resources
+        # group -> heap of (-priority, job rank, part id, job version) of jobs with pending
+        # tasks there: higher priority first, then the policy's job order.
+        self.job_heaps: dict[int, list[tuple[int, float, int, int]]] = {}
+        # running reducer (or copy or compute part) -> machine index; running map tasks are
+        # in their job's ``JobState.where``. The scheduler's launch numbers, which preemption
+        # reads to kill the newest first, are kept beside them only then.
+        self.tasks: dict[TaskRef, int] = {}
+
+
+class Group:
+    """Tasks with one constraint class and one demand vector (the placement index's unit: see
+    :mod:`fairshare.policies.state`).
+
+    ``heap`` holds (tier, rank, user index, user version) entries with lazy invalidation:
+    an entry is stale when the user's version moved on. The tier is minus the priority of
+    the user's next job in the group (0 without priorities): higher priorities first, then
+    the policy's rank, then the user's order.
+
+    Parameters
+    ----------
+    cls : int
+        The constraint class.
+    demand : Demand
+        The tasks' demand.
+    """
+
+    __slots__ = ("cls", "demand", "heap", "users")
+
+    def __init__(self, cls: int, demand: Demand) -> None:
+        self.cls = cls
+        self.demand = demand
+        self.heap: list[tuple[int, float, int, int]] = []
+        self.users: dict[int, None] = {}

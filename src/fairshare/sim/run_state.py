@@ -1,0 +1,476 @@
+"""One simulation run's state, and the state changes the event loop of
+:mod:`fairshare.sim.engine` hands to it (SPEC section 3, ``fairshare simulate``).
+
+The loop keeps the two changes on its hot path, a task's finish and a decision round's
+launches; :class:`RunState` has the others, each in one place:
+
+- a job's submission: the stream read one job ahead, the job's map durations and input
+  blocks drawn from the run's generator (in job order, so that every policy sees the same
+  tasks), closed-loop jobs kept until the job they follow ends;
+- a running task stopped before its finish: killed (preemption, a failure, its machine
+  removed; it runs again as its next attempt) or paused (a reference scheduler's ``Pause``:
+  the fraction of its work left is kept), and a task retimed (its machine's contention
+  changed, or its job's last map finished);
+- a job cancelled, a user leaving, a machine joining or leaving;
+- the job records, with their isolated response times (the slowdown denominator).
+
+The semantics (durations, locality, reducers, closed loop, isolated response) are those of
+:mod:`fairshare.sim.engine`'s docstring.
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from fairshare.cluster import Cluster, FloatArray, Machine
+from fairshare.policies import Policy, TaskRef
+from fairshare.runlog import ROW_ATTEMPT, ROW_FINISH, JobRecord, greedy_end
+from fairshare.sim.events import (
+    ARRIVAL,
+    CANCEL,
+    CANCEL_USER,
+    FINISH,
+    Arrival,
+    EventQueue,
+    Finish,
+    JobChange,
+    JobRun,
+)
+from fairshare.sim.options import SimOptions, SimulationError
+from fairshare.sim.overcommit import Overcommit
+from fairshare.sim.placement import BlockPlacer
+from fairshare.workload.eligibility import TaskFit
+from fairshare.workload.model import (
+    ExponentialDuration,
+    FixedDuration,
+    Job,
+    ParetoDuration,
+    PerTaskDurations,
+)
+
+
+class RunState:
+    """One simulation run's mutable state, and its changes other than a finish and a
+    decision round's launches (those are the event loop's, in :mod:`fairshare.sim.engine`).
+
+    Parameters
+    ----------
+    cluster : Cluster
+        The machines at the start of the run.
+    policy : Policy
+        The online policy the run drives.
+    rng : numpy.random.Generator
+        The run's one generator (task durations, input blocks).
+    opts : SimOptions
+        The run's options.
+    """
+
+    def __init__(
+        self, cluster: Cluster, policy: Policy, rng: np.random.Generator, opts: SimOptions
+    ) -> None:
+        self.policy = policy
+        self.rng = rng
+        self.opts = opts
+        self.resources = cluster.resources
+        self.machines: dict[str, Machine] = {m.name: m for m in cluster.machines}
+        self.live: list[str] = [m.name for m in cluster.machines]
+        self.queue = EventQueue()
+        self.events = 0
+        self.runs: dict[int, JobRun] = {}
+        # One record per job in submission order, written when the job finishes or the run
+        # ends (None until then: the isolated response depends on the machines by then).
+        self.records: list[JobRecord | None] = []
+        # Submitted job -> its index; every job read so far (names are unique).
+        self.order: dict[str, int] = {}
+        self.names: set[str] = set()
+        # Closed loop: job name -> the jobs submitted when it ends (kept until then).
+        self.followers: dict[str, list[Job]] = {}
+        # Users cancelled as a whole: their later jobs are not submitted.
+        self.gone: set[str] = set()
+        # The job stream, read one job ahead (module docstring of fairshare.sim.engine): the
+        # jobs not read yet, the last submit time read, the next job's index among those
+        # submitted and among those read.
+        self.job_iter: Iterator[Job] = iter(())
+        self.last_submit = -math.inf
+        self.next_index = 0
+        self.next_read = 0
+        # Input files shared by jobs (hot files) -> their blocks' replicas, drawn as needed.
+        self.files: dict[str, list[tuple[str, ...]]] = {}
+        # The live machines by rack, for block placement; rebuilt when machines change.
+        self.placer: BlockPlacer | None = None
+        # Attempts flat, records.ROW_FIELDS items each (start, job order, phase, task,
+        # attempt, machine, finish, locality), made into the log's sorted columns at the end.
+        # An attempt's items are appended at its launch (written as the task will end), so
+        # the list is in start order but for ties; kills and truncations are noted by the
+        # attempt's offset in the list (its slot).
+        self.attempts: list[Any] = []
+        self.killed: set[int] = set()
+        self.truncated: set[int] = set()
+        # Running reducer (or copy part) -> its Finish (its running entry); a running map
+        # task's is in its job's map_entries.
+        self.running: dict[TaskRef, Finish] = {}
+        # Paused task -> fraction of its work left (see fairshare.sim.options.Pause).
+        self.resume: dict[TaskRef, float] = {}
+        # Task that resumed after a pause -> the fraction of its work its attempt started
+        # with (left behind when it finishes: a finished task never runs again).
+        self.fraction: dict[TaskRef, float] = {}
+        self.attempt_of: dict[TaskRef, int] = {}
+        # Where whole tasks fit on the alive machines (the isolated response's slots); built
+        # on first use and dropped when machines change.
+        self.fit: TaskFit | None = None
+        self.wakes: set[float] = set()
+        # Jobs left unfinished when no event was left (not stopped by ``until``).
+        self.stranded: tuple[str, ...] = ()
+        self.slow = {
+            "node": 1.0,
+            "rack": opts.rack_slowdown,
+            "off_rack": opts.off_rack_slowdown,
+        }
+        # Contention on over-committed machines, for a policy that over-commits them (the
+        # slot scheduler): see fairshare.sim.overcommit.
+        self.over: Overcommit | None = None
+        if getattr(policy, "overcommits", False):
+            self.over = Overcommit(cluster.resources, opts.thrash_factor, self._retime)
+
+    # ----------------------------------------------------------------- jobs
+
+    def _next_job(self, now: float) -> None:
+        """Queue the arrival of the next job of the stream: jobs are read one ahead, so a
+        trace larger than memory runs; checks the order and names as it goes. Closed-loop
+        jobs read on the way are kept for the job they follow (:mod:`fairshare.sim.engine`'s
+        docstring)."""
+        while True:
+            job = next(self.job_iter, None)
+            if job is None:
+                return
+            where = f"jobs[{self.next_read}]"
+            self.next_read += 1
+            if job.name in self.names:
+                raise SimulationError(f"{where}.name", f"job name '{job.name}' repeats")
+            if job.duration is None:
+                raise SimulationError(
+                    f"{where}.duration", "a simulated job needs its tasks' duration (seconds)"
+                )
+            if job.after is not None:
+                self._follow(now, job, where)
+                self.names.add(job.name)
+                continue
+            if not job.submit >= self.last_submit:
+                raise SimulationError(
+                    f"{where}.submit",
+                    f"jobs must be sorted by submit time: {job.submit} < {self.last_submit}",
+                )
+            self.names.add(job.name)
+            self.last_submit = job.submit
+            self.queue.push(Arrival(job.submit, ARRIVAL, self.queue.token(), job))
+            return
+
+    def _follow(self, now: float, job: Job, where: str) -> None:
+        """Keep closed-loop ``job`` until the job it follows ends; a job that ended before
+        ``job`` was read is followed from now."""
+        after = job.after
+        assert after is not None
+        if after not in self.names:
+            raise SimulationError(
+                f"{where}.after",
+                f"job '{job.name}' follows '{after}', which is not among the jobs before it",
+            )
+        index = self.order.get(after)
+        if index is not None and self.records[index] is not None:
+            self._arrive(now, job)
+        else:
+            self.followers.setdefault(after, []).append(job)
+
+    def _release(self, now: float, name: str) -> None:
+        """Job ``name`` ended: the jobs that follow it arrive after their think time."""
+        for job in self.followers.pop(name, ()):
+            self._arrive(now, job)
+
+    def _arrive(self, now: float, job: Job) -> None:
+        """Queue closed-loop ``job``'s arrival ``think`` seconds after ``now``."""
+        submit = now + job.think
+        self.queue.push(Arrival(submit, ARRIVAL, self.queue.token(), replace(job, submit=submit)))
+
+    def _submit(self, now: float, job: Job) -> None:
+        """Submit ``job``: draw its durations and input blocks (in job order, so every
+        policy sees the same tasks) and tell the policy. A job of a cancelled user is
+        dropped."""
+        if job.user in self.gone:
+            if job.after is None:
+                self._next_job(now)
+            return
+        index = self.next_index
+        self.next_index += 1
+        self.order[job.name] = index
+        seconds = _durations(job, self.rng)
+        blocks: list[tuple[str, ...]] | None = None
+        if job.input_replicas and self.live:
+            blocks = self._blocks(job)
+        run = JobRun(index, job, seconds)
+        self.runs[index] = run
+        self.records.append(None)
+        self.policy.job_submitted(now, index, job, blocks)
+        if job.after is None:
+            self._next_job(now)
+        if run.total == 0:
+            run.first_start = run.finish = now
+            self.records[index] = self._record(run)
+            if self.followers:
+                self._release(now, job.name)
+
+    def _blocks(self, job: Job) -> list[tuple[str, ...]]:
+        """The replicas of each map task's input block: its own, or block ``i`` of the shared
+        file it reads (drawing the blocks the file lacks)."""
+        if self.placer is None:
+            racks = {name: self.machines[name].rack for name in self.live}
+            self.placer = BlockPlacer(self.live, racks)
+        replicas = job.input_replicas
+        assert replicas is not None
+        if job.input_file is None:
+            return self.placer.place(job.tasks, replicas, job.replica_placement, self.rng)
+        file = self.files.setdefault(job.input_file, [])
+        if len(file) < job.tasks:
+            file += self.placer.place(
+                job.tasks - len(file), replicas, job.replica_placement, self.rng
+            )
+        return file[: job.tasks]
+
+    # ----------------------------------------------------------------- tasks
+
+    def _row(
+        self, state: Finish, end: float, *, killed: bool = False, truncated: bool = False
+    ) -> None:
+        """Rewrite the attempt row of a task that ran from its launch (``state``) to
+        ``end``."""
+        slot = state.slot
+        self.attempts[slot + ROW_FINISH] = end
+        if killed:
+            self.killed.add(slot)
+        if truncated:
+            self.truncated.add(slot)
+
+    def _attempt(self, state: Finish) -> int:
+        """The attempt number of running task ``state``."""
+        attempt: int = self.attempts[state.slot + ROW_ATTEMPT]
+        return attempt
+
+    def _started(self, state: Finish) -> float:
+        """When running task ``state`` started."""
+        start: float = self.attempts[state.slot]
+        return start
+
+    def _reduce_seconds(self, job: Job, ref: TaskRef) -> float:
+        """A reducer's seconds once the maps are done: copy and compute, or with splitting
+        the part ``ref`` names."""
+        reduce = job.reduce
+        assert reduce is not None
+        if ref.phase == "copy":
+            return reduce.copy
+        if self.opts.copy_compute_splitting:
+            return reduce.compute
+        return reduce.copy + reduce.compute
+
+    def _maps_finished(self, now: float, run: JobRun) -> None:
+        """The job's last map finished: the reducers waiting for it copy (and compute) now."""
+        for ref in run.waiting:
+            seconds = self._reduce_seconds(run.job, ref) * self.fraction.get(ref, 1.0)
+            end = now + seconds if self.over is None else self.over.resume(now, ref, seconds)
+            self._retime(ref, end)
+        run.waiting.clear()
+
+    def _retime(self, ref: TaskRef, end: float) -> None:
+        """Running task ``ref`` now finishes at ``end``: a new finish event replaces its
+        entry (the old one is stale) and its attempt's row."""
+        run = self.runs[ref.job]
+        old = run.map_entries[ref.task] if ref.phase == "map" else self.running[ref]
+        assert old is not None, f"{ref} is not running"
+        entry = Finish(end, FINISH, self.queue.token(), ref, old.slot, run, None)
+        self._row(entry, end)
+        if ref.phase == "map":
+            run.map_entries[ref.task] = entry
+        else:
+            self.running[ref] = entry
+        self.queue.push(entry)
+
+    def _stop(self, ref: TaskRef, run: JobRun) -> Finish:
+        """Retire running task ``ref`` of ``run`` before its finish: its entry."""
+        if ref.phase == "map":
+            state = run.map_entries[ref.task]
+            assert state is not None, f"{ref} is not running"
+            run.map_entries[ref.task] = None
+            return state
+        return self.running.pop(ref)
+
+    def _kill(self, now: float, ref: TaskRef) -> None:
+        """Kill running task ``ref`` (preemption, a machine removed): its work is lost and
+        it runs again as the next attempt."""
+        run = self.runs[ref.job]
+        state = self._stop(ref, run)
+        run.waiting.pop(ref, None)
+        self.fraction.pop(ref, None)
+        if self.over is not None:
+            self.over.stop(now, ref)
+        self._row(state, now, killed=True)
+        self.attempt_of[ref] = self._attempt(state) + 1
+
+    def _pause(self, now: float, ref: TaskRef) -> None:
+        """Pause running task ``ref`` (a reference scheduler's
+        :class:`~fairshare.sim.options.Pause`): the fraction of its work left is kept for its
+        next attempt."""
+        run = self.runs[ref.job]
+        state = self._stop(ref, run)
+        run.waiting.pop(ref, None)
+        self._row(state, now)
+        self.attempt_of[ref] = self._attempt(state) + 1
+        end, start, fraction = state.time, self._started(state), self.fraction.pop(ref, 1.0)
+        if not math.isfinite(end):
+            self.resume[ref] = fraction  # it was waiting for the maps: no work done yet
+        else:
+            self.resume[ref] = fraction * (end - now) / (end - start) if end > start else 0.0
+
+    # ----------------------------------------------------------------- scenario events
+
+    def _job_change(self, now: float, event: JobChange) -> None:
+        """A task fails (its attempt recorded as killed, the task pending again), a job is
+        cancelled (its running tasks killed, the job recorded unfinished), or a user leaves
+        (its running jobs cancelled, its later ones dropped); see
+        :class:`~fairshare.sim.options.JobEvent`."""
+        if event.kind == CANCEL_USER:
+            self.gone.add(event.job)
+            for leaving in [r for r in self.runs.values() if r.job.user == event.job]:
+                self._cancel(now, leaving)
+            return
+        index = self.order.get(event.job)
+        run = self.runs.get(index) if index is not None else None
+        if run is None:
+            return
+        if event.kind == CANCEL:
+            self._cancel(now, run)
+            return
+        if not 0 <= event.task < run.maps or run.map_entries[event.task] is None:
+            return
+        ref = TaskRef(run.index, "map", event.task)
+        self._kill(now, ref)
+        self.policy.task_failed(now, ref)
+
+    def _cancel(self, now: float, run: JobRun) -> None:
+        """Cancel running job ``run``: its running tasks killed, the job recorded
+        unfinished, the jobs that follow it released."""
+        for ref in self.policy.job_cancelled(now, run.index):
+            self._kill(now, ref)
+        self.records[run.index] = self._record(run)
+        del self.runs[run.index]
+        if self.followers:
+            self._release(now, run.job.name)
+
+    def _add(self, now: float, machine: Machine) -> None:
+        """A machine joins; the isolated responses' slots are recomputed on next use."""
+        if machine.name in self.machines:
+            raise SimulationError(
+                "machine_events", f"machine '{machine.name}' is already in the cluster"
+            )
+        self.machines[machine.name] = machine
+        self.live.append(machine.name)
+        self.fit = None
+        self.placer = None
+        self.policy.machine_added(now, machine)
+
+    def _remove(self, now: float, name: str) -> None:
+        """A machine leaves; the tasks the policy says ran on it are killed."""
+        if name not in self.machines:
+            raise SimulationError("machine_events", f"no machine '{name}' to remove")
+        del self.machines[name]
+        self.live.remove(name)
+        self.fit = None
+        self.placer = None
+        for ref in self.policy.machine_removed(now, name):
+            self._kill(now, ref)
+
+    # ----------------------------------------------------------------- records
+
+    def _close(self, last: float) -> None:
+        """Jobs still running when the run ends keep ``finish=None``; refresh their rows. Tasks
+        still running are recorded as truncated attempts up to ``until``, or, when no event is
+        left (reducers launched early by ``reduce_slowstart`` that hold every machine the
+        job's remaining maps could use wait forever: FAIR section 5.1's slot hoarding taken to
+        deadlock), up to the time ``last`` of the last event."""
+        end = self.opts.until if self.opts.until is not None else last
+        running = list(self.running.values())
+        for run in self.runs.values():
+            running += [state for state in run.map_entries if state is not None]
+        for state in running:
+            self._row(state, max(end, self._started(state)), truncated=True)
+        for run in self.runs.values():
+            self.records[run.index] = self._record(run)
+
+    def _record(self, run: JobRun) -> JobRecord:
+        """The job record of ``run`` as it stands (unfinished jobs keep ``finish=None``)."""
+        job = run.job
+        return JobRecord(
+            job=job.name,
+            user=job.user,
+            queue=job.queue,
+            submit=job.submit,
+            tasks=run.total,
+            demand=job.demand,
+            weight=job.weight,
+            first_start=run.first_start,
+            finish=run.finish,
+            isolated_response=self._isolated(run),
+            reduce_demand=job.reduce.demand if job.reduce is not None else None,
+        )
+
+    def _isolated(self, run: JobRun) -> float:
+        """The job's response time alone on the empty cluster (the slowdown denominator,
+        :mod:`fairshare.sim.engine`'s docstring); inf when no machine it may use holds one of
+        its tasks."""
+        job = run.job
+        if run.total == 0:
+            return 0.0
+        slots = self._slots(job, job.demand) if job.tasks else 1
+        if slots == 0 or (job.min_tasks is not None and slots < job.min_tasks):
+            # A gang whose tasks never fit at once never starts.
+            return math.inf
+        end = greedy_end(run.map_seconds, slots, 0.0)
+        if job.reduce is not None and job.reduce.tasks:
+            demand = job.demand if job.reduce.demand is None else job.reduce.demand
+            slots = self._slots(job, demand)
+            if slots == 0:
+                return math.inf
+            each = job.reduce.copy + job.reduce.compute
+            end = greedy_end([each] * job.reduce.tasks, slots, end)
+        return end
+
+    def _slots(self, job: Job, demand: FloatArray) -> int:
+        """Whole tasks of ``demand`` that fit at once on the live machines ``job`` may use."""
+        if self.fit is None:
+            self.fit = TaskFit(list(self.machines.values()), self.resources)
+        return self.fit.slots(job.constraint, job.machines, demand)
+
+
+def _durations(job: Job, rng: np.random.Generator) -> Sequence[float]:
+    """The job's map task durations (seconds), drawn from the run's generator. Draws are kept
+    as packed doubles (``array``), not a float object each: a job keeps them until it
+    finishes, and thousands of jobs' worth of objects would crowd the running tasks' out of
+    the cache (the online benchmark)."""
+    duration = job.duration
+    n = job.tasks
+    if isinstance(duration, FixedDuration):
+        return [duration.seconds] * n
+    if isinstance(duration, PerTaskDurations):
+        given = duration.seconds
+        return [given[i % len(given)] for i in range(n)] if given else [0.0] * n
+    if isinstance(duration, ParetoDuration):
+        draws = duration.minimum * (1.0 + rng.pareto(duration.alpha, n))
+    else:
+        assert isinstance(duration, ExponentialDuration)
+        draws = rng.exponential(duration.mean, n)
+    packed = array("d")
+    packed.frombytes(draws.astype(np.float64, copy=False).tobytes())
+    return packed
