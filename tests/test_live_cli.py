@@ -23,8 +23,9 @@ from fairshare.cluster import Cluster, Machine  # noqa: E402
 from fairshare.policies import make_policy  # noqa: E402
 from fairshare.service.app import create_app  # noqa: E402
 from fairshare.service.core import LiveService  # noqa: E402
+from fairshare.service.journal import StoreJournal  # noqa: E402
 from fairshare.service.server import listen  # noqa: E402
-from fairshare.service.store import Store, StoreJournal, hash_token  # noqa: E402
+from fairshare.service.store import Store, hash_token  # noqa: E402
 from fairshare.workload.model import User  # noqa: E402
 
 from conftest import assert_rejected, run_fairshare  # noqa: E402

@@ -19,7 +19,8 @@ from fairshare.cluster import Cluster, Machine
 from fairshare.policies import PolicyOptions, make_policy
 from fairshare.runlog import RunLog
 from fairshare.service import store as store_module
-from fairshare.service.store import Store, StoreJournal
+from fairshare.service.journal import StoreJournal
+from fairshare.service.store import Store
 from fairshare.sim import simulate
 from fairshare.sim.options import SimOptions
 from fairshare.workload.model import MAX_PRIORITY, FixedDuration, Job, User

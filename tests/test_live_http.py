@@ -21,7 +21,8 @@ from fairshare.cluster import Cluster, Machine
 from fairshare.policies import make_policy
 from fairshare.service.app import create_app
 from fairshare.service.core import Limits, LiveService
-from fairshare.service.store import Store, StoreJournal
+from fairshare.service.journal import StoreJournal
+from fairshare.service.store import Store
 from fairshare.workload.model import User
 
 RESOURCES = ("cpu", "mem")

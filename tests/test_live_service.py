@@ -15,7 +15,8 @@ from fairshare.backends import FakeExecutor, LiveDriver
 from fairshare.cluster import Cluster, Machine
 from fairshare.policies import make_policy
 from fairshare.service.core import JobRequest, Limits, LiveService, ServiceError
-from fairshare.service.store import Caller, Store, StoreError, StoreJournal, hash_token
+from fairshare.service.journal import StoreJournal
+from fairshare.service.store import Caller, Store, StoreError, hash_token
 from fairshare.workload.model import User
 
 RESOURCES = ("cpu", "mem")

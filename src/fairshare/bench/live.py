@@ -163,7 +163,8 @@ def _fairshare(
     (and the store at ``journal``); its seconds and per-task figures."""
     import numpy as np  # noqa: PLC0415
 
-    from fairshare.service.store import Store, StoreJournal  # noqa: PLC0415
+    from fairshare.service.journal import StoreJournal  # noqa: PLC0415
+    from fairshare.service.store import Store  # noqa: PLC0415
     from fairshare.workload.model import User  # noqa: PLC0415
 
     timed = _Timed(executor)

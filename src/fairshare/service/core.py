@@ -17,7 +17,8 @@ fault, and bob cannot see alice's job.
 >>> from fairshare.cluster import Cluster, Machine
 >>> from fairshare.policies import make_policy
 >>> from fairshare.service.core import JobRequest, LiveService, ServiceError
->>> from fairshare.service.store import Store, StoreJournal
+>>> from fairshare.service.journal import StoreJournal
+>>> from fairshare.service.store import Store
 >>> from fairshare.workload.model import User
 >>> store = Store(":memory:")
 >>> executor = FakeExecutor(("cpu",), [Machine("n1", np.array([4.0]))],

@@ -43,7 +43,8 @@ from fairshare.cluster import Cluster
 from fairshare.policies import PolicyOptions, make_policy
 from fairshare.runlog import RunLog
 from fairshare.service.core import Limits, LiveService
-from fairshare.service.store import Store, StoreJournal
+from fairshare.service.journal import StoreJournal
+from fairshare.service.store import Store
 from fairshare.workload.loader import parse_scenario, read_scenario_file
 from fairshare.workload.model import Scenario
 

@@ -6,7 +6,8 @@ What is written, and when:
 - a tenant token, by ``fairshare tenant add`` or the admin API: only its SHA-256 hash;
 - a job, with one row per task (pending), when the HTTP API accepts it, before the driver
   sees it; a cancellation, before the driver stops anything;
-- every task state change, by the live driver through :class:`StoreJournal`, committed
+- every task state change, by the live driver through
+  :class:`~fairshare.service.journal.StoreJournal`, committed
   before the matching executor call (a launch, a cancel).
 
 Recovery (:meth:`Store.recover`): a service killed at any moment (SIGKILL included) and
@@ -24,6 +25,7 @@ A job written, its service killed while a task ran, and the job recovered: the r
 is pending again (at least once).
 
 >>> from fairshare.backends import LiveJob
+>>> from fairshare.service.journal import StoreJournal
 >>> store = Store(":memory:")
 >>> token = store.add_token("alice")
 >>> store.caller(token), store.caller("fs_guess")
@@ -57,8 +59,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fairshare.backends import Journal, LiveJob
-from fairshare.backends.driver import JobEnd
+from fairshare.backends import LiveJob
 
 SCHEMA_VERSION = 2
 """The version of the database's tables this fairshare reads and writes (2: jobs gained
@@ -596,137 +597,3 @@ _JOB_COLUMNS = (
     "SELECT id, tenant, name, state, submitted, finished, error, demand, command, "
     "constraint_text, max_retries, min_tasks, priority FROM jobs"
 )
-
-
-class StoreJournal(Journal):
-    """The driver's writes into the store (on the driver's thread): each state change is
-    a statement of the open transaction, committed by :meth:`commit`, which the driver
-    calls before every executor call and after every step. A task changes state only from
-    the state the change expects (a launch from pending, an end from running), so that a
-    job a tenant cancelled meanwhile keeps its tasks cancelled.
-
-    The methods are :class:`~fairshare.backends.Journal`'s.
-
-    Parameters
-    ----------
-    store : Store
-        The database, used through the driver's thread's connection.
-    """
-
-    def __init__(self, store: Store) -> None:
-        self.store = store
-        self.pending = False
-
-    def _run(self, sql: str, args: tuple[object, ...]) -> None:
-        """One statement of the open transaction."""
-        self.store.connection().execute(sql, args)
-        self.pending = True
-
-    def task_launched(self, job: str, index: int, attempt: int, machine: str) -> None:
-        """The task runs (from pending) on ``machine``, its attempts counted; its job runs.
-
-        Parameters
-        ----------
-        job : str
-            The job's id.
-        index : int
-            The task.
-        attempt : int
-            The attempt's number (0 first).
-        machine : str
-            The node.
-        """
-        self._run(
-            "UPDATE tasks SET state = 'running', attempts = ?, machine = ? "
-            "WHERE job = ? AND idx = ? AND state = 'pending'",
-            (attempt + 1, machine, job, index),
-        )
-        self._run("UPDATE jobs SET state = 'running' WHERE id = ? AND state = 'pending'", (job,))
-
-    def task_finished(self, job: str, index: int) -> None:
-        """The task finished (from running).
-
-        Parameters
-        ----------
-        job : str
-            The job's id.
-        index : int
-            The task.
-        """
-        self._run(
-            "UPDATE tasks SET state = 'finished' WHERE job = ? AND idx = ? AND state = 'running'",
-            (job, index),
-        )
-
-    def task_pending(
-        self, job: str, index: int, *, failures: int, error: str | None = None
-    ) -> None:
-        """The task is pending again (from running), its failures and last error kept.
-
-        Parameters
-        ----------
-        job : str
-            The job's id.
-        index : int
-            The task.
-        failures : int
-            Its failures so far.
-        error : str, optional
-            Why it stopped.
-        """
-        self._run(
-            "UPDATE tasks SET state = 'pending', failures = ?, error = ?, machine = NULL "
-            "WHERE job = ? AND idx = ? AND state = 'running'",
-            (failures, error, job, index),
-        )
-
-    def task_failed(self, job: str, index: int, *, failures: int, error: str) -> None:
-        """The task failed for good (from running).
-
-        Parameters
-        ----------
-        job : str
-            The job's id.
-        index : int
-            The task.
-        failures : int
-            Its failures.
-        error : str
-            The last failure's error.
-        """
-        self._run(
-            "UPDATE tasks SET state = 'failed', failures = ?, error = ? "
-            "WHERE job = ? AND idx = ? AND state = 'running'",
-            (failures, error, job, index),
-        )
-
-    def job_ended(self, job: str, state: JobEnd, error: str | None = None) -> None:
-        """The job ended (if it had not); its tasks not finished are cancelled unless it
-        finished.
-
-        Parameters
-        ----------
-        job : str
-            The job's id.
-        state : {"finished", "failed", "cancelled"}
-            How it ended.
-        error : str, optional
-            Why it failed.
-        """
-        if state != "finished":
-            self._run(
-                "UPDATE tasks SET state = 'cancelled' WHERE job = ? "
-                "AND state IN ('pending', 'running')",
-                (job,),
-            )
-        self._run(
-            "UPDATE jobs SET state = ?, error = ?, finished = ? "
-            "WHERE id = ? AND state IN ('pending', 'running')",
-            (state, error, time.time(), job),
-        )
-
-    def commit(self) -> None:
-        """Commit the statements since the last commit (nothing when there are none)."""
-        if self.pending:
-            self.store.connection().commit()
-            self.pending = False

@@ -1,0 +1,160 @@
+"""The live driver's journal in the service's database (SPEC section 6): every task state
+change the driver makes is a statement of the open transaction, committed before the matching
+executor call (:class:`~fairshare.backends.Journal`), so that a service killed at any moment
+recovers from the database (:meth:`fairshare.service.store.Store.recover`).
+
+Examples
+--------
+>>> from fairshare.backends import LiveJob
+>>> from fairshare.service.store import Store
+>>> store = Store(":memory:")
+>>> store.add_job(LiveJob("j1", "alice", "train", 1, {"cpu": 1.0}, ("true",)))
+True
+>>> journal = StoreJournal(store)
+>>> journal.task_launched("j1", 0, 0, "n1")
+>>> journal.commit()
+>>> dict(store.job("j1").tasks)["running"]
+1
+"""
+
+from __future__ import annotations
+
+import time
+
+from fairshare.backends import Journal
+from fairshare.backends.driver import JobEnd
+from fairshare.service.store import Store
+
+
+class StoreJournal(Journal):
+    """The driver's writes into the store (on the driver's thread): each state change is
+    a statement of the open transaction, committed by :meth:`commit`, which the driver
+    calls before every executor call and after every step. A task changes state only from
+    the state the change expects (a launch from pending, an end from running), so that a
+    job a tenant cancelled meanwhile keeps its tasks cancelled.
+
+    The methods are :class:`~fairshare.backends.Journal`'s.
+
+    Parameters
+    ----------
+    store : Store
+        The database, used through the driver's thread's connection.
+    """
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.pending = False
+
+    def _run(self, sql: str, args: tuple[object, ...]) -> None:
+        """One statement of the open transaction."""
+        self.store.connection().execute(sql, args)
+        self.pending = True
+
+    def task_launched(self, job: str, index: int, attempt: int, machine: str) -> None:
+        """The task runs (from pending) on ``machine``, its attempts counted; its job runs.
+
+        Parameters
+        ----------
+        job : str
+            The job's id.
+        index : int
+            The task.
+        attempt : int
+            The attempt's number (0 first).
+        machine : str
+            The node.
+        """
+        self._run(
+            "UPDATE tasks SET state = 'running', attempts = ?, machine = ? "
+            "WHERE job = ? AND idx = ? AND state = 'pending'",
+            (attempt + 1, machine, job, index),
+        )
+        self._run("UPDATE jobs SET state = 'running' WHERE id = ? AND state = 'pending'", (job,))
+
+    def task_finished(self, job: str, index: int) -> None:
+        """The task finished (from running).
+
+        Parameters
+        ----------
+        job : str
+            The job's id.
+        index : int
+            The task.
+        """
+        self._run(
+            "UPDATE tasks SET state = 'finished' WHERE job = ? AND idx = ? AND state = 'running'",
+            (job, index),
+        )
+
+    def task_pending(
+        self, job: str, index: int, *, failures: int, error: str | None = None
+    ) -> None:
+        """The task is pending again (from running), its failures and last error kept.
+
+        Parameters
+        ----------
+        job : str
+            The job's id.
+        index : int
+            The task.
+        failures : int
+            Its failures so far.
+        error : str, optional
+            Why it stopped.
+        """
+        self._run(
+            "UPDATE tasks SET state = 'pending', failures = ?, error = ?, machine = NULL "
+            "WHERE job = ? AND idx = ? AND state = 'running'",
+            (failures, error, job, index),
+        )
+
+    def task_failed(self, job: str, index: int, *, failures: int, error: str) -> None:
+        """The task failed for good (from running).
+
+        Parameters
+        ----------
+        job : str
+            The job's id.
+        index : int
+            The task.
+        failures : int
+            Its failures.
+        error : str
+            The last failure's error.
+        """
+        self._run(
+            "UPDATE tasks SET state = 'failed', failures = ?, error = ? "
+            "WHERE job = ? AND idx = ? AND state = 'running'",
+            (failures, error, job, index),
+        )
+
+    def job_ended(self, job: str, state: JobEnd, error: str | None = None) -> None:
+        """The job ended (if it had not); its tasks not finished are cancelled unless it
+        finished.
+
+        Parameters
+        ----------
+        job : str
+            The job's id.
+        state : {"finished", "failed", "cancelled"}
+            How it ended.
+        error : str, optional
+            Why it failed.
+        """
+        if state != "finished":
+            self._run(
+                "UPDATE tasks SET state = 'cancelled' WHERE job = ? "
+                "AND state IN ('pending', 'running')",
+                (job,),
+            )
+        self._run(
+            "UPDATE jobs SET state = ?, error = ?, finished = ? "
+            "WHERE id = ? AND state IN ('pending', 'running')",
+            (state, error, time.time(), job),
+        )
+
+    def commit(self) -> None:
+        """Commit the statements since the last commit (nothing when there are none)."""
+        if self.pending:
+            self.store.connection().commit()
+            self.pending = False
