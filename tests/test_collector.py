@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import fairshare.bench.online
-import fairshare.workload.loader
+import fairshare.workload.builder
 from fairshare.cli import main
 from fairshare.collector import paused
 
@@ -38,13 +38,13 @@ def test_a_command_runs_with_the_collector_paused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     seen: list[bool] = []
-    build = fairshare.workload.loader._Builder.build
+    build = fairshare.workload.builder._Builder.build
 
-    def watched(self: fairshare.workload.loader._Builder) -> object:
+    def watched(self: fairshare.workload.builder._Builder) -> object:
         seen.append(gc.isenabled())
         return build(self)
 
-    monkeypatch.setattr(fairshare.workload.loader._Builder, "build", watched)
+    monkeypatch.setattr(fairshare.workload.builder._Builder, "build", watched)
     scenario = str(EXAMPLES / "sim-two-jobs.yaml")
     with pytest.raises(SystemExit) as stop:
         main(["simulate", scenario, "--policy", "drf", "--out", str(tmp_path / "o")])

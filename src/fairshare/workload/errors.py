@@ -161,11 +161,12 @@ def listing(names: Iterable[str], limit: int = _LIST_LIMIT) -> str:
 
 
 class FieldError(Exception):
-    """A problem with one value of a scenario's structure (:mod:`fairshare.workload.schema`):
-    ``message`` says what is wrong, ``loc`` is the path from the value its validator was
-    given down to the problem. Each enclosing record, list or mapping puts its own step in
-    front as the error passes through it, so a valid file never builds a path. ``of_key``:
-    the problem is a mapping's key (the last step), not its value."""
+    """A problem with one value of a scenario's structure (:mod:`fairshare.workload.schema`,
+    :mod:`fairshare.workload.field_checks`): ``message`` says what is wrong, ``loc`` is the
+    path from the value its validator was given down to the problem. Each enclosing record,
+    list or mapping puts its own step in front as the error passes through it, so a valid
+    file never builds a path. ``of_key``: the problem is a mapping's key (the last step), not
+    its value."""
 
     def __init__(self, message: str, at: object = None) -> None:
         super().__init__(message)

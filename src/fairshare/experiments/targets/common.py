@@ -19,8 +19,11 @@ from fairshare.report.reproduce import Bar
 __all__ = [
     "bar",
     "column_values",
+    "divided",
     "json_cell",
+    "locality",
     "measured_bar",
+    "number",
     "part",
     "ratio_per_seed",
     "scaled_count",
@@ -69,14 +72,34 @@ def column_values(
 ) -> tuple[float | None, ...]:
     """Per seed, ``column`` of the one row matching ``where`` (column equals value; a None
     value matches null)."""
-    return ratio_per_seed(frame, seeds, lambda row: _number(row.get(column)), **where)
+    return ratio_per_seed(frame, seeds, lambda row: number(row.get(column)), **where)
 
 
-def _number(value: object) -> float | None:
+def number(value: object) -> float | None:
     """A finite number, else None."""
     if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
         return float(value)
     return None
+
+
+def locality(row: dict[str, object], *levels: str) -> float | None:
+    """The fraction of a run's tasks with input data at the given levels (``node``,
+    ``rack``)."""
+    total = 0.0
+    for level in levels:
+        value = row.get(f"locality_{level}")
+        if not isinstance(value, int | float):
+            return None
+        total += float(value)
+    return total
+
+
+def divided(a: Sequence[float | None], b: Sequence[float | None]) -> tuple[float | None, ...]:
+    """Per seed, ``a / b`` (None where either is missing or ``b`` is not positive)."""
+    return tuple(
+        x / y if x is not None and y is not None and y > 0 else None
+        for x, y in zip(a, b, strict=True)
+    )
 
 
 def json_cell(value: object) -> object:

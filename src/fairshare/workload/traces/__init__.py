@@ -42,8 +42,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from fairshare.cluster import Cluster
+from fairshare.workload.builder import MISSING_MACHINES, MachinesFrom
 from fairshare.workload.generators import Workload
-from fairshare.workload.loader import MISSING_MACHINES, MachinesFrom, ScenarioError
+from fairshare.workload.loader import ScenarioError
 from fairshare.workload.traces._common import TraceError
 from fairshare.workload.traces.alibaba import (
     NODE_LISTS,

@@ -1,0 +1,330 @@
+"""FAIR's response-time experiments (Zaharia et al., *Job Scheduling for Multi-User
+MapReduce Clusters*, sections 6.1 and 5.3) as reproduction targets, listed by :mod:`.fair`.
+
+- ``fair-fig10-11``: section 6.1, Figures 10-11 (macrobenchmark BM): 50 jobs of Table 2's
+  sizes every 30 s on 100 nodes; response-time gain over FIFO per size bin for fair
+  sharing and FIFO with and without copy-compute splitting, and locality with delay
+  scheduling (99-100%, from 15-95%).
+- ``fair-fig8-9``: section 5.3, Figures 8-9: 30 Zipf-sized MapReduce jobs on 10 nodes of one
+  map and one reduce slot; FIFO's batch response time is best, and fair sharing,
+  copy-compute splitting and preemption each cut the mean slowdown in half.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+
+import polars as pl
+
+from fairshare.experiments.targets.base import Claim, Evaluation, Measured, Part, Target
+from fairshare.experiments.targets.common import (
+    bar,
+    divided,
+    json_cell,
+    locality,
+    number,
+    part,
+    ratio_per_seed,
+    scaled_count,
+)
+from fairshare.report.reproduce import grouped_figure
+
+__all__ = ["FIG8_9", "FIG10_11"]
+
+
+# ---- Figures 10-11: the macrobenchmark ----------------------------------------------------
+
+_BM_SETTINGS = (
+    ("fifo", False, None, "FIFO"),
+    ("fair", False, None, "fair"),
+    ("fifo", True, None, "FIFO + copy-compute"),
+    ("fair", True, None, "fair + copy-compute"),
+    ("fair", True, "5,10", "fair + copy-compute + delay"),
+)
+
+
+def _bm_build(scale: float, seeds: tuple[int, ...]) -> list[Part]:
+    """BM: facebook-2009's Table 2 sizes, 50 jobs every 30 s on average, 100 nodes of 6
+    slots (EC2's 4 map and 2 reduce slots as one pool) in 4 racks, blocks on 3 nodes."""
+    machines = scaled_count(100, scale, 10)
+    scenario = {
+        "machines": [
+            {
+                "name": f"r{r}-n",
+                "count": max(1, machines // 4),
+                "capacity": {"slots": 6},
+                "rack": f"r{r}",
+            }
+            for r in range(4)
+        ],
+        "workload": {
+            "generator": "facebook-2009",
+            "jobs": 50,
+            "arrival": 30,
+            "duration": {"exponential": {"mean": 30}},
+        },
+    }
+    return [
+        part(
+            "no delay",
+            "fair-fig10-11",
+            scenario,
+            ["fifo", "fair"],
+            seeds,
+            options={"copy-compute-splitting": [False, True]},
+        ),
+        part(
+            "delay",
+            "fair-fig10-11",
+            scenario,
+            ["fair"],
+            seeds,
+            options={"copy-compute-splitting": [True], "delay-scheduling": ["5,10"]},
+        ),
+    ]
+
+
+def _bins(row: dict[str, object]) -> dict[int, dict[str, object]]:
+    """The row's size bins by number."""
+    found = json_cell(row.get("size_bins"))
+    if not isinstance(found, list):
+        return {}
+    return {int(b["bin"]): b for b in found if isinstance(b, dict)}
+
+
+def _bm_evaluate(frame: pl.DataFrame, seeds: tuple[int, ...]) -> Evaluation:
+    """Per bin, FIFO's mean response time over each setting's; locality with and without
+    delay scheduling."""
+
+    def setting(policy: str, ccs: bool, delay: str | None) -> pl.DataFrame:
+        rows = frame.filter(
+            (pl.col("policy") == policy) & (pl.col("copy-compute-splitting") == ccs)
+        )
+        if delay is None:
+            return rows.filter(pl.col("part") == "no delay")
+        return rows.filter(pl.col("part") == "delay")
+
+    def bin_rt(rows: pl.DataFrame, b: int) -> tuple[float | None, ...]:
+        return ratio_per_seed(
+            rows, seeds, lambda r: number(_bins(r).get(b, {}).get("mean_response_time"))
+        )
+
+    fifo = setting("fifo", False, None)
+    gains: dict[str, list[tuple[float | None, ...]]] = {}
+    for policy, ccs, delay, label in _BM_SETTINGS[1:]:
+        rows = setting(policy, ccs, delay)
+        gains[label] = [divided(bin_rt(fifo, b), bin_rt(rows, b)) for b in range(9)]
+    measured = [
+        Measured(Claim("gain over FIFO, bin 0 (1-25 maps), fair", 2.0, 0.5, 1.0), gains["fair"][0]),
+        Measured(
+            Claim("gain over FIFO, bin 0, fair + copy-compute", 1.9, 0.5, 1.0),
+            gains["fair + copy-compute"][0],
+        ),
+        Measured(
+            Claim("gain over FIFO, bin 1 (25-50 maps), fair + copy-compute", 1.9, 0.5, 1.0),
+            gains["fair + copy-compute"][1],
+        ),
+        Measured(
+            Claim("gain over FIFO, bin 0, FIFO + copy-compute", None, neutral=1.0, direction=">"),
+            gains["FIFO + copy-compute"][0],
+        ),
+        Measured(
+            Claim(
+                "gain over FIFO, bins 6-8 (800+ maps), fair (slightly slower)",
+                None,
+                neutral=1.0,
+                direction="<",
+            ),
+            tuple(_mean_of([gains["fair"][b][k] for b in (6, 7, 8)]) for k in range(len(seeds))),
+        ),
+        Measured(
+            Claim("node locality, fair + copy-compute + delay", 0.995, 0.02),
+            ratio_per_seed(setting("fair", True, "5,10"), seeds, lambda r: locality(r, "node")),
+        ),
+        Measured(
+            Claim("node locality, fair + copy-compute, no delay (paper 15-95%)", 0.55, 0.4),
+            ratio_per_seed(setting("fair", True, None), seeds, lambda r: locality(r, "node")),
+        ),
+    ]
+    present = [b for b in range(9) if any(v is not None for v in gains["fair"][b])]
+    figure = grouped_figure(
+        "FAIR Figure 10: mean response-time gain over FIFO per size bin",
+        "FIFO's mean response time / the setting's",
+        [f"bin {b}" for b in present],
+        [(label, [bar(values[b]) for b in present]) for label, values in gains.items()],
+    )
+    return Evaluation(tuple(measured), figure)
+
+
+def _mean_of(values: Sequence[float | None]) -> float | None:
+    """The mean of the values present."""
+    found = [v for v in values if v is not None]
+    return sum(found) / len(found) if found else None
+
+
+FIG10_11 = Target(
+    name="fair-fig10-11",
+    typical_seconds=4,
+    verdict="2 reproduced, 4 same direction, 1 differ (of 7)",
+    paper="FAIR",
+    figure="Figs 10-11",
+    description="macrobenchmark: response-time gain over FIFO and locality per size bin",
+    section="section 6.1",
+    default_scale=1.0,
+    default_seeds=5,
+    build=_bm_build,
+    evaluate=_bm_evaluate,
+    scaled=lambda s: f"{4 * max(1, scaled_count(100, s, 10) // 4)} of 100 nodes, 50 jobs",
+)
+"""The target ``fair-fig10-11``: Figures 10-11, section 6.1."""
+
+
+# ---- Figures 8-9: section 5.3 ------------------------------------------------------------
+
+
+def _zipf_jobs(seed: int, count: int) -> list[dict[str, object]]:
+    """Section 5.3's schedule: maps Zipf-distributed in 1-400 (exponent 1), reducers
+    uniform in 1 to maps / 5, Poisson arrivals every 30 s on average; maps on map slots and
+    reducers on reduce slots (separate demands)."""
+    rng = random.Random(seed)
+    weights = [1.0 / k for k in range(1, 401)]
+    jobs = []
+    now = 0.0
+    for k in range(count):
+        maps = rng.choices(range(1, 401), weights)[0]
+        jobs.append(
+            {
+                "name": f"job{k}",
+                "submit": round(now, 3),
+                "demand": {"map_slot": 1},
+                "tasks": maps,
+                "duration": {"exponential": {"mean": 10}},
+                "reduce": {
+                    "tasks": rng.randint(1, max(1, maps // 5)),
+                    "copy": 10,
+                    "compute": 20,
+                    "demand": {"reduce_slot": 1},
+                },
+            }
+        )
+        now += rng.expovariate(1 / 30)
+    return jobs
+
+
+_S53 = (
+    ("fifo", False, None, "FIFO"),
+    ("fair", False, None, "fair"),
+    ("fifo", True, None, "FIFO + copy-compute"),
+    ("fair", True, None, "fair + copy-compute"),
+    ("fair", False, "10,10", "fair + preemption"),
+)
+
+
+def _s53_build(scale: float, seeds: tuple[int, ...]) -> list[Part]:
+    """One part per seed (its own drawn schedule of 30 jobs), 10 nodes of one map and one
+    reduce slot."""
+    parts = []
+    for seed in seeds:
+        scenario = {
+            "resources": ["map_slot", "reduce_slot"],
+            "machines": [{"name": "n", "count": 10, "capacity": {"map_slot": 1, "reduce_slot": 1}}],
+            "jobs": _zipf_jobs(seed, scaled_count(30, scale, 5)),
+        }
+        parts.append(
+            part(
+                f"schedule {seed}",
+                "fair-fig8-9",
+                scenario,
+                ["fifo", "fair"],
+                [seed],
+                options={"copy-compute-splitting": [False, True]},
+            )
+        )
+        parts.append(
+            part(
+                f"schedule {seed}, preemption",
+                "fair-fig8-9",
+                scenario,
+                ["fair"],
+                [seed],
+                options={"preemption": ["10,10"]},
+            )
+        )
+    return parts
+
+
+def _s53_evaluate(frame: pl.DataFrame, seeds: tuple[int, ...]) -> Evaluation:
+    """Makespan and mean slowdown ratios between the settings."""
+
+    def values(
+        column: str, policy: str, ccs: bool, preempt: str | None
+    ) -> tuple[float | None, ...]:
+        rows = frame.filter(pl.col("policy") == policy)
+        if preempt is None:
+            rows = rows.filter(
+                (pl.col("copy-compute-splitting") == ccs) & ~pl.col("part").str.contains("preempt")
+            )
+        else:
+            rows = rows.filter(pl.col("part").str.contains("preempt"))
+        return ratio_per_seed(rows, seeds, lambda r: number(r.get(column)))
+
+    runs = {label: (p, c, d) for p, c, d, label in _S53}
+    span = {label: values("makespan", *key) for label, key in runs.items()}
+    slow = {label: values("mean_slowdown", *key) for label, key in runs.items()}
+    measured = (
+        Measured(
+            Claim(
+                "batch response time, fair over FIFO (FIFO best)", None, neutral=1.0, direction=">"
+            ),
+            divided(span["fair"], span["FIFO"]),
+        ),
+        Measured(
+            Claim(
+                "batch response time, fair + copy-compute over FIFO + copy-compute",
+                None,
+                neutral=1.0,
+                direction=">",
+            ),
+            divided(span["fair + copy-compute"], span["FIFO + copy-compute"]),
+        ),
+        Measured(
+            Claim("mean slowdown, fair over FIFO", 0.5, 0.2, 1.0),
+            divided(slow["fair"], slow["FIFO"]),
+        ),
+        Measured(
+            Claim("mean slowdown, fair + copy-compute over fair", 0.5, 0.2, 1.0),
+            divided(slow["fair + copy-compute"], slow["fair"]),
+        ),
+        Measured(
+            Claim("mean slowdown, fair + preemption over fair", 0.5, 0.2, 1.0),
+            divided(slow["fair + preemption"], slow["fair"]),
+        ),
+    )
+    figure = grouped_figure(
+        "FAIR Figures 8-9: batch response time and mean slowdown",
+        "mean over seeds",
+        [label for *_, label in _S53],
+        [
+            ("makespan / FIFO's", [bar(divided(span[s], span["FIFO"])) for *_, s in _S53]),
+            ("mean slowdown", [bar(slow[s]) for *_, s in _S53]),
+        ],
+    )
+    return Evaluation(measured, figure)
+
+
+FIG8_9 = Target(
+    name="fair-fig8-9",
+    typical_seconds=15,
+    verdict="3 reproduced, 2 same direction (of 5)",
+    paper="FAIR",
+    figure="Figs 8-9",
+    description="section 5.3: batch response time and slowdown, FIFO vs fair, CPAC, kills",
+    section="section 5.3",
+    default_scale=1.0,
+    default_seeds=10,
+    build=_s53_build,
+    evaluate=_s53_evaluate,
+    scaled=lambda s: f"{scaled_count(30, s, 5)} of 30 jobs on 10 nodes",
+)
+"""The target ``fair-fig8-9``: Figures 8-9, section 5.3."""
