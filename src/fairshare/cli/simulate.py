@@ -153,7 +153,9 @@ def simulate_command(
     table.show_header = False
     console.print(table)
     console.soft_wrap = True
-    console.print(f"wrote {out}: {', '.join(RUN_FILES)}", markup=False)
+    # queues.csv is written only when jobs name queues (fairshare.metrics.tables).
+    written = [*RUN_FILES, *(["queues.csv"] if Path(out, "queues.csv").is_file() else [])]
+    console.print(f"wrote {out}: {', '.join(written)}", markup=False)
 
 
 @app.command("compare")
