@@ -110,6 +110,12 @@ class LiveJob:
     priority : int
         Its priority among its tenant's jobs and its queue's (SPEC section 1's ``priority``;
         higher first).
+    estimate : float, optional
+        Seconds one of its tasks is expected to run at most (the user's requested time, as
+        SWF's field 9 and :attr:`~fairshare.workload.model.Job.estimate`): what EASY
+        backfilling's reservations count on (:mod:`fairshare.policies.gangs`). A task that
+        runs past it is not stopped; the reservation it delays is then late. None: unknown
+        (a reservation counts on the task never ending).
     """
 
     id: str
@@ -124,6 +130,7 @@ class LiveJob:
     failures: Mapping[int, int] = field(default_factory=dict)
     min_tasks: int | None = None
     priority: int = 0
+    estimate: float | None = None
 
 
 class Journal:
@@ -467,6 +474,7 @@ class LiveDriver:
             machines=user.machines,
             priority=spec.priority,
             min_tasks=min_tasks,
+            estimate=spec.estimate,
         )
 
     def _cancelled(self, now: float, job_id: str) -> None:
