@@ -3,7 +3,8 @@
 It is the live counterpart of the simulator's engine (:mod:`fairshare.sim.engine`): both feed
 the protocol of :mod:`fairshare.policies.protocol` and apply its decisions, and share no code
 but that protocol and the run records (:mod:`fairshare.runlog`). Here time is the executor's
-clock, tasks run as long as they run (a live job has no duration), and events come from the
+clock, tasks run as long as they run (a live job has no duration; its ``estimate``, which
+EASY backfilling's reservations count on, never stops a task), and events come from the
 cluster:
 
 - a submitted job (:class:`LiveJob`) becomes ``job_submitted``; a replayed one (a restarted
