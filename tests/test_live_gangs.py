@@ -110,8 +110,8 @@ def _key(log: RunLog) -> list[tuple[object, ...]]:
     return sorted((a.start, a.job, a.task, a.machine, a.finish, a.killed) for a in log.attempts)
 
 
-# Without EASY backfilling: a live job has no duration nor estimate, so reservations, which
-# count on estimates, are the simulator's only with them (docs/live.md).
+# Without EASY backfilling: these live jobs carry no estimate, so reservations, which count
+# on estimates, are the simulator's only with them (tests/test_live_backfill.py).
 @pytest.mark.parametrize("backfill", [None])
 @pytest.mark.parametrize("policy", ["fifo", "drf", "tsf", "hdrf", "fair", "choosy"])
 def test_a_live_gang_workload_decides_as_the_simulator(policy: str, backfill: str | None) -> None:
@@ -237,7 +237,7 @@ def test_a_gang_with_a_priority_is_stored_shown_and_launched_whole(api: _Api) ->
 def test_a_schema_1_database_is_upgraded_in_place(tmp_path: Path) -> None:
     db = tmp_path / "old.db"
     old = store_module._SCHEMA.replace(
-        "    min_tasks INTEGER,\n    priority INTEGER NOT NULL DEFAULT 0,\n", ""
+        "    min_tasks INTEGER,\n    priority INTEGER NOT NULL DEFAULT 0,\n    estimate REAL,\n", ""
     )
     assert old != store_module._SCHEMA
     with sqlite3.connect(db) as conn:
@@ -251,6 +251,7 @@ def test_a_schema_1_database_is_upgraded_in_place(tmp_path: Path) -> None:
         conn.execute("INSERT INTO tasks (job, idx, state) VALUES ('x', 0, 'pending')")
     store = Store(db)
     row = store.job("x")
-    assert row is not None and (row.min_tasks, row.priority) == (None, 0)
-    assert store.connection().execute("SELECT value FROM meta").fetchone() == ("2",)
-    Store(db)  # opened again: already version 2
+    assert row is not None and (row.min_tasks, row.priority, row.estimate) == (None, 0, None)
+    # Upgraded through version 2 to the current one (tests/test_live_backfill.py: from 2).
+    assert store.connection().execute("SELECT value FROM meta").fetchone() == ("3",)
+    Store(db)  # opened again: already current

@@ -3,7 +3,8 @@
 It is the live counterpart of the simulator's engine (:mod:`fairshare.sim.engine`): both feed
 the protocol of :mod:`fairshare.policies.protocol` and apply its decisions, and share no code
 but that protocol and the run records (:mod:`fairshare.runlog`). Here time is the executor's
-clock, tasks run as long as they run (a live job has no duration), and events come from the
+clock, tasks run as long as they run (a live job has no duration; its ``estimate``, which
+EASY backfilling's reservations count on, never stops a task), and events come from the
 cluster:
 
 - a submitted job (:class:`LiveJob`) becomes ``job_submitted``; a replayed one (a restarted
@@ -110,6 +111,12 @@ class LiveJob:
     priority : int
         Its priority among its tenant's jobs and its queue's (SPEC section 1's ``priority``;
         higher first).
+    estimate : float, optional
+        Seconds one of its tasks is expected to run at most (the user's requested time, as
+        SWF's field 9 and :attr:`~fairshare.workload.model.Job.estimate`): what EASY
+        backfilling's reservations count on (:mod:`fairshare.policies.gangs`). A task that
+        runs past it is not stopped; the reservation it delays is then late. None: unknown
+        (a reservation counts on the task never ending).
     """
 
     id: str
@@ -124,6 +131,7 @@ class LiveJob:
     failures: Mapping[int, int] = field(default_factory=dict)
     min_tasks: int | None = None
     priority: int = 0
+    estimate: float | None = None
 
 
 class Journal:
@@ -467,6 +475,7 @@ class LiveDriver:
             machines=user.machines,
             priority=spec.priority,
             min_tasks=min_tasks,
+            estimate=spec.estimate,
         )
 
     def _cancelled(self, now: float, job_id: str) -> None:

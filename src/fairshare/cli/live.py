@@ -11,13 +11,14 @@ import math
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
 from fairshare.cli.app import InputError, JsonOption, app, dump_json
+from fairshare.cli.runs import BackfillOption
 
 if TYPE_CHECKING:
     from fairshare.service.client import Client
@@ -136,6 +137,14 @@ def submit_command(
         int | None,
         typer.Option("--priority", metavar="N", help="Priority among your jobs (higher first)"),
     ] = None,
+    estimate: Annotated[
+        float | None,
+        typer.Option(
+            "--estimate",
+            metavar="SECONDS",
+            help="Seconds a task is expected to run at most (EASY backfilling counts on it)",
+        ),
+    ] = None,
     server: ServerOption = None,
     token: TokenOption = None,
 ) -> None:
@@ -151,6 +160,10 @@ def submit_command(
                 f"or both equal to --tasks; got {min_tasks}",
             )
         min_tasks = tasks
+    if estimate is not None and not (math.isfinite(estimate) and estimate > 0):
+        raise InputError(
+            "command line", "--estimate", f"must be a number of seconds > 0, got {estimate:g}"
+        )
     client = _client(server, token)
     job_id = _call(
         client,
@@ -163,6 +176,7 @@ def submit_command(
         max_retries=max_retries,
         min_tasks=min_tasks,
         priority=priority,
+        estimate=estimate,
     )
     sys.stdout.write(f"{job_id}\n")
 
@@ -286,13 +300,20 @@ def serve_command(
         int | None,
         typer.Option("--num-cpus", min=1, help="CPUs of the local Ray instance (no --ray)"),
     ] = None,
+    backfill: BackfillOption = None,
 ) -> None:
     """Run POLICY live on a Ray cluster for the scenario's users, with an HTTP API."""
-    from fairshare.policies import ONLINE_POLICIES, PolicyOptions  # noqa: PLC0415
+    from fairshare.policies import ONLINE_POLICIES  # noqa: PLC0415
     from fairshare.service.core import Limits  # noqa: PLC0415
     from fairshare.service.store import Store, StoreError  # noqa: PLC0415
+    from fairshare.sim.options import OptionError, SimOptions  # noqa: PLC0415
 
     source = str(scenario_path)
+    try:
+        # Any text: SimOptions accepts easy, and names --backfill otherwise.
+        options = SimOptions(backfill=cast("Literal['easy'] | None", backfill)).policy_options()
+    except OptionError as err:
+        raise InputError(source, err.where, err.what) from None
     if policy not in ONLINE_POLICIES:
         raise InputError(
             source,
@@ -336,7 +357,7 @@ def serve_command(
         ray=ray_address,
         host=host,
         port=port,
-        options=PolicyOptions(),
+        options=options,
         limits=Limits(max_pending_jobs=max_pending_jobs, max_body_bytes=max_body_bytes),
     )
     try:

@@ -91,6 +91,11 @@ class JobIn(BaseModel):
     priority: StrictInt = Field(
         default=0, description="priority among its tenant's and queue's jobs (higher first)"
     )
+    estimate: float | None = Field(
+        default=None,
+        description="seconds a task is expected to run at most (> 0): what EASY backfilling's "
+        "reservations count on; a task running longer is not stopped",
+    )
 
 
 class JobCreated(BaseModel):
@@ -126,6 +131,9 @@ class JobOut(BaseModel):
     max_retries: int
     min_tasks: int | None = Field(description="a gang's tasks that start together (null: none)")
     priority: int
+    estimate: float | None = Field(
+        description="seconds a task is expected to run at most (null: not given)"
+    )
 
 
 class JobList(BaseModel):
@@ -202,6 +210,7 @@ def _job_out(row: JobRow) -> JobOut:
         max_retries=row.max_retries,
         min_tasks=row.min_tasks,
         priority=row.priority,
+        estimate=row.estimate,
     )
 
 
@@ -360,6 +369,7 @@ def create_app(service: LiveService) -> FastAPI:
             gang=job.gang,
             min_tasks=job.min_tasks,
             priority=job.priority,
+            estimate=job.estimate,
         )
         return JobCreated(id=service.submit(_caller(request), request_))
 

@@ -119,6 +119,7 @@ class Client:
         max_retries: int | None = None,
         min_tasks: int | None = None,
         priority: int | None = None,
+        estimate: float | None = None,
     ) -> str:
         """Submit a job of the token's tenant.
 
@@ -140,6 +141,9 @@ class Client:
             A gang: at least this many of its tasks start together (``tasks``: all).
         priority : int, optional
             Its priority among the tenant's and queue's jobs (the service's default: 0).
+        estimate : float, optional
+            Seconds one of its tasks is expected to run at most (EASY backfilling's
+            reservations count on it; a task running longer is not stopped).
 
         Returns
         -------
@@ -160,6 +164,8 @@ class Client:
             body["min_tasks"] = min_tasks
         if priority is not None:
             body["priority"] = priority
+        if estimate is not None:
+            body["estimate"] = estimate
         return str(self._call("POST", "/v1/jobs", body)["id"])
 
     def jobs(self) -> list[dict[str, Any]]:

@@ -64,7 +64,7 @@ from fairshare.backends import DEFAULT_MAX_RETRIES, LiveDriver, LiveJob
 from fairshare.cluster.constraint_syntax import ConstraintSyntaxError
 from fairshare.cluster.constraints import parse_constraint
 from fairshare.service.store import Caller, JobRow, Store
-from fairshare.workload.model import MAX_AMOUNT, MAX_PRIORITY, User
+from fairshare.workload.model import MAX_AMOUNT, MAX_PRIORITY, MAX_SECONDS, User
 
 
 @dataclass(frozen=True)
@@ -147,6 +147,9 @@ class JobRequest:
         ``tasks``.
     priority : int
         Its priority among its tenant's jobs and its queue's (higher first; default 0).
+    estimate : float, optional
+        Seconds one of its tasks is expected to run at most, which EASY backfilling's
+        reservations count on (a task running longer is not stopped).
     """
 
     name: str
@@ -158,6 +161,7 @@ class JobRequest:
     gang: bool = False
     min_tasks: int | None = None
     priority: int = 0
+    estimate: float | None = None
 
 
 class LiveService:
@@ -314,6 +318,13 @@ class LiveService:
                 f"must be a whole number from {-MAX_PRIORITY} to {MAX_PRIORITY}, got "
                 f"{request.priority}",
             )
+        estimate = request.estimate
+        if estimate is not None and not (math.isfinite(estimate) and 0 < estimate <= MAX_SECONDS):
+            raise ServiceError(
+                422,
+                "estimate",
+                f"must be a number of seconds > 0 and at most {MAX_SECONDS:g}, got {estimate}",
+            )
         return LiveJob(
             secrets.token_hex(8),
             tenant,
@@ -325,6 +336,7 @@ class LiveService:
             retries,
             min_tasks=min_tasks,
             priority=request.priority,
+            estimate=None if estimate is None else float(estimate),
         )
 
     def _mine(self, caller: Caller, job_id: str) -> JobRow:

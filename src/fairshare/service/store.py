@@ -61,15 +61,17 @@ from typing import Any
 
 from fairshare.backends import LiveJob
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """The version of the database's tables this fairshare reads and writes (2: jobs gained
-``min_tasks`` and ``priority``; a version-1 database is upgraded in place when opened)."""
+``min_tasks`` and ``priority``; 3: ``estimate``; an older database is upgraded in place when
+opened, one version at a time)."""
 
 _UPGRADES = {
     1: (
         "ALTER TABLE jobs ADD COLUMN min_tasks INTEGER",
         "ALTER TABLE jobs ADD COLUMN priority INTEGER NOT NULL DEFAULT 0",
     ),
+    2: ("ALTER TABLE jobs ADD COLUMN estimate REAL",),
 }
 """Per older schema version, the statements that bring it to the next one."""
 
@@ -93,6 +95,7 @@ CREATE TABLE IF NOT EXISTS jobs (
     max_retries INTEGER NOT NULL,
     min_tasks INTEGER,
     priority INTEGER NOT NULL DEFAULT 0,
+    estimate REAL,
     state TEXT NOT NULL,
     error TEXT,
     submitted REAL NOT NULL,
@@ -209,6 +212,8 @@ class JobRow:
         A gang's tasks that start together (None: not a gang).
     priority : int
         Its priority (higher first).
+    estimate : float or None
+        Seconds a task is expected to run at most (None: not given).
     """
 
     id: str
@@ -225,6 +230,7 @@ class JobRow:
     max_retries: int
     min_tasks: int | None = None
     priority: int = 0
+    estimate: float | None = None
 
 
 class Store:
@@ -427,8 +433,8 @@ class Store:
                     return False
             conn.execute(
                 "INSERT INTO jobs (id, tenant, name, tasks, demand, command, constraint_text, "
-                "max_retries, min_tasks, priority, state, submitted) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?)",
+                "max_retries, min_tasks, priority, estimate, state, submitted) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?)",
                 (
                     job.id,
                     job.tenant,
@@ -440,6 +446,7 @@ class Store:
                     job.max_retries,
                     job.min_tasks,
                     job.priority,
+                    job.estimate,
                     time.time(),
                 ),
             )
@@ -541,6 +548,7 @@ class Store:
             max_retries=row[10],
             min_tasks=row[11],
             priority=row[12],
+            estimate=row[13],
         )
 
     def recover(self) -> list[LiveJob]:
@@ -559,12 +567,13 @@ class Store:
             )
             rows = conn.execute(
                 "SELECT id, tenant, name, tasks, demand, command, constraint_text, max_retries, "
-                "min_tasks, priority FROM jobs WHERE state IN ('pending', 'running') ORDER BY seq"
+                "min_tasks, priority, estimate FROM jobs WHERE state IN ('pending', 'running') "
+                "ORDER BY seq"
             ).fetchall()
             jobs: list[LiveJob] = []
             for row in rows:
                 job_id, tenant, name, tasks, demand, command, constraint, retries = row[:8]
-                min_tasks, priority = row[8], row[9]
+                min_tasks, priority, estimate = row[8], row[9], row[10]
                 done: set[int] = set()
                 failures: dict[int, int] = {}
                 for idx, state, failed in conn.execute(
@@ -588,6 +597,7 @@ class Store:
                         failures,
                         None if min_tasks is None else int(min_tasks),
                         int(priority),
+                        None if estimate is None else float(estimate),
                     )
                 )
         return jobs
@@ -595,5 +605,5 @@ class Store:
 
 _JOB_COLUMNS = (
     "SELECT id, tenant, name, state, submitted, finished, error, demand, command, "
-    "constraint_text, max_retries, min_tasks, priority FROM jobs"
+    "constraint_text, max_retries, min_tasks, priority, estimate FROM jobs"
 )
