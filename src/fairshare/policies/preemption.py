@@ -68,7 +68,9 @@ whole), for every rule above:
 Why rules 6-8 stop: a reclaim lowers the total borrowed quota (its victims are borrowed, its
 launch borrows nothing), and a priority kill raises the running priorities without raising
 what is borrowed, so with fixed demands no two queues reclaim from each other for ever
-(Kueue #3779).
+(Kueue #3779). Rule 9 keeps it: a gang's tasks that were not borrowed go down with it, but
+the launches on the room it frees keep the beneficiary's queues within their quotas, so
+nothing they launch is borrowed and no reclaim takes it back.
 
 Examples
 --------
