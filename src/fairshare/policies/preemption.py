@@ -556,9 +556,12 @@ def _serve(
                 launched = True
                 if mode == FAIR:
                     state.protected[decision.task] = starved
-        if not kills and not launched:
-            # Spare room the offer did not take (delay scheduling, a reservation): no use
-            # offering it again in this decision.
+        if not launched:
+            if kills:
+                # Rule 4 failed (the offer refused the task _may_launch expected it to take):
+                # more kills could only hand more room to others, to be killed again.
+                return
+            # Spare room the offer did not take: no use offering it again in this decision.
             spare.remove(machine)
 
 
@@ -590,7 +593,7 @@ def _spare(
             cs.alive[mi]
             and cs.eligible(cls, mi)
             and sched.may_place(mi, cs.free[mi], job.demand)
-            and _delay_allows(job, mi, cs.rack, now)
+            and _may_launch(sched, job, mi, now)
         ):
             return (2, 0), mi, []
     return None
@@ -692,7 +695,7 @@ def _victims(
         if plain:
             ok = allowed.get(mi)
             if ok is None:
-                ok = allowed[mi] = _delay_allows(job, mi, cs.rack, now)
+                ok = allowed[mi] = _may_launch(sched, job, mi, now)
             if not ok:
                 continue
         else:
@@ -722,7 +725,7 @@ def _victims(
             if not plain:
                 ok = allowed.get(m)
                 if ok is None:
-                    ok = allowed[m] = _delay_allows(job, m, cs.rack, now)
+                    ok = allowed[m] = _may_launch(sched, job, m, now)
                 if not ok:
                     continue
             if sched.may_place(m, room[m], job.demand) and (
@@ -754,6 +757,18 @@ def _within_after(
             for r, d in enumerate(demand):
                 row[r] -= d
     return quotas.within(after, mine, job.demand)
+
+
+def _may_launch(sched: Scheduler, job: JobState, mi: int, now: float) -> bool:
+    """Whether the offer of machine ``mi`` will launch the next task of ``job`` now: delay
+    scheduling lets it (:func:`_delay_allows`) and, with EASY backfilling, it does not delay
+    the head gang's reserved start (:meth:`~fairshare.policies.gangs.Reservation.allows`).
+    Nothing is killed for a launch the offer would then refuse: the room would go to others,
+    the victims' own tasks among them, to be killed again."""
+    if not _delay_allows(job, mi, sched.cluster.rack, now):
+        return False
+    reservation = sched.reservation
+    return reservation is None or reservation.allows(mi, job.demand, now + job.expected)
 
 
 def _delay_allows(job: JobState, mi: int, rack: list[str | None], now: float) -> bool:
