@@ -10,12 +10,13 @@ import numpy as np
 from fairshare.api import Run
 from fairshare.api import simulate as simulate_scenario
 from fairshare.cluster import Cluster, Machine
+from fairshare.cluster.constraints import Constraint
 from fairshare.policies import PolicyOptions, TaskRef, make_policy
 from fairshare.policies.protocol import Kill, Launch
 from fairshare.runlog import RunLog, TaskAttempt
-from fairshare.sim.engine import SimOptions
+from fairshare.sim.engine import MachineEvent, SimOptions, simulate
 from fairshare.workload import parse_scenario
-from fairshare.workload.model import FixedDuration, Job, User
+from fairshare.workload.model import FixedDuration, Job, PerTaskDurations, User
 
 from conftest import EXAMPLES
 
@@ -152,3 +153,53 @@ def test_requeue_gang_returns_it_to_waiting() -> None:
         TaskRef(0, "map", t) for t in range(3)
     ]
     assert 0 not in fair.gangs and state.running == 3
+
+
+def test_no_kill_for_a_launch_the_reservation_refuses() -> None:
+    """Found by the gang invariant (tests/test_gang.py): a priority kill on a machine of the
+    head gang's EASY reservation, where the starved job's task may not start, handed the
+    room to the victim's own task, killed again at the same time, for ever. Preemption now
+    kills only for a launch the offer makes (delay scheduling and the reservation allow it),
+    and the run ends: every job that fits finishes (j5, a gang of 24 CPUs on rack r0's 16,
+    never runs) and the gangs restart whole."""
+    r0, fast = Constraint("rack == 'r0'"), Constraint("fast")
+    tasks = PerTaskDurations
+    jobs = [
+        Job("j0", 6.0, "u2", np.array([2.0, 1.0]), 5, tasks((5.0, 1.0, 5.0, 3.0, 1.0)),
+            input_replicas=2),
+        Job("j1", 6.5, "u2", np.array([1.0, 4.0]), 6, tasks((1.0, 1.0, 5.0, 1.0, 5.0, 1.0)),
+            constraint=r0, input_replicas=2, priority=5),
+        Job("j2", 6.5, "u1", np.array([2.0, 4.0]), 3, FixedDuration(2.5), constraint=fast),
+        Job("j3", 6.5, "u1", np.array([3.0, 4.0]), 10,
+            tasks((1.0, 3.0, 5.0, 5.0, 5.0, 3.0, 3.0, 3.0, 1.0, 5.0)), constraint=fast,
+            priority=5),
+        Job("j4", 7.0, "u1", np.array([1.0, 1.0]), 10,
+            tasks((3.0, 3.0, 1.0, 5.0, 1.0, 5.0, 1.0, 5.0, 3.0, 5.0)), min_tasks=10),
+        Job("j5", 13.0, "u1", np.array([3.0, 1.0]), 8,
+            tasks((5.0, 1.0, 1.0, 3.0, 3.0, 1.0, 5.0, 5.0)), constraint=r0, input_replicas=2,
+            min_tasks=8),
+    ]  # fmt: skip
+    machines = [
+        Machine("m0", np.array([8.0, 8.0]), rack="r0", attributes={"fast": True}),
+        Machine("m1", np.array([4.0, 8.0]), rack="r1", attributes={"fast": False}),
+    ]
+    events = [
+        MachineEvent(1.0, "remove", "m1"),
+        MachineEvent(3.0, "add", Machine("extra", np.array([8.0, 8.0]), rack="r0")),
+    ]
+    log = simulate(
+        Cluster.build(["cpu", "mem"], machines),
+        jobs,
+        "drfh",
+        seed=2,
+        options=SimOptions(preemption=(2.0, 4.0), backfill="easy"),
+        machine_events=events,
+    )
+    finish = {r.job: r.finish for r in log.jobs}
+    assert finish == {"j0": 20.0, "j1": 17.0, "j2": 38.5, "j3": 36.0, "j4": 22.0, "j5": None}
+    # The gang j4 is preempted three times, and starts again whole each time.
+    assert gang_restarts(log, "j4", 10) == [
+        (9.0, [10.0] * 10),
+        (12.0, [15.0] * 7),
+        (15.0, [17.0] * 7),
+    ]
