@@ -28,11 +28,12 @@ Rules, all deterministic (ties: user index, then launch order):
    starved user's next task fits once they are gone. A kill never takes its user below its
    fair share (``share - task share >= fair share``), so a victim is never starved itself.
 4. The room a kill frees is reserved for the starved user that caused it: kills happen one
-   machine at a time, only where the starved user's next task fits (and delay scheduling lets
-   it launch there), and that task is launched on that machine at once, before any other
-   placement sees the room. The victim cannot take the room back, whatever the policy's order
-   (FIFO would otherwise hand it straight back to an older victim, and the kill would repeat
-   at every event: a livelock).
+   machine at a time, only where the starved user's next task fits (and delay scheduling and
+   EASY backfilling's reservation let it launch there), and that task is launched on that
+   machine at once, before any other placement sees the room. The victim cannot take the
+   room back, whatever the policy's order (FIFO would otherwise hand it straight back to an
+   older victim, and the kill would repeat at every event: a livelock). A kill the offer
+   launches nothing after ends the starved user's turn in that decision.
 5. No flapping, structurally: a task launched for a starved user is never a victim while that
    user is below its fair share; and a user that lost a task to another cannot have that
    user's tasks killed for it until ``Tfair`` seconds after the kill.
@@ -584,7 +585,7 @@ def _spare(
     sched: Scheduler, spare: list[int], job: JobState, now: float
 ) -> tuple[tuple[int, int], int, list[tuple[TaskRef, int, int]]] | None:
     """The first machine of ``spare`` (room a gang's kills freed) where the next task of
-    ``job`` fits now and delay scheduling lets it launch: (key, machine, no kills), or
+    ``job`` fits now and may launch (:func:`_may_launch`): (key, machine, no kills), or
     None."""
     cs = sched.cluster
     cls = cs.groups[job.group].cls
