@@ -278,6 +278,8 @@ def _gang_runs(
                 ),
                 input_replicas=draw(st.sampled_from([None, 2])),
                 min_tasks=min_tasks,
+                # Higher priorities preempt (rule 7), gangs among their victims.
+                priority=draw(st.sampled_from([0, 0, 5])),
             )
         )
     events = []
@@ -299,18 +301,35 @@ def _gang_runs(
 def test_gangs_never_start_partially(
     case: tuple[int, list[Job], list[MachineEvent], str, SimOptions],
 ) -> None:
-    """Every gang's first ``min_tasks`` attempts start at the same time (its first start),
-    no machine is ever over capacity, and every job that can run finishes."""
+    """Every gang's first ``min_tasks`` attempts start at the same time (its first start);
+    a gang preempted stops whole (no attempt of it runs on across the kill) and its killed
+    tasks' next attempts, up to ``min_tasks``, start at one time; no machine is ever over
+    capacity, and every job that can run finishes."""
     n, jobs, events, policy, options = case
     cluster = _cluster(n)
     log = simulate(cluster, jobs, policy, seed=2, options=options, machine_events=events)
     by_job = {j.name: j for j in jobs}
+    # A task lost with its machine runs again on its own: only preemptions are checked.
+    removals = {e.time for e in events if e.kind == "remove"}
     for record in log.jobs:
         job = by_job[record.job]
         if job.min_tasks is None or record.first_start is None:
             continue
-        starts = sorted(a.start for a in log.attempts if a.job == record.job and a.phase == "map")
+        attempts = [a for a in log.attempts if a.job == record.job and a.phase == "map"]
+        starts = sorted(a.start for a in attempts)
         assert starts[: job.min_tasks] == [record.first_start] * job.min_tasks
+        after = {(a.task, a.attempt): a for a in attempts}
+        for t in {a.finish for a in attempts if a.killed} - removals:
+            assert not [a for a in attempts if not a.killed and a.start < t < a.finish]
+            killed = sorted(a.task for a in attempts if a.killed and a.finish == t)
+            nexts = [
+                after.get((a.task, a.attempt + 1))
+                for a in attempts
+                if a.killed and a.finish == t and a.task in killed[: job.min_tasks]
+            ]
+            # All started again at one time (or none, a gang stranded by a removal).
+            again = {None if b is None else b.start for b in nexts}
+            assert len(again) == 1, (record.job, t, again)
     machines = {m.name: m for m in cluster.machines}
     machines["extra"] = Machine("extra", np.array([8.0, 8.0]), rack="r0")
     # The slot scheduler over-commits machines by design (its tasks take a slot whatever

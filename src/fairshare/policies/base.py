@@ -25,7 +25,7 @@ version (the decisions stay the same; the run is slower):
 were written for (a policy with its own, such as H-DRF, answers for its own).
 
 What preemption (:mod:`fairshare.policies.preemption`) uses, by design: ``head_job``,
-``part_of``, ``may_place``, ``requeue``, ``offer_machine``, ``wake_at``,
+``part_of``, ``may_place``, ``requeue``, ``requeue_gang``, ``offer_machine``, ``wake_at``,
 ``running_tasks``, ``machine_of``, ``launch_order`` and ``preemption_state``.
 
 Order of work inside :meth:`Scheduler.decide`: the waiting gangs, when something happened that

@@ -513,13 +513,19 @@ class Filling(Headroom):
             if reservation is not None:
                 reservation.admits(mi, job.demand, end, n)
             for _ in range(n):
-                index = job.next_map
-                job.next_map = index + 1
+                if job.requeue:
+                    # A gang preempted whole starts its stopped tasks again first.
+                    ref = job.requeue.popleft()
+                    index = ref.task
+                else:
+                    index = job.next_map
+                    job.next_map = index + 1
+                    ref = TaskRef(job.id, "map", index)
                 locality: Locality | None = None
                 if launched is not None:
                     locality = locality_of(job, index, mi, cs.rack)
                     launched[index] = 1
-                self._launch(job, user, TaskRef(job.id, "map", index), mi, locality, out)
+                self._launch(job, user, ref, mi, locality, out)
                 job.pending -= 1
             cs.rebucket(mi)
         del self.gangs[job.part_id]

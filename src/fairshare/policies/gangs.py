@@ -101,6 +101,29 @@ class Reservation:
         self.start = start
         self.extra = extra
 
+    def allows(self, mi: int, demand: Demand, end: float) -> bool:
+        """Whether :meth:`admits` would let one task of ``demand`` expected to end at ``end``
+        start on machine ``mi`` now, without counting its room as taken (preemption asks it
+        before it kills for the task: rule 9 of :mod:`fairshare.policies.preemption`).
+
+        Parameters
+        ----------
+        mi : int
+            The machine's index.
+        demand : Demand
+            One task's demand.
+        end : float
+            When the task is expected to end.
+
+        Returns
+        -------
+        bool
+        """
+        extra = self.extra.get(mi)
+        if extra is None or (end <= self.start and not math.isinf(self.start)):
+            return True
+        return tasks_fitting(extra, demand, 1) == 1
+
     def admits(self, mi: int, demand: Demand, end: float, count: int = 1) -> bool:
         """Whether ``count`` tasks of ``demand`` expected to end at ``end`` may start on
         machine ``mi`` now without delaying the reservation (EASY's two conditions: the

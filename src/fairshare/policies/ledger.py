@@ -12,6 +12,8 @@ copy of its own:
   :meth:`Ledger._retire`;
 - a killed, lost or failed task is pending again: :meth:`Ledger.requeue` (its stop:
   :meth:`Ledger._stop`);
+- a running gang is preempted, all its tasks at once, and waits as a gang again:
+  :meth:`Ledger.requeue_gang`;
 - a job leaves unfinished (cancelled, or failed): :meth:`Ledger._cancel`;
 - a waiting gang starts, all its ``min_tasks`` at once:
   :meth:`fairshare.policies.filling.Filling._admit_gang` (each task by :meth:`Ledger._launch`);
@@ -595,6 +597,45 @@ class Ledger:
             ref = TaskRef(ref.job, "copy", ref.task)
             job = self.jobs[part_id(ref.job, "copy")]
         self._pend(job, user, ref)
+
+    def requeue_gang(self, job: JobState) -> list[TaskRef]:
+        """Preemption takes a running gang (``job``, a map side with ``min_tasks``): all its
+        running tasks stop, and it waits for admission again as a gang (in no job heap, its
+        tasks not pending one by one), for ``min_tasks`` tasks, or all it has left if fewer:
+        they start together again or not at all (:mod:`fairshare.policies.gangs`). Its
+        stopped tasks run again before its never started ones.
+
+        Parameters
+        ----------
+        job : JobState
+            The gang's map side, with running tasks.
+
+        Returns
+        -------
+        list of TaskRef
+            The stopped tasks, by task index.
+        """
+        where = job.where
+        min_tasks = job.job.min_tasks
+        assert where is not None and min_tasks is not None and not job.gang
+        user = self.users[job.user]
+        stopped = [TaskRef(job.id, "map", t) for t, mi in enumerate(where) if mi >= 0]
+        for ref in stopped:
+            self._stop(ref)
+        if job.pending > 0:
+            # Its tasks beyond min_tasks leave the job heaps (the entries a stop pushed too):
+            # nothing of the gang starts on its own.
+            user.pending -= job.pending
+            self._retire(job, user)
+            self._offers.pop(job.part_id, None)
+        job.requeue.extend(stopped)
+        job.pending += len(stopped)
+        job.gang = min(min_tasks, job.pending)
+        job.short = 0
+        self.gangs[job.part_id] = job
+        self._gang_news = True
+        self._touch(user)
+        return stopped
 
     def _stop(self, ref: TaskRef) -> None:
         """Running task ``ref`` stops before its end (killed, lost, failed or cancelled): its

@@ -28,11 +28,12 @@ Rules, all deterministic (ties: user index, then launch order):
    starved user's next task fits once they are gone. A kill never takes its user below its
    fair share (``share - task share >= fair share``), so a victim is never starved itself.
 4. The room a kill frees is reserved for the starved user that caused it: kills happen one
-   machine at a time, only where the starved user's next task fits (and delay scheduling lets
-   it launch there), and that task is launched on that machine at once, before any other
-   placement sees the room. The victim cannot take the room back, whatever the policy's order
-   (FIFO would otherwise hand it straight back to an older victim, and the kill would repeat
-   at every event: a livelock).
+   machine at a time, only where the starved user's next task fits (and delay scheduling and
+   EASY backfilling's reservation let it launch there), and that task is launched on that
+   machine at once, before any other placement sees the room. The victim cannot take the
+   room back, whatever the policy's order (FIFO would otherwise hand it straight back to an
+   older victim, and the kill would repeat at every event: a livelock). A kill the offer
+   launches nothing after ends the starved user's turn in that decision.
 5. No flapping, structurally: a task launched for a starved user is never a victim while that
    user is below its fair share; and a user that lost a task to another cannot have that
    user's tasks killed for it until ``Tfair`` seconds after the kill.
@@ -54,10 +55,23 @@ fair shares, each with rule 4's reserved room:
 8. With quotas, a task is a victim across queues with quotas only when it is borrowed, and
    the launch on the freed room keeps the beneficiary's queues within their quotas.
 
+Gangs (:mod:`fairshare.policies.gangs`; Volcano and Kueue preempt a PodGroup, a workload,
+whole), for every rule above:
+
+9. Victims of no gang are taken first; a gang is a victim only when they do not make room.
+   A gang's task is never killed alone: all the gang's running tasks are, together (its user
+   must keep its fair share, or its minimum share for rules 6 and 7, without all of them;
+   for a quota, the gang is borrowed when the task it is reached through is), and the gang
+   waits for admission again as a gang (:meth:`~fairshare.policies.ledger.Ledger.requeue_gang`):
+   its ``min_tasks`` start together again or not at all. The room it frees on its other
+   machines goes to the starved user first (rule 4), before any further kill.
+
 Why rules 6-8 stop: a reclaim lowers the total borrowed quota (its victims are borrowed, its
 launch borrows nothing), and a priority kill raises the running priorities without raising
 what is borrowed, so with fixed demands no two queues reclaim from each other for ever
-(Kueue #3779).
+(Kueue #3779). Rule 9 keeps it: a gang's tasks that were not borrowed go down with it, but
+the launches on the room it frees keep the beneficiary's queues within their quotas, so
+nothing they launch is borrowed and no reclaim takes it back.
 
 Examples
 --------
@@ -383,7 +397,7 @@ PRIORITY = 2
 
 
 def preempt(sched: Scheduler, now: float, out: list[Decision]) -> None:
-    """Apply rules 1-8 (module docstring) once: update the timers, then for every user whose
+    """Apply rules 1-9 (module docstring) once: update the timers, then for every user whose
     timeout expired kill and launch, one machine at a time, until it reaches its target or no
     machine can be freed for it: queues below their quotas first, then higher priorities,
     then minimum shares, then fair shares.
@@ -480,14 +494,18 @@ def _serve(
 ) -> None:
     """Free machines for user ``starved`` and launch its tasks there while its share stays
     within ``target`` (rules 2-5), its queues below their quotas (rule 6) or its next job
-    above the priority of a victim (rule 7)."""
+    above the priority of a victim (rule 7). A gang among the victims stops whole and waits
+    as a gang again (rule 9); the room it frees on its other machines is the starved user's
+    first, before more kills."""
     users = sched.users
     user = users[starved]
     cs = sched.cluster
     quotas = sched.quotas
+    # Machines a gang's kills freed beside the one they were for.
+    spare: list[int] = []
     while user.running < user.cap:
         used = quotas.usage(users) if quotas is not None else None
-        best: tuple[int, int, int, list[tuple[TaskRef, int]]] | None = None
+        best: tuple[tuple[int, int], int, int, list[tuple[TaskRef, int, int]]] | None = None
         for g in list(user.job_heaps):
             job = sched.head_job(user, g)
             if job.share_per_task <= 0 or not any(job.demand):
@@ -502,30 +520,84 @@ def _serve(
                 and not quotas.within(used, quotas.chain(user.queue), job.demand)
             ):
                 continue
-            found = _victims(sched, state, now, starved, job, fair, t_fair, mode, used)
-            # The machine holding the newest victim wins, over all of the user's groups.
+            found = _spare(sched, spare, job, now)
+            if found is None:
+                found = _victims(sched, state, now, starved, job, fair, t_fair, mode, used)
+            # Room free without a kill first, then the machine holding the newest victim,
+            # over all of the user's groups (victims of no gang before gangs).
             if found is not None and (best is None or found[0] > best[0]):
                 best = (found[0], g, found[1], found[2])
         if best is None:
             return
         _, group, machine, kills = best
-        for ref, owner in kills:
-            out.append(Kill(ref, cs.names[machine]))
-            sched.requeue(ref)
+        gangs: dict[int, JobState] = {}
+        for ref, owner, mi in kills:
+            out.append(Kill(ref, cs.names[mi]))
+            side = sched.part_of(ref)
+            if is_gang(side):
+                gangs[side.part_id] = side
+            else:
+                sched.requeue(ref)
             state.lost_at[(owner, starved)] = now
             state.kills += 1
             if mode == QUOTA:
                 state.reclaims += 1
             elif mode == PRIORITY:
                 state.priority_kills += 1
+            if mi != machine and mi not in spare:
+                spare.append(mi)
+        for side in gangs.values():
+            sched.requeue_gang(side)
         first = len(out)
         # Rule 4: the freed room goes to the starved user before any other placement.
         sched.offer_machine(machine, now, out, (starved, group))
-        if mode != FAIR:
-            continue
+        launched = False
         for decision in out[first:]:
             if type(decision) is Launch and sched.part_of(decision.task).user == starved:
-                state.protected[decision.task] = starved
+                launched = True
+                if mode == FAIR:
+                    state.protected[decision.task] = starved
+        if not launched:
+            if kills:
+                # Rule 4 failed (the offer refused the task _may_launch expected it to take):
+                # more kills could only hand more room to others, to be killed again.
+                return
+            # Spare room the offer did not take: no use offering it again in this decision.
+            spare.remove(machine)
+
+
+def is_gang(side: JobState) -> bool:
+    """Whether ``side`` is a gang's map side (its tasks are preempted together, rule 9).
+
+    Parameters
+    ----------
+    side : JobState
+        A job part.
+
+    Returns
+    -------
+    bool
+    """
+    return side.where is not None and side.job.min_tasks is not None
+
+
+def _spare(
+    sched: Scheduler, spare: list[int], job: JobState, now: float
+) -> tuple[tuple[int, int], int, list[tuple[TaskRef, int, int]]] | None:
+    """The first machine of ``spare`` (room a gang's kills freed) where the next task of
+    ``job`` fits now and may launch (:func:`_may_launch`): (key, machine, no kills), or
+    None."""
+    cs = sched.cluster
+    cls = cs.groups[job.group].cls
+    for mi in spare:
+        if (
+            cs.alive[mi]
+            and cs.eligible(cls, mi)
+            and sched.may_place(mi, cs.free[mi], job.demand)
+            and _may_launch(sched, job, mi, now)
+        ):
+            return (2, 0), mi, []
+    return None
 
 
 def _victims(
@@ -538,20 +610,24 @@ def _victims(
     t_fair: float,
     mode: int,
     used: list[list[float]] | None,
-) -> tuple[int, int, list[tuple[TaskRef, int]]] | None:
+) -> tuple[tuple[int, int], int, list[tuple[TaskRef, int, int]]] | None:
     """The newest victims whose removal lets the next task of ``job`` (of user ``starved``)
-    fit on one machine: (launch number of the newest, machine, [(task, owner)]), or None.
+    fit on one machine: (key, machine, [(task, owner, its machine)]), or None. The key
+    orders the choices over the user's groups: (1, launch number of the newest victim)
+    without a gang among them, (0, ...) with one.
 
-    Tasks are taken newest first over all users; each goes to its machine's tally, and the
-    first machine whose tally makes room for the task wins. A task is passed over when its
-    user would drop below its fair share (counting the tasks already tallied), when it was
-    launched for a user still below its fair share, or when ``starved`` lost a task to its
-    user less than ``Tfair`` ago (rules 3 and 5); for a quota or a priority, when its user
-    would drop below its minimum share instead. With priorities, a task of a higher priority
-    than ``job`` is never a victim, nor of the same priority for rule 7; with quotas, a task
-    is a victim across queues with quotas only when it is borrowed, and the launch must keep
-    the starved user's queues within their quotas once the machine's victims are gone
-    (rules 6 and 8)."""
+    Tasks are taken newest first over all users, those of no gang first; each goes to its
+    machine's tally, and the first machine whose tally makes room for the task wins. A
+    gang's task brings all the gang's running tasks along (rule 9): they go to the tally of
+    every machine they free room on, and each of those may win. A task is passed over when
+    its user would drop below its fair share (counting the tasks already tallied, a gang's
+    all), when it was launched for a user still below its fair share, or when ``starved``
+    lost a task to its user less than ``Tfair`` ago (rules 3 and 5); for a quota or a
+    priority, when its user would drop below its minimum share instead. With priorities, a
+    task of a higher priority than ``job`` is never a victim, nor of the same priority for
+    rule 7; with quotas, a task is a victim across queues with quotas only when it is
+    borrowed (a gang: the task it is reached through), and the launch must keep the starved
+    user's queues within their quotas once the machine's victims are gone (rules 6 and 8)."""
     cs = sched.cluster
     users = sched.users
     cls = cs.groups[job.group].cls
@@ -560,7 +636,8 @@ def _victims(
     order = sched.launch_order
     quotas = sched.quotas
     assert order is not None, "launch numbers are kept with preemption on"
-    candidates: list[tuple[int, TaskRef, int, int]] = []
+    # (no gang, launch number, task, owner, machine): sorted newest first, gangs' tasks last.
+    candidates: list[tuple[int, int, TaskRef, int, int]] = []
     running = sched.running_tasks()
     for v in range(len(users)):
         if v == starved:
@@ -570,62 +647,94 @@ def _victims(
             continue
         for ref, mi in running[v]:
             if cs.alive[mi] and cs.eligible(cls, mi):
-                candidates.append((order[ref], ref, v, mi))
+                plain = 0 if ref[1] == "map" and is_gang(sched.jobs[ref[0]]) else 1
+                candidates.append((plain, order[ref], ref, v, mi))
     candidates.sort(reverse=True)
     left = [u.share for u in users]
     room: dict[int, list[float]] = {}
-    tally: dict[int, list[tuple[TaskRef, int]]] = {}
+    tally: dict[int, list[tuple[TaskRef, int, int]]] = {}
     allowed: dict[int, bool] = {}
     chains: list[list[int]] = []
     mine: list[int] = []
     left_used: list[list[float]] = []
+    taken: set[int] = set()
     if quotas is not None and used is not None:
         chains = [quotas.chain(u.queue) for u in users]
         mine = chains[starved]
         left_used = [list(row) for row in used]
-    for seq, ref, v, mi in candidates:
+    for plain, seq, ref, v, mi in candidates:
         side = sched.part_of(ref)
         s = side.share_per_task
         if s <= 0 or not any(side.demand):
             continue
+        if plain:
+            kills = [(ref, v, mi)]
+        elif side.part_id in taken:
+            continue
+        else:
+            where = side.where
+            assert where is not None
+            kills = [(TaskRef(side.id, "map", t), v, m) for t, m in enumerate(where) if m >= 0]
+        k = len(kills)
         if mode == FAIR:
-            owner = protected.get(ref)
-            if owner is not None and users[owner].share < fair[owner] - EPS:
+            if any(
+                (owner := protected.get(r)) is not None and users[owner].share < fair[owner] - EPS
+                for r, _, _ in kills
+            ):
                 continue
-            if side.priority > job.priority or left[v] - s < fair[v] - EPS:
+            if side.priority > job.priority or left[v] - s * k < fair[v] - EPS:
                 continue
         else:
             if mode == PRIORITY and side.priority >= job.priority:
                 continue
-            if left[v] - s < sched.preemption_min_share(users[v]) - EPS:
+            if left[v] - s * k < sched.preemption_min_share(users[v]) - EPS:
                 continue
         if quotas is not None:
             borrowed = quotas.borrowed(left_used, chains[v], mine, side.demand)
             if borrowed is False or (mode == QUOTA and borrowed is None):
                 continue
-        ok = allowed.get(mi)
-        if ok is None:
-            ok = allowed[mi] = _delay_allows(job, mi, cs.rack, now)
-        if not ok:
-            continue
-        left[v] -= s
+        if plain:
+            ok = allowed.get(mi)
+            if ok is None:
+                ok = allowed[mi] = _may_launch(sched, job, mi, now)
+            if not ok:
+                continue
+        else:
+            taken.add(side.part_id)
+        left[v] -= s * k
         if quotas is not None:
             for a in chains[v]:
                 row = left_used[a]
                 for r, d in enumerate(side.demand):
-                    row[r] -= d
-        free = room.get(mi)
-        if free is None:
-            free = room[mi] = list(cs.free[mi])
-        for r, d in enumerate(side.demand):
-            free[r] += d
-        tally.setdefault(mi, []).append((ref, v))
-        if sched.may_place(mi, free, job.demand) and (
-            quotas is None
-            or used is None
-            or _within_after(sched, used, chains, mine, tally[mi], job)
-        ):
-            return seq, mi, tally[mi]
+                    row[r] -= d * k
+        # The machines the kills free room on, the one reached first.
+        freed: list[int] = [mi]
+        for _, _, m in kills:
+            if m not in freed and cs.alive[m] and cs.eligible(cls, m):
+                freed.append(m)
+        for _, _, m in kills:
+            if m not in freed:
+                continue
+            free = room.get(m)
+            if free is None:
+                free = room[m] = list(cs.free[m])
+            for r, d in enumerate(side.demand):
+                free[r] += d
+        for m in freed:
+            tally.setdefault(m, []).extend(kills)
+        for m in freed:
+            if not plain:
+                ok = allowed.get(m)
+                if ok is None:
+                    ok = allowed[m] = _may_launch(sched, job, m, now)
+                if not ok:
+                    continue
+            if sched.may_place(m, room[m], job.demand) and (
+                quotas is None
+                or used is None
+                or _within_after(sched, used, chains, mine, tally[m], job)
+            ):
+                return (plain, seq), m, tally[m]
     return None
 
 
@@ -634,7 +743,7 @@ def _within_after(
     used: list[list[float]],
     chains: list[list[int]],
     mine: list[int],
-    kills: list[tuple[TaskRef, int]],
+    kills: list[tuple[TaskRef, int, int]],
     job: JobState,
 ) -> bool:
     """Whether one more task of ``job`` keeps the starved user's queues (``mine``) within
@@ -642,13 +751,25 @@ def _within_after(
     quotas = sched.quotas
     assert quotas is not None
     after = [list(row) for row in used]
-    for ref, v in kills:
+    for ref, v, _ in kills:
         demand = sched.part_of(ref).demand
         for a in chains[v]:
             row = after[a]
             for r, d in enumerate(demand):
                 row[r] -= d
     return quotas.within(after, mine, job.demand)
+
+
+def _may_launch(sched: Scheduler, job: JobState, mi: int, now: float) -> bool:
+    """Whether the offer of machine ``mi`` will launch the next task of ``job`` now: delay
+    scheduling lets it (:func:`_delay_allows`) and, with EASY backfilling, it does not delay
+    the head gang's reserved start (:meth:`~fairshare.policies.gangs.Reservation.allows`).
+    Nothing is killed for a launch the offer would then refuse: the room would go to others,
+    the victims' own tasks among them, to be killed again."""
+    if not _delay_allows(job, mi, sched.cluster.rack, now):
+        return False
+    reservation = sched.reservation
+    return reservation is None or reservation.allows(mi, job.demand, now + job.expected)
 
 
 def _delay_allows(job: JobState, mi: int, rack: list[str | None], now: float) -> bool:
