@@ -13,8 +13,9 @@ from fairshare.cluster import Cluster, Machine
 from fairshare.cluster.constraints import Constraint
 from fairshare.policies import ONLINE_POLICIES, Kill, Launch, PolicyOptions, make_policy
 from fairshare.policies.base import Scheduler
-from fairshare.policies.preemption import fair_shares, fair_targets, hierarchical_shares
+from fairshare.policies.preemption import fair_targets
 from fairshare.policies.protocol import Decision
+from fairshare.policies.shares import fair_shares, hierarchical_shares
 from fairshare.runlog import RunLog
 from fairshare.sim.engine import SimOptions, simulate
 from fairshare.workload.model import (

@@ -63,9 +63,10 @@ from fairshare.cluster import Cluster, Machine
 from fairshare.policies.filling import Filling
 from fairshare.policies.gangs import expected_seconds
 from fairshare.policies.options import PolicyOptions
-from fairshare.policies.preemption import fair_shares, preempt
+from fairshare.policies.preemption import preempt
 from fairshare.policies.protocol import Decision, TaskRef
 from fairshare.policies.records import JobState, UserState, part_id
+from fairshare.policies.shares import fair_shares
 from fairshare.workload.model import Job, Queue, User
 
 
@@ -437,7 +438,7 @@ class Scheduler(Filling):
 
     def task_failed(self, now: float, task: TaskRef) -> None:
         """A running task failed: its room is free and it is pending again
-        (:meth:`~fairshare.policies.ledger.Ledger.requeue`).
+        (:meth:`~fairshare.policies.stops.Stops.requeue`).
 
         Parameters
         ----------

@@ -26,8 +26,8 @@ from collections.abc import Sequence
 from mypy_extensions import mypyc_attr
 
 from fairshare.policies.base import Scheduler
-from fairshare.policies.preemption import priority_shares
 from fairshare.policies.records import JobState, UserState
+from fairshare.policies.shares import priority_shares
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)
@@ -96,7 +96,7 @@ class Fifo(Scheduler):
         Returns
         -------
         list of float
-            Per user, its share by :func:`~fairshare.policies.preemption.priority_shares`.
+            Per user, its share by :func:`~fairshare.policies.shares.priority_shares`.
         """
         oldest: dict[int, int] = {}
         for job in self.jobs.values():

@@ -107,8 +107,8 @@ from fairshare.cluster import Cluster
 from fairshare.policies.base import Scheduler
 from fairshare.policies.hdrf_views import Tree, View, highest_then_lowest, lowest, update
 from fairshare.policies.options import PolicyOptions
-from fairshare.policies.preemption import hierarchical_shares
 from fairshare.policies.records import JobState, UserState
+from fairshare.policies.shares import hierarchical_shares
 from fairshare.tolerances import FIT as EPS
 from fairshare.workload.model import ROOT, Queue, User
 
@@ -547,7 +547,7 @@ class NaiveHdrf(Scheduler):
         -------
         list of float
             Per user, its share by
-            :func:`~fairshare.policies.preemption.hierarchical_shares`.
+            :func:`~fairshare.policies.shares.hierarchical_shares`.
         """
         return hierarchical_shares(self._parent, self._weight, self._leaf, demands, capacity)
 

@@ -34,16 +34,16 @@ from collections.abc import Sequence
 from mypy_extensions import mypyc_attr
 
 from fairshare.cluster import Cluster
-from fairshare.policies.ledger import Ledger
 from fairshare.policies.options import PolicyOptions
 from fairshare.policies.records import Demand
 from fairshare.policies.state import fits
+from fairshare.policies.stops import Stops
 from fairshare.tolerances import FIT
 from fairshare.workload.model import Queue, User
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)
-class Headroom(Ledger):
+class Headroom(Stops):
     """The headroom kept on each machine and the fit test that respects it.
 
     Parameters
