@@ -350,16 +350,32 @@ def test_flat_attempt_rows_come_out_sorted_with_their_flags() -> None:
     flat += (1.0, 0, "map", 2, 1, "m1", 9.0, None)  # offset 16: truncated
     flat += (0.5, 2, "reduce", 0, 0, "m2", 1.5, None)  # offset 24
     rows = AttemptRows.from_flat(flat, killed={0}, truncated={16})
-    assert rows.start == [0.5, 1.0, 1.0, 1.0]
-    assert rows.order == [2, 0, 0, 1]
-    assert rows.phase == ["reduce", "map", "map", "map"]
-    assert rows.task == [0, 2, 3, 0]
-    assert rows.attempt == [0, 1, 0, 0]
-    assert rows.machine == ["m2", "m1", "m1", "m0"]
-    assert rows.finish == [1.5, 9.0, 2.0, 4.0]
-    assert rows.locality == [None, None, "node", None]
-    assert rows.killed == [False, False, False, True]
-    assert rows.truncated == [False, True, False, False]
+    assert rows.start.tolist() == [0.5, 1.0, 1.0, 1.0]
+    assert rows.order.tolist() == [2, 0, 0, 1]
+    assert rows.names("phase") == ["reduce", "map", "map", "map"]
+    assert rows.task.tolist() == [0, 2, 3, 0]
+    assert rows.attempt.tolist() == [0, 1, 0, 0]
+    assert rows.names("machine") == ["m2", "m1", "m1", "m0"]
+    assert rows.finish.tolist() == [1.5, 9.0, 2.0, 4.0]
+    assert rows.names("locality") == [None, None, "node", None]
+    assert rows.killed.tolist() == [False, False, False, True]
+    assert rows.truncated.tolist() == [False, True, False, False]
+
+
+def test_flat_attempt_rows_sort_phases_by_name() -> None:
+    # At one time, job and task index, a copy part sorts before a map before a reduce: the
+    # order of the phase names, whatever the codes the columns store them by.
+    flat: list[object] = []
+    flat += (2.0, 0, "reduce", 0, 0, "m0", 3.0, None)
+    flat += (2.0, 0, "map", 0, 0, "m0", 3.0, "rack")
+    flat += (2.0, 0, "copy", 0, 0, "m1", 3.0, None)
+    flat += (2.0, 0, "map", 0, 1, "m1", 3.0, "off_rack")
+    rows = AttemptRows.from_flat(flat, killed=(), truncated=())
+    assert rows.names("phase") == ["copy", "map", "map", "reduce"]
+    assert rows.attempt.tolist() == [0, 0, 1, 0]
+    assert rows.names("locality") == [None, "rack", "off_rack", None]
+    assert rows.machine_names == ("m0", "m1")
+    assert not rows.start.flags.writeable
 
 
 def test_sorted_flat_attempt_rows_keep_their_order() -> None:
@@ -367,6 +383,6 @@ def test_sorted_flat_attempt_rows_keep_their_order() -> None:
     for task in range(5):
         flat += (0.0, 0, "map", task, 0, f"m{task}", 1.0 + task, None)
     rows = AttemptRows.from_flat(flat, killed=(), truncated=())
-    assert rows.task == [0, 1, 2, 3, 4]
-    assert rows.finish == [1.0, 2.0, 3.0, 4.0, 5.0]
-    assert rows.killed == [False] * 5
+    assert rows.task.tolist() == [0, 1, 2, 3, 4]
+    assert rows.finish.tolist() == [1.0, 2.0, 3.0, 4.0, 5.0]
+    assert rows.killed.tolist() == [False] * 5

@@ -30,13 +30,15 @@ A log as the simulator writes it (:func:`fairshare.sim.simulate`):
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from itertools import islice
-from operator import gt
 from typing import Any, Literal, NamedTuple
 
-from fairshare.cluster import Cluster, FloatArray
+import numpy as np
+import numpy.typing as npt
+
+from fairshare.allocation.types import IntArray
+from fairshare.cluster import BoolArray, Cluster, FloatArray
 
 Locality = Literal["node", "rack", "off_rack"]
 """Where a map task read its input block from: its own machine, its rack, or another rack
@@ -147,41 +149,71 @@ ROW_START, ROW_ORDER, ROW_PHASE, ROW_TASK, ROW_ATTEMPT, ROW_MACHINE, ROW_FINISH,
 )
 
 
-class AttemptRows(NamedTuple):
-    """A run's attempts as a driver recorded them, one list per field.
+PHASES: tuple[Phase, ...] = ("map", "reduce", "copy")
+"""The phases; a phase column holds indices into this tuple."""
+LOCALITIES: tuple[Locality, ...] = ("node", "rack", "off_rack")
+"""The locality levels; a locality column holds indices into this tuple, -1 for an attempt
+that read no input data."""
+NO_LOCALITY = -1
+"""The locality code of an attempt that read no input data."""
 
-    The lists are in the log's attempt order (by start, job order, phase, task, attempt;
-    the five are unique per attempt), one entry per attempt; ``order`` indexes
-    ``RunLog.jobs``. The other fields are those of :class:`TaskAttempt`.
+_PHASE_CODE: dict[str, int] = {phase: code for code, phase in enumerate(PHASES)}
+_LOCALITY_CODE: dict[str | None, int] = {
+    None: NO_LOCALITY,
+    **{level: code for code, level in enumerate(LOCALITIES)},
+}
+_PHASE_SORT_RANK = np.argsort(np.argsort(np.array(PHASES)))
+"""Each phase code's rank in the alphabetical order of the phase names, which the attempts
+were always sorted by (a copy part before the map before the reduce of one time, job and
+task index)."""
+
+
+class AttemptRows(NamedTuple):
+    """A run's attempts as columns, one numpy array per field (a table of attempts).
+
+    The columns are in the log's attempt order (by start, job order, phase name, task,
+    attempt; the five are unique per attempt), one entry per attempt. Names repeat across
+    attempts, so they are stored once and indexed: ``phase`` indexes :data:`PHASES`,
+    ``locality`` :data:`LOCALITIES` (-1: no input data), ``machine`` the row's own
+    ``machine_names``; ``order`` indexes ``RunLog.jobs``. The other fields are those of
+    :class:`TaskAttempt`.
 
     Attributes
     ----------
-    order : list of int
-        Per attempt, its job's index in ``RunLog.jobs`` (the job's name and user are its
-        record's).
-    start, phase, task, attempt, machine, finish, killed, locality, truncated : list
-        Per attempt, the :class:`TaskAttempt` field of the same name.
+    start, finish : FloatArray
+        Per attempt, its start and finish.
+    order, task, attempt : IntArray
+        Per attempt, its job's index in ``RunLog.jobs``, its task and attempt numbers.
+    phase, locality, machine : IntArray
+        Per attempt, the index of its phase, locality and machine name (see above).
+    machine_names : tuple of str
+        The machines the attempts ran on, in order of first use.
+    killed, truncated : BoolArray
+        Per attempt, whether it was killed, or cut at the end of the run.
     """
 
-    start: list[float]
-    order: list[int]
-    phase: list[Phase]
-    task: list[int]
-    attempt: list[int]
-    machine: list[str]
-    finish: list[float]
-    killed: list[bool]
-    locality: list[Locality | None]
-    truncated: list[bool]
+    start: FloatArray
+    order: IntArray
+    phase: IntArray
+    task: IntArray
+    attempt: IntArray
+    machine: IntArray
+    machine_names: tuple[str, ...]
+    finish: FloatArray
+    killed: BoolArray
+    locality: IntArray
+    truncated: BoolArray
 
     @classmethod
     def from_flat(
         cls, flat: list[Any], killed: Iterable[int], truncated: Iterable[int]
     ) -> AttemptRows:
-        """The rows of a driver's flat attempt list, sorted.
+        """The columns of a driver's flat attempt list, sorted.
 
         A driver appends attempts as they start, so they are sorted but for attempts that
-        started at one time: a pass finds out, and only an unsorted log pays for the sort.
+        started at one time: a vectorised pass over neighbours finds out, and only an
+        unsorted log pays for the sort. Each column is converted from the list once, here,
+        so that the metrics and output files read arrays.
 
         Parameters
         ----------
@@ -201,54 +233,112 @@ class AttemptRows(NamedTuple):
 
         >>> flat = [5.0, 1, "map", 0, 0, "m1", 9.0, None, 5.0, 0, "map", 0, 0, "m2", 8.0, "node"]
         >>> rows = AttemptRows.from_flat(flat, killed=[8], truncated=[])
-        >>> rows.order, rows.machine, rows.killed
+        >>> rows.order.tolist(), rows.names("machine"), rows.killed.tolist()
         ([0, 1], ['m2', 'm1'], [True, False])
         """
-        columns: list[list[Any]] = [flat[k::ROW_FIELDS] for k in range(ROW_FIELDS)]
-        n = len(columns[ROW_START])
-        killed_column = [False] * n
-        for offset in killed:
-            killed_column[offset // ROW_FIELDS] = True
-        truncated_column = [False] * n
-        for offset in truncated:
-            truncated_column[offset // ROW_FIELDS] = True
-        columns += [killed_column, truncated_column]
-        keys = list(zip(*columns[: ROW_ATTEMPT + 1], strict=True))
-        if any(map(gt, keys, islice(keys, 1, None))):
-            order = sorted(range(n), key=keys.__getitem__)
-            columns = [list(map(column.__getitem__, order)) for column in columns]
-        (start, job, phase, task, attempt, machine, finish, locality, was_killed, cut) = columns
-        return cls(start, job, phase, task, attempt, machine, finish, was_killed, locality, cut)
+        n = len(flat) // ROW_FIELDS
+
+        def numbers(offset: int, dtype: type[np.generic]) -> npt.NDArray[Any]:
+            return np.fromiter(flat[offset::ROW_FIELDS], dtype=dtype, count=n)
+
+        def codes(offset: int, lookup: Callable[[Any], int]) -> IntArray:
+            return np.fromiter(map(lookup, flat[offset::ROW_FIELDS]), dtype=np.int64, count=n)
+
+        machines = flat[ROW_MACHINE::ROW_FIELDS]
+        machine_index = {name: i for i, name in enumerate(dict.fromkeys(machines))}
+        start = numbers(ROW_START, np.float64)
+        order = numbers(ROW_ORDER, np.int64)
+        phase = codes(ROW_PHASE, _PHASE_CODE.__getitem__)
+        task = numbers(ROW_TASK, np.int64)
+        attempt = numbers(ROW_ATTEMPT, np.int64)
+        machine = np.fromiter(map(machine_index.__getitem__, machines), dtype=np.int64, count=n)
+        finish = numbers(ROW_FINISH, np.float64)
+        locality = codes(ROW_LOCALITY, _LOCALITY_CODE.__getitem__)
+        was_killed = _flags(n, killed)
+        cut = _flags(n, truncated)
+        keys = (start, order, _PHASE_SORT_RANK[phase], task, attempt)
+        if not _ascending(keys):
+            by = np.lexsort(keys[::-1])
+            start, order, phase, task, attempt = (
+                c[by] for c in (start, order, phase, task, attempt)
+            )
+            machine, finish, locality = machine[by], finish[by], locality[by]
+            was_killed, cut = was_killed[by], cut[by]
+        columns = (start, order, phase, task, attempt, machine, finish, was_killed, locality, cut)
+        for column in columns:
+            column.flags.writeable = False  # a log is immutable; its readers share these
+        return cls(
+            start,
+            order,
+            phase,
+            task,
+            attempt,
+            machine,
+            tuple(machine_index),
+            finish,
+            was_killed,
+            locality,
+            cut,
+        )
+
+    def names(self, column: Literal["phase", "machine", "locality"]) -> list[Any]:
+        """A coded column as its names, one per attempt (None: no input data).
+
+        Parameters
+        ----------
+        column : {"phase", "machine", "locality"}
+            The column.
+
+        Returns
+        -------
+        list
+        """
+        if column == "phase":
+            return [PHASES[code] for code in self.phase.tolist()]
+        if column == "machine":
+            names = self.machine_names
+            return [names[code] for code in self.machine.tolist()]
+        return [None if code < 0 else LOCALITIES[code] for code in self.locality.tolist()]
+
+
+def _flags(n: int, offsets: Iterable[int]) -> BoolArray:
+    """A column of ``n`` flags, set at the attempts of these flat-list offsets."""
+    flags = np.zeros(n, dtype=np.bool_)
+    flags[np.fromiter(offsets, dtype=np.int64) // ROW_FIELDS] = True
+    return flags
+
+
+def _ascending(keys: tuple[npt.NDArray[Any], ...]) -> bool:
+    """Whether the rows are in ascending order of the key columns (lexicographic, first
+    column first): each row's key against the next's, all at once."""
+    if keys[0].size < 2:
+        return True
+    undecided = np.ones(keys[0].size - 1, dtype=np.bool_)
+    for column in keys:
+        step = column[1:] - column[:-1] if column.dtype.kind == "f" else np.diff(column)
+        if np.any(undecided & (step < 0)):
+            return False
+        undecided &= step == 0
+        if not undecided.any():
+            return True
+    return True
 
 
 class AttemptColumns(NamedTuple):
-    """A log's attempts as columns, in ``RunLog.attempts`` order (one entry per attempt).
-
-    ``order`` indexes ``RunLog.jobs``; ``user`` is None when every attempt's user is its
-    job's (a simulator's log: no column of names to build and read back). The other fields
-    are those of :class:`TaskAttempt`.
+    """A log's attempts as columns, in ``RunLog.attempts`` order: :class:`AttemptRows`
+    and, for a log whose attempts were given one by one, each attempt's user.
 
     Attributes
     ----------
-    order : sequence of int
-        Per attempt, its job's index in ``RunLog.jobs``.
-    user : sequence of str or None
-        Per attempt, its user; None when every attempt's user is its job's.
-    phase, task, attempt, machine, start, finish, killed, locality, truncated : sequence
-        Per attempt, the :class:`TaskAttempt` field of the same name.
+    rows : AttemptRows
+        The columns.
+    user : list of str or None
+        Per attempt, its user; None when every attempt's user is its job's (a driver's log:
+        no column of names to build and read back).
     """
 
-    order: Sequence[int]
-    user: Sequence[str] | None
-    phase: Sequence[Phase]
-    task: Sequence[int]
-    attempt: Sequence[int]
-    machine: Sequence[str]
-    start: Sequence[float]
-    finish: Sequence[float]
-    killed: Sequence[bool]
-    locality: Sequence[Locality | None]
-    truncated: Sequence[bool]
+    rows: AttemptRows
+    user: list[str] | None
 
 
 @dataclass(frozen=True)
@@ -371,7 +461,19 @@ class RunLog:
                     killed,
                     locality,
                     truncated,
-                ) in zip(*rows, strict=True)
+                ) in zip(
+                    rows.start.tolist(),
+                    rows.order.tolist(),
+                    rows.names("phase"),
+                    rows.task.tolist(),
+                    rows.attempt.tolist(),
+                    rows.names("machine"),
+                    rows.finish.tolist(),
+                    rows.killed.tolist(),
+                    rows.names("locality"),
+                    rows.truncated.tolist(),
+                    strict=True,
+                )
             ]
         )
         object.__setattr__(self, "attempts", attempts)
@@ -388,8 +490,8 @@ class RunLog:
         )
 
     def attempt_columns(self) -> AttemptColumns:
-        """The attempts as columns, read from the rows when the log has them (no
-        :class:`TaskAttempt` is built).
+        """The attempts as columns: the driver's rows when the log has them (no
+        :class:`TaskAttempt` is built), else made from :attr:`attempts`.
 
         Returns
         -------
@@ -402,39 +504,36 @@ class RunLog:
         """
         rows: AttemptRows | None = self.__dict__.get("_rows")
         if rows is not None and "attempts" not in self.__dict__:
-            return AttemptColumns(
-                rows.order,
-                None,
-                rows.phase,
-                rows.task,
-                rows.attempt,
-                rows.machine,
-                rows.start,
-                rows.finish,
-                rows.killed,
-                rows.locality,
-                rows.truncated,
-            )
+            return AttemptColumns(rows, None)
         atts = self.attempts
         index = {record.job: k for k, record in enumerate(self.jobs)}
+        machine_index = {name: i for i, name in enumerate(dict.fromkeys(a.machine for a in atts))}
+        n = len(atts)
+
+        def column(values: Iterable[Any], dtype: type[np.generic]) -> npt.NDArray[Any]:
+            return np.fromiter(values, dtype=dtype, count=n)
+
         return AttemptColumns(
-            [index[a.job] for a in atts],
+            AttemptRows(
+                start=column((a.start for a in atts), np.float64),
+                order=column((index[a.job] for a in atts), np.int64),
+                phase=column((_PHASE_CODE[a.phase] for a in atts), np.int64),
+                task=column((a.task for a in atts), np.int64),
+                attempt=column((a.attempt for a in atts), np.int64),
+                machine=column((machine_index[a.machine] for a in atts), np.int64),
+                machine_names=tuple(machine_index),
+                finish=column((a.finish for a in atts), np.float64),
+                killed=column((a.killed for a in atts), np.bool_),
+                locality=column((_LOCALITY_CODE[a.locality] for a in atts), np.int64),
+                truncated=column((a.truncated for a in atts), np.bool_),
+            ),
             [a.user for a in atts],
-            [a.phase for a in atts],
-            [a.task for a in atts],
-            [a.attempt for a in atts],
-            [a.machine for a in atts],
-            [a.start for a in atts],
-            [a.finish for a in atts],
-            [a.killed for a in atts],
-            [a.locality for a in atts],
-            [a.truncated for a in atts],
         )
 
     @property
     def preempted_tasks(self) -> int:
         """The task attempts that were killed (preemption, a machine's removal)."""
-        return sum(self.attempt_columns().killed)
+        return int(self.attempt_columns().rows.killed.sum())
 
 
 def greedy_end(seconds: Sequence[float], slots: int, start: float) -> float:

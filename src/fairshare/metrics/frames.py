@@ -27,12 +27,13 @@ from __future__ import annotations
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar, cast
+from typing import TypeVar, cast
 
 import numpy as np
 import numpy.typing as npt
 
-from fairshare.runlog import RunLog
+from fairshare.runlog import LOCALITIES, RunLog
+from fairshare.runlog import PHASES as RUN_PHASES
 
 IntArray = npt.NDArray[np.int64]
 """An int64 numpy array: indices and counts."""
@@ -41,10 +42,10 @@ FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 """A boolean numpy array: masks."""
 
-LOCALITY_LEVELS: tuple[str, ...] = ("node", "rack", "off_rack")
+LOCALITY_LEVELS: tuple[str, ...] = LOCALITIES
 """Locality codes in ``RunFrames.a_locality``: index into this tuple; -1 means no input."""
 
-PHASES: tuple[str, ...] = ("map", "reduce", "copy")
+PHASES: tuple[str, ...] = RUN_PHASES
 """Phase codes in ``RunFrames.a_phase``; ``copy`` is a split reducer's copy part (FAIR 5.2)."""
 
 
@@ -229,13 +230,6 @@ def _codes(lookup: Callable[[K], int], column: Sequence[K]) -> IntArray:
     return np.fromiter(map(lookup, column), dtype=np.int64, count=len(column))
 
 
-def _column(column: Sequence[Any], dtype: type[np.generic]) -> npt.NDArray[Any]:
-    """A list of Python numbers as an array. np.fromiter with the count: np.array first
-    walks the list to find its shape and type, which costs as much again on columns whose
-    floats lie scattered in memory (finish times, created in finishing order)."""
-    return np.fromiter(column, dtype=dtype, count=len(column))
-
-
 class _Codes(dict[str, int]):
     """Machine indices by name; -1 for a machine the cluster does not list."""
 
@@ -276,20 +270,25 @@ def _build(log: RunLog) -> RunFrames:
         else np.zeros((0, n_res), dtype=np.float64)
     )
 
-    n = len(cols.start)
-    machine_index = _Codes(_index(list(log.cluster.machine_names)))
-    loc_code = {None: -1, "node": 0, "rack": 1, "off_rack": 2}
-    a_job = _column(cols.order, np.int64)
+    rows = cols.rows
+    n = len(rows.start)
+    cluster_index = _Codes(_index(list(log.cluster.machine_names)))
+    # The rows index their own list of machine names; the frames index the cluster's.
+    to_cluster = np.fromiter(
+        map(cluster_index.__getitem__, rows.machine_names),
+        dtype=np.int64,
+        count=len(rows.machine_names),
+    )
+    a_job = rows.order
     a_user = job_user[a_job] if cols.user is None else _codes(uid, cols.user)
-    phase_code = {p: i for i, p in enumerate(PHASES)}
-    a_phase = _codes(phase_code.__getitem__, cols.phase)
-    a_task = _column(cols.task, np.int64)
-    a_attempt = _column(cols.attempt, np.int64)
-    a_machine = _codes(machine_index.__getitem__, cols.machine)
-    a_start = _column(cols.start, np.float64)
-    a_finish = _column(cols.finish, np.float64)
-    a_killed = _column(cols.killed, np.bool_)
-    a_locality = _codes(loc_code.__getitem__, cols.locality)
+    a_phase = rows.phase
+    a_task = rows.task
+    a_attempt = rows.attempt
+    a_machine = to_cluster[rows.machine]
+    a_start = rows.start
+    a_finish = rows.finish
+    a_killed = rows.killed
+    a_locality = rows.locality
 
     # FAIR Table 2 bins jobs by their number of maps; the record counts map and reduce tasks
     # together, so the reduce tasks seen in the attempts are subtracted. For a finished job

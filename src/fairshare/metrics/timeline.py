@@ -102,6 +102,10 @@ def timeline(log: RunLog) -> Timeline:
 def _timeline(f: RunFrames) -> Timeline:
     """The step functions of the frames: cumulative sums of starts and ends per user,
     restarted at each user's first row.
+
+    Each resource's load is summed as its own contiguous column (a strided sum over an
+    attempts x resources matrix costs more), and the dominant share is the running maximum
+    over the columns.
     """
     n = f.a_start.shape[0]
     if n == 0:
@@ -110,48 +114,47 @@ def _timeline(f: RunFrames) -> Timeline:
         return Timeline(f.users, empty_f, empty_i, empty_i, empty_f, empty_i)
     times = np.concatenate([f.a_start, f.a_finish])
     user = np.concatenate([f.a_user, f.a_user])
-    # Demands as fractions of the pooled total, so the dominant share is a max over columns.
-    inv_total = np.divide(1.0, f.total, out=np.zeros_like(f.total), where=f.total > 0)
-    frac = f.a_demand * inv_total
-
     order = order_by_user_time(user, times)
     times, user = times[order], user[order]
     # Event k < n starts attempt k (one more task, its demand more), event n + k ends it.
     ending = order >= n
+    attempt = np.where(ending, order - n, order)
     delta = np.where(ending, -1, 1)
-    dfrac = frac[np.where(ending, order - n, order)]
-    np.negative(dfrac, out=dfrac, where=ending[:, None])
     running = np.cumsum(delta)
-    load = np.cumsum(dfrac, axis=0)
     # Restart the sums at each user's first row, so one user's float residue cannot leak
     # into the next user's values.
-    first = np.ones(2 * n, dtype=np.bool_)
-    first[1:] = user[1:] != user[:-1]
+    first = np.empty(2 * n, dtype=np.bool_)
+    first[0] = True
+    np.not_equal(user[1:], user[:-1], out=first[1:])
     starts = np.flatnonzero(first)
     seg = np.cumsum(first) - 1
-    base_run = running[starts] - delta[starts]
-    base_load = load[starts] - dfrac[starts]
-
     # Only the last row of each (user, time) is kept, so the sums restart there alone.
-    last = np.ones(2 * n, dtype=np.bool_)
-    last[:-1] = (user[1:] != user[:-1]) | (times[1:] != times[:-1])
+    last = np.empty(2 * n, dtype=np.bool_)
+    last[-1] = True
+    np.not_equal(times[1:], times[:-1], out=last[:-1])
+    last[:-1] |= first[1:]
     kept = seg[last]
     t, u = times[last], user[last]
-    r = running[last] - base_run[kept]
-    ld = load[last] - base_load[kept]
-    top = np.zeros(len(t)) if ld.shape[1] == 0 else ld[:, 0].copy()
-    for column in range(1, ld.shape[1]):  # a few resources: faster than max(axis=1)
-        np.maximum(top, ld[:, column], out=top)
-    share = np.round(top, SHARE_DECIMALS)
-    share = np.where(r > 0, np.maximum(share, 0.0), 0.0)
+    r = running[last] - (running[starts] - delta[starts])[kept]
+    # Demands as fractions of the pooled total, so the dominant share is a max over columns
+    # (a resource the cluster has none of counts for none).
+    sign = np.where(ending, -1.0, 1.0)
+    top = np.zeros(len(t))
+    for column, total in enumerate(f.total.tolist()):
+        if total > 0:
+            step = f.a_demand[:, column][attempt] * (1.0 / total)
+            step *= sign
+            load = np.cumsum(step)
+            np.maximum(top, load[last] - (load[starts] - step[starts])[kept], out=top)
+    share = np.where(r > 0, np.round(top, SHARE_DECIMALS), 0.0)
 
-    prev_r = np.zeros_like(r)
-    prev_s = np.zeros_like(share)
+    # A row is kept where the user's value changed (a user's first row: from nothing).
     same = np.zeros(len(t), dtype=np.bool_)
     same[1:] = u[1:] == u[:-1]
-    prev_r[1:] = np.where(same[1:], r[:-1], 0)
-    prev_s[1:] = np.where(same[1:], share[:-1], 0.0)
-    changed = (r != prev_r) | (share != prev_s)
+    changed = np.ones(len(t), dtype=np.bool_)
+    changed[1:] = (r[1:] != r[:-1]) | (share[1:] != share[:-1])
+    fresh = ~same
+    changed[fresh] = (r[fresh] != 0) | (share[fresh] != 0)
     t, u, r, share = t[changed], u[changed], r[changed], share[changed]
 
     # Rows are in (user, time) order, so a stable sort by time gives (time, user).

@@ -279,9 +279,11 @@ def write_outputs(log: RunLog, out_dir: Path) -> dict[str, object]:
     OSError
         A file cannot be written.
     """
-    doc = write_run_files(log, out_dir)
-    (out_dir / "report.html").write_text(render_run(log, doc), encoding="utf-8")
-    return doc
+
+    def page(doc: dict[str, object]) -> None:
+        (out_dir / "report.html").write_text(render_run(log, doc), encoding="utf-8")
+
+    return write_run_files(log, out_dir, alongside=page)
 
 
 def _relative_rows(doc: Mapping[str, Any]) -> list[tuple[str, list[str]]]:
