@@ -20,7 +20,7 @@ TINY = {
     "fair-fig10-11": 0.1,
     "fair-fig8-9": 0.3,
     "hdrf-fig9": 0.05,
-    "hdrf-fig11": 0.1,
+    "hdrf-fig11": 0.3,
     "hdrf-fig12-13": 0.02,
     "choosy-table1": 0.03,
     "choosy-fig8": 0.03,

@@ -13,7 +13,13 @@ mapping is one column of JSON text, as in :func:`fairshare.experiments.cells.fla
 - ``versus``, ``{"policy": P}``: columns ``versus_*``, P's run against this one (Choosy
   Table 1's slowdown, Figure 8's RMSE and Table 2's run time; TSF Figures 10-11's per-job
   and per-task differences); with ``"windows": [[FROM, TO], ...]`` also the mean RMSE in
-  each window (Choosy Figures 10-11: users joining, then leaving).
+  each window (Choosy Figures 10-11: users joining, then leaving);
+- ``jobs``, ``{"users": [U, ...], "during": D}``: the column ``job_spans``, per listed user
+  its jobs' ``[name, submit, finish]`` in submission order (H-DRF Figure 11b's per-job
+  improvement needs each job's finish under two policies), and with ``during`` the column
+  ``running_median``, per listed user the time-weighted median of its running tasks from
+  the first submission of user D's jobs to their last finish (H-DRF Figure 11a: n1,1's
+  median throughput while n1,2's jobs run).
 
 Examples
 --------
@@ -31,6 +37,9 @@ Examples
 >>> columns = run_probe(Probe.of("versus", policy="fifo"), run, scenario)
 >>> columns["versus_rmse_mean"], json.loads(columns["versus_slowdown_bins"])[0]["jobs"]
 (0.3333333333333333, 1)
+>>> columns = run_probe(Probe.of("jobs", users=["a", "b"], during="b"), run, scenario)
+>>> columns["job_spans"], columns["running_median"]
+('{"a":[["a",0.0,30.0]],"b":[["b",1.0,30.0]]}', '{"a":2,"b":2}')
 """
 
 from __future__ import annotations
@@ -44,6 +53,7 @@ import numpy as np
 from fairshare.api import Run, Scenario, SimOptions, simulate
 from fairshare.metrics import (
     RunFrames,
+    Timeline,
     allocation_rmse,
     relative_slowdown,
     run_frames,
@@ -182,6 +192,73 @@ def _versus(
     }
 
 
+def _jobs(
+    run: Run, scenario: Scenario, options: SimOptions, params: Mapping[str, object]
+) -> dict[str, object]:
+    """The listed users' job spans and, with ``params["during"]``, their median running
+    tasks while that user's jobs run (module docstring). A finish the run did not reach is
+    None; the window of a ``during`` whose jobs did not all finish ends at the run's last
+    event."""
+    users = params["users"]
+    assert isinstance(users, list)
+    f = run_frames(run.log)
+    index = {name: i for i, name in enumerate(f.users)}
+    spans: dict[str, list[list[object]]] = {}
+    for user in users:
+        i = index.get(str(user), -1)
+        mine = np.flatnonzero(f.job_user == i) if i >= 0 else np.zeros(0, dtype=np.int64)
+        mine = mine[np.argsort(f.submit[mine], kind="stable")]
+        spans[str(user)] = [
+            [
+                f.job_names[int(j)],
+                float(f.submit[j]),
+                float(f.finish[j]) if np.isfinite(f.finish[j]) else None,
+            ]
+            for j in mine
+        ]
+    columns: dict[str, object] = {"job_spans": _json(spans)}
+    during = params.get("during")
+    if during is not None:
+        d = index.get(str(during), -1)
+        window = np.flatnonzero(f.job_user == d) if d >= 0 else np.zeros(0, dtype=np.int64)
+        medians: dict[str, int | None] = {}
+        if window.size:
+            start = float(f.submit[window].min())
+            ends = f.finish[window]
+            if np.isfinite(ends).all():
+                end = float(ends.max())
+            else:
+                done = f.finish[np.isfinite(f.finish)]
+                end = max(float(f.a_finish.max(initial=start)), float(done.max(initial=start)))
+            tl = timeline(run.log)
+            for user in users:
+                i = index.get(str(user), -1)
+                medians[str(user)] = _median_running(tl, i, start, end) if i >= 0 else 0
+        else:
+            medians = {str(user): None for user in users}
+        columns["running_median"] = _json(medians)
+    return columns
+
+
+def _median_running(tl: Timeline, user: int, start: float, end: float) -> int | None:
+    """The time-weighted median of the user's running tasks over ``[start, end)``: the
+    least count it ran at most for at least half of that time (None for an empty window)."""
+    if not end > start:
+        return None
+    rows = tl.by_user[tl.user[tl.by_user] == user]
+    t, r = tl.time[rows], tl.running[rows]
+    before = int(np.searchsorted(t, start, side="right"))
+    first = int(r[before - 1]) if before else 0
+    inside = (t > start) & (t < end)
+    times = np.concatenate([[start], t[inside], [end]])
+    values = np.concatenate([[first], r[inside]])
+    widths = np.diff(times)
+    order = np.argsort(values, kind="stable")
+    held = np.cumsum(widths[order])
+    k = int(np.searchsorted(held, 0.5 * held[-1], side="left"))
+    return int(values[order][min(k, order.size - 1)])
+
+
 def _task_delays(f: RunFrames) -> dict[tuple[str, int, int], float]:
     """Per task (job, phase, index), its first attempt's start minus its job's submit."""
     first = f.a_attempt == 0
@@ -200,6 +277,7 @@ PROBES: dict[
 ] = {
     "running": _running,
     "versus": _versus,
+    "jobs": _jobs,
 }
 """The probes by name."""
 
