@@ -616,14 +616,14 @@ TARGETS = (
             f"{sum(scaled_count(c, s) for c, _, _ in _TABLE1_BINS)} of 100 jobs, large jobs' "
             f"tasks x {s:g}"
         ),
-        note="n1,1 starves as the paper says (a median of 1 running task under naive H-DRF "
-        "while n1,2's jobs run, about 64 under H-DRF), but only until n3,1 and n2's leaves "
-        "run out of jobs, at 40-74% of n1,2's span: Table 1's sizes with one task length give "
-        "them 7,400-9,200 CPU tasks for 200 CPUs against n1,2's 3,100-6,600 GPU tasks for "
-        "50 GPUs; then n1,1 has the CPUs to itself and catches up, so its jobs gain 53%, not "
-        "413%. In the paper n1,1 got only its fair share once n1,2 was done, so its rivals' "
-        "work outlasted n1,2's; section 5.2 gives no task lengths. With n2's and n3,1's tasks "
-        "2x or 3x as long (not the target's setup) the gain is 268% or 474%",
+        note="n1,1 starves as the paper says (a median of 1 or 2 running tasks under naive "
+        "H-DRF while n1,2's jobs run, about 66 under H-DRF), but only until n3,1 and n2's "
+        "leaves run out of jobs, at 39-74% of n1,2's span: Table 1's sizes with one task "
+        "length give them 7,400-9,200 CPU tasks for 200 CPUs against n1,2's 3,100-6,600 GPU "
+        "tasks for 50 GPUs; then n1,1 has the CPUs to itself and catches up, so its jobs gain "
+        "62%, not 413%. In the paper n1,1 got only its fair share once n1,2 was done, so its "
+        "rivals' work outlasted n1,2's; section 5.2 gives no task lengths. With n2's and "
+        "n3,1's tasks 2x or 3x as long (not the target's setup) the gain is 272% or 478%",
     ),
     Target(
         name="hdrf-fig12-13",
