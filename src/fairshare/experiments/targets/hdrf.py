@@ -350,7 +350,10 @@ def _fig12_parts(scale: float, seeds: tuple[int, ...]) -> list[Part]:
     """Per seed: section 5.2's schedule under H-DRF (headroom for the largest task, as the
     prototype keeps) and under the slot scheduler with 4, 5 and 6 slots per server. Its
     tasks' lengths are exponential (mean 10 s), as when its verdicts were measured; Figure
-    11's runs use one length (:func:`_fig11_build`)."""
+    11's runs use one length (:func:`_fig11_build`). On these servers (6 GB, 4 CPUs, 4
+    GPUs) every task, <1 or 1.5 GB, 1 CPU> or <1 GB, 1 GPU>, has a dominant share of 1/4,
+    as large as the headroom's: the headroom holds nothing back, and without it H-DRF's
+    tasks start and end at the same times (on other machines of the same shape)."""
     servers = scaled_count(_FIG11_SERVERS, scale, 4)
     parts = []
     for seed in seeds:
