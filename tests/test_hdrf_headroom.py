@@ -65,9 +65,12 @@ def _spans(log: RunLog) -> dict[str, tuple[float | None, float | None]]:
 
 def test_section_5_2_gpu_jobs_start_and_finish_on_an_idle_cluster(tmp_path: Path) -> None:
     """Section 5.2's servers and Figure 10's tree, two servers: the GPU job runs one task per
-    server from t=0 and finishes at 20; CPU tasks keep each server's GPU task's headroom
-    <1 GB, 0, 1 GPU> free and use the other 5 GB and 4 CPUs. Before the fix the headroom was
-    <1.5 GB, 1 CPU, 1 GPU>, which no task matches: gpu-1 never started."""
+    server from t=0 and finishes at 20; CPU tasks keep the memory of each server's GPU
+    task's headroom <1 GB, 0, 1 GPU> free and use the other 5 GB and 4 CPUs, also beside a
+    busy GPU: 7 of the 8 CPUs are busy from 0 (server-0 keeps 1 GB for the waiting GPU
+    tasks). Before the fix the headroom was <1.5 GB, 1 CPU, 1 GPU>, which no task matches:
+    gpu-1 never started. Later, a busy GPU held back every CPU task: server-0 ran one CPU
+    task from 0 to 10 while 6 waited, and small-3 started at 10."""
     out = tmp_path / "run"
     done = run_fairshare(
         "simulate", str(SECTION_5_2), "--policy", "hdrf", "--headroom", "--out", str(out)
@@ -79,10 +82,12 @@ def test_section_5_2_gpu_jobs_start_and_finish_on_an_idle_cluster(tmp_path: Path
         "gpu-1": ("0.000000", "20.000000", "4"),
         "small-1": ("0.000000", "10.000000", "1"),
         "small-2": ("0.000000", "10.000000", "1"),
-        "small-3": ("10.000000", "20.000000", "1"),
+        "small-3": ("0.000000", "10.000000", "1"),
         "large-2": ("0.000000", "20.000000", "4"),
     }
-    tasks = pl.read_parquet(out / "tasks.parquet").filter(pl.col("job") == "gpu-1")
+    every = pl.read_parquet(out / "tasks.parquet")
+    assert every.filter((pl.col("start") == 0.0) & (pl.col("job") != "gpu-1")).height == 7
+    tasks = every.filter(pl.col("job") == "gpu-1")
     assert sorted(zip(tasks["start"].to_list(), tasks["machine"].to_list(), strict=True)) == [
         (0.0, "server-0"),
         (0.0, "server-1"),

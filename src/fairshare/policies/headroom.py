@@ -77,8 +77,8 @@ class Headroom(Stops):
 
     def may_place(self, mi: int, free: Sequence[float], demand: Demand) -> bool:
         """Whether a task of ``demand`` may launch on machine ``mi`` whose free room is
-        ``free``: it fits, and with headroom on, it leaves the machine's headroom free
-        unless it may use it (:meth:`headroom`).
+        ``free``: it fits, and with headroom on, it leaves the machine's headroom free on
+        every resource it takes, unless it may use it (:meth:`headroom`).
 
         Parameters
         ----------
@@ -110,7 +110,12 @@ class Headroom(Stops):
             for c, h, d in zip(capacity, kept, demand, strict=True):
                 if c - h + FIT < d:
                     return True
-        return all(f - d + FIT >= h for f, d, h in zip(free, demand, kept, strict=True))
+        # Only the resources the task takes: its launch leaves the others' free room as it
+        # was, so they cannot hold it back (a CPU task beside a busy GPU).
+        for f, d, h in zip(free, demand, kept, strict=True):
+            if d > 0.0 and f - d + FIT < h:
+                return False
+        return True
 
     def headroom(self, mi: int) -> tuple[Demand, float] | None:
         """H-DRF section 5's headroom on machine ``mi`` (None: none is kept), and its size.
@@ -129,8 +134,16 @@ class Headroom(Stops):
         is kept for), and a task that needs more of some resource than the headroom holds
         and never fits beside it on ``mi`` (held back, it would starve for as long as the
         large tasks wait; it is a large task too, and the policy's order decides between
-        them). Any other task leaves the headroom free: a task within the headroom is what
-        would starve the large one, taking each bit of room as it frees. So a large task
+        them). Any other task leaves the headroom free on every resource it takes: a task
+        within the headroom is what would starve the large one, taking each bit of room as
+        it frees. A resource it does not take does not hold it back, however little of it is
+        free: its launch leaves that room as it was. So a CPU task may start beside a busy
+        GPU while GPU tasks wait, as the Pareto-efficient scheduler of section 5.2 went on
+        "scheduling tasks if there exists leaf nodes that do not demand the saturated
+        resources". The room on the resources it takes is kept even while the large task
+        cannot start for want of another (the GPU): when that frees, the large task fits at
+        once, instead of finding the room taken and the freed resource going to a task
+        needing less of the kept room (a smaller GPU task), again and again. So a large task
         never waits for room that smaller tasks keep taking, and a task that fits an idle
         machine always starts: beside the headroom, in it, or once the larger tasks stopped
         waiting (they fit the idle machine, so they do not wait for ever): the headroom
