@@ -9,7 +9,7 @@ event count (:func:`fingerprint`).
 
 The fingerprint hashes a canonical text of each record (floats as their exact hexadecimal
 form, numbers converted to Python types), not ``repr``, so that it does not depend on the
-NumPy version's scalar repr or on how the record classes are written. The 144 lines of the
+NumPy version's scalar repr or on how the record classes are written. The 182 lines of the
 fixed matrix are committed in ``tests/golden/decision_fingerprints.txt`` and compared by
 ``tests/test_decision_fingerprints.py``; ``benchmarks/decision_fingerprint.py`` prints or
 checks them by hand.
@@ -84,13 +84,14 @@ its machine events."""
 
 
 def configs() -> list[Config]:
-    """The fixed matrix: twelve mechanisms on small generated workloads (seed 3).
+    """The fixed matrix: thirteen mechanisms on small generated workloads (seed 3).
 
     Returns
     -------
     list of Config
         ``plain``, ``zipf``, ``google``, ``queues``, ``delay``, ``preempt``, ``reduce``,
-        ``slowstart``, ``ccs``, ``events``, ``headroom`` and ``fifo-pools``.
+        ``slowstart``, ``ccs``, ``events``, ``headroom``, ``headroom-sparse`` (tasks that
+        take one resource) and ``fifo-pools``.
 
     Examples
     --------
@@ -100,6 +101,11 @@ def configs() -> list[Config]:
     demands = [{"cpu": 1, "mem": 2}, {"cpu": 2, "mem": 1}, {"cpu": 1, "mem": 4}]
     base = {"jobs": 60, "arrival": 2.0, "users": 7, "demand": demands, "duration": 20.0}
     plain = WorkloadSpec("facebook-2009", {**base, "reduce": False})
+    # Tasks that take one resource only: the headroom is kept on the resources a task takes.
+    sparse = WorkloadSpec(
+        "facebook-2009",
+        {**base, "reduce": False, "demand": [{"cpu": 1}, {"mem": 4}, {"cpu": 3, "mem": 2}]},
+    )
     blocks = WorkloadSpec("facebook-2009", {**base, "reduce": False, "replicas": 3})
     reduces = WorkloadSpec("facebook-2009", {**base, "reduce": {"copy": 5.0, "compute": 10.0}})
     zipf = WorkloadSpec("zipf", {**base, "reduce": False, "s": 1.2})
@@ -126,6 +132,7 @@ def configs() -> list[Config]:
         ("ccs", reduces, SimOptions(copy_compute_splitting=True), []),
         ("events", plain, SimOptions(until=150.0), events),
         ("headroom", plain, SimOptions(headroom=True), []),
+        ("headroom-sparse", sparse, SimOptions(headroom=True), []),
         ("fifo-pools", plain, SimOptions(pool_order="fifo"), []),
     ):
         machines = 30 if name != "google" else 40
