@@ -46,6 +46,9 @@ app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    # Docstrings are wrapped prose: markdown joins their lines into paragraphs (rich mode
+    # would keep each line break at whatever width the terminal has) and shows ``code``.
+    rich_markup_mode="markdown",
 )
 
 

@@ -22,6 +22,7 @@ bench_app = typer.Typer(
     help="Reproduce the issue benchmarks (online throughput, simulator and solver at the "
     "papers' scales). Timings depend on the machine; the workloads are fixed.",
     no_args_is_help=True,
+    rich_markup_mode="markdown",
 )
 
 

@@ -24,7 +24,10 @@ if TYPE_CHECKING:
     from fairshare.service.client import Client
 
 tenant_app = typer.Typer(
-    name="tenant", help="Tenants of the live service (bearer tokens).", no_args_is_help=True
+    name="tenant",
+    help="Tenants of the live service (bearer tokens).",
+    no_args_is_help=True,
+    rich_markup_mode="markdown",
 )
 app.add_typer(tenant_app)
 

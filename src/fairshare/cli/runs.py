@@ -56,7 +56,7 @@ _SIM_HELP = {
     "copy_compute": "Copy-compute splitting (FAIR section 5.2): reducers copy from the job's "
     "first finished map without holding resources; each machine admits 6 reducers, 2 computing",
     "headroom": "Headroom (H-DRF section 5): each machine keeps room for the largest task "
-    "waiting for it, which smaller tasks may not take",
+    "waiting for it, which smaller tasks leave free on the resources they take",
     "slowstart": "Reducer slow-start (FAIR section 5.1): launch a job's reducers once this "
     "fraction of its maps finished (default 1, or 0 with --copy-compute-splitting); a job's "
     "reduce.slowstart overrides it",
