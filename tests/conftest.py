@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -38,6 +39,15 @@ def fairshare_executable() -> str:
     if found is None:
         raise RuntimeError("the fairshare executable is not installed (pip install -e .)")
     return found
+
+
+def default_signals() -> None:
+    """A ``preexec_fn`` for a child a test signals: SIGINT, SIGTERM and SIGHUP at their
+    defaults, as in a terminal's foreground job. fairshare keeps a signal its parent ignores
+    ignored (``nohup``, a shell's background job, where SIGINT is ignored), and pytest itself
+    may run as one."""
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_DFL)
 
 
 def run_fairshare(
