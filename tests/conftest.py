@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,6 +22,37 @@ SAMPLE_DATA = Path(
 )
 """The real trace samples (``../shared/data`` beside the repository, or the environment's
 ``FAIRSHARE_SAMPLE_DATA``); only tests that read them skip when they are absent."""
+
+
+RAY_MODULES = frozenset({"tests/test_live_ray.py", "tests/test_sweep_ray.py"})
+"""The test modules that start Ray (marked ``ray``), which ``python -m pytest -n N`` runs on one
+worker, one after another (:func:`pytest_xdist_make_scheduler`)."""
+
+
+def xdist_scope(nodeid: str) -> str:
+    """The unit of work a test is in under ``-n N``: ``ray`` for every test of
+    :data:`RAY_MODULES`, else the test alone."""
+    return "ray" if nodeid.split("::", 1)[0] in RAY_MODULES else nodeid
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Under ``-n N`` (pytest-xdist's ``--dist load``), tests go to the workers as they free
+    up, except that the tests that start Ray go to one worker together (:func:`xdist_scope`):
+    a ``ray.cluster_utils.Cluster`` writes its address where ``ray.init()`` without one looks
+    (``/tmp/ray/ray_current_cluster``), so a sweep's local Ray instance started beside a test
+    cluster would join it, and two clusters at once would share two cores. (``xdist_group``
+    marks and ``--dist loadgroup`` do not group under pytest 9.2: pytest-xdist issue 1386.)
+    Other ``--dist`` modes are pytest-xdist's own."""
+    if config.getoption("dist") != "load":
+        return None
+    from xdist.scheduler import LoadScopeScheduling  # noqa: PLC0415
+
+    class RayTogether(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return xdist_scope(nodeid)
+
+    return RayTogether(config, log)
 
 
 def example(name: str) -> Scenario:
@@ -38,6 +71,15 @@ def fairshare_executable() -> str:
     if found is None:
         raise RuntimeError("the fairshare executable is not installed (pip install -e .)")
     return found
+
+
+def default_signals() -> None:
+    """A ``preexec_fn`` for a child a test signals: SIGINT, SIGTERM and SIGHUP at their
+    defaults, as in a terminal's foreground job. fairshare keeps a signal its parent ignores
+    ignored (``nohup``, a shell's background job, where SIGINT is ignored), and pytest itself
+    may run as one."""
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_DFL)
 
 
 def run_fairshare(

@@ -415,6 +415,29 @@ def random_scenario(rng: np.random.Generator, resources: int) -> dict[str, Any]:
     return {"machines": machines, "users": users}
 
 
+JUMP_READERS = ("levels", "progressive", "whole_tasks", "machine_pool", "per_machine", "cmmf_flow")
+"""The solver modules that read ``JUMP_MIN_TASKS``: the jumps' searches (``levels``) and the
+walks that try them."""
+
+
+def set_jump_min_tasks(monkeypatch: pytest.MonkeyPatch, minimum: int) -> None:
+    """``JUMP_MIN_TASKS`` at ``minimum`` in every solver module that reads it. A module left
+    at 4,096 refuses every jump of fewer tasks after its search: the test then checks fewer
+    jumps, and the walk searches after every task (ten times the run)."""
+    import importlib  # noqa: PLC0415
+    import pkgutil  # noqa: PLC0415
+
+    import fairshare.solvers  # noqa: PLC0415
+
+    readers = []
+    for info in pkgutil.iter_modules(fairshare.solvers.__path__):
+        module = importlib.import_module(f"fairshare.solvers.{info.name}")
+        if hasattr(module, "JUMP_MIN_TASKS"):
+            readers.append(info.name)
+            monkeypatch.setattr(module, "JUMP_MIN_TASKS", minimum)
+    assert sorted(readers) == sorted(JUMP_READERS)
+
+
 EXACT_JUMPS = ("drf", "asset", "ceei", "hdrf", "collapsed-drf", "per-machine-drf")
 """Policies whose jumps are exact (tasks that fit together on the machine or the pool fit
 one by one); TSF, DRFH, CDRF and CMMF pack several machines, where a jump is checked
@@ -426,23 +449,14 @@ def test_jumps_give_the_allocation_of_one_task_at_a_time(
     seed: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from fairshare.allocation import check_allocation  # noqa: PLC0415
-    from fairshare.solvers import (  # noqa: PLC0415
-        cmmf_flow,
-        machine_pool,
-        per_machine,
-        progressive,
-        solve,
-        whole_tasks,
-    )
+    from fairshare.solvers import solve  # noqa: PLC0415
 
     rng = np.random.default_rng(seed)
     two = parse_scenario(random_scenario(rng, 2), "two")
     one = parse_scenario(random_scenario(rng, 1), "one")
     runs: dict[str, list[tuple[str, Any]]] = {}
     for minimum in (10**18, 1):  # never jump, then jump whenever a level gives a task
-        monkeypatch.setattr(progressive, "JUMP_MIN_TASKS", minimum)
-        for module in (whole_tasks, machine_pool, per_machine, cmmf_flow):
-            monkeypatch.setattr(module, "JUMP_MIN_TASKS", minimum)
+        set_jump_min_tasks(monkeypatch, minimum)
         for label, loaded in (("two", two), ("one", one)):
             policies = (*EXACT_JUMPS, "tsf", "drfh", "cdrf")
             if label == "one":
@@ -510,14 +524,13 @@ def test_hdrf_jumps_on_queue_trees_give_the_allocation_of_one_task_at_a_time(
     """Levels rounded to 3 decimals instead of 12 put these problems where 10^12 tasks are
     at 12: a task moves a level by less than its rounding, so many tasks tie."""
     from fairshare.allocation import check_allocation  # noqa: PLC0415
-    from fairshare.solvers import levels, progressive, solve  # noqa: PLC0415
+    from fairshare.solvers import levels, solve  # noqa: PLC0415
 
     loaded = parse_scenario(random_hierarchy(np.random.default_rng(seed)), "tree")
     monkeypatch.setattr(levels, "_DIGITS", digits)
     runs = []
     for minimum in (10**18, 1):  # never jump, then jump whenever a level gives a task
-        for module in (levels, progressive):  # the jump's search, and the walk that tries it
-            monkeypatch.setattr(module, "JUMP_MIN_TASKS", minimum)
+        set_jump_min_tasks(monkeypatch, minimum)
         allocation = solve(loaded, "hdrf", integral=True)
         assert check_allocation(loaded, allocation) == [], minimum
         runs.append(list(allocation.tasks))

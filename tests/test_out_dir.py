@@ -25,7 +25,13 @@ import pytest
 import fairshare.report
 from fairshare.cli import main
 
-from conftest import EXAMPLES, assert_rejected, fairshare_executable, run_fairshare
+from conftest import (
+    EXAMPLES,
+    assert_rejected,
+    default_signals,
+    fairshare_executable,
+    run_fairshare,
+)
 
 TWO_JOBS = str(EXAMPLES / "sim-two-jobs.yaml")
 RUN_FILES = {"summary.json", "jobs.csv", "timeline.csv", "tasks.parquet", "report.html"}
@@ -498,6 +504,7 @@ def test_out_signal_during_the_run_removes_the_staging_directory(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=default_signals,  # noqa: PLW1509 (it only resets dispositions)
     )
     try:
         # Wait (bounded by a count, not a clock) for the run to start staging.

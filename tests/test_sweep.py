@@ -18,7 +18,13 @@ import pytest
 import fairshare
 from fairshare.experiments import TIMING_COLUMNS
 
-from conftest import EXAMPLES, assert_rejected, fairshare_executable, run_fairshare
+from conftest import (
+    EXAMPLES,
+    assert_rejected,
+    default_signals,
+    fairshare_executable,
+    run_fairshare,
+)
 
 SCENARIO = """\
 machines:
@@ -159,6 +165,7 @@ def test_an_interrupted_sweep_goes_on_where_it_stopped(tmp_path: Path) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=default_signals,  # noqa: PLW1509 (it only resets dispositions)
     )
 
     def files_written() -> int:

@@ -63,6 +63,12 @@ from pathlib import Path, PurePosixPath
 from types import FrameType, TracebackType
 from typing import Any, TypeVar
 
+# Loaded before any handler is installed, never lazily under one: numpy.random's Cython
+# modules swallow an exception raised while they are set up (the signal then waited for the
+# end of the run) or turn it into ImportError (a traceback and exit 1 instead of 128 + the
+# signal's number). A run draws from it first after the staging directory is made.
+import numpy.random  # noqa: F401
+
 from fairshare import __version__
 
 MARKER = ".fairshare-output"
