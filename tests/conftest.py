@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 
+from fairshare.runlog import RunLog
+from fairshare.sim.engine import SimOptions, simulate
 from fairshare.workload.loader import load_scenario
 from fairshare.workload.model import Scenario
 
@@ -105,3 +107,20 @@ def assert_rejected(done: subprocess.CompletedProcess[str]) -> str:
     assert len(lines) == 1 and lines[0].startswith("error: "), done.stderr[-2000:]
     assert done.stderr.endswith("\n")
     return lines[0]
+
+
+def simulate_text(text: str, tmp_path: Path, policy: str, *, headroom: bool = False) -> RunLog:
+    """Simulate the scenario ``text`` (YAML) under ``policy`` with seed 0: its jobs by submit
+    time, its users and queues, and headroom if asked."""
+    path = tmp_path / "scenario.yaml"
+    path.write_text(text)
+    scenario = load_scenario(path)
+    return simulate(
+        scenario.cluster,
+        sorted(scenario.jobs, key=lambda job: job.submit),
+        policy,
+        seed=0,
+        users=scenario.users,
+        queues=scenario.queues,
+        options=SimOptions(headroom=headroom),
+    )

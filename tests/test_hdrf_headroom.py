@@ -20,11 +20,11 @@ import pytest
 from fairshare.cluster import Cluster, Machine
 from fairshare.policies import PolicyOptions, make_policy
 from fairshare.runlog import RunLog
-from fairshare.sim.engine import SimOptions, simulate
+from fairshare.sim.engine import simulate
 from fairshare.workload.loader import load_scenario
 from fairshare.workload.model import FixedDuration, Job
 
-from conftest import EXAMPLES, assert_rejected, run_fairshare
+from conftest import EXAMPLES, assert_rejected, run_fairshare, simulate_text
 
 SECTION_5_2 = EXAMPLES / "sim-hdrf-section-5.2.yaml"
 
@@ -38,18 +38,7 @@ def _jobs_csv(path: Path) -> dict[str, tuple[str, str, str]]:
 
 
 def _run(text: str, tmp_path: Path, policy: str = "hdrf", *, headroom: bool = True) -> RunLog:
-    path = tmp_path / "scenario.yaml"
-    path.write_text(text)
-    scenario = load_scenario(path)
-    return simulate(
-        scenario.cluster,
-        sorted(scenario.jobs, key=lambda job: job.submit),
-        policy,
-        seed=0,
-        users=scenario.users,
-        queues=scenario.queues,
-        options=SimOptions(headroom=headroom),
-    )
+    return simulate_text(text, tmp_path, policy, headroom=headroom)
 
 
 def _starts(log: RunLog, job: str) -> list[tuple[float, str]]:

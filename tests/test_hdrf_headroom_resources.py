@@ -22,24 +22,13 @@ import pytest
 from fairshare.cluster import Cluster, Machine
 from fairshare.policies import PolicyOptions, make_policy
 from fairshare.runlog import RunLog
-from fairshare.sim.engine import SimOptions, simulate
-from fairshare.workload.loader import load_scenario
 from fairshare.workload.model import FixedDuration, Job
+
+from conftest import simulate_text
 
 
 def _run(text: str, tmp_path: Path, policy: str, *, headroom: bool = True) -> RunLog:
-    path = tmp_path / "scenario.yaml"
-    path.write_text(text)
-    scenario = load_scenario(path)
-    return simulate(
-        scenario.cluster,
-        sorted(scenario.jobs, key=lambda job: job.submit),
-        policy,
-        seed=0,
-        users=scenario.users,
-        queues=scenario.queues,
-        options=SimOptions(headroom=headroom),
-    )
+    return simulate_text(text, tmp_path, policy, headroom=headroom)
 
 
 def _spans(log: RunLog) -> dict[str, tuple[float | None, float | None]]:
