@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from fairshare.cluster import Cluster, Machine
@@ -278,6 +278,22 @@ def test_choosy_figure_1_with_clones(copies: int) -> None:
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(filling_problems())
+@example(
+    # HiGHS 1.16 stopped this one's third level LP in status Unknown when warm-started
+    # (tests/test_filling_highs_retry.py)
+    FillingProblem(
+        capacity=np.array([[6.0], [1.0], [1.0], [1.0]]),
+        count=np.array([3.0, 1.0, 2.0, 3.0]),
+        usable=np.array([[1, 1, 0, 1], [0, 1, 0, 1]] + [[1, 1, 0, 1]] * 4 + [[1, 0, 1, 0]], bool),
+        demands=np.ones((7, 1)),
+        share_per_task=np.ones(7),
+        weights=np.array([1.0, 2.0, 1.0, 1.0, 1.0, 3.0, 3.0]),
+        caps=np.array([np.inf] * 5 + [7.0, np.inf]),
+        initial=np.zeros(7),
+        group_members=(np.array([0], dtype=np.int64),),
+        group_caps=np.array([1.0]),
+    )
+)
 def test_packing_onto_machines_is_feasible_and_keeps_amounts(problem: FillingProblem) -> None:
     result = _solve(problem)
     if result is None:

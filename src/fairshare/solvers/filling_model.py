@@ -389,9 +389,10 @@ class FillingLP:
     def solve(self, what: str) -> None:
         """Solve the model as it stands and read its solution (``solution``, ``row_value``).
 
-        Only the level LP can be infeasible (minimum shares that do not fit); every other LP
-        starts from a feasible point, so any other status is numerical trouble, retried once
-        from scratch (``_solve_again``).
+        An LP HiGHS does not solve warm-started is solved once more from scratch
+        (``_solve_again``) before anything is concluded from its status. Only the level LP can
+        then be infeasible (minimum shares that do not fit); every other LP starts from a
+        feasible point, so any other status left after the retry is numerical trouble.
 
         Parameters
         ----------
@@ -406,30 +407,48 @@ class FillingLP:
         self.highs.run()
         self.lp_solves += 1
         status = self.highs.getModelStatus()
-        if status != highspy.HighsModelStatus.kOptimal and what != "level":
-            status = self._solve_again()
-            if status == highspy.HighsModelStatus.kOptimal:
-                return
+        if status == highspy.HighsModelStatus.kOptimal:
+            self._read_solution()
+            return
+        status = self._solve_again(level_fixed=what != "level")
+        if status == highspy.HighsModelStatus.kOptimal:
+            return
         if what == "level" and status in (
             highspy.HighsModelStatus.kInfeasible,
             highspy.HighsModelStatus.kUnboundedOrInfeasible,
         ):
             raise _Infeasible(what)
-        if status != highspy.HighsModelStatus.kOptimal:
-            text = self.highs.modelStatusToString(status)
-            raise SolverFailure(f"HiGHS could not solve the {what} LP: {text}")
-        self._read_solution()
+        text = self.highs.modelStatusToString(status)
+        raise SolverFailure(f"HiGHS could not solve the {what} LP: {text}")
 
-    def _solve_again(self) -> highspy.HighsModelStatus:
-        """The fallback of a freeze test that HiGHS could not solve (on a badly scaled model,
-        the level fixed at the level LP's solution can be infeasible by more than the
-        tolerance in HiGHS's internal scaling): from scratch, with dual simplex, and the level
-        allowed ``_LEVEL_GIVE`` below its value. That gives a user at most that fraction of its
-        level as slack, far below the freeze test's ``_GROWS``, so the test still separates
-        the same users."""
+    def _solve_again(self, *, level_fixed: bool) -> highspy.HighsModelStatus:
+        """The one retry of every LP of the model that HiGHS did not solve warm-started: from
+        scratch (the basis dropped), with dual simplex.
+
+        Warm-started, HiGHS 1.16 can stop short of an answer on a small, well-scaled model: a
+        level LP started from the previous round's basis switches to dual simplex and ends in
+        status Unknown (``tests/test_filling_highs_retry.py``), which the same LP from scratch
+        solves. A freeze test (``level_fixed``: the level column fixed at the level LP's
+        solution) can be infeasible by more than the tolerance in HiGHS's internal scaling on
+        a badly scaled model, so its retry also lets the level go ``_LEVEL_GIVE`` below its
+        value. That gives a user at most that fraction of its level as slack, far below the
+        freeze test's ``_GROWS``, so the test still separates the same users.
+
+        Parameters
+        ----------
+        level_fixed : bool
+            The level column is fixed (a freeze test), not maximised (the level LP).
+
+        Returns
+        -------
+        highspy.HighsModelStatus
+            The status of the solve from scratch; when optimal, its solution is read (before
+            the level's bounds are restored).
+        """
         level = np.array([self.level_col], dtype=np.int64)
         lp_level = self.current_level / self.round_scale
-        self.set_bounds(level, np.array([lp_level * (1 - _LEVEL_GIVE)]), np.array([lp_level]))
+        if level_fixed:
+            self.set_bounds(level, np.array([lp_level * (1 - _LEVEL_GIVE)]), np.array([lp_level]))
         self.highs.clearSolver()
         self.highs.setOptionValue("simplex_strategy", 1)
         try:
@@ -440,7 +459,8 @@ class FillingLP:
                 self._read_solution()
         finally:
             self.highs.setOptionValue("simplex_strategy", 4)
-            self.set_bounds(level, np.array([lp_level]), np.array([lp_level]))
+            if level_fixed:
+                self.set_bounds(level, np.array([lp_level]), np.array([lp_level]))
         return status
 
     def _read_solution(self) -> None:

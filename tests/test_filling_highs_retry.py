@@ -1,0 +1,203 @@
+"""HiGHS's retry from scratch in progressive filling (``FillingLP.solve``, Choosy section 5.1,
+Algorithm 1): every LP HiGHS does not solve warm-started is solved once more from scratch
+before its status counts.
+
+- The regression input: 7 single-resource users on 4 machine types (3, 1, 2 and 3 machines),
+  user 0 alone in a queue capped at 1 task. HiGHS 1.16, warm-started from the second round's
+  basis, stopped the third level LP in status Unknown, which was raised as "HiGHS could not
+  solve the level LP: Unknown". Solved from scratch it is optimal; the allocation is the one
+  derived by hand, the one the papers' per-user model gives, and sound as a CMMF allocation.
+- The rule itself, for the level LP and the freeze tests alike: a warm-started solve made to
+  stop short (an iteration limit of 0) is retried from scratch and gives the unforced result.
+- An LP that fails from scratch too still raises the clear error, after exactly one retry;
+  minimum shares that do not fit are still an ``InvalidRequest``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+import highspy
+import numpy as np
+import pytest
+
+from fairshare.allocation import check_allocation
+from fairshare.solvers import filling_lp, solve
+from fairshare.solvers.errors import InvalidRequest, SolverFailure
+from fairshare.solvers.filling_lp import progressive_filling
+from fairshare.solvers.filling_model import FillingLP
+from fairshare.solvers.filling_problem import FillingProblem
+from fairshare.workload.loader import parse_scenario
+
+TOLERANCE = 1e-9
+
+# types 0..3: 3 machines of 6 slots, then 1, 2 and 3 machines of 1 slot
+_USABLE = np.array(
+    [
+        [1, 1, 0, 1],
+        [0, 1, 0, 1],
+        [1, 1, 0, 1],
+        [1, 1, 0, 1],
+        [1, 1, 0, 1],
+        [1, 1, 0, 1],
+        [1, 0, 1, 0],
+    ],
+    dtype=np.bool_,
+)
+
+EXPECTED = np.array([1.0, 4.0, 19 / 9, 19 / 9, 19 / 9, 19 / 3, 19 / 3])
+"""By hand: user 0's queue stops it at 1 task (level 1). User 1 (weight 2) may use only the 4
+one-slot machines of types 1 and 3, which nobody else needs (18 + 2 slots on types 0 and 2
+hold the others at level 2), so it freezes with all 4 at level 2. Users 2-6 (weights 1, 1, 1,
+3, 3) share the 19 slots left on types 0 and 2: level 19/9, user 5's cap of 7 never binds.
+All 24 slots are used."""
+
+
+def _problem() -> FillingProblem:
+    """The reproducer's exact input."""
+    return FillingProblem(
+        capacity=np.array([[6.0], [1.0], [1.0], [1.0]]),
+        count=np.array([3.0, 1.0, 2.0, 3.0]),
+        usable=_USABLE.copy(),
+        demands=np.ones((7, 1)),
+        share_per_task=np.ones(7),
+        weights=np.array([1.0, 2.0, 1.0, 1.0, 1.0, 3.0, 3.0]),
+        caps=np.array([np.inf, np.inf, np.inf, np.inf, np.inf, 7.0, np.inf]),
+        initial=np.zeros(7),
+        group_members=(np.array([0], dtype=np.int64),),
+        group_caps=np.array([1.0]),
+    )
+
+
+def _assert_feasible(problem: FillingProblem, tasks: np.ndarray, per_type: np.ndarray) -> None:
+    assert np.all(per_type >= -TOLERANCE)
+    assert np.all(per_type[~problem.usable] <= TOLERANCE)
+    used = np.einsum("it,ir->tr", per_type, problem.demands)
+    assert np.all(used <= problem.capacity * problem.count[:, None] + TOLERANCE)
+    np.testing.assert_allclose(per_type.sum(axis=1), tasks, atol=TOLERANCE)
+    assert np.all(tasks <= problem.caps + TOLERANCE)
+    assert tasks[0] <= 1.0 + TOLERANCE  # user 0's queue
+
+
+def test_level_lp_unknown_when_warm_started_is_solved_from_scratch() -> None:
+    problem = _problem()
+    result = progressive_filling(problem)
+    np.testing.assert_allclose(result.tasks, EXPECTED, atol=TOLERANCE)
+    _assert_feasible(problem, result.tasks, result.per_type(4))
+    np.testing.assert_allclose(result.level, [1, 2, 19 / 9, 19 / 9, 19 / 9, 19 / 9, 19 / 9])
+    assert [round(level, 9) for level, _ in result.rounds] == [1.0, 2.0, round(19 / 9, 9)]
+    assert [users.tolist() for _, users in result.rounds] == [[0], [1], [2, 3, 4, 5, 6]]
+    # every slot is used: types 1 and 3 by user 1 alone, types 0 and 2 by the others
+    per_type = result.per_type(4)
+    np.testing.assert_allclose(per_type.sum(axis=0), [18.0, 1.0, 2.0, 3.0], atol=TOLERANCE)
+    np.testing.assert_allclose(per_type[1], [0.0, 1.0, 0.0, 3.0], atol=TOLERANCE)
+    # the papers' model (one level row and one freeze-test LP per user) and the per-user rows
+    for options in ({"per_user_test": True}, {"pool": False}):
+        other = progressive_filling(problem, **options)
+        np.testing.assert_allclose(other.tasks, result.tasks, atol=TOLERANCE)
+        np.testing.assert_allclose(other.level, result.level, atol=TOLERANCE)
+
+
+SCENARIO = {
+    "resources": ["slots"],
+    "machines": [
+        {"name": "big", "count": 3, "capacity": {"slots": 6}, "attributes": {"kind": "big"}},
+        {"name": "one", "count": 1, "capacity": {"slots": 1}, "attributes": {"kind": "one"}},
+        {"name": "two", "count": 2, "capacity": {"slots": 1}, "attributes": {"kind": "two"}},
+        {"name": "three", "count": 3, "capacity": {"slots": 1}, "attributes": {"kind": "three"}},
+    ],
+    "queues": [{"path": "capped", "max_share": 1}],
+    "users": [
+        {"name": "u0", "queue": "capped", "constraint": "kind != 'two'"},
+        {"name": "u1", "weight": 2, "constraint": "kind in ['one', 'three']"},
+        {"name": "u2", "constraint": "kind != 'two'"},
+        {"name": "u3", "constraint": "kind != 'two'"},
+        {"name": "u4", "constraint": "kind != 'two'"},
+        {"name": "u5", "weight": 3, "max_tasks": 7, "constraint": "kind != 'two'"},
+        {"name": "u6", "weight": 3, "constraint": "kind in ['big', 'two']"},
+    ],
+}
+
+
+def test_the_regression_as_a_cmmf_scenario_is_a_sound_allocation() -> None:
+    scenario = parse_scenario(SCENARIO, "highs-unknown")
+    allocation = solve(scenario, "cmmf")
+    np.testing.assert_allclose(allocation.tasks, EXPECTED, atol=1e-6)
+    assert check_allocation(scenario, allocation) == []
+
+
+class _StopsWarm(FillingLP):
+    """A model whose every warm-started solve stops at once (an iteration limit of 0), so
+    each LP that is not already optimal at its starting basis needs the retry."""
+
+    retries: list[bool]
+
+    def solve(self, what: str) -> None:
+        self.highs.setOptionValue("simplex_iteration_limit", 0)
+        super().solve(what)
+
+    def _solve_again(self, *, level_fixed: bool) -> highspy.HighsModelStatus:
+        if not hasattr(self, "retries"):
+            self.retries = []
+        self.retries.append(level_fixed)
+        self.highs.setOptionValue("simplex_iteration_limit", 2**31 - 1)
+        return super()._solve_again(level_fixed=level_fixed)
+
+
+def _choosy_figure_1() -> FillingProblem:
+    usable = np.array(
+        [[1, 0, 0, 1, 0, 0], [0, 0, 1, 1, 0, 0], [0, 1, 1, 1, 0, 1], [0, 0, 0, 0, 1, 1]],
+        dtype=np.bool_,
+    )
+    return FillingProblem(
+        capacity=np.ones((6, 1)),
+        count=np.array([1.0, 1, 1, 1, 4, 2]),
+        usable=usable,
+        demands=np.ones((4, 1)),
+        share_per_task=np.ones(4),
+        weights=np.ones(4),
+        caps=np.full(4, np.inf),
+        initial=np.zeros(4),
+    )
+
+
+@pytest.mark.parametrize("make", [_problem, _choosy_figure_1])
+def test_every_lp_stopped_short_warm_started_is_retried_from_scratch(
+    make: Callable[[], FillingProblem], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    problem = make()
+    unforced = progressive_filling(problem, per_user_test=True)
+    models: list[_StopsWarm] = []
+
+    def build(*args: object, **kwargs: object) -> _StopsWarm:
+        model = _StopsWarm(*args, **kwargs)  # type: ignore[arg-type]
+        models.append(model)
+        return model
+
+    monkeypatch.setattr(filling_lp, "FillingLP", build)
+    result = progressive_filling(problem, per_user_test=True)
+    np.testing.assert_allclose(result.tasks, unforced.tasks, atol=TOLERANCE)
+    np.testing.assert_allclose(result.level, unforced.level, atol=TOLERANCE)
+    (model,) = models
+    # both kinds of LP went through the retry: level LPs (level free), freeze tests (fixed)
+    assert set(model.retries) == {False, True}
+    assert result.lp_solves == unforced.lp_solves + len(model.retries)
+
+
+def test_an_lp_that_fails_from_scratch_too_raises_after_one_retry() -> None:
+    model = FillingLP(_problem())
+    model.highs.setOptionValue("simplex_iteration_limit", 0)
+    with pytest.raises(SolverFailure, match=r"^HiGHS could not solve the level LP: "):
+        model.raise_level()
+    assert model.lp_solves == 2
+
+
+def test_minimum_shares_that_do_not_fit_are_still_an_invalid_request() -> None:
+    initial = np.zeros(7)
+    initial[1] = 5.0  # user 1 may use 4 slots only
+    problem = dataclasses.replace(_problem(), initial=initial)
+    model = FillingLP(problem)
+    with pytest.raises(InvalidRequest, match="minimum shares do not fit"):
+        model.raise_level()
+    assert model.lp_solves == 2  # infeasible warm-started, and again from scratch
