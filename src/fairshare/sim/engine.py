@@ -393,9 +393,16 @@ class _Run(RunState):
 
     def _apply(self, now: float, decisions: Sequence[Decision]) -> None:
         """Apply a decision round in order: every launch starts its task here (its attempt's
-        row written as the task will end, its running entry, its finish event), kills and
-        pauses stop theirs. The round's map launches form one lane (see
-        :mod:`fairshare.sim.events`), which a batch launches one job's tasks in a row for."""
+        row written as the task will end, its running entry, its finish event, its place in
+        the over-commit model's load), kills and pauses stop theirs. The round's map launches
+        form one lane (see :mod:`fairshare.sim.events`), which a batch launches one job's
+        tasks in a row for.
+
+        A round may launch a task and kill it again (a preemption in the same round: a gang
+        launched whole, then stopped whole by rule 9), and launch it once more elsewhere; so
+        each launch joins the over-commit model when it is applied, before the decisions
+        after it, and a kill finds its task there whichever round launched it. The machines
+        whose tasks changed settle once the round is applied."""
         if not decisions:
             return
         runs = self.runs
@@ -403,6 +410,7 @@ class _Run(RunState):
         attempt_of = self.attempt_of
         resume = self.resume
         slow = self.slow
+        over = self.over
         tokens = self.queue.tokens
         new = tuple.__new__
         lane: list[Finish] = []
@@ -436,6 +444,8 @@ class _Run(RunState):
                     entry = new(Finish, (end, FINISH, next(tokens), task, slot, run, lane))
                     run.map_entries[index] = entry
                     lane.append(entry)
+                    if over is not None:
+                        self._load(now, task, machine, run, end)
                     continue
             else:
                 seconds = self._reduce_seconds(run.job, task)
@@ -464,29 +474,24 @@ class _Run(RunState):
                 self.running[task] = entry
             if end != math.inf:
                 self.queue.push(entry)
+            if over is not None:
+                self._load(now, task, machine, run, end)
         if lane:
             self.queue.open_lane(lane)
-        if self.over is not None:
-            self._overcommitted(now, decisions)
+        if over is not None:
+            over.settle(now)
 
-    def _overcommitted(self, now: float, decisions: Sequence[Decision]) -> None:
-        """The round's launches join their machines' loads, whose tasks are retimed where
-        contention changed (:mod:`fairshare.sim.overcommit`)."""
+    def _load(self, now: float, task: TaskRef, machine: str, run: JobRun, end: float) -> None:
+        """Task ``task`` of ``run``, launched at ``now`` to end at ``end`` alone, joins the
+        load of ``machine`` in the over-commit model (:mod:`fairshare.sim.overcommit`); its
+        finish moves when the machine settles."""
         over = self.over
         assert over is not None
-        for decision in decisions:
-            if type(decision) is not Launch:
-                continue
-            task, machine, _ = decision
-            run = self.runs[task.job]
-            entry = run.map_entries[task.task] if task.phase == "map" else self.running[task]
-            assert entry is not None
-            job = run.job
-            if task.phase == "copy":
-                demand = np.zeros(len(self.resources))
-            elif task.phase == "map" or job.reduce is None or job.reduce.demand is None:
-                demand = job.demand
-            else:
-                demand = job.reduce.demand
-            over.launch(now, task, self.machines[machine], demand, entry.time)
-        over.settle(now)
+        job = run.job
+        if task.phase == "copy":
+            demand = np.zeros(len(self.resources))
+        elif task.phase == "map" or job.reduce is None or job.reduce.demand is None:
+            demand = job.demand
+        else:
+            demand = job.reduce.demand
+        over.launch(now, task, self.machines[machine], demand, end)

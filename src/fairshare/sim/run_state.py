@@ -298,24 +298,27 @@ class RunState:
             self.running[ref] = entry
         self.queue.push(entry)
 
-    def _stop(self, ref: TaskRef, run: JobRun) -> Finish:
-        """Retire running task ``ref`` of ``run`` before its finish: its entry."""
+    def _stop(self, now: float, ref: TaskRef, run: JobRun) -> Finish:
+        """Retire running task ``ref`` of ``run`` before its finish, at ``now``: its entry.
+        It leaves its machine's load in the over-commit model too, whose other tasks are
+        retimed if their slowdown changes."""
         if ref.phase == "map":
             state = run.map_entries[ref.task]
             assert state is not None, f"{ref} is not running"
             run.map_entries[ref.task] = None
-            return state
-        return self.running.pop(ref)
+        else:
+            state = self.running.pop(ref)
+        if self.over is not None:
+            self.over.stop(now, ref)
+        return state
 
     def _kill(self, now: float, ref: TaskRef) -> None:
         """Kill running task ``ref`` (preemption, a machine removed): its work is lost and
         it runs again as the next attempt."""
         run = self.runs[ref.job]
-        state = self._stop(ref, run)
+        state = self._stop(now, ref, run)
         run.waiting.pop(ref, None)
         self.fraction.pop(ref, None)
-        if self.over is not None:
-            self.over.stop(now, ref)
         self._row(state, now, killed=True)
         self.attempt_of[ref] = self._attempt(state) + 1
 
@@ -324,7 +327,7 @@ class RunState:
         :class:`~fairshare.sim.options.Pause`): the fraction of its work left is kept for its
         next attempt."""
         run = self.runs[ref.job]
-        state = self._stop(ref, run)
+        state = self._stop(now, ref, run)
         run.waiting.pop(ref, None)
         self._row(state, now)
         self.attempt_of[ref] = self._attempt(state) + 1
