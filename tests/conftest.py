@@ -10,8 +10,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
+from fairshare.cluster import Cluster, Machine
 from fairshare.runlog import RunLog
 from fairshare.sim.engine import SimOptions, simulate
 from fairshare.workload.loader import load_scenario
@@ -124,3 +126,18 @@ def simulate_text(text: str, tmp_path: Path, policy: str, *, headroom: bool = Fa
         queues=scenario.queues,
         options=SimOptions(headroom=headroom),
     )
+
+
+def mixed_cluster(n: int) -> Cluster:
+    """``n`` machines of the gang and backfilling tests: even ones <8 CPUs, 8 GB> on rack r0,
+    odd ones <4, 8> on r1; every third (m0, m3, ...) has ``fast: true``."""
+    machines = [
+        Machine(
+            f"m{i}",
+            np.array([4.0, 8.0]) if i % 2 else np.array([8.0, 8.0]),
+            rack=f"r{i % 2}",
+            attributes={"fast": i % 3 == 0},
+        )
+        for i in range(n)
+    ]
+    return Cluster.build(["cpu", "mem"], machines)

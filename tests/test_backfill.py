@@ -25,23 +25,10 @@ from fairshare.workload import load_scenario
 from fairshare.workload.model import FixedDuration, Job, PerTaskDurations
 from fairshare.workload.traces import open_trace
 
-from conftest import SAMPLE_DATA
+from conftest import SAMPLE_DATA, mixed_cluster
 
 KTH = SAMPLE_DATA / "pwa-swf" / "KTH-SP2-1996-2.1-cln.swf.gz"
 needs_data = pytest.mark.skipif(not KTH.is_file(), reason="../shared/data is not beside the repo")
-
-
-def _cluster(n: int) -> Cluster:
-    machines = [
-        Machine(
-            f"m{i}",
-            np.array([4.0, 8.0]) if i % 2 else np.array([8.0, 8.0]),
-            rack=f"r{i % 2}",
-            attributes={"fast": i % 3 == 0},
-        )
-        for i in range(n)
-    ]
-    return Cluster.build(["cpu", "mem"], machines)
 
 
 Seen = list[tuple[float, int | None, float, frozenset[int]]]
@@ -134,7 +121,7 @@ def test_easy_never_delays_the_head_gangs_reserved_start(
     case: tuple[int, list[Job], str],
 ) -> None:
     n, jobs, policy = case
-    cluster = _cluster(n)
+    cluster = mixed_cluster(n)
     sched, seen = _recording(policy, cluster)
     log = simulate(cluster, jobs, sched, seed=4)
     index = {j.name: k for k, j in enumerate(jobs)}

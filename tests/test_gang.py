@@ -23,7 +23,7 @@ from fairshare.workload.eligibility import TaskFit
 from fairshare.workload.errors import ScenarioError
 from fairshare.workload.model import FixedDuration, Job, PerTaskDurations
 
-from conftest import assert_rejected, run_fairshare
+from conftest import assert_rejected, mixed_cluster, run_fairshare
 
 
 def _slots(n: int) -> Cluster:
@@ -228,19 +228,6 @@ def test_a_policy_never_offers_a_waiting_gang_a_machine() -> None:
 # The invariant over random runs
 
 
-def _cluster(n: int) -> Cluster:
-    machines = [
-        Machine(
-            f"m{i}",
-            np.array([4.0, 8.0]) if i % 2 else np.array([8.0, 8.0]),
-            rack=f"r{i % 2}",
-            attributes={"fast": i % 3 == 0},
-        )
-        for i in range(n)
-    ]
-    return Cluster.build(["cpu", "mem"], machines)
-
-
 @st.composite
 def _gang_runs(
     draw: st.DrawFn,
@@ -306,7 +293,7 @@ def test_gangs_never_start_partially(
     tasks' next attempts, up to ``min_tasks``, start at one time; no machine is ever over
     capacity, and every job that can run finishes."""
     n, jobs, events, policy, options = case
-    cluster = _cluster(n)
+    cluster = mixed_cluster(n)
     log = simulate(cluster, jobs, policy, seed=2, options=options, machine_events=events)
     by_job = {j.name: j for j in jobs}
     # A task lost with its machine runs again on its own: only preemptions are checked.

@@ -13,26 +13,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import test_gang
-from fairshare.cluster import Cluster, Machine
 from fairshare.cluster.constraints import Constraint
 from fairshare.runlog import RunLog
 from fairshare.sim.engine import MachineEvent, SimOptions, simulate
 from fairshare.workload.model import FixedDuration, Job, PerTaskDurations
 
-
-def _cluster(n: int) -> Cluster:
-    """``test_gang``'s random runs' cluster: m0 <8 CPUs, 8 GB> (fast, r0), m1 <4, 8> (r1),
-    m2 <8, 8> (r0)."""
-    machines = [
-        Machine(
-            f"m{i}",
-            np.array([4.0, 8.0]) if i % 2 else np.array([8.0, 8.0]),
-            rack=f"r{i % 2}",
-            attributes={"fast": i % 3 == 0},
-        )
-        for i in range(n)
-    ]
-    return Cluster.build(["cpu", "mem"], machines)
+from conftest import mixed_cluster
 
 
 def _attempts(log: RunLog, job: str) -> list[tuple[int, int, str, float, float, bool]]:
@@ -82,7 +68,9 @@ def test_gang_launched_and_killed_in_one_round() -> None:
             min_tasks=1,
         ),
     ]
-    log = simulate(_cluster(2), jobs, "slots", seed=2, options=SimOptions(preemption=(2.0, 4.0)))
+    log = simulate(
+        mixed_cluster(2), jobs, "slots", seed=2, options=SimOptions(preemption=(2.0, 4.0))
+    )
     assert _attempts(log, "j2") == [
         (0, 0, "m0", 4.0, 4.0, True),
         (0, 1, "m0", 7.25, 10.5, False),
@@ -138,7 +126,7 @@ def test_gang_relaunched_elsewhere_in_one_round() -> None:
         Job("j5", 9.0, "u0", cpu_mem([1.0, 4.0]), 2, FixedDuration(1.0), min_tasks=2),
     ]
     log = simulate(
-        _cluster(3),
+        mixed_cluster(3),
         jobs,
         "slots",
         seed=2,
