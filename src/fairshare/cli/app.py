@@ -37,6 +37,7 @@ from typing import Annotated, NoReturn, TextIO
 
 import typer
 
+from fairshare.cli import coercion
 from fairshare.collector import paused
 
 app = typer.Typer(
@@ -299,6 +300,7 @@ def main(argv: list[str] | None = None) -> None:
 
 def _run(argv: list[str] | None) -> NoReturn:
     command = typer.main.get_command(app)
+    coercion.install(command)
     try:
         with stdout_kept_for_output():
             code = command.main(args=argv, prog_name="fairshare", standalone_mode=False)

@@ -43,7 +43,7 @@ TokenOption = Annotated[
     str | None,
     typer.Option("--token", metavar="TOKEN", help="Bearer token (default: $FAIRSHARE_TOKEN)"),
 ]
-DbOption = Annotated[Path, typer.Option("--db", metavar="PATH", help="The service's database")]
+DbOption = Annotated[str, typer.Option("--db", metavar="PATH", help="The service's database")]
 
 
 def _missing_extra(what: str, module: str) -> InputError:
@@ -271,7 +271,7 @@ def tenant_add_command(
 @app.command("serve")
 def serve_command(
     scenario_path: Annotated[
-        Path,
+        str,
         typer.Argument(metavar="SCENARIO", help="Tenants (users), queues, weights, constraints"),
     ],
     policy: Annotated[str, typer.Option("--policy", "-p", help="Online policy (SPEC section 3)")],
@@ -354,9 +354,9 @@ def serve_command(
             "command line", "--port", f"cannot listen on {host}:{port} ({err})"
         ) from None
     settings = server.ServeSettings(
-        scenario=scenario_path,
+        scenario=Path(scenario_path),
         policy=policy,
-        db=db,
+        db=Path(db),
         ray=ray_address,
         host=host,
         port=port,
@@ -369,7 +369,7 @@ def serve_command(
         sock.close()
         raise InputError("command line", "--ray", f"cannot connect to Ray ({err})") from None
     try:
-        scenario = server.load_live_scenario(scenario_path, executor)
+        scenario = server.load_live_scenario(Path(scenario_path), executor)
         if not scenario.users:
             raise InputError(
                 source, "users", "the service's tenants are the scenario's users: list some"

@@ -158,7 +158,7 @@ ForceOption = Annotated[
 
 
 ScenarioArgument = Annotated[
-    Path, typer.Argument(metavar="SCENARIO", help="YAML or JSON scenario (machines, jobs)")
+    str, typer.Argument(metavar="SCENARIO", help="YAML or JSON scenario (machines, jobs)")
 ]
 
 
@@ -194,7 +194,7 @@ def _pair(text: str | None, option: str, source: str, example: str) -> tuple[flo
 
 
 def run_settings(
-    scenario_path: Path,
+    scenario_path: str | Path,
     *,
     seed: int,
     trace: str | None,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -66,9 +65,7 @@ def _print_table(scenario: Scenario, allocation: Allocation, console: Console) -
 
 @app.command("solve")
 def solve_command(
-    scenario_path: Annotated[
-        Path, typer.Argument(metavar="SCENARIO", help="YAML or JSON scenario")
-    ],
+    scenario_path: Annotated[str, typer.Argument(metavar="SCENARIO", help="YAML or JSON scenario")],
     policy: Annotated[
         str, typer.Option("--policy", "-p", help="Solver policy (see `fairshare policies`)")
     ],
