@@ -307,14 +307,16 @@ def write_run_files(
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     f = run_frames(log)
-    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="fairshare-write") as pool:
-        writes = [pool.submit(_write_parquet, tasks_frame(log), out_dir / "tasks.parquet")]
+    with ThreadPoolExecutor(max_workers=3, thread_name_prefix="fairshare-write") as pool:
+        writes = [
+            pool.submit(_write_tasks, log, out_dir / "tasks.parquet"),
+            pool.submit(_write_jobs, log, out_dir / "jobs.csv"),
+        ]
         tl = timeline(log)
         writes.append(pool.submit(write_csv, _timeline_frame(tl), out_dir / "timeline.csv"))
         doc = clean(_summary(log, f, tl))
         assert isinstance(doc, dict)
         (out_dir / "summary.json").write_text(dumps_json(doc), encoding="utf-8")
-        write_csv(jobs_frame(log), out_dir / "jobs.csv")
         if any(record.queue for record in log.jobs):
             # Per-queue use over time, the quantity quotas bound (fairshare.metrics.queues).
             write_csv(queue_usage(log), out_dir / "queues.csv")
@@ -323,6 +325,17 @@ def write_run_files(
         for write in writes:
             write.result()  # a worker's OSError is raised here
     return doc
+
+
+def _write_tasks(log: RunLog, path: Path) -> None:
+    """Build and write ``tasks.parquet`` (a worker's job: polars gathers the frame's
+    200,000-row name columns without holding the interpreter too)."""
+    _write_parquet(tasks_frame(log), path)
+
+
+def _write_jobs(log: RunLog, path: Path) -> None:
+    """Build and write ``jobs.csv`` (a worker's job)."""
+    write_csv(jobs_frame(log), path)
 
 
 def _write_parquet(frame: pl.DataFrame, path: Path) -> None:
