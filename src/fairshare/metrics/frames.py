@@ -366,5 +366,5 @@ def order_by_user_time(user: IntArray, time: FloatArray) -> IntArray:
     by_time = np.argsort(time, kind="stable")
     small = user[by_time]
     if user.size and int(user.max()) < np.iinfo(np.int16).max:
-        small = small.astype(np.int16)
+        small = small.astype(np.int16, copy=False)
     return by_time[np.argsort(small, kind="stable")].astype(np.int64, copy=False)
