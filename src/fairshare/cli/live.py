@@ -29,7 +29,7 @@ tenant_app = typer.Typer(
     no_args_is_help=True,
     rich_markup_mode="markdown",
 )
-app.add_typer(tenant_app)
+app.add_typer(tenant_app, name="tenant")
 
 ServerOption = Annotated[
     str | None,
