@@ -23,6 +23,7 @@ slower, and a test fails so that we notice.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Callable, Iterator
@@ -105,6 +106,7 @@ def _converter(annotation: object, info: object) -> Converter | None:
     return None
 
 
+@functools.cache
 def _plain_class() -> type | None:
     """The class of plain converters, a typer ``RuntimeParam``; None if typer has none."""
     try:
