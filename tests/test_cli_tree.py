@@ -35,7 +35,7 @@ def outcome(argv: list[str], *, whole: bool) -> tuple[str, str, str]:
             ending = f"exit {done.exit_code}"
         except SystemExit as done:
             ending = f"system exit {done.code}"
-        except Exception as error:  # noqa: BLE001 - the error itself is what is compared
+        except Exception as error:  # the error itself is what the trees must agree on
             message = getattr(error, "format_message", error.__str__)()
             context = getattr(error, "ctx", None)
             where = context.command_path if context is not None else ""
