@@ -2,16 +2,16 @@
 
 typer (0.29 and later) converts every option's value through a pydantic ``TypeAdapter``, built
 the first time the option is processed, and every option of the invoked command is processed,
-given or not. Importing pydantic and building those adapters took about 50 ms of every
-command: a sixth of a small ``fairshare solve``, more than the solve itself. fairshare's
-options are plain (text, whole numbers within bounds, decimal numbers, flags), so
-:func:`install` gives each such option of a command tree a converter of its own, which
+given or not. Importing pydantic and building those adapters took 50-65 ms of every command,
+a sixth of a small ``fairshare solve``. fairshare's options are plain (text, whole numbers
+within bounds, decimal numbers, flags), so :func:`install` gives each such option of a command
+tree a converter of its own, which
 
 - converts the usual spellings itself: any text; a whole number written ``-?digits`` without
   leading zeros; a decimal number in JSON's spelling; a value that already has the type (a
   default; an integer for a decimal option);
 - hands everything else to typer's own conversion, built on first need, so that every error
-  message and every unusual spelling (``+5``, ``1_000``, `` 7``, ``inf``) is typer's.
+  message and every unusual spelling (``+5``, ``1_000``, a leading space, ``inf``) is typer's.
 
 What it returns is what typer returns, value and type (``tests/test_cli_coercion.py`` compares
 the two on generated spellings). Options of other types (lists, paths, choices, files, custom
