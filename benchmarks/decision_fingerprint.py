@@ -1,7 +1,7 @@
 """Print, or check, the fingerprints of the simulator's decisions.
 
 The matrix and the fingerprint are defined in :mod:`fairshare.bench.fingerprint`; the fixed
-matrix's 182 lines (14 policies x 13 mechanisms) are committed in
+matrix's 266 lines (14 policies x 19 mechanisms) are committed in
 ``tests/golden/decision_fingerprints.txt`` and checked by the test suite. By hand:
 
     python benchmarks/decision_fingerprint.py --check tests/golden/decision_fingerprints.txt

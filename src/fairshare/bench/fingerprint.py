@@ -2,14 +2,15 @@
 
 Every online policy runs under a matrix of mechanisms (none, delay scheduling with input
 blocks, preemption, copy-compute splitting with reducers, machine events with ``until``,
-headroom, FIFO pool order) on small generated workloads (:func:`configs`), optionally with
+headroom, FIFO pool order, gangs, EASY backfilling, gangs preempted whole, job priorities,
+queue quotas with borrowing and lending, and their reclaim by preemption) on small generated workloads (:func:`configs`), optionally with
 small random tie-heavy workloads (:func:`random_configs`). One line per run gives the
 configuration, the number of task attempts and a SHA-256 of the run's attempts, job records and
 event count (:func:`fingerprint`).
 
 The fingerprint hashes a canonical text of each record (floats as their exact hexadecimal
 form, numbers converted to Python types), not ``repr``, so that it does not depend on the
-NumPy version's scalar repr or on how the record classes are written. The 182 lines of the
+NumPy version's scalar repr or on how the record classes are written. The 266 lines of the
 fixed matrix are committed in ``tests/golden/decision_fingerprints.txt`` and compared by
 ``tests/test_decision_fingerprints.py``; ``benchmarks/decision_fingerprint.py`` prints or
 checks them by hand.
@@ -24,8 +25,10 @@ Examples
 from __future__ import annotations
 
 import hashlib
+import math
 import random
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 
 import numpy as np
 
@@ -70,6 +73,49 @@ QUEUES = (
 )
 """The queue tree of the ``queues`` configuration (H-DRF's hierarchy, two levels)."""
 
+_INF = math.inf
+QUOTA_QUEUES = (
+    # a and b share the root cohort; a's quota splits between a/x and a/y. b lends only 20
+    # of each resource and a may borrow 60 more than its quota, so lending limits, borrowing
+    # limits and (with preemption) reclaim all bind on the 30-machine cluster (320 CPUs,
+    # 400 GB).
+    Queue("a", weight=1.0, quota=(120.0, 150.0), borrowing_limit=(60.0, 60.0)),
+    Queue("b", weight=2.0, quota=(120.0, 150.0), lending_limit=(20.0, 20.0)),
+    Queue("a/x", weight=1.0, quota=(60.0, 75.0), borrowing_limit=(_INF, _INF)),
+    Queue("a/y", weight=1.0, quota=(60.0, 75.0), lending_limit=(0.0, 0.0)),
+)
+"""The queue tree of the quota configurations: nominal quotas with borrowing and lending
+limits (Kueue's cohorts; :mod:`fairshare.policies.quota`)."""
+
+QUEUE_TREES: dict[str, tuple[Queue, ...]] = {
+    "queues": QUEUES,
+    "quotas": QUOTA_QUEUES,
+    "quota-reclaim": QUOTA_QUEUES,
+}
+"""The configurations that run on a queue tree (with no configured users: each job's user
+joins in its queue), and their trees."""
+
+
+def _gangs(jobs: list[Job]) -> list[Job]:
+    """Every third job a gang of at most 12 tasks (those start together or not at all); every
+    other gang with an estimate of 30 s, so EASY's reservations count on requested times as
+    well as on durations."""
+    return [
+        replace(
+            job,
+            min_tasks=min(job.tasks, 12),
+            estimate=30.0 if i % 6 == 0 else None,
+        )
+        if i % 3 == 0
+        else job
+        for i, job in enumerate(jobs)
+    ]
+
+
+def _priorities(jobs: list[Job]) -> list[Job]:
+    """Job priorities -1, 0 and 1 in turn: users' orders and jobs' orders by priority tier."""
+    return [replace(job, priority=i % 3 - 1) for i, job in enumerate(jobs)]
+
 
 def _jobs(spec: WorkloadSpec, cluster: Cluster, seed: int) -> tuple[list[Job], Cluster]:
     """The jobs ``spec`` generates on ``cluster`` (in a list: a run reads them once, a
@@ -84,14 +130,18 @@ its machine events."""
 
 
 def configs() -> list[Config]:
-    """The fixed matrix: thirteen mechanisms on small generated workloads (seed 3).
+    """The fixed matrix: nineteen mechanisms on small generated workloads (seed 3).
 
     Returns
     -------
     list of Config
         ``plain``, ``zipf``, ``google``, ``queues``, ``delay``, ``preempt``, ``reduce``,
         ``slowstart``, ``ccs``, ``events``, ``headroom``, ``headroom-sparse`` (tasks that
-        take one resource) and ``fifo-pools``.
+        take one resource), ``fifo-pools``, then the mechanisms of gangs and quotas:
+        ``gangs`` (every third job a gang), ``backfill`` (with EASY backfilling),
+        ``gang-preempt`` (gangs under preemption, preempted whole), ``priority`` (job
+        priorities -1, 0, 1), ``quotas`` (nominal quotas with borrowing and lending limits)
+        and ``quota-reclaim`` (quotas with preemption: reclaim).
 
     Examples
     --------
@@ -114,31 +164,47 @@ def configs() -> list[Config]:
         "facebook-2009",
         {**base, "reduce": False, "queues": ["a/x", "a/y", "b"]},
     )
+    quota_jobs = WorkloadSpec(
+        "facebook-2009",
+        {**base, "reduce": False, "queues": ["a/x", "a/y", "b"]},
+    )
     events = [
         MachineEvent(30.0, "remove", "m3"),
         MachineEvent(45.0, "add", Machine("extra", np.array([8.0, 8.0]), rack="r0")),
         MachineEvent(60.0, "remove", "m7"),
     ]
     out: list[Config] = []
-    for name, spec, opts, evs in (
-        ("plain", plain, SimOptions(), []),
-        ("zipf", zipf, SimOptions(), []),
-        ("google", google, SimOptions(), []),
-        ("queues", queued, SimOptions(), []),
-        ("delay", blocks, SimOptions(delay=(3.0, 6.0)), []),
-        ("preempt", plain, SimOptions(preemption=(5.0, 15.0)), []),
-        ("reduce", reduces, SimOptions(), []),
-        ("slowstart", reduces, SimOptions(reduce_slowstart=0.5), []),
-        ("ccs", reduces, SimOptions(copy_compute_splitting=True), []),
-        ("events", plain, SimOptions(until=150.0), events),
-        ("headroom", plain, SimOptions(headroom=True), []),
-        ("headroom-sparse", sparse, SimOptions(headroom=True), []),
-        ("fifo-pools", plain, SimOptions(pool_order="fifo"), []),
+    same: Callable[[list[Job]], list[Job]] = list
+    for name, spec, opts, evs, shape in (
+        ("plain", plain, SimOptions(), [], same),
+        ("zipf", zipf, SimOptions(), [], same),
+        ("google", google, SimOptions(), [], same),
+        ("queues", queued, SimOptions(), [], same),
+        ("delay", blocks, SimOptions(delay=(3.0, 6.0)), [], same),
+        ("preempt", plain, SimOptions(preemption=(5.0, 15.0)), [], same),
+        ("reduce", reduces, SimOptions(), [], same),
+        ("slowstart", reduces, SimOptions(reduce_slowstart=0.5), [], same),
+        ("ccs", reduces, SimOptions(copy_compute_splitting=True), [], same),
+        ("events", plain, SimOptions(until=150.0), events, same),
+        ("headroom", plain, SimOptions(headroom=True), [], same),
+        ("headroom-sparse", sparse, SimOptions(headroom=True), [], same),
+        ("fifo-pools", plain, SimOptions(pool_order="fifo"), [], same),
+        ("gangs", plain, SimOptions(), [], _gangs),
+        ("backfill", plain, SimOptions(backfill="easy"), [], _gangs),
+        ("gang-preempt", plain, SimOptions(preemption=(5.0, 15.0)), [], _gangs),
+        ("priority", plain, SimOptions(), [], _priorities),
+        ("quotas", quota_jobs, SimOptions(), [], same),
+        ("quota-reclaim", quota_jobs, SimOptions(preemption=(5.0, 15.0)), [], same),
     ):
         machines = 30 if name != "google" else 40
 
-        def make(spec: WorkloadSpec = spec, machines: int = machines) -> tuple[list[Job], Cluster]:
-            return _jobs(spec, _cluster(machines), seed=3)
+        def make(
+            spec: WorkloadSpec = spec,
+            machines: int = machines,
+            shape: Callable[[list[Job]], list[Job]] = shape,
+        ) -> tuple[list[Job], Cluster]:
+            jobs, cluster = _jobs(spec, _cluster(machines), seed=3)
+            return shape(jobs), cluster
 
         out.append((name, make, opts, evs))
     return out
@@ -261,9 +327,9 @@ def fingerprint(policy: str, config: Config) -> str:
         )
         for i in range(7)
     ]
-    if name == "queues":
+    queues = QUEUE_TREES.get(name, ())
+    if queues:
         users = []
-    queues = QUEUES if name == "queues" else ()
     log = simulate(
         cluster,
         jobs,
