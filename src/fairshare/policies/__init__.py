@@ -22,7 +22,7 @@ Examples
 [(0, 'm1'), (1, 'm1'), (0, 'm1'), (1, 'm1'), (0, 'm1')]
 """
 
-from fairshare.policies.base import Scheduler
+from fairshare.policies.scheduler import Scheduler
 from fairshare.policies.options import PolicyOptions
 from fairshare.policies.protocol import (
     Decision,

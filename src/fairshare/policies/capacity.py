@@ -50,22 +50,122 @@ hdrf [2, 4, 2]
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 from mypy_extensions import mypyc_attr
 
 from fairshare.cluster import Cluster
-from fairshare.policies.hdrf import NaiveHdrf
+from fairshare.policies.filters import Filter, Stage
+from fairshare.policies.hdrf import NaiveHdrf, TreeSelection
 from fairshare.policies.options import PolicyOptions
+from fairshare.policies.records import JobState
 from fairshare.tolerances import FIT as EPS
 from fairshare.workload.model import Queue, User
 
-__all__ = ["Capacity"]
+__all__ = ["Capacity", "MaxCapacity"]
+
+
+@mypyc_attr(allow_interpreted_subclasses=True)
+class MaxCapacity(Filter):
+    """Hadoop's ``maximum-capacity``: a task may go to a user only while every node from its
+    leaf to the root is below its maximum capacity and stays within it with the task (a
+    ``pick`` filter: a refused user sits out the rest of the machine's offer, as Hadoop goes
+    on to the next queue).
+
+    Parameters
+    ----------
+    fraction : float
+        Each node's maximum as a fraction of its parent's (``PolicyOptions.max_capacity``).
+    """
+
+    stage: ClassVar[Stage] = "pick"
+
+    def __init__(self, fraction: float) -> None:
+        self.fraction = fraction
+
+    def absolute_max(self, node: int) -> float:
+        """The node's maximum capacity as a dominant share of the cluster: the root's is 1,
+        every other node's ``max_capacity`` times its parent's.
+
+        Parameters
+        ----------
+        node : int
+            A node of the tree (0 is the root).
+
+        Returns
+        -------
+        float
+        """
+        return self.fraction ** self._tree().depth(node)
+
+    def _tree(self) -> TreeSelection:
+        """The queue tree the maximum capacities follow."""
+        selection = self.ledger.selection
+        assert isinstance(selection, TreeSelection)
+        return selection
+
+    def _used(self, tree: TreeSelection) -> list[list[float]]:
+        """Per node, the resources its users run on, over the cluster's totals."""
+        total = self.ledger.cluster.total
+        size = len(total)
+        parent = tree.parent
+        used = [[0.0] * size for _ in parent]
+        for user in self.ledger.users:
+            if user.running == 0:
+                continue
+            node = tree.leaf[user.idx]
+            alloc = user.alloc
+            while node >= 0:
+                row = used[node]
+                for r in range(size):
+                    if total[r] > 0:
+                        row[r] += alloc[r] / total[r]
+                node = parent[node]
+        return used
+
+    def admits(self, job: JobState, mi: int, free: Sequence[float], now: float) -> bool:
+        """Whether a task of ``job`` may go to its user: every node from its leaf to the root
+        is below its maximum capacity and stays within it with the task.
+
+        Parameters
+        ----------
+        job : JobState
+            The job part (its user and group's demand).
+        mi : int
+            Unused: capacities pool the cluster.
+        free : sequence of float
+            Unused.
+        now : float
+            Unused.
+
+        Returns
+        -------
+        bool
+        """
+        ledger = self.ledger
+        tree = self._tree()
+        total = ledger.cluster.total
+        demand = ledger.cluster.groups[job.group].demand
+        used = self._used(tree)
+        node = tree.leaf[job.user]
+        while node >= 0:
+            limit = self.absolute_max(node)
+            row = used[node]
+            current = max(row, default=0.0)
+            after = max(
+                (row[r] + d / total[r] for r, d in enumerate(demand) if total[r] > 0),
+                default=0.0,
+            )
+            if current >= limit - EPS or after > limit + EPS:
+                return False
+            node = tree.parent[node]
+        return True
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)
 class Capacity(NaiveHdrf):
     """The Capacity Scheduler (module docstring): naive H-DRF's order, FIFO inside a leaf,
-    every node held to its maximum capacity.
+    every node held to its maximum capacity (:class:`MaxCapacity`).
 
     Parameters
     ----------
@@ -91,94 +191,7 @@ class Capacity(NaiveHdrf):
         queues: Sequence[Queue] = (),
         options: PolicyOptions | None = None,
     ) -> None:
-        super().__init__(cluster, users=users, queues=queues, options=options)
-        self._max_fraction = self.options.max_capacity
-
-    def absolute_max(self, node: int) -> float:
-        """The node's maximum capacity as a dominant share of the cluster: the root's is 1,
-        every other node's ``max_capacity`` times its parent's.
-
-        Parameters
-        ----------
-        node : int
-            A node of the tree (0 is the root).
-
-        Returns
-        -------
-        float
-        """
-        return self._max_fraction ** self._tree.depth[node]
-
-    def _used(self) -> list[list[float]]:
-        """Per node, the resources its users run on, over the cluster's totals."""
-        total = self.cluster.total
-        size = len(total)
-        used = [[0.0] * size for _ in self._parent]
-        parent = self._parent
-        for user in self.users:
-            if user.running == 0:
-                continue
-            node = self._leaf[user.idx]
-            alloc = user.alloc
-            while node >= 0:
-                row = used[node]
-                for r in range(size):
-                    if total[r] > 0:
-                        row[r] += alloc[r] / total[r]
-                node = parent[node]
-        return used
-
-    def admits(self, user: int, demand: Sequence[float]) -> bool:
-        """Whether a task of ``demand`` may go to ``user``: every node from its leaf to the
-        root is below its maximum capacity and stays within it with the task.
-
-        Parameters
-        ----------
-        user : int
-            The user's index.
-        demand : sequence of float
-            The task's demand.
-
-        Returns
-        -------
-        bool
-        """
-        total = self.cluster.total
-        used = self._used()
-        node = self._leaf[user]
-        while node >= 0:
-            limit = self.absolute_max(node)
-            row = used[node]
-            now = max(row, default=0.0)
-            after = max(
-                (row[r] + d / total[r] for r, d in enumerate(demand) if total[r] > 0),
-                default=0.0,
-            )
-            if now >= limit - EPS or after > limit + EPS:
-                return False
-            node = self._parent[node]
-        return True
-
-    def select(self, mi: int) -> tuple[int, int] | None:
-        """Naive H-DRF's pick for machine ``mi`` among the users the maximum capacities
-        admit: a refused user sits out the rest of the machine's offer (``skip``), as Hadoop
-        goes on to the next queue.
-
-        Parameters
-        ----------
-        mi : int
-            The machine's index.
-
-        Returns
-        -------
-        (int, int) or None
-            The user's index and the group of its task, or None.
-        """
-        while True:
-            pick = NaiveHdrf.select(self, mi)
-            if pick is None:
-                return None
-            user, group = pick
-            if self.admits(user, self.cluster.groups[group].demand):
-                return pick
-            self.skip(user, group)
+        fraction = options.max_capacity if options is not None else 1.0
+        super().__init__(
+            cluster, users=users, queues=queues, options=options, filters=[MaxCapacity(fraction)]
+        )

@@ -44,16 +44,48 @@ from typing import ClassVar
 from mypy_extensions import mypyc_attr
 
 from fairshare.cluster import Cluster
-from fairshare.policies.base import Scheduler
 from fairshare.policies.options import PolicyOptions
 from fairshare.policies.protocol import PolicyError
+from fairshare.policies.ranking import Ranking
 from fairshare.policies.records import JobState
+from fairshare.policies.scheduler import Scheduler
 from fairshare.workload.model import Queue, User
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)
-class Choosy(Scheduler):
+class ChoosyRanking(Ranking):
     """Key = amount of the measured resource held / (its cluster total x weight).
+
+    Parameters
+    ----------
+    resource : int
+        The measured resource's index.
+    """
+
+    def __init__(self, resource: int) -> None:
+        super().__init__()
+        self.resource = resource
+        self.cluster_dependent = True
+
+    def share_per_task(self, job: JobState) -> float:
+        """A task's amount of the measured resource over the cluster's total of it.
+
+        Parameters
+        ----------
+        job : JobState
+            The job part.
+
+        Returns
+        -------
+        float
+        """
+        total = self.ledger.cluster.total[self.resource]
+        return job.demand[self.resource] / total if total > 0 else 0.0
+
+
+@mypyc_attr(allow_interpreted_subclasses=True)
+class Choosy(Scheduler):
+    """Choosy (:class:`ChoosyRanking` on the cluster's first resource).
 
     Parameters
     ----------
@@ -88,36 +120,18 @@ class Choosy(Scheduler):
         queues: Sequence[Queue] = (),
         options: PolicyOptions | None = None,
     ) -> None:
-        if self.resource is None:
-            self._r = 0
-        elif self.resource in cluster.resources:
-            self._r = cluster.resources.index(self.resource)
-        else:
-            raise PolicyError(
-                "--policy",
-                f"{self.name} shares the resource '{self.resource}', which the cluster lacks "
-                f"(resources: {', '.join(cluster.resources)})",
-            )
-        super().__init__(cluster, users=users, queues=queues, options=options)
-
-    def share_per_task(self, job: JobState) -> float:
-        """A task's amount of the measured resource over the cluster's total of it.
-
-        Parameters
-        ----------
-        job : JobState
-            The job part.
-
-        Returns
-        -------
-        float
-        """
-        total = self.cluster.total[self._r]
-        return job.demand[self._r] / total if total > 0 else 0.0
-
-    def on_cluster_change(self) -> None:
-        """The total moved: every share is recomputed."""
-        self.refresh_all()
+        r = 0
+        if self.resource is not None:
+            if self.resource not in cluster.resources:
+                raise PolicyError(
+                    "policy",
+                    f"{self.name} shares the resource '{self.resource}', which the cluster "
+                    f"lacks (resources: {', '.join(cluster.resources)})",
+                )
+            r = cluster.resources.index(self.resource)
+        super().__init__(
+            cluster, users=users, queues=queues, options=options, ranking=ChoosyRanking(r)
+        )
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)

@@ -31,16 +31,122 @@ gives A three tasks and B two (dominant shares 2/3 each).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 from mypy_extensions import mypyc_attr
 
 from fairshare.cluster import Cluster
 from fairshare.cluster.model import Machine
-from fairshare.policies.base import Scheduler
+from fairshare.policies.options import PolicyOptions
+from fairshare.policies.ranking import Ranking
 from fairshare.policies.records import JobState, UserState
+from fairshare.policies.scheduler import Scheduler
 from fairshare.workload.hierarchy import build_hierarchy
 from fairshare.workload.model import ROOT, Queue, Scenario, User
+
+
+def dominant_share(demand: Sequence[float], total: Sequence[float]) -> float:
+    """A task's dominant share of the pooled cluster, ``max_r d_r / total_r`` (DRF section
+    4; resources the cluster lacks count 0).
+
+    Parameters
+    ----------
+    demand : sequence of float
+        The task's demand.
+    total : sequence of float
+        The cluster's totals.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> dominant_share((1.0, 4.0), (9.0, 18.0))
+    0.2222222222222222
+    """
+    return max((d / t for d, t in zip(demand, total, strict=True) if t > 0), default=0.0)
+
+
+@mypyc_attr(allow_interpreted_subclasses=True)
+class DrfRanking(Ranking):
+    """Weighted DRF's order: a task adds its dominant share of the pooled cluster to its
+    user's share, users go by share over weight; every share moves with the totals."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cluster_dependent = True
+
+    def share_per_task(self, job: JobState) -> float:
+        """A task's dominant share of the pooled cluster, ``max_r d_r / total_r``.
+
+        Parameters
+        ----------
+        job : JobState
+            The job part.
+
+        Returns
+        -------
+        float
+        """
+        return dominant_share(job.demand, self.ledger.cluster.total)
+
+
+@mypyc_attr(allow_interpreted_subclasses=True)
+class CollapsedRanking(DrfRanking):
+    """DRF with each user's weight the product of its weighted shares along its path in the
+    hierarchy (H-DRF section 3.2), recomputed whenever a user appears."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.collapsed: list[float] = []
+
+    def on_new_user(self, user: UserState) -> bool:
+        """Every user's flattened weight is recomputed with the new user's path.
+
+        Parameters
+        ----------
+        user : UserState
+            The new user.
+
+        Returns
+        -------
+        bool
+            True: every divisor changed.
+        """
+        ledger = self.ledger
+        self.collapsed = _collapsed_weights(ledger.queues, ledger.users, ledger.cluster.resources)
+        return True
+
+    def divisor(self, user: UserState) -> float:
+        """The user's flattened weight: the base rank divides by it (so the hot paths need
+        no call per rank).
+
+        Parameters
+        ----------
+        user : UserState
+            The user.
+
+        Returns
+        -------
+        float
+        """
+        return self.collapsed[user.idx]
+
+    def preemption_weight(self, user: UserState) -> float:
+        """The user's flattened weight, by which it is also placed.
+
+        Parameters
+        ----------
+        user : UserState
+            The user.
+
+        Returns
+        -------
+        float
+        """
+        return self.collapsed[user.idx]
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)
@@ -61,24 +167,15 @@ class Drf(Scheduler):
 
     name = "drf"
 
-    def share_per_task(self, job: JobState) -> float:
-        """A task's dominant share of the pooled cluster, ``max_r d_r / total_r``.
-
-        Parameters
-        ----------
-        job : JobState
-            The job part.
-
-        Returns
-        -------
-        float
-        """
-        total = self.cluster.total
-        return max((d / t for d, t in zip(job.demand, total, strict=True) if t > 0), default=0.0)
-
-    def on_cluster_change(self) -> None:
-        """The totals moved: every task's dominant share and every rank is recomputed."""
-        self.refresh_all()
+    def __init__(
+        self,
+        cluster: Cluster,
+        *,
+        users: Sequence[User] = (),
+        queues: Sequence[Queue] = (),
+        options: PolicyOptions | None = None,
+    ) -> None:
+        super().__init__(cluster, users=users, queues=queues, options=options, ranking=DrfRanking())
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)
@@ -92,7 +189,7 @@ class Drfh(Drf):
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)
-class CollapsedDrf(Drf):
+class CollapsedDrf(Scheduler):
     """Weighted DRF with each user's weight the product of its weighted shares along its
     path in the hierarchy (H-DRF section 3.2), recomputed whenever a user appears.
 
@@ -132,52 +229,35 @@ class CollapsedDrf(Drf):
 
     name = "collapsed-drf"
 
-    def on_new_user(self, user: UserState) -> None:
-        """Every user's flattened weight is recomputed with the new user's path.
-
-        Parameters
-        ----------
-        user : UserState
-            The new user.
-        """
-        self._collapsed: list[float] = _collapsed_weights(self)
-        # The key divides by the collapsed weight (the base's share-ordered key, so the hot
-        # paths need no call per key).
-        for each, weight in zip(self.users, self._collapsed, strict=True):
-            each.divisor = weight
-        if len(self.users) > 1:
-            self.refresh_all()
-
-    def preemption_weight(self, user: UserState) -> float:
-        """The user's flattened weight, by which it is also placed.
-
-        Parameters
-        ----------
-        user : UserState
-            The user.
-
-        Returns
-        -------
-        float
-        """
-        return self._collapsed[user.idx]
+    def __init__(
+        self,
+        cluster: Cluster,
+        *,
+        users: Sequence[User] = (),
+        queues: Sequence[Queue] = (),
+        options: PolicyOptions | None = None,
+    ) -> None:
+        super().__init__(
+            cluster, users=users, queues=queues, options=options, ranking=CollapsedRanking()
+        )
 
 
-def _collapsed_weights(scheduler: Scheduler) -> list[float]:
+def _collapsed_weights(
+    queues: Sequence[Queue], users: Sequence[UserState], resources: Sequence[str]
+) -> list[float]:
     """H-DRF section 3.2's flattened weights over the users seen so far."""
-    queues = {q.path: q for q in scheduler.queues}
-    for user in scheduler.users:
+    tree_queues = {q.path: q for q in queues}
+    for user in users:
         path = user.queue
-        while path != ROOT and path not in queues:
-            queues[path] = Queue(path)
+        while path != ROOT and path not in tree_queues:
+            tree_queues[path] = Queue(path)
             path = path.rpartition("/")[0]
-    ordered = sorted(queues.values(), key=lambda q: (q.path.count("/"), q.path))
-    resources = scheduler.cluster.resources
+    ordered = sorted(tree_queues.values(), key=lambda q: (q.path.count("/"), q.path))
     cluster = Cluster.build(resources, [Machine("m", np.ones(len(resources)))])
-    users = tuple(
+    leaves = tuple(
         User(name=u.name, demand=np.ones(len(resources)), weight=u.weight, queue=u.queue)
-        for u in scheduler.users
+        for u in users
     )
-    tree = build_hierarchy(Scenario("", cluster, tuple(ordered), users))
+    tree = build_hierarchy(Scenario("", cluster, tuple(ordered), leaves))
     weights = [float(w) for w in tree.collapsed_weights()]
     return [w if w > 0 and math.isfinite(w) else 1.0 for w in weights]

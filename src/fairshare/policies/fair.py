@@ -37,9 +37,10 @@ from collections.abc import Sequence
 from mypy_extensions import mypyc_attr
 
 from fairshare.cluster import Cluster
-from fairshare.policies.base import Scheduler
 from fairshare.policies.options import PolicyOptions
+from fairshare.policies.ranking import Ranking
 from fairshare.policies.records import JobState, UserState
+from fairshare.policies.scheduler import Scheduler
 from fairshare.workload.model import Queue, User
 
 _NEEDY = -2.0
@@ -47,35 +48,21 @@ _NEEDY = -2.0
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)
-class Fair(Scheduler):
-    """FAIR: key = needy ratio - 2, else running tasks / weight.
+class FairRanking(Ranking):
+    """FAIR's order: key = needy ratio - 2, else running tasks / weight; inside a pool, fair
+    or FIFO order of jobs.
 
     Parameters
     ----------
-    cluster : Cluster
-        The machines at the start.
-    users : sequence of User
-        The configured users (pools): weights and minimum shares (``min_share``, in
-        slots), in scenario order (the order of ties).
-    queues : sequence of Queue
-        The queue hierarchy (unused).
-    options : PolicyOptions, optional
-        Delay scheduling, preemption, headroom, reducer slow-start, copy-compute splitting.
-        ``pool_order`` orders the jobs inside a pool.
+    pool_order : {"fair", "fifo"}
+        The order of jobs inside a pool.
     """
 
-    name = "fair"
-
-    def __init__(
-        self,
-        cluster: Cluster,
-        *,
-        users: Sequence[User] = (),
-        queues: Sequence[Queue] = (),
-        options: PolicyOptions | None = None,
-    ) -> None:
-        super().__init__(cluster, users=users, queues=queues, options=options)
-        self.reorder_jobs = self.options.pool_order == "fair"
+    def __init__(self, pool_order: str) -> None:
+        super().__init__()
+        self.by_share = False
+        self.fair_order = pool_order == "fair"
+        self.reorder_jobs = self.fair_order
 
     def user_rank(self, user: UserState, group: int) -> float:
         """A needy pool's ``running / min_share - 2`` (below every other), else ``running /
@@ -125,6 +112,40 @@ class Fair(Scheduler):
         -------
         float
         """
-        if self.options.pool_order == "fair":
+        if self.fair_order:
             return job.running / job.job.weight
         return float(job.id)
+
+
+@mypyc_attr(allow_interpreted_subclasses=True)
+class Fair(Scheduler):
+    """FAIR (:class:`FairRanking`).
+
+    Parameters
+    ----------
+    cluster : Cluster
+        The machines at the start.
+    users : sequence of User
+        The configured users (pools): weights and minimum shares (``min_share``, in
+        slots), in scenario order (the order of ties).
+    queues : sequence of Queue
+        The queue hierarchy (unused).
+    options : PolicyOptions, optional
+        Delay scheduling, preemption, headroom, reducer slow-start, copy-compute splitting.
+        ``pool_order`` orders the jobs inside a pool.
+    """
+
+    name = "fair"
+
+    def __init__(
+        self,
+        cluster: Cluster,
+        *,
+        users: Sequence[User] = (),
+        queues: Sequence[Queue] = (),
+        options: PolicyOptions | None = None,
+    ) -> None:
+        pool_order = options.pool_order if options is not None else "fair"
+        super().__init__(
+            cluster, users=users, queues=queues, options=options, ranking=FairRanking(pool_order)
+        )

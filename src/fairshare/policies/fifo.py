@@ -25,31 +25,24 @@ from collections.abc import Sequence
 
 from mypy_extensions import mypyc_attr
 
-from fairshare.policies.base import Scheduler
+from fairshare.cluster import Cluster
+from fairshare.policies.options import PolicyOptions
+from fairshare.policies.ranking import Ranking
 from fairshare.policies.records import JobState, UserState
+from fairshare.policies.scheduler import Scheduler
 from fairshare.policies.shares import priority_shares
+from fairshare.workload.model import Queue, User
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)
-class Fifo(Scheduler):
+class FifoRanking(Ranking):
     """The key of a user in a group is the id (submission order) of its oldest job there, so
     the oldest job that can use a machine gets it; a younger job only fills what the older
-    ones cannot use.
+    ones cannot use."""
 
-    Parameters
-    ----------
-    cluster : Cluster
-        The machines at the start.
-    users : sequence of User
-        The configured users (their weights and minimum shares play no part), in
-        scenario order (the order of ties).
-    queues : sequence of Queue
-        The queue hierarchy (unused).
-    options : PolicyOptions, optional
-        Delay scheduling, preemption, headroom, reducer slow-start, copy-compute splitting.
-    """
-
-    name = "fifo"
+    def __init__(self) -> None:
+        super().__init__()
+        self.by_share = False
 
     def user_rank(self, user: UserState, group: int) -> float:
         """The id of the user's oldest job with pending work in ``group``.
@@ -65,7 +58,7 @@ class Fifo(Scheduler):
         -------
         float
         """
-        return float(self.head_job(user, group).id)
+        return float(self.ledger.head_job(user, group).id)
 
     def gang_rank(self, job: JobState) -> tuple[float, int, float, int]:
         """Waiting gangs in submission order, as FIFO serves jobs.
@@ -98,11 +91,45 @@ class Fifo(Scheduler):
         list of float
             Per user, its share by :func:`~fairshare.policies.shares.priority_shares`.
         """
+        ledger = self.ledger
         oldest: dict[int, int] = {}
-        for job in self.jobs.values():
+        for job in ledger.jobs.values():
             if job.pending > 0 or job.running > 0:
                 first = oldest.get(job.user)
                 if first is None or job.id < first:
                     oldest[job.user] = job.id
-        order = sorted(range(len(self.users)), key=lambda i: (oldest.get(i, len(self.jobs)), i))
+        count = len(ledger.jobs)
+        order = sorted(range(len(ledger.users)), key=lambda i: (oldest.get(i, count), i))
         return priority_shares(demands, order, capacity)
+
+
+@mypyc_attr(allow_interpreted_subclasses=True)
+class Fifo(Scheduler):
+    """FIFO (:class:`FifoRanking`).
+
+    Parameters
+    ----------
+    cluster : Cluster
+        The machines at the start.
+    users : sequence of User
+        The configured users (their weights and minimum shares play no part), in
+        scenario order (the order of ties).
+    queues : sequence of Queue
+        The queue hierarchy (unused).
+    options : PolicyOptions, optional
+        Delay scheduling, preemption, headroom, reducer slow-start, copy-compute splitting.
+    """
+
+    name = "fifo"
+
+    def __init__(
+        self,
+        cluster: Cluster,
+        *,
+        users: Sequence[User] = (),
+        queues: Sequence[Queue] = (),
+        options: PolicyOptions | None = None,
+    ) -> None:
+        super().__init__(
+            cluster, users=users, queues=queues, options=options, ranking=FifoRanking()
+        )

@@ -99,71 +99,61 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from heapq import heappush
-from typing import ClassVar
+from typing import TYPE_CHECKING
 
 from mypy_extensions import mypyc_attr
 
 from fairshare.cluster import Cluster
-from fairshare.policies.base import Scheduler
+from fairshare.policies.drf import dominant_share
+from fairshare.policies.filters import Filter
 from fairshare.policies.hdrf_views import Tree, View, highest_then_lowest, lowest, update
 from fairshare.policies.options import PolicyOptions
+from fairshare.policies.ranking import Ranking, Selection
 from fairshare.policies.records import JobState, UserState
+from fairshare.policies.scheduler import Scheduler
 from fairshare.policies.shares import hierarchical_shares
+from fairshare.policies.state import fits
 from fairshare.tolerances import FIT as EPS
 from fairshare.workload.model import ROOT, Queue, User
 
+if TYPE_CHECKING:
+    from fairshare.policies.filters import RoomFilter
+    from fairshare.policies.ledger import Ledger
+
 _NEVER = (-(2**62), -float("inf"), -1, -1)
-"""A batching bound no user's rank is below (see :meth:`NaiveHdrf._bound`): select again."""
+"""A batching bound no user's rank is below (see :meth:`TreeSelection.bound`): select again."""
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)
-class NaiveHdrf(Scheduler):
-    """Naive H-DRF (section 3.3): Algorithm 4's walk over consumption vectors summed up the
-    tree, without rescaling (the Capacity Scheduler's behaviour).
+class TreeSelection(Selection):
+    """Algorithm 4's walk over consumption vectors summed up the tree (naive H-DRF, section
+    3.3), with Algorithm 3's rescaling of demanding children and blocked children ignored
+    when ``dynamic`` (section 3.4); see the module for what is cached.
 
     Parameters
     ----------
-    cluster : Cluster
-        The machines at the start.
-    users : sequence of User
-        The configured users (weights, caps, queues): leaves, in scenario order (the order
-        of ties).
     queues : sequence of Queue
         The queue tree's internal nodes and their weights; a path a job names but the
         scenario does not is a queue of weight 1.
-    options : PolicyOptions, optional
-        Delay scheduling, preemption, headroom (H-DRF section 5), reducer slow-start,
-        copy-compute splitting.
-
-    Attributes
-    ----------
     dynamic : bool
         Whether Algorithm 3 rescales demanding children and ignores blocked ones (dynamic
-        H-DRF, :class:`Hdrf`).
+        H-DRF).
     """
 
-    name = "naive-hdrf"
-    dynamic: ClassVar[bool] = False
-    tracks_allocation: ClassVar[bool] = True
-
-    def __init__(
-        self,
-        cluster: Cluster,
-        *,
-        users: Sequence[User] = (),
-        queues: Sequence[Queue] = (),
-        options: PolicyOptions | None = None,
-    ) -> None:
+    def __init__(self, queues: Sequence[Queue], dynamic: bool) -> None:
+        super().__init__()
+        self.dynamic = dynamic
         tree = self._tree = Tree()
         # The tree's arrays, grown in place (hdrf_views.Tree describes them).
-        self._parent = tree.parent
-        self._weight = tree.weight
+        self.parent = tree.parent
+        self.weight = tree.weight
         self._children = tree.children
         self._user_at = tree.user_at
         self._count = tree.count
         self._node_of_queue: dict[str, int] = {ROOT: 0}
-        self._leaf: list[int] = []
+        self.leaf: list[int] = []
         self._user_of_node: dict[int, int] = {}
+        self._queues = tuple(queues)
         self._queue_weights = {q.path: q.weight for q in queues}
         self._skipped: set[tuple[int, int]] = set()
         # Per user: the groups it counts in (above), each with the priority of its next job
@@ -172,20 +162,41 @@ class NaiveHdrf(Scheduler):
         # Whether the tree counts leaves by priority (Tree.tiers): once prioritized.
         self._tiered = False
         self._views: dict[tuple[int, ...] | None, View] = {}
-        super().__init__(cluster, users=users, queues=queues, options=options)
+        self._present: list[int] = []
+
+    def bind(self, ledger: Ledger, room: RoomFilter | None) -> None:
+        """Read ``ledger``, and test room with ``room`` (None: the plain fit test).
+
+        Parameters
+        ----------
+        ledger : Ledger
+            The scheduler's state.
+        room : RoomFilter or None
+            The fit test in force (headroom), or None for the plain one.
+        """
+        self.ledger = ledger
+        self.room = room
         # The resources the cluster has (a Y holds only those), as of the last change.
-        self._present = [r for r, t in enumerate(self.cluster.total) if t > 0]
-        for queue in queues:
+        self._present = [r for r, t in enumerate(ledger.cluster.total) if t > 0]
+
+    def ready(self) -> None:
+        """The configured users' leaves exist: the declared queues without one are added."""
+        for queue in self._queues:
             self._queue_node(queue.path)
 
-    def _own_selection(self) -> bool:
-        """Batched launches and the fused finish rely on this class's selection and change
-        tracking (a subclass that replaces them, such as the tests' full recomputation,
-        gets one selection per task and the general path)."""
-        cls = type(self)
-        return cls.select is NaiveHdrf.select and cls._touch is NaiveHdrf._touch
+    def depth(self, node: int) -> int:
+        """The depth of ``node`` in the tree (the root's is 0).
 
-    # ----------------------------------------------------------------- tree
+        Parameters
+        ----------
+        node : int
+            A node of the tree.
+
+        Returns
+        -------
+        int
+        """
+        return self._tree.depth[node]
 
     def _queue_node(self, path: str) -> int:
         """The node of queue ``path``, created with its missing ancestors (weight 1 unless
@@ -200,7 +211,7 @@ class NaiveHdrf(Scheduler):
     def _new_node(self, parent: int, weight: float) -> int:
         """A new last child of ``parent``, dirty in every view."""
         node = self._tree.add(parent, weight)
-        resources = len(self.cluster.total) if self._views else 0
+        resources = len(self.ledger.cluster.total) if self._views else 0
         for view in self._views.values():
             view.grow(resources)
             self._dirty_path(view, node)
@@ -215,28 +226,31 @@ class NaiveHdrf(Scheduler):
             The new user.
         """
         leaf = self._new_node(self._queue_node(user.queue), user.weight)
-        self._leaf.append(leaf)
+        self.leaf.append(leaf)
         self._user_of_node[leaf] = user.idx
         self._user_at[leaf] = user.idx
         self._member.append({})
 
     def on_cluster_change(self) -> None:
-        """The totals moved: every view is dropped and every share recomputed."""
-        # The totals moved, and with them every leaf's vector: start the views afresh.
+        """The totals moved, and with them every leaf's vector: every view is dropped (the
+        ledger then recomputes every share, each touch marking its leaf's path)."""
         self._views.clear()
-        self._present = [r for r, t in enumerate(self.cluster.total) if t > 0]
-        # A task's dominant share (share_per_task) moved with the totals.
-        self.refresh_all()
+        self._present = [r for r, t in enumerate(self.ledger.cluster.total) if t > 0]
 
     # ----------------------------------------------------------------- change tracking
 
-    def _touch(self, user: UserState) -> None:
+    def touched(self, user: UserState) -> None:
         """The user's allocation, pending work or cap changed: its leaf's path is dirty in
         every view, and its groups are counted again. H-DRF selects from its own tree, so
-        the base class's per-group user heaps are not fed (nothing would read them)."""
-        user.version += 1
-        leaf = self._leaf[user.idx]
-        parent = self._parent
+        the per-group user heaps are not fed (nothing would read them).
+
+        Parameters
+        ----------
+        user : UserState
+            The user (its version moved already).
+        """
+        leaf = self.leaf[user.idx]
+        parent = self.parent
         if parent[leaf] == 0 and not self._count[leaf]:
             # A child of the root that cannot launch: stale rather than dirty (see
             # hdrf_views.update); if the recount below gives it work, _add makes it dirty.
@@ -255,7 +269,7 @@ class NaiveHdrf(Scheduler):
             # The common case, without building a dict: the same groups as before (and,
             # with priorities, the same priority of the next job in each).
             if len(heaps) == len(old):
-                if self.prioritized:
+                if self.ledger.prioritized:
                     for g, heap in heaps.items():
                         p = old.get(g)
                         if p is None or p != self._head_priority(heap):
@@ -280,13 +294,13 @@ class NaiveHdrf(Scheduler):
         new: dict[int, int] = {}
         if user.running < user.cap:
             skipped = self._skipped
-            prioritized = self.prioritized
+            prioritized = self.ledger.prioritized
             for g, heap in user.job_heaps.items():
                 if not skipped or (u, g) not in skipped:
                     new[g] = self._head_priority(heap) if prioritized else 0
         if new == old:
             return
-        leaf = self._leaf[u]
+        leaf = self.leaf[u]
         tiered = self._tiered
         for g, p in old.items():
             q = new.get(g)
@@ -305,7 +319,7 @@ class NaiveHdrf(Scheduler):
 
     def _head_priority(self, heap: list[tuple[int, float, int, int]]) -> int:
         """The priority of the job a user launches from next in a group (its job heap)."""
-        head = self._first_pending(heap)
+        head = self.ledger.first_pending(heap)
         return 0 if head is None else head.priority
 
     def _start_tiers(self) -> None:
@@ -313,14 +327,14 @@ class NaiveHdrf(Scheduler):
         from now on (:attr:`hdrf_views.Tree.tiers`), starting from what the leaves count in."""
         self._tiered = True
         for u, member in enumerate(self._member):
-            leaf = self._leaf[u]
+            leaf = self.leaf[u]
             for g, p in member.items():
                 self._tree.retier(leaf, g, None, p)
 
     def _dirty_path(self, view: View, node: int) -> None:
         """Mark ``node`` and its ancestors but the root dirty in ``view``."""
         dirty = view.dirty
-        parent = self._parent
+        parent = self.parent
         while node > 0 and node not in dirty:
             dirty[node] = None
             node = parent[node]
@@ -331,7 +345,7 @@ class NaiveHdrf(Scheduler):
         views where it is dirty, its recomputation pushes one; where it is stale, it becomes
         dirty, so that the next decision computes the rank that entry needs)."""
         count = self._count
-        parent = self._parent
+        parent = self.parent
         node = leaf
         while node >= 0:
             counts = count[node]
@@ -371,41 +385,55 @@ class NaiveHdrf(Scheduler):
         member = self._member[user]
         p = member.pop(group, None)
         if p is not None:
-            self._add(self._leaf[user], group, -1)
+            self._add(self.leaf[user], group, -1)
             if self._tiered:
-                self._tree.retier(self._leaf[user], group, p, None)
+                self._tree.retier(self.leaf[user], group, p, None)
 
-    def _bound(self, mi: int, u: int) -> tuple[int, float, int, int] | None:
+    def bound(self, mi: int, u: int) -> tuple[int, float, int, int] | None:
         """Whether ``u`` keeps machine ``mi`` for another task of the batch (see
-        ``Filling._serve``): None when no other leaf counts in a group whose task fits
+        ``Placer._serve``): None when no other leaf counts in a group whose task fits
         ``mi``, so that Algorithm 4's walk can only reach ``u``'s leaf again (with the same
         group: the first fitting one it counts in, as the room only shrinks during a batch);
         otherwise a bound no rank is below, so that the next task is selected afresh.
 
         This is the common case of an arriving job on a cluster with room (TSF section VI's
         macrobenchmark): nobody else waits, and the walk would pick the job's user for each
-        of its tasks."""
-        cs = self.cluster
+        of its tasks.
+
+        Parameters
+        ----------
+        mi : int
+            The machine's index.
+        u : int
+            The batch's user.
+
+        Returns
+        -------
+        tuple or None
+        """
+        cs = self.ledger.cluster
         free = cs.free[mi]
         groups = cs.groups
         root = self._count[0]
         member = self._member[u]
+        room = self.room
         for g in cs.afor[mi]:
             n = root.get(g, 0)
             if g in member:
                 n -= 1
-            if n > 0 and self.may_place(mi, free, groups[g].demand):
+            if n > 0 and (
+                fits(free, groups[g].demand) if room is None else room.room(mi, free, groups[g].demand)
+            ):
                 return _NEVER
         return None
 
-    def _restore_held(self) -> None:
+    def restore_held(self) -> None:
         """The offer is over: skipped users count in their groups again."""
         if self._skipped:
             users = {u for u, _ in self._skipped}
             self._skipped.clear()
             for u in sorted(users):
-                self._recount(self.users[u])
-        super()._restore_held()
+                self._recount(self.ledger.users[u])
 
     def select(self, mi: int) -> tuple[int, int] | None:
         """Algorithm 2 for one task on machine ``mi``: Algorithm 3 on the nodes changed since
@@ -433,16 +461,17 @@ class NaiveHdrf(Scheduler):
         root = self._count[0]
         if not root:
             return None
-        cs = self.cluster
+        ledger = self.ledger
+        cs = ledger.cluster
         free = cs.free[mi]
         groups = cs.groups
-        plain = not self._headroom
+        room = self.room
         fitting: list[int] = []
         for g in cs.afor[mi]:
             grp = groups[g]
             if not grp.users:
                 continue
-            if plain:
+            if room is None:
                 i = 0
                 for d in grp.demand:
                     if free[i] + EPS < d:
@@ -450,7 +479,7 @@ class NaiveHdrf(Scheduler):
                     i += 1  # noqa: SIM113 (enumerate allocates a tuple per step)
                 else:
                     fitting.append(g)
-            elif self.may_place(mi, free, grp.demand):
+            elif room.room(mi, free, grp.demand):
                 fitting.append(g)
         if not fitting:
             return None
@@ -471,12 +500,12 @@ class NaiveHdrf(Scheduler):
             y = tuple([r for r in self._present if free[r] > EPS])
         view = self._views.get(y)
         if view is None:
-            view = self._views[y] = View(y, len(self._parent), len(cs.total))
+            view = self._views[y] = View(y, len(self.parent), len(cs.total))
         if view.dirty:
-            update(view, self._tree, self.users, cs.groups, cs.total)
+            update(view, self._tree, ledger.users, cs.groups, cs.total)
         user_at = self._user_at
         node = 0
-        if not self.prioritized:
+        if not ledger.prioritized:
             while user_at[node] < 0:
                 node = lowest(view, node, fitting, self._count)
                 if node < 0:
@@ -506,17 +535,27 @@ class NaiveHdrf(Scheduler):
             raise AssertionError("a counted leaf has a fitting group")
         return u, pick
 
-    def _demand_of(self, user: UserState) -> tuple[float, ...]:
-        """The demand of the user's next task (its oldest group with pending work)."""
-        for g in user.job_heaps:
-            return self.cluster.groups[g].demand
-        return ()
 
-    # ----------------------------------------------------------------- preemption
+@mypyc_attr(allow_interpreted_subclasses=True)
+class HdrfRanking(Ranking):
+    """H-DRF's shares: a task's dominant share of the cluster (the unit preemption measures
+    fair shares in; placement walks the tree's vectors and never reads it), and fair shares
+    by the queue tree.
+
+    Parameters
+    ----------
+    tree : TreeSelection
+        The selection whose tree the fair shares follow.
+    """
+
+    def __init__(self, tree: TreeSelection) -> None:
+        super().__init__()
+        self.tree = tree
+        self.tracks_allocation = True
+        self.cluster_dependent = True
 
     def share_per_task(self, job: JobState) -> float:
-        """A task's dominant share of the cluster: the unit preemption measures fair shares
-        in (placement walks the tree's vectors and never reads it).
+        """A task's dominant share of the cluster.
 
         Parameters
         ----------
@@ -527,8 +566,7 @@ class NaiveHdrf(Scheduler):
         -------
         float
         """
-        total = self.cluster.total
-        return max((d / t for d, t in zip(job.demand, total, strict=True) if t > 0), default=0.0)
+        return dominant_share(job.demand, self.ledger.cluster.total)
 
     def preemption_shares(self, demands: Sequence[float], capacity: float) -> list[float]:
         """Fair shares by the queue tree, not by flat user weights: hierarchical max-min of
@@ -549,7 +587,82 @@ class NaiveHdrf(Scheduler):
             Per user, its share by
             :func:`~fairshare.policies.shares.hierarchical_shares`.
         """
-        return hierarchical_shares(self._parent, self._weight, self._leaf, demands, capacity)
+        tree = self.tree
+        return hierarchical_shares(tree.parent, tree.weight, tree.leaf, demands, capacity)
+
+
+def hierarchical(
+    queues: Sequence[Queue], dynamic: bool
+) -> tuple[HdrfRanking, TreeSelection]:
+    """H-DRF's ranking and selection over ``queues`` (naive, or ``dynamic``).
+
+    Parameters
+    ----------
+    queues : sequence of Queue
+        The queue tree.
+    dynamic : bool
+        Dynamic H-DRF (Algorithm 3's rescaling) rather than naive.
+
+    Returns
+    -------
+    (HdrfRanking, TreeSelection)
+    """
+    selection = TreeSelection(queues, dynamic)
+    return HdrfRanking(selection), selection
+
+
+@mypyc_attr(allow_interpreted_subclasses=True)
+class NaiveHdrf(Scheduler):
+    """Naive H-DRF (section 3.3): Algorithm 4's walk over consumption vectors summed up the
+    tree, without rescaling (the Capacity Scheduler's behaviour).
+
+    Parameters
+    ----------
+    cluster : Cluster
+        The machines at the start.
+    users : sequence of User
+        The configured users (weights, caps, queues): leaves, in scenario order (the order
+        of ties).
+    queues : sequence of Queue
+        The queue tree's internal nodes and their weights; a path a job names but the
+        scenario does not is a queue of weight 1.
+    options : PolicyOptions, optional
+        Delay scheduling, preemption, headroom (H-DRF section 5), reducer slow-start,
+        copy-compute splitting.
+    filters : sequence of Filter
+        Filters of a policy built on it (the Capacity Scheduler's maximum capacity).
+    """
+
+    name = "naive-hdrf"
+
+    def __init__(
+        self,
+        cluster: Cluster,
+        *,
+        users: Sequence[User] = (),
+        queues: Sequence[Queue] = (),
+        options: PolicyOptions | None = None,
+        filters: Sequence[Filter] = (),
+    ) -> None:
+        ranking, selection = hierarchical(queues, self.dynamic())
+        super().__init__(
+            cluster,
+            users=users,
+            queues=queues,
+            options=options,
+            ranking=ranking,
+            selection=selection,
+            filters=filters,
+        )
+
+    def dynamic(self) -> bool:
+        """Whether this is dynamic H-DRF (Algorithm 3's rescaling): no.
+
+        Returns
+        -------
+        bool
+        """
+        return False
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)
@@ -558,4 +671,12 @@ class Hdrf(NaiveHdrf):
     blocked nodes; constructed as :class:`NaiveHdrf`."""
 
     name = "hdrf"
-    dynamic = True
+
+    def dynamic(self) -> bool:
+        """Whether this is dynamic H-DRF (Algorithm 3's rescaling): yes.
+
+        Returns
+        -------
+        bool
+        """
+        return True

@@ -30,55 +30,64 @@ True
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from mypy_extensions import mypyc_attr
 
-from fairshare.cluster import Cluster
-from fairshare.policies.options import PolicyOptions
+from fairshare.policies.filters import RoomFilter
 from fairshare.policies.records import Demand
 from fairshare.policies.state import fits
-from fairshare.policies.stops import Stops
 from fairshare.tolerances import FIT
-from fairshare.workload.model import Queue, User
+
+if TYPE_CHECKING:
+    from fairshare.policies.ledger import Ledger
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)
-class Headroom(Stops):
-    """The headroom kept on each machine and the fit test that respects it.
+class Headroom(RoomFilter):
+    """The headroom kept on each machine and the fit test that respects it: the room filter
+    in force with ``PolicyOptions.headroom`` (see the module)."""
 
-    Parameters
-    ----------
-    cluster : Cluster
-        The machines at the start.
-    users : sequence of User
-        The configured users.
-    queues : sequence of Queue
-        The queue hierarchy.
-    options : PolicyOptions, optional
-        The mechanisms' settings; ``headroom`` turns the headroom on.
-    """
-
-    def __init__(
-        self,
-        cluster: Cluster,
-        *,
-        users: Sequence[User] = (),
-        queues: Sequence[Queue] = (),
-        options: PolicyOptions | None = None,
-    ) -> None:
-        super().__init__(cluster, users=users, queues=queues, options=options)
+    def __init__(self) -> None:
         # Each machine's capacity as floats, per capacity each group's size (None: it never
         # fits), and the groups whose tasks the headroom was last kept for (when one drops
         # out, room it held back may be used: its machines are offered again).
-        self._headroom = self.options.headroom
         self._capacity: dict[int, Demand] = {}
         self._group_sizes: dict[Demand, dict[int, tuple[float, float] | None]] = {}
         self._kept_for: frozenset[int] = frozenset()
 
+    def bind(self, ledger: Ledger) -> None:
+        """Read ``ledger`` from now on.
+
+        Parameters
+        ----------
+        ledger : Ledger
+            The scheduler's state.
+        """
+        self.ledger = ledger
+
+    def room(self, mi: int, free: Sequence[float], demand: Demand) -> bool:
+        """:meth:`may_place` (see :meth:`RoomFilter.room`).
+
+        Parameters
+        ----------
+        mi : int
+            The machine's index.
+        free : sequence of float
+            Its free room.
+        demand : Demand
+            The task's demand.
+
+        Returns
+        -------
+        bool
+        """
+        return self.may_place(mi, free, demand)
+
     def may_place(self, mi: int, free: Sequence[float], demand: Demand) -> bool:
         """Whether a task of ``demand`` may launch on machine ``mi`` whose free room is
-        ``free``: it fits, and with headroom on, it leaves the machine's headroom free on
-        every resource it takes, unless it may use it (:meth:`headroom`).
+        ``free``: it fits, and it leaves the machine's headroom free on every resource it
+        takes, unless it may use it (:meth:`headroom`).
 
         Parameters
         ----------
@@ -95,8 +104,6 @@ class Headroom(Stops):
         """
         if not fits(free, demand):
             return False
-        if not self._headroom:
-            return True
         room = self.headroom(mi)
         if room is None:
             return True
@@ -163,17 +170,18 @@ class Headroom(Stops):
         capacity = self._capacity.get(mi)
         if capacity is None:
             capacity = self._capacity[mi] = tuple(
-                map(float, self.cluster.machines[mi].capacity.tolist())
+                map(float, self.ledger.cluster.machines[mi].capacity.tolist())
             )
         # Per capacity, each group's (size, sum of shares), None if it never fits.
         sizes = self._group_sizes.get(capacity)
         if sizes is None:
             sizes = self._group_sizes[capacity] = {}
-        groups = self.cluster.groups
-        users = self.users
+        cs = self.ledger.cluster
+        groups = cs.groups
+        users = self.ledger.users
         best: Demand | None = None
         best_size = (FIT, 0.0)
-        for g in self.cluster.afor[mi]:
+        for g in cs.afor[mi]:
             grp = groups[g]
             if not grp.users:
                 continue
@@ -197,23 +205,26 @@ class Headroom(Stops):
             return None
         return best, best_size[0]
 
-    def _headroom_released(self) -> bool:
+    def released(self) -> bool:
         """Whether a group the headroom was kept for no longer waits (its last task
-        launched, or its users reached their caps) since the last call: then every machine
-        with room is marked for a new offer, as the room held back for it is free to use."""
-        groups = self.cluster.groups
-        users = self.users
+        launched, or its users reached their caps) since the last call: then the room held
+        back for it is free to use, and the placer offers every machine with room again.
+
+        Returns
+        -------
+        bool
+        """
+        cs = self.ledger.cluster
+        groups = cs.groups
+        users = self.ledger.users
         waiting = frozenset(
             g
-            for g in self.cluster.active
+            for g in cs.active
             if any(users[u].running < users[u].cap for u in groups[g].users)
         )
         released = not self._kept_for <= waiting
         self._kept_for = waiting
-        if released:
-            for mi in self.cluster.roomy:
-                self.dirty[mi] = None
-        return released and bool(self.dirty)
+        return released
 
 
 def _shares(demand: Demand, capacity: Demand) -> list[float]:

@@ -1,28 +1,28 @@
-"""The scheduler's bookkeeping: users, job parts and machines, and the one function for each
-change of their state.
+"""The scheduler's state and the one function for each change of it: users, job parts and
+machines (the framework's cache), owned by :class:`Ledger`, the only writer of them.
 
 Every path that changes the state, fast or not, calls the function named here; none has a
 copy of its own:
 
-- a task starts on a machine: :meth:`Ledger._launch`;
-- running tasks stop (finished, killed or lost), and finished ones are counted (maps done,
-  reducers runnable, a part retired): :meth:`Ledger._release` (one call for a batch);
-- a user's rank, pending work or cap changed: :meth:`Ledger._touch`;
-- a job part has new pending tasks: :meth:`Ledger._activate`; it has none left:
-  :meth:`Ledger._retire`;
-- a killed, lost or failed task is pending again: :meth:`fairshare.policies.stops.Stops.requeue`
-  (its stop: :meth:`~fairshare.policies.stops.Stops._stop`);
-- a running gang is preempted, all its tasks at once, and waits as a gang again:
-  :meth:`~fairshare.policies.stops.Stops.requeue_gang`;
-- a job leaves unfinished (cancelled, or failed):
-  :meth:`~fairshare.policies.stops.Stops._cancel`;
-- a waiting gang starts, all its ``min_tasks`` at once:
-  :meth:`fairshare.policies.filling.Filling._admit_gang` (each task by :meth:`Ledger._launch`);
-- a machine's free room changed (its move between buckets):
-  :meth:`fairshare.policies.state.ClusterState.rebucket`.
+| state change | the one function |
+| --- | --- |
+| a job arrives (its parts registered, its maps pending or its gang waiting) | :meth:`Ledger.submit` |
+| a task starts on a machine (counted, its part retired when drained, accounted) | :meth:`Ledger.start_task` |
+| a task stops: finished, killed, lost or failed (one reason each) | :meth:`Ledger.stop_task` |
+| running tasks stop, a batch of finishes held back included | :meth:`Ledger.release` |
+| a killed, lost or failed task is pending again | :meth:`Ledger.requeue` |
+| a running gang is preempted whole and waits as a gang again | :meth:`Ledger.requeue_gang` |
+| a job leaves unfinished (cancelled, or failed) | :meth:`Ledger.cancel` |
+| a user's rank, pending work or cap changed | :meth:`Ledger.touch` |
+| a job part gains pending tasks / has none left | :meth:`Ledger.activate` / :meth:`Ledger.retire` |
+| a machine joins / leaves | :meth:`Ledger.machine_added` / :meth:`Ledger.machine_removed` |
+| a machine's free room changed (its move between buckets) | :meth:`fairshare.policies.state.ClusterState.rebucket` |
 
-The placement (offering machines) is :mod:`fairshare.policies.filling`; the protocol's events
-are :class:`fairshare.policies.base.Scheduler`.
+The ledger calls its two strategies when what they read changed: the
+:class:`~fairshare.policies.ranking.Ranking` (shares, ranks, a new user, the cluster's
+totals) and the :class:`~fairshare.policies.ranking.Selection` (a touched user). The
+placement (offering machines, :mod:`fairshare.policies.placer`) and preemption
+(:mod:`fairshare.policies.preemption`) read it and change it only through these functions.
 
 Examples
 --------
@@ -38,12 +38,14 @@ machine is offered:
 >>> policy.job_submitted(0.0, 0, Job("x", 0.0, "a", np.array([1.0]), 3))
 >>> [d.task.task for d in policy.decide(0.0)]
 [0, 1]
->>> policy.requeue(TaskRef(0, "map", 1))
->>> policy.part_of(TaskRef(0, "map", 1)).pending, policy.users[0].running
+>>> policy.ledger.stop_task(TaskRef(0, "map", 1), "killed")
+>>> policy.ledger.part_of(TaskRef(0, "map", 1)).pending, policy.users[0].running
 (2, 1)
 >>> [d.task.task for d in policy.decide(1.0)]
 [1]
-"""
+>>> [ref.task for ref in policy.job_cancelled(2.0, 0)], policy.users[0].running
+([0, 1], 0)
+"""  # noqa: E501 (the table is one row per line)
 
 from __future__ import annotations
 
@@ -51,24 +53,34 @@ import math
 from bisect import bisect_left, insort
 from collections.abc import Sequence
 from heapq import heappop, heappush
-from typing import ClassVar, Literal
+from typing import Literal
 
 from mypy_extensions import mypyc_attr
 
-from fairshare.cluster import Cluster
+from fairshare.cluster import Cluster, Machine
 from fairshare.policies.copy_compute import CopyComputeAdmission
-from fairshare.policies.gangs import Ending, Reservation
+from fairshare.policies.gangs import Ending, Reservation, expected_seconds
 from fairshare.policies.options import PolicyOptions
-from fairshare.policies.preemption import PreemptionState
 from fairshare.policies.protocol import Decision, Launch, Locality, TaskRef
 from fairshare.policies.quota import QuotaTree
-from fairshare.policies.records import Demand, JobState, UserState, part_id
+from fairshare.policies.ranking import Ranking, Selection
+from fairshare.policies.records import Demand, JobState, PreemptionState, UserState, part_id
 from fairshare.policies.state import ClusterState
 from fairshare.tolerances import FIT
 from fairshare.workload.model import Job, Queue, ReducePhase, User
 
 _new = tuple.__new__
 """Builds a NamedTuple (``TaskRef``, ``Launch``) without its Python-level ``__new__``."""
+
+StopReason = Literal["finished", "killed", "lost", "failed"]
+"""Why a running task stops (:meth:`Ledger.stop_task`)."""
+
+DRAINED = 0
+""":meth:`Ledger.start_task`: the task's part has no pending task left (retired)."""
+ROOM = 1
+""":meth:`Ledger.start_task`: another task of the same demand fits the machine's room."""
+FULL = 2
+""":meth:`Ledger.start_task`: another task of the same demand does not fit."""
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)
@@ -79,19 +91,17 @@ class Ledger:
     ----------
     cluster : Cluster
         The machines at the start.
-    users : sequence of User
-        The configured users, created in this order (the order of ties).
     queues : sequence of Queue
         The queue hierarchy, for the policies that read it.
-    options : PolicyOptions, optional
-        The mechanisms' settings (default: none on).
+    options : PolicyOptions
+        The mechanisms' settings.
+    ranking : Ranking
+        The policy's order (bound to this ledger here).
+    selection : Selection
+        The policy's selection (bound by the scheduler, with its fit test).
 
     Attributes
     ----------
-    name : str
-        The policy's SPEC name (``base`` here; every policy sets its own).
-    tracks_allocation : bool
-        Whether each user's running demand per resource is kept (``UserState.alloc``).
     cluster : ClusterState
         Machines, free room, constraint classes and groups.
     users : list of UserState
@@ -99,185 +109,109 @@ class Ledger:
     jobs : dict of int to JobState
         The job parts with work left, by part id (see
         :func:`~fairshare.policies.records.part_id`).
-    options : PolicyOptions
-        The mechanisms' settings.
+    dirty : dict of int to None
+        Machines with new room, to be offered in the order they got it.
+    offers : dict of int to None
+        Job parts with new pending tasks, to be offered the free machines they may use.
+    wakeups : list of float
+        A heap of the times the driver should call ``advance`` (delay-scheduling waits,
+        preemption timeouts).
+    gangs : dict of int to JobState
+        Gangs waiting for admission, by part id in submission order (they hold nothing and
+        are in no job heap: :mod:`fairshare.policies.gangs`).
+    gang_news : bool
+        Whether something happened that may let a waiting gang start.
+    now : float
+        The time of the decision being taken.
     """
-
-    name: ClassVar[str] = "base"
-    tracks_allocation: ClassVar[bool] = False
-    """Whether ``UserState.alloc`` (the user's running demand, per resource) is kept up to
-    date: only for a policy that reads it (H-DRF's vectors); the others order users by the
-    scalar share, and skipping the vector saves a twentieth of a large simulation."""
 
     def __init__(
         self,
         cluster: Cluster,
         *,
-        users: Sequence[User] = (),
-        queues: Sequence[Queue] = (),
-        options: PolicyOptions | None = None,
+        queues: Sequence[Queue],
+        options: PolicyOptions,
+        ranking: Ranking,
+        selection: Selection,
     ) -> None:
-        self.options = options if options is not None else PolicyOptions()
+        self.options = options
+        self.ranking = ranking
+        self.selection = selection
         self.cluster = ClusterState(cluster.resources, cluster.machines)
         self.queues = tuple(queues)
-        self.configured = {u.name: u for u in users}
+        self.configured: dict[str, User] = {}
         self.users: list[UserState] = []
         self.user_index: dict[str, int] = {}
-        # Job parts by part id (see JobState).
         self.jobs: dict[int, JobState] = {}
-        # Machines with new room, to be offered in the order they got it.
         self.dirty: dict[int, None] = {}
-        # Job parts with new pending tasks, to be offered the free machines they may use.
-        self._offers: dict[int, None] = {}
-        self._wakeups: list[float] = []
-        self._launch_seq = 0
+        self.offers: dict[int, None] = {}
+        self.wakeups: list[float] = []
+        self.launch_seq = 0
         # Running task -> its launch number (across users), kept only with preemption, which
         # kills the most recently launched tasks first (FAIR section 3.2): without it a
         # launch allocates nothing for its order.
         self.launch_order: dict[TaskRef, int] | None = (
-            {} if self.options.preemption is not None else None
+            {} if options.preemption is not None else None
         )
         self.preemption_state = PreemptionState()
-        # Whether a job's place among its user's jobs moves as it runs tasks (FAIR's fair
-        # order inside a pool); FIFO order never moves.
-        self.reorder_jobs = False
-        # Copy-compute splitting (FAIR section 5.2): the machines' admission control, and
-        # per (machine, demand) how many compute parts fit on the machine's capacity.
-        self._cpac: CopyComputeAdmission | None = None
-        if self.options.copy_compute is not None:
-            self._cpac = CopyComputeAdmission(*self.options.copy_compute)
-        self._compute_slots: dict[tuple[int, Demand], int] = {}
+        # Copy-compute splitting (FAIR section 5.2): the machines' admission control.
+        self.copy_compute: CopyComputeAdmission | None = None
+        if options.copy_compute is not None:
+            self.copy_compute = CopyComputeAdmission(*options.copy_compute)
         # Whether a job with a priority other than 0 arrived: users' heap entries then carry
-        # the priority of their next job per group (see _touch); never unset.
+        # the priority of their next job per group; never unset.
         self.prioritized = False
-        # With the base's rank, one heap entry serves every group of a user (see _touch).
-        self._plain_rank = type(self).user_rank is Ledger.user_rank
         # Nominal quotas with lending and borrowing (fairshare.policies.quota), when a queue
         # has one: they read every user's allocation.
         self.quotas: QuotaTree | None = None
         if any(q.quota is not None for q in self.queues):
             self.quotas = QuotaTree(self.queues, len(cluster.resources))
-        # tracks_allocation as an attribute of the instance (read on every launch).
-        self._track = self.tracks_allocation or self.quotas is not None
-        # With the base's _touch, a user without pending work has nothing to refresh.
-        self._plain_touch = type(self)._touch is Ledger._touch
-        # Gangs waiting for admission, by part id in submission order (they hold nothing and
-        # are in no job heap: fairshare.policies.gangs), and whether something happened that
-        # may let one start (a gang arrived, a machine joined or left; freed room marks
-        # machines dirty).
+        # Whether UserState.alloc is kept (read on every launch and release).
+        self.track = ranking.tracks_allocation or self.quotas is not None
+        self.idle_touches = selection.idle_touches
         self.gangs: dict[int, JobState] = {}
-        self._gang_news = False
+        self.gang_news = False
         # While gangs wait, the demands of the tasks released since their last try.
-        self._freed: list[Demand] = []
-        # EASY backfilling: every running task's expected end, machine and demand; the head
-        # gang's reservation and the room it leaves over per machine (None: no reservation).
-        self._ends: dict[TaskRef, Ending] | None = {} if self.options.backfill is not None else None
-        # The same entries sorted by expected end (then launch number): a reservation reads
-        # the earliest ones only.
-        self._by_end: list[Ending] = []
-        self._end_seq = 0
+        self.freed: list[Demand] = []
+        # EASY backfilling: every running task's expected end, machine and demand; the same
+        # entries sorted by expected end (then launch number), of which a reservation reads
+        # the earliest; the head gang's reservation and the room it leaves over per machine.
+        self.ends: dict[TaskRef, Ending] | None = {} if options.backfill is not None else None
+        self.by_end: list[Ending] = []
+        self.end_seq = 0
         self.reservation: Reservation | None = None
-        self._reserved: dict[int, list[float]] | None = None
-        # The time of the decision being taken (launches record their expected ends by it).
-        self._now = 0.0
+        self.reserved: dict[int, list[float]] | None = None
+        self.now = 0.0
+        ranking.bind(self)
+
+    def add_users(self, users: Sequence[User]) -> None:
+        """Create the configured users, in this order (the order of ties).
+
+        Parameters
+        ----------
+        users : sequence of User
+            The scenario's users (weights, minimum shares, caps, queues).
+        """
+        self.configured = {u.name: u for u in users}
         for user in users:
-            self._user(user.name, None)
-
-    # ------------------------------------------------------------------ policy hooks
-
-    def share_per_task(self, job: JobState) -> float:
-        """How much one running task of ``job`` adds to its user's share: the policy's unit
-        of share (the base's: one task).
-
-        Parameters
-        ----------
-        job : JobState
-            The job part (its demand and group are set).
-
-        Returns
-        -------
-        float
-        """
-        return 1.0
-
-    def user_rank(self, user: UserState, group: int) -> float:
-        """The quantity the policy equalises (lower goes first): weighted share by default.
-
-        Parameters
-        ----------
-        user : UserState
-            The user.
-        group : int
-            The group its next task would come from.
-
-        Returns
-        -------
-        float
-            The user's rank; ties go to the lower user index.
-        """
-        return user.share / user.divisor
-
-    def job_rank(self, job: JobState) -> float:
-        """The order of a user's jobs (lower goes first): FIFO, by submission.
-
-        Parameters
-        ----------
-        job : JobState
-            The job part.
-
-        Returns
-        -------
-        float
-        """
-        return float(job.id)
-
-    def gang_rank(self, job: JobState) -> tuple[float, int, float, int]:
-        """The order in which waiting gangs are tried (lowest first): their user's rank
-        (:meth:`user_rank` in the gang's group), the user's index, :meth:`job_rank`, then
-        submission order.
-
-        Parameters
-        ----------
-        job : JobState
-            A waiting gang's map side.
-
-        Returns
-        -------
-        tuple of (float, int, float, int)
-        """
-        user = self.users[job.user]
-        return (self.user_rank(user, job.group), user.idx, self.job_rank(job), job.id)
-
-    def on_new_user(self, user: UserState) -> None:
-        """Called when a user (or pool) first appears.
-
-        Parameters
-        ----------
-        user : UserState
-            The new user, last in ``users``.
-        """
-
-    def on_cluster_change(self) -> None:
-        """Called after a machine joins or leaves; policies whose share depends on the
-        cluster recompute it."""
-
-    def refresh_all(self) -> None:
-        """Recompute every job's share per task and every rank (the cluster or the weights
-        changed under a policy whose share depends on them)."""
-        for user in self.users:
-            user.share = 0.0
-        for job in self.jobs.values():
-            job.share_per_task = self.share_per_task(job)
-            self.users[job.user].share += job.running * job.share_per_task
-        for grp in self.cluster.groups:
-            grp.heap.clear()
-        for user in self.users:
-            self._touch(user)
+            self.user(user.name, None)
 
     # ------------------------------------------------------------------ lookups
 
-    def _user(self, name: str, job: Job | None) -> UserState:
-        """The user ``name``, created (with its configured or its job's weight) when new."""
+    def user(self, name: str, job: Job | None) -> UserState:
+        """The user ``name``, created (with its configured or its job's weight) when new.
+
+        Parameters
+        ----------
+        name : str
+            The user's name.
+        job : Job, optional
+            The job that names it (its weight and queue, for a user not configured).
+
+        Returns
+        -------
+        UserState
+        """
         idx = self.user_index.get(name)
         if idx is not None:
             return self.users[idx]
@@ -293,7 +227,12 @@ class Ledger:
             user.queue = job.queue
         self.users.append(user)
         self.user_index[name] = user.idx
-        self.on_new_user(user)
+        self.selection.on_new_user(user)
+        if self.ranking.on_new_user(user):
+            for each in self.users:
+                each.divisor = self.ranking.divisor(each)
+            if len(self.users) > 1:
+                self.refresh_all()
         return user
 
     def part_of(self, ref: TaskRef) -> JobState:
@@ -327,15 +266,25 @@ class Ledger:
         Returns
         -------
         JobState
-            The first of its jobs in the group by :meth:`job_rank`.
+            The first of its jobs in the group by the ranking's ``job_rank``.
         """
-        job = self._first_pending(user.job_heaps[group])
+        job = self.first_pending(user.job_heaps[group])
         assert job is not None, "the user has pending work in the group"
         return job
 
-    def _first_pending(self, heap: list[tuple[int, float, int, int]]) -> JobState | None:
+    def first_pending(self, heap: list[tuple[int, float, int, int]]) -> JobState | None:
         """The top of a user's job heap once its stale entries (a job's older version, or a
-        job with nothing pending) are dropped; None when none is left."""
+        job with nothing pending) are dropped; None when none is left.
+
+        Parameters
+        ----------
+        heap : list
+            One of a user's ``job_heaps``.
+
+        Returns
+        -------
+        JobState or None
+        """
         jobs = self.jobs
         while heap:
             _, _, key, version = heap[0]
@@ -345,9 +294,214 @@ class Ledger:
             heappop(heap)
         return None
 
-    # ------------------------------------------------------------------ state changes
+    def machine_of(self, ref: TaskRef) -> int | None:
+        """The machine task ``ref`` runs on.
 
-    def _launch(
+        Parameters
+        ----------
+        ref : TaskRef
+            The task.
+
+        Returns
+        -------
+        int or None
+            The machine's index in the cluster state, or None when the task does not run.
+        """
+        side = self.jobs.get(ref.job if ref.phase == "map" else part_id(ref.job, ref.phase))
+        if side is None:
+            return None
+        if side.where is None:
+            return self.users[side.user].tasks.get(ref)
+        mi = side.where[ref.task]
+        return mi if mi >= 0 else None
+
+    def running_tasks(self) -> list[list[tuple[TaskRef, int]]]:
+        """Per user, its running tasks and their machines.
+
+        Returns
+        -------
+        list of list of (TaskRef, int)
+            Per user index, its running tasks and their machine indexes: maps by job and
+            task, then the others in launch order.
+        """
+        running: list[list[tuple[TaskRef, int]]] = [[] for _ in self.users]
+        for side in self.jobs.values():
+            where = side.where
+            if where is not None and side.running:
+                running[side.user] += [
+                    (TaskRef(side.id, "map", t), mi) for t, mi in enumerate(where) if mi >= 0
+                ]
+        for user, tasks in zip(self.users, running, strict=True):
+            tasks.extend(user.tasks.items())
+        return running
+
+    # ------------------------------------------------------------------ arrivals, machines
+
+    def submit(
+        self,
+        job_id: int,
+        job: Job,
+        blocks: Sequence[Sequence[str]] | None,
+        waits: tuple[float, float] | None,
+    ) -> None:
+        """A job arrives: its parts are registered, its map side pending (or waiting as a
+        gang), its reduce side (and copy side) waiting for its maps.
+
+        Parameters
+        ----------
+        job_id : int
+            The driver's id for the job (submission order, unique).
+        job : Job
+            The job.
+        blocks : sequence of sequence of str, optional
+            Per map task, the machines holding its input block (data locality).
+        waits : (float, float) or None
+            The job's delay-scheduling waits (FAIR Algorithm 1), for a job that reads input.
+        """
+        cs = self.cluster
+        user = self.user(job.user, job)
+        demand = tuple(map(float, job.demand.tolist()))
+        if job.priority:
+            self.prioritized = True
+        cls = cs.class_of(job)
+        group = cs.group_of(cls, demand)
+        state = JobState(job_id, job, user.idx, group, demand)
+        state.share_per_task = self.ranking.share_per_task(state)
+        reducers = self._reduce_sides(job_id, job, user, cls, demand)
+        if self.ends is not None:
+            state.expected = expected_seconds(job)
+            reduce = job.reduce
+            for side in reducers:
+                assert reduce is not None
+                side.expected = reduce.copy + reduce.compute
+        if reducers:
+            state.reduce_after = self._reducers_after(state.maps, job.reduce)
+        if blocks is not None:
+            index = cs.index
+            state.blocks = [tuple(index[name] for name in holders) for holders in blocks]
+            state.launched = bytearray(job.tasks)
+            for t in range(job.tasks - 1, -1, -1):
+                for mi in state.blocks[t]:
+                    state.by_machine.setdefault(mi, []).append(t)
+                    state.by_rack.setdefault(cs.rack[mi], []).append(t)
+            state.waits = waits
+        if state.maps:
+            self.jobs[job_id] = state
+        if job.min_tasks is not None and state.pending:
+            # A gang waits outside the job heaps until all its tasks fit at once.
+            state.gang = job.min_tasks
+            self.gangs[job_id] = state
+            self.gang_news = True
+        elif state.pending:
+            self.activate(state, user)
+        elif reducers:
+            self._reducers_runnable(job_id, user)
+
+    def machine_added(self, machine: Machine) -> int:
+        """A machine joins: it is offered at the next decision, every waiting gang may fit.
+
+        Parameters
+        ----------
+        machine : Machine
+            The machine; its name may be that of a machine removed before.
+
+        Returns
+        -------
+        int
+            Its index.
+        """
+        mi = self.cluster.add_machine(machine)
+        self._cluster_changed()
+        self.dirty[mi] = None
+        self.gang_news = True
+        for gang in self.gangs.values():
+            gang.short = 0  # new room: every gang may fit
+        return mi
+
+    def machine_removed(self, name: str) -> list[TaskRef]:
+        """A machine leaves: the tasks running on it are lost and pending again (with
+        copy-compute splitting, its reducers waiting to compute copy again).
+
+        Parameters
+        ----------
+        name : str
+            The machine's name.
+
+        Returns
+        -------
+        list of TaskRef
+            The tasks that were running on it, sorted.
+        """
+        cs = self.cluster
+        mi = cs.index[name]
+        lost: list[TaskRef] = []
+        for user in self.users:
+            for ref, at in list(user.tasks.items()):
+                if at == mi:
+                    lost.append(ref)
+        for side in self.jobs.values():
+            where = side.where
+            if where is not None and mi in where:
+                lost += [TaskRef(side.id, "map", t) for t, at in enumerate(where) if at == mi]
+        lost.sort()
+        for ref in lost:
+            self.requeue(ref)
+        if self.copy_compute is not None:
+            # Reducers that had copied there and wait to compute lost their data: copy again.
+            for ref in self.copy_compute.forget_machine(mi):
+                copy = TaskRef(ref.job, "copy", ref.task)
+                side = self.jobs[part_id(ref.job, "copy")]
+                self._pend(side, self.users[side.user], copy)
+        cs.remove_machine(mi)
+        self.dirty.pop(mi, None)
+        self._cluster_changed()
+        # A reservation may have counted on the machine.
+        self.gang_news = True
+        return lost
+
+    def _cluster_changed(self) -> None:
+        """A machine joined or left: the strategies drop what they cached, and every share
+        and rank is recomputed when the ranking's shares depend on the totals."""
+        self.selection.on_cluster_change()
+        ranking = self.ranking
+        ranking.on_cluster_change()
+        if ranking.cluster_dependent:
+            self.refresh_all()
+
+    def refresh_all(self) -> None:
+        """Recompute every job's share per task and every rank (the cluster or the weights
+        changed under a ranking whose share depends on them)."""
+        for user in self.users:
+            user.share = 0.0
+        share_per_task = self.ranking.share_per_task
+        for job in self.jobs.values():
+            job.share_per_task = share_per_task(job)
+            self.users[job.user].share += job.running * job.share_per_task
+        for grp in self.cluster.groups:
+            grp.heap.clear()
+        for user in self.users:
+            self.touch(user)
+
+    def wake_at(self, t: float) -> None:
+        """Ask the driver to call ``advance`` at ``t`` (a delay-scheduling wait or a
+        preemption timeout ends then).
+
+        Parameters
+        ----------
+        t : float
+            The time.
+        """
+        heappush(self.wakeups, t)
+
+    def mark_roomy(self) -> None:
+        """Every alive machine with room is offered at the next decision (a job's allowed
+        locality widened, or room held back as headroom is free again)."""
+        for mi in self.cluster.roomy:
+            self.dirty[mi] = None
+
+    # ------------------------------------------------------------------ starting tasks
+
+    def start_task(
         self,
         job: JobState,
         user: UserState,
@@ -355,14 +509,38 @@ class Ledger:
         mi: int,
         locality: Locality | None,
         out: list[Decision],
-    ) -> bool:
-        """Start task ``ref`` of ``job`` on machine ``mi``: its demand leaves the machine's
-        free room and joins its user's share (and allocation), it is numbered for
-        preemption, and the launch is appended to ``out``. Taking the task from the pending
-        ones is the caller's (a compute part was never pending). Returns whether another
-        task of the same demand fits the machine's room (the plain fit test,
-        :func:`fairshare.policies.state.fits`, on the room left: a batch asks it after
-        every launch, and the subtraction has the floats at hand)."""
+    ) -> int:
+        """Start task ``ref`` of ``job`` on machine ``mi`` (the task is chosen by the
+        placement: delay scheduling picks a map by locality): its demand leaves the machine's
+        free room and joins its user's share (and allocation), it is numbered for preemption
+        and EASY's expected ends, the launch is appended to ``out``, and it is counted: a
+        pending task leaves its part's and user's pending counts and a drained part is
+        retired; a waiting gang's task leaves its part's count (the gang's admission
+        activates the rest); a compute part (copy-compute splitting) takes one of its
+        machine's compute slots. Re-bucketing the machine is the offer's, once it ends.
+
+        Parameters
+        ----------
+        job : JobState
+            The task's part.
+        user : UserState
+            Its user.
+        ref : TaskRef
+            The task.
+        mi : int
+            The machine's index.
+        locality : {"node", "rack", "off_rack"} or None
+            Where its input block is (None: it reads none).
+        out : list of Decision
+            Where the launch is appended.
+
+        Returns
+        -------
+        int
+            :data:`DRAINED` (the part has no pending task left: retired, its user touched),
+            :data:`ROOM` (another task of the same demand fits the room left, by the plain
+            fit test) or :data:`FULL`.
+        """
         demand = job.demand
         cs = self.cluster
         free = cs.free[mi]
@@ -374,7 +552,7 @@ class Ledger:
             if left + FIT < d:
                 room = False
             r += 1  # noqa: SIM113 (enumerate allocates a tuple per step)
-        if self._track:
+        if self.track:
             alloc = user.alloc
             r = 0
             for d in demand:
@@ -386,33 +564,78 @@ class Ledger:
         else:
             where[ref[2]] = mi
         if self.launch_order is not None:
-            self._launch_seq += 1
-            self.launch_order[ref] = self._launch_seq
-        if self._ends is not None:
-            self._end_seq += 1
-            ending = (self._now + job.expected, self._end_seq, mi, demand)
-            self._ends[ref] = ending
-            insort(self._by_end, ending)
+            self.launch_seq += 1
+            self.launch_order[ref] = self.launch_seq
+        if self.ends is not None:
+            self.end_seq += 1
+            ending = (self.now + job.expected, self.end_seq, mi, demand)
+            self.ends[ref] = ending
+            insort(self.by_end, ending)
         user.running += 1
         user.share += job.share_per_task
         job.running += 1
         out.append(_new(Launch, (ref, cs.names[mi], locality)))
-        return room
+        if job.gang:
+            job.pending -= 1
+        elif ref[1] == "reduce" and self.copy_compute is not None:
+            # A compute part was never pending: it takes a compute slot of its machine.
+            self.copy_compute.compute_started(mi)
+            self.touch(user)
+        else:
+            user.pending -= 1
+            job.pending -= 1
+            if job.pending == 0:
+                self.retire(job, user)
+                self.touch(user)
+                return DRAINED
+        return ROOM if room else FULL
 
-    def _release(
+    # ------------------------------------------------------------------ stopping tasks
+
+    def stop_task(self, ref: TaskRef, reason: StopReason) -> None:
+        """Running task ``ref`` stops: ``finished`` (counted; its machine offered at the next
+        decision), or ``killed``, ``lost`` or ``failed`` (pending again, :meth:`requeue`).
+
+        Parameters
+        ----------
+        ref : TaskRef
+            The task, running until now.
+        reason : {"finished", "killed", "lost", "failed"}
+            Why it stops.
+        """
+        if reason == "finished":
+            self.release((ref,), finished=True, then="offer")
+        else:
+            self.requeue(ref)
+
+    def release(
         self, tasks: Sequence[TaskRef], *, finished: bool, then: Literal["offer", "settle", "hold"]
     ) -> int:
         """Stop running ``tasks``, in order (finished, killed or lost): each one's demand
-        goes back to its machine and leaves its user's share; its user's heap entries go
-        stale. The machine is then re-bucketed and marked for the next decision's offers
+        goes back to its machine and leaves its user's share; its user's entries go stale.
+        The machine is then re-bucketed and marked for the next decision's offers
         (``then`` ``"offer"``), only re-bucketed (``"settle"``: nobody waits), or left as it
         is (``"hold"``: the caller offers it at once and re-buckets it after). With
-        ``finished``, each task is also counted as finished (:meth:`_count_finish`) and its
-        user's entries refreshed (:meth:`_touch`); a killed or lost task is the caller's to
-        re-queue. Returns the machine of the last.
+        ``finished``, each task is also counted as finished and its user touched; a killed
+        or lost task is the caller's to re-queue.
 
-        One call releases a whole batch (the finishes a driver held back): the hottest
-        path of a large run, so the per-task steps are taken here, not by a call each."""
+        One call releases a whole batch (the finishes a driver held back): the hottest path
+        of a large run, so the per-task steps are taken here, not by a call each.
+
+        Parameters
+        ----------
+        tasks : sequence of TaskRef
+            The running tasks.
+        finished : bool
+            Whether they finished (else killed, lost or failed).
+        then : {"offer", "settle", "hold"}
+            What becomes of their machines.
+
+        Returns
+        -------
+        int
+            The machine of the last.
+        """
         jobs = self.jobs
         users = self.users
         cs = self.cluster
@@ -421,14 +644,15 @@ class Ledger:
         rebucket = cs.rebucket
         dirty = self.dirty
         order = self.launch_order
-        track = self._track
-        reorder = self.reorder_jobs
-        touch = self._touch
-        plain_touch = self._plain_touch
+        track = self.track
+        ranking = self.ranking
+        reorder = ranking.reorder_jobs
+        touch = self.touch
+        idle_touches = self.idle_touches
         offer = then == "offer"
         settle = offer or then == "settle"
-        ends = self._ends
-        freed = self._freed if self.gangs else None
+        ends = self.ends
+        freed = self.freed if self.gangs else None
         mi = -1
         for ref in tasks:
             if ref[1] == "map":
@@ -447,7 +671,7 @@ class Ledger:
             if order is not None:
                 del order[ref]
             if ends is not None:
-                by_end = self._by_end
+                by_end = self.by_end
                 del by_end[bisect_left(by_end, ends.pop(ref))]
             demand = job.demand
             if freed is not None:
@@ -480,7 +704,7 @@ class Ledger:
                 job.version += 1
                 heappush(
                     user.job_heaps[job.group],
-                    (-job.priority, self.job_rank(job), job.part_id, job.version),
+                    (-job.priority, ranking.job_rank(job), job.part_id, job.version),
                 )
             if not finished:
                 continue
@@ -494,18 +718,18 @@ class Ledger:
                     self._reducers_runnable(job.id, user)
                 if job.finished == job.maps:
                     del jobs[job.part_id]
-            if user.job_heaps or not plain_touch:
+            if user.job_heaps or idle_touches:
                 touch(user)
-            # else: the base's _touch would only move the version, moved above.
+            # else: the selection has nothing to refresh; the version moved above.
         return mi
 
     def _count_finish(self, job: JobState, user: UserState, ref: TaskRef, mi: int) -> None:
         """A reducer's part (``ref`` of ``job``, released from machine ``mi``) finished:
         count it, retire a part whose tasks all finished, and with copy-compute splitting
         (FAIR section 5.2) ask the machine to compute a reducer that finished copying. (A
-        map task's count is :meth:`_release`'s.)"""
+        map task's count is :meth:`release`'s.)"""
         job.finished += 1
-        cpac = self._cpac
+        cpac = self.copy_compute
         if ref[1] == "copy":
             assert cpac is not None
             # The reducer keeps its reducer slot and asks its machine to compute.
@@ -519,32 +743,165 @@ class Ledger:
             # The copy side lives as long as the computes: a lost one copies again.
             self.jobs.pop(part_id(job.id, "copy"), None)
 
-    def _touch(self, user: UserState) -> None:
-        """The user's rank, pending work or cap changed: push fresh entries in every group it
-        has work in (the older ones go stale: see :class:`fairshare.policies.records.Group`)."""
-        user.version += 1
-        if not user.job_heaps or user.running >= user.cap:
-            return
-        groups = self.cluster.groups
-        if self.prioritized:
-            # The tier is the priority of the job the user launches from next in the group.
-            for g, heap in user.job_heaps.items():
-                head = self._first_pending(heap)
-                tier = 0 if head is None else -head.priority
-                heappush(groups[g].heap, (tier, self.user_rank(user, g), user.idx, user.version))
-            return
-        if self._plain_rank:
-            # One entry serves every group: the rank does not depend on the group.
-            entry = (0, user.share / user.divisor, user.idx, user.version)
-            for g in user.job_heaps:
-                heappush(groups[g].heap, entry)
-            return
-        for g in user.job_heaps:
-            heappush(groups[g].heap, (0, self.user_rank(user, g), user.idx, user.version))
+    def requeue(self, ref: TaskRef) -> None:
+        """A running task was killed, lost or failed: it is pending again, as if it never
+        started (with copy-compute splitting, a reducer's copy or compute part: it copies
+        again).
 
-    def _activate(self, job: JobState, user: UserState) -> None:
+        Parameters
+        ----------
+        ref : TaskRef
+            The task, running until now.
+        """
+        job = self.part_of(ref)
+        user = self.users[job.user]
+        self._stop(ref)
+        if self.copy_compute is not None and ref.phase != "map":
+            ref = TaskRef(ref.job, "copy", ref.task)
+            job = self.jobs[part_id(ref.job, "copy")]
+        self._pend(job, user, ref)
+
+    def requeue_gang(self, job: JobState) -> list[TaskRef]:
+        """Preemption takes a running gang (``job``, a map side with ``min_tasks``): all its
+        running tasks stop, and it waits for admission again as a gang (in no job heap, its
+        tasks not pending one by one), for ``min_tasks`` tasks, or all it has left if fewer:
+        they start together again or not at all (:mod:`fairshare.policies.gangs`). Its
+        stopped tasks run again before its never started ones.
+
+        Parameters
+        ----------
+        job : JobState
+            The gang's map side, with running tasks.
+
+        Returns
+        -------
+        list of TaskRef
+            The stopped tasks, by task index.
+        """
+        where = job.where
+        min_tasks = job.job.min_tasks
+        assert where is not None and min_tasks is not None and not job.gang
+        user = self.users[job.user]
+        stopped = [TaskRef(job.id, "map", t) for t, mi in enumerate(where) if mi >= 0]
+        for ref in stopped:
+            self._stop(ref)
+        if job.pending > 0:
+            # Its tasks beyond min_tasks leave the job heaps (the entries a stop pushed too):
+            # nothing of the gang starts on its own.
+            user.pending -= job.pending
+            self.retire(job, user)
+            self.offers.pop(job.part_id, None)
+        job.requeue.extend(stopped)
+        job.pending += len(stopped)
+        job.gang = min(min_tasks, job.pending)
+        job.short = 0
+        self.gangs[job.part_id] = job
+        self.gang_news = True
+        self.touch(user)
+        return stopped
+
+    def _stop(self, ref: TaskRef) -> None:
+        """Running task ``ref`` stops before its end (killed, lost, failed or cancelled): its
+        room is released, and with copy-compute splitting its reducer leaves the machine's
+        admission counts (FAIR section 5.2). Whether it runs again is the caller's."""
+        mi = self.release((ref,), finished=False, then="offer")
+        cpac = self.copy_compute
+        if cpac is not None and ref.phase != "map":
+            if ref.phase == "copy":
+                cpac.copy_stopped(ref.job, mi, finished=False)
+            else:
+                cpac.compute_stopped(mi)
+
+    def cancel(self, job_id: int) -> list[TaskRef]:
+        """Job ``job_id`` leaves before it finished (cancelled by its tenant, or failed): each
+        of its parts stops pending (:meth:`retire`), its running tasks stop and are returned,
+        sorted, and the parts are forgotten. A job already finished (no part left) returns
+        nothing.
+
+        Parameters
+        ----------
+        job_id : int
+            The driver's id of the job.
+
+        Returns
+        -------
+        list of TaskRef
+            Its tasks that were running, sorted.
+        """
+        parts = [
+            part
+            for part in (
+                self.jobs.get(job_id),
+                self.jobs.get(part_id(job_id, "reduce")),
+                self.jobs.get(part_id(job_id, "copy")),
+            )
+            if part is not None
+        ]
+        if not parts:
+            return []
+        user = self.users[parts[0].user]
+        stopped = [ref for ref in user.tasks if ref.job == job_id]
+        for part in parts:
+            if part.gang:
+                # A waiting gang: in no job heap, and its tasks never counted as pending.
+                del self.gangs[part.part_id]
+                part.gang = 0
+                part.pending = 0
+                self.gang_news = True  # it may have held the reservation
+            elif part.pending > 0:
+                user.pending -= part.pending
+                part.pending = 0
+                part.requeue.clear()
+                self.retire(part, user)
+            if part.where is not None:
+                stopped += [TaskRef(job_id, "map", t) for t, mi in enumerate(part.where) if mi >= 0]
+        stopped.sort()
+        for ref in stopped:
+            self._stop(ref)
+        if self.copy_compute is not None:
+            # Reducers that finished copying and wait to compute hold a reducer slot.
+            self.copy_compute.forget_job(job_id)
+        for part in parts:
+            del self.jobs[part.part_id]
+        self.touch(user)
+        return stopped
+
+    def _pend(self, job: JobState, user: UserState, ref: TaskRef) -> None:
+        """Task ``ref`` of ``job`` is pending again."""
+        job.requeue.append(ref)
+        if job.pending == 0:
+            job.pending = 1
+            self.activate(job, user)
+        else:
+            job.pending += 1
+            user.pending += 1
+            self.touch(user)
+
+    # ------------------------------------------------------------------ ranks, job heaps
+
+    def touch(self, user: UserState) -> None:
+        """The user's rank, pending work or cap changed: its version moves (its older entries
+        go stale) and the selection refreshes what it reads.
+
+        Parameters
+        ----------
+        user : UserState
+            The user.
+        """
+        user.version += 1
+        self.selection.touched(user)
+
+    def activate(self, job: JobState, user: UserState) -> None:
         """``job`` has new pending tasks: put it in its user's job heap and offer it the free
-        machines it may use."""
+        machines it may use.
+
+        Parameters
+        ----------
+        job : JobState
+            The job part.
+        user : UserState
+            Its user.
+        """
         job.version += 1
         heap = user.job_heaps.get(job.group)
         if heap is None:
@@ -553,10 +910,10 @@ class Ledger:
             if not group_users:
                 self.cluster.group_active(job.group, True)
             group_users[user.idx] = None
-        heappush(heap, (-job.priority, self.job_rank(job), job.part_id, job.version))
+        heappush(heap, (-job.priority, self.ranking.job_rank(job), job.part_id, job.version))
         user.pending += job.pending
-        self._touch(user)
-        self._offers[job.part_id] = None
+        self.touch(user)
+        self.offers[job.part_id] = None
         if job.phase == "copy":
             # Copy parts take no room, so machines without room may take them too.
             cs = self.cluster
@@ -568,18 +925,43 @@ class Ledger:
                 ):
                     self.dirty[mi] = None
 
-    def _retire(self, job: JobState, user: UserState) -> None:
+    def retire(self, job: JobState, user: UserState) -> None:
         """``job`` launched its last pending task: its entry in its user's job heap goes
         stale, and a user left with no job in the group leaves the group (the group goes
-        inactive when it was the last)."""
+        inactive when it was the last).
+
+        Parameters
+        ----------
+        job : JobState
+            The job part.
+        user : UserState
+            Its user.
+        """
         job.version += 1
         group = job.group
-        if self._first_pending(user.job_heaps[group]) is None:
+        if self.first_pending(user.job_heaps[group]) is None:
             del user.job_heaps[group]
             group_users = self.cluster.groups[group].users
             del group_users[user.idx]
             if not group_users:
                 self.cluster.group_active(group, False)
+
+    def reorder(self, job: JobState, user: UserState) -> None:
+        """The job's place among its user's jobs moved (FAIR's fair order inside a pool): a
+        fresh entry in its user's job heap.
+
+        Parameters
+        ----------
+        job : JobState
+            The job part, with pending tasks.
+        user : UserState
+            Its user.
+        """
+        job.version += 1
+        heappush(
+            user.job_heaps[job.group],
+            (-job.priority, self.ranking.job_rank(job), job.part_id, job.version),
+        )
 
     # ------------------------------------------------------------------ map-reduce parts
 
@@ -595,11 +977,11 @@ class Ledger:
         cs = self.cluster
         rdemand = demand if reduce.demand is None else tuple(map(float, reduce.demand.tolist()))
         sides = [JobState(job_id, job, user.idx, cs.group_of(cls, rdemand), rdemand, "reduce")]
-        if self._cpac is not None:
+        if self.copy_compute is not None:
             zero = (0.0,) * len(demand)
             sides.append(JobState(job_id, job, user.idx, cs.group_of(cls, zero), zero, "copy"))
         for side in sides:
-            side.share_per_task = self.share_per_task(side)
+            side.share_per_task = self.ranking.share_per_task(side)
             self.jobs[side.part_id] = side
         return sides
 
@@ -614,8 +996,8 @@ class Ledger:
 
     def _reducers_runnable(self, job_id: int, user: UserState) -> None:
         """The job's reducers (its copy parts, with copy-compute splitting) may launch."""
-        side = self.jobs.get(part_id(job_id, "reduce" if self._cpac is None else "copy"))
+        side = self.jobs.get(part_id(job_id, "reduce" if self.copy_compute is None else "copy"))
         if side is None:
             return  # a job without reducers
         side.pending = side.reduces
-        self._activate(side, user)
+        self.activate(side, user)

@@ -16,6 +16,13 @@ on the policy's unit gives every policy a fair share (:meth:`Scheduler.preemptio
   would give from scratch, the capacity filled in order of each user's oldest unfinished job.
   Under FIFO only an older job can be starved, and only younger jobs are victims.
 
+The :class:`Preemptor` finds victims on what the ledger reads as a
+:class:`PreemptionView` (the Protocol lists exactly what it reads), asks the placer's filters
+whether the room the victims would free admits the starved user's task (the framework's
+PostFilter re-runs the Filter plugins: :meth:`~fairshare.policies.placer.Placer.trial_admits`),
+and only then kills (:meth:`~fairshare.policies.ledger.Ledger.requeue`) and offers the freed
+machine (:meth:`~fairshare.policies.placer.Placer.offer_machine`).
+
 Rules, all deterministic (ties: user index, then launch order):
 
 1. A user is *min-starved* while it has pending tasks and holds less than ``min(min_share,
@@ -28,8 +35,9 @@ Rules, all deterministic (ties: user index, then launch order):
    starved user's next task fits once they are gone. A kill never takes its user below its
    fair share (``share - task share >= fair share``), so a victim is never starved itself.
 4. The room a kill frees is reserved for the starved user that caused it: kills happen one
-   machine at a time, only where the starved user's next task fits (and delay scheduling and
-   EASY backfilling's reservation let it launch there), and that task is launched on that
+   machine at a time, only where the starved user's next task fits (and every filter of the
+   placer but the ``pick`` ones, such as delay scheduling and EASY backfilling's
+   reservation, lets it launch there), and that task is launched on that
    machine at once, before any other placement sees the room. The victim cannot take the
    room back, whatever the policy's order (FIFO would otherwise hand it straight back to an
    older victim, and the kill would repeat at every event: a livelock). A kill the offer
@@ -62,7 +70,7 @@ whole), for every rule above:
    A gang's task is never killed alone: all the gang's running tasks are, together (its user
    must keep its fair share, or its minimum share for rules 6 and 7, without all of them;
    for a quota, the gang is borrowed when the task it is reached through is), and the gang
-   waits for admission again as a gang (:meth:`~fairshare.policies.stops.Stops.requeue_gang`):
+   waits for admission again as a gang (:meth:`~fairshare.policies.ledger.Ledger.requeue_gang`):
    its ``min_tasks`` start together again or not at all. The room it frees on its other
    machines goes to the starved user first (rule 4), before any further kill.
 
@@ -101,124 +109,104 @@ killed, each machine going at once to A.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from fairshare.policies.delay import may_launch
+from mypy_extensions import mypyc_attr
+
+from fairshare.policies.ledger import Ledger
+from fairshare.policies.options import PolicyOptions
+from fairshare.policies.placer import Placer
 from fairshare.policies.protocol import Decision, Kill, Launch, TaskRef
-from fairshare.policies.records import JobState
+from fairshare.policies.quota import QuotaTree
+from fairshare.policies.ranking import Ranking
+from fairshare.policies.records import JobState, PreemptionState, UserState
+from fairshare.policies.state import ClusterState
 from fairshare.tolerances import FIT as EPS
 
-if TYPE_CHECKING:
-    from fairshare.policies.base import Scheduler
 
-
-class StarvationTimers:
-    """When each user started being min-starved and fair-starved (rule 1), below its queues'
-    quotas (rule 6) or waiting above lower priorities (rule 7); absent when it is not.
-
-    Attributes
-    ----------
-    min_since, fair_since, quota_since, priority_since : dict of int to float
-        Per starved user's index, when it was first seen min-starved (fair-starved, below
-        quota, waiting above lower priorities).
+class PreemptionView(Protocol):
+    """What preemption reads of the scheduler's state (the ledger is one): it finds victims
+    on this and writes nothing; the kills and launches go through the ledger and the placer.
     """
 
-    def __init__(self) -> None:
-        self.min_since: dict[int, float] = {}
-        self.fair_since: dict[int, float] = {}
-        self.quota_since: dict[int, float] = {}
-        self.priority_since: dict[int, float] = {}
+    options: PolicyOptions
+    users: list[UserState]
+    jobs: dict[int, JobState]
+    cluster: ClusterState
+    quotas: QuotaTree | None
+    prioritized: bool
+    launch_order: dict[TaskRef, int] | None
+    preemption_state: PreemptionState
+    ranking: Ranking
 
-    def update(self, user: int, now: float, min_starved: bool, fair_starved: bool) -> None:
-        """Start or clear ``user``'s timers from what is seen at ``now``.
+    def head_job(self, user: UserState, group: int) -> JobState:
+        """The job part ``user`` launches its next task of ``group`` from."""
+        ...
 
-        Parameters
-        ----------
-        user : int
-            The user's index.
-        now : float
-            The time of the decision.
-        min_starved, fair_starved : bool
-            Whether the user is min-starved, fair-starved now.
-        """
-        if min_starved:
-            self.min_since.setdefault(user, now)
-        else:
-            self.min_since.pop(user, None)
-        if fair_starved:
-            self.fair_since.setdefault(user, now)
-        else:
-            self.fair_since.pop(user, None)
+    def part_of(self, ref: TaskRef) -> JobState:
+        """The job part that runs task ``ref``."""
+        ...
 
-    def deadlines(self, t_min: float, t_fair: float) -> list[float]:
-        """When the running timers expire.
+    def machine_of(self, ref: TaskRef) -> int | None:
+        """The machine task ``ref`` runs on."""
+        ...
 
-        Parameters
-        ----------
-        t_min, t_fair : float
-            The timeouts ``Tmin`` and ``Tfair``.
-
-        Returns
-        -------
-        list of float
-            The expiry of every running timer (the policy wakes then).
-        """
-        return (
-            [t + t_min for t in self.min_since.values()]
-            + [t + t_fair for t in self.fair_since.values()]
-            + [t + t_min for t in self.quota_since.values()]
-            + [t + t_min for t in self.priority_since.values()]
-        )
+    def running_tasks(self) -> list[list[tuple[TaskRef, int]]]:
+        """Per user, its running tasks and their machines."""
+        ...
 
 
-class PreemptionState:
-    """What preemption remembers between decisions: the starvation timers, the tasks launched
-    for a starved user (protected while it stays below its fair share, rule 5) and when each
-    (victim, beneficiary) pair last saw a kill (rule 5).
-
-    Attributes
-    ----------
-    timers : StarvationTimers
-        The starvation timers.
-    protected : dict of TaskRef to int
-        Tasks launched for a starved user, and that user.
-    lost_at : dict of (int, int) to float
-        Per (victim, beneficiary) users, the time of the last kill.
-    kills : int
-        Kills so far.
-    reclaims, priority_kills : int
-        Of those, the kills for a queue below its quota (rule 6) and for a higher priority
-        (rule 7).
-    """
-
-    def __init__(self) -> None:
-        self.timers = StarvationTimers()
-        self.protected: dict[TaskRef, int] = {}
-        self.lost_at: dict[tuple[int, int], float] = {}
-        self.kills = 0
-        self.reclaims = 0
-        self.priority_kills = 0
-
-
-def fair_targets(sched: Scheduler) -> tuple[list[float], list[float]]:
-    """Every user's demand and fair share now, in the policy's share unit: the demand is the
-    share it holds plus that of its pending tasks (up to its cap), the fair share the policy's
-    :meth:`~fairshare.policies.base.Scheduler.preemption_shares` of the share held by all.
+@mypyc_attr(allow_interpreted_subclasses=True)
+class Preemptor:
+    """FAIR section 3.2's preemption and rules 6-9 (see the module), for one scheduler.
 
     Parameters
     ----------
-    sched : Scheduler
-        The policy.
+    view : PreemptionView
+        What it reads (the scheduler's ledger).
+    ledger : Ledger
+        The same state, through whose functions the kills go.
+    placer : Placer
+        The filters the freed room must pass, and the offer of the freed machine.
+    """
+
+    def __init__(self, view: PreemptionView, ledger: Ledger, placer: Placer) -> None:
+        self.view = view
+        self.ledger = ledger
+        self.placer = placer
+
+    def run(self, now: float, out: list[Decision]) -> None:
+        """Apply rules 1-9 once (:func:`preempt`).
+
+        Parameters
+        ----------
+        now : float
+            The time of the decision.
+        out : list of Decision
+            Where the kills and launches are appended, in order.
+        """
+        preempt(self, now, out)
+
+
+def fair_targets(pre: Preemptor) -> tuple[list[float], list[float]]:
+    """Every user's demand and fair share now, in the policy's share unit: the demand is the
+    share it holds plus that of its pending tasks (up to its cap), the fair share the policy's
+    :meth:`~fairshare.policies.ranking.Ranking.preemption_shares` of the share held by all.
+
+    Parameters
+    ----------
+    pre : Preemptor
+        The preemptor, on its scheduler's state.
 
     Returns
     -------
     (list of float, list of float)
         Per user, its demand and its fair share.
     """
-    users = sched.users
+    users = pre.view.users
     n = len(users)
     pending_share = [0.0] * n
-    for job in sched.jobs.values():
+    for job in pre.view.jobs.values():
         if job.pending > 0:
             pending_share[job.user] += job.pending * job.share_per_task
     demands: list[float] = []
@@ -228,7 +216,7 @@ def fair_targets(sched: Scheduler) -> tuple[list[float], list[float]]:
             extra *= max(0.0, u.cap - u.running) / u.pending
         demands.append(u.share + extra)
     capacity = sum(u.share for u in users)
-    return demands, sched.preemption_shares(demands, capacity)
+    return demands, pre.view.ranking.preemption_shares(demands, capacity)
 
 
 FAIR = 0
@@ -239,7 +227,7 @@ PRIORITY = 2
 """A kill for a higher priority (rule 7)."""
 
 
-def preempt(sched: Scheduler, now: float, out: list[Decision]) -> None:
+def preempt(pre: Preemptor, now: float, out: list[Decision]) -> None:
     """Apply rules 1-9 (module docstring) once: update the timers, then for every user whose
     timeout expired kill and launch, one machine at a time, until it reaches its target or no
     machine can be freed for it: queues below their quotas first, then higher priorities,
@@ -247,30 +235,30 @@ def preempt(sched: Scheduler, now: float, out: list[Decision]) -> None:
 
     Parameters
     ----------
-    sched : Scheduler
-        The policy, with preemption on (its options' ``preemption``).
+    pre : Preemptor
+        The preemptor, its scheduler with preemption on (its options' ``preemption``).
     now : float
         The time of the decision.
     out : list of Decision
         Where the kills and launches are appended, in order.
     """
-    assert sched.options.preemption is not None
-    t_min, t_fair = sched.options.preemption
-    state = sched.preemption_state
-    users = sched.users
-    demands, fair = fair_targets(sched)
+    assert pre.view.options.preemption is not None
+    t_min, t_fair = pre.view.options.preemption
+    state = pre.view.preemption_state
+    users = pre.view.users
+    demands, fair = fair_targets(pre)
     owed: list[tuple[int, int, float, int]] = []
     timers = state.timers
-    quotas = sched.quotas
+    quotas = pre.view.quotas
     used = quotas.usage(users) if quotas is not None else None
     # The lowest priority running: a user whose next job is above it may preempt (rule 7).
     lowest: int | None = None
-    if sched.prioritized:
-        for job in sched.jobs.values():
+    if pre.view.prioritized:
+        for job in pre.view.jobs.values():
             if job.running and (lowest is None or job.priority < lowest):
                 lowest = job.priority
     for i, u in enumerate(users):
-        min_target = min(sched.preemption_min_share(u), demands[i])
+        min_target = min(pre.view.ranking.preemption_min_share(u), demands[i])
         min_starved = u.pending > 0 and u.share < min_target - EPS
         fair_starved = u.pending > 0 and u.share < fair[i] / 2 - EPS
         timers.update(i, now, min_starved, fair_starved)
@@ -290,7 +278,7 @@ def preempt(sched: Scheduler, now: float, out: list[Decision]) -> None:
         below_quota = above_lower = False
         if u.pending > 0:
             for g in u.job_heaps:
-                job = sched.head_job(u, g)
+                job = pre.view.head_job(u, g)
                 if lowest is not None and job.priority > lowest:
                     above_lower = True
                 if (
@@ -313,19 +301,19 @@ def preempt(sched: Scheduler, now: float, out: list[Decision]) -> None:
                 owed.append((kind, i, math.inf, mode))
     for t in timers.deadlines(t_min, t_fair):
         if t > now:
-            sched.wake_at(t)
+            pre.ledger.wake_at(t)
     if not owed:
         return
     protected = state.protected
-    for ref in [r for r in protected if sched.machine_of(r) is None]:
+    for ref in [r for r in protected if pre.view.machine_of(r) is None]:
         del protected[ref]
     owed.sort()
     for _, starved, target, mode in owed:
-        _serve(sched, state, now, out, starved, target, fair, t_fair, mode)
+        _serve(pre, state, now, out, starved, target, fair, t_fair, mode)
 
 
 def _serve(
-    sched: Scheduler,
+    pre: Preemptor,
     state: PreemptionState,
     now: float,
     out: list[Decision],
@@ -340,17 +328,17 @@ def _serve(
     above the priority of a victim (rule 7). A gang among the victims stops whole and waits
     as a gang again (rule 9); the room it frees on its other machines is the starved user's
     first, before more kills."""
-    users = sched.users
+    users = pre.view.users
     user = users[starved]
-    cs = sched.cluster
-    quotas = sched.quotas
+    cs = pre.view.cluster
+    quotas = pre.view.quotas
     # Machines a gang's kills freed beside the one they were for.
     spare: list[int] = []
     while user.running < user.cap:
         used = quotas.usage(users) if quotas is not None else None
         best: tuple[tuple[int, int], int, int, list[tuple[TaskRef, int, int]]] | None = None
         for g in list(user.job_heaps):
-            job = sched.head_job(user, g)
+            job = pre.view.head_job(user, g)
             if job.share_per_task <= 0 or not any(job.demand):
                 # Tasks that hold nothing need no room and move no share.
                 continue
@@ -363,9 +351,9 @@ def _serve(
                 and not quotas.within(used, quotas.chain(user.queue), job.demand)
             ):
                 continue
-            found = _spare(sched, spare, job, now)
+            found = _spare(pre, spare, job, now)
             if found is None:
-                found = _victims(sched, state, now, starved, job, fair, t_fair, mode, used)
+                found = _victims(pre, state, now, starved, job, fair, t_fair, mode, used)
             # Room free without a kill first, then the machine holding the newest victim,
             # over all of the user's groups (victims of no gang before gangs).
             if found is not None and (best is None or found[0] > best[0]):
@@ -376,11 +364,11 @@ def _serve(
         gangs: dict[int, JobState] = {}
         for ref, owner, mi in kills:
             out.append(Kill(ref, cs.names[mi]))
-            side = sched.part_of(ref)
+            side = pre.view.part_of(ref)
             if is_gang(side):
                 gangs[side.part_id] = side
             else:
-                sched.requeue(ref)
+                pre.ledger.requeue(ref)
             state.lost_at[(owner, starved)] = now
             state.kills += 1
             if mode == QUOTA:
@@ -390,19 +378,19 @@ def _serve(
             if mi != machine and mi not in spare:
                 spare.append(mi)
         for side in gangs.values():
-            sched.requeue_gang(side)
+            pre.ledger.requeue_gang(side)
         first = len(out)
         # Rule 4: the freed room goes to the starved user before any other placement.
-        sched.offer_machine(machine, now, out, (starved, group))
+        pre.placer.offer_machine(machine, now, out, (starved, group))
         launched = False
         for decision in out[first:]:
-            if type(decision) is Launch and sched.part_of(decision.task).user == starved:
+            if type(decision) is Launch and pre.view.part_of(decision.task).user == starved:
                 launched = True
                 if mode == FAIR:
                     state.protected[decision.task] = starved
         if not launched:
             if kills:
-                # Rule 4 failed (the offer refused the task _may_launch expected it to take):
+                # Rule 4 failed (the offer refused the task the filters expected it to take):
                 # more kills could only hand more room to others, to be killed again.
                 return
             # Spare room the offer did not take: no use offering it again in this decision.
@@ -425,26 +413,27 @@ def is_gang(side: JobState) -> bool:
 
 
 def _spare(
-    sched: Scheduler, spare: list[int], job: JobState, now: float
+    pre: Preemptor, spare: list[int], job: JobState, now: float
 ) -> tuple[tuple[int, int], int, list[tuple[TaskRef, int, int]]] | None:
     """The first machine of ``spare`` (room a gang's kills freed) where the next task of
-    ``job`` fits now and may launch (:func:`_may_launch`): (key, machine, no kills), or
+    ``job`` fits now and the placer's filters let it launch (:meth:`Placer.launch_admits`):
+    (key, machine, no kills), or
     None."""
-    cs = sched.cluster
+    cs = pre.view.cluster
     cls = cs.groups[job.group].cls
     for mi in spare:
         if (
             cs.alive[mi]
             and cs.eligible(cls, mi)
-            and sched.may_place(mi, cs.free[mi], job.demand)
-            and _may_launch(sched, job, mi, now)
+            and pre.placer.room_admits(mi, cs.free[mi], job.demand)
+            and pre.placer.launch_admits(job, mi, now)
         ):
             return (2, 0), mi, []
     return None
 
 
 def _victims(
-    sched: Scheduler,
+    pre: Preemptor,
     state: PreemptionState,
     now: float,
     starved: int,
@@ -471,17 +460,17 @@ def _victims(
     rule 7; with quotas, a task is a victim across queues with quotas only when it is
     borrowed (a gang: the task it is reached through), and the launch must keep the starved
     user's queues within their quotas once the machine's victims are gone (rules 6 and 8)."""
-    cs = sched.cluster
-    users = sched.users
+    cs = pre.view.cluster
+    users = pre.view.users
     cls = cs.groups[job.group].cls
     protected = state.protected
     lost_at = state.lost_at
-    order = sched.launch_order
-    quotas = sched.quotas
+    order = pre.view.launch_order
+    quotas = pre.view.quotas
     assert order is not None, "launch numbers are kept with preemption on"
     # (no gang, launch number, task, owner, machine): sorted newest first, gangs' tasks last.
     candidates: list[tuple[int, int, TaskRef, int, int]] = []
-    running = sched.running_tasks()
+    running = pre.view.running_tasks()
     for v in range(len(users)):
         if v == starved:
             continue
@@ -490,7 +479,7 @@ def _victims(
             continue
         for ref, mi in running[v]:
             if cs.alive[mi] and cs.eligible(cls, mi):
-                plain = 0 if ref[1] == "map" and is_gang(sched.jobs[ref[0]]) else 1
+                plain = 0 if ref[1] == "map" and is_gang(pre.view.jobs[ref[0]]) else 1
                 candidates.append((plain, order[ref], ref, v, mi))
     candidates.sort(reverse=True)
     left = [u.share for u in users]
@@ -506,7 +495,7 @@ def _victims(
         mine = chains[starved]
         left_used = [list(row) for row in used]
     for plain, seq, ref, v, mi in candidates:
-        side = sched.part_of(ref)
+        side = pre.view.part_of(ref)
         s = side.share_per_task
         if s <= 0 or not any(side.demand):
             continue
@@ -530,7 +519,7 @@ def _victims(
         else:
             if mode == PRIORITY and side.priority >= job.priority:
                 continue
-            if left[v] - s * k < sched.preemption_min_share(users[v]) - EPS:
+            if left[v] - s * k < pre.view.ranking.preemption_min_share(users[v]) - EPS:
                 continue
         if quotas is not None:
             borrowed = quotas.borrowed(left_used, chains[v], mine, side.demand)
@@ -539,7 +528,7 @@ def _victims(
         if plain:
             ok = allowed.get(mi)
             if ok is None:
-                ok = allowed[mi] = _may_launch(sched, job, mi, now)
+                ok = allowed[mi] = pre.placer.launch_admits(job, mi, now)
             if not ok:
                 continue
         else:
@@ -569,20 +558,20 @@ def _victims(
             if not plain:
                 ok = allowed.get(m)
                 if ok is None:
-                    ok = allowed[m] = _may_launch(sched, job, m, now)
+                    ok = allowed[m] = pre.placer.launch_admits(job, m, now)
                 if not ok:
                     continue
-            if sched.may_place(m, room[m], job.demand) and (
+            if pre.placer.room_admits(m, room[m], job.demand) and (
                 quotas is None
                 or used is None
-                or _within_after(sched, used, chains, mine, tally[m], job)
+                or _within_after(pre, used, chains, mine, tally[m], job)
             ):
                 return (plain, seq), m, tally[m]
     return None
 
 
 def _within_after(
-    sched: Scheduler,
+    pre: Preemptor,
     used: list[list[float]],
     chains: list[list[int]],
     mine: list[int],
@@ -591,39 +580,13 @@ def _within_after(
 ) -> bool:
     """Whether one more task of ``job`` keeps the starved user's queues (``mine``) within
     their quotas once ``kills`` are gone (rule 8)."""
-    quotas = sched.quotas
+    quotas = pre.view.quotas
     assert quotas is not None
     after = [list(row) for row in used]
     for ref, v, _ in kills:
-        demand = sched.part_of(ref).demand
+        demand = pre.view.part_of(ref).demand
         for a in chains[v]:
             row = after[a]
             for r, d in enumerate(demand):
                 row[r] -= d
     return quotas.within(after, mine, job.demand)
-
-
-def _may_launch(sched: Scheduler, job: JobState, mi: int, now: float) -> bool:
-    """Whether the offer of machine ``mi`` will launch the next task of ``job`` now: delay
-    scheduling lets it (:func:`_delay_allows`) and, with EASY backfilling, it does not delay
-    the head gang's reserved start (:meth:`~fairshare.policies.gangs.Reservation.allows`).
-    Nothing is killed for a launch the offer would then refuse: the room would go to others,
-    the victims' own tasks among them, to be killed again."""
-    if not _delay_allows(job, mi, sched.cluster.rack, now):
-        return False
-    reservation = sched.reservation
-    return reservation is None or reservation.allows(mi, job.demand, now + job.expected)
-
-
-def _delay_allows(job: JobState, mi: int, rack: list[str | None], now: float) -> bool:
-    """Whether delay scheduling (FAIR Algorithm 1) lets ``job`` launch on machine ``mi`` now:
-    the test of :func:`fairshare.policies.delay.pick_map` without its side effects, so that
-    no task is killed for a launch that would then be skipped."""
-    if job.requeue or job.blocks is None or job.waits is None or job.maps_done >= job.maps:
-        return True
-    launched = job.launched
-    assert launched is not None
-    if any(not launched[t] for t in job.by_machine.get(mi, ())):
-        return True
-    rack_local = any(not launched[t] for t in job.by_rack.get(rack[mi], ()))
-    return may_launch(job, "rack" if rack_local else "off_rack", now)

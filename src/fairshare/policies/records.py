@@ -1,6 +1,8 @@
 """The scheduler's records of its jobs and users: a job's sides (:class:`JobState`, keyed by
 :func:`part_id`), a user's or pool's running tasks and share (:class:`UserState`), and the
-tasks of one constraint class and demand (:class:`Group`), with the types that name them.
+tasks of one constraint class and demand (:class:`Group`), with the types that name them, and
+what preemption remembers between decisions (:class:`PreemptionState`: FAIR section 3.2's
+starvation timers, :class:`StarvationTimers`).
 
 The records hold what the policies read and :mod:`fairshare.policies.ledger` changes (one
 function per change); the machines and the placement index they are matched against are
@@ -291,3 +293,91 @@ class Group:
         self.demand = demand
         self.heap: list[tuple[int, float, int, int]] = []
         self.users: dict[int, None] = {}
+
+
+class StarvationTimers:
+    """When each user started being min-starved and fair-starved (rule 1), below its queues'
+    quotas (rule 6) or waiting above lower priorities (rule 7); absent when it is not.
+
+    Attributes
+    ----------
+    min_since, fair_since, quota_since, priority_since : dict of int to float
+        Per starved user's index, when it was first seen min-starved (fair-starved, below
+        quota, waiting above lower priorities).
+    """
+
+    def __init__(self) -> None:
+        self.min_since: dict[int, float] = {}
+        self.fair_since: dict[int, float] = {}
+        self.quota_since: dict[int, float] = {}
+        self.priority_since: dict[int, float] = {}
+
+    def update(self, user: int, now: float, min_starved: bool, fair_starved: bool) -> None:
+        """Start or clear ``user``'s timers from what is seen at ``now``.
+
+        Parameters
+        ----------
+        user : int
+            The user's index.
+        now : float
+            The time of the decision.
+        min_starved, fair_starved : bool
+            Whether the user is min-starved, fair-starved now.
+        """
+        if min_starved:
+            self.min_since.setdefault(user, now)
+        else:
+            self.min_since.pop(user, None)
+        if fair_starved:
+            self.fair_since.setdefault(user, now)
+        else:
+            self.fair_since.pop(user, None)
+
+    def deadlines(self, t_min: float, t_fair: float) -> list[float]:
+        """When the running timers expire.
+
+        Parameters
+        ----------
+        t_min, t_fair : float
+            The timeouts ``Tmin`` and ``Tfair``.
+
+        Returns
+        -------
+        list of float
+            The expiry of every running timer (the policy wakes then).
+        """
+        return (
+            [t + t_min for t in self.min_since.values()]
+            + [t + t_fair for t in self.fair_since.values()]
+            + [t + t_min for t in self.quota_since.values()]
+            + [t + t_min for t in self.priority_since.values()]
+        )
+
+
+class PreemptionState:
+    """What preemption remembers between decisions: the starvation timers, the tasks launched
+    for a starved user (protected while it stays below its fair share, rule 5) and when each
+    (victim, beneficiary) pair last saw a kill (rule 5).
+
+    Attributes
+    ----------
+    timers : StarvationTimers
+        The starvation timers.
+    protected : dict of TaskRef to int
+        Tasks launched for a starved user, and that user.
+    lost_at : dict of (int, int) to float
+        Per (victim, beneficiary) users, the time of the last kill.
+    kills : int
+        Kills so far.
+    reclaims, priority_kills : int
+        Of those, the kills for a queue below its quota (rule 6) and for a higher priority
+        (rule 7).
+    """
+
+    def __init__(self) -> None:
+        self.timers = StarvationTimers()
+        self.protected: dict[TaskRef, int] = {}
+        self.lost_at: dict[tuple[int, int], float] = {}
+        self.kills = 0
+        self.reclaims = 0
+        self.priority_kills = 0

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from fairshare.cluster import Cluster
-from fairshare.policies.base import Scheduler
+from fairshare.policies.scheduler import Scheduler
 from fairshare.policies.capacity import Capacity
 from fairshare.policies.choosy import Choosy, CmmfCpu, CmmfMem
 from fairshare.policies.drf import CollapsedDrf, Drf, Drfh

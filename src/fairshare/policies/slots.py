@@ -52,9 +52,10 @@ import numpy as np
 from mypy_extensions import mypyc_attr
 
 from fairshare.cluster import Cluster, Machine
-from fairshare.policies.hdrf import NaiveHdrf
+from fairshare.policies.hdrf import hierarchical
 from fairshare.policies.options import PolicyOptions
 from fairshare.policies.protocol import TaskRef
+from fairshare.policies.scheduler import Scheduler
 from fairshare.workload.model import Job, Queue, User
 
 __all__ = ["SLOT_RESOURCE", "Slots", "slot_count"]
@@ -101,7 +102,7 @@ def slot_count(resources: Sequence[str], machine: Machine, slots: int | None) ->
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)
-class Slots(NaiveHdrf):
+class Slots(Scheduler):
     """Hierarchical max-min fairness on slots (module docstring).
 
     Parameters
@@ -140,6 +141,7 @@ class Slots(NaiveHdrf):
         self._has: dict[str, tuple[bool, ...]] = {
             m.name: tuple(c > 0 for c in m.capacity.tolist()) for m in cluster.machines
         }
+        ranking, selection = hierarchical(queues, dynamic=False)
         super().__init__(
             Cluster.build([SLOT_RESOURCE], [self._slot_machine(m) for m in cluster.machines]),
             users=[dataclasses.replace(u, demand=_ONE) for u in users],
@@ -148,6 +150,8 @@ class Slots(NaiveHdrf):
                 for q in queues
             ],
             options=options,
+            ranking=ranking,
+            selection=selection,
         )
 
     def _slot_machine(self, machine: Machine) -> Machine:

@@ -44,15 +44,77 @@ import numpy as np
 from mypy_extensions import mypyc_attr
 
 from fairshare.cluster import Cluster
-from fairshare.policies.base import Scheduler
 from fairshare.policies.options import PolicyOptions
+from fairshare.policies.ranking import Ranking
 from fairshare.policies.records import JobState
+from fairshare.policies.scheduler import Scheduler
 from fairshare.workload.model import Queue, User
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)
+class TsfRanking(Ranking):
+    """Weighted TSF's order: key = task share / weight (see the module).
+
+    Parameters
+    ----------
+    constrained : bool
+        Whether ``h`` counts only the machines the job may use (CDRF).
+    """
+
+    def __init__(self, constrained: bool) -> None:
+        super().__init__()
+        self.constrained = constrained
+        self.cluster_dependent = True
+        # h per (class, demand): jobs of one group share it (class -1: unconstrained TSF).
+        self._h_cache: dict[tuple[int, tuple[float, ...]], float] = {}
+
+    def share_per_task(self, job: JobState) -> float:
+        """``1 / h``: a task's part of the tasks the job could run alone on the cluster
+        (TSF section V-B1), 0 when it could run none.
+
+        Parameters
+        ----------
+        job : JobState
+            The job part.
+
+        Returns
+        -------
+        float
+        """
+        cache = self._h_cache
+        cls = self.ledger.cluster.groups[job.group].cls if self.constrained else -1
+        key = (cls, job.demand)
+        h = cache.get(key)
+        if h is None:
+            h = cache[key] = self._tasks_alone(job, cls)
+        return 1.0 / h if h > 0 else 0.0
+
+    def _tasks_alone(self, job: JobState, cls: int) -> float:
+        """``h``: the divisible tasks of ``job``'s demand the alive machines (of class
+        ``cls``; -1: all) could run, as the solver counts them."""
+        cs = self.ledger.cluster
+        rows = [
+            mi for mi in range(len(cs.names)) if cs.alive[mi] and (cls < 0 or cs.eligible(cls, mi))
+        ]
+        if not rows:
+            return 0.0
+        capacity = np.array([cs.machines[mi].capacity for mi in rows], dtype=np.float64)
+        demand = np.array(job.demand, dtype=np.float64)
+        used = demand > 0
+        if not used.any():
+            return 0.0
+        per_machine = (capacity[:, used] / demand[used]).min(axis=1)
+        return float(per_machine.sum())
+
+    def on_cluster_change(self) -> None:
+        """Machines joined or left: every ``h`` is dropped (the ledger then recomputes every
+        share)."""
+        self._h_cache.clear()
+
+
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Tsf(Scheduler):
-    """Weighted TSF: key = task share / weight.
+    """Weighted TSF (:class:`TsfRanking`, unconstrained ``h``).
 
     Parameters
     ----------
@@ -82,52 +144,13 @@ class Tsf(Scheduler):
         queues: Sequence[Queue] = (),
         options: PolicyOptions | None = None,
     ) -> None:
-        # h per (class, demand): jobs of one group share it (class -1: unconstrained TSF).
-        self._h_cache: dict[tuple[int, tuple[float, ...]], float] = {}
-        super().__init__(cluster, users=users, queues=queues, options=options)
-
-    def share_per_task(self, job: JobState) -> float:
-        """``1 / h``: a task's part of the tasks the job could run alone on the cluster
-        (TSF section V-B1), 0 when it could run none.
-
-        Parameters
-        ----------
-        job : JobState
-            The job part.
-
-        Returns
-        -------
-        float
-        """
-        cache = self._h_cache
-        cls = self.cluster.groups[job.group].cls if self.constrained else -1
-        key = (cls, job.demand)
-        h = cache.get(key)
-        if h is None:
-            h = cache[key] = self._tasks_alone(job, cls)
-        return 1.0 / h if h > 0 else 0.0
-
-    def _tasks_alone(self, job: JobState, cls: int) -> float:
-        """``h``: the divisible tasks of ``job``'s demand the alive machines (of class
-        ``cls``; -1: all) could run, as the solver counts them."""
-        cs = self.cluster
-        rows = [
-            mi for mi in range(len(cs.names)) if cs.alive[mi] and (cls < 0 or cs.eligible(cls, mi))
-        ]
-        if not rows:
-            return 0.0
-        capacity = np.array([cs.machines[mi].capacity for mi in rows], dtype=np.float64)
-        demand = np.array(job.demand, dtype=np.float64)
-        used = demand > 0
-        if not used.any():
-            return 0.0
-        per_machine = (capacity[:, used] / demand[used]).min(axis=1)
-        return float(per_machine.sum())
-
-    def on_cluster_change(self) -> None:
-        """Machines joined or left: every ``h`` and every share is recomputed."""
-        self._h_cache.clear()
-        self.refresh_all()
+        super().__init__(
+            cluster,
+            users=users,
+            queues=queues,
+            options=options,
+            ranking=TsfRanking(self.constrained),
+        )
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)

@@ -1,0 +1,226 @@
+"""The selection every policy but H-DRF's uses: per group, a heap of the users with pending
+work there, ordered by the policy's rank (:class:`HeapSelection`).
+
+Users sit in one heap per group (see :mod:`fairshare.policies.state`) ordered by ``(priority
+tier, rank, user index, version)``; a change of a user's rank pushes a fresh entry and the old
+one is dropped when it surfaces (lazy invalidation), so a selection is O(G + log n), G the
+groups eligible for the machine. Ties go to the user seen first: users named in the scenario in
+scenario order, then the others in order of their first job's submission.
+
+Examples
+--------
+A machine freed by a finish goes to the user with the lowest rank whose task fits. Under
+DRF on <8 CPUs, 16 GB>, when one of a's four tasks of <1 CPU, 3 GB> finishes, b has the
+lower dominant share (two tasks of <2 CPUs, 2 GB>: 4/8 against a's 9/16) but its task does
+not fit the freed room: a is served.
+
+>>> import numpy as np
+>>> from fairshare.cluster import Cluster, Machine
+>>> from fairshare.policies import TaskRef, make_policy
+>>> from fairshare.workload.model import Job
+>>> cluster = Cluster.build(["cpu", "mem"], [Machine("m", np.array([8.0, 16.0]))])
+>>> drf = make_policy("drf", cluster)
+>>> drf.job_submitted(0.0, 0, Job("x", 0.0, "a", np.array([1.0, 3.0]), 9))
+>>> drf.job_submitted(0.0, 1, Job("y", 0.0, "b", np.array([2.0, 2.0]), 9))
+>>> [d.task.job for d in drf.decide(0.0)]
+[0, 1, 0, 1, 0, 0]
+>>> drf.task_finished(1.0, TaskRef(0, "map", 0))
+>>> drf.select(0)  # (user a, its group)
+(0, 0)
+>>> drf.task_finished(2.0, TaskRef(1, "map", 0))
+>>> drf.select(0)  # (user b, its group)
+(1, 1)
+"""
+
+from __future__ import annotations
+
+from heapq import heappop, heappush
+from typing import TYPE_CHECKING
+
+from mypy_extensions import mypyc_attr
+
+from fairshare.policies.ranking import HeapEntry, Pick, Selection
+from fairshare.policies.records import UserState
+from fairshare.policies.state import fits
+
+if TYPE_CHECKING:
+    from fairshare.policies.filters import RoomFilter
+    from fairshare.policies.ledger import Ledger
+
+
+@mypyc_attr(allow_interpreted_subclasses=True)
+class HeapSelection(Selection):
+    """The lowest valid heap entry over the groups that may use a machine and whose task fits
+    there (see the module)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.solo_offers = True
+        self.idle_touches = False
+        # Entries set aside by skip() for the rest of one machine's offer.
+        self._held: list[tuple[int, HeapEntry]] = []
+
+    def bind(self, ledger: Ledger, room: RoomFilter | None) -> None:
+        """Read ``ledger``, and test room with ``room`` (None: the plain fit test).
+
+        Parameters
+        ----------
+        ledger : Ledger
+            The scheduler's state.
+        room : RoomFilter or None
+            The fit test in force (headroom), or None for the plain one.
+        """
+        self.ledger = ledger
+        self.room = room
+        self._by_share = ledger.ranking.by_share
+
+    def touched(self, user: UserState) -> None:
+        """Push fresh entries in every group the user has work in (the older ones went stale
+        with its version).
+
+        Parameters
+        ----------
+        user : UserState
+            The user.
+        """
+        if not user.job_heaps or user.running >= user.cap:
+            return
+        ledger = self.ledger
+        groups = ledger.cluster.groups
+        ranking = ledger.ranking
+        if ledger.prioritized:
+            # The tier is the priority of the job the user launches from next in the group.
+            for g, heap in user.job_heaps.items():
+                head = ledger.first_pending(heap)
+                tier = 0 if head is None else -head.priority
+                heappush(groups[g].heap, (tier, ranking.user_rank(user, g), user.idx, user.version))
+            return
+        if self._by_share:
+            # One entry serves every group: the rank does not depend on the group.
+            entry = (0, user.share / user.divisor, user.idx, user.version)
+            for g in user.job_heaps:
+                heappush(groups[g].heap, entry)
+            return
+        for g in user.job_heaps:
+            heappush(groups[g].heap, (0, ranking.user_rank(user, g), user.idx, user.version))
+
+    def select(self, mi: int) -> Pick | None:
+        """The lowest valid heap entry over the groups that may use ``mi`` and whose task fits
+        there. Ties (one user's equal entries in two groups) go to the group listed first
+        for the machine.
+
+        Parameters
+        ----------
+        mi : int
+            The machine's index.
+
+        Returns
+        -------
+        (int, int) or None
+            The user's index and the group, or None when no user's next task fits.
+        """
+        ledger = self.ledger
+        cs = ledger.cluster
+        free = cs.free[mi]
+        users = ledger.users
+        groups = cs.groups
+        best: HeapEntry | None = None
+        best_group = -1
+        room = self.room
+        cs.selects += 1
+        # Groups nobody has pending work in hold only stale entries: skipped (see afor).
+        for g in cs.afor[mi]:
+            grp = groups[g]
+            heap = grp.heap
+            # Stale entries never become valid again (a user's version only grows), so they
+            # are dropped whether or not the group fits: the fit test runs only for a top
+            # that would win.
+            while heap:
+                entry = heap[0]
+                user = users[entry[2]]
+                if entry[3] == user.version and g in user.job_heaps and user.running < user.cap:
+                    break
+                heappop(heap)
+            else:
+                continue
+            if best is not None and not entry < best:
+                continue
+            if fits(free, grp.demand) if room is None else room.room(mi, free, grp.demand):
+                best = entry
+                best_group = g
+        if best is None:
+            return None
+        return best[2], best_group
+
+    def skip(self, user: int, group: int) -> None:
+        """Set (user, group) aside for the rest of this machine's offer: its heap entry is
+        popped and kept aside.
+
+        Parameters
+        ----------
+        user : int
+            The user's index.
+        group : int
+            The group its skipped task belongs to.
+        """
+        entry = heappop(self.ledger.cluster.groups[group].heap)
+        self._held.append((group, entry))
+
+    def restore_held(self) -> None:
+        """The offer is over: entries set aside by :meth:`skip` go back."""
+        if self._held:
+            groups = self.ledger.cluster.groups
+            for g, entry in self._held:
+                heappush(groups[g].heap, entry)
+            self._held.clear()
+
+    def bound(self, mi: int, u: int) -> HeapEntry | None:
+        """A lower bound on the heap entries of every user but ``u`` in the groups whose task
+        fits on ``mi`` (None: there is none). A heap's top bounds all its entries; when the
+        top is ``u``'s own, the first valid entry under it does.
+
+        Parameters
+        ----------
+        mi : int
+            The machine's index.
+        u : int
+            The batch's user.
+
+        Returns
+        -------
+        tuple or None
+        """
+        ledger = self.ledger
+        cs = ledger.cluster
+        free = cs.free[mi]
+        groups = cs.groups
+        users = ledger.users
+        room = self.room
+        best: HeapEntry | None = None
+        # Only listed groups can hold a valid entry (see ClusterState.afor).
+        for g in cs.afor[mi]:
+            grp = groups[g]
+            heap = grp.heap
+            if not heap:
+                continue
+            cand = heap[0]
+            if cand[2] == u:
+                # Look under u's entry: drop the stale entries that surface (u's own older
+                # ones above all), then put u's entry back.
+                mine = heappop(heap)
+                while heap:
+                    top = heap[0]
+                    user = users[top[2]]
+                    if top[3] == user.version and g in user.job_heaps and user.running < user.cap:
+                        break
+                    heappop(heap)
+                if not heap:
+                    heappush(heap, mine)
+                    continue
+                cand = heap[0]
+                heappush(heap, mine)
+            if best is not None and not cand < best:
+                continue
+            if fits(free, grp.demand) if room is None else room.room(mi, free, grp.demand):
+                best = cand
+        return best
