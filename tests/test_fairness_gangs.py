@@ -10,11 +10,14 @@ from typing import Any
 import numpy as np
 import pytest
 
+from fairshare.cluster import Cluster
 from fairshare.fairness import check
 from fairshare.fairness.gangs import GangProgress
 from fairshare.fairness.scenarios import ScenarioShape, gang_document
 from fairshare.fairness.search import _simpler, search
+from fairshare.policies import Scheduler
 from fairshare.policies.drf import Drf
+from fairshare.policies.placer import Placer
 from fairshare.policies.protocol import Decision
 from fairshare.policies.tsf import Tsf
 from fairshare.workload import parse_scenario
@@ -25,26 +28,44 @@ ONLINE = ("drf", "hdrf", "collapsed-drf", "tsf", "drfh", "cdrf")
 """The solver policies with an online scheduler of the same name."""
 
 
-class _GreedyDrf(Drf):
+class _GreedyPlacer(Placer):
     """Broken on purpose: computes the head's reservation, then lets every offer ignore it
     (backfilling without EASY's rule), so later work may delay the head."""
 
     def _admit_gangs(self, now: float, out: list[Decision]) -> None:
         super()._admit_gangs(now, out)
-        self._reserved = None
+        self.ledger.reserved = None
 
 
-class _GreedyTsf(Tsf):
-    def _admit_gangs(self, now: float, out: list[Decision]) -> None:
-        super()._admit_gangs(now, out)
-        self._reserved = None
-
-
-class _GanglessDrf(Drf):
+class _GanglessPlacer(Placer):
     """Broken on purpose: never tries the waiting gangs, which then wait for ever."""
 
     def _admit_gangs(self, now: float, out: list[Decision]) -> None:
-        self._gang_news = False
+        self.ledger.gang_news = False
+
+
+def _with_placer(policy: Scheduler, placer: type[Placer]) -> None:
+    """Give ``policy`` a placer of class ``placer`` over the same ledger and filters."""
+    policy.placer = placer(policy.ledger, policy.selection, policy.placer.filters)
+    policy.preemptor.placer = policy.placer
+
+
+class _GreedyDrf(Drf):
+    def __init__(self, cluster: Cluster, **kwargs: Any) -> None:
+        super().__init__(cluster, **kwargs)
+        _with_placer(self, _GreedyPlacer)
+
+
+class _GreedyTsf(Tsf):
+    def __init__(self, cluster: Cluster, **kwargs: Any) -> None:
+        super().__init__(cluster, **kwargs)
+        _with_placer(self, _GreedyPlacer)
+
+
+class _GanglessDrf(Drf):
+    def __init__(self, cluster: Cluster, **kwargs: Any) -> None:
+        super().__init__(cluster, **kwargs)
+        _with_placer(self, _GanglessPlacer)
 
 
 @pytest.mark.parametrize("policy", ONLINE)

@@ -13,10 +13,10 @@ import pytest
 
 from fairshare.cluster import Cluster, Machine
 from fairshare.cluster.constraints import Constraint
-from fairshare.policies.base import Scheduler
-from fairshare.policies.hdrf import Hdrf, NaiveHdrf
+from fairshare.policies import PolicyOptions, Scheduler
+from fairshare.policies.hdrf import Hdrf, HdrfRanking, NaiveHdrf, TreeSelection
 from fairshare.policies.records import UserState
-from fairshare.policies.state import EPS
+from fairshare.policies.state import EPS, fits
 from fairshare.sim.engine import MachineEvent, SimOptions, simulate
 from fairshare.workload.model import (
     ROOT,
@@ -29,21 +29,30 @@ from fairshare.workload.model import (
 )
 
 
-class ReferenceNaiveHdrf(NaiveHdrf):
-    """Naive H-DRF as the paper presents it: the whole tree per task (no caches)."""
+class ReferenceTree(TreeSelection):
+    """H-DRF's selection as the paper presents it: the whole tree per task (no caches, no
+    batches)."""
 
-    def _touch(self, user: UserState) -> None:
-        Scheduler._touch(self, user)
+    def __init__(self, queues: list[Queue], dynamic: bool) -> None:
+        super().__init__(queues, dynamic)
+        self.batchable = False
+
+    def touched(self, user: UserState) -> None:
+        pass  # nothing is cached
 
     def skip(self, user: int, group: int) -> None:
         self._skipped.add((user, group))
 
-    def _restore_held(self) -> None:
+    def restore_held(self) -> None:
         self._skipped.clear()
-        Scheduler._restore_held(self)
+
+    def _demand_of(self, user: UserState) -> tuple[float, ...]:
+        for g in user.job_heaps:
+            return self.ledger.cluster.groups[g].demand
+        return ()
 
     def select(self, mi: int) -> tuple[int, int] | None:
-        cs = self.cluster
+        cs = self.ledger.cluster
         free = cs.free[mi]
         total = cs.total
         resources = range(len(total))
@@ -51,16 +60,18 @@ class ReferenceNaiveHdrf(NaiveHdrf):
         candidate: dict[int, int] = {}
         for g in cs.groups_for(mi):
             grp = cs.groups[g]
-            if not grp.users or not self.may_place(mi, free, grp.demand):
+            room = self.room
+            fit = fits(free, grp.demand) if room is None else room.room(mi, free, grp.demand)
+            if not grp.users or not fit:
                 continue
             for u in grp.users:
                 if u not in candidate and (u, g) not in self._skipped:
-                    user = self.users[u]
+                    user = self.ledger.users[u]
                     if user.running < user.cap:
                         candidate[u] = g
         if not candidate:
             return None
-        size = len(self._parent)
+        size = len(self.parent)
         vector: list[list[float]] = [[0.0] * len(total) for _ in range(size)]
         share = [0.0] * size
         demanding = [False] * size
@@ -68,7 +79,7 @@ class ReferenceNaiveHdrf(NaiveHdrf):
         for node in _postorder(self._children):
             leaf_user = self._user_of_node.get(node)
             if leaf_user is not None:
-                user = self.users[leaf_user]
+                user = self.ledger.users[leaf_user]
                 vector[node] = [
                     user.alloc[r] / total[r] if total[r] > 0 else 0.0 for r in resources
                 ]
@@ -91,11 +102,11 @@ class ReferenceNaiveHdrf(NaiveHdrf):
             if self.dynamic:
                 active = [c for c in children if demanding[c]]
                 demanding[node] = bool(active)
-                low = min((share[c] / self._weight[c] for c in active), default=0.0)
+                low = min((share[c] / self.weight[c] for c in active), default=0.0)
                 for c in children:
                     scale = 1.0
                     if demanding[c] and share[c] > 0:
-                        scale = low * self._weight[c] / share[c]
+                        scale = low * self.weight[c] / share[c]
                     for r in resources:
                         acc[r] += vector[c][r] * scale
                 vector[node] = acc
@@ -112,7 +123,7 @@ class ReferenceNaiveHdrf(NaiveHdrf):
             best_key = 0.0
             for c in self._children[node]:
                 if reachable[c]:
-                    key = share[c] / self._weight[c]
+                    key = share[c] / self.weight[c]
                     if best < 0 or key < best_key - 1e-12:
                         best, best_key = c, key
             if best < 0:
@@ -120,6 +131,32 @@ class ReferenceNaiveHdrf(NaiveHdrf):
             node = best
         u = self._user_of_node[node]
         return u, candidate[u]
+
+
+class ReferenceNaiveHdrf(Scheduler):
+    """Naive H-DRF as the paper presents it: the whole tree per task (no caches)."""
+
+    name = "naive-hdrf"
+    dynamic = False
+    tree_class: type[ReferenceTree] = ReferenceTree
+
+    def __init__(
+        self,
+        cluster: Cluster,
+        *,
+        users: list[User],
+        queues: list[Queue],
+        options: PolicyOptions,
+    ) -> None:
+        tree = self.tree_class(queues, self.dynamic)
+        super().__init__(
+            cluster,
+            users=users,
+            queues=queues,
+            options=options,
+            ranking=HdrfRanking(tree),
+            selection=tree,
+        )
 
 
 class ReferenceHdrf(ReferenceNaiveHdrf):
@@ -282,8 +319,8 @@ def test_roomy_cluster_fast_paths_decide_as_the_full_recomputation(
         for cls in (fast_cls, ref_cls)
     ]
     # The fast paths are on for the policy and off for the reference.
-    assert policies[0]._batching and policies[0]._fused
-    assert not policies[1]._batching and not policies[1]._fused
+    assert policies[0].placer.batching and policies[0].fused
+    assert not policies[1].placer.batching and not policies[1].fused
     logs = [
         simulate(cluster, jobs, policy, seed=seed, users=users, queues=queues, options=opts)
         for policy in policies

@@ -14,11 +14,11 @@ import pytest
 
 import fairshare
 from fairshare.policies.hdrf import Hdrf, NaiveHdrf
-from fairshare.policies.state import EPS
+from fairshare.policies.state import EPS, fits
 from fairshare.runlog import RunLog
 from fairshare.sim.engine import simulate
 from fairshare.workload import parse_scenario
-from test_hdrf_online import OPTIONS, ReferenceNaiveHdrf, _case, _postorder
+from test_hdrf_online import OPTIONS, ReferenceNaiveHdrf, ReferenceTree, _case, _postorder
 
 HDRF_POLICIES = ("hdrf", "naive-hdrf")
 
@@ -99,26 +99,26 @@ def test_within_the_top_priority_the_hdrf_order_decides(policy: str) -> None:
     assert _first_start(log, "c1") == 50.0
 
 
-class _PrioritizedReference(ReferenceNaiveHdrf):
+class _PrioritizedTree(ReferenceTree):
     """The paper's full recomputation with the walk preferring, at each node, the children
     holding the highest priority among the leaves that can launch on the machine."""
 
     def select(self, mi: int) -> tuple[int, int] | None:
-        if not self.prioritized:
+        if not self.ledger.prioritized:
             return super().select(mi)
-        cs = self.cluster
+        cs = self.ledger.cluster
         free = cs.free[mi]
         # Per leaf's user: its best fitting group (highest priority, then first listed).
         best: dict[int, tuple[int, int]] = {}
         for g in cs.groups_for(mi):
             grp = cs.groups[g]
-            if not grp.users or not self.may_place(mi, free, grp.demand):
+            if not grp.users or not fits(free, grp.demand):
                 continue
             for u in grp.users:
-                user = self.users[u]
+                user = self.ledger.users[u]
                 if (u, g) in self._skipped or user.running >= user.cap:
                     continue
-                p = self.head_job(user, g).priority
+                p = self.ledger.head_job(user, g).priority
                 if u not in best or p > best[u][0]:
                     best[u] = (p, g)
         if not best:
@@ -142,7 +142,7 @@ class _PrioritizedReference(ReferenceNaiveHdrf):
             chosen_key = 0.0
             for c in self._children[node]:
                 if tier.get(c) == tier[node]:
-                    key = share[c] / self._weight[c]
+                    key = share[c] / self.weight[c]
                     if chosen < 0 or key < chosen_key - 1e-12:
                         chosen, chosen_key = c, key
             node = chosen
@@ -151,19 +151,19 @@ class _PrioritizedReference(ReferenceNaiveHdrf):
 
     def _shares(self, mi: int) -> list[float]:
         """Algorithm 3's shares over the whole tree for machine ``mi``'s free resources."""
-        cs = self.cluster
+        cs = self.ledger.cluster
         free = cs.free[mi]
         total = cs.total
         resources = range(len(total))
         y = [r for r in resources if free[r] > EPS and total[r] > 0]
-        size = len(self._parent)
+        size = len(self.parent)
         vector = [[0.0] * len(total) for _ in range(size)]
         share = [0.0] * size
         demanding = [False] * size
         for node in _postorder(self._children):
             u = self._user_of_node.get(node)
             if u is not None:
-                user = self.users[u]
+                user = self.ledger.users[u]
                 vector[node] = [
                     user.alloc[r] / total[r] if total[r] > 0 else 0.0 for r in resources
                 ]
@@ -181,11 +181,11 @@ class _PrioritizedReference(ReferenceNaiveHdrf):
             acc = [0.0] * len(total)
             active = [c for c in children if demanding[c]] if self.dynamic else []
             demanding[node] = bool(active)
-            low = min((share[c] / self._weight[c] for c in active), default=0.0)
+            low = min((share[c] / self.weight[c] for c in active), default=0.0)
             for c in children:
                 scale = 1.0
                 if self.dynamic and demanding[c] and share[c] > 0:
-                    scale = low * self._weight[c] / share[c]
+                    scale = low * self.weight[c] / share[c]
                 for r in resources:
                     acc[r] += vector[c][r] * scale
             vector[node] = acc
@@ -194,6 +194,10 @@ class _PrioritizedReference(ReferenceNaiveHdrf):
             else:
                 share[node] = max(acc, default=0.0)
         return share
+
+
+class _PrioritizedReference(ReferenceNaiveHdrf):
+    tree_class = _PrioritizedTree
 
 
 class _PrioritizedReferenceHdrf(_PrioritizedReference):

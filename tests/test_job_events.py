@@ -96,8 +96,9 @@ def test_cancelling_a_map_reduce_job_with_copy_compute_splitting() -> None:
     simulate(
         cluster, jobs, policy, seed=0, options=options, job_events=[JobEvent(4.0, "cancel", "mr")]
     )
-    assert policy._cpac is not None
-    assert not policy._cpac.reducers and not policy._cpac.copying and not policy._cpac.waiting
+    cpac = policy.ledger.copy_compute
+    assert cpac is not None
+    assert not cpac.reducers and not cpac.copying and not cpac.waiting
     assert policy.jobs == {}
 
 

@@ -52,7 +52,7 @@ def test_batched_launches_equal_one_selection_per_task(
     options = SimOptions(delay=delay)
     batched = make_policy(policy, cluster, options=options.policy_options())
     single = make_policy(policy, cluster, options=options.policy_options())
-    single._batching = False
+    single.placer.batching = False
     a = simulate(cluster, jobs, batched, seed=seed, options=options)
     b = simulate(cluster, jobs, single, seed=seed, options=options)
     assert a.attempts == b.attempts

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from fairshare.cluster import Cluster, Machine
 from fairshare.cluster.constraints import Constraint
 from fairshare.policies import ONLINE_POLICIES, Kill, Launch, PolicyOptions, make_policy
-from fairshare.policies.base import Scheduler
-from fairshare.policies.preemption import fair_targets
+from fairshare.policies import Scheduler
+from fairshare.policies.preemption import Preemptor, fair_targets
 from fairshare.policies.protocol import Decision
 from fairshare.policies.shares import fair_shares, hierarchical_shares
 from fairshare.runlog import RunLog
@@ -234,7 +234,7 @@ class _Watch:
         now: float,
         out: list[Decision],
     ) -> None:
-        _, fair = fair_targets(policy)
+        _, fair = fair_targets(policy.preemptor)
         before = [u.share for u in policy.users]
         start = len(out)
         inner(now, out)
@@ -259,16 +259,17 @@ class _Watch:
 
 
 def _watched(name: str, cluster: Cluster, options: SimOptions) -> tuple[Scheduler, _Watch]:
-    """Policy ``name`` whose preemption steps a :class:`_Watch` checks (a subclass: the
-    compiled policies' methods cannot be replaced on an instance)."""
+    """Policy ``name`` whose preemption steps a :class:`_Watch` checks (its preemptor
+    replaced by a subclass: the compiled objects' methods cannot be replaced on an
+    instance)."""
     watch = _Watch()
-    base = type(make_policy(name, cluster))
+    policy = make_policy(name, cluster, options=options.policy_options())
 
-    class Watched(base):  # type: ignore[valid-type,misc]
-        def _preempt(self, now: float, out: list[Decision]) -> None:
-            watch.step(self, super()._preempt, now, out)
+    class Watched(Preemptor):
+        def run(self, now: float, out: list[Decision]) -> None:
+            watch.step(policy, super().run, now, out)
 
-    policy: Scheduler = Watched(cluster, options=options.policy_options())
+    policy.preemptor = Watched(policy.ledger, policy.ledger, policy.placer)
     return policy, watch
 
 

@@ -22,7 +22,6 @@ Examples
 [(0, 'm1'), (1, 'm1'), (0, 'm1'), (1, 'm1'), (0, 'm1')]
 """
 
-from fairshare.policies.scheduler import Scheduler
 from fairshare.policies.options import PolicyOptions
 from fairshare.policies.protocol import (
     Decision,
@@ -33,6 +32,7 @@ from fairshare.policies.protocol import (
     TaskRef,
 )
 from fairshare.policies.registry import ONLINE_POLICIES, make_policy
+from fairshare.policies.scheduler import Scheduler
 
 __all__ = [
     "ONLINE_POLICIES",

@@ -215,10 +215,7 @@ class RoomChain(RoomFilter):
         -------
         bool
         """
-        for f in self.filters:
-            if not f.room(mi, free, demand):
-                return False
-        return True
+        return all(f.room(mi, free, demand) for f in self.filters)
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)
@@ -452,7 +449,11 @@ class CopyAdmission(Filter):
         if slots is None:
             capacity = ledger.cluster.machines[mi].capacity
             slots = min(
-                (int((float(c) + FIT) // d) for c, d in zip(capacity, compute, strict=True) if d > 0),
+                (
+                    int((float(c) + FIT) // d)
+                    for c, d in zip(capacity, compute, strict=True)
+                    if d > 0
+                ),
                 default=cpac.max_computing,
             )
             self._compute_slots[(mi, compute)] = slots

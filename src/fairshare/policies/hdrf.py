@@ -422,7 +422,9 @@ class TreeSelection(Selection):
             if g in member:
                 n -= 1
             if n > 0 and (
-                fits(free, groups[g].demand) if room is None else room.room(mi, free, groups[g].demand)
+                fits(free, groups[g].demand)
+                if room is None
+                else room.room(mi, free, groups[g].demand)
             ):
                 return _NEVER
         return None
@@ -591,9 +593,7 @@ class HdrfRanking(Ranking):
         return hierarchical_shares(tree.parent, tree.weight, tree.leaf, demands, capacity)
 
 
-def hierarchical(
-    queues: Sequence[Queue], dynamic: bool
-) -> tuple[HdrfRanking, TreeSelection]:
+def hierarchical(queues: Sequence[Queue], dynamic: bool) -> tuple[HdrfRanking, TreeSelection]:
     """H-DRF's ranking and selection over ``queues`` (naive, or ``dynamic``).
 
     Parameters

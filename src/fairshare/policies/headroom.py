@@ -218,9 +218,7 @@ class Headroom(RoomFilter):
         groups = cs.groups
         users = self.ledger.users
         waiting = frozenset(
-            g
-            for g in cs.active
-            if any(users[u].running < users[u].cap for u in groups[g].users)
+            g for g in cs.active if any(users[u].running < users[u].cap for u in groups[g].users)
         )
         released = not self._kept_for <= waiting
         self._kept_for = waiting

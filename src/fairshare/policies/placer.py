@@ -155,10 +155,7 @@ class Placer:
         -------
         bool
         """
-        for f in self.trial_filters:
-            if not f.admits(job, mi, free, now):
-                return False
-        return True
+        return all(f.admits(job, mi, free, now) for f in self.trial_filters)
 
     def launch_admits(self, job: JobState, mi: int, now: float) -> bool:
         """Preemption's dry run, the filters that do not read the room (``index`` and
@@ -365,10 +362,7 @@ class Placer:
         """Whether every ``pick`` filter admits the picked user's next task of its group."""
         ledger = self.ledger
         job = ledger.head_job(ledger.users[pick[0]], pick[1])
-        for f in self.pick_filters:
-            if not f.admits(job, mi, free, now):
-                return False
-        return True
+        return all(f.admits(job, mi, free, now) for f in self.pick_filters)
 
     def _serve(
         self, mi: int, now: float, out: list[Decision], user: UserState, group: int, bounded: bool
@@ -515,7 +509,9 @@ class Placer:
         gains: dict[Demand, int] = {}
         # The gangs by rank; an admission moves its user's rank (its version), so an entry
         # of an older version is ranked afresh when it surfaces.
-        heap = [(gang_rank(job), users[job.user].version, job.part_id) for job in ledger.gangs.values()]
+        heap = [
+            (gang_rank(job), users[job.user].version, job.part_id) for job in ledger.gangs.values()
+        ]
         heapify(heap)
         while heap:
             _, version, part = heappop(heap)

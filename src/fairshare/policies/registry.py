@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from fairshare.cluster import Cluster
-from fairshare.policies.scheduler import Scheduler
 from fairshare.policies.capacity import Capacity
 from fairshare.policies.choosy import Choosy, CmmfCpu, CmmfMem
 from fairshare.policies.drf import CollapsedDrf, Drf, Drfh
@@ -24,6 +23,7 @@ from fairshare.policies.fifo import Fifo
 from fairshare.policies.hdrf import Hdrf, NaiveHdrf
 from fairshare.policies.options import PolicyOptions
 from fairshare.policies.protocol import PolicyError
+from fairshare.policies.scheduler import Scheduler
 from fairshare.policies.slots import Slots
 from fairshare.policies.tsf import Cdrf, Tsf
 from fairshare.registry import PolicyInfo, by_name

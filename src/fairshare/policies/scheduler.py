@@ -145,6 +145,10 @@ class Scheduler:
         The state.
     placer : Placer
         The placement and its filters.
+    fused : bool
+        Whether :meth:`finish_and_decide` may take its fast path (see the module).
+    quiet : bool
+        Whether finishes may be held back while :meth:`quiescent`.
     """
 
     name: ClassVar[str] = "base"
@@ -176,7 +180,7 @@ class Scheduler:
         self.selection.ready()
         placer = self.placer
         # The fused finish: batched launches, and nothing the general path must see.
-        self._fused = (
+        self.fused = (
             placer.batching
             and opts.copy_compute is None
             and opts.preemption is None
@@ -184,7 +188,7 @@ class Scheduler:
         )
         # Finishes held back while nobody waits: the fused path, and no per-resource
         # allocation to keep up to date.
-        self._quiet_path = self._fused and not self.ranking.tracks_allocation
+        self.quiet = self.fused and not self.ranking.tracks_allocation
         # Only delay-scheduling waits and preemption timeouts ask for wake-ups.
         self.uses_wakeups = (
             opts.delay is not None or bool(opts.job_delays) or opts.preemption is not None
@@ -426,7 +430,7 @@ class Scheduler:
         job = ledger.jobs.get(task[0]) if task[1] == "map" else None
         if (
             job is None
-            or not self._fused
+            or not self.fused
             # Reducers becoming runnable (a job without them has none to wake).
             or job.maps_done + 1 == job.reduce_after
             or ledger.dirty
@@ -453,7 +457,7 @@ class Scheduler:
         """
         ledger = self.ledger
         return (
-            self._quiet_path
+            self.quiet
             and not ledger.cluster.active_groups
             and not ledger.dirty
             and not ledger.offers
@@ -473,7 +477,7 @@ class Scheduler:
         tasks : sequence of TaskRef
             The finished tasks, in the order they finished.
         """
-        if not self._quiet_path:
+        if not self.quiet:
             for task in tasks:
                 self.task_finished(now, task)
             return
