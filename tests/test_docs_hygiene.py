@@ -123,3 +123,25 @@ def test_the_rule_passes_captions_and_ordinary_prose(line: str) -> None:
 def test_the_rule_skips_fenced_examples_but_not_what_follows_them() -> None:
     page = "```text\n2011-05-01 00:00:01 job 7 submitted\n```\nsince 2026-11-24 it is faster\n"
     assert log_lines(page) == [(4, "date 2026-11-24 outside a 'Measured on' caption")]
+
+
+def test_developers_guide_is_short() -> None:
+    size = len(DEVELOPERS.read_bytes())
+    assert 0 < size <= GUIDE_LIMIT, f"DEVELOPERS.md is {size:,} bytes, the limit {GUIDE_LIMIT:,}"
+
+
+def test_developers_guide_has_the_sections_the_issue_asks_for() -> None:
+    headings = {
+        line.strip()
+        for line in DEVELOPERS.read_text(encoding="utf-8").splitlines()
+        if line.startswith("#")
+    }
+    assert {
+        "## The online core",
+        "## Recipes",
+        "### A new policy",
+        "### A new filter",
+        "### A new trace reader",
+        "### A new report figure",
+        "### Proving decisions unchanged",
+    } <= headings
