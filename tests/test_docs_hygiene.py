@@ -4,8 +4,8 @@ item 8), and DEVELOPERS.md stays a short guide.
 The rule for ``docs/`` (DEVELOPERS.md, "Documentation", states it for authors). Outside fenced
 code blocks (examples of input and output are data, not history), a page has:
 
-1. no date (``YYYY-MM-DD``) except right after ``Measured on``, the caption that says when a
-   figure was measured (``docs/performance.md``, ``docs/live.md``);
+1. no date (``YYYY-MM-DD``) except right after ``Measured on`` on the same line, the caption
+   that says when a figure was measured (``docs/performance.md``, ``docs/live.md``);
 2. no session narrative: the words "session", "previously", "formerly", "this commit", and
    "used to" unless passive ("is used to", "are used to", "be used to");
 3. no commit id (7 to 40 hexadecimal digits, at least one a letter and one a digit) and no
