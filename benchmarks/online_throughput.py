@@ -13,7 +13,9 @@ simulator).
 Figures before and after the bucketed free-machine index and batched launches, after the
 fused finish-and-decide path (``Policy.finish_and_decide``), and after lazy attempt rows,
 active-group selection and no cyclic GC during the run (back to back: drf 36.4k -> 42.4k/s,
-tsf 34.2k -> 45.3k/s, choosy 33.3k -> 46.3k/s) are in DEVELOPERS.md ("Online policies").
+tsf 34.2k -> 45.3k/s, choosy 33.3k -> 46.3k/s) are in the git history of DEVELOPERS.md
+("Online policies"); the current figures are in ``docs/performance.md``, the later history in
+``benchmarks/HISTORY.md``.
 
 The engine's own share (branch engine-speed: a running task is its own finish event, the
 event queue a heap of float times, attempt rows placed at the launch so the final sort is
@@ -21,8 +23,8 @@ nearly free, one job record per job, ``Policy.uses_wakeups``), medians of three 
 runs against 9772264 on the shared 2-core machine (bare heap 340-495k/s): drf 48.3k ->
 52.2k/s, tsf 46.5k -> 50.0k/s, choosy 46.6k -> 53.8k/s. The issue's bar of 100,000
 placements per CPU second is not reached: the rate sits near 50k/s, an eighth of the bare
-heap loop; the engine is about a quarter of the run, the policy's offer path the rest (see
-DEVELOPERS.md for what is left).
+heap loop; the engine is about a quarter of the run, the policy's offer path the rest (what
+was left then: ``benchmarks/HISTORY.md``, "What 100,000 placements per second would take").
 
 End of 2026-11-22, with the policy side's work too (no selection while nobody waits, FAIR and
 collapsed-drf on the fused path, allocations kept only for H-DRF), medians of three quiet

@@ -23,7 +23,8 @@ Timings on the shared 2-core machine vary by 10-20% from run to run, and by half
 another process takes a core for a while; compare rounds, and read ``parallelism``.
 
 Recorded figures (2026-11-26, the 2-core machine in a quiet spell, compiled kernel; the
-table and the figures of a loaded spell are in ``docs/performance.md``, "Sweeps"):
+table is in ``docs/performance.md``, "Sweeps", the figures of a loaded spell in
+``benchmarks/HISTORY.md``):
 
 - 500 jobs: ``--jobs 1`` 23.9-24.2 s, ``--jobs 2`` 12.5-12.9 s (1.88-1.91x); a cell 7.6-7.8%
   over its simulation; the sweep 4.1-4.2% over its cells with one job, 11.0-11.6% with two.

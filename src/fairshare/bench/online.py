@@ -8,8 +8,8 @@ disturbs less than wall time; wall time is kept too); :func:`heap_loop` times a 
 push/pop loop over the same number of decisions (one push and one pop per placement, the floor
 of any heap-driven simulator), the yardstick the rate is divided by.
 
-The recorded figures (``benchmarks/online_throughput.py``, DEVELOPERS.md "Online policies")
-are for the defaults below; other sizes are not comparable with them.
+The recorded figures (``docs/performance.md``, "Online placements"; their history in
+``benchmarks/HISTORY.md``) are for the defaults below; other sizes are not comparable with them.
 
 Examples
 --------

@@ -52,7 +52,8 @@ import os
 
 # numpy's OpenBLAS starts a worker thread per core when numpy is imported, and idle workers
 # spin: 0.05 CPU s of every command's start on two cores, and more after each BLAS call
-# (DEVELOPERS.md). The commands' matrices are small: one thread unless the user sets one.
+# (docs/performance.md, "How to measure"). The commands' matrices are small: one thread
+# unless the user sets one.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from fairshare.collector import paused
