@@ -11,8 +11,7 @@ from hypothesis import strategies as st
 
 from fairshare.cluster import Cluster, Machine
 from fairshare.cluster.constraints import Constraint
-from fairshare.policies import ONLINE_POLICIES, Kill, Launch, PolicyOptions, make_policy
-from fairshare.policies import Scheduler
+from fairshare.policies import ONLINE_POLICIES, Kill, Launch, PolicyOptions, Scheduler, make_policy
 from fairshare.policies.preemption import Preemptor, fair_targets
 from fairshare.policies.protocol import Decision
 from fairshare.policies.shares import fair_shares, hierarchical_shares

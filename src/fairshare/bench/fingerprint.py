@@ -3,8 +3,8 @@
 Every online policy runs under a matrix of mechanisms (none, delay scheduling with input
 blocks, preemption, copy-compute splitting with reducers, machine events with ``until``,
 headroom, FIFO pool order, gangs, EASY backfilling, gangs preempted whole, job priorities,
-queue quotas with borrowing and lending, and their reclaim by preemption) on small generated workloads (:func:`configs`), optionally with
-small random tie-heavy workloads (:func:`random_configs`). One line per run gives the
+queue quotas with borrowing and lending, and their reclaim by preemption) on small generated
+workloads (:func:`configs`), optionally with small random tie-heavy workloads (:func:`random_configs`). One line per run gives the
 configuration, the number of task attempts and a SHA-256 of the run's attempts, job records and
 event count (:func:`fingerprint`).
 

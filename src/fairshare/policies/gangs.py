@@ -3,14 +3,14 @@
 
 A *gang* is a job whose first ``min_tasks`` tasks must start together (an MPI or
 distributed-training job; Volcano's PodGroup ``minMember``, Kueue's all-or-nothing
-admission). The scheduler (:class:`fairshare.policies.filling.Filling`) keeps a waiting gang
+admission). The placer (:class:`fairshare.policies.placer.Placer`) keeps a waiting gang
 out of the per-machine offers: it holds nothing while it waits. At every decision with news
 (room freed, a machine joined or left, a gang arrived), before the machines are offered, the
-waiting gangs are tried in the policy's order (:meth:`~fairshare.policies.ledger.Ledger.gang_rank`:
-the user's rank, then the job's), each on the free room of that moment, one consistent
+waiting gangs are tried in the policy's order
+(:meth:`~fairshare.policies.ranking.Ranking.gang_rank`: the user's rank, then the job's), each on the free room of that moment, one consistent
 snapshot: :func:`gang_plan` finds machines for all its tasks at once, or the gang is passed
 over and launches nothing. An admitted gang's tasks launch through the one launch of every
-path (:meth:`~fairshare.policies.ledger.Ledger._launch`); tasks beyond ``min_tasks`` then wait
+path (:meth:`~fairshare.policies.ledger.Ledger.start_task`); tasks beyond ``min_tasks`` then wait
 as any job's do.
 
 The rule that keeps a gang that cannot fit from blocking the others: it is passed over, so

@@ -27,7 +27,7 @@ the set of available resources has not changed"):
 - A *view* per distinct ``Y`` (one view for naive H-DRF, whose shares ignore ``Y``) holds
   every node's vector, share and demanding flag as Algorithm 3 computes them for that ``Y``.
   A leaf whose user changed (every change of a user's allocation, pending work or cap goes
-  through ``_touch``) marks its path dirty in every view; a decision recomputes only the
+  through ``Ledger.touch``) marks its path dirty in every view; a decision recomputes only the
   dirty nodes of its view, bottom-up. The root's vector is never read (the walk compares its
   children), so it is never recomputed.
 - Each internal node keeps, per view and per group (constraint class and demand, see
@@ -58,7 +58,7 @@ full recomputation):
   read its values, so they are computed when it counts in a group again.
 - A selection in which one (leaf, group) pair alone can launch on the machine returns it
   without Algorithm 3: the walk descends only into children with such a leaf.
-- A user keeps the machine for a batch of launches (``Filling._serve``) while no other leaf
+- A user keeps the machine for a batch of launches (``Placer._serve``) while no other leaf
   can launch on it; otherwise every task is selected afresh.
 - A map task's finish that is the only event at its time takes a fused path
   (``Scheduler.finish_and_decide``), and with no

@@ -2,7 +2,7 @@
 FAIR's slot allocation (Appendix A, Algorithm 2) that defines the shares it protects.
 
 Shares are measured in the policy's own unit: what one running task adds to its user's share
-(:meth:`fairshare.policies.base.Scheduler.share_per_task`: one slot for FAIR, the dominant share
+(:meth:`fairshare.policies.ranking.Ranking.share_per_task`: one slot for FAIR, the dominant share
 for DRF, the task share for TSF, ...). FAIR section 3.2 speaks of slots; the same water-filling
 on the policy's unit gives every policy a fair share (:meth:`Scheduler.preemption_shares`):
 

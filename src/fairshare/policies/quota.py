@@ -146,7 +146,7 @@ class QuotaTree:
         Parameters
         ----------
         users : sequence of UserState
-            The users, with their allocations kept (``Ledger._track``).
+            The users, with their allocations kept (``Ledger.track``).
 
         Returns
         -------
