@@ -1,12 +1,12 @@
 """Fingerprints of the simulator's decisions: every refactor and optimisation must keep them.
 
-Every online policy runs under a matrix of mechanisms (none, delay scheduling with input
-blocks, preemption, copy-compute splitting with reducers, machine events with ``until``,
-headroom, FIFO pool order, gangs, EASY backfilling, gangs preempted whole, job priorities,
-queue quotas with borrowing and lending, and their reclaim by preemption) on small generated
-workloads (:func:`configs`), optionally with small random tie-heavy workloads (:func:`random_configs`). One line per run gives the
-configuration, the number of task attempts and a SHA-256 of the run's attempts, job records and
-event count (:func:`fingerprint`).
+Every online policy runs under a matrix of mechanisms (none, delay scheduling with input blocks,
+preemption, copy-compute splitting with reducers, machine events with ``until``, headroom, FIFO
+pool order, gangs, EASY backfilling, gangs preempted whole, job priorities, queue quotas with
+borrowing and lending, and their reclaim by preemption) on small generated workloads
+(:func:`configs`), optionally with small random tie-heavy workloads (:func:`random_configs`).
+One line per run gives the configuration, the number of task attempts and a SHA-256 of the run's
+attempts, job records and event count (:func:`fingerprint`).
 
 The fingerprint hashes a canonical text of each record (floats as their exact hexadecimal
 form, numbers converted to Python types), not ``repr``, so that it does not depend on the

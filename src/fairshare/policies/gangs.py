@@ -2,16 +2,16 @@
 ``min_tasks``, section 3's ``--backfill easy``).
 
 A *gang* is a job whose first ``min_tasks`` tasks must start together (an MPI or
-distributed-training job; Volcano's PodGroup ``minMember``, Kueue's all-or-nothing
-admission). The placer (:class:`fairshare.policies.placer.Placer`) keeps a waiting gang
-out of the per-machine offers: it holds nothing while it waits. At every decision with news
-(room freed, a machine joined or left, a gang arrived), before the machines are offered, the
-waiting gangs are tried in the policy's order
-(:meth:`~fairshare.policies.ranking.Ranking.gang_rank`: the user's rank, then the job's), each on the free room of that moment, one consistent
-snapshot: :func:`gang_plan` finds machines for all its tasks at once, or the gang is passed
-over and launches nothing. An admitted gang's tasks launch through the one launch of every
-path (:meth:`~fairshare.policies.ledger.Ledger.start_task`); tasks beyond ``min_tasks`` then wait
-as any job's do.
+distributed-training job; Volcano's PodGroup ``minMember``, Kueue's all-or-nothing admission).
+The placer (:class:`fairshare.policies.placer.Placer`) keeps a waiting gang out of the
+per-machine offers: it holds nothing while it waits. At every decision with news (room freed, a
+machine joined or left, a gang arrived), before the machines are offered, the waiting gangs are
+tried in the policy's order (:meth:`~fairshare.policies.ranking.Ranking.gang_rank`: the user's
+rank, then the job's), each on the free room of that moment, one consistent snapshot:
+:func:`gang_plan` finds machines for all its tasks at once, or the gang is passed over and
+launches nothing. An admitted gang's tasks launch through the one launch of every path
+(:meth:`~fairshare.policies.ledger.Ledger.start_task`); tasks beyond ``min_tasks`` then wait as
+any job's do.
 
 The rule that keeps a gang that cannot fit from blocking the others: it is passed over, so
 the next gang in the order, and then every other job, may use the room it could not. Without
