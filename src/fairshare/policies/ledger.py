@@ -445,7 +445,7 @@ class Ledger:
                 lost += [TaskRef(side.id, "map", t) for t, at in enumerate(where) if at == mi]
         lost.sort()
         for ref in lost:
-            self.requeue(ref)
+            self.stop_task(ref, "lost")
         if self.copy_compute is not None:
             # Reducers that had copied there and wait to compute lost their data: copy again.
             for ref in self.copy_compute.forget_machine(mi):

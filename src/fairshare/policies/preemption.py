@@ -368,7 +368,7 @@ def _serve(
             if is_gang(side):
                 gangs[side.part_id] = side
             else:
-                pre.ledger.requeue(ref)
+                pre.ledger.stop_task(ref, "killed")
             state.lost_at[(owner, starved)] = now
             state.kills += 1
             if mode == QUOTA:

@@ -374,7 +374,7 @@ class Scheduler:
         task : TaskRef
             The task, running until now.
         """
-        self.ledger.release((task,), finished=True, then="offer")
+        self.ledger.stop_task(task, "finished")
 
     def finish_and_decide(self, now: float, task: TaskRef) -> list[Decision]:
         """:meth:`task_finished` then :meth:`decide` (the protocol's fused call), with a fast
