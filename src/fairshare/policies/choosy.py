@@ -94,7 +94,7 @@ class Choosy(Scheduler):
             self._r = cluster.resources.index(self.resource)
         else:
             raise PolicyError(
-                "--policy",
+                "policy",
                 f"{self.name} shares the resource '{self.resource}', which the cluster lacks "
                 f"(resources: {', '.join(cluster.resources)})",
             )
