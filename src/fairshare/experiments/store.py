@@ -117,7 +117,7 @@ class SweepDir:
 
     def __init__(self, text: str) -> None:
         if not text.strip():
-            raise SweepDirError("command line", f"--out must name a directory, got {text!r}")
+            raise SweepDirError("command line", f"must name a directory, got {text!r}")
         self.out = Path(text)
         self.cells = self.out / CELLS
         self.previous: list[str] = []
