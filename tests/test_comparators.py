@@ -121,11 +121,11 @@ def test_slowdown_model() -> None:
 
 
 def test_thrash_factor_below_one_is_refused() -> None:
-    with pytest.raises(OptionError, match="--thrash-factor"):
+    with pytest.raises(OptionError, match=r"^thrash_factor: "):
         SimOptions(thrash_factor=0.5)
-    with pytest.raises(OptionError, match="--slots"):
+    with pytest.raises(OptionError, match=r"^slots: "):
         SimOptions(slots=0)
-    with pytest.raises(OptionError, match="--max-capacity"):
+    with pytest.raises(OptionError, match=r"^max_capacity: "):
         SimOptions(max_capacity=1.5)
 
 

@@ -37,7 +37,7 @@ from strategies import mixed_cluster
 def test_unknown_policy_is_a_policy_error() -> None:
     with pytest.raises(PolicyError) as err:
         simulate(mixed_cluster(2), [], "lottery", seed=0)
-    assert err.value.where == "--policy"
+    assert err.value.where == "policy"
     assert "unknown online policy 'lottery'" in err.value.what
 
 

@@ -162,5 +162,7 @@ def test_bad_generator_reduce_parameters(reduce: dict[str, object], where: str, 
 
 def test_reference_schedulers_refuse_the_option() -> None:
     with pytest.raises(fairshare.PolicyError) as err:
-        fairshare.api.check_policy("offline-restricted", fairshare.SimOptions(reduce_slowstart=0.5))
-    assert err.value.where == "--reduce-slowstart"
+        fairshare.api.validate_policy(
+            "offline-restricted", fairshare.SimOptions(reduce_slowstart=0.5)
+        )
+    assert err.value.where == "reduce_slowstart"

@@ -1,6 +1,7 @@
 """Run options are checked once, by ``SimOptions`` when they are made (SPEC section 3's
-option values): the command line only parses their text and reports the error, naming the
-option, as one ``error:`` line with exit 2."""
+option values), naming the field at fault (``until``): the command line only parses their
+text and reports the error, naming the option's flag (``--until``), as one ``error:`` line
+with exit 2."""
 
 from __future__ import annotations
 
@@ -19,23 +20,23 @@ TWO_JOBS = str(Path(__file__).resolve().parents[1] / "examples" / "sim-two-jobs.
 @pytest.mark.parametrize(
     ("options", "where", "what"),
     [
-        ({"delay": (-1.0, 5.0)}, "--delay-scheduling",
+        ({"delay": (-1.0, 5.0)}, "delay",
          "times must be numbers of seconds from 0 to 1e+15, got (-1.0, 5.0)"),
-        ({"preemption": (5.0, float("inf"))}, "--preemption",
+        ({"preemption": (5.0, float("inf"))}, "preemption",
          "times must be numbers of seconds from 0 to 1e+15, got (5.0, inf)"),
-        ({"preemption": (5.0,)}, "--preemption", "expected two numbers of seconds, got (5.0,)"),
+        ({"preemption": (5.0,)}, "preemption", "expected two numbers of seconds, got (5.0,)"),
         ({"job_delays": {"a": (1.0, float("nan"))}}, "job_delays['a']",
          "times must be numbers of seconds from 0 to 1e+15, got (1.0, nan)"),
-        ({"until": -1.0}, "--until", "must be a number >= 0, at most 1e+15, got -1"),
-        ({"until": 2e15}, "--until", "must be a number >= 0, at most 1e+15, got 2e+15"),
-        ({"rack_slowdown": 0.0}, "--rack-slowdown", "must be a number > 0, at most 1e+06, got 0"),
-        ({"off_rack_slowdown": float("nan")}, "--off-rack-slowdown",
+        ({"until": -1.0}, "until", "must be a number >= 0, at most 1e+15, got -1"),
+        ({"until": 2e15}, "until", "must be a number >= 0, at most 1e+15, got 2e+15"),
+        ({"rack_slowdown": 0.0}, "rack_slowdown", "must be a number > 0, at most 1e+06, got 0"),
+        ({"off_rack_slowdown": float("nan")}, "off_rack_slowdown",
          "must be a number > 0, at most 1e+06, got nan"),
-        ({"pool_order": "lifo"}, "--pool-order", "expected fair or fifo, got 'lifo'"),
-        ({"reduce_slowstart": -0.5}, "--reduce-slowstart",
+        ({"pool_order": "lifo"}, "pool_order", "expected fair or fifo, got 'lifo'"),
+        ({"reduce_slowstart": -0.5}, "reduce_slowstart",
          "must be a fraction in [0, 1], got -0.5"),
         ({"copy_compute_splitting": True, "max_reducers": 2, "max_computing": 3},
-         "--copy-compute-splitting",
+         "max_computing",
          "max_computing and max_reducers must satisfy 1 <= max_computing <= max_reducers, "
          "got 3 and 2"),
     ],

@@ -8,7 +8,9 @@ The Python API (:mod:`fairshare.api`) is exported here: :func:`load_scenario` an
 :func:`parse_scenario` read a scenario, :func:`solve` computes its exact fair allocation,
 :func:`simulate` and :func:`compare` replay jobs under online policies, :func:`check` searches
 for a violation of a fairness property. The names are loaded on first use, so ``import
-fairshare`` does not pay for the simulator, polars or HiGHS until they are needed.
+fairshare`` does not pay for the simulator, polars or HiGHS until they are needed. Every error
+they raise about their input is a :class:`FairshareError` (``except fairshare.FairshareError``
+catches them all).
 
 Examples
 --------
@@ -53,6 +55,7 @@ if TYPE_CHECKING:
         Allocation,
         CheckResult,
         Comparison,
+        FairshareError,
         InvalidRequest,
         PolicyError,
         Run,
@@ -61,9 +64,8 @@ if TYPE_CHECKING:
         SimOptions,
         Solution,
         SolverFailure,
+        UnknownPolicy,
         check,
-        check_comparison,
-        check_policy,
         compare,
         load_scenario,
         parse_scenario,
@@ -71,6 +73,8 @@ if TYPE_CHECKING:
         simulate,
         solve,
         unrunnable_jobs,
+        validate_comparison,
+        validate_policy,
         workload_of,
     )
 
@@ -81,6 +85,7 @@ __all__ = [
     "Allocation",
     "CheckResult",
     "Comparison",
+    "FairshareError",
     "InvalidRequest",
     "PolicyError",
     "Run",
@@ -89,10 +94,9 @@ __all__ = [
     "SimOptions",
     "Solution",
     "SolverFailure",
+    "UnknownPolicy",
     "__version__",
     "check",
-    "check_comparison",
-    "check_policy",
     "compare",
     "load_scenario",
     "parse_scenario",
@@ -100,13 +104,21 @@ __all__ = [
     "simulate",
     "solve",
     "unrunnable_jobs",
+    "validate_comparison",
+    "validate_policy",
     "workload_of",
 ]
 
 
+_ERRORS = frozenset({"FairshareError", "PolicyError", "UnknownPolicy"})
+"""The names :mod:`fairshare.errors` defines: loaded from there, so that an ``except
+fairshare.FairshareError`` does not import the whole API (the simulator, polars)."""
+
+
 def __getattr__(name: str) -> Any:
     if name in __all__:
-        value = getattr(importlib.import_module("fairshare.api"), name)
+        home = "fairshare.errors" if name in _ERRORS else "fairshare.api"
+        value = getattr(importlib.import_module(home), name)
         globals()[name] = value
         return value
     raise AttributeError(f"module 'fairshare' has no attribute {name!r}")

@@ -7,10 +7,13 @@ over these functions: ``fairshare solve`` is :func:`solve`, ``fairshare simulate
 followed by :meth:`Comparison.write`, and ``fairshare check`` is :func:`check`.
 
 Errors are exceptions that name the input, the field and what is allowed (the command line
-prints them as SPEC section 4's one ``error:`` line): :class:`ScenarioError` for a scenario
-or trace that breaks the format, :class:`PolicyError` for a request a policy or the
-simulator cannot serve, :class:`InvalidRequest` and :class:`SolverFailure` from the offline
-solvers.
+prints them as SPEC section 4's one ``error:`` line, with its flags, ``--until``, where the
+library names a parameter or a :class:`SimOptions` field, ``until``). Every one is a
+:class:`FairshareError`: catch it to catch them all. :class:`ScenarioError` is a scenario or
+trace that breaks the format, :class:`PolicyError` a request a policy or the simulator
+cannot serve (:class:`UnknownPolicy`, a subclass, an unknown policy, from :func:`solve`,
+:func:`simulate`, :func:`compare` and :func:`check` alike), :class:`InvalidRequest` and
+:class:`SolverFailure` come from the offline solvers.
 
 Examples
 --------
@@ -41,6 +44,7 @@ import numpy as np
 from fairshare._api_results import Comparison, Run, Solution
 from fairshare.allocation import Allocation
 from fairshare.cluster import Machine
+from fairshare.errors import FairshareError, UnknownPolicy
 from fairshare.policies import ONLINE_POLICIES, PolicyError
 from fairshare.sim.engine import JobEvent, MachineEvent, SimOptions
 from fairshare.sim.engine import simulate as simulate_jobs
@@ -79,6 +83,7 @@ __all__ = [
     "Allocation",
     "CheckResult",
     "Comparison",
+    "FairshareError",
     "InvalidRequest",
     "PolicyError",
     "Run",
@@ -87,9 +92,8 @@ __all__ = [
     "SimOptions",
     "Solution",
     "SolverFailure",
+    "UnknownPolicy",
     "check",
-    "check_comparison",
-    "check_policy",
     "compare",
     "load_scenario",
     "parse_scenario",
@@ -97,6 +101,8 @@ __all__ = [
     "simulate",
     "solve",
     "unrunnable_jobs",
+    "validate_comparison",
+    "validate_policy",
     "workload_of",
 ]
 
@@ -132,8 +138,10 @@ def solve(scenario: ScenarioLike, policy: str, *, integral: bool = False) -> Sol
     ------
     ScenarioError
         The file breaks the scenario format.
-    UnknownPolicy, InvalidRequest, SolverFailure
-        Unknown policy, a request the policy cannot serve, a solver that gave up.
+    UnknownPolicy
+        ``policy`` is not a solver policy (a :class:`PolicyError`).
+    InvalidRequest, SolverFailure
+        A request the policy cannot serve, a solver that gave up.
 
     Examples
     --------
@@ -273,6 +281,14 @@ def simulate(
     -------
     Run
 
+    Raises
+    ------
+    ScenarioError
+        The scenario or trace breaks its format.
+    PolicyError
+        An unknown policy (:class:`UnknownPolicy`), options it does not combine with
+        (naming the :class:`SimOptions` field), or a run the simulator cannot make.
+
     Examples
     --------
     Two jobs of four one-slot tasks of 10 s on a machine with four slots:
@@ -292,17 +308,20 @@ def simulate(
     [10.0, 19.0]
     """
     loaded = _scenario(scenario)
-    check_policy(policy, options)
+    validate_policy(policy, options)
     workload = workload_of(loaded, seed=seed, trace=trace)
     return replay(loaded, workload, policy, seed=seed, options=options)
 
 
-def check_policy(name: str, options: SimOptions | None = None, where: str = "policy") -> None:
-    """Raise :class:`PolicyError` at ``where`` unless ``name`` is an online policy or a
-    reference scheduler (Choosy section 7) that combines with ``options``: the reference
-    schedulers place tasks by the exact offline allocation, so they take no delay scheduling,
+def validate_policy(name: str, options: SimOptions | None = None, where: str = "policy") -> None:
+    """Raise :class:`PolicyError` unless ``name`` is an online policy or a reference
+    scheduler (Choosy section 7) that combines with ``options``: the reference schedulers
+    place tasks by the exact offline allocation, so they take no delay scheduling,
     preemption, copy-compute splitting, headroom, backfilling or reducer slow-start (their
     reducers run after the last map; a job's own ``reduce.slowstart`` is not read either).
+
+    What :func:`simulate`, :func:`replay` and :func:`compare` check before they run; a caller
+    that gathers runs to make later (a sweep's grid) checks each policy with it first.
 
     Parameters
     ----------
@@ -311,52 +330,61 @@ def check_policy(name: str, options: SimOptions | None = None, where: str = "pol
     options : SimOptions, optional
         The run's options.
     where : str
-        The field or option the error names.
+        The parameter or field an unknown name is reported at (``policy``; a grid's
+        ``policies[2]``).
 
     Raises
     ------
+    UnknownPolicy
+        An unknown name, at ``where``.
     PolicyError
-        An unknown name, or a reference scheduler with an option it does not take.
+        A reference scheduler with an option it does not take, at that option's
+        :class:`SimOptions` field (``headroom``).
 
     Examples
     --------
     >>> from fairshare import api
-    >>> api.check_policy("drf")
-    >>> api.check_policy("offline-restricted", api.SimOptions(headroom=True))
+    >>> api.validate_policy("drf")
+    >>> api.validate_policy("offline-restricted", api.SimOptions(headroom=True))
     ... # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    fairshare.policies.protocol.PolicyError: --headroom: does not combine with the ...
+    fairshare.errors.PolicyError: headroom: does not combine with the reference scheduler ...
+    >>> api.validate_policy("lottery")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    fairshare.errors.UnknownPolicy: policy: unknown policy 'lottery'; allowed: fifo, ...
     """
     from fairshare.sim.reference import REFERENCE_POLICIES  # noqa: PLC0415
 
     if name not in ONLINE_POLICIES and name not in REFERENCE_POLICIES:
-        raise PolicyError(
+        raise UnknownPolicy(
             where,
             f"unknown policy {name!r}; allowed: {', '.join(ONLINE_POLICIES)} "
             f"(reference schedulers: {', '.join(REFERENCE_POLICIES)})",
         )
     if name not in REFERENCE_POLICIES or options is None:
         return
-    for given, flag in (
-        (options.delay is not None, "--delay-scheduling"),
-        (options.preemption is not None, "--preemption"),
-        (options.copy_compute_splitting, "--copy-compute-splitting"),
-        (options.headroom, "--headroom"),
-        (options.reduce_slowstart is not None, "--reduce-slowstart"),
-        (options.backfill is not None, "--backfill"),
+    for given, field in (
+        (options.delay is not None, "delay"),
+        (options.preemption is not None, "preemption"),
+        (options.copy_compute_splitting, "copy_compute_splitting"),
+        (options.headroom, "headroom"),
+        (options.reduce_slowstart is not None, "reduce_slowstart"),
+        (options.backfill is not None, "backfill"),
     ):
         if given:
             raise PolicyError(
-                flag,
+                field,
                 f"does not combine with the reference scheduler {name!r}, which places "
                 "tasks by the exact offline allocation",
             )
 
 
-def check_comparison(policies: Sequence[str], reference: str | None = None) -> None:
+def validate_comparison(policies: Sequence[str], reference: str | None = None) -> None:
     """Raise :class:`PolicyError` unless ``policies`` is a non-empty list without repeats
-    and ``reference`` (if given) is one of them.
+    and ``reference`` (if given) is one of them: what :func:`compare` checks first (each
+    policy is then checked by :func:`validate_policy`).
 
     Parameters
     ----------
@@ -368,7 +396,17 @@ def check_comparison(policies: Sequence[str], reference: str | None = None) -> N
     Raises
     ------
     PolicyError
-        An empty list or name, a name listed twice, or a reference not among them.
+        An empty list or name, a name listed twice (at ``policies``), or a reference not
+        among them (at ``reference``).
+
+    Examples
+    --------
+    >>> from fairshare import api
+    >>> api.validate_comparison(["fifo", "fair"], reference="fair")
+    >>> api.validate_comparison(["fifo", "fifo"])
+    Traceback (most recent call last):
+    ...
+    fairshare.errors.PolicyError: policies: policy 'fifo' is listed twice
     """
     names = list(policies)
     if not names or any(not name for name in names):
@@ -417,11 +455,11 @@ def replay(
     Raises
     ------
     PolicyError
-        An unknown policy, or options it does not combine with.
+        An unknown policy (:class:`UnknownPolicy`), or options it does not combine with.
     """
     from fairshare.sim.reference import REFERENCE_POLICIES, make_reference  # noqa: PLC0415
 
-    check_policy(policy, options)
+    validate_policy(policy, options)
     scheduler = (
         make_reference(policy, workload.cluster, users=scenario.users, queues=scenario.queues)
         if policy in REFERENCE_POLICIES
@@ -549,8 +587,8 @@ def compare(
     ScenarioError
         The scenario or trace breaks its format.
     PolicyError
-        An empty or repeated list, an unknown policy, a reference not compared, or options
-        a policy does not combine with.
+        An empty or repeated list, an unknown policy (:class:`UnknownPolicy`), a reference
+        not compared, or options a policy does not combine with.
 
     Examples
     --------
@@ -568,9 +606,9 @@ def compare(
     ['fifo', 'fair']
     """
     names = list(policies)
-    check_comparison(names, reference)
+    validate_comparison(names, reference)
     for name in names:
-        check_policy(name, options)
+        validate_policy(name, options, "policies")
     loaded = _scenario(scenario)
     runs = []
     for name in names:

@@ -266,7 +266,7 @@ class LiveDriver:
             # The slot scheduler places tasks that do not fit: a real cluster refuses them,
             # and only the simulator models what over-commit costs.
             raise PolicyError(
-                "--policy",
+                "policy",
                 f"'{policy.name}' over-commits machines, which only the simulator models; "
                 "it does not run live",
             )

@@ -30,6 +30,7 @@ import gc
 import io
 import json
 import os
+import re
 import sys
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
@@ -39,6 +40,7 @@ import typer
 
 from fairshare.cli import coercion
 from fairshare.collector import paused
+from fairshare.errors import FairshareError, UnknownPolicy
 
 if TYPE_CHECKING:
     from typer._click import Command as _ClickCommand
@@ -65,7 +67,7 @@ app = _application()
 command group is registered under an explicit name (:func:`command_tree` relies on it)."""
 
 
-class InputError(Exception):
+class InputError(FairshareError):
     """Wrong input detected by the command layer: reported as ``error: FILE: WHERE: WHAT``.
 
     Parameters
@@ -80,6 +82,81 @@ class InputError(Exception):
 
     def __init__(self, file: str, where: str, what: str) -> None:
         super().__init__(f"error: {file}: {where}: {what}")
+
+
+FLAGS: dict[str, str] = {
+    "policy": "--policy",
+    "policies": "--policies",
+    "reference": "--reference",
+    "trace": "--trace",
+    "delay": "--delay-scheduling",
+    "preemption": "--preemption",
+    "pool_order": "--pool-order",
+    "headroom": "--headroom",
+    "rack_slowdown": "--rack-slowdown",
+    "off_rack_slowdown": "--off-rack-slowdown",
+    "until": "--until",
+    "copy_compute_splitting": "--copy-compute-splitting",
+    "reduce_slowstart": "--reduce-slowstart",
+    "load_scale": "--load-scale",
+    "time_scale": "--time-scale",
+    "slots": "--slots",
+    "thrash_factor": "--thrash-factor",
+    "max_capacity": "--max-capacity",
+    "backfill": "--backfill",
+    "executor": "--executor",
+    "ray_address": "--ray",
+}
+"""The command line's flag for each field or parameter a library error names
+(:class:`~fairshare.sim.options.SimOptions`' fields, the API's parameters): the library says
+``until``, the command line ``--until`` (SPEC section 4's ``error: FILE: WHERE: WHAT``)."""
+
+
+def flag(where: str) -> str:
+    """A library error's WHERE as the command line spells it: an option's flag for a field
+    of :data:`FLAGS`, anything else (a scenario's field path, a job) as it is.
+
+    Parameters
+    ----------
+    where : str
+        The field or parameter a library error names.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> flag("until"), flag("delay"), flag("jobs[3].name")
+    ('--until', '--delay-scheduling', 'jobs[3].name')
+    """
+    return FLAGS.get(where, where)
+
+
+def flags_in(what: str) -> str:
+    """A library error's WHAT with the options it mentions as the command line spells them.
+
+    Only the fields whose names hold an underscore are replaced (``copy_compute_splitting``
+    is a field wherever it appears; ``until`` or ``slots`` may be plain words of a sentence).
+
+    Parameters
+    ----------
+    what : str
+        What a library error says is wrong.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> flags_in("EASY backfilling does not combine with copy_compute_splitting")
+    'EASY backfilling does not combine with --copy-compute-splitting'
+    """
+    for field, option in FLAGS.items():
+        if "_" in field and field in what:
+            what = re.sub(rf"\b{field}\b", option, what)
+    return what
 
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON document")]
@@ -265,10 +342,7 @@ def stdout_kept_for_output() -> Iterator[None]:
             os.close(saved)
 
 
-_LIBRARY_INPUT_ERRORS = (
-    ("fairshare.workload.loader", "ScenarioError"),
-    ("fairshare.solvers.registry", "UnknownPolicy"),
-)
+_LIBRARY_INPUT_ERRORS = (("fairshare.workload.loader", "ScenarioError"),)
 """The library's exceptions that are input errors, by module: looked up only among the
 modules a command loaded (:func:`_input_errors`)."""
 
@@ -276,8 +350,9 @@ modules a command loaded (:func:`_input_errors`)."""
 def _input_errors() -> tuple[type[Exception], ...]:
     """The exception types reported as input errors. A module the command never imported
     cannot have raised its error, and importing it here would make every command pay for it
-    (the solvers load HiGHS and SciPy; a ``simulate`` needs neither)."""
-    errors: list[type[Exception]] = [InputError]
+    (the solvers load HiGHS and SciPy; a ``simulate`` needs neither). :class:`UnknownPolicy`
+    is in :mod:`fairshare.errors`, which this module loads anyway."""
+    errors: list[type[Exception]] = [InputError, UnknownPolicy]
     for module, name in _LIBRARY_INPUT_ERRORS:
         loaded = sys.modules.get(module)
         if loaded is not None:
@@ -374,5 +449,7 @@ def _run(argv: list[str] | None) -> NoReturn:
     except Exception as err:
         if not isinstance(err, _input_errors()):
             raise
+        if isinstance(err, UnknownPolicy):
+            fail(f"error: command line: {flag(err.where)}: {err.what}")
         fail(str(err) if str(err).startswith("error:") else f"error: {err}")
     raise SystemExit(code if isinstance(code, int) else 0)

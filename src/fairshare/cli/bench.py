@@ -13,7 +13,17 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from fairshare.cli.app import InputError, JsonOption, app, dump_json, fmt, parse_names, pct
+from fairshare.cli.app import (
+    InputError,
+    JsonOption,
+    app,
+    dump_json,
+    flag,
+    flags_in,
+    fmt,
+    parse_names,
+    pct,
+)
 
 if TYPE_CHECKING:
     from rich.progress import Progress
@@ -132,7 +142,7 @@ def bench_online_command(
                 try:
                     runs[i].append(online.run_policy(cluster, job_list, name, options))
                 except PolicyError as err:
-                    raise InputError("command line", err.where, err.what) from None
+                    raise InputError("command line", flag(err.where), flags_in(err.what)) from None
         figures = [online.figures_of(done) for done in runs]
         progress.update(step, advance=1)
     plain = {

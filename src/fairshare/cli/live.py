@@ -17,7 +17,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from fairshare.cli.app import InputError, JsonOption, app, dump_json
+from fairshare.cli.app import InputError, JsonOption, app, dump_json, flag, flags_in
 from fairshare.cli.runs import BackfillOption
 
 if TYPE_CHECKING:
@@ -313,10 +313,10 @@ def serve_command(
 
     source = str(scenario_path)
     try:
-        # Any text: SimOptions accepts easy, and names --backfill otherwise.
+        # Any text: SimOptions accepts easy, and names backfill otherwise.
         options = SimOptions(backfill=cast("Literal['easy'] | None", backfill)).policy_options()
     except OptionError as err:
-        raise InputError(source, err.where, err.what) from None
+        raise InputError(source, flag(err.where), flags_in(err.what)) from None
     if policy not in ONLINE_POLICIES:
         raise InputError(
             source,

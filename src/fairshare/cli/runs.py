@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Literal, cast
 import typer
 from rich.console import Console
 
-from fairshare.cli.app import InputError
+from fairshare.cli.app import InputError, flag, flags_in
 from fairshare.workload.loader import load_scenario
 from fairshare.workload.model import Job, Scenario
 
@@ -217,12 +217,12 @@ def run_settings(
     from fairshare.sim.options import OptionError, SimOptions  # noqa: PLC0415
 
     source = str(scenario_path)
-    pairs = {"--delay-scheduling": delay, "--preemption": preemption}
+    pairs = {"delay": delay, "preemption": preemption}
     try:
         options = SimOptions(
             delay=_pair(delay, "--delay-scheduling", source, "5,10"),
             preemption=_pair(preemption, "--preemption", source, "30,60"),
-            # Any text: SimOptions accepts fair or fifo, and names --pool-order otherwise.
+            # Any text: SimOptions accepts fair or fifo, and names pool_order otherwise.
             pool_order=cast("Literal['fair', 'fifo']", pool_order),
             rack_slowdown=rack_slowdown,
             off_rack_slowdown=off_rack_slowdown,
@@ -235,14 +235,15 @@ def run_settings(
             slots=slots,
             thrash_factor=thrash_factor,
             max_capacity=max_capacity,
-            # Any text: SimOptions accepts easy, and names --backfill otherwise.
+            # Any text: SimOptions accepts easy, and names backfill otherwise.
             backfill=cast("Literal['easy'] | None", backfill),
         )
     except OptionError as err:
-        # A pair is shown as it was typed, not as the numbers read from it.
+        # A pair is shown as it was typed, not as the numbers read from it; the library names
+        # the SimOptions field at fault, the command line its flag.
         text = pairs.get(err.where)
         what = err.what if text is None else f"{err.rule}, got {text!r}"
-        raise InputError(source, err.where, what) from None
+        raise InputError(source, flag(err.where), flags_in(what)) from None
     parsed_trace = machines_from = None
     if trace is not None:
         # The trace readers are loaded by a run that replays a trace, not by the others.
@@ -251,7 +252,7 @@ def run_settings(
             parse_trace_argument,
         )
 
-        parsed_trace = parse_trace_argument(trace)
+        parsed_trace = parse_trace_argument(trace, "--trace")
         # SPEC section 3: a trace that lists machines gives them unless the scenario has them
         machines_from = machines_from_trace(*parsed_trace, source)
     scenario = load_scenario(scenario_path, machines_from)
@@ -317,28 +318,28 @@ def warn(lines: list[str]) -> None:
         console.print(line, markup=False)
 
 
-def check_policy(name: str, settings: RunSettings, option: str = "--policy") -> None:
-    """:func:`fairshare.api.check_policy`, its error naming ``option`` (or the option that
-    does not combine with the policy)."""
-    from fairshare.api import check_policy as check  # noqa: PLC0415
+def validate_policy(name: str, settings: RunSettings, parameter: str = "policy") -> None:
+    """:func:`fairshare.api.validate_policy`, its error naming the flag of ``parameter``
+    (``--policy``, ``--policies``) or of the option that does not combine with the policy."""
+    from fairshare.api import validate_policy as validate  # noqa: PLC0415
     from fairshare.policies import PolicyError  # noqa: PLC0415
 
     try:
-        check(name, settings.options, option)
+        validate(name, settings.options, parameter)
     except PolicyError as err:
-        raise InputError(settings.source, err.where, err.what) from None
+        raise InputError(settings.source, flag(err.where), flags_in(err.what)) from None
 
 
-def check_comparison(names: list[str], reference: str | None, settings: RunSettings) -> None:
-    """:func:`fairshare.api.check_comparison`, its error naming ``--policies`` or
+def validate_comparison(names: list[str], reference: str | None, settings: RunSettings) -> None:
+    """:func:`fairshare.api.validate_comparison`, its error naming ``--policies`` or
     ``--reference``."""
-    from fairshare.api import check_comparison as check  # noqa: PLC0415
+    from fairshare.api import validate_comparison as validate  # noqa: PLC0415
     from fairshare.policies import PolicyError  # noqa: PLC0415
 
     try:
-        check(names, reference)
+        validate(names, reference)
     except PolicyError as err:
-        raise InputError(settings.source, f"--{err.where}", err.what) from None
+        raise InputError(settings.source, flag(err.where), flags_in(err.what)) from None
 
 
 class _Progress:
@@ -413,7 +414,7 @@ def run_policy(settings: RunSettings, policy_name: str) -> RunLog:
             jobs=progress.wrap(workload.jobs),
         )
     except PolicyError as err:  # includes SimulationError
-        raise InputError(settings.source, err.where, err.what) from None
+        raise InputError(settings.source, flag(err.where), flags_in(err.what)) from None
     finally:
         progress.close()
     return run.log

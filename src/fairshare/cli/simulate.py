@@ -36,12 +36,12 @@ from fairshare.cli.runs import (
     TimeScaleOption,
     TraceOption,
     UntilOption,
-    check_comparison,
-    check_policy,
     output_dir,
     run_policy,
     run_settings,
     unrunnable_warnings,
+    validate_comparison,
+    validate_policy,
     warn,
     warn_stranded,
 )
@@ -136,7 +136,7 @@ def simulate_command(
         max_capacity=max_capacity,
         backfill=backfill,
     )
-    check_policy(policy, settings)
+    validate_policy(policy, settings)
     with output_dir(out, "simulate", list(RUN_FILES), force) as target:
         warnings, unrunnable = unrunnable_warnings(settings)
         log = run_policy(settings, policy)
@@ -225,8 +225,8 @@ def compare_command(
             settings.source, "--policies", f"expected a comma-separated list, got {policies!r}"
         )
     for name in names:
-        check_policy(name, settings, "--policies")
-    check_comparison(names, reference, settings)
+        validate_policy(name, settings, "policies")
+    validate_comparison(names, reference, settings)
     files = [*COMPARE_FILES, *(f"{name}/{file}" for name in names for file in RUN_FILES)]
     with output_dir(out, "compare", files, force) as target:
         warnings, unrunnable = unrunnable_warnings(settings)

@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from fairshare.cli.app import InputError, app
+from fairshare.cli.app import InputError, app, flag, flags_in
 
 # The solvers (HiGHS, SciPy) are imported by the commands that use them, so that `fairshare
 # simulate` does not load them.
@@ -97,7 +97,7 @@ def solve_command(
     try:
         allocation = solve(scenario, policy, integral=integral)
     except InvalidRequest as err:
-        raise InputError(source, err.where, err.what) from None
+        raise InputError(source, flag(err.where), flags_in(err.what)) from None
     except SolverFailure as err:
         raise InputError(source, f"policy {policy}", f"the solver failed: {err}") from None
     err_console = Console(markup=False, stderr=True, highlight=False, soft_wrap=True)

@@ -26,7 +26,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from fairshare.cli.app import InputError, app
+from fairshare.cli.app import InputError, app, flag, flags_in
 from fairshare.cli.runs import OutOption
 
 # Imported by the command, so that other commands do not load the experiments (polars).
@@ -225,7 +225,7 @@ def sweep_command(
     except SweepDirError as err:
         raise InputError(err.file, "--out", err.what) from None
     except ExecutorError as err:
-        raise InputError("command line", err.where, err.what) from None
+        raise InputError("command line", flag(err.where), flags_in(err.what)) from None
     except (KeyboardInterrupt, _Interrupted) as err:
         progress.close()
         signum = err.signum if isinstance(err, _Interrupted) else signal.SIGINT

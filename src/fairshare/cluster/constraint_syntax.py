@@ -36,6 +36,7 @@ from fairshare.cluster.constraint_tree import (
     Scalar,
     Truth,
 )
+from fairshare.errors import FairshareError
 
 __all__ = [
     "MAX_DEPTH",
@@ -69,7 +70,7 @@ _ALLOWED = (
 )
 
 
-class ConstraintSyntaxError(ValueError):
+class ConstraintSyntaxError(FairshareError, ValueError):
     """A constraint that is not in the language (SPEC section 1).
 
     ``str(error)`` is the one-line ``message`` (what is wrong and what is allowed); callers

@@ -40,6 +40,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from types import TracebackType
 from typing import Any
 
+from fairshare.errors import FairshareError
 from fairshare.experiments import cells as cells_module
 from fairshare.experiments.cells import Cell, CellFailure, attempt
 
@@ -49,14 +50,15 @@ Outcome = dict[str, object] | CellFailure
 """A cell's row, or the input problem its run found."""
 
 
-class ExecutorError(Exception):
+class ExecutorError(FairshareError):
     """The executor cannot start: Ray is not installed, or no cluster answers at the
     address. The command line reports ``error: command line: WHERE: WHAT`` (exit 2).
 
     Parameters
     ----------
     where : str
-        The option at fault (``--executor``, ``--ray``).
+        The parameter of :func:`~fairshare.experiments.run_sweep` at fault (``executor``,
+        ``ray_address``; the command line shows ``--executor``, ``--ray``).
     what : str
         What is wrong and what to do.
     """
@@ -179,9 +181,9 @@ def _check_answers(address: str) -> None:
     reason = unanswered(address)
     if reason is not None:
         raise ExecutorError(
-            "--ray",
+            "ray_address",
             f"no Ray cluster answers at {address} ({reason}); start one with "
-            "`ray start --head`, or leave --ray out for a local Ray instance",
+            "`ray start --head`, or leave ray_address out for a local Ray instance",
         )
 
 
@@ -198,7 +200,7 @@ class RayCells(CellExecutor):
             import ray  # noqa: PLC0415
         except ImportError:
             raise ExecutorError(
-                "--executor", "ray needs the [ray] extra: pip install 'fairshare[ray]'"
+                "executor", "ray needs the [ray] extra: pip install 'fairshare[ray]'"
             ) from None
 
         # Any: mypy must pass with and without Ray installed.
@@ -224,7 +226,7 @@ class RayCells(CellExecutor):
                 first = str(err).strip().splitlines()[0] if str(err).strip() else ""
                 where = f"the cluster at {address}" if address else "a local Ray instance"
                 raise ExecutorError(
-                    "--ray", f"cannot start or reach {where} ({type(err).__name__}: {first})"
+                    "ray_address", f"cannot start or reach {where} ({type(err).__name__}: {first})"
                 ) from None
             finally:
                 for signum, handler in handlers.items():

@@ -61,7 +61,7 @@ import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from fairshare.api import SimOptions, check_policy, workload_of
+from fairshare.api import SimOptions, validate_policy, workload_of
 from fairshare.experiments.cells import ScenarioInput
 from fairshare.experiments.grid_model import (
     GRID_FIELDS,
@@ -282,7 +282,7 @@ def _policies(data: Mapping[object, object], source: str) -> tuple[str, ...]:
         if not isinstance(name, str):
             raise GridError(source, where, f"must be a policy name, {got(name)}")
         try:
-            check_policy(name, None, where)
+            validate_policy(name, None, where)
         except PolicyError as err:
             raise GridError(source, where, err.what) from None
         if name in names:
@@ -368,7 +368,7 @@ def _options(
                 )
             for i, policy in enumerate(policies):
                 try:
-                    check_policy(policy, SimOptions(**fields), f"{where}[{j}]")  # type: ignore[arg-type]
+                    validate_policy(policy, SimOptions(**fields), f"{where}[{j}]")  # type: ignore[arg-type]
                 except PolicyError as err:
                     raise GridError(
                         source,

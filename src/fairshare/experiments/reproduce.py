@@ -42,6 +42,7 @@ from pathlib import Path
 
 import polars as pl
 
+from fairshare.errors import FairshareError
 from fairshare.experiments.aggregate import headline, settings
 from fairshare.experiments.cells import Cell, CellFailure
 from fairshare.experiments.executors import make_executor
@@ -71,7 +72,7 @@ SWEEP = "sweep"
 _OWN = {RESULT, FIGURE, SWEEP}
 
 
-class TargetUnavailable(Exception):
+class TargetUnavailable(FairshareError):
     """A target the model cannot express yet: ``error: command line: TARGET: needs ...``
     (exit 2), never a made-up result."""
 

@@ -48,6 +48,7 @@ from typing import BinaryIO
 import polars as pl
 
 from fairshare import __version__
+from fairshare.errors import FairshareError
 from fairshare.report.outdir import MARKER, STAGING_PREFIX
 
 __all__ = ["CELLS", "COMMAND", "REPORT", "RESULTS", "SweepDir", "SweepDirError"]
@@ -63,7 +64,7 @@ REPORT = "sweep.html"
 _MARKER_LIMIT = 1 << 20
 
 
-class SweepDirError(Exception):
+class SweepDirError(FairshareError):
     """DIR cannot hold the sweep, or a file cannot be written there: ``error: FILE: --out:
     WHAT`` with exit code 2 (the user must fix it).
 
@@ -116,7 +117,7 @@ class SweepDir:
 
     def __init__(self, text: str) -> None:
         if not text.strip():
-            raise SweepDirError("command line", f"--out must name a directory, got {text!r}")
+            raise SweepDirError("command line", f"must name a directory, got {text!r}")
         self.out = Path(text)
         self.cells = self.out / CELLS
         self.previous: list[str] = []

@@ -2,7 +2,7 @@
 and shrink them to minimal counterexamples (SPEC section 5)."""
 
 from fairshare.fairness.outcomes import Inconclusive
-from fairshare.fairness.properties import PROPERTIES
+from fairshare.fairness.properties import PROPERTIES, UnknownProperty
 from fairshare.fairness.protocol import FairnessProperty, Violation
 from fairshare.fairness.search import CheckResult, Counterexample, check
 
@@ -12,6 +12,7 @@ __all__ = [
     "Counterexample",
     "FairnessProperty",
     "Inconclusive",
+    "UnknownProperty",
     "Violation",
     "check",
 ]

@@ -24,6 +24,7 @@ import numpy as np
 
 from fairshare.allocation import Allocation
 from fairshare.cluster import BoolArray, FloatArray
+from fairshare.errors import FairshareError
 from fairshare.fairness.scenarios import Document, domain_of
 from fairshare.solvers import solve
 from fairshare.workload.hierarchy import build_hierarchy
@@ -36,7 +37,7 @@ _CACHE_LIMIT = 50_000
 _cache: dict[tuple[str, str], tuple[Scenario, Allocation]] = {}
 
 
-class Inconclusive(Exception):
+class Inconclusive(FairshareError):
     """A trial that cannot be decided: one of the linear programs a property solves to judge
     an allocation failed (infeasible by rounding, or numerical trouble). It is neither a
     violation nor evidence that the property holds; the search counts it apart."""

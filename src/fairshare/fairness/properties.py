@@ -58,6 +58,7 @@ Examples
 
 from __future__ import annotations
 
+from fairshare.errors import FairshareError
 from fairshare.fairness.efficiency import EnvyFreeness, ParetoEfficiency
 from fairshare.fairness.gangs import GangProgress
 from fairshare.fairness.monotonicity import PopulationMonotonicity
@@ -82,3 +83,62 @@ _ALL: tuple[FairnessProperty, ...] = (
 )
 PROPERTIES: dict[str, FairnessProperty] = {p.name: p for p in _ALL}
 """Every property by name, in the order ``fairshare check --all`` lists them."""
+
+
+class UnknownProperty(FairshareError, KeyError):
+    """A property name that is not in :data:`PROPERTIES` (what :func:`~fairshare.check`
+    raises for it). Also a ``KeyError``, as the lookup raised before.
+
+    Parameters
+    ----------
+    where : str
+        The parameter at fault (``property_name``).
+    what : str
+        What is wrong, listing the allowed names.
+
+    Examples
+    --------
+    >>> error = property_named("fairness")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    fairshare.fairness.properties.UnknownProperty: property_name: unknown property 'fairness'; ...
+    """
+
+    def __init__(self, where: str, what: str) -> None:
+        super().__init__(f"{where}: {what}")
+        self.where = where
+        self.what = what
+
+    def __str__(self) -> str:
+        # KeyError's own shows its argument quoted, as a key; this is a sentence.
+        return f"{self.where}: {self.what}"
+
+
+def property_named(name: str) -> FairnessProperty:
+    """The property of :data:`PROPERTIES` named ``name``.
+
+    Parameters
+    ----------
+    name : str
+        A property's name (``sharing-incentive``, ...).
+
+    Returns
+    -------
+    FairnessProperty
+
+    Raises
+    ------
+    UnknownProperty
+        ``name`` is not a property; the message lists the allowed names.
+
+    Examples
+    --------
+    >>> property_named("envy-freeness").name
+    'envy-freeness'
+    """
+    try:
+        return PROPERTIES[name]
+    except KeyError:
+        raise UnknownProperty(
+            "property_name", f"unknown property {name!r}; allowed: {', '.join(PROPERTIES)}"
+        ) from None

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from fairshare.policies import ONLINE_POLICIES
-from fairshare.solvers import SOLVER_POLICIES
+from fairshare.solvers.registry import solver_policy
 
 Document = dict[str, Any]
 """A scenario document as SPEC section 1 gives it (what ``json.load`` of a file returns)."""
@@ -68,7 +68,8 @@ def domain_of(policy: str) -> Domain:
     Parameters
     ----------
     policy : str
-        A name of :data:`fairshare.solvers.SOLVER_POLICIES` (KeyError otherwise).
+        A name of :data:`fairshare.solvers.SOLVER_POLICIES` (otherwise
+        :class:`~fairshare.errors.UnknownPolicy`).
 
     Returns
     -------
@@ -80,7 +81,7 @@ def domain_of(policy: str) -> Domain:
     Domain(pooled=False, single_resource=True, hierarchical=False, online=False)
     """
     return Domain(
-        pooled=SOLVER_POLICIES[policy].pools_cluster,
+        pooled=solver_policy(policy).pools_cluster,
         single_resource=policy in SINGLE_RESOURCE_POLICIES,
         hierarchical=policy in HIERARCHICAL_POLICIES,
         online=policy in ONLINE_POLICIES,

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from fairshare.fairness.outcomes import Inconclusive
-from fairshare.fairness.properties import PROPERTIES
+from fairshare.fairness.properties import property_named
 from fairshare.fairness.protocol import FairnessProperty, Violation
 from fairshare.fairness.scenarios import Document, domain_of, random_document
 from fairshare.solvers import InvalidRequest, SolverFailure
@@ -204,8 +204,11 @@ def check(
 
     Raises
     ------
-    KeyError
-        An unknown policy or property name.
+    UnknownPolicy
+        ``policy`` is not a solver policy (a :class:`~fairshare.errors.PolicyError`, as
+        :func:`fairshare.api.simulate` raises for an unknown online policy).
+    UnknownProperty
+        ``property_name`` is not a property (also a ``KeyError``).
 
     Examples
     --------
@@ -217,7 +220,7 @@ def check(
     >>> ceei.holds, ceei.trials
     (False, 17)
     """
-    return search(PROPERTIES[property_name], policy, trials=trials, seed=seed)
+    return search(property_named(property_name), policy, trials=trials, seed=seed)
 
 
 def search(

@@ -92,6 +92,7 @@ from collections.abc import Sequence
 from typing import ClassVar, Literal, NamedTuple, Protocol
 
 from fairshare.cluster import Machine
+from fairshare.errors import PolicyError as PolicyError  # noqa: PLC0414 - re-exported
 from fairshare.workload.model import Job
 
 Phase = Literal["map", "reduce", "copy"]
@@ -168,32 +169,6 @@ class Kill(NamedTuple):
 
 Decision = Launch | Kill
 """What ``decide`` returns, in the order the driver applies them."""
-
-
-class PolicyError(ValueError):
-    """A request a policy cannot serve: an unknown policy, a resource the cluster lacks, a bad
-    option.
-
-    Parameters
-    ----------
-    where : str
-        The option or field at fault (``--policy``, ``policy``, ...).
-    what : str
-        What is wrong and what is allowed, so that a command line can print SPEC section 4's
-        ``error: FILE: WHERE: WHAT``.
-
-    Examples
-    --------
-    >>> from fairshare.policies import PolicyError
-    >>> err = PolicyError("--policy", "unknown online policy 'x'")
-    >>> err.where, str(err)
-    ('--policy', "--policy: unknown online policy 'x'")
-    """
-
-    def __init__(self, where: str, what: str) -> None:
-        super().__init__(f"{where}: {what}")
-        self.where = where
-        self.what = what
 
 
 class Policy(Protocol):

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from fairshare.cluster import Cluster
+from fairshare.errors import UnknownPolicy
 from fairshare.policies.capacity import Capacity
 from fairshare.policies.choosy import Choosy, CmmfCpu, CmmfMem
 from fairshare.policies.drf import CollapsedDrf, Drf, Drfh
@@ -22,7 +23,6 @@ from fairshare.policies.fair import Fair
 from fairshare.policies.fifo import Fifo
 from fairshare.policies.hdrf import Hdrf, NaiveHdrf
 from fairshare.policies.options import PolicyOptions
-from fairshare.policies.protocol import PolicyError
 from fairshare.policies.scheduler import Scheduler
 from fairshare.policies.slots import Slots
 from fairshare.policies.tsf import Cdrf, Tsf
@@ -168,12 +168,12 @@ def make_policy(
     >>> make_policy("lottery", cluster)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    fairshare.policies.protocol.PolicyError: --policy: unknown online policy 'lottery'; ...
+    fairshare.errors.UnknownPolicy: policy: unknown online policy 'lottery'; ...
     """
     entry = ONLINE_POLICIES.get(name)
     if entry is None:
-        raise PolicyError(
-            "--policy",
+        raise UnknownPolicy(
+            "policy",
             f"unknown online policy '{name}'; expected one of {', '.join(ONLINE_POLICIES)}",
         )
     return entry.cls(cluster, users=users, queues=queues, options=options)

@@ -70,6 +70,7 @@ from typing import Any, TypeVar
 import numpy.random  # noqa: F401
 
 from fairshare import __version__
+from fairshare.errors import FairshareError
 
 MARKER = ".fairshare-output"
 """The file naming what fairshare wrote in an output directory."""
@@ -89,7 +90,7 @@ _Handler = Callable[[int, FrameType | None], Any] | int | signal.Handlers | None
 T = TypeVar("T")
 
 
-class OutDirError(Exception):
+class OutDirError(FairshareError):
     """DIR cannot be used, or the results cannot be written there.
 
     An input or environment problem the user must fix: the CLI reports

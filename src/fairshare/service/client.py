@@ -22,13 +22,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from fairshare.errors import FairshareError
+
 __all__ = ["DEFAULT_SERVER", "Client", "ClientError"]
 
 DEFAULT_SERVER = "http://127.0.0.1:8765"
 """Where the client commands look for the service by default (``fairshare serve``'s)."""
 
 
-class ClientError(Exception):
+class ClientError(FairshareError):
     """A request the service refused, or a service that could not be reached.
 
     Parameters

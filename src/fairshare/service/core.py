@@ -63,6 +63,7 @@ from dataclasses import dataclass
 from fairshare.backends import DEFAULT_MAX_RETRIES, LiveDriver, LiveJob
 from fairshare.cluster.constraint_syntax import ConstraintSyntaxError
 from fairshare.cluster.constraints import parse_constraint
+from fairshare.errors import FairshareError
 from fairshare.service.store import Caller, JobRow, Store
 from fairshare.workload.model import MAX_AMOUNT, MAX_PRIORITY, MAX_SECONDS, User
 
@@ -101,7 +102,7 @@ class Limits:
     max_retries: int = 100
 
 
-class ServiceError(Exception):
+class ServiceError(FairshareError):
     """A request refused.
 
     Parameters

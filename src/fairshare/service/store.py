@@ -60,6 +60,7 @@ from pathlib import Path
 from typing import Any
 
 from fairshare.backends import LiveJob
+from fairshare.errors import FairshareError
 
 SCHEMA_VERSION = 3
 """The version of the database's tables this fairshare reads and writes (2: jobs gained
@@ -130,7 +131,7 @@ TASK_COUNTS = ("pending", "running", "finished", "failed", "cancelled")
 """A task's states, the keys of :attr:`JobRow.tasks`."""
 
 
-class StoreError(Exception):
+class StoreError(FairshareError):
     """The database cannot be used (unreadable, not fairshare's, a newer schema)."""
 
 

@@ -43,9 +43,21 @@ class SimulationError(PolicyError):
 
 
 class OptionError(SimulationError):
-    """An option out of its range. ``where`` names it as the command line does
-    (``--preemption``); ``what`` is ``rule`` (what is allowed) and the value given, so that
-    a caller holding the value's text (the command line) can show that instead."""
+    """An option out of its range. ``where`` names it as :class:`SimOptions` does (its field:
+    ``preemption``, ``until``; the command line shows its flag, ``--preemption``, instead);
+    ``what`` is ``rule`` (what is allowed) and the value given, so that a caller holding the
+    value's text (the command line) can show that instead. A rule that names another option
+    names its field too (``copy_compute_splitting``).
+
+    Examples
+    --------
+    >>> from fairshare.sim.options import OptionError, SimOptions
+    >>> try:
+    ...     SimOptions(until=-1)
+    ... except OptionError as error:
+    ...     print(error.where, "|", error.what)
+    until | must be a number >= 0, at most 1e+15, got -1
+    """
 
     def __init__(self, where: str, rule: str, given: str) -> None:
         super().__init__(where, f"{rule}, got {given}")
@@ -105,20 +117,20 @@ class SimOptions:
         """Every value in its range (SPEC section 3's option values), or
         :class:`OptionError`: checked once, here, so the engine and the command line trust
         them."""
-        _check_times("--delay-scheduling", self.delay)
-        _check_times("--preemption", self.preemption)
+        _check_times("delay", self.delay)
+        _check_times("preemption", self.preemption)
         for job, waits in self.job_delays.items():
             _check_times(f"job_delays[{job!r}]", waits)
         if self.pool_order not in ("fair", "fifo"):
-            raise OptionError("--pool-order", "expected fair or fifo", repr(self.pool_order))
-        _check_factor("--until", self.until, maximum=MAX_SECONDS, zero=True)
-        _check_factor("--rack-slowdown", self.rack_slowdown, maximum=MAX_SLOWDOWN)
-        _check_factor("--off-rack-slowdown", self.off_rack_slowdown, maximum=MAX_SLOWDOWN)
+            raise OptionError("pool_order", "expected fair or fifo", repr(self.pool_order))
+        _check_factor("until", self.until, maximum=MAX_SECONDS, zero=True)
+        _check_factor("rack_slowdown", self.rack_slowdown, maximum=MAX_SLOWDOWN)
+        _check_factor("off_rack_slowdown", self.off_rack_slowdown, maximum=MAX_SLOWDOWN)
         if self.reduce_slowstart is not None and not 0.0 <= self.reduce_slowstart <= 1.0:
             raise OptionError(
-                "--reduce-slowstart", "must be a fraction in [0, 1]", str(self.reduce_slowstart)
+                "reduce_slowstart", "must be a fraction in [0, 1]", str(self.reduce_slowstart)
             )
-        for where, factor in (("--load-scale", self.load_scale), ("--time-scale", self.time_scale)):
+        for where, factor in (("load_scale", self.load_scale), ("time_scale", self.time_scale)):
             if not 1 / MAX_SCALE <= factor <= MAX_SCALE:  # also nan and inf
                 raise OptionError(
                     where,
@@ -127,27 +139,27 @@ class SimOptions:
                 )
         if self.slots is not None and not 1 <= self.slots <= MAX_SLOTS:
             raise OptionError(
-                "--slots", f"must be a whole number from 1 to {MAX_SLOTS}", str(self.slots)
+                "slots", f"must be a whole number from 1 to {MAX_SLOTS}", str(self.slots)
             )
-        _check_factor("--thrash-factor", self.thrash_factor, maximum=MAX_SLOWDOWN)
+        _check_factor("thrash_factor", self.thrash_factor, maximum=MAX_SLOWDOWN)
         if self.thrash_factor < 1.0:
-            raise OptionError("--thrash-factor", "must be a number >= 1", f"{self.thrash_factor:g}")
+            raise OptionError("thrash_factor", "must be a number >= 1", f"{self.thrash_factor:g}")
         if not 0.0 < self.max_capacity <= 1.0:
             raise OptionError(
-                "--max-capacity", "must be a fraction in (0, 1]", f"{self.max_capacity:g}"
+                "max_capacity", "must be a fraction in (0, 1]", f"{self.max_capacity:g}"
             )
         if self.backfill not in (None, "easy"):
-            raise OptionError("--backfill", "expected easy", repr(self.backfill))
+            raise OptionError("backfill", "expected easy", repr(self.backfill))
         if self.backfill is not None and self.copy_compute_splitting:
             raise OptionError(
-                "--backfill",
-                "EASY backfilling does not combine with --copy-compute-splitting (compute "
+                "backfill",
+                "EASY backfilling does not combine with copy_compute_splitting (compute "
                 "parts are admitted by their machines, not by the reservation)",
                 self.backfill,
             )
         if self.copy_compute_splitting and not 1 <= self.max_computing <= self.max_reducers:
             raise OptionError(
-                "--copy-compute-splitting",
+                "max_computing",
                 "max_computing and max_reducers must satisfy 1 <= max_computing <= max_reducers",
                 f"{self.max_computing} and {self.max_reducers}",
             )

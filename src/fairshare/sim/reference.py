@@ -125,7 +125,7 @@ class ReferenceScheduler(ReferenceState):
     ) -> None:
         if mode not in REFERENCE_POLICIES:
             raise SimulationError(
-                "--policy",
+                "policy",
                 f"unknown reference scheduler {mode!r}; expected one of "
                 f"{', '.join(REFERENCE_POLICIES)}",
             )

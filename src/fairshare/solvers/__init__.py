@@ -26,8 +26,9 @@ Examples
 [2.0, 8.0]
 """
 
+from fairshare.errors import UnknownPolicy
 from fairshare.solvers.errors import InvalidRequest, SolverFailure
-from fairshare.solvers.registry import SOLVER_POLICIES, SolverPolicy, UnknownPolicy, solve
+from fairshare.solvers.registry import SOLVER_POLICIES, SolverPolicy, solve
 
 __all__ = [
     "SOLVER_POLICIES",

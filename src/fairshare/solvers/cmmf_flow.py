@@ -121,7 +121,7 @@ def cmmf_whole_tasks(
     used = np.flatnonzero((demands > 0).any(axis=0))
     if len(used) > 1:
         raise InvalidRequest(
-            "--policy",
+            "policy",
             f"cmmf shares a single resource, but the users demand {len(used)} resources; "
             "use tsf, drfh or cdrf for several resources",
         )

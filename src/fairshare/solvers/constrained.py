@@ -78,7 +78,7 @@ def single_resource(scenario: Scenario, policy: str, instead: str) -> int:
     if len(demanded) != 1:
         names = ", ".join(scenario.cluster.resources[r] for r in demanded)
         raise InvalidRequest(
-            "--policy",
+            "policy",
             f"{policy} shares a single resource, but the users demand {names}; "
             f"use {instead} for several resources",
         )

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from fairshare.errors import FairshareError
 
-class InvalidRequest(ValueError):
+
+class InvalidRequest(FairshareError, ValueError):
     """A valid scenario asks for something the policy cannot give.
 
     For example minimum shares that exceed the cluster, or several resources for a
@@ -13,15 +15,16 @@ class InvalidRequest(ValueError):
     Parameters
     ----------
     where : str
-        The field path (``users[*].min_share``) or option (``--policy``) at fault.
+        The field path (``users[*].min_share``) or parameter (``policy``) at fault; the
+        command line shows a parameter's flag (``--policy``) instead.
     what : str
         What is wrong, and what is allowed.
 
     Examples
     --------
-    >>> error = InvalidRequest("--policy", "max-min shares a single resource")
+    >>> error = InvalidRequest("policy", "max-min shares a single resource")
     >>> str(error)
-    '--policy: max-min shares a single resource'
+    'policy: max-min shares a single resource'
     """
 
     def __init__(self, where: str, what: str) -> None:
@@ -30,7 +33,7 @@ class InvalidRequest(ValueError):
         self.what = what
 
 
-class SolverFailure(RuntimeError):
+class SolverFailure(FairshareError, RuntimeError):
     """A numerical solver gave up: an LP that HiGHS reports infeasible, unbounded or in
     numerical trouble, or an event loop that exhausted its budget.
 

@@ -250,7 +250,7 @@ def solve_pooled(scenario: Scenario, policy: str, integral: bool) -> Allocation:
                 scenario.cluster.resources[i] for i in np.flatnonzero(scenario.cluster.total > 0)
             ]
             raise InvalidRequest(
-                "--policy",
+                "policy",
                 "max-min shares a single resource, but the users demand "
                 + ", ".join(names[i] for i in resources_used)
                 + "; use drf (or hdrf) for several resources",

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from fairshare.allocation import Allocation
+from fairshare.errors import UnknownPolicy
 from fairshare.registry import PolicyInfo, by_name
 from fairshare.solvers.constrained import solve_cmmf, solve_independent
 from fairshare.solvers.pooled import solve_pooled
@@ -132,9 +133,39 @@ SOLVER_POLICIES: dict[str, SolverPolicy] = by_name(
 )
 
 
-class UnknownPolicy(ValueError):
-    """A policy name that is not in :data:`SOLVER_POLICIES`; the message lists the allowed
-    names."""
+def solver_policy(policy: str) -> SolverPolicy:
+    """The entry of :data:`SOLVER_POLICIES` named ``policy``.
+
+    Parameters
+    ----------
+    policy : str
+        A solver policy's name.
+
+    Returns
+    -------
+    SolverPolicy
+
+    Raises
+    ------
+    UnknownPolicy
+        ``policy`` is not a solver policy (a :class:`~fairshare.errors.PolicyError` at
+        ``policy``, as :func:`fairshare.api.simulate` raises for an unknown online policy);
+        the message lists the allowed names.
+
+    Examples
+    --------
+    >>> solver_policy("drf").pools_cluster
+    True
+    >>> solver_policy("lottery")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    fairshare.errors.UnknownPolicy: policy: unknown policy 'lottery'; allowed: max-min, ...
+    """
+    try:
+        return SOLVER_POLICIES[policy]
+    except KeyError:
+        allowed = ", ".join(SOLVER_POLICIES)
+        raise UnknownPolicy("policy", f"unknown policy {policy!r}; allowed: {allowed}") from None
 
 
 def solve(scenario: Scenario, policy: str, *, integral: bool = False) -> Allocation:
@@ -183,11 +214,6 @@ def solve(scenario: Scenario, policy: str, *, integral: bool = False) -> Allocat
     >>> solve(scenario, "max-min")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    fairshare.solvers.errors.InvalidRequest: --policy: max-min shares a single resource, ...
+    fairshare.solvers.errors.InvalidRequest: policy: max-min shares a single resource, ...
     """
-    try:
-        entry = SOLVER_POLICIES[policy]
-    except KeyError:
-        allowed = ", ".join(SOLVER_POLICIES)
-        raise UnknownPolicy(f"unknown policy {policy!r}; allowed: {allowed}") from None
-    return entry.run(scenario, policy, integral)
+    return solver_policy(policy).run(scenario, policy, integral)

@@ -15,6 +15,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 
+from fairshare.errors import FairshareError
+
 __all__ = ["FieldError", "ScenarioError", "got", "invalid", "listing", "shown_value"]
 
 
@@ -22,7 +24,7 @@ _LIST_LIMIT = 10
 """How many known names an "unknown name" message lists."""
 
 
-class ScenarioError(Exception):
+class ScenarioError(FairshareError):
     """A scenario that breaks SPEC section 1: printed as ``error: FILE: WHERE: WHAT``.
 
     The command line prints ``str(error)`` and exits with code 2.
@@ -160,7 +162,7 @@ def listing(names: Iterable[str], limit: int = _LIST_LIMIT) -> str:
     return shown if len(names) <= limit else f"{shown} and {len(names) - limit} more"
 
 
-class FieldError(Exception):
+class FieldError(FairshareError):
     """A problem with one value of a scenario's structure (:mod:`fairshare.workload.schema`,
     :mod:`fairshare.workload.field_checks`): ``message`` says what is wrong, ``loc`` is the
     path from the value its validator was given down to the problem. Each enclosing record,

@@ -69,7 +69,7 @@ FORMATS = ("swim", "google-2011", "alibaba-gpu", "swf")
 """The trace formats of ``--trace FORMAT:PATH`` (SPEC section 3)."""
 
 
-def parse_trace_argument(text: str, where: str = "--trace") -> tuple[str, Path]:
+def parse_trace_argument(text: str, where: str = "trace") -> tuple[str, Path]:
     """Split a ``--trace`` argument into its format and path.
 
     Parameters
@@ -214,7 +214,7 @@ def open_trace(fmt: str, path: str | Path, cluster: Cluster | None) -> Workload:
         An unreadable file or a corrupt header now; a corrupt record when iteration reaches
         it (a ``ScenarioError`` too).
     """
-    _check_format(fmt, str(path), "--trace")
+    _check_format(fmt, str(path), "trace")
     path = Path(path)
     if cluster is None:
         cluster = trace_machines(fmt, path)
