@@ -160,12 +160,12 @@ class _CheckedMigration(ReferenceScheduler):
     def decide(self, now: float) -> list[Decision]:
         expected = None
         if self.dirty and self.waiting:
-            target = self._whole_cluster(keep_running=True)
-            expected = self._levels(self._totals(target, add_running=False))
+            target = self.whole_cluster(keep_running=True)
+            expected = self.levels(self.totals(target, add_running=False))
         out = super().decide(now)
         if expected is not None:
             held = {u.idx: len(u.running) for u in self.units if u.pending or u.running}
-            assert self._levels(held) == expected
+            assert self.levels(held) == expected
             self.checked += 1
         return out
 
