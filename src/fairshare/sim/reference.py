@@ -63,7 +63,7 @@ from fairshare.policies import Decision
 from fairshare.registry import PolicyInfo, by_name
 from fairshare.sim.engine import SimulationError
 from fairshare.sim.reference_state import DIGITS, EPS, ReferenceState, Unit
-from fairshare.workload.eligibility import MachineTypes
+from fairshare.workload.eligibility import MachineTypes, coalesce
 from fairshare.workload.model import Queue, User
 
 __all__ = [
@@ -253,9 +253,10 @@ class ReferenceScheduler(ReferenceState):
         private: bool = True,
     ) -> dict[tuple[int, int], int]:
         """Integral weighted CMMF (:func:`cmmf_whole_tasks`) of ``units`` over ``machines``
-        with ``capacity``. Machines are coalesced into types (Choosy 5.1) by what the flow can
-        tell apart: which of ``units`` may use them, and their capacity; machines that differ
-        only in attributes no unit here asks about are one type. With ``offsets`` each unit is
+        with ``capacity``. Machines are coalesced into types (Choosy 5.1,
+        :func:`~fairshare.workload.eligibility.coalesce`) by what the flow can tell apart:
+        which of ``units`` may use them, and their capacity; machines that differ only in
+        attributes no unit here asks about are one type. With ``offsets`` each unit is
         guaranteed its running tasks: on a private machine holding exactly them when
         ``private`` (``capacity`` is then the free capacity, running tasks excluded), else
         within ``capacity``. Returns whole tasks per (unit index, position in
@@ -264,38 +265,26 @@ class ReferenceScheduler(ReferenceState):
         where = np.asarray(machines, dtype=np.int64)
         rows = [np.frombuffer(self.eligible[u.cls], dtype=np.bool_)[where] for u in units]
         allowed = np.stack(rows) if rows else np.zeros((0, n_machines), dtype=np.bool_)
-        amounts = np.asarray(capacity, dtype=np.float64)
-        keys = np.concatenate(
-            (
-                np.packbits(allowed, axis=0).T,
-                np.round(amounts, DIGITS).reshape(n_machines, 1).view(np.uint8),
-            ),
-            axis=1,
-        )
-        _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
-        # Number types in the order of their first machine, so the flow's tie-breaks (type
-        # order) follow machine order as they would uncoalesced.
-        order = np.argsort(first, kind="stable")
-        rank = np.empty(len(first), dtype=np.int64)
-        rank[order] = np.arange(len(first))
-        machine_type: list[int] = rank[inverse.reshape(-1)].tolist()
-        firsts = first[order]
-        type_capacity: list[float] = amounts[firsts].tolist()
-        eligible: list[list[bool]] = allowed[:, firsts].tolist()
+        amounts = np.asarray(capacity, dtype=np.float64).reshape(n_machines, 1)
+        types = coalesce(allowed, amounts, DIGITS)
         if offsets and private:
-            for row, unit in enumerate(units):
-                if unit.running:
-                    machine_type.append(len(type_capacity))
-                    type_capacity.append(len(unit.running) * unit.size)
-                    for other, line in enumerate(eligible):
-                        line.append(other == row)
-        n_types = len(type_capacity)
-        types = MachineTypes(
-            machine_type=np.asarray(machine_type, dtype=np.int64),
-            capacity=np.asarray(type_capacity, dtype=np.float64).reshape(n_types, 1),
-            count=np.bincount(np.asarray(machine_type, dtype=np.int64), minlength=n_types),
-            eligible=np.asarray(eligible, dtype=np.bool_).reshape(n_units, n_types),
-        )
+            # One private type per unit with running tasks, holding exactly them, that only
+            # this unit may use.
+            holders = [row for row, unit in enumerate(units) if unit.running]
+            n_types = len(types.count)
+            own = np.zeros((n_units, len(holders)), dtype=np.bool_)
+            own[holders, np.arange(len(holders))] = True
+            held = [len(units[row].running) * units[row].size for row in holders]
+            types = MachineTypes(
+                machine_type=np.concatenate(
+                    (types.machine_type, np.arange(n_types, n_types + len(holders)))
+                ),
+                capacity=np.concatenate(
+                    (types.capacity, np.asarray(held, dtype=np.float64).reshape(-1, 1))
+                ),
+                count=np.concatenate((types.count, np.ones(len(holders), dtype=np.int64))),
+                eligible=np.concatenate((types.eligible, own), axis=1),
+            )
         running = np.array([len(u.running) for u in units], dtype=np.float64)
         demands = np.array([[u.size] for u in units], dtype=np.float64).reshape(n_units, 1)
         weights = np.array([u.weight for u in units], dtype=np.float64)

@@ -413,6 +413,63 @@ def machine_types(scenario: Scenario) -> MachineTypes:
     )
 
 
+def coalesce(eligible: BoolArray, capacity: FloatArray, digits: int = 9) -> MachineTypes:
+    """Coalesce machines by who may use them and their capacity (Choosy section 5.1), from an
+    eligibility table a caller already has.
+
+    :func:`machine_types` coalesces a scenario's machines by signature and keeps apart machines
+    that differ in attributes no user asks about; this groups only what a solver can tell
+    apart: the same users eligible (``eligible``'s column) and the same capacity, rounded to
+    ``digits`` decimals. The reference schedulers use it on the machines and units of one
+    decision.
+
+    Parameters
+    ----------
+    eligible : BoolArray
+        ``eligible[i, j]`` is whether user i may use machine j (users x machines).
+    capacity : FloatArray
+        One row per machine (machines x resources).
+    digits : int
+        Decimals capacities are compared at.
+
+    Returns
+    -------
+    MachineTypes
+        Types numbered in the order of their first machine (so a solver's tie-breaks, in type
+        order, follow machine order as they would uncoalesced); each type's capacity is its
+        first machine's.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> types = coalesce(
+    ...     np.array([[True, True, False], [True, True, True]]), np.array([[2.0], [2.0], [2.0]])
+    ... )
+    >>> types.machine_type.tolist(), types.count.tolist(), types.eligible.tolist()
+    ([0, 0, 1], [2, 1], [[True, False], [True, True]])
+    """
+    n_machines = len(capacity)
+    keys = np.concatenate(
+        (
+            np.packbits(eligible, axis=0).T,
+            np.ascontiguousarray(np.round(capacity, digits)).view(np.uint8).reshape(n_machines, -1),
+        ),
+        axis=1,
+    )
+    _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty(len(first), dtype=np.int64)
+    rank[order] = np.arange(len(first))
+    machine_type = rank[inverse.reshape(-1)]
+    firsts = first[order]
+    return MachineTypes(
+        machine_type=machine_type,
+        capacity=np.asarray(capacity[firsts], dtype=np.float64),
+        count=np.bincount(machine_type, minlength=len(firsts)).astype(np.int64),
+        eligible=np.asarray(eligible[:, firsts], dtype=np.bool_),
+    )
+
+
 MATCHES_NO_MACHINE = "its constraint matches no machine"
 """Why a user or job whose constraint and whitelist allow no machine gets nothing: the one
 wording of ``solve``'s warning and of ``simulate``'s.
