@@ -10,7 +10,16 @@ from fairshare.cluster.constraints import parse_constraint
 from fairshare.policies import Decision, PolicyError
 from fairshare.runlog import RunLog
 from fairshare.sim.engine import SimOptions, simulate
-from fairshare.sim.reference import REFERENCE_POLICIES, ReferenceScheduler, make_reference
+from fairshare.sim.reference import (
+    REFERENCE_POLICIES,
+    Migration,
+    Periodic,
+    Preemption,
+    ReferencePolicy,
+    ReferenceScheduler,
+    Restricted,
+    make_reference,
+)
 from fairshare.workload.generators import generate
 from fairshare.workload.model import FixedDuration, Job, ReducePhase, WorkloadSpec
 
@@ -160,12 +169,12 @@ class _CheckedMigration(ReferenceScheduler):
     def decide(self, now: float) -> list[Decision]:
         expected = None
         if self.dirty and self.waiting:
-            target = self._whole_cluster(keep_running=True)
-            expected = self._levels(self._totals(target, add_running=False))
+            target = self.whole_cluster(keep_running=True)
+            expected = self.levels(self.totals(target, add_running=False))
         out = super().decide(now)
         if expected is not None:
             held = {u.idx: len(u.running) for u in self.units if u.pending or u.running}
-            assert self._levels(held) == expected
+            assert self.levels(held) == expected
             self.checked += 1
         return out
 
@@ -225,3 +234,38 @@ def test_reference_schedulers_take_one_resource_and_one_size_per_job(phase: str)
         simulate(cluster, [job], policy, seed=0)
     expected = "jobs 'j'.demand" if phase == "demand" else "jobs 'j'.reduce.demand"
     assert info.value.where == expected
+
+
+class _Counted(Restricted):
+    """offline-restricted's decisions, counted."""
+
+    decisions = 0
+
+    def decide(self, scheduler: ReferenceScheduler, out: list[Decision]) -> None:
+        _Counted.decisions += 1
+        super().decide(scheduler, out)
+
+
+def test_a_scheduler_decides_through_its_registered_mode(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each entry of REFERENCE_POLICIES names the Mode its scheduler decides by: a mode
+    registered under a new name runs without any other change, and makes the decisions of
+    the mode it extends."""
+    assert {
+        name: type(make_reference(name, _one_slot_cluster(1)).mode) for name in REFERENCE_POLICIES
+    } == {
+        "offline-restricted": Restricted,
+        "offline-migration": Migration,
+        "offline-preemption": Preemption,
+        "periodic-offline": Periodic,
+    }
+    monkeypatch.setitem(
+        REFERENCE_POLICIES,
+        "counted",
+        ReferencePolicy("counted", "offline-restricted, counted", "Choosy section 7.1", _Counted),
+    )
+    cluster = _one_slot_cluster(9)
+    jobs = [_job(name, float(k), 10, 10.0, machines) for k, (name, machines) in enumerate(FIGURE_5)]
+    counted = _run("counted", cluster, jobs)
+    assert _Counted.decisions > 3
+    restricted = _run("offline-restricted", cluster, jobs)
+    assert counted.attempts == restricted.attempts and counted.jobs == restricted.jobs

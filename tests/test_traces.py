@@ -15,7 +15,7 @@ import pytest
 from fairshare.cluster import Cluster, Machine
 from fairshare.workload.loader import ScenarioError
 from fairshare.workload.model import FixedDuration, Job, ReducePhase
-from fairshare.workload.traces import FORMATS, TraceError, open_trace, parse_trace_argument
+from fairshare.workload.traces import TRACE_FORMATS, TraceError, open_trace, parse_trace_argument
 from fairshare.workload.traces.google2011 import HORIZON_SECONDS
 from fairshare.workload.traces.swim import (
     COPY_BYTES_PER_SECOND,
@@ -425,7 +425,7 @@ def test_missing_files_and_unknown_format(tmp_path: Path) -> None:
 
 def test_parse_trace_argument() -> None:
     assert parse_trace_argument("swim:/a/b:c.tsv") == ("swim", Path("/a/b:c.tsv"))
-    assert FORMATS == ("swim", "google-2011", "alibaba-gpu", "swf")
+    assert tuple(TRACE_FORMATS) == ("swim", "google-2011", "alibaba-gpu", "swf")
     with pytest.raises(ScenarioError, match="expected FORMAT:PATH"):
         parse_trace_argument("swim")
     with pytest.raises(ScenarioError, match="unknown trace format 'csv'"):

@@ -4,7 +4,9 @@ The offline solver policies (:data:`fairshare.solvers.SOLVER_POLICIES`), the onl
 (:data:`fairshare.policies.ONLINE_POLICIES`) and Choosy's reference schedulers
 (:data:`fairshare.sim.reference.REFERENCE_POLICIES`) each map a SPEC name to a
 :class:`PolicyInfo` (what the policy equalises and the paper section it implements) extended
-with what runs it; ``fairshare policies`` prints all three from these fields.
+with what runs it; ``fairshare policies`` prints all three from these fields. The trace
+formats (:data:`fairshare.workload.trace_formats.TRACE_FORMATS`) are a registry of the same
+kind, built by the same :func:`by_name`.
 
 Examples
 --------
@@ -21,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 __all__ = ["PolicyInfo", "by_name"]
 
@@ -45,14 +47,24 @@ class PolicyInfo:
     source: str
 
 
-Info = TypeVar("Info", bound=PolicyInfo)
-"""A registry entry: :class:`PolicyInfo` or a subclass of it."""
+class Named(Protocol):
+    """What a registry entry needs: its name (the key it is found by)."""
+
+    @property
+    def name(self) -> str:
+        """The entry's name."""
+        ...
+
+
+Info = TypeVar("Info", bound=Named)
+"""A registry entry: :class:`PolicyInfo` or a subclass of it, or another record with a name
+(the trace formats' :class:`~fairshare.workload.trace_formats.TraceFormat`)."""
 
 
 def by_name(entries: Iterable[Info]) -> dict[str, Info]:
     """The registry of ``entries`` by name, in the order given.
 
-    That order is the order ``fairshare policies`` lists them in.
+    That order is the order ``fairshare policies`` (or ``--trace``'s help) lists them in.
 
     Parameters
     ----------
@@ -71,6 +83,6 @@ def by_name(entries: Iterable[Info]) -> dict[str, Info]:
     registry: dict[str, Info] = {}
     for entry in entries:
         if entry.name in registry:
-            raise ValueError(f"policy {entry.name!r} is registered twice")
+            raise ValueError(f"{entry.name!r} is registered twice")
         registry[entry.name] = entry
     return registry

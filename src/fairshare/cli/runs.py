@@ -20,6 +20,7 @@ from rich.console import Console
 from fairshare.cli.app import InputError, flag, flags_in
 from fairshare.workload.loader import load_scenario
 from fairshare.workload.model import Job, Scenario
+from fairshare.workload.trace_formats import listed as listed_trace_formats
 
 # Imported by the commands that use them, so that `fairshare solve` does not load them.
 if TYPE_CHECKING:
@@ -43,8 +44,8 @@ COMPARE_FILES = ("compare.json", "compare.csv", "compare.html")
 
 _SIM_HELP = {
     "seed": f"Seed of durations, input blocks and generated jobs (default {DEFAULT_SEED})",
-    "trace": "Replay a trace instead of the scenario's jobs: swim, google-2011, alibaba-gpu or "
-    "swf, e.g. swim:FB-2009.tsv",
+    "trace": f"Replay a trace instead of the scenario's jobs: {listed_trace_formats()}, e.g. "
+    "swim:FB-2009.tsv",
     "delay": "Delay scheduling (FAIR Algorithm 1): wait T1 s for a node-local slot, T2 s more "
     "for a rack-local one",
     "preemption": "Preemption (FAIR section 3.2): kill newest tasks of over-share jobs after "

@@ -43,10 +43,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from fairshare.cluster import Machine, attribute_signature
+from fairshare.cluster import Machine
 from fairshare.cluster.constraints import Constraint
 from fairshare.policies.records import ClassSignature, Demand, Group
 from fairshare.tolerances import FIT as EPS
+from fairshare.workload import eligibility
 from fairshare.workload.eligibility import AttributeCodes
 from fairshare.workload.model import Job
 
@@ -147,7 +148,8 @@ class ClusterState:
         # placement never evaluates a constraint; computed once per combination of the
         # attributes the constraint reads (Google-like clusters give every machine its own
         # signature, and a new job class would otherwise evaluate every one). Per class read
-        # by name: whether each machine matches (``machine_ok``; empty for the others).
+        # by name: whether each machine matches (``machine_ok``; empty for the others). The
+        # answers come from the one eligibility model, fairshare.workload.eligibility.
         self.sig_ok: list[bytearray] = []
         self.machine_ok: list[bytearray] = []
         self._codes: AttributeCodes | None = None
@@ -177,11 +179,7 @@ class ClusterState:
         """
         if machine.name in self.index and self.alive[self.index[machine.name]]:
             raise ValueError(f"machine {machine.name!r} is already in the cluster")
-        key = (
-            machine.capacity.tobytes(),
-            machine.rack,
-            attribute_signature(machine.attributes),
-        )
+        key = eligibility.signature_key(machine)
         sig = self._sig_of.get(key)
         if sig is None:
             sig = self._sig_of[key] = len(self.sig_machines)
@@ -189,7 +187,7 @@ class ClusterState:
             self._codes = None
             self.machines_of_sig.append([])
             for c, constraint in enumerate(self._constraints):
-                ok = not self.by_name[c] and (constraint is None or constraint.matches(machine))
+                ok = not self.by_name[c] and eligibility.allows(constraint, None, machine)
                 self.sig_ok[c].append(ok)
                 if ok:
                     self.sigs_of_class[c].append(sig)
@@ -349,25 +347,19 @@ class ClusterState:
         int
             The class's index.
         """
-        key: ClassSignature = (
-            job.constraint.source if job.constraint is not None else None,
-            job.machines,
-        )
+        key: ClassSignature = eligibility.class_key(job.constraint, job.machines)
         c = self._class_of.get(key)
         if c is None:
             c = self._class_of[key] = len(self.classes)
             self.classes.append(key)
             self._constraints.append(job.constraint)
-            by_name = job.machines is not None or (
-                job.constraint is not None and "name" in job.constraint.attributes()
-            )
+            by_name = eligibility.reads_names(job.constraint, job.machines)
             self.by_name.append(by_name)
             # Classes read by name are matched machine by machine: no signature stands for them.
             if by_name:
                 self.sig_ok.append(bytearray(len(self.sig_machines)))
-                self.machine_ok.append(
-                    bytearray([self._eligible_machine(c, mi) for mi in range(len(self.names))])
-                )
+                per_machine = eligibility.allowed(job.constraint, job.machines, self.machines)
+                self.machine_ok.append(bytearray(per_machine.astype(np.uint8).tobytes()))
                 self.sigs_of_class.append([])
             else:
                 ok = self._matching_sigs(job.constraint)
@@ -457,22 +449,15 @@ class ClusterState:
 
     def _matching_sigs(self, constraint: Constraint | None) -> bytearray:
         """Which signatures satisfy ``constraint`` (all when None)."""
-        count = len(self.sig_machines)
-        if constraint is None:
-            return bytearray(b"\x01" * count)
-        if self._codes is None:
+        if constraint is not None and self._codes is None:
             self._codes = AttributeCodes(self.sig_machines)
-        return bytearray(self._codes.mask(constraint).astype(np.uint8).tobytes())
+        ok = eligibility.allowed(constraint, None, self.sig_machines, self._codes)
+        return bytearray(ok.astype(np.uint8).tobytes())
 
     def _eligible_machine(self, cls: int, mi: int) -> bool:
         """Whether machine ``mi`` passes class ``cls``'s whitelist and constraint, evaluated
         on the machine itself (for classes read by name)."""
-        constraint = self._constraints[cls]
-        whitelist = self.classes[cls][1]
-        machine = self.machines[mi]
-        if whitelist is not None and machine.name not in whitelist:
-            return False
-        return constraint is None or constraint.matches(machine)
+        return eligibility.allows(self._constraints[cls], self.classes[cls][1], self.machines[mi])
 
 
 def fits(free: Sequence[float], demand: Demand) -> bool:

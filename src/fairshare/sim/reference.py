@@ -42,57 +42,41 @@ are orders of magnitude slower than the online ones, as Choosy's Table 2 reports
 
 The state a reference scheduler keeps (units, jobs, machines) and the protocol's events that
 change it are :class:`fairshare.sim.reference_state.ReferenceState`; this module is the
-decisions: which exact allocation each scheduler computes and how it moves to it.
+decisions: :class:`ReferenceScheduler` computes the exact allocations every scheduler shares
+(the restricted one, the whole cluster's target) and applies them, and a :class:`Mode` per
+scheduler (:class:`Restricted`, :class:`Migration`, :class:`Preemption`, :class:`Periodic`,
+named by its :class:`ReferencePolicy` entry) says which of them it computes and how it moves
+to it.
 """
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
 from fairshare.cluster import Cluster
 from fairshare.policies import Decision
 from fairshare.registry import PolicyInfo, by_name
-from fairshare.sim.engine import Pause, SimulationError
+from fairshare.sim.engine import SimulationError
 from fairshare.sim.reference_state import DIGITS, EPS, ReferenceState, Unit
-from fairshare.workload.eligibility import MachineTypes
+from fairshare.workload.eligibility import MachineTypes, coalesce
 from fairshare.workload.model import Queue, User
 
-__all__ = ["REFERENCE_POLICIES", "ReferencePolicy", "ReferenceScheduler", "make_reference"]
-
-
-@dataclass(frozen=True)
-class ReferencePolicy(PolicyInfo):
-    """A reference scheduler: its name, what it does, and its paper section (an entry of
-    :data:`REFERENCE_POLICIES`)."""
-
-
-REFERENCE_POLICIES: dict[str, ReferencePolicy] = by_name(
-    (
-        ReferencePolicy(
-            "offline-restricted",
-            "exact CMMF of the free capacity, no migration or preemption",
-            "Choosy section 7.1",
-        ),
-        ReferencePolicy(
-            "offline-migration",
-            "exact CMMF with free migration of running tasks",
-            "Choosy section 7.1",
-        ),
-        ReferencePolicy(
-            "offline-preemption",
-            "exact CMMF with free pausing and migration",
-            "Choosy section 7.1",
-        ),
-        ReferencePolicy(
-            "periodic-offline",
-            "exact CMMF solved on joins and leaves, converged to as tasks finish",
-            "Choosy section 7.2",
-        ),
-    )
-)
+__all__ = [
+    "REFERENCE_POLICIES",
+    "Migration",
+    "Mode",
+    "Periodic",
+    "Preemption",
+    "ReferencePolicy",
+    "ReferenceScheduler",
+    "Restricted",
+    "make_reference",
+]
 
 
 class ReferenceScheduler(ReferenceState):
@@ -109,6 +93,11 @@ class ReferenceScheduler(ReferenceState):
     queues : sequence of Queue
         Accepted for the protocol's signature; Choosy's model has no queues.
 
+    Attributes
+    ----------
+    mode : Mode
+        How this scheduler decides (its :class:`ReferencePolicy` entry's mode).
+
     Raises
     ------
     SimulationError
@@ -123,18 +112,20 @@ class ReferenceScheduler(ReferenceState):
         users: Sequence[User] = (),
         queues: Sequence[Queue] = (),
     ) -> None:
-        if mode not in REFERENCE_POLICIES:
+        entry = REFERENCE_POLICIES.get(mode)
+        if entry is None:
             raise SimulationError(
                 "policy",
                 f"unknown reference scheduler {mode!r}; expected one of "
                 f"{', '.join(REFERENCE_POLICIES)}",
             )
         super().__init__(cluster, mode, users=users)
+        self.mode: Mode = entry.mode()
 
     # ------------------------------------------------------------------ protocol: decisions
 
     def decide(self, now: float) -> list[Decision]:
-        """One decision (Choosy 7.1-7.2, see the module docstring and ``_decide``).
+        """One decision (Choosy 7.1-7.2): the scheduler's :class:`Mode` decides.
 
         Parameters
         ----------
@@ -151,126 +142,14 @@ class ReferenceScheduler(ReferenceState):
         self.dirty = False
         out: list[Decision] = []
         if self.waiting:
-            if self.name == "periodic-offline":
-                self._periodic(out)
-            else:
-                self._decide(out)
+            self.mode.decide(self, out)
         self.hard = self.capped = False
         self.finished.clear()
         self.fresh.clear()
         self.widened.clear()
         return out
 
-    def _decide(self, out: list[Decision]) -> None:
-        """The restricted allocation is solved on the machines that can take a task only
-        (``_candidates``). The free-preemption and free-migration references compare it with
-        the whole cluster's CMMF target, except when the events since the last decision
-        cannot make the target fairer than what the restricted step reaches, which the last
-        decision, being optimal, guarantees:
-
-        - offline-preemption, when only tasks finished, each of a unit that still has as
-          many tasks pending: the old allocation stays feasible and optimal (those units'
-          caps do not bind) and relaunching each finished task's successor restores it, so
-          the restricted allocation is at least as fair and is what the comparison would
-          pick.
-        - offline-migration, when one task finished (one free slot, one task size): the old
-          allocation was a maximum flow and caps only fell, so at most one more task fits;
-          the fairest way to add it is the waiting unit of lowest share that an augmenting
-          path reaches (``_one_slot_migration``), exactly the optimum the flow would find.
-        """
-        if not self.exhaustive and not self.hard:
-            if self.name == "offline-preemption" and not self.capped:
-                self._apply_new(self._restricted(self._candidates()), out)
-                return
-            if self.name == "offline-migration" and self._one_slot_migration(out):
-                return
-        restricted = self._restricted(self._candidates())
-        if self.name == "offline-restricted":
-            self._apply_new(restricted, out)
-            return
-        target = self._whole_cluster(keep_running=self.name == "offline-migration")
-        if self._levels(self._totals(restricted, add_running=True)) >= self._levels(
-            self._totals(target, add_running=False)
-        ):
-            self._apply_new(restricted, out)
-        else:
-            self._apply_target(target, out)
-
-    def _one_slot_migration(self, out: list[Decision]) -> bool:
-        """offline-migration after one task finished (see ``_decide``): the waiting unit of
-        lowest weighted share (the solver's tie rule: then the largest size / weight, then
-        the first unit) that can get the freed slot, directly or by a chain of migrations
-        (an augmenting path: a unit eligible there moves one task into it, freeing a machine
-        for the next, ...), gets it; a unit the restricted rule would pick at the same level
-        wins, as the comparison with the target prefers the restricted allocation on ties.
-        False when the shortcut does not apply (several free slots or task sizes)."""
-        fresh = [mi for mi in self.fresh if mi in self.room]
-        if len(fresh) != 1 or len(self.sizes) != 1:
-            return False
-        mi = fresh[0]
-        size = next(iter(self.sizes))
-        if self.free[mi] + EPS >= 2 * size or self.free[mi] + EPS < size:
-            return False
-
-        def level(unit: Unit) -> tuple[float, float]:
-            """The unit's weighted share now, then after one more task (the tie-break)."""
-            return (round(len(unit.running) * size / unit.weight, DIGITS), -size / unit.weight)
-
-        waiting = [self.units[u] for u in self.waiting]
-        direct = [unit for unit in waiting if self.eligible[unit.cls][mi]]
-        best = min(direct, key=lambda unit: (*level(unit), unit.idx), default=None)
-        if best is not None and not any(level(unit) < level(best) for unit in waiting):
-            self._launch(best, mi, out)
-            return True
-        # Grow, breadth first, the machines whose slot can be passed on to mi: a unit
-        # eligible on one of them (``via``: the nearest such machine) may move a task there
-        # from any machine it holds, which joins the set.
-        reach = 1 << mi
-        frontier = reach
-        via: dict[int, int] = {}
-        passes: dict[int, tuple[Unit, int]] = {}
-        left = [unit for unit in self.units if unit.pending or unit.running]
-        while frontier and left:
-            found = [unit for unit in left if self.eligible_bits[unit.cls] & frontier]
-            if not found:
-                break
-            grown = 0
-            for unit in found:
-                mask = self.eligible_bits[unit.cls] & frontier
-                via[unit.idx] = (mask & -mask).bit_length() - 1
-                new = unit.held & ~reach & ~grown
-                while new:
-                    low = new & -new
-                    new ^= low
-                    passes[low.bit_length() - 1] = (unit, via[unit.idx])
-                    grown |= low
-            left = [unit for unit in left if unit.idx not in via]
-            reach |= grown
-            frontier = grown
-        reached = [unit for unit in waiting if unit.idx in via]
-        pick = min(reached, key=lambda unit: (*level(unit), unit.idx), default=None)
-        if pick is None:
-            return True
-        if best is not None and level(best) <= level(pick):
-            pick = best
-        # Move along the path, the hop into mi first, so each move lands on a free slot.
-        chain: list[tuple[Unit, int, int]] = []
-        at = via[pick.idx] if pick is not best else mi
-        while at != mi:
-            mover, to = passes[at]
-            chain.append((mover, at, to))
-            at = to
-        for mover, source, to in reversed(chain):
-            ref = next(r for r in reversed(mover.running) if mover.running[r] == source)
-            self._forget(mover, ref)
-            self._release(source, size)
-            out.append(Pause(ref, self.names[source]))
-            self._requeue(mover, ref)
-            self._launch(mover, to, out)
-        self._launch(pick, via[pick.idx] if pick is not best else mi, out)
-        return True
-
-    def _candidates(self) -> list[int]:
+    def candidates(self) -> list[int]:
         """Free machines on which some waiting unit may run a task that fits, by index."""
         room = self.room
         if self.exhaustive:
@@ -292,7 +171,7 @@ class ReferenceScheduler(ReferenceState):
 
     # ------------------------------------------------------------------ the exact allocations
 
-    def _restricted(self, machines: list[int]) -> dict[tuple[int, int], int]:
+    def restricted(self, machines: list[int]) -> dict[tuple[int, int], int]:
         """New tasks per (unit, machine) on the free capacity of ``machines`` (those a waiting
         unit can use), leximin over running + new (Choosy 7.1's restricted offline scheduler).
         Running tasks enter the flow as a private machine per unit holding exactly them,
@@ -351,7 +230,7 @@ class ReferenceScheduler(ReferenceState):
                     best = rank
         return {} if best is None else {(best[2], mi): 1}
 
-    def _whole_cluster(self, *, keep_running: bool) -> dict[tuple[int, int], int]:
+    def whole_cluster(self, *, keep_running: bool) -> dict[tuple[int, int], int]:
         """Tasks per (unit, machine) of the CMMF allocation of the whole cluster, every unit
         keeping at least its running tasks if ``keep_running`` (free migration) or not
         (free preemption)."""
@@ -374,9 +253,10 @@ class ReferenceScheduler(ReferenceState):
         private: bool = True,
     ) -> dict[tuple[int, int], int]:
         """Integral weighted CMMF (:func:`cmmf_whole_tasks`) of ``units`` over ``machines``
-        with ``capacity``. Machines are coalesced into types (Choosy 5.1) by what the flow can
-        tell apart: which of ``units`` may use them, and their capacity; machines that differ
-        only in attributes no unit here asks about are one type. With ``offsets`` each unit is
+        with ``capacity``. Machines are coalesced into types (Choosy 5.1,
+        :func:`~fairshare.workload.eligibility.coalesce`) by what the flow can tell apart:
+        which of ``units`` may use them, and their capacity; machines that differ only in
+        attributes no unit here asks about are one type. With ``offsets`` each unit is
         guaranteed its running tasks: on a private machine holding exactly them when
         ``private`` (``capacity`` is then the free capacity, running tasks excluded), else
         within ``capacity``. Returns whole tasks per (unit index, position in
@@ -385,38 +265,26 @@ class ReferenceScheduler(ReferenceState):
         where = np.asarray(machines, dtype=np.int64)
         rows = [np.frombuffer(self.eligible[u.cls], dtype=np.bool_)[where] for u in units]
         allowed = np.stack(rows) if rows else np.zeros((0, n_machines), dtype=np.bool_)
-        amounts = np.asarray(capacity, dtype=np.float64)
-        keys = np.concatenate(
-            (
-                np.packbits(allowed, axis=0).T,
-                np.round(amounts, DIGITS).reshape(n_machines, 1).view(np.uint8),
-            ),
-            axis=1,
-        )
-        _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
-        # Number types in the order of their first machine, so the flow's tie-breaks (type
-        # order) follow machine order as they would uncoalesced.
-        order = np.argsort(first, kind="stable")
-        rank = np.empty(len(first), dtype=np.int64)
-        rank[order] = np.arange(len(first))
-        machine_type: list[int] = rank[inverse.reshape(-1)].tolist()
-        firsts = first[order]
-        type_capacity: list[float] = amounts[firsts].tolist()
-        eligible: list[list[bool]] = allowed[:, firsts].tolist()
+        amounts = np.asarray(capacity, dtype=np.float64).reshape(n_machines, 1)
+        types = coalesce(allowed, amounts, DIGITS)
         if offsets and private:
-            for row, unit in enumerate(units):
-                if unit.running:
-                    machine_type.append(len(type_capacity))
-                    type_capacity.append(len(unit.running) * unit.size)
-                    for other, line in enumerate(eligible):
-                        line.append(other == row)
-        n_types = len(type_capacity)
-        types = MachineTypes(
-            machine_type=np.asarray(machine_type, dtype=np.int64),
-            capacity=np.asarray(type_capacity, dtype=np.float64).reshape(n_types, 1),
-            count=np.bincount(np.asarray(machine_type, dtype=np.int64), minlength=n_types),
-            eligible=np.asarray(eligible, dtype=np.bool_).reshape(n_units, n_types),
-        )
+            # One private type per unit with running tasks, holding exactly them, that only
+            # this unit may use.
+            holders = [row for row, unit in enumerate(units) if unit.running]
+            n_types = len(types.count)
+            own = np.zeros((n_units, len(holders)), dtype=np.bool_)
+            own[holders, np.arange(len(holders))] = True
+            held = [len(units[row].running) * units[row].size for row in holders]
+            types = MachineTypes(
+                machine_type=np.concatenate(
+                    (types.machine_type, np.arange(n_types, n_types + len(holders)))
+                ),
+                capacity=np.concatenate(
+                    (types.capacity, np.asarray(held, dtype=np.float64).reshape(-1, 1))
+                ),
+                count=np.concatenate((types.count, np.ones(len(holders), dtype=np.int64))),
+                eligible=np.concatenate((types.eligible, own), axis=1),
+            )
         running = np.array([len(u.running) for u in units], dtype=np.float64)
         demands = np.array([[u.size] for u in units], dtype=np.float64).reshape(n_units, 1)
         weights = np.array([u.weight for u in units], dtype=np.float64)
@@ -438,7 +306,7 @@ class ReferenceScheduler(ReferenceState):
                 out[pair] = out.get(pair, 0) + whole
         return out
 
-    def _totals(self, tasks: dict[tuple[int, int], int], *, add_running: bool) -> dict[int, int]:
+    def totals(self, tasks: dict[tuple[int, int], int], *, add_running: bool) -> dict[int, int]:
         """Tasks per active unit in ``tasks`` (plus those it runs, with ``add_running``)."""
         totals: dict[int, int] = {}
         for unit in self.units:
@@ -448,7 +316,7 @@ class ReferenceScheduler(ReferenceState):
             totals[u] = totals.get(u, 0) + t
         return totals
 
-    def _levels(self, totals: dict[int, int]) -> list[float]:
+    def levels(self, totals: dict[int, int]) -> list[float]:
         """The sorted vector of weighted shares, compared lexicographically (CMMF)."""
         return sorted(
             round(t * self.units[u].size / self.units[u].weight, DIGITS) for u, t in totals.items()
@@ -456,14 +324,14 @@ class ReferenceScheduler(ReferenceState):
 
     # ------------------------------------------------------------------ applying a plan
 
-    def _apply_new(self, new: dict[tuple[int, int], int], out: list[Decision]) -> None:
+    def apply_new(self, new: dict[tuple[int, int], int], out: list[Decision]) -> None:
         """Launch ``new`` tasks per (unit, machine), in that order."""
         for (u, mi), tasks in sorted(new.items()):
             unit = self.units[u]
             for _ in range(tasks):
-                self._launch(unit, mi, out)
+                self.launch(unit, mi, out)
 
-    def _apply_target(self, target: dict[tuple[int, int], int], out: list[Decision]) -> None:
+    def apply_target(self, target: dict[tuple[int, int], int], out: list[Decision]) -> None:
         """Move to ``target`` tasks per (unit, machine): pause the newest tasks where a unit
         has too many (all pauses first, so no machine is ever over capacity), then launch where
         it has too few, paused tasks first (a migration), then pending ones."""
@@ -477,10 +345,7 @@ class ReferenceScheduler(ReferenceState):
             for ref, mi in reversed(list(unit.running.items())):
                 if have[mi] > target.get((unit.idx, mi), 0):
                     have[mi] -= 1
-                    self._forget(unit, ref)
-                    self._release(mi, unit.size)
-                    out.append(Pause(ref, self.names[mi]))
-                    self._requeue(unit, ref)
+                    self.pause(unit, ref, out)
             for (u, mi), tasks in target.items():
                 if u == unit.idx and tasks > have.get(mi, 0):
                     launches.append((u, mi, tasks - have.get(mi, 0)))
@@ -489,29 +354,268 @@ class ReferenceScheduler(ReferenceState):
             for _ in range(tasks):
                 if not unit.pending:
                     break
-                self._launch(unit, mi, out)
+                self.launch(unit, mi, out)
 
-    def _periodic(self, out: list[Decision]) -> None:
-        """Choosy 7.2's periodic offline scheduler (see the module docstring): the plan is
-        solved again only when a unit joins or leaves or the machines change; in between, each
-        machine that can take a task goes to the waiting unit furthest below its plan for the
-        machine's type."""
-        if self.replan or not self.plan:
-            self.replan = False
-            target = self._whole_cluster(keep_running=False)
+
+# ---------------------------------------------------------------------------------- the modes
+
+
+class Mode(ABC):
+    """How one reference scheduler of Choosy sections 7.1-7.2 decides: which exact allocation
+    it computes and how it moves to it, from the operations every mode shares
+    (:class:`ReferenceScheduler`'s ``candidates``, ``restricted``, ``whole_cluster``,
+    ``apply_new``, ``apply_target``, and the state's ``launch`` and ``pause``).
+
+    A mode is named by its :class:`ReferencePolicy` entry; each scheduler makes its own
+    instance, so a mode may keep state between decisions (periodic-offline's plan).
+    """
+
+    @abstractmethod
+    def decide(self, scheduler: ReferenceScheduler, out: list[Decision]) -> None:
+        """Append one decision's pauses and launches to ``out``.
+
+        Parameters
+        ----------
+        scheduler : ReferenceScheduler
+            The scheduler, with units waiting.
+        out : list of Decision
+            The decisions so far.
+        """
+
+
+class Restricted(Mode):
+    """offline-restricted (Choosy section 7.1's "Restricted Offline"): the CMMF allocation of
+    the free capacity, every running task left where it is."""
+
+    def decide(self, scheduler: ReferenceScheduler, out: list[Decision]) -> None:
+        """Launch the restricted allocation on the machines that can take a task.
+
+        Parameters
+        ----------
+        scheduler : ReferenceScheduler
+            The scheduler.
+        out : list of Decision
+            The decisions so far.
+        """
+        scheduler.apply_new(scheduler.restricted(scheduler.candidates()), out)
+
+
+class _TowardsTarget(Mode):
+    """The free-migration and free-preemption references (Choosy section 7.1): the restricted
+    allocation, solved on the machines that can take a task only, is compared with the whole
+    cluster's CMMF target, and the target is reached (pauses, then launches) when strictly
+    fairer. :meth:`shortcut` skips the comparison when the events since the last decision
+    cannot make the target fairer than what the restricted step reaches, which the last
+    decision, being optimal, guarantees."""
+
+    keep_running: ClassVar[bool]
+    """Whether every unit keeps at least its running tasks in the target (free migration)."""
+
+    def decide(self, scheduler: ReferenceScheduler, out: list[Decision]) -> None:
+        """The shortcut when it applies, else the fairer of the restricted allocation and
+        the target (the restricted one on ties).
+
+        Parameters
+        ----------
+        scheduler : ReferenceScheduler
+            The scheduler.
+        out : list of Decision
+            The decisions so far.
+        """
+        if not scheduler.exhaustive and not scheduler.hard and self.shortcut(scheduler, out):
+            return
+        restricted = scheduler.restricted(scheduler.candidates())
+        target = scheduler.whole_cluster(keep_running=self.keep_running)
+        if scheduler.levels(scheduler.totals(restricted, add_running=True)) >= scheduler.levels(
+            scheduler.totals(target, add_running=False)
+        ):
+            scheduler.apply_new(restricted, out)
+        else:
+            scheduler.apply_target(target, out)
+
+    @abstractmethod
+    def shortcut(self, scheduler: ReferenceScheduler, out: list[Decision]) -> bool:
+        """Decide without the whole cluster's solve, after events (no arrival, no machine
+        change) that cannot make the target fairer than the restricted step.
+
+        Parameters
+        ----------
+        scheduler : ReferenceScheduler
+            The scheduler.
+        out : list of Decision
+            The decisions so far.
+
+        Returns
+        -------
+        bool
+            Whether it decided (False: the comparison is needed).
+        """
+
+
+class Preemption(_TowardsTarget):
+    """offline-preemption (Choosy section 7.1's "Preemption"): the target is the whole
+    cluster's CMMF allocation from scratch; units above it have their newest tasks paused."""
+
+    keep_running = False
+
+    def shortcut(self, scheduler: ReferenceScheduler, out: list[Decision]) -> bool:
+        """When only tasks finished, each of a unit that still has as many tasks pending, the
+        old allocation stays feasible and optimal (those units' caps do not bind) and
+        relaunching each finished task's successor restores it: the restricted allocation is
+        at least as fair, and is what the comparison would pick.
+
+        Parameters
+        ----------
+        scheduler : ReferenceScheduler
+            The scheduler.
+        out : list of Decision
+            The decisions so far.
+
+        Returns
+        -------
+        bool
+            Whether it decided (no unit's cap may bind: ``capped`` is unset).
+        """
+        if scheduler.capped:
+            return False
+        scheduler.apply_new(scheduler.restricted(scheduler.candidates()), out)
+        return True
+
+
+class Migration(_TowardsTarget):
+    """offline-migration (Choosy section 7.1's "Migration"): the target is the whole
+    cluster's CMMF allocation in which every unit keeps at least its running tasks; tasks move
+    (a pause and a launch at the same instant) only when it is strictly fairer."""
+
+    keep_running = True
+
+    def shortcut(self, scheduler: ReferenceScheduler, out: list[Decision]) -> bool:
+        """After one task finished (one free slot, one task size): the old allocation was a
+        maximum flow and caps only fell, so at most one more task fits; the fairest way to
+        add it is the waiting unit of lowest share that an augmenting path reaches, exactly
+        the optimum the flow would find.
+
+        That unit (lowest weighted share; the solver's tie rule: then the largest
+        size / weight, then the first unit) gets the freed slot, directly or by a chain of
+        migrations (a unit eligible there moves one task into it, freeing a machine for the
+        next, ...); a unit the restricted rule would pick at the same level wins, as the
+        comparison with the target prefers the restricted allocation on ties.
+
+        Parameters
+        ----------
+        scheduler : ReferenceScheduler
+            The scheduler.
+        out : list of Decision
+            The decisions so far.
+
+        Returns
+        -------
+        bool
+            Whether it decided (False for several free slots or task sizes).
+        """
+        s = scheduler
+        fresh = [mi for mi in s.fresh if mi in s.room]
+        if len(fresh) != 1 or len(s.sizes) != 1:
+            return False
+        mi = fresh[0]
+        size = next(iter(s.sizes))
+        if s.free[mi] + EPS >= 2 * size or s.free[mi] + EPS < size:
+            return False
+
+        def level(unit: Unit) -> tuple[float, float]:
+            """The unit's weighted share now, then after one more task (the tie-break)."""
+            return (round(len(unit.running) * size / unit.weight, DIGITS), -size / unit.weight)
+
+        waiting = [s.units[u] for u in s.waiting]
+        direct = [unit for unit in waiting if s.eligible[unit.cls][mi]]
+        best = min(direct, key=lambda unit: (*level(unit), unit.idx), default=None)
+        if best is not None and not any(level(unit) < level(best) for unit in waiting):
+            s.launch(best, mi, out)
+            return True
+        # Grow, breadth first, the machines whose slot can be passed on to mi: a unit
+        # eligible on one of them (``via``: the nearest such machine) may move a task there
+        # from any machine it holds, which joins the set.
+        reach = 1 << mi
+        frontier = reach
+        via: dict[int, int] = {}
+        passes: dict[int, tuple[Unit, int]] = {}
+        left = [unit for unit in s.units if unit.pending or unit.running]
+        while frontier and left:
+            found = [unit for unit in left if s.eligible_bits[unit.cls] & frontier]
+            if not found:
+                break
+            grown = 0
+            for unit in found:
+                mask = s.eligible_bits[unit.cls] & frontier
+                via[unit.idx] = (mask & -mask).bit_length() - 1
+                new = unit.held & ~reach & ~grown
+                while new:
+                    low = new & -new
+                    new ^= low
+                    passes[low.bit_length() - 1] = (unit, via[unit.idx])
+                    grown |= low
+            left = [unit for unit in left if unit.idx not in via]
+            reach |= grown
+            frontier = grown
+        reached = [unit for unit in waiting if unit.idx in via]
+        pick = min(reached, key=lambda unit: (*level(unit), unit.idx), default=None)
+        if pick is None:
+            return True
+        if best is not None and level(best) <= level(pick):
+            pick = best
+        # Move along the path, the hop into mi first, so each move lands on a free slot.
+        chain: list[tuple[Unit, int, int]] = []
+        at = via[pick.idx] if pick is not best else mi
+        while at != mi:
+            mover, to = passes[at]
+            chain.append((mover, at, to))
+            at = to
+        for mover, source, to in reversed(chain):
+            ref = next(r for r in reversed(mover.running) if mover.running[r] == source)
+            s.pause(mover, ref, out)
+            s.launch(mover, to, out)
+        s.launch(pick, via[pick.idx] if pick is not best else mi, out)
+        return True
+
+
+class Periodic(Mode):
+    """periodic-offline (Choosy section 7.2's hybrid): the plan is solved again only when a
+    unit joins or leaves or the machines change; in between, each machine that can take a
+    task goes to the waiting unit furthest below its plan for the machine's type, else to the
+    lowest share that can use it."""
+
+    def __init__(self) -> None:
+        # Tasks per (unit, machine signature) of the last whole-cluster CMMF allocation.
+        self.plan: dict[tuple[int, int], int] = {}
+
+    def decide(self, scheduler: ReferenceScheduler, out: list[Decision]) -> None:
+        """Plan again if the state asks (``replan``), then fill each candidate machine.
+
+        Parameters
+        ----------
+        scheduler : ReferenceScheduler
+            The scheduler.
+        out : list of Decision
+            The decisions so far.
+        """
+        s = scheduler
+        if s.replan or not self.plan:
+            s.replan = False
+            target = s.whole_cluster(keep_running=False)
             self.plan = {}
             for (u, mi), tasks in target.items():
-                key = (u, self._type_of(mi))
+                # Choosy 7.2 counts machines per type: the signature is the type.
+                key = (u, s.sig[mi])
                 self.plan[key] = self.plan.get(key, 0) + tasks
-        held, plan = self.held, self.plan
-        for mi in self._candidates():
-            sig = self._type_of(mi)
+        held, plan = s.held, self.plan
+        for mi in s.candidates():
+            sig = s.sig[mi]
             while True:
-                free = self.free[mi] + EPS
+                free = s.free[mi] + EPS
                 best: tuple[float, float, int] | None = None
-                for u in self.waiting:
-                    unit = self.units[u]
-                    if unit.size > free or not self.eligible[unit.cls][mi]:
+                for u in s.waiting:
+                    unit = s.units[u]
+                    if unit.size > free or not s.eligible[unit.cls][mi]:
                         continue
                     short = plan.get((u, sig), 0) - held.get((u, sig), 0)
                     share = len(unit.running) * unit.size / unit.weight
@@ -520,11 +624,60 @@ class ReferenceScheduler(ReferenceState):
                         best = rank
                 if best is None:
                     break
-                self._launch(self.units[best[2]], mi, out)
+                s.launch(s.units[best[2]], mi, out)
 
-    def _type_of(self, mi: int) -> int:
-        """The machine type a plan counts machines by (Choosy 7.2: machines of each type)."""
-        return self.sig[mi]
+
+# -------------------------------------------------------------------------------- the registry
+
+
+@dataclass(frozen=True)
+class ReferencePolicy(PolicyInfo):
+    """A reference scheduler: its name, what it does, its paper section, and its mode (an
+    entry of :data:`REFERENCE_POLICIES`).
+
+    Parameters
+    ----------
+    name : str
+        The policy's name (``--policy NAME``).
+    summary : str
+        What it does, on one line.
+    source : str
+        The paper section it implements.
+    mode : type of Mode
+        How it decides; each scheduler makes its own instance.
+    """
+
+    mode: type[Mode]
+
+
+REFERENCE_POLICIES: dict[str, ReferencePolicy] = by_name(
+    (
+        ReferencePolicy(
+            "offline-restricted",
+            "exact CMMF of the free capacity, no migration or preemption",
+            "Choosy section 7.1",
+            Restricted,
+        ),
+        ReferencePolicy(
+            "offline-migration",
+            "exact CMMF with free migration of running tasks",
+            "Choosy section 7.1",
+            Migration,
+        ),
+        ReferencePolicy(
+            "offline-preemption",
+            "exact CMMF with free pausing and migration",
+            "Choosy section 7.1",
+            Preemption,
+        ),
+        ReferencePolicy(
+            "periodic-offline",
+            "exact CMMF solved on joins and leaves, converged to as tasks finish",
+            "Choosy section 7.2",
+            Periodic,
+        ),
+    )
+)
 
 
 def make_reference(

@@ -7,9 +7,10 @@ which adds the decisions (the exact CMMF allocations and how each scheduler move
 Choosy's model (section 3): one resource, the same for every job (the first job decides which);
 a unit is a user's tasks with one constraint and one task size, a row of the CMMF; a user's
 share is the amount it holds divided by its weight and its demand is its running plus pending
-tasks. Every state change goes through one method: a task starts (``_launch``), stops
-(``_forget`` then ``_release``), is pending again (``_requeue``), or a unit gains pending tasks
-(``_activate``).
+tasks. Every state change goes through one method: a task starts (``launch``), stops
+(``_forget`` then ``_release``), is pending again (``_requeue``; ``pause`` stops it and makes it
+pending again at no cost), or a unit gains pending tasks (``_activate``). Which machines a
+constraint class may use comes from :mod:`fairshare.workload.eligibility`.
 """
 
 from __future__ import annotations
@@ -19,10 +20,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from fairshare.cluster import Cluster, Machine, attribute_signature
+from fairshare.cluster import Cluster, Machine
 from fairshare.cluster.constraints import Constraint
 from fairshare.policies import Decision, Launch, Policy, TaskRef
-from fairshare.sim.engine import SimulationError
+from fairshare.sim.engine import Pause, SimulationError
+from fairshare.workload import eligibility
+from fairshare.workload.eligibility import ClassKey
 from fairshare.workload.model import Job, User
 
 EPS = 1e-9
@@ -129,10 +132,10 @@ class ReferenceState(Policy):
         self._sig_of: dict[tuple[object, ...], int] = {}
         self._sig_count = 0
         self.classes: list[tuple[Constraint | None, frozenset[str] | None]] = []
-        self._class_of: dict[tuple[str | None, frozenset[str] | None], int] = {}
+        self._class_of: dict[ClassKey, int] = {}
         # Per constraint class, one byte per machine: 1 where the class may run, and the same
-        # as a bit set. Evaluated once per class and machine, so no decision ever evaluates a
-        # constraint.
+        # as a bit set. Evaluated once per class and machine by the one eligibility model
+        # (fairshare.workload.eligibility), so no decision ever evaluates a constraint.
         self.eligible: list[bytearray] = []
         self.eligible_bits: list[int] = []
         self.by_name = False
@@ -150,7 +153,7 @@ class ReferenceState(Policy):
         self.widened: set[int] = set()
         # Whether work arrived or the machines changed since the last decision (``hard``),
         # and whether a finished task left its unit with nothing pending (``capped``): see
-        # ``_decide`` for what each rules out.
+        # the modes' shortcuts (fairshare.sim.reference) for what each rules out.
         self.hard = True
         self.capped = False
         self.finished: dict[int, int] = {}
@@ -158,9 +161,9 @@ class ReferenceState(Policy):
         # Tests set this to examine every free machine and solve the whole cluster at every
         # decision, the definition the incremental decisions must reproduce exactly.
         self.exhaustive = False
-        # periodic-offline: the plan, tasks per (unit, machine signature), whether the set of
-        # active units changed since it was made, and the tasks each unit holds per signature.
-        self.plan: dict[tuple[int, int], int] = {}
+        # For periodic-offline's plan (its Mode keeps the plan): whether the set of active
+        # units or the machines changed since it was made, and the tasks each unit holds per
+        # machine signature.
         self.held: dict[tuple[int, int], int] = {}
         self.replan = False
         for machine in cluster.machines:
@@ -410,7 +413,7 @@ class ReferenceState(Policy):
         self.waiting[unit.idx] = None
         self.dirty = True
 
-    def _launch(self, unit: Unit, mi: int, out: list[Decision]) -> None:
+    def launch(self, unit: Unit, mi: int, out: list[Decision]) -> None:
         """Launch ``unit``'s next pending task on machine ``mi`` and append the decision."""
         job_id = unit.jobs[0]
         state = self.jobs[job_id]
@@ -442,6 +445,15 @@ class ReferenceState(Policy):
             else:
                 locality = "off_rack"
         out.append(Launch(ref, self.names[mi], locality))  # type: ignore[arg-type]
+
+    def pause(self, unit: Unit, ref: TaskRef, out: list[Decision]) -> None:
+        """Stop ``unit``'s running task ``ref`` at no cost (Choosy section 7.1's free pausing
+        and migration: it resumes where it left off) and append the decision; the task is
+        pending again, first of its unit."""
+        mi = self._forget(unit, ref)
+        self._release(mi, unit.size)
+        out.append(Pause(ref, self.names[mi]))
+        self._requeue(unit, ref)
 
     def _size(self, job: Job) -> float:
         """A task's amount of the one shared resource (set by the first job), or
@@ -480,27 +492,18 @@ class ReferenceState(Policy):
 
     def _class(self, job: Job) -> int:
         """The constraint class of ``job``, created with its eligible machines when new."""
-        key = (job.constraint.source if job.constraint is not None else None, job.machines)
+        key = eligibility.class_key(job.constraint, job.machines)
         c = self._class_of.get(key)
         if c is None:
             c = self._class_of[key] = len(self.classes)
             self.classes.append((job.constraint, job.machines))
-            allowed = bytearray(self._allows(c, m) for m in self.machines)
-            self.eligible.append(allowed)
-            packed = np.packbits(np.frombuffer(allowed, dtype=np.uint8), bitorder="little")
+            allowed = eligibility.allowed(job.constraint, job.machines, self.machines)
+            self.eligible.append(bytearray(allowed.astype(np.uint8).tobytes()))
+            packed = np.packbits(allowed, bitorder="little")
             self.eligible_bits.append(int.from_bytes(packed.tobytes(), "little"))
-            if job.machines is not None or (
-                job.constraint is not None and "name" in job.constraint.attributes()
-            ):
+            if eligibility.reads_names(job.constraint, job.machines):
                 self._by_name()
         return c
-
-    def _allows(self, cls: int, machine: Machine) -> bool:
-        """Whether class ``cls``'s whitelist and constraint let tasks use ``machine``."""
-        constraint, whitelist = self.classes[cls]
-        return (whitelist is None or machine.name in whitelist) and (
-            constraint is None or constraint.matches(machine)
-        )
 
     def _by_name(self) -> None:
         """A class reads machine names: from now on every machine is its own signature (the
@@ -518,18 +521,13 @@ class ReferenceState(Policy):
                 key = (unit.idx, self.sig[mi])
                 held[key] = held.get(key, 0) + 1
         self.held = held
-        if self.name == "periodic-offline":
-            self.replan = True
+        # Only periodic-offline plans by signature; the flag means nothing to the others.
+        self.replan = True
 
     def _signature(self, machine: Machine) -> int:
         """The machine's signature (capacity, rack, attributes; its name once a class reads
         names): machines of one signature are one type to the periodic plan."""
-        key: tuple[object, ...] = (
-            machine.capacity.tobytes(),
-            machine.rack,
-            attribute_signature(machine.attributes),
-            machine.name if self.by_name else None,
-        )
+        key = (eligibility.signature_key(machine), machine.name if self.by_name else None)
         sig = self._sig_of.get(key)
         if sig is None:
             sig = self._sig_of[key] = self._sig_count
@@ -550,7 +548,8 @@ class ReferenceState(Policy):
         self.alive.append(True)
         self.sig.append(self._signature(machine))
         for cls, allowed in enumerate(self.eligible):
-            ok = self._allows(cls, machine)
+            constraint, whitelist = self.classes[cls]
+            ok = eligibility.allows(constraint, whitelist, machine)
             allowed.append(ok)
             if ok:
                 self.eligible_bits[cls] |= 1 << mi

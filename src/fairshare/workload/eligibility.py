@@ -10,6 +10,14 @@ A machine's signature is its capacity, rack and attributes: every constraint tha
 ``name``, or who give a ``machines`` whitelist, are evaluated machine by machine; their answers
 split signatures further.
 
+This is the one eligibility model of fairshare: the exact solvers (through
+:func:`machine_types`), the online policies' cluster state
+(:class:`fairshare.policies.state.ClusterState`), Choosy's reference schedulers
+(:class:`fairshare.sim.reference_state.ReferenceState`) and the simulator's fit checks
+(:class:`TaskFit`) all ask :func:`class_key`, :func:`reads_names`, :func:`allows` /
+:func:`allowed` and :func:`signature_key` here, and keep only the tables they build from the
+answers.
+
 :class:`TaskFit` answers where whole tasks fit: the slots of a job's isolated response (SPEC
 section 3's slowdown denominator) and whether a job can ever run.
 
@@ -53,7 +61,7 @@ import numpy as np
 from fairshare.cluster import AttributeValue, BoolArray, FloatArray, Machine, attribute_signature
 from fairshare.cluster.constraints import Constraint
 from fairshare.workload.hierarchy import IntArray
-from fairshare.workload.model import Job, Scenario, User
+from fairshare.workload.model import Job, Scenario
 
 
 @dataclass(frozen=True)
@@ -100,13 +108,160 @@ class MachineTypes:
         return np.flatnonzero(self.machine_type == type_index)
 
 
-def _by_machine(user: User) -> bool:
-    """Whether the user's eligibility must be evaluated machine by machine (a whitelist,
-    or a constraint that reads ``name``).
+ClassKey = tuple[str | None, frozenset[str] | None]
+"""A constraint class: the constraint's text (None: any machine) and the whitelist (None: any
+machine). Jobs and users with one key are eligible for the same machines."""
+
+
+def class_key(constraint: Constraint | None, whitelist: frozenset[str] | None) -> ClassKey:
+    """The constraint class of a constraint and a whitelist (Choosy section 5.1: users with
+    the same constraint share their eligibility).
+
+    Parameters
+    ----------
+    constraint : Constraint, optional
+        None allows every machine.
+    whitelist : frozenset of str, optional
+        Machine names; None allows every machine.
+
+    Returns
+    -------
+    ClassKey
+        ``(constraint text, whitelist)``, hashable.
+
+    Examples
+    --------
+    >>> from fairshare.cluster.constraints import parse_constraint
+    >>> class_key(parse_constraint("gpu"), None)
+    ('gpu', None)
     """
-    return user.machines is not None or (
-        user.constraint is not None and "name" in user.constraint.attributes()
+    return (constraint.source if constraint is not None else None, whitelist)
+
+
+def reads_names(constraint: Constraint | None, whitelist: frozenset[str] | None) -> bool:
+    """Whether a class's eligibility must be evaluated machine by machine.
+
+    A whitelist, or a constraint that reads ``name``, tells apart machines of one signature
+    (:func:`signature_key`); every other class treats a signature's machines alike, so it is
+    evaluated once per signature (Choosy section 5.1).
+
+    Parameters
+    ----------
+    constraint : Constraint, optional
+        The class's constraint.
+    whitelist : frozenset of str, optional
+        The class's machine names.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> from fairshare.cluster.constraints import parse_constraint
+    >>> reads_names(parse_constraint("gpu"), None), reads_names(None, frozenset({"m1"}))
+    (False, True)
+    """
+    return whitelist is not None or (constraint is not None and "name" in constraint.attributes())
+
+
+def signature_key(machine: Machine) -> tuple[object, ...]:
+    """A machine's signature: its capacity, rack and attributes (types told apart).
+
+    Machines of one signature are alike for every class that does not read names
+    (:func:`reads_names`): Choosy section 5.1 coalesces them, and the online policies look a
+    class's eligibility up per signature.
+
+    Parameters
+    ----------
+    machine : Machine
+        The machine.
+
+    Returns
+    -------
+    tuple
+        A hashable key; equal for machines that differ in name only.
+    """
+    return (machine.capacity.tobytes(), machine.rack, attribute_signature(machine.attributes))
+
+
+def allows(
+    constraint: Constraint | None, whitelist: frozenset[str] | None, machine: Machine
+) -> bool:
+    """Whether a class's whitelist and constraint both let its tasks use ``machine`` (the
+    constraint graph's edge, Choosy section 3).
+
+    Parameters
+    ----------
+    constraint : Constraint, optional
+        None allows every machine.
+    whitelist : frozenset of str, optional
+        Machine names; None allows every machine.
+    machine : Machine
+        The machine.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairshare.cluster import Machine
+    >>> from fairshare.cluster.constraints import parse_constraint
+    >>> gpu = Machine("g", np.ones(1), attributes={"gpu": True})
+    >>> allows(parse_constraint("gpu"), None, gpu), allows(None, frozenset({"c"}), gpu)
+    (True, False)
+    """
+    return (whitelist is None or machine.name in whitelist) and (
+        constraint is None or constraint.matches(machine)
     )
+
+
+def allowed(
+    constraint: Constraint | None,
+    whitelist: frozenset[str] | None,
+    machines: Sequence[Machine],
+    codes: AttributeCodes | None = None,
+) -> BoolArray:
+    """:func:`allows` for each of ``machines`` (one row of the constraint graph, Choosy
+    section 3).
+
+    Parameters
+    ----------
+    constraint : Constraint, optional
+        None allows every machine.
+    whitelist : frozenset of str, optional
+        Machine names; None allows every machine.
+    machines : Sequence of Machine
+        The machines.
+    codes : AttributeCodes, optional
+        The attribute codes of exactly ``machines``: a constraint that does not read ``name``
+        is then evaluated once per combination of the attributes it reads, not per machine.
+
+    Returns
+    -------
+    BoolArray
+        One entry per machine.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairshare.cluster import Machine
+    >>> from fairshare.cluster.constraints import parse_constraint
+    >>> machines = [Machine(f"m{i}", np.ones(1), attributes={"gpu": i > 0}) for i in range(3)]
+    >>> allowed(parse_constraint("gpu"), frozenset({"m0", "m1"}), machines).tolist()
+    [False, True, False]
+    """
+    if constraint is None:
+        ok = np.ones(len(machines), dtype=np.bool_)
+    elif codes is None or "name" in constraint.attributes():
+        ok = np.asarray(constraint.mask(machines), dtype=np.bool_)
+    else:
+        ok = codes.mask(constraint)
+    if whitelist is not None:
+        ok &= np.fromiter((m.name in whitelist for m in machines), dtype=np.bool_, count=len(ok))
+    return ok
 
 
 class AttributeCodes:
@@ -208,11 +363,7 @@ def machine_types(scenario: Scenario) -> MachineTypes:
     starts = np.flatnonzero(changed)
     run_signature = np.empty(len(starts), dtype=np.int64)
     for run, j in enumerate(starts.tolist()):
-        key = (
-            capacities[j].tobytes(),
-            racks[j],
-            attribute_signature(attributes[j]),
-        )
+        key = signature_key(machines[j])
         found = signature_of.get(key)
         if found is None:
             found = signature_of[key] = len(representatives)
@@ -225,26 +376,21 @@ def machine_types(scenario: Scenario) -> MachineTypes:
     cache: dict[str, BoolArray] = {}
     sample = [machines[j] for j in representatives]
     codes = AttributeCodes(sample)
-    per_machine_users = [i for i, u in enumerate(users) if _by_machine(u)]
+    per_machine_users = [i for i, u in enumerate(users) if reads_names(u.constraint, u.machines)]
     for i, user in enumerate(users):
-        if user.constraint is not None and not _by_machine(user):
+        if user.constraint is not None and not reads_names(user.constraint, user.machines):
             mask = cache.get(user.constraint.source)
             if mask is None:
-                mask = cache[user.constraint.source] = codes.mask(user.constraint)
+                mask = cache[user.constraint.source] = allowed(user.constraint, None, sample, codes)
             by_signature[i] = mask
 
     if not per_machine_users:
         machine_type = signature
         eligible = by_signature
     else:
-        names = [m.name for m in machines]
         patterns = np.ones((len(per_machine_users), len(machines)), dtype=np.bool_)
         for row, i in enumerate(per_machine_users):
-            user = users[i]
-            if user.constraint is not None:
-                patterns[row] = user.constraint.mask(machines)
-            if user.machines is not None:
-                patterns[row] &= np.fromiter((n in user.machines for n in names), dtype=np.bool_)
+            patterns[row] = allowed(users[i].constraint, users[i].machines, machines)
         keys = np.vstack([signature[None, :], patterns]).T
         _, first, machine_type = np.unique(keys, axis=0, return_index=True, return_inverse=True)
         # np.unique sorts keys; renumber types by their first machine to keep scenario order.
@@ -264,6 +410,63 @@ def machine_types(scenario: Scenario) -> MachineTypes:
         capacity=capacity.reshape(len(representatives), len(scenario.cluster.resources)),
         count=count,
         eligible=eligible,
+    )
+
+
+def coalesce(eligible: BoolArray, capacity: FloatArray, digits: int = 9) -> MachineTypes:
+    """Coalesce machines by who may use them and their capacity (Choosy section 5.1), from an
+    eligibility table a caller already has.
+
+    :func:`machine_types` coalesces a scenario's machines by signature and keeps apart machines
+    that differ in attributes no user asks about; this groups only what a solver can tell
+    apart: the same users eligible (``eligible``'s column) and the same capacity, rounded to
+    ``digits`` decimals. The reference schedulers use it on the machines and units of one
+    decision.
+
+    Parameters
+    ----------
+    eligible : BoolArray
+        ``eligible[i, j]`` is whether user i may use machine j (users x machines).
+    capacity : FloatArray
+        One row per machine (machines x resources).
+    digits : int
+        Decimals capacities are compared at.
+
+    Returns
+    -------
+    MachineTypes
+        Types numbered in the order of their first machine (so a solver's tie-breaks, in type
+        order, follow machine order as they would uncoalesced); each type's capacity is its
+        first machine's.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> types = coalesce(
+    ...     np.array([[True, True, False], [True, True, True]]), np.array([[2.0], [2.0], [2.0]])
+    ... )
+    >>> types.machine_type.tolist(), types.count.tolist(), types.eligible.tolist()
+    ([0, 0, 1], [2, 1], [[True, False], [True, True]])
+    """
+    n_machines = len(capacity)
+    keys = np.concatenate(
+        (
+            np.packbits(eligible, axis=0).T,
+            np.ascontiguousarray(np.round(capacity, digits)).view(np.uint8).reshape(n_machines, -1),
+        ),
+        axis=1,
+    )
+    _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty(len(first), dtype=np.int64)
+    rank[order] = np.arange(len(first))
+    machine_type = rank[inverse.reshape(-1)]
+    firsts = first[order]
+    return MachineTypes(
+        machine_type=machine_type,
+        capacity=np.asarray(capacity[firsts], dtype=np.float64),
+        count=np.bincount(machine_type, minlength=len(firsts)).astype(np.int64),
+        eligible=np.asarray(eligible[:, firsts], dtype=np.bool_),
     )
 
 
@@ -311,7 +514,7 @@ class TaskFit:
         self.capacity = np.array([m.capacity for m in self.machines], dtype=np.float64).reshape(
             len(self.machines), len(self.resources)
         )
-        self._allowed: dict[tuple[object, ...], BoolArray] = {}
+        self._allowed: dict[ClassKey, BoolArray] = {}
         self._slots: dict[tuple[object, ...], int] = {}
 
     def allowed(self, constraint: Constraint | None, whitelist: frozenset[str] | None) -> BoolArray:
@@ -329,19 +532,10 @@ class TaskFit:
         BoolArray
             One entry per machine.
         """
-        key = (constraint.source if constraint is not None else None, whitelist)
+        key = class_key(constraint, whitelist)
         ok = self._allowed.get(key)
         if ok is None:
-            machines = self.machines
-            if constraint is None:
-                ok = np.ones(len(machines), dtype=np.bool_)
-            elif "name" in constraint.attributes():
-                ok = np.asarray(constraint.mask(machines), dtype=np.bool_)
-            else:
-                ok = self.codes.mask(constraint)
-            if whitelist is not None:
-                ok = ok & np.fromiter((m.name in whitelist for m in machines), dtype=np.bool_)
-            self._allowed[key] = ok
+            ok = self._allowed[key] = allowed(constraint, whitelist, self.machines, self.codes)
         return ok
 
     def slots(

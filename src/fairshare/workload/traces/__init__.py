@@ -1,17 +1,11 @@
 r"""Real traces for ``fairshare simulate --trace FORMAT:PATH`` (SPEC section 3).
 
 A trace supplies jobs; the scenario supplies what the trace lacks (machines, per-task demand
-when the trace records none). Each format has its own module, whose docstring documents the
-columns and how they become :class:`~fairshare.workload.model.Job` fields:
-
-========================  ===================================================================
-``swim``                  SWIM Facebook MapReduce traces (.tsv): :mod:`.swim`
-``google-2011``           Google cluster-usage trace 2011, a directory of its tables:
-                          :mod:`.google2011`
-``alibaba-gpu``           Alibaba GPU cluster trace 2023 pod list (.csv), machines from the
-                          node list beside it unless the scenario has them: :mod:`.alibaba`
-``swf``                   Standard Workload Format (.swf, .swf.gz): :mod:`.swf`
-========================  ===================================================================
+when the trace records none). The formats are the entries of
+:data:`~fairshare.workload.trace_formats.TRACE_FORMATS`; each has its own module here, whose
+docstring documents the columns and how they become :class:`~fairshare.workload.model.Job`
+fields (:mod:`.swim`, :mod:`.google2011`, :mod:`.alibaba`, :mod:`.swf`). A new format is a
+module with its reader and one :class:`~fairshare.workload.trace_formats.TraceFormat` entry.
 
 :func:`open_trace` checks the file (or directory) and headers at once, so a missing or
 unreadable trace fails before a simulation starts; the records are then read lazily, in
@@ -45,28 +39,18 @@ from fairshare.cluster import Cluster
 from fairshare.workload.builder import MISSING_MACHINES, MachinesFrom
 from fairshare.workload.generators import Workload
 from fairshare.workload.loader import ScenarioError
+from fairshare.workload.trace_formats import TRACE_FORMATS, TraceFormat, trace_format
 from fairshare.workload.traces._common import TraceError
-from fairshare.workload.traces.alibaba import (
-    NODE_LISTS,
-    node_list_beside,
-    read_alibaba_nodes,
-    read_alibaba_pods,
-)
-from fairshare.workload.traces.google2011 import read_google_2011
-from fairshare.workload.traces.swf import read_swf
-from fairshare.workload.traces.swim import read_swim
 
 __all__ = [
-    "FORMATS",
+    "TRACE_FORMATS",
     "TraceError",
+    "TraceFormat",
     "machines_from_trace",
     "open_trace",
     "parse_trace_argument",
     "trace_machines",
 ]
-
-FORMATS = ("swim", "google-2011", "alibaba-gpu", "swf")
-"""The trace formats of ``--trace FORMAT:PATH`` (SPEC section 3)."""
 
 
 def parse_trace_argument(text: str, where: str = "trace") -> tuple[str, Path]:
@@ -82,7 +66,7 @@ def parse_trace_argument(text: str, where: str = "trace") -> tuple[str, Path]:
     Returns
     -------
     tuple of (str, Path)
-        The format, one of :data:`FORMATS`, and the path.
+        The format, a name of :data:`TRACE_FORMATS`, and the path.
 
     Raises
     ------
@@ -98,25 +82,17 @@ def parse_trace_argument(text: str, where: str = "trace") -> tuple[str, Path]:
     fmt, colon, path = text.partition(":")
     if not colon or not path:
         raise ScenarioError(
-            text, where, f"expected FORMAT:PATH with FORMAT one of {', '.join(FORMATS)}"
+            text, where, f"expected FORMAT:PATH with FORMAT one of {', '.join(TRACE_FORMATS)}"
         )
-    _check_format(fmt, text, where)
+    trace_format(fmt, text, where)
     return fmt, Path(path)
-
-
-def _check_format(fmt: str, source: str, where: str) -> None:
-    """Raise a :class:`ScenarioError` at ``where`` unless ``fmt`` is a known format."""
-    if fmt not in FORMATS:
-        raise ScenarioError(
-            source, where, f"unknown trace format {fmt!r}; allowed: {', '.join(FORMATS)}"
-        )
 
 
 def trace_machines(fmt: str, path: str | Path) -> Cluster | None:
     """The machines the trace at ``path`` lists, if it lists any.
 
-    Only ``alibaba-gpu`` does, in the node list beside the pod list (:data:`NODE_LISTS`);
-    ``swim``, ``swf`` and the ``job_events`` table read for ``google-2011`` list no machines.
+    Only formats whose :class:`TraceFormat` brings machines may (``alibaba-gpu``: the node
+    list beside the pod list).
 
     Parameters
     ----------
@@ -128,35 +104,24 @@ def trace_machines(fmt: str, path: str | Path) -> Cluster | None:
     Returns
     -------
     Cluster or None
-        The cluster of the node list, or None.
+        The cluster the trace lists, or None.
 
     Raises
     ------
+    ScenarioError
+        An unknown format.
     TraceError
         A corrupt node list.
     """
-    if fmt == "alibaba-gpu":
-        nodes = node_list_beside(Path(path))
-        return None if nodes is None else read_alibaba_nodes(nodes)
-    return None
-
-
-def _why_no_machines(fmt: str, path: Path) -> str:
-    """Why the trace of format ``fmt`` at ``path`` gives no machines, for a message."""
-    if fmt == "alibaba-gpu":
-        return (
-            f"no node list is beside the pod list (looked for {' and '.join(NODE_LISTS)} in "
-            f"{path.parent})"
-        )
-    if fmt == "google-2011":
-        return "the google-2011 job_events table lists no machines"
-    return f"a {fmt} trace lists no machines"
+    machines = trace_format(fmt, str(path), "trace").machines_of(Path(path))
+    return machines if isinstance(machines, Cluster) else None
 
 
 def machines_from_trace(fmt: str, path: str | Path, source: str) -> MachinesFrom:
     """What gives the machines of a scenario that lists none, from the trace it replays.
 
-    SPEC section 3: the node list beside an alibaba-gpu pod list gives them.
+    SPEC section 3: a trace whose format brings machines (:attr:`TraceFormat.machines`; the
+    node list beside an alibaba-gpu pod list) gives them.
 
     Parameters
     ----------
@@ -175,15 +140,14 @@ def machines_from_trace(fmt: str, path: str | Path, source: str) -> MachinesFrom
     """
 
     def machines() -> Cluster:
-        cluster = trace_machines(fmt, path)
-        if cluster is None:
+        found = trace_format(fmt, str(path), "trace").machines_of(Path(path))
+        if isinstance(found, str):
             raise ScenarioError(
                 source,
                 "machines",
-                f"{MISSING_MACHINES}: {_why_no_machines(fmt, Path(path))}; list the machines "
-                "in the scenario",
+                f"{MISSING_MACHINES}: {found}; list the machines in the scenario",
             )
-        return cluster
+        return found
 
     return machines
 
@@ -194,7 +158,7 @@ def open_trace(fmt: str, path: str | Path, cluster: Cluster | None) -> Workload:
     Parameters
     ----------
     fmt : str
-        One of :data:`FORMATS`.
+        A name of :data:`TRACE_FORMATS`.
     path : str or Path
         The trace file (a directory for ``google-2011``).
     cluster : Cluster or None
@@ -214,18 +178,11 @@ def open_trace(fmt: str, path: str | Path, cluster: Cluster | None) -> Workload:
         An unreadable file or a corrupt header now; a corrupt record when iteration reaches
         it (a ``ScenarioError`` too).
     """
-    _check_format(fmt, str(path), "trace")
+    entry = trace_format(fmt, str(path), "trace")
     path = Path(path)
     if cluster is None:
-        cluster = trace_machines(fmt, path)
-    if cluster is None:
-        raise TraceError(path, None, f"{_why_no_machines(fmt, path)}: the scenario must give them")
-    if fmt == "swim":
-        jobs = read_swim(path, cluster)
-    elif fmt == "swf":
-        jobs = read_swf(path, cluster)
-    elif fmt == "google-2011":
-        jobs = read_google_2011(path, cluster)
-    else:
-        jobs = read_alibaba_pods(path, cluster)
-    return Workload(jobs, cluster)
+        found = entry.machines_of(path)
+        if isinstance(found, str):
+            raise TraceError(path, None, f"{found}: the scenario must give them")
+        cluster = found
+    return Workload(entry.read(path, cluster), cluster)

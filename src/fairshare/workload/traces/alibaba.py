@@ -53,7 +53,14 @@ from fairshare.workload.traces._common import (
     shown,
 )
 
-__all__ = ["NODE_LISTS", "RESOURCES", "read_alibaba_nodes", "read_alibaba_pods"]
+__all__ = [
+    "NODE_LISTS",
+    "RESOURCES",
+    "machines_beside",
+    "node_list_beside",
+    "read_alibaba_nodes",
+    "read_alibaba_pods",
+]
 
 RESOURCES = ("cpu", "mem", "gpu")
 """The resources of a cluster built from the node list: cores, GiB, GPUs."""
@@ -215,6 +222,34 @@ def node_list_beside(pods: Path) -> Path | None:
         if candidate.is_file():
             return candidate
     return None
+
+
+def machines_beside(pods: Path) -> Cluster | str:
+    """The machines of the node list beside a pod list (SPEC section 3: they serve a scenario
+    that lists none), or why there are none (the ``alibaba-gpu`` format's machines reader).
+
+    Parameters
+    ----------
+    pods : Path
+        The pod list.
+
+    Returns
+    -------
+    Cluster or str
+        The node list's cluster, or the reason no node list is there.
+
+    Raises
+    ------
+    TraceError
+        A corrupt node list.
+    """
+    nodes = node_list_beside(pods)
+    if nodes is None:
+        return (
+            f"no node list is beside the pod list (looked for {' and '.join(NODE_LISTS)} in "
+            f"{pods.parent})"
+        )
+    return read_alibaba_nodes(nodes)
 
 
 def _constraint(spec: str, path: Path, line: int) -> Constraint:
