@@ -110,8 +110,12 @@ class SimOption(Generic[T]):
         What a default of None (or False) means, for the docs' tables (``off``).
     example : str
         A value of a ``pair``, for its error message (``5,10``).
+    bounds : str
+        The range of a number (of each of a pair's), as the docs' tables state it
+        (``> 0, at most 1e6``); :class:`~fairshare.sim.options.SimOptions` checks it
+        (``tests/test_option_table.py`` checks that the two agree).
     details : str
-        Markdown the docs add to ``help`` (links, ranges, what it does not combine with).
+        Markdown the docs add to ``help`` (links, what it does not combine with).
     """
 
     flag: str
@@ -125,6 +129,7 @@ class SimOption(Generic[T]):
     choices: tuple[str, ...] = ()
     unset: str | None = None
     example: str = ""
+    bounds: str = ""
     details: str = ""
 
     @property
@@ -165,6 +170,7 @@ SEED: SimOption[int] = SimOption(
     field=None,
     sweepable=False,
     minimum=0,
+    bounds=">= 0",
     details="a grid's seeds are its own `seeds` field",
 )
 
@@ -192,6 +198,7 @@ DELAY_SCHEDULING: SimOption[None] = SimOption(
     metavar="T1,T2",
     unset="off",
     example="5,10",
+    bounds="from 0 to 1e15",
 )
 
 PREEMPTION: SimOption[None] = SimOption(
@@ -205,6 +212,7 @@ PREEMPTION: SimOption[None] = SimOption(
     metavar="TMIN,TFAIR",
     unset="off",
     example="30,60",
+    bounds="from 0 to 1e15",
 )
 
 UNTIL: SimOption[None] = SimOption(
@@ -216,6 +224,7 @@ UNTIL: SimOption[None] = SimOption(
     sweepable=True,
     metavar="SECONDS",
     unset="none",
+    bounds="from 0 to 1e15",
 )
 
 RACK_SLOWDOWN: SimOption[float] = SimOption(
@@ -225,7 +234,7 @@ RACK_SLOWDOWN: SimOption[float] = SimOption(
     "How many times longer a map runs reading its block from another machine of its rack",
     field="rack_slowdown",
     sweepable=True,
-    details="a number > 0",
+    bounds="> 0, at most 1e6",
 )
 
 OFF_RACK_SLOWDOWN: SimOption[float] = SimOption(
@@ -235,7 +244,7 @@ OFF_RACK_SLOWDOWN: SimOption[float] = SimOption(
     "How many times longer a map runs reading its block from another rack",
     field="off_rack_slowdown",
     sweepable=True,
-    details="a number > 0",
+    bounds="> 0, at most 1e6",
 )
 
 POOL_ORDER: SimOption[Literal["fair", "fifo"]] = SimOption(
@@ -281,8 +290,9 @@ REDUCE_SLOWSTART: SimOption[None] = SimOption(
     field="reduce_slowstart",
     sweepable=True,
     metavar="F",
-    unset=f"{SLOWSTART_ALONE:g} ({SLOWSTART_SPLIT:g} with `--copy-compute-splitting`)",
-    details="a fraction from 0 to 1; not with the reference schedulers",
+    unset=f"{SLOWSTART_ALONE:g}, or {SLOWSTART_SPLIT:g} with `--copy-compute-splitting`",
+    bounds="from 0 to 1",
+    details="not with the reference schedulers",
 )
 
 LOAD_SCALE: SimOption[float] = SimOption(
@@ -293,7 +303,8 @@ LOAD_SCALE: SimOption[float] = SimOption(
     field="load_scale",
     sweepable=True,
     metavar="X",
-    details="closed-loop think times too; a number from 1e-6 to 1e6",
+    bounds="from 1e-6 to 1e6",
+    details="closed-loop think times are divided too",
 )
 
 TIME_SCALE: SimOption[float] = SimOption(
@@ -304,7 +315,8 @@ TIME_SCALE: SimOption[float] = SimOption(
     field="time_scale",
     sweepable=True,
     metavar="Y",
-    details="a number from 1e-6 to 1e6; event times are not scaled",
+    bounds="from 1e-6 to 1e6",
+    details="event times are not scaled",
 )
 
 SLOTS: SimOption[None] = SimOption(
@@ -316,6 +328,7 @@ SLOTS: SimOption[None] = SimOption(
     sweepable=True,
     metavar="N",
     unset="one per CPU",
+    bounds="from 1 to 1000000",
     details="a task takes one slot whatever its demand",
 )
 
@@ -326,7 +339,8 @@ THRASH_FACTOR: SimOption[float] = SimOption(
     "How many times slower tasks run on a machine whose memory is over-committed (--policy slots)",
     field="thrash_factor",
     sweepable=True,
-    details="a number >= 1; [the over-commit model](policies/comparators.md#over-commit)",
+    bounds=">= 1, at most 1e6",
+    details="[the over-commit model](policies/comparators.md#over-commit)",
 )
 
 MAX_CAPACITY: SimOption[float] = SimOption(
@@ -337,7 +351,7 @@ MAX_CAPACITY: SimOption[float] = SimOption(
     "(--policy capacity)",
     field="max_capacity",
     sweepable=True,
-    details="a fraction in (0, 1]",
+    bounds="in (0, 1]",
 )
 
 BACKFILL: SimOption[None] = SimOption(
@@ -351,7 +365,8 @@ BACKFILL: SimOption[None] = SimOption(
     metavar="easy",
     choices=("easy",),
     unset="off",
-    details="Lifka 1995; Mu'alem and Feitelson 2001: the reservation is at the earliest time "
+    details="EASY is Lifka 1995's (Mu'alem and Feitelson 2001): the reservation is at the "
+    "earliest time "
     "the gang's tasks fit by the running tasks' expected ends (a job's `estimate`, SWF's "
     "requested time, else its duration as given) ([gangs](policies/gangs.md)); not with "
     "`--copy-compute-splitting`",
