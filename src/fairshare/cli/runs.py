@@ -41,30 +41,62 @@ RUN_FILES = ("summary.json", "jobs.csv", "timeline.csv", "tasks.parquet", "repor
 COMPARE_FILES = ("compare.json", "compare.csv", "compare.html")
 
 
-def _annotation(option: SimOption[Any]) -> Any:
-    """The typer annotation of one row of :data:`fairshare.sim.option_table.OPTIONS`: its
-    value's plain type (``cli.coercion`` converts those without pydantic) and its option."""
-    return Annotated[
-        option.value_type(),
-        typer.Option(option.flag, metavar=option.metavar, min=option.minimum, help=option.help),
-    ]
-
-
-_PARAMETERS = {
-    option.name: inspect.Parameter(
+@functools.cache
+def _parameter(option: SimOption[Any]) -> inspect.Parameter:
+    """One row of :data:`fairshare.sim.option_table.OPTIONS` as a command's parameter: its
+    value's plain type (``cli.coercion`` converts those without pydantic) and its typer
+    option, made once (the commands share it: typer copies what it changes)."""
+    info = typer.Option(option.flag, metavar=option.metavar, min=option.minimum, help=option.help)
+    return inspect.Parameter(
         option.parameter,
         inspect.Parameter.POSITIONAL_OR_KEYWORD,
         default=option.default,
-        annotation=_annotation(option),
+        annotation=Annotated[option.value_type(), info],
     )
-    for option in OPTIONS
-}
-"""The simulation options as command parameters, by name, made once (the commands share
-them: typer copies what it changes)."""
 
 
 Command = Callable[..., None]
 """A command function, as typer registers it."""
+
+
+class _WithOptions:
+    """A command function whose signature, as typer reads it, has simulation options.
+
+    typer makes a command's options from ``inspect.signature`` of its function, with the
+    annotations evaluated. The signature is made when typer first asks for it: the command
+    line builds only the invoked command (:func:`fairshare.cli.app.command_tree`), so the
+    others never evaluate their annotations (``from __future__ import annotations`` leaves
+    them as text)."""
+
+    def __init__(self, command: Command, options: tuple[SimOption[Any], ...], before: str | None):
+        functools.update_wrapper(
+            self, command, assigned=("__module__", "__name__", "__qualname__", "__doc__")
+        )
+        self._command = command
+        self._options = options
+        self._before = before
+
+    def __call__(self, **values: Any) -> None:
+        self._command(**values)
+
+    @functools.cached_property
+    def __signature__(self) -> inspect.Signature:
+        own = [
+            parameter
+            for parameter in inspect.signature(self._command, eval_str=True).parameters.values()
+            if parameter.kind is not inspect.Parameter.VAR_KEYWORD
+        ]
+        names = [parameter.name for parameter in own]
+        at = len(own) if self._before is None else names.index(self._before)
+        added = [_parameter(option) for option in self._options]
+        return inspect.Signature([*own[:at], *added, *own[at:]], return_annotation=None)
+
+    def __getattr__(self, name: str) -> Any:
+        # typing.get_type_hints (typer calls it) reads __annotations__: the signature's.
+        if name == "__annotations__":
+            parameters = self.__signature__.parameters.values()
+            return {parameter.name: parameter.annotation for parameter in parameters}
+        raise AttributeError(name)
 
 
 def simulation_options(
@@ -92,31 +124,7 @@ def simulation_options(
     callable
         The decorator.
     """
-    added = [_PARAMETERS[option.name] for option in options or OPTIONS]
-
-    def decorate(command: Command) -> Command:
-        # Evaluated now: typer reads a signature given as __signature__ as it is, and the
-        # commands' annotations are text (``from __future__ import annotations``).
-        own = [
-            parameter
-            for parameter in inspect.signature(command, eval_str=True).parameters.values()
-            if parameter.kind is not inspect.Parameter.VAR_KEYWORD
-        ]
-        at = len(own) if before is None else [p.name for p in own].index(before)
-        parameters = [*own[:at], *added, *own[at:]]
-
-        @functools.wraps(command)
-        def run(**values: Any) -> None:
-            command(**values)
-
-        run.__signature__ = inspect.Signature(parameters, return_annotation=None)  # type: ignore[attr-defined]
-        run.__annotations__ = {
-            **{parameter.name: parameter.annotation for parameter in parameters},
-            "return": None,
-        }
-        return run
-
-    return decorate
+    return lambda command: _WithOptions(command, options or OPTIONS, before)
 
 
 OutOption = Annotated[
