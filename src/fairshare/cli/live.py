@@ -11,14 +11,15 @@ import math
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
 from fairshare.cli.app import InputError, JsonOption, app, dump_json, flag, flags_in
-from fairshare.cli.runs import BackfillOption
+from fairshare.cli.runs import simulation_options
+from fairshare.sim.option_table import BACKFILL
 
 if TYPE_CHECKING:
     from fairshare.service.client import Client
@@ -269,6 +270,7 @@ def tenant_add_command(
 
 
 @app.command("serve")
+@simulation_options(BACKFILL)
 def serve_command(
     scenario_path: Annotated[
         str,
@@ -303,7 +305,7 @@ def serve_command(
         int | None,
         typer.Option("--num-cpus", min=1, help="CPUs of the local Ray instance (no --ray)"),
     ] = None,
-    backfill: BackfillOption = None,
+    **sim_options: Any,
 ) -> None:
     """Run POLICY live on a Ray cluster for the scenario's users, with an HTTP API."""
     from fairshare.policies import ONLINE_POLICIES  # noqa: PLC0415
@@ -314,7 +316,7 @@ def serve_command(
     source = str(scenario_path)
     try:
         # Any text: SimOptions accepts easy, and names backfill otherwise.
-        options = SimOptions(backfill=cast("Literal['easy'] | None", backfill)).policy_options()
+        options = SimOptions(backfill=sim_options[BACKFILL.parameter]).policy_options()
     except OptionError as err:
         raise InputError(source, flag(err.where), flags_in(err.what)) from None
     if policy not in ONLINE_POLICIES:

@@ -1,23 +1,27 @@
-"""What ``simulate`` and ``compare`` share: their options, the run settings built from them
-(the text parsed here, every value checked by :class:`~fairshare.sim.options.SimOptions`
-before anything runs), the runs themselves with a progress bar, the
-warnings about jobs that can never run, and ``--out``."""
+"""What ``simulate`` and ``compare`` share: their options (the simulation options made from
+the one table of them, :data:`fairshare.sim.option_table.OPTIONS`, by
+:func:`simulation_options`), the run settings built from them (the text parsed here, every
+value checked by :class:`~fairshare.sim.options.SimOptions` before anything runs), the runs
+themselves with a progress bar, the warnings about jobs that can never run, and ``--out``."""
 
 from __future__ import annotations
 
+import functools
+import inspect
 import signal
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Literal, cast
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 
 from fairshare.cli.app import InputError, flag, flags_in
+from fairshare.sim.option_table import BY_FIELD, BY_NAME, OPTIONS, SEED, TRACE, SimOption
 from fairshare.workload.loader import load_scenario
 from fairshare.workload.model import Job, Scenario
 from fairshare.workload.trace_formats import listed as listed_trace_formats
@@ -32,115 +36,111 @@ if TYPE_CHECKING:
     from fairshare.workload.generators import Workload
 
 
-DEFAULT_SEED = 0
-"""The seed of ``simulate`` and ``compare`` when ``--seed`` is not given."""
-
-
 RUN_FILES = ("summary.json", "jobs.csv", "timeline.csv", "tasks.parquet", "report.html")
 
 
 COMPARE_FILES = ("compare.json", "compare.csv", "compare.html")
 
 
-_SIM_HELP = {
-    "seed": f"Seed of durations, input blocks and generated jobs (default {DEFAULT_SEED})",
-    "trace": f"Replay a trace instead of the scenario's jobs: {listed_trace_formats()}, e.g. "
-    "swim:FB-2009.tsv",
-    "delay": "Delay scheduling (FAIR Algorithm 1): wait T1 s for a node-local slot, T2 s more "
-    "for a rack-local one",
-    "preemption": "Preemption (FAIR section 3.2): kill newest tasks of over-share jobs after "
-    "TMIN s below min share or TFAIR s below half the fair share",
-    "until": "Stop the simulation at this time (seconds); unfinished jobs are reported as such",
-    "rack": "How many times longer a map runs reading its block from another machine of its rack",
-    "off_rack": "How many times longer a map runs reading its block from another rack",
-    "pool_order": "Order of jobs inside a user or pool: fair or fifo",
-    "copy_compute": "Copy-compute splitting (FAIR section 5.2): reducers copy from the job's "
-    "first finished map without holding resources; each machine admits 6 reducers, 2 computing",
-    "headroom": "Headroom (H-DRF section 5): each machine keeps room for the largest task "
-    "waiting for it, which smaller tasks leave free on the resources they take",
-    "slowstart": "Reducer slow-start (FAIR section 5.1): launch a job's reducers once this "
-    "fraction of its maps finished (default 1, or 0 with --copy-compute-splitting); a job's "
-    "reduce.slowstart overrides it",
-    "load_scale": "Replay at X times the arrival rate: submit times divided by X",
-    "time_scale": "Multiply every task duration (and reduce copy and compute time) by Y",
-    "slots": "Slots per machine of the slot scheduler (--policy slots; default: one per CPU)",
-    "thrash": "How many times slower tasks run on a machine whose memory is over-committed "
-    "(--policy slots)",
-    "max_capacity": "The Capacity Scheduler's maximum capacity of a queue, as a fraction of its "
-    "parent's (--policy capacity)",
-    "backfill": "Backfilling for gangs: easy (EASY: the first waiting gang gets a reservation; "
-    "later jobs start now only if they do not delay it)",
-}
+def trace_help() -> str:
+    """``--trace``'s help: the formats registered now (a test compares it with the table's).
+
+    Returns
+    -------
+    str
+    """
+    return (
+        f"Replay a trace instead of the scenario's jobs: {listed_trace_formats()}, e.g. "
+        "swim:FB-2009.tsv"
+    )
 
 
-SeedOption = Annotated[int, typer.Option("--seed", min=0, help=_SIM_HELP["seed"])]
+@functools.cache
+def _parameter(option: SimOption[Any]) -> inspect.Parameter:
+    """One row of :data:`fairshare.sim.option_table.OPTIONS` as a command's parameter: its
+    value's plain type (``cli.coercion`` converts those without pydantic) and its typer
+    option, made once (the commands share it: typer copies what it changes)."""
+    # The trace formats are those registered (fairshare.workload.trace_formats).
+    text = trace_help() if option is TRACE else option.help
+    info = typer.Option(option.flag, metavar=option.metavar, min=option.minimum, help=text)
+    return inspect.Parameter(
+        option.parameter,
+        inspect.Parameter.POSITIONAL_OR_KEYWORD,
+        default=option.default,
+        annotation=Annotated[option.value_type(), info],
+    )
 
 
-TraceOption = Annotated[
-    str | None, typer.Option("--trace", metavar="FORMAT:PATH", help=_SIM_HELP["trace"])
-]
+Command = Callable[..., None]
+"""A command function, as typer registers it."""
 
 
-DelayOption = Annotated[
-    str | None,
-    typer.Option("--delay-scheduling", metavar="T1,T2", help=_SIM_HELP["delay"]),
-]
+class _WithOptions:
+    """A command function whose signature, as typer reads it, has simulation options.
+
+    typer makes a command's options from ``inspect.signature`` of its function, with the
+    annotations evaluated. The signature is made when typer first asks for it: the command
+    line builds only the invoked command (:func:`fairshare.cli.app.command_tree`), so the
+    others never evaluate their annotations (``from __future__ import annotations`` leaves
+    them as text)."""
+
+    def __init__(self, command: Command, options: tuple[SimOption[Any], ...], before: str | None):
+        functools.update_wrapper(
+            self, command, assigned=("__module__", "__name__", "__qualname__", "__doc__")
+        )
+        self._command = command
+        self._options = options
+        self._before = before
+
+    def __call__(self, **values: Any) -> None:
+        self._command(**values)
+
+    @functools.cached_property
+    def __signature__(self) -> inspect.Signature:
+        own = [
+            parameter
+            for parameter in inspect.signature(self._command, eval_str=True).parameters.values()
+            if parameter.kind is not inspect.Parameter.VAR_KEYWORD
+        ]
+        names = [parameter.name for parameter in own]
+        at = len(own) if self._before is None else names.index(self._before)
+        added = [_parameter(option) for option in self._options]
+        return inspect.Signature([*own[:at], *added, *own[at:]], return_annotation=None)
+
+    def __getattr__(self, name: str) -> Any:
+        # typing.get_type_hints (typer calls it) reads __annotations__: the signature's.
+        if name == "__annotations__":
+            parameters = self.__signature__.parameters.values()
+            return {parameter.name: parameter.annotation for parameter in parameters}
+        raise AttributeError(name)
 
 
-PreemptionOption = Annotated[
-    str | None,
-    typer.Option("--preemption", metavar="TMIN,TFAIR", help=_SIM_HELP["preemption"]),
-]
+def simulation_options(
+    *options: SimOption[Any], before: str | None = None
+) -> Callable[[Command], Command]:
+    """Give a command simulation options of :data:`fairshare.sim.option_table.OPTIONS`.
 
+    typer makes a command's options from its function's signature. The decorated function
+    declares its own parameters and ``**options``; the command typer sees has its own
+    parameters with the table's inserted before the one named ``before`` (after the last
+    without it), so ``--help`` lists them there, and the function receives their values in
+    ``options``, by :attr:`~fairshare.sim.option_table.SimOption.parameter`
+    (:func:`run_settings` reads them).
 
-UntilOption = Annotated[
-    float | None, typer.Option("--until", metavar="SECONDS", help=_SIM_HELP["until"])
-]
+    Parameters
+    ----------
+    *options : SimOption
+        The options to add, in the table's order (none: every one, as ``simulate`` and
+        ``compare`` take them).
+    before : str or None
+        The parameter of the function the options go before (``force``).
 
-
-RackOption = Annotated[float, typer.Option("--rack-slowdown", help=_SIM_HELP["rack"])]
-
-
-OffRackOption = Annotated[float, typer.Option("--off-rack-slowdown", help=_SIM_HELP["off_rack"])]
-
-
-PoolOrderOption = Annotated[str, typer.Option("--pool-order", help=_SIM_HELP["pool_order"])]
-
-
-CopyComputeOption = Annotated[
-    bool, typer.Option("--copy-compute-splitting", help=_SIM_HELP["copy_compute"])
-]
-
-
-HeadroomOption = Annotated[bool, typer.Option("--headroom", help=_SIM_HELP["headroom"])]
-
-
-SlowstartOption = Annotated[
-    float | None,
-    typer.Option("--reduce-slowstart", metavar="F", help=_SIM_HELP["slowstart"]),
-]
-
-
-LoadScaleOption = Annotated[
-    float, typer.Option("--load-scale", metavar="X", help=_SIM_HELP["load_scale"])
-]
-
-
-TimeScaleOption = Annotated[
-    float, typer.Option("--time-scale", metavar="Y", help=_SIM_HELP["time_scale"])
-]
-SlotsOption = Annotated[int | None, typer.Option("--slots", metavar="N", help=_SIM_HELP["slots"])]
-
-
-ThrashOption = Annotated[float, typer.Option("--thrash-factor", help=_SIM_HELP["thrash"])]
-
-
-MaxCapacityOption = Annotated[float, typer.Option("--max-capacity", help=_SIM_HELP["max_capacity"])]
-
-
-BackfillOption = Annotated[
-    str | None, typer.Option("--backfill", metavar="easy", help=_SIM_HELP["backfill"])
-]
+    Returns
+    -------
+    callable
+        The decorator.
+    """
+    return lambda command: _WithOptions(command, options or OPTIONS, before)
 
 
 OutOption = Annotated[
@@ -194,57 +194,52 @@ def _pair(text: str | None, option: str, source: str, example: str) -> tuple[flo
     return values
 
 
-def run_settings(
-    scenario_path: str | Path,
-    *,
-    seed: int,
-    trace: str | None,
-    delay: str | None,
-    preemption: str | None,
-    until: float | None,
-    rack_slowdown: float,
-    off_rack_slowdown: float,
-    pool_order: str,
-    copy_compute_splitting: bool = False,
-    headroom: bool = False,
-    reduce_slowstart: float | None = None,
-    load_scale: float = 1.0,
-    time_scale: float = 1.0,
-    slots: int | None = None,
-    thrash_factor: float = 2.0,
-    max_capacity: float = 1.0,
-    backfill: str | None = None,
-) -> RunSettings:
+def run_settings(scenario_path: str | Path, values: Mapping[str, Any]) -> RunSettings:
+    """The settings of a run from the values of the simulation options, every value checked
+    before anything runs (SPEC section 4: a bad one is an ``error:`` line naming its option).
+
+    Parameters
+    ----------
+    scenario_path : str or Path
+        The scenario.
+    values : mapping
+        Each option of :data:`fairshare.sim.option_table.OPTIONS` by its parameter name
+        (``rack_slowdown``), as the command received it.
+
+    Returns
+    -------
+    RunSettings
+
+    Raises
+    ------
+    InputError
+        A value out of its range, a pair that is not two numbers, or a scenario with nothing
+        to simulate.
+    """
     from fairshare.sim.options import OptionError, SimOptions  # noqa: PLC0415
 
     source = str(scenario_path)
-    pairs = {"delay": delay, "preemption": preemption}
+    fields: dict[str, Any] = {}
+    for option in OPTIONS:
+        if option.field is not None:
+            value = values[option.parameter]
+            if option.kind == "pair":
+                value = _pair(value, option.flag, source, option.example)
+            # Any text of a choice: SimOptions names the values it takes, and the option.
+            fields[option.field] = value
     try:
-        options = SimOptions(
-            delay=_pair(delay, "--delay-scheduling", source, "5,10"),
-            preemption=_pair(preemption, "--preemption", source, "30,60"),
-            # Any text: SimOptions accepts fair or fifo, and names pool_order otherwise.
-            pool_order=cast("Literal['fair', 'fifo']", pool_order),
-            rack_slowdown=rack_slowdown,
-            off_rack_slowdown=off_rack_slowdown,
-            until=until,
-            copy_compute_splitting=copy_compute_splitting,
-            headroom=headroom,
-            reduce_slowstart=reduce_slowstart,
-            load_scale=load_scale,
-            time_scale=time_scale,
-            slots=slots,
-            thrash_factor=thrash_factor,
-            max_capacity=max_capacity,
-            # Any text: SimOptions accepts easy, and names backfill otherwise.
-            backfill=cast("Literal['easy'] | None", backfill),
-        )
+        options = SimOptions(**fields)
     except OptionError as err:
-        # A pair is shown as it was typed, not as the numbers read from it; the library names
-        # the SimOptions field at fault, the command line its flag.
-        text = pairs.get(err.where)
-        what = err.what if text is None else f"{err.rule}, got {text!r}"
-        raise InputError(source, flag(err.where), flags_in(what)) from None
+        # The option named by its field or by its flag, shown as the command line spells it.
+        named = BY_FIELD.get(err.where) or BY_NAME.get(err.where.removeprefix("--"))
+        spelt = flag(err.where) if named is None else named.flag
+        # A pair is shown as it was typed, not as the numbers read from it.
+        what = err.what
+        if named is not None and named.kind == "pair":
+            what = f"{err.rule}, got {values[named.parameter]!r}"
+        raise InputError(source, spelt, flags_in(what)) from None
+    seed: int = values[SEED.parameter]
+    trace: str | None = values[TRACE.parameter]
     parsed_trace = machines_from = None
     if trace is not None:
         # The trace readers are loaded by a run that replays a trace, not by the others.

@@ -13,32 +13,15 @@ from rich.table import Table
 from fairshare.cli.app import InputError, app, fmt, pct
 from fairshare.cli.runs import (
     COMPARE_FILES,
-    DEFAULT_SEED,
     RUN_FILES,
-    BackfillOption,
-    CopyComputeOption,
-    DelayOption,
     ForceOption,
-    HeadroomOption,
-    LoadScaleOption,
-    MaxCapacityOption,
-    OffRackOption,
     OutOption,
-    PoolOrderOption,
-    PreemptionOption,
-    RackOption,
     RunSettings,
     ScenarioArgument,
-    SeedOption,
-    SlotsOption,
-    SlowstartOption,
-    ThrashOption,
-    TimeScaleOption,
-    TraceOption,
-    UntilOption,
     output_dir,
     run_policy,
     run_settings,
+    simulation_options,
     unrunnable_warnings,
     validate_comparison,
     validate_policy,
@@ -87,55 +70,21 @@ def _summary_rows(doc: Mapping[str, Any]) -> list[tuple[str, str]]:
 
 
 @app.command("simulate")
+@simulation_options(before="force")
 def simulate_command(
     scenario_path: ScenarioArgument,
     policy: Annotated[
         str, typer.Option("--policy", "-p", help="Online policy (see `fairshare policies`)")
     ],
     out: OutOption,
-    seed: SeedOption = DEFAULT_SEED,
-    trace: TraceOption = None,
-    delay_scheduling: DelayOption = None,
-    preemption: PreemptionOption = None,
-    until: UntilOption = None,
-    rack_slowdown: RackOption = 1.2,
-    off_rack_slowdown: OffRackOption = 1.5,
-    pool_order: PoolOrderOption = "fair",
-    copy_compute_splitting: CopyComputeOption = False,
-    headroom: HeadroomOption = False,
-    reduce_slowstart: SlowstartOption = None,
-    load_scale: LoadScaleOption = 1.0,
-    time_scale: TimeScaleOption = 1.0,
-    slots: SlotsOption = None,
-    thrash_factor: ThrashOption = 2.0,
-    max_capacity: MaxCapacityOption = 1.0,
-    backfill: BackfillOption = None,
     force: ForceOption = False,
+    **options: Any,
 ) -> None:
     """Replay the scenario's jobs (or workload, or a trace) under an online policy and write
     summary.json, jobs.csv, timeline.csv, tasks.parquet and report.html to DIR."""
     from fairshare.report import write_outputs  # noqa: PLC0415
 
-    settings = run_settings(
-        scenario_path,
-        seed=seed,
-        trace=trace,
-        delay=delay_scheduling,
-        preemption=preemption,
-        until=until,
-        rack_slowdown=rack_slowdown,
-        off_rack_slowdown=off_rack_slowdown,
-        pool_order=pool_order,
-        copy_compute_splitting=copy_compute_splitting,
-        headroom=headroom,
-        reduce_slowstart=reduce_slowstart,
-        load_scale=load_scale,
-        time_scale=time_scale,
-        slots=slots,
-        thrash_factor=thrash_factor,
-        max_capacity=max_capacity,
-        backfill=backfill,
-    )
+    settings = run_settings(scenario_path, options)
     validate_policy(policy, settings)
     with output_dir(out, "simulate", list(RUN_FILES), force) as target:
         warnings, unrunnable = unrunnable_warnings(settings)
@@ -159,6 +108,7 @@ def simulate_command(
 
 
 @app.command("compare")
+@simulation_options(before="force")
 def compare_command(
     scenario_path: ScenarioArgument,
     policies: Annotated[
@@ -176,49 +126,14 @@ def compare_command(
             help="Policy the others are compared against (default: the first)",
         ),
     ] = None,
-    seed: SeedOption = DEFAULT_SEED,
-    trace: TraceOption = None,
-    delay_scheduling: DelayOption = None,
-    preemption: PreemptionOption = None,
-    until: UntilOption = None,
-    rack_slowdown: RackOption = 1.2,
-    off_rack_slowdown: OffRackOption = 1.5,
-    pool_order: PoolOrderOption = "fair",
-    copy_compute_splitting: CopyComputeOption = False,
-    headroom: HeadroomOption = False,
-    reduce_slowstart: SlowstartOption = None,
-    load_scale: LoadScaleOption = 1.0,
-    time_scale: TimeScaleOption = 1.0,
-    slots: SlotsOption = None,
-    thrash_factor: ThrashOption = 2.0,
-    max_capacity: MaxCapacityOption = 1.0,
-    backfill: BackfillOption = None,
     force: ForceOption = False,
+    **options: Any,
 ) -> None:
     """Run several policies on the same jobs (same seed: same jobs and durations) and write
     compare.json, compare.csv, compare.html and each run's files in DIR/POLICY/."""
     from fairshare.report import write_compare, write_outputs  # noqa: PLC0415
 
-    settings = run_settings(
-        scenario_path,
-        seed=seed,
-        trace=trace,
-        delay=delay_scheduling,
-        preemption=preemption,
-        until=until,
-        rack_slowdown=rack_slowdown,
-        off_rack_slowdown=off_rack_slowdown,
-        pool_order=pool_order,
-        copy_compute_splitting=copy_compute_splitting,
-        headroom=headroom,
-        reduce_slowstart=reduce_slowstart,
-        load_scale=load_scale,
-        time_scale=time_scale,
-        slots=slots,
-        thrash_factor=thrash_factor,
-        max_capacity=max_capacity,
-        backfill=backfill,
-    )
+    settings = run_settings(scenario_path, options)
     names = [p.strip() for p in policies.split(",")]
     if not policies.strip() or any(not n for n in names):
         raise InputError(

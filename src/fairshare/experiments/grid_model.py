@@ -40,6 +40,7 @@ from fairshare.api import SimOptions
 from fairshare.experiments.cells import Cell, ScenarioInput
 from fairshare.experiments.options import OPTIONS, OptionFields, OptionKind
 from fairshare.experiments.probes import Probe
+from fairshare.sim.option_table import BACKFILL, LOAD_SCALE, TIME_SCALE
 from fairshare.workload import ScenarioError
 
 GRID_FIELDS = ("scenario", "policies", "seeds", "options", "parameters")
@@ -247,9 +248,17 @@ def cell_id(
             "max_computing": options.max_computing,
             "reduce_slowstart": options.reduce_slowstart,
             # Only when set: the cells of grids written before these options keep their ids.
-            **({"load_scale": options.load_scale} if options.load_scale != 1.0 else {}),
-            **({"time_scale": options.time_scale} if options.time_scale != 1.0 else {}),
-            **({"backfill": options.backfill} if options.backfill is not None else {}),
+            **(
+                {"load_scale": options.load_scale}
+                if options.load_scale != LOAD_SCALE.default
+                else {}
+            ),
+            **(
+                {"time_scale": options.time_scale}
+                if options.time_scale != TIME_SCALE.default
+                else {}
+            ),
+            **({"backfill": options.backfill} if options.backfill != BACKFILL.default else {}),
         },
         "fairshare": __version__,
     }

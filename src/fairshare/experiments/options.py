@@ -1,26 +1,15 @@
-"""The options a grid may sweep (SPEC section 7's ``options``): ``fairshare simulate``'s
-options (SPEC section 3), each named as on the command line without its dashes.
+"""The options a grid may sweep (SPEC section 7's ``options``): the rows of
+:data:`fairshare.sim.option_table.OPTIONS` marked ``sweepable``, each named as on the
+command line without its dashes.
 
 Each entry says what a grid value may look like, how it reads (one canonical value for the
-row and the report) and which field of :class:`~fairshare.sim.options.SimOptions` it sets.
-The ranges are :class:`~fairshare.sim.options.SimOptions`'s own, checked where the command
-line's are: a value out of range is its :class:`~fairshare.sim.options.OptionError`'s rule.
-
-| option | values | sets |
-| --- | --- | --- |
-| ``delay-scheduling`` | ``null``, ``"T1,T2"`` or ``[T1, T2]`` (seconds) | ``delay`` |
-| ``preemption`` | ``null``, ``"TMIN,TFAIR"`` or ``[TMIN, TFAIR]`` | ``preemption`` |
-| ``copy-compute-splitting`` | ``true``, ``false`` | ``copy_compute_splitting`` |
-| ``headroom`` | ``true``, ``false`` | ``headroom`` |
-| ``pool-order`` | ``fair``, ``fifo`` | ``pool_order`` |
-| ``rack-slowdown``, ``off-rack-slowdown`` | a number > 0 | ``rack_slowdown``, ... |
-| ``until`` | ``null`` or seconds | ``until`` |
-| ``reduce-slowstart`` | ``null`` or a fraction from 0 to 1 | ``reduce_slowstart`` |
-| ``load-scale``, ``time-scale`` | a number from 1e-6 to 1e6 | ``load_scale``, ``time_scale`` |
-| ``slots`` | ``null`` or slots per machine | ``slots`` (the ``slots`` policy) |
-| ``thrash-factor`` | a number >= 1 | ``thrash_factor`` (over-committed memory) |
-| ``max-capacity`` | a fraction in (0, 1] | ``max_capacity`` (the ``capacity`` policy) |
-| ``backfill`` | ``null`` (off), ``easy`` | ``backfill`` |
+row and the report) and which field of :class:`~fairshare.sim.options.SimOptions` it sets,
+all made from its row: its kind gives the reading (two seconds, a flag, one of its choices, a
+number, ``null`` where its default is None). The ranges are
+:class:`~fairshare.sim.options.SimOptions`'s own, checked where the command line's are: a
+value out of range is its :class:`~fairshare.sim.options.OptionError`'s rule.
+``docs/experiments.md``'s table of them is generated from the same rows
+(``docs/_ext/option_tables.py``).
 
 Examples
 --------
@@ -45,8 +34,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
+from fairshare.sim.option_table import OPTIONS as TABLE
+from fairshare.sim.option_table import SimOption
 from fairshare.sim.options import OptionError, SimOptions, seconds_pair
 from fairshare.workload.errors import got
 
@@ -126,53 +117,80 @@ def _flag(field: str) -> Callable[[object], tuple[object, OptionFields]]:
     return read
 
 
-def _pool_order(value: object) -> tuple[object, OptionFields]:
-    """``fair`` or ``fifo`` (SimOptions names the two)."""
-    return value, {"pool_order": value}
-
-
-def _backfill(value: object) -> tuple[object, OptionFields]:
-    """``null`` or ``easy`` (SimOptions names the one)."""
-    return value, {"backfill": value}
-
-
-def _number_field(field: str) -> Callable[[object], tuple[object, OptionFields]]:
-    """A number (``null`` too where the field may be None)."""
+def _as_given(field: str) -> Callable[[object], tuple[object, OptionFields]]:
+    """One of a choice's values (SimOptions names them), as given."""
 
     def read(value: object) -> tuple[object, OptionFields]:
-        if value is None and field in ("until", "reduce_slowstart", "slots"):
+        return value, {field: value}
+
+    return read
+
+
+def _number_field(option: SimOption[Any]) -> Callable[[object], tuple[object, OptionFields]]:
+    """A number (``null`` too where the option's default is None; a whole number where the
+    command line takes one)."""
+    field = _field(option)
+
+    def read(value: object) -> tuple[object, OptionFields]:
+        if value is None and option.nullable:
             return None, {field: None}
         number = _number(value)
-        if field == "slots":
+        if option.kind == "whole":
             if not number.is_integer():
-                raise ValueError(f"expected a whole number of slots, {got(value)}")
+                raise ValueError(f"expected a whole number of {option.name}, {got(value)}")
             return int(number), {field: int(number)}
         return number, {field: number}
 
     return read
 
 
-OPTIONS: Mapping[str, SweptOption] = {
-    option.name: option
-    for option in (
-        SweptOption("delay-scheduling", "text", _pair("delay", "5,10")),
-        SweptOption("preemption", "text", _pair("preemption", "30,60")),
-        SweptOption("copy-compute-splitting", "bool", _flag("copy_compute_splitting")),
-        SweptOption("headroom", "bool", _flag("headroom")),
-        SweptOption("pool-order", "text", _pool_order),
-        SweptOption("rack-slowdown", "number", _number_field("rack_slowdown")),
-        SweptOption("off-rack-slowdown", "number", _number_field("off_rack_slowdown")),
-        SweptOption("until", "number", _number_field("until")),
-        SweptOption("reduce-slowstart", "number", _number_field("reduce_slowstart")),
-        SweptOption("load-scale", "number", _number_field("load_scale")),
-        SweptOption("time-scale", "number", _number_field("time_scale")),
-        SweptOption("slots", "number", _number_field("slots")),
-        SweptOption("thrash-factor", "number", _number_field("thrash_factor")),
-        SweptOption("max-capacity", "number", _number_field("max_capacity")),
-        SweptOption("backfill", "text", _backfill),
-    )
+def _field(option: SimOption[Any]) -> str:
+    """The SimOptions field a sweepable option sets (every one sets one)."""
+    if option.field is None:
+        raise ValueError(f"{option.flag} sets no SimOptions field and cannot be swept")
+    return option.field
+
+
+_KINDS: Mapping[str, OptionKind] = {
+    "pair": "text",
+    "choice": "text",
+    "text": "text",
+    "flag": "bool",
+    "number": "number",
+    "whole": "number",
 }
-"""Every option a grid may sweep, by name."""
+"""The column type of each kind of option."""
+
+
+def _swept(option: SimOption[Any]) -> SweptOption:
+    """The grid's reading of one sweepable row of :data:`fairshare.sim.option_table.OPTIONS`.
+
+    Parameters
+    ----------
+    option : SimOption
+        The row.
+
+    Returns
+    -------
+    SweptOption
+    """
+    field = _field(option)
+    read: Callable[[object], tuple[object, OptionFields]]
+    if option.kind == "pair":
+        read = _pair(field, option.example)
+    elif option.kind == "flag":
+        read = _flag(field)
+    elif option.kind in ("number", "whole"):
+        read = _number_field(option)
+    else:
+        read = _as_given(field)
+    return SweptOption(option.name, _KINDS[option.kind], read)
+
+
+OPTIONS: Mapping[str, SweptOption] = {
+    option.name: _swept(option) for option in TABLE if option.sweepable
+}
+"""Every option a grid may sweep, by name, in the table's order."""
 
 
 def read_option(name: str, value: object) -> tuple[object, OptionFields]:

@@ -10,6 +10,7 @@ from typing import Literal
 from fairshare.cluster import Machine
 from fairshare.policies import Kill, PolicyError, PolicyOptions
 from fairshare.policies.copy_compute import DEFAULT_MAX_COMPUTING, DEFAULT_MAX_REDUCERS
+from fairshare.sim import option_table as table
 from fairshare.workload.model import MAX_SECONDS
 
 MAX_SLOWDOWN = 1e6
@@ -18,11 +19,6 @@ stays far inside the float range."""
 
 MAX_SLOTS = 1_000_000
 """The most slots per machine (``--slots``)."""
-
-DEFAULT_THRASH_FACTOR = 2.0
-"""How many times slower tasks run on a machine whose memory is over-committed, by default
-(``--thrash-factor``; :mod:`fairshare.sim.overcommit`)."""
-
 
 MAX_SCALE = 1e6
 """The largest ``load_scale`` / ``time_scale`` factor (and 1 / it the smallest): scaled times
@@ -94,24 +90,24 @@ class SimOptions:
     ``backfill`` ``"easy"`` turns on EASY backfilling for waiting gangs (SPEC section 3's
     ``--backfill easy``, :mod:`fairshare.policies.gangs`)."""
 
-    delay: tuple[float, float] | None = None
+    delay: tuple[float, float] | None = table.DELAY_SCHEDULING.default
     job_delays: Mapping[str, tuple[float, float]] = field(default_factory=dict)
-    preemption: tuple[float, float] | None = None
-    pool_order: Literal["fair", "fifo"] = "fair"
-    headroom: bool = False
-    rack_slowdown: float = 1.2
-    off_rack_slowdown: float = 1.5
-    until: float | None = None
-    copy_compute_splitting: bool = False
+    preemption: tuple[float, float] | None = table.PREEMPTION.default
+    pool_order: Literal["fair", "fifo"] = table.POOL_ORDER.default
+    headroom: bool = table.HEADROOM.default
+    rack_slowdown: float = table.RACK_SLOWDOWN.default
+    off_rack_slowdown: float = table.OFF_RACK_SLOWDOWN.default
+    until: float | None = table.UNTIL.default
+    copy_compute_splitting: bool = table.COPY_COMPUTE_SPLITTING.default
     max_reducers: int = DEFAULT_MAX_REDUCERS
     max_computing: int = DEFAULT_MAX_COMPUTING
-    reduce_slowstart: float | None = None
-    load_scale: float = 1.0
-    time_scale: float = 1.0
-    slots: int | None = None
-    thrash_factor: float = DEFAULT_THRASH_FACTOR
-    max_capacity: float = 1.0
-    backfill: Literal["easy"] | None = None
+    reduce_slowstart: float | None = table.REDUCE_SLOWSTART.default
+    load_scale: float = table.LOAD_SCALE.default
+    time_scale: float = table.TIME_SCALE.default
+    slots: int | None = table.SLOTS.default
+    thrash_factor: float = table.THRASH_FACTOR.default
+    max_capacity: float = table.MAX_CAPACITY.default
+    backfill: Literal["easy"] | None = table.BACKFILL.default
 
     def __post_init__(self) -> None:
         """Every value in its range (SPEC section 3's option values), or
@@ -169,7 +165,7 @@ class SimOptions:
         """``reduce_slowstart`` with its default filled in."""
         if self.reduce_slowstart is not None:
             return self.reduce_slowstart
-        return 0.0 if self.copy_compute_splitting else 1.0
+        return table.SLOWSTART_SPLIT if self.copy_compute_splitting else table.SLOWSTART_ALONE
 
     def policy_options(self) -> PolicyOptions:
         return PolicyOptions(
@@ -193,9 +189,9 @@ class SimOptions:
         extra: dict[str, object] = {}
         if self.slots is not None:
             extra["slots"] = self.slots
-        if self.thrash_factor != DEFAULT_THRASH_FACTOR:
+        if self.thrash_factor != table.THRASH_FACTOR.default:
             extra["thrash_factor"] = self.thrash_factor
-        if self.max_capacity != 1.0:
+        if self.max_capacity != table.MAX_CAPACITY.default:
             extra["max_capacity"] = self.max_capacity
         return {
             "delay": self.delay,
