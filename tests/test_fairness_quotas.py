@@ -11,12 +11,15 @@ from typing import Any
 import numpy as np
 import pytest
 
+from fairshare.cluster import Cluster
 from fairshare.fairness import check
 from fairshare.fairness.quotas import T_MIN, QuotaRestored
 from fairshare.fairness.scenarios import ScenarioShape, quota_document
 from fairshare.fairness.search import _simpler, search
+from fairshare.policies import Decision, Scheduler
 from fairshare.policies.drf import Drf
 from fairshare.policies.hdrf import Hdrf
+from fairshare.policies.preemption import Preemptor
 from fairshare.workload import parse_scenario
 
 from conftest import run_fairshare
@@ -25,17 +28,30 @@ ONLINE = ("drf", "hdrf", "collapsed-drf", "tsf", "drfh", "cdrf")
 """The solver policies with an online scheduler of the same name."""
 
 
-class _ForgetfulDrf(Drf):
+class _ForgetfulPreemptor(Preemptor):
     """Broken on purpose: never asks to be woken, so a preemption timeout (the quota
     reclaim's TMIN) is acted on only at the next event that happens anyway."""
 
-    def wake_at(self, t: float) -> None:
-        del t
+    def run(self, now: float, out: list[Decision]) -> None:
+        asked = list(self.ledger.wakeups)
+        super().run(now, out)
+        self.ledger.wakeups[:] = asked
+
+
+def _forgetful(policy: Scheduler) -> None:
+    policy.preemptor = _ForgetfulPreemptor(policy.ledger, policy.ledger, policy.placer)
+
+
+class _ForgetfulDrf(Drf):
+    def __init__(self, cluster: Cluster, **kwargs: Any) -> None:
+        super().__init__(cluster, **kwargs)
+        _forgetful(self)
 
 
 class _ForgetfulHdrf(Hdrf):
-    def wake_at(self, t: float) -> None:
-        del t
+    def __init__(self, cluster: Cluster, **kwargs: Any) -> None:
+        super().__init__(cluster, **kwargs)
+        _forgetful(self)
 
 
 @pytest.mark.parametrize("policy", ONLINE)
