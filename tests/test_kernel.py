@@ -17,6 +17,10 @@ import pytest
 from fairshare import kernel
 
 SOURCE_ROOT = Path(kernel.__file__).parent.parent
+"""The directory holding the imported ``fairshare``: ``src/`` of an editable install, the
+environment's site-packages where CI installs the built wheel."""
+SETUP = Path(__file__).resolve().parents[1] / "setup.py"
+"""The checkout's ``setup.py``, whichever copy of the package is installed."""
 GOLDEN = Path(__file__).parent / "golden" / "decision_fingerprints.txt"
 PURE_CONFIGS = ("plain", "google", "queues")
 """Mechanisms whose fingerprints the pure-Python kernel reproduces here for every policy (CI
@@ -41,10 +45,7 @@ def test_every_kernel_module_has_its_python_source() -> None:
 
 
 def test_setup_compiles_exactly_the_kernel_modules() -> None:
-    setup = SOURCE_ROOT.parent / "setup.py"
-    if not setup.is_file():
-        pytest.skip("installed from a wheel: setup.py is not beside the sources")
-    code = f"import runpy; ns = runpy.run_path({str(setup)!r}); print(ns['kernel_modules']())"
+    code = f"import runpy; ns = runpy.run_path({str(SETUP)!r}); print(ns['kernel_modules']())"
     assert _python(code, pure=False).strip() == str(list(kernel.KERNEL_MODULES))
 
 
@@ -133,9 +134,6 @@ def test_a_stale_kernel_runs_the_sources_and_says_so_once(tmp_path: Path) -> Non
 
 
 def test_setup_names_the_native_library_as_the_kernel_does() -> None:
-    setup = SOURCE_ROOT.parent / "setup.py"
-    if not setup.is_file():
-        pytest.skip("installed from a wheel: setup.py is not beside the sources")
     assert f'group_name="fairshare.{kernel.NATIVE_LIBRARY.removesuffix("__mypyc")}"' in (
-        setup.read_text()
+        SETUP.read_text()
     )
