@@ -1,4 +1,6 @@
-"""Shared fixtures: the paper examples shipped in examples/, loaded once per test."""
+"""Shared fixtures (the paper examples shipped in examples/, loaded once per test), the tests'
+tiers as markers (``tests/tiers.py``), the Hypothesis profiles, and the scheduling of the Ray
+tests under pytest-xdist."""
 
 from __future__ import annotations
 
@@ -7,17 +9,23 @@ import shutil
 import signal
 import subprocess
 import sys
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import settings
 
+import fairshare
+from fairshare import kernel
 from fairshare.cluster import Cluster, Machine
 from fairshare.runlog import RunLog
 from fairshare.sim.engine import SimOptions, simulate
 from fairshare.workload.loader import load_scenario
 from fairshare.workload.model import Scenario
+
+from tiers import FILE_TIERS, TESTS, TIERS, tier_of
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 SAMPLE_DATA = Path(
@@ -28,9 +36,89 @@ SAMPLE_DATA = Path(
 ``FAIRSHARE_SAMPLE_DATA``); only tests that read them skip when they are absent."""
 
 
-RAY_MODULES = frozenset({"tests/test_live_ray.py", "tests/test_sweep_ray.py"})
-"""The test modules that start Ray (marked ``ray``), which ``python -m pytest -n N`` runs on one
-worker, one after another (:func:`pytest_xdist_make_scheduler`)."""
+RAY_MODULES = frozenset(f"tests/{name}" for name in FILE_TIERS["ray"])
+"""The test modules that start Ray (the ``ray`` tier), which ``python -m pytest -n N`` runs on
+one worker, one after another (:func:`pytest_xdist_make_scheduler`)."""
+
+# Hypothesis profiles (issue 27 item 7). No profile has a deadline: a deadline is a timed
+# assertion, which fails on a loaded machine (tests/test_hygiene.py forbids the others).
+BASE_EXAMPLES = 100
+"""The ``dev`` and ``ci`` profiles' ``max_examples``: the budget tests' own counts are sized for."""
+# Each from Hypothesis's own defaults: a profile made without a parent inherits the one loaded
+# (Hypothesis loads its own "ci" profile on import where CI is set).
+_DEFAULTS = settings.get_profile("default")
+settings.register_profile("dev", _DEFAULTS, max_examples=BASE_EXAMPLES, deadline=None)
+# CI: the same examples on every run (a red run can be repeated with the same inputs), and no
+# example database written into the clone.
+settings.register_profile(
+    "ci", _DEFAULTS, max_examples=BASE_EXAMPLES, deadline=None, derandomize=True, database=None
+)
+# A longer search, for a scheduled run: ten times every test's examples.
+settings.register_profile("nightly", _DEFAULTS, max_examples=10 * BASE_EXAMPLES, deadline=None)
+
+
+def hypothesis_profile(environ: Mapping[str, str]) -> str:
+    """The Hypothesis profile for environment ``environ``: ``HYPOTHESIS_PROFILE`` when set, else
+    ``ci`` where ``CI`` is set (``.ci/run`` exports ``CI=1``; CI services set ``CI=true``),
+    else ``dev``."""
+    chosen = environ.get("HYPOTHESIS_PROFILE", "")
+    if chosen:
+        return chosen
+    return "ci" if environ.get("CI", "").lower() not in ("", "0", "false") else "dev"
+
+
+settings.load_profile(hypothesis_profile(os.environ))
+
+
+def scaled_examples(count: int) -> int:
+    """A test's own Hypothesis budget ``count`` (sized for its cost under the ``dev``
+    profile) in the active profile's proportion: ``count`` under ``dev`` and ``ci``, ten times
+    it under ``nightly``. An explicit ``max_examples`` overrides the profile's, so a test that
+    sets one passes it through here."""
+    return max(1, count * settings.default.max_examples // BASE_EXAMPLES)
+
+
+def _fixture_functions(item: pytest.Item) -> list[Callable[..., Any]]:
+    """The functions of the test suite's fixtures that ``item`` uses (pytest's own, such as
+    ``tmp_path``, are not the suite's). pytest has no public accessor for them:
+    ``_fixtureinfo`` has held them since pytest 3."""
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return []
+    return [
+        definition.func
+        for definitions in info.name2fixturedefs.values()
+        for definition in definitions
+        if Path(definition.func.__code__.co_filename).parent == TESTS
+    ]
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Marks every test with its tier (``tests/tiers.py``): ``python -m pytest -m unit`` runs
+    the ``unit`` tier. A tier marker a test carries itself (the Ray modules' ``pytestmark``)
+    must agree with the one computed."""
+    for item in items:
+        function = getattr(item, "function", None)
+        if function is None:
+            continue
+        tier = tier_of(item.path.name, function, _fixture_functions(item))
+        marked = {marker.name for marker in item.iter_markers()} & set(TIERS)
+        if marked - {tier}:
+            raise pytest.UsageError(
+                f"{item.nodeid}: marked {sorted(marked)}, but its tier is {tier} (tests/tiers.py)"
+            )
+        item.add_marker(tier)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Says which fairshare the tests imported and which kernel ran, even under ``-q`` (the
+    header is not printed then): CI installs a built wheel and runs the tests from the
+    checkout, where the installed, compiled copy must be the one imported, not ``src/``."""
+    kind = "compiled" if kernel.compiled() else "pure-Python"
+    terminalreporter.write_line(
+        f"fairshare: {Path(fairshare.__file__).parent} ({kind} kernel); "
+        f"Hypothesis profile: {hypothesis_profile(os.environ)}"
+    )
 
 
 def xdist_scope(nodeid: str) -> str:

@@ -15,6 +15,8 @@ from hypothesis import strategies as st
 
 from fairshare.runlog import LOCALITIES, PHASES, ROW_FIELDS, AttemptRows
 
+from conftest import scaled_examples
+
 ATTEMPTS = st.lists(
     st.tuples(
         st.sampled_from([0.0, 0.5, 1.0, 2.25]),  # start: few values, so ties are common
@@ -31,7 +33,7 @@ ATTEMPTS = st.lists(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=scaled_examples(300), deadline=None)
 @given(ATTEMPTS, st.data())
 def test_columns_are_the_attempts_sorted_as_tuples(
     attempts: list[tuple[Any, ...]], data: st.DataObject

@@ -25,7 +25,7 @@ from fairshare.workload import load_scenario
 from fairshare.workload.model import FixedDuration, Job, PerTaskDurations
 from fairshare.workload.traces import open_trace
 
-from conftest import SAMPLE_DATA, mixed_cluster
+from conftest import SAMPLE_DATA, mixed_cluster, scaled_examples
 
 KTH = SAMPLE_DATA / "pwa-swf" / "KTH-SP2-1996-2.1-cln.swf.gz"
 needs_data = pytest.mark.skipif(not KTH.is_file(), reason="../shared/data is not beside the repo")
@@ -115,7 +115,9 @@ def _check(seen: Seen, starts: dict[int, float | None], strict: bool) -> int:
     return len(first)
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=scaled_examples(120), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(_workloads())
 def test_easy_never_delays_the_head_gangs_reserved_start(
     case: tuple[int, list[Job], str],

@@ -22,7 +22,7 @@ from typer._coercion import build_runtime_param
 from fairshare.cli import coercion, main
 from fairshare.cli.app import app
 
-from conftest import EXAMPLES
+from conftest import EXAMPLES, scaled_examples
 
 probe = typer.Typer()
 
@@ -91,7 +91,7 @@ VALUES = st.one_of(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=scaled_examples(400), deadline=None)
 @given(name=st.sampled_from(sorted(PARAMS)), value=VALUES)
 @example(name="count", value="007")
 @example(name="count", value="+5")

@@ -19,6 +19,8 @@ from fairshare.sim.options import OptionError
 from fairshare.sim.overcommit import slowdown
 from fairshare.workload.model import ExponentialDuration, FixedDuration, Job, Queue, User
 
+from conftest import scaled_examples
+
 # ------------------------------------------------------------------ the slot scheduler
 
 
@@ -209,7 +211,7 @@ def test_capacity_maximum_holds_a_queue_back() -> None:
 _DEMANDS = st.tuples(st.integers(0, 4), st.integers(1, 8))
 
 
-@settings(max_examples=40, deadline=None, derandomize=True)
+@settings(max_examples=scaled_examples(40), deadline=None, derandomize=True)
 @given(
     slots=st.integers(1, 5),
     jobs=st.lists(
@@ -245,7 +247,7 @@ def test_no_machine_over_its_slots(
     assert all(r.finish is not None for r in log.jobs)
 
 
-@settings(max_examples=40, deadline=None, derandomize=True)
+@settings(max_examples=scaled_examples(40), deadline=None, derandomize=True)
 @given(
     fraction=st.sampled_from([0.25, 0.5, 0.75, 1.0]),
     jobs=st.lists(

@@ -24,6 +24,8 @@ from fairshare.cluster import Cluster, Machine
 from fairshare.solvers import solve
 from fairshare.workload.model import Scenario, User
 
+from conftest import scaled_examples
+
 PLACED = ["cmmf", "independent", "tsf", "drfh", "cdrf", "per-machine-drf"]
 LEXIMIN = ["cmmf", "tsf", "drfh", "cdrf"]
 SINGLE_RESOURCE = {"cmmf", "independent"}
@@ -126,7 +128,7 @@ def solvable(scenario: Scenario, policy: str) -> bool:
 
 @pytest.mark.parametrize("policy", PLACED)
 @pytest.mark.parametrize("integral", [False, True])
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=scaled_examples(40), deadline=None)
 @given(scenario=placed_scenarios())
 def test_placed_allocations_satisfy_every_invariant(
     policy: str, integral: bool, scenario: Scenario
@@ -157,7 +159,7 @@ def test_placed_allocations_satisfy_every_invariant(
 
 
 @pytest.mark.parametrize("policy", LEXIMIN)
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=scaled_examples(50), deadline=None)
 @given(data=st.data())
 def test_divisible_allocations_are_leximin_optimal(policy: str, data: st.DataObject) -> None:
     resources = 1 if policy == "cmmf" else None
@@ -168,7 +170,7 @@ def test_divisible_allocations_are_leximin_optimal(policy: str, data: st.DataObj
     assert allocation.shares == pytest.approx(allocation.tasks * per_task, rel=1e-6, abs=1e-9)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=scaled_examples(60), deadline=None)
 @given(scenario=placed_scenarios(machines=1))
 def test_tsf_and_per_machine_drf_are_drf_on_one_machine(scenario: Scenario) -> None:
     drf = solve(scenario, "drf").tasks
@@ -176,7 +178,7 @@ def test_tsf_and_per_machine_drf_are_drf_on_one_machine(scenario: Scenario) -> N
     assert solve(scenario, "per-machine-drf").tasks == pytest.approx(drf, rel=1e-6, abs=1e-9)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=scaled_examples(60), deadline=None)
 @given(scenario=placed_scenarios(resources=1))
 def test_one_resource_tsf_is_cmmf_and_per_machine_drf_is_independent(scenario: Scenario) -> None:
     # TSF's h_i is C / d_i with one resource, so task shares rank users as CMMF's amounts do
@@ -198,7 +200,7 @@ def test_one_resource_tsf_is_cmmf_and_per_machine_drf_is_independent(scenario: S
     )
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=scaled_examples(60), deadline=None)
 @given(data=st.data())
 def test_integral_cmmf_lowest_allocation_is_divisible_rounded_down(data: st.DataObject) -> None:
     count = data.draw(st.integers(1, 8))

@@ -36,6 +36,8 @@ from fairshare.cluster.constraints import (
 )
 from fairshare.cluster.model import AttributeValue, Machine
 
+from conftest import scaled_examples
+
 
 def machine(name: str = "m1", rack: str | None = "r1", **attributes: AttributeValue) -> Machine:
     return Machine(name, np.zeros(1), rack, dict(attributes))
@@ -881,7 +883,7 @@ def identifiers(e: Node | Ident | Lit | ListLit) -> set[str]:
     return set()
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=scaled_examples(400), deadline=None)
 @given(expressions, st.lists(machines_st(), min_size=1, max_size=5), st.sampled_from(["", " "]))
 def test_random_expressions_match_reference(e: Node, machines: list[Machine], space: str) -> None:
     text = render(e, 1, space)
@@ -894,7 +896,7 @@ def test_random_expressions_match_reference(e: Node, machines: list[Machine], sp
     assert constraint.attributes() == frozenset(identifiers(e))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=scaled_examples(300), deadline=None)
 @given(st.text(alphabet="ab =!<>()[],'\"\\.-+1e5 notandorin_TF$", max_size=30))
 def test_arbitrary_text_parses_or_raises_a_syntax_error(text: str) -> None:
     try:
@@ -906,7 +908,7 @@ def test_arbitrary_text_parses_or_raises_a_syntax_error(text: str) -> None:
         assert isinstance(constraint.matches(machine(a=1, b="x")), bool)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=scaled_examples(400), deadline=None)
 @given(leaves(), st.lists(machines_st(), min_size=1, max_size=5), st.sampled_from(["", " "]))
 def test_random_single_conditions_match_reference(
     e: Node, machines: list[Machine], space: str

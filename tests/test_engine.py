@@ -31,6 +31,7 @@ from fairshare.workload.model import (
     ReducePhase,
 )
 
+from conftest import scaled_examples
 from strategies import mixed_cluster
 
 
@@ -121,7 +122,9 @@ def _workloads(draw: st.DrawFn) -> tuple[int, list[Job], list[MachineEvent], str
     return n, jobs, events, policy, options
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=scaled_examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(_workloads())
 def test_invariants_under_random_events(
     case: tuple[int, list[Job], list[MachineEvent], str, SimOptions],
@@ -274,7 +277,9 @@ def _never_quiescent(name: str, cluster: Cluster, options: SimOptions) -> Policy
     return policy
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=scaled_examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(_workloads())
 def test_finishes_held_back_while_quiescent_change_nothing(
     case: tuple[int, list[Job], list[MachineEvent], str, SimOptions],

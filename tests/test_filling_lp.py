@@ -36,6 +36,8 @@ from fairshare.solvers.placed import pack_over_machines
 from fairshare.workload.eligibility import MachineTypes, machine_types
 from fairshare.workload.model import Scenario, User
 
+from conftest import scaled_examples
+
 TOLERANCE = 1e-6
 
 
@@ -128,7 +130,9 @@ def _assert_same(a: FillingResult, b: FillingResult) -> None:
     np.testing.assert_allclose(a.level, b.level, atol=TOLERANCE * level_scale)
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=scaled_examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(filling_problems())
 def test_batched_pooled_test_equals_papers_per_user_test(problem: FillingProblem) -> None:
     batched = _solve(problem)
@@ -141,7 +145,9 @@ def test_batched_pooled_test_equals_papers_per_user_test(problem: FillingProblem
     _assert_same(batched, per_user)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=scaled_examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(filling_problems())
 def test_pooled_rows_equal_per_user_rows(problem: FillingProblem) -> None:
     pooled = _solve(problem)
@@ -187,7 +193,9 @@ def _full_by_definition(model: FillingLP) -> np.ndarray:
     return out
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=scaled_examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(filling_problems(), st.data())
 def test_full_users_equal_their_definition_in_every_round(
     problem: FillingProblem, data: st.DataObject
@@ -276,7 +284,9 @@ def test_choosy_figure_1_with_clones(copies: int) -> None:
         assert [round(level, 9) for level, _ in result.rounds][:2] == [1.5, 3.0]
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=scaled_examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(filling_problems())
 @example(
     # HiGHS 1.16 stopped this one's third level LP in status Unknown when warm-started
@@ -334,7 +344,7 @@ CONSTRAINTS = [
 VALUES = [True, False, 1, 0, 1.0, 2, 2.5, "x", "y"]
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=scaled_examples(100), deadline=None)
 @given(
     st.lists(
         st.tuples(

@@ -7,8 +7,10 @@ traceback, a Python warning, a signal, or more than a bounded time and memory.
 The commands run in one long-lived worker process (``fairshare.cli.main`` in a loop, standard
 streams captured), started with an address-space limit, so that a crash or a signal kills
 the worker and not the test session, and a run that hangs is noticed by the timeout; the
-installed executable itself is exercised by ``test_executable.py``. In CI (``CI`` set) the
-search is derandomized, so a red run can be repeated; locally each run explores new inputs.
+installed executable itself is exercised by ``test_executable.py``. In CI (``CI`` set, the
+``ci`` Hypothesis profile of ``tests/conftest.py``) the search is derandomized, so a red run can
+be repeated; locally each run explores new inputs (``HYPOTHESIS_PROFILE=nightly``: ten times as
+many, as does ``FAIRSHARE_FUZZ_EXAMPLES=N``: N of them).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from hypothesis import strategies as st
 from fairshare.policies import ONLINE_POLICIES
 from fairshare.solvers import SOLVER_POLICIES
 
-from conftest import EXAMPLES
+from conftest import EXAMPLES, scaled_examples
 
 RUN_SECONDS = 60.0
 """Longest a single fuzzed command may take: limits reject huge inputs before any work."""
@@ -41,9 +43,9 @@ MEMORY_BYTES = 6 * 1024**3
 """Address space of the worker: a fuzzed input must not need more."""
 
 FUZZ = settings(
-    max_examples=int(os.environ.get("FAIRSHARE_FUZZ_EXAMPLES", "120")),
+    # The Hypothesis profile (tests/conftest.py) derandomizes in CI and scales the budget.
+    max_examples=int(os.environ.get("FAIRSHARE_FUZZ_EXAMPLES", "0")) or scaled_examples(120),
     deadline=None,
-    derandomize=bool(os.environ.get("CI")),
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
     database=None,
 )

@@ -23,7 +23,7 @@ from fairshare.workload.eligibility import TaskFit
 from fairshare.workload.errors import ScenarioError
 from fairshare.workload.model import FixedDuration, Job, PerTaskDurations
 
-from conftest import assert_rejected, mixed_cluster, run_fairshare
+from conftest import assert_rejected, mixed_cluster, run_fairshare, scaled_examples
 
 
 def _slots(n: int) -> Cluster:
@@ -283,7 +283,9 @@ def _gang_runs(
     return n, jobs, events, policy, options
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=scaled_examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(_gang_runs())
 def test_gangs_never_start_partially(
     case: tuple[int, list[Job], list[MachineEvent], str, SimOptions],

@@ -18,7 +18,7 @@ from fairshare.runlog import RunLog
 from fairshare.sim.engine import MachineEvent, SimOptions, simulate
 from fairshare.workload.model import FixedDuration, Job, PerTaskDurations
 
-from conftest import mixed_cluster
+from conftest import mixed_cluster, scaled_examples
 
 
 def _attempts(log: RunLog, job: str) -> list[tuple[int, int, str, float, float, bool]]:
@@ -152,7 +152,9 @@ def test_gang_relaunched_elsewhere_in_one_round() -> None:
     assert [finish["j4"], finish["j5"]] == pytest.approx([13.32857142857143] * 2)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=scaled_examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(st.data())
 def test_gangs_never_start_partially_over_committed(data: st.DataObject) -> None:
     """``test_gang``'s invariant over random runs, every one under the slot scheduler (its

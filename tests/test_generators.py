@@ -28,6 +28,8 @@ from fairshare.workload.model import (
     WorkloadSpec,
 )
 
+from conftest import scaled_examples
+
 
 def cluster(machines: int = 100, resources: tuple[str, ...] = ("cpu", "mem")) -> Cluster:
     capacity = np.full(len(resources), 8.0)
@@ -279,7 +281,7 @@ def test_unknown_generator() -> None:
         generate(WorkloadSpec("poisson"), cluster(), np.random.default_rng(0))
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=scaled_examples(30), deadline=None)
 @given(
     generator=st.sampled_from(GENERATORS),
     seed=st.integers(0, 2**32 - 1),

@@ -1,6 +1,7 @@
 """The compiled kernel (``fairshare.kernel``): the modules mypyc compiles exist, the switch to
-the pure-Python sources loads them, and the pure-Python kernel makes the compiled kernel's
-decisions (the committed fingerprints of ``tests/golden/decision_fingerprints.txt``)."""
+the pure-Python sources loads them, and, where the kernel is compiled, the pure-Python kernel
+makes the compiled kernel's decisions (every committed fingerprint of
+``tests/golden/decision_fingerprints.txt``): CI's only run of the pure-Python fingerprints."""
 
 from __future__ import annotations
 
@@ -15,12 +16,14 @@ from pathlib import Path
 import pytest
 
 from fairshare import kernel
+from fairshare.policies import ONLINE_POLICIES
 
 SOURCE_ROOT = Path(kernel.__file__).parent.parent
+"""The directory holding the imported ``fairshare``: ``src/`` of an editable install, the
+environment's site-packages where CI installs the built wheel."""
+SETUP = Path(__file__).resolve().parents[1] / "setup.py"
+"""The checkout's ``setup.py``, whichever copy of the package is installed."""
 GOLDEN = Path(__file__).parent / "golden" / "decision_fingerprints.txt"
-PURE_CONFIGS = ("plain", "google", "queues")
-"""Mechanisms whose fingerprints the pure-Python kernel reproduces here for every policy (CI
-also runs the whole fingerprint test with ``FAIRSHARE_PURE_PYTHON=1``)."""
 
 
 def _python(code: str, *, pure: bool) -> str:
@@ -41,10 +44,7 @@ def test_every_kernel_module_has_its_python_source() -> None:
 
 
 def test_setup_compiles_exactly_the_kernel_modules() -> None:
-    setup = SOURCE_ROOT.parent / "setup.py"
-    if not setup.is_file():
-        pytest.skip("installed from a wheel: setup.py is not beside the sources")
-    code = f"import runpy; ns = runpy.run_path({str(setup)!r}); print(ns['kernel_modules']())"
+    code = f"import runpy; ns = runpy.run_path({str(SETUP)!r}); print(ns['kernel_modules']())"
     assert _python(code, pure=False).strip() == str(list(kernel.KERNEL_MODULES))
 
 
@@ -59,24 +59,30 @@ def test_the_switch_loads_every_kernel_module_from_its_source() -> None:
     assert all(file.endswith(".py") for file in files), files
 
 
-def test_the_pure_python_kernel_makes_the_committed_decisions() -> None:
+@pytest.mark.skipif(
+    not kernel.compiled(),
+    reason="the kernel runs from its sources here, so tests/test_decision_fingerprints.py "
+    "checks the pure-Python kernel's decisions itself",
+)
+@pytest.mark.parametrize("policy", sorted(ONLINE_POLICIES))
+def test_the_pure_python_kernel_makes_the_committed_decisions(policy: str) -> None:
+    """Where the kernel is compiled (CI installs the built wheel), the pure-Python fallback
+    must make the same decisions: every fingerprint line of ``policy``, in a process with
+    ``FAIRSHARE_PURE_PYTHON=1``. One test per policy, so that pytest-xdist spreads them."""
     expected = {
-        tuple(line.split()[:2]): line
+        line.split()[1]: line
         for line in GOLDEN.read_text().splitlines()
-        if line.strip() and line.split()[1] in PURE_CONFIGS
+        if line.strip() and line.split()[0] == policy
     }
     code = (
         "import json; from fairshare import kernel; "
         "from fairshare.bench.fingerprint import configs, fingerprint; "
-        "from fairshare.policies import ONLINE_POLICIES; "
-        f"wanted = {PURE_CONFIGS!r}; "
-        "print(json.dumps([kernel.compiled(), [fingerprint(p, c) for p in sorted(ONLINE_POLICIES) "
-        "for c in configs() if c[0] in wanted]]))"
+        "print(json.dumps([kernel.compiled(), "
+        f"{{c[0]: fingerprint({policy!r}, c) for c in configs()}}]))"
     )
     compiled, lines = json.loads(_python(code, pure=True))
     assert compiled is False
-    got = {tuple(line.split()[:2]): line for line in lines}
-    assert got == expected
+    assert lines == expected
 
 
 @pytest.mark.parametrize(("source_age", "stale"), [(10.0, False), (-10.0, True), (-1.0, False)])
@@ -133,9 +139,6 @@ def test_a_stale_kernel_runs_the_sources_and_says_so_once(tmp_path: Path) -> Non
 
 
 def test_setup_names_the_native_library_as_the_kernel_does() -> None:
-    setup = SOURCE_ROOT.parent / "setup.py"
-    if not setup.is_file():
-        pytest.skip("installed from a wheel: setup.py is not beside the sources")
     assert f'group_name="fairshare.{kernel.NATIVE_LIBRARY.removesuffix("__mypyc")}"' in (
-        setup.read_text()
+        SETUP.read_text()
     )

@@ -39,7 +39,7 @@ from fairshare.workload.hierarchy import build_hierarchy
 from fairshare.workload.loader import parse_scenario
 from fairshare.workload.model import Scenario
 
-from conftest import assert_rejected, run_fairshare
+from conftest import assert_rejected, run_fairshare, scaled_examples
 
 LP_POLICIES = ("cmmf", "independent", "tsf", "drfh", "cdrf", "per-machine-drf")
 ONE_RESOURCE = {"cmmf", "independent"}
@@ -349,7 +349,7 @@ def test_capped_heavy_user_leaves_the_level_bounded(policy: str) -> None:
     assert allocation.tasks == pytest.approx([0.1, 0.9], rel=1e-9)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=scaled_examples(200), deadline=None)
 @given(document=one_type_documents(2))
 def test_property_wide_ranges_tsf_cdrf_drfh_equal_drf(document: dict[str, Any]) -> None:
     scenario = scenario_of(document)
@@ -361,7 +361,7 @@ def test_property_wide_ranges_tsf_cdrf_drfh_equal_drf(document: dict[str, Any]) 
         assert_same_tasks(allocation.tasks, reference)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=scaled_examples(200), deadline=None)
 @given(document=one_type_documents(1))
 def test_property_wide_ranges_cmmf_equals_max_min(document: dict[str, Any]) -> None:
     scenario = scenario_of(document)

@@ -26,6 +26,7 @@ from fairshare.workload.model import (
     User,
 )
 
+from conftest import scaled_examples
 from strategies import mixed_cluster
 
 
@@ -272,7 +273,9 @@ def _watched(name: str, cluster: Cluster, options: SimOptions) -> tuple[Schedule
     return policy, watch
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=scaled_examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(_workloads())
 def test_preemption_terminates_and_never_flaps(
     case: tuple[int, list[Job], str, SimOptions],

@@ -18,6 +18,8 @@ from fairshare.runlog import RunLog
 from fairshare.sim.engine import SimOptions
 from fairshare.workload import ScenarioError, parse_scenario
 
+from conftest import scaled_examples
+
 T_MIN = 5.0
 QUOTA_POLICIES = [p for p in ONLINE_POLICIES if p != "slots"]
 """The policies that honour quotas: the slot scheduler (a comparator of H-DRF section 5.3)
@@ -197,7 +199,9 @@ def test_bad_quota_fields_are_one_error_each() -> None:
     assert "nested quotas" in err.value.what
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=scaled_examples(25), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(
     policy=st.sampled_from(sorted(QUOTA_POLICIES)),
     quotas=st.lists(st.integers(0, 4), min_size=2, max_size=3).filter(lambda q: sum(q) <= 8),

@@ -17,6 +17,7 @@ from fairshare.cluster import Cluster, Machine
 from fairshare.solvers import solve
 from fairshare.workload.model import Scenario, User
 
+from conftest import scaled_examples
 from strategies import pooled_scenarios
 
 POOLED = ["drf", "asset", "ceei", "hdrf", "collapsed-drf"]
@@ -47,7 +48,7 @@ def max_min_certificate(scenario: Scenario, allocation: Allocation) -> list[str]
 
 @pytest.mark.parametrize("policy", POOLED)
 @pytest.mark.parametrize("integral", [False, True])
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=scaled_examples(60), deadline=None)
 @given(scenario=pooled_scenarios(queues=True, min_shares=True))
 def test_pooled_allocations_satisfy_every_invariant(
     policy: str, integral: bool, scenario: Scenario
@@ -58,13 +59,13 @@ def test_pooled_allocations_satisfy_every_invariant(
 
 
 @pytest.mark.parametrize("policy", ["drf", "asset"])
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=scaled_examples(150), deadline=None)
 @given(scenario=pooled_scenarios())
 def test_progressive_filling_is_weighted_max_min_fair(policy: str, scenario: Scenario) -> None:
     assert max_min_certificate(scenario, solve(scenario, policy)) == []
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=scaled_examples(100), deadline=None)
 @given(scenario=pooled_scenarios())
 def test_weights_scale_dominant_shares_among_users_blocked_together(scenario: Scenario) -> None:
     allocation = solve(scenario, "drf")
@@ -89,7 +90,7 @@ def test_integral_can_exceed_divisible_when_a_task_does_not_fit() -> None:
 
 
 @pytest.mark.parametrize("policy", ["drf", "hdrf", "asset"])
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=scaled_examples(150), deadline=None)
 @given(scenario=pooled_scenarios(queues=True))
 def test_integral_above_divisible_by_a_task_only_with_room_others_could_not_use(
     policy: str, scenario: Scenario
@@ -102,7 +103,7 @@ def test_integral_above_divisible_by_a_task_only_with_room_others_could_not_use(
         assert np.any(integral < divisible - 1e-9)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=scaled_examples(100), deadline=None)
 @given(scenario=pooled_scenarios())
 def test_hdrf_without_queues_is_drf(scenario: Scenario) -> None:
     np.testing.assert_allclose(
@@ -113,7 +114,7 @@ def test_hdrf_without_queues_is_drf(scenario: Scenario) -> None:
     )
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=scaled_examples(100), deadline=None)
 @given(scenario=pooled_scenarios(max_users=4))
 def test_ceei_is_the_nash_welfare_optimum(scenario: Scenario) -> None:
     """No feasible direction improves sum w_i log x_i: compare with small perturbations."""

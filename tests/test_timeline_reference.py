@@ -21,6 +21,8 @@ from fairshare.metrics import timeline
 from fairshare.metrics.timeline import SHARE_DECIMALS
 from fairshare.runlog import PHASES, JobRecord, RunLog, TaskAttempt
 
+from conftest import scaled_examples
+
 CLUSTER = Cluster.build(
     ("cpu", "mem", "gpu"),
     [
@@ -98,7 +100,7 @@ def direct(log: RunLog) -> list[tuple[float, str, int, float]]:
     return sorted(rows, key=lambda row: (row[0], order[row[1]]))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=scaled_examples(300), deadline=None)
 @given(logs())
 def test_timeline_rows_are_the_definitions(log: RunLog) -> None:
     steps = timeline(log)
