@@ -124,11 +124,13 @@ PUBLIC = {
     "fairshare.policies": [
         "ONLINE_POLICIES",
         "Decision",
+        "Filter",
         "Kill",
         "Launch",
         "Policy",
         "PolicyError",
         "PolicyOptions",
+        "Ranking",
         "Scheduler",
         "TaskRef",
         "make_policy",

@@ -4,9 +4,11 @@
 (FIFO, FAIR, DRF and DRFH, H-DRF naive and dynamic, collapsed DRF, Choosy and CMMF, TSF and
 CDRF) over a cluster; a driver (the simulator, :mod:`fairshare.sim`, or the live driver,
 :mod:`fairshare.backends`) feeds it the cluster's events and applies the :class:`Launch`
-and :class:`Kill` decisions it returns. Every policy is a :class:`Scheduler` subclass and
-combines with the mechanisms of :class:`PolicyOptions` (delay scheduling, preemption,
-headroom, copy-compute splitting).
+and :class:`Kill` decisions it returns. Every policy is a :class:`Scheduler` composed of a
+:class:`Ranking` (what it equalises), a selection, and one ordered list of :class:`Filter`
+objects that placement and preemption both obey (:mod:`fairshare.policies.scheduler`), with
+the mechanisms of :class:`PolicyOptions` (delay scheduling, preemption, headroom,
+copy-compute splitting, quotas, gangs and backfilling).
 
 Examples
 --------
@@ -22,6 +24,7 @@ Examples
 [(0, 'm1'), (1, 'm1'), (0, 'm1'), (1, 'm1'), (0, 'm1')]
 """
 
+from fairshare.policies.filters import Filter
 from fairshare.policies.options import PolicyOptions
 from fairshare.policies.protocol import (
     Decision,
@@ -31,17 +34,20 @@ from fairshare.policies.protocol import (
     PolicyError,
     TaskRef,
 )
+from fairshare.policies.ranking import Ranking
 from fairshare.policies.registry import ONLINE_POLICIES, make_policy
 from fairshare.policies.scheduler import Scheduler
 
 __all__ = [
     "ONLINE_POLICIES",
     "Decision",
+    "Filter",
     "Kill",
     "Launch",
     "Policy",
     "PolicyError",
     "PolicyOptions",
+    "Ranking",
     "Scheduler",
     "TaskRef",
     "make_policy",
