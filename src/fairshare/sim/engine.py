@@ -4,10 +4,11 @@ records every task attempt (SPEC section 3, ``fairshare simulate``).
 It drives a :class:`fairshare.policies.Policy` through the protocol of
 :mod:`fairshare.policies.protocol` and owns everything the policy must not: simulated time,
 task durations, input-block placement and the run records. This module has
-:func:`simulate` and the event loop, with the two state changes on its hot path (a task's
-finish, a decision round's launches); the run's state and its other changes (submissions,
-kills and pauses, job and machine changes, the job records) are
-:mod:`fairshare.sim.run_state`'s.
+:func:`simulate`, the event loop and its decision rounds; the run's state and every change
+of it are :mod:`fairshare.sim.run_state`'s: a task starts by one path
+(``RunState._start``) and stops by one path whatever the reason (``RunState._stop``:
+finished, killed or paused), alongside submissions, job and machine changes and the job
+records.
 
 Determinism:
 
@@ -72,13 +73,11 @@ from fairshare.sim.events import (
     CANCEL,
     CANCEL_USER,
     FAIL,
-    FINISH,
     REMOVE,
     WAKEUP,
     Arrival,
     Finish,
     JobChange,
-    JobRun,
     MachineChange,
     Wakeup,
 )
@@ -89,7 +88,7 @@ from fairshare.sim.options import (
     SimOptions,
     SimulationError,
 )
-from fairshare.sim.run_state import RunState
+from fairshare.sim.run_state import FINISHED, KILLED, PAUSED, RunState
 from fairshare.workload.model import (
     Job,
     Queue,
@@ -225,9 +224,8 @@ def simulate(
 
 
 class _Run(RunState):
-    """One simulation run: its event loop, with the two state changes on its hot path (a
-    task's finish, a decision round's launches); the run's state and its other changes are
-    :class:`~fairshare.sim.run_state.RunState`'s."""
+    """One simulation run: its event loop and decision rounds; the run's state and every
+    change of it are :class:`~fairshare.sim.run_state.RunState`'s."""
 
     def run(
         self,
@@ -258,7 +256,6 @@ class _Run(RunState):
             )
         times = queue.times
         pop = queue.pop
-        finish = self._finish
         policy = self.policy
         wakeups = policy.uses_wakeups
         over = self.over
@@ -279,7 +276,8 @@ class _Run(RunState):
             decisions: list[Decision] | None = None
             if type(event) is Finish:
                 task = event.task
-                if finish(now, event):
+                # False: a stale event, of a task stopped or retimed since it was queued.
+                if self._stop(now, event, FINISHED):
                     # The only event at its time (the finish may have queued reducers).
                     alone = not delivered and (not times or times[0] != now)
                     if alone and task.phase == "map":
@@ -353,50 +351,13 @@ class _Run(RunState):
             self.wakes.discard(now)
             self.policy.advance(now)
 
-    def _finish(self, now: float, event: Finish) -> bool:
-        """Retire the running task of finish ``event``, and count it; False (nothing done)
-        for the stale event of a task killed or paused before it finished. Its attempt's
-        row was written whole at the launch (it ends when it was due to). Telling the policy
-        is the caller's."""
-        task = event.task
-        run = event.run
-        if task.phase == "map":
-            entries = run.map_entries
-            index = task.task
-            if entries[index] is not event:
-                return False
-            entries[index] = None
-            if self.over is not None:
-                self.over.stop(now, task)
-            if not run.maps_only:
-                run.maps_done += 1
-                if run.maps_done == run.maps and run.waiting:
-                    self._maps_finished(now, run)
-        else:
-            if self.running.get(task) is not event:
-                return False
-            del self.running[task]
-            if self.over is not None:
-                self.over.stop(now, task)
-            if task.phase == "copy":
-                return True  # the reducer's compute part is still to run: not finished yet
-        run.done += 1
-        if run.done == run.total:
-            run.finish = now
-            self.records[run.index] = self._record(run)
-            del self.runs[run.index]
-            if self.followers:
-                self._release(now, run.job.name)
-        return True
-
     # ----------------------------------------------------------------- decisions
 
     def _apply(self, now: float, decisions: Sequence[Decision]) -> None:
-        """Apply a decision round in order: every launch starts its task here (its attempt's
-        row written as the task will end, its running entry, its finish event, its place in
-        the over-commit model's load), kills and pauses stop theirs. The round's map launches
-        form one lane (see :mod:`fairshare.sim.events`), which a batch launches one job's
-        tasks in a row for.
+        """Apply a decision round in order: every launch starts its task
+        (:meth:`~fairshare.sim.run_state.RunState._start`), kills and pauses stop theirs
+        (:meth:`~fairshare.sim.run_state.RunState._stop`). The round's map launches form one
+        lane (see :mod:`fairshare.sim.events`), queued once the round is applied.
 
         A round may launch a task and kill it again (a preemption in the same round: a gang
         launched whole, then stopped whole by rule 9), and launch it once more elsewhere; so
@@ -405,93 +366,14 @@ class _Run(RunState):
         whose tasks changed settle once the round is applied."""
         if not decisions:
             return
-        runs = self.runs
-        attempts = self.attempts
-        attempt_of = self.attempt_of
-        resume = self.resume
-        slow = self.slow
-        over = self.over
-        tokens = self.queue.tokens
-        new = tuple.__new__
         lane: list[Finish] = []
-        last_job = -1
-        run: JobRun | None = None
         for decision in decisions:
-            if type(decision) is not Launch:
-                if type(decision) is Pause:
-                    self._pause(now, decision.task)
-                else:
-                    self._kill(now, decision.task)
-                continue
-            task, machine, locality = decision
-            job_id, phase, index = task
-            if job_id != last_job:
-                last_job = job_id
-                run = runs[job_id]
-                if run.first_start is None:
-                    run.first_start = now
-            assert run is not None
-            attempt = attempt_of.get(task, 0) if attempt_of else 0
-            slot = len(attempts)
-            if phase == "map":
-                seconds = run.map_seconds[index]
-                if locality is not None:
-                    seconds *= slow[locality]
-                if not resume:
-                    # The common launch: a map task, in the round's lane.
-                    end = now + seconds
-                    attempts += (now, run.index, phase, index, attempt, machine, end, locality)
-                    entry = new(Finish, (end, FINISH, next(tokens), task, slot, run, lane))
-                    run.map_entries[index] = entry
-                    lane.append(entry)
-                    if over is not None:
-                        self._load(now, task, machine, run, end)
-                    continue
+            if type(decision) is Launch:
+                self._start(now, decision, lane)
             else:
-                seconds = self._reduce_seconds(run.job, task)
-            fraction = resume.pop(task, 1.0) if resume else 1.0
-            if fraction != 1.0:
-                seconds *= fraction
-                self.fraction[task] = fraction
-            if (
-                phase != "map"
-                and run.maps_done < run.maps
-                and not (phase == "reduce" and self.opts.copy_compute_splitting)
-            ):
-                # Launched before the last map finished: it holds its room and waits (no
-                # finish event until the maps are done).
-                run.waiting[task] = None
-                end = math.inf
-                locality = None
-            else:
-                end = now + seconds
-            attempts += (now, run.index, phase, index, attempt, machine, end, locality)
-            token = next(tokens) if end != math.inf else 0
-            entry = new(Finish, (end, FINISH, token, task, slot, run, None))
-            if phase == "map":
-                run.map_entries[index] = entry
-            else:
-                self.running[task] = entry
-            if end != math.inf:
-                self.queue.push(entry)
-            if over is not None:
-                self._load(now, task, machine, run, end)
+                reason = PAUSED if type(decision) is Pause else KILLED
+                self._stop(now, self._entry(decision.task), reason)
         if lane:
             self.queue.open_lane(lane)
-        if over is not None:
-            over.settle(now)
-
-    def _load(self, now: float, task: TaskRef, machine: str, run: JobRun, end: float) -> None:
-        """Task ``task`` of ``run``, launched at ``now`` to end at ``end`` alone, joins the
-        load of ``machine`` in the over-commit model (:mod:`fairshare.sim.overcommit`); its
-        finish moves when the machine settles."""
-        over = self.over
-        assert over is not None
-        job = run.job
-        if task.phase == "copy":
-            demand = np.zeros(len(self.resources))
-        elif task.phase == "map" or job.reduce is None or job.reduce.demand is None:
-            demand = job.demand
-        else:
-            demand = job.reduce.demand
-        over.launch(now, task, self.machines[machine], demand, end)
+        if self.over is not None:
+            self.over.settle(now)

@@ -1,16 +1,18 @@
-"""One simulation run's state, and the state changes the event loop of
-:mod:`fairshare.sim.engine` hands to it (SPEC section 3, ``fairshare simulate``).
+"""One simulation run's state and every change of it (SPEC section 3, ``fairshare
+simulate``); the event loop of :mod:`fairshare.sim.engine` decides when each happens.
 
-The loop keeps the two changes on its hot path, a task's finish and a decision round's
-launches; :class:`RunState` has the others, each in one place:
+Each change is in one place:
 
+- a task starts: :meth:`RunState._start`, the one path that applies a ``Launch`` decision
+  (its attempt's row, its running entry and finish event, its place in the over-commit
+  model's load);
+- a running task stops: :meth:`RunState._stop`, one path whatever the reason
+  (:data:`FINISHED`, :data:`KILLED` by preemption, a failure, its machine removed or its job
+  cancelled, or :data:`PAUSED` by a reference scheduler's ``Pause``), and a task retimed (its
+  machine's contention changed, or its job's last map finished);
 - a job's submission: the stream read one job ahead, the job's map durations and input
   blocks drawn from the run's generator (in job order, so that every policy sees the same
   tasks), closed-loop jobs kept until the job they follow ends;
-- a running task stopped before its finish: killed (preemption, a failure, its machine
-  removed; it runs again as its next attempt) or paused (a reference scheduler's ``Pause``:
-  the fraction of its work left is kept), and a task retimed (its machine's contention
-  changed, or its job's last map finished);
 - a job cancelled, a user leaving, a machine joining or leaving;
 - the job records, with their isolated response times (the slowdown denominator).
 
@@ -24,12 +26,12 @@ import math
 from array import array
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 
 from fairshare.cluster import Cluster, FloatArray, Machine
-from fairshare.policies import Policy, TaskRef
+from fairshare.policies import Launch, Policy, TaskRef
 from fairshare.runlog import ROW_ATTEMPT, ROW_FINISH, JobRecord, greedy_end
 from fairshare.sim.events import (
     ARRIVAL,
@@ -54,10 +56,19 @@ from fairshare.workload.model import (
     PerTaskDurations,
 )
 
+FINISHED: Final = 0
+"""A reason a running task stops (:meth:`RunState._stop`): its finish event is due."""
+KILLED: Final = 1
+"""A reason a running task stops: killed (preemption, a failure, its machine removed, its job
+cancelled); its work is lost."""
+PAUSED: Final = 2
+"""A reason a running task stops: paused (:class:`~fairshare.sim.options.Pause`); the
+fraction of its work left is kept."""
+
 
 class RunState:
-    """One simulation run's mutable state, and its changes other than a finish and a
-    decision round's launches (those are the event loop's, in :mod:`fairshare.sim.engine`).
+    """One simulation run's mutable state and its changes (the module docstring lists them);
+    the event loop and its decision rounds are :mod:`fairshare.sim.engine`'s.
 
     Parameters
     ----------
@@ -287,9 +298,8 @@ class RunState:
     def _retime(self, ref: TaskRef, end: float) -> None:
         """Running task ``ref`` now finishes at ``end``: a new finish event replaces its
         entry (the old one is stale) and its attempt's row."""
-        run = self.runs[ref.job]
-        old = run.map_entries[ref.task] if ref.phase == "map" else self.running[ref]
-        assert old is not None, f"{ref} is not running"
+        old = self._entry(ref)
+        run = old.run
         entry = Finish(end, FINISH, self.queue.token(), ref, old.slot, run, None)
         self._row(entry, end)
         if ref.phase == "map":
@@ -298,44 +308,161 @@ class RunState:
             self.running[ref] = entry
         self.queue.push(entry)
 
-    def _stop(self, now: float, ref: TaskRef, run: JobRun) -> Finish:
-        """Retire running task ``ref`` of ``run`` before its finish, at ``now``: its entry.
-        It leaves its machine's load in the over-commit model too, whose other tasks are
-        retimed if their slowdown changes."""
+    def _entry(self, ref: TaskRef) -> Finish:
+        """The running entry (its :class:`~fairshare.sim.events.Finish`) of running task
+        ``ref``."""
         if ref.phase == "map":
-            state = run.map_entries[ref.task]
-            assert state is not None, f"{ref} is not running"
-            run.map_entries[ref.task] = None
+            state = self.runs[ref.job].map_entries[ref.task]
         else:
-            state = self.running.pop(ref)
-        if self.over is not None:
-            self.over.stop(now, ref)
+            state = self.running.get(ref)
+        assert state is not None, f"{ref} is not running"
         return state
 
-    def _kill(self, now: float, ref: TaskRef) -> None:
-        """Kill running task ``ref`` (preemption, a machine removed): its work is lost and
-        it runs again as the next attempt."""
-        run = self.runs[ref.job]
-        state = self._stop(now, ref, run)
-        run.waiting.pop(ref, None)
-        self.fraction.pop(ref, None)
-        self._row(state, now, killed=True)
-        self.attempt_of[ref] = self._attempt(state) + 1
+    def _start(self, now: float, launch: Launch, lane: list[Finish]) -> None:
+        """Apply decision ``launch`` at ``now``: the one path by which a task starts (SPEC
+        section 3; durations, locality and reducers as :mod:`fairshare.sim.engine`'s
+        docstring says).
 
-    def _pause(self, now: float, ref: TaskRef) -> None:
-        """Pause running task ``ref`` (a reference scheduler's
-        :class:`~fairshare.sim.options.Pause`): the fraction of its work left is kept for its
-        next attempt."""
-        run = self.runs[ref.job]
-        state = self._stop(now, ref, run)
+        The attempt's row is written whole, as the task will end; the task's running entry
+        is its :class:`~fairshare.sim.events.Finish` event. A map task's event joins ``lane``,
+        the round's map launches, which the caller queues as one lane once the round is
+        applied (:mod:`fairshare.sim.events`); a reducer launched before its job's last map
+        finished holds its room with no finish event (time inf) until the maps are done; any
+        other event is queued now. A task resumed after a pause runs the fraction of its work
+        it had left. With over-commit, the task joins its machine's load; the caller settles
+        the machines once the round is applied.
+        """
+        task, machine, locality = launch
+        job_id, phase, index = task
+        run = self.runs[job_id]
+        if run.first_start is None:
+            run.first_start = now
+        if phase == "map":
+            seconds = run.map_seconds[index]
+            if locality is not None:
+                seconds *= self.slow[locality]
+        else:
+            seconds = self._reduce_seconds(run.job, task)
+        if self.resume:
+            fraction = self.resume.pop(task, 1.0)
+            if fraction != 1.0:
+                seconds *= fraction
+                self.fraction[task] = fraction
+        attempt = self.attempt_of.get(task, 0) if self.attempt_of else 0
+        attempts = self.attempts
+        slot = len(attempts)
+        # tuple.__new__ builds the event without NamedTuple's Python-level __new__: one per
+        # launch, on the hottest path.
+        if phase == "map":
+            end = now + seconds
+            attempts += (now, run.index, phase, index, attempt, machine, end, locality)
+            entry = tuple.__new__(
+                Finish, (end, FINISH, next(self.queue.tokens), task, slot, run, lane)
+            )
+            run.map_entries[index] = entry
+            lane.append(entry)
+        elif run.maps_done < run.maps and not (
+            phase == "reduce" and self.opts.copy_compute_splitting
+        ):
+            # Launched before the last map finished: it holds its room and waits, reading
+            # nothing yet (no finish event until the maps are done).
+            end = math.inf
+            run.waiting[task] = None
+            attempts += (now, run.index, phase, index, attempt, machine, end, None)
+            self.running[task] = tuple.__new__(Finish, (end, FINISH, 0, task, slot, run, None))
+        else:
+            end = now + seconds
+            attempts += (now, run.index, phase, index, attempt, machine, end, locality)
+            entry = tuple.__new__(
+                Finish, (end, FINISH, next(self.queue.tokens), task, slot, run, None)
+            )
+            self.running[task] = entry
+            self.queue.push(entry)
+        if self.over is not None:
+            self._load(now, task, machine, run, end)
+
+    def _load(self, now: float, task: TaskRef, machine: str, run: JobRun, end: float) -> None:
+        """Task ``task`` of ``run``, launched at ``now`` to end at ``end`` alone, joins the
+        load of ``machine`` in the over-commit model (:mod:`fairshare.sim.overcommit`); its
+        finish moves when the machine settles."""
+        over = self.over
+        assert over is not None
+        job = run.job
+        if task.phase == "copy":
+            demand = np.zeros(len(self.resources))
+        elif task.phase == "map" or job.reduce is None or job.reduce.demand is None:
+            demand = job.demand
+        else:
+            demand = job.reduce.demand
+        over.launch(now, task, self.machines[machine], demand, end)
+
+    def _stop(self, now: float, state: Finish, reason: int) -> bool:
+        """Running task ``state`` (its running entry) ends at ``now``, for ``reason``: the one
+        path by which a task stops running (SPEC section 3).
+
+        Every reason retires the entry, and the task leaves its machine's load in the
+        over-commit model, whose other tasks are retimed if their slowdown changes. Then:
+
+        - :data:`FINISHED` (its finish event is due; its row was written whole at the
+          launch): the task is counted, a job's last map lets its waiting reducers run, and
+          a job's last task writes its record and releases the jobs that follow it. A copy
+          part is not counted: the reducer's compute part is still to run.
+        - :data:`KILLED` (preemption, a failure, its machine removed, its job cancelled): the
+          work is lost, the row is marked killed, and the task runs again as its next
+          attempt.
+        - :data:`PAUSED` (a reference scheduler's :class:`~fairshare.sim.options.Pause`): the
+          row ends now, not killed, and the fraction of the work left is kept for the next
+          attempt.
+
+        Returns
+        -------
+        bool
+            False, and nothing done, when ``state`` is no longer its task's running entry:
+            the stale finish event of a task stopped or retimed since it was queued (a kill
+            or pause passes the current entry, from :meth:`_entry`).
+        """
+        ref = state.task
+        run = state.run
+        if ref.phase == "map":
+            entries = run.map_entries
+            if entries[ref.task] is not state:
+                return False
+            entries[ref.task] = None
+        else:
+            if self.running.get(ref) is not state:
+                return False
+            del self.running[ref]
+        if self.over is not None:
+            self.over.stop(now, ref)
+        if reason == FINISHED:
+            if ref.phase == "map":
+                if not run.maps_only:
+                    run.maps_done += 1
+                    if run.maps_done == run.maps and run.waiting:
+                        self._maps_finished(now, run)
+            elif ref.phase == "copy":
+                return True
+            run.done += 1
+            if run.done == run.total:
+                run.finish = now
+                self.records[run.index] = self._record(run)
+                del self.runs[run.index]
+                if self.followers:
+                    self._release(now, run.job.name)
+            return True
         run.waiting.pop(ref, None)
-        self._row(state, now)
         self.attempt_of[ref] = self._attempt(state) + 1
+        if reason == KILLED:
+            self.fraction.pop(ref, None)
+            self._row(state, now, killed=True)
+            return True
+        self._row(state, now)
         end, start, fraction = state.time, self._started(state), self.fraction.pop(ref, 1.0)
         if not math.isfinite(end):
             self.resume[ref] = fraction  # it was waiting for the maps: no work done yet
         else:
             self.resume[ref] = fraction * (end - now) / (end - start) if end > start else 0.0
+        return True
 
     # ----------------------------------------------------------------- scenario events
 
@@ -359,14 +486,14 @@ class RunState:
         if not 0 <= event.task < run.maps or run.map_entries[event.task] is None:
             return
         ref = TaskRef(run.index, "map", event.task)
-        self._kill(now, ref)
+        self._stop(now, self._entry(ref), KILLED)
         self.policy.task_failed(now, ref)
 
     def _cancel(self, now: float, run: JobRun) -> None:
         """Cancel running job ``run``: its running tasks killed, the job recorded
         unfinished, the jobs that follow it released."""
         for ref in self.policy.job_cancelled(now, run.index):
-            self._kill(now, ref)
+            self._stop(now, self._entry(ref), KILLED)
         self.records[run.index] = self._record(run)
         del self.runs[run.index]
         if self.followers:
@@ -393,7 +520,7 @@ class RunState:
         self.fit = None
         self.placer = None
         for ref in self.policy.machine_removed(now, name):
-            self._kill(now, ref)
+            self._stop(now, self._entry(ref), KILLED)
 
     # ----------------------------------------------------------------- records
 
