@@ -364,8 +364,8 @@ class RunState:
         elif run.maps_done < run.maps and not (
             phase == "reduce" and self.opts.copy_compute_splitting
         ):
-            # Launched before the last map finished: it holds its room and waits, reading
-            # nothing yet (no finish event until the maps are done).
+            # Launched before the last map finished: it holds its room and waits (no finish
+            # event until the maps are done).
             end = math.inf
             run.waiting[task] = None
             attempts += (now, run.index, phase, index, attempt, machine, end, None)
