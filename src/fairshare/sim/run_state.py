@@ -65,6 +65,10 @@ PAUSED: Final = 2
 """A reason a running task stops: paused (:class:`~fairshare.sim.options.Pause`); the
 fraction of its work left is kept."""
 
+_NEW: Final = tuple.__new__
+"""Builds a :class:`~fairshare.sim.events.Finish` without NamedTuple's Python-level
+``__new__`` (one per launch, on the hottest path), looked up once rather than per launch."""
+
 
 class RunState:
     """One simulation run's mutable state and its changes (the module docstring lists them);
@@ -351,14 +355,10 @@ class RunState:
         attempt = self.attempt_of.get(task, 0) if self.attempt_of else 0
         attempts = self.attempts
         slot = len(attempts)
-        # tuple.__new__ builds the event without NamedTuple's Python-level __new__: one per
-        # launch, on the hottest path.
         if phase == "map":
             end = now + seconds
             attempts += (now, run.index, phase, index, attempt, machine, end, locality)
-            entry = tuple.__new__(
-                Finish, (end, FINISH, next(self.queue.tokens), task, slot, run, lane)
-            )
+            entry = _NEW(Finish, (end, FINISH, next(self.queue.tokens), task, slot, run, lane))
             run.map_entries[index] = entry
             lane.append(entry)
         elif run.maps_done < run.maps and not (
@@ -369,13 +369,11 @@ class RunState:
             end = math.inf
             run.waiting[task] = None
             attempts += (now, run.index, phase, index, attempt, machine, end, None)
-            self.running[task] = tuple.__new__(Finish, (end, FINISH, 0, task, slot, run, None))
+            self.running[task] = _NEW(Finish, (end, FINISH, 0, task, slot, run, None))
         else:
             end = now + seconds
             attempts += (now, run.index, phase, index, attempt, machine, end, locality)
-            entry = tuple.__new__(
-                Finish, (end, FINISH, next(self.queue.tokens), task, slot, run, None)
-            )
+            entry = _NEW(Finish, (end, FINISH, next(self.queue.tokens), task, slot, run, None))
             self.running[task] = entry
             self.queue.push(entry)
         if self.over is not None:
