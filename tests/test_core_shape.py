@@ -21,6 +21,16 @@ from fairshare.policies.records import JobState
 from fairshare.workload.model import Job, User
 
 POLICIES = Path(fairshare.policies.__file__).parent
+SOURCES = POLICIES.parent
+
+THIRD_PARTY_PRIVATE = {
+    "cli/coercion.py": [
+        "PlainRuntimeParam: self.fallback[0]._coerce_value (line 131)",
+        "module level: param._runtime_param (line 180)",
+    ],
+}
+"""Reads of a library's own private members (typer's converters, which ``cli.coercion``
+bypasses for speed and ``tests/test_cli_coercion.py`` pins), not of a fairshare class."""
 
 
 class KeepAOffM0(Filter):
@@ -162,10 +172,10 @@ def _underscore_reads(tree: ast.Module) -> list[str]:
     return found
 
 
-@pytest.mark.parametrize("path", sorted(p.name for p in POLICIES.glob("*.py")))
+@pytest.mark.parametrize("path", sorted(str(p.relative_to(SOURCES)) for p in SOURCES.rglob("*.py")))
 def test_no_class_reads_another_class_underscore_members(path: str) -> None:
-    tree = ast.parse((POLICIES / path).read_text(encoding="utf-8"))
-    assert _underscore_reads(tree) == []
+    tree = ast.parse((SOURCES / path).read_text(encoding="utf-8"))
+    assert _underscore_reads(tree) == THIRD_PARTY_PRIVATE.get(path, [])
 
 
 def test_the_underscore_check_sees_a_read_across_classes() -> None:

@@ -6,7 +6,7 @@ It drives a :class:`fairshare.policies.Policy` through the protocol of
 task durations, input-block placement and the run records. This module has
 :func:`simulate`, the event loop and its decision rounds; the run's state and every change
 of it are :mod:`fairshare.sim.run_state`'s: a task starts by one path
-(``RunState._start``) and stops by one path whatever the reason (``RunState._stop``:
+(``RunState.start``) and stops by one path whatever the reason (``RunState.stop``:
 finished, killed or paused), alongside submissions, job and machine changes and the job
 records.
 
@@ -243,7 +243,7 @@ class _Run(RunState):
         a reduce phase is only held back, and the held finishes go in one
         ``tasks_finished`` call before anything else reaches the policy."""
         self.job_iter = jobs
-        self._next_job(0.0)
+        self.next_job(0.0)
         queue = self.queue
         for change in machine_events:
             kind = ADD if change.kind == "add" else REMOVE
@@ -277,7 +277,7 @@ class _Run(RunState):
             if type(event) is Finish:
                 task = event.task
                 # False: a stale event, of a task stopped or retimed since it was queued.
-                if self._stop(now, event, FINISHED):
+                if self.stop(now, event, FINISHED):
                     # The only event at its time (the finish may have queued reducers).
                     alone = not delivered and (not times or times[0] != now)
                     if alone and task.phase == "map":
@@ -323,7 +323,7 @@ class _Run(RunState):
             # No event was left to move them: their waiting tasks fit on no machine they may
             # use (too large, a constraint no machine meets, or room held forever).
             self.stranded = tuple(run.job.name for run in self.runs.values() if run.finish is None)
-        self._close(now)
+        self.close(now)
 
     def _ask_wakeup(self, now: float) -> None:
         """Queue the wake-up the policy asks for, once per time."""
@@ -337,16 +337,16 @@ class _Run(RunState):
     def _deliver(self, now: float, event: Arrival | MachineChange | Wakeup | JobChange) -> None:
         """Deliver an event other than a finish to the policy (finishes: see :meth:`run`)."""
         if type(event) is Arrival:
-            self._submit(now, event.job)
+            self.submit(now, event.job)
         elif type(event) is JobChange:
-            self._job_change(now, event)
+            self.job_change(now, event)
         elif type(event) is MachineChange:
             if event.kind == ADD:
                 assert isinstance(event.machine, Machine)
-                self._add(now, event.machine)
+                self.add_machine(now, event.machine)
             else:
                 assert isinstance(event.machine, str)
-                self._remove(now, event.machine)
+                self.remove_machine(now, event.machine)
         else:
             self.wakes.discard(now)
             self.policy.advance(now)
@@ -355,8 +355,8 @@ class _Run(RunState):
 
     def _apply(self, now: float, decisions: Sequence[Decision]) -> None:
         """Apply a decision round in order: every launch starts its task
-        (:meth:`~fairshare.sim.run_state.RunState._start`), kills and pauses stop theirs
-        (:meth:`~fairshare.sim.run_state.RunState._stop`). The round's map launches form one
+        (:meth:`~fairshare.sim.run_state.RunState.start`), kills and pauses stop theirs
+        (:meth:`~fairshare.sim.run_state.RunState.stop`). The round's map launches form one
         lane (see :mod:`fairshare.sim.events`), queued once the round is applied.
 
         A round may launch a task and kill it again (a preemption in the same round: a gang
@@ -369,10 +369,10 @@ class _Run(RunState):
         lane: list[Finish] = []
         for decision in decisions:
             if type(decision) is Launch:
-                self._start(now, decision, lane)
+                self.start(now, decision, lane)
             else:
                 reason = PAUSED if type(decision) is Pause else KILLED
-                self._stop(now, self._entry(decision.task), reason)
+                self.stop(now, self.entry(decision.task), reason)
         if lane:
             self.queue.open_lane(lane)
         if self.over is not None:

@@ -3,10 +3,10 @@ simulate``); the event loop of :mod:`fairshare.sim.engine` decides when each hap
 
 Each change is in one place:
 
-- a task starts: :meth:`RunState._start`, the one path that applies a ``Launch`` decision
+- a task starts: :meth:`RunState.start`, the one path that applies a ``Launch`` decision
   (its attempt's row, its running entry and finish event, its place in the over-commit
   model's load);
-- a running task stops: :meth:`RunState._stop`, one path whatever the reason
+- a running task stops: :meth:`RunState.stop`, one path whatever the reason
   (:data:`FINISHED`, :data:`KILLED` by preemption, a failure, its machine removed or its job
   cancelled, or :data:`PAUSED` by a reference scheduler's ``Pause``), and a task retimed (its
   machine's contention changed, or its job's last map finished);
@@ -57,7 +57,7 @@ from fairshare.workload.model import (
 )
 
 FINISHED: Final = 0
-"""A reason a running task stops (:meth:`RunState._stop`): its finish event is due."""
+"""A reason a running task stops (:meth:`RunState.stop`): its finish event is due."""
 KILLED: Final = 1
 """A reason a running task stops: killed (preemption, a failure, its machine removed, its job
 cancelled); its work is lost."""
@@ -155,7 +155,7 @@ class RunState:
 
     # ----------------------------------------------------------------- jobs
 
-    def _next_job(self, now: float) -> None:
+    def next_job(self, now: float) -> None:
         """Queue the arrival of the next job of the stream: jobs are read one ahead, so a
         trace larger than memory runs; checks the order and names as it goes. Closed-loop
         jobs read on the way are kept for the job they follow (:mod:`fairshare.sim.engine`'s
@@ -212,13 +212,13 @@ class RunState:
         submit = now + job.think
         self.queue.push(Arrival(submit, ARRIVAL, self.queue.token(), replace(job, submit=submit)))
 
-    def _submit(self, now: float, job: Job) -> None:
+    def submit(self, now: float, job: Job) -> None:
         """Submit ``job``: draw its durations and input blocks (in job order, so every
         policy sees the same tasks) and tell the policy. A job of a cancelled user is
         dropped."""
         if job.user in self.gone:
             if job.after is None:
-                self._next_job(now)
+                self.next_job(now)
             return
         index = self.next_index
         self.next_index += 1
@@ -232,7 +232,7 @@ class RunState:
         self.records.append(None)
         self.policy.job_submitted(now, index, job, blocks)
         if job.after is None:
-            self._next_job(now)
+            self.next_job(now)
         if run.total == 0:
             run.first_start = run.finish = now
             self.records[index] = self._record(run)
@@ -302,7 +302,7 @@ class RunState:
     def _retime(self, ref: TaskRef, end: float) -> None:
         """Running task ``ref`` now finishes at ``end``: a new finish event replaces its
         entry (the old one is stale) and its attempt's row."""
-        old = self._entry(ref)
+        old = self.entry(ref)
         run = old.run
         entry = Finish(end, FINISH, self.queue.token(), ref, old.slot, run, None)
         self._row(entry, end)
@@ -312,7 +312,7 @@ class RunState:
             self.running[ref] = entry
         self.queue.push(entry)
 
-    def _entry(self, ref: TaskRef) -> Finish:
+    def entry(self, ref: TaskRef) -> Finish:
         """The running entry (its :class:`~fairshare.sim.events.Finish`) of running task
         ``ref``."""
         if ref.phase == "map":
@@ -322,7 +322,7 @@ class RunState:
         assert state is not None, f"{ref} is not running"
         return state
 
-    def _start(self, now: float, launch: Launch, lane: list[Finish]) -> None:
+    def start(self, now: float, launch: Launch, lane: list[Finish]) -> None:
         """Apply decision ``launch`` at ``now``: the one path by which a task starts (SPEC
         section 3; durations, locality and reducers as :mod:`fairshare.sim.engine`'s
         docstring says).
@@ -394,7 +394,7 @@ class RunState:
             demand = job.reduce.demand
         over.launch(now, task, self.machines[machine], demand, end)
 
-    def _stop(self, now: float, state: Finish, reason: int) -> bool:
+    def stop(self, now: float, state: Finish, reason: int) -> bool:
         """Running task ``state`` (its running entry) ends at ``now``, for ``reason``: the one
         path by which a task stops running (SPEC section 3).
 
@@ -417,7 +417,7 @@ class RunState:
         bool
             False, and nothing done, when ``state`` is no longer its task's running entry:
             the stale finish event of a task stopped or retimed since it was queued (a kill
-            or pause passes the current entry, from :meth:`_entry`).
+            or pause passes the current entry, from :meth:`entry`).
         """
         ref = state.task
         run = state.run
@@ -464,7 +464,7 @@ class RunState:
 
     # ----------------------------------------------------------------- scenario events
 
-    def _job_change(self, now: float, event: JobChange) -> None:
+    def job_change(self, now: float, event: JobChange) -> None:
         """A task fails (its attempt recorded as killed, the task pending again), a job is
         cancelled (its running tasks killed, the job recorded unfinished), or a user leaves
         (its running jobs cancelled, its later ones dropped); see
@@ -484,20 +484,20 @@ class RunState:
         if not 0 <= event.task < run.maps or run.map_entries[event.task] is None:
             return
         ref = TaskRef(run.index, "map", event.task)
-        self._stop(now, self._entry(ref), KILLED)
+        self.stop(now, self.entry(ref), KILLED)
         self.policy.task_failed(now, ref)
 
     def _cancel(self, now: float, run: JobRun) -> None:
         """Cancel running job ``run``: its running tasks killed, the job recorded
         unfinished, the jobs that follow it released."""
         for ref in self.policy.job_cancelled(now, run.index):
-            self._stop(now, self._entry(ref), KILLED)
+            self.stop(now, self.entry(ref), KILLED)
         self.records[run.index] = self._record(run)
         del self.runs[run.index]
         if self.followers:
             self._release(now, run.job.name)
 
-    def _add(self, now: float, machine: Machine) -> None:
+    def add_machine(self, now: float, machine: Machine) -> None:
         """A machine joins; the isolated responses' slots are recomputed on next use."""
         if machine.name in self.machines:
             raise SimulationError(
@@ -509,7 +509,7 @@ class RunState:
         self.placer = None
         self.policy.machine_added(now, machine)
 
-    def _remove(self, now: float, name: str) -> None:
+    def remove_machine(self, now: float, name: str) -> None:
         """A machine leaves; the tasks the policy says ran on it are killed."""
         if name not in self.machines:
             raise SimulationError("machine_events", f"no machine '{name}' to remove")
@@ -518,11 +518,11 @@ class RunState:
         self.fit = None
         self.placer = None
         for ref in self.policy.machine_removed(now, name):
-            self._stop(now, self._entry(ref), KILLED)
+            self.stop(now, self.entry(ref), KILLED)
 
     # ----------------------------------------------------------------- records
 
-    def _close(self, last: float) -> None:
+    def close(self, last: float) -> None:
         """Jobs still running when the run ends keep ``finish=None``; refresh their rows. Tasks
         still running are recorded as truncated attempts up to ``until``, or, when no event is
         left (reducers launched early by ``reduce_slowstart`` that hold every machine the
