@@ -49,8 +49,28 @@ LOCALITY_ORDER: dict[Locality, int] = {"node": 0, "rack": 1, "off_rack": 2}
 """A job's allowed locality is kept as this index (wider is larger)."""
 
 
-def _pop_pending(candidates: list[int] | None, launched: bytearray) -> int | None:
-    """The first task of ``candidates`` not yet launched; launched ones are dropped lazily."""
+def first_unlaunched(candidates: list[int] | None, launched: bytearray) -> int | None:
+    """The first task of ``candidates`` (a job's map tasks with a block on one machine or
+    rack, taken from the end) not yet launched; launched ones are dropped from the end as
+    they are met, so that each is read once however often the list is asked.
+
+    Parameters
+    ----------
+    candidates : list of int or None
+        Map task indices (None: none).
+    launched : bytearray
+        Per map task of the job, whether it was launched.
+
+    Returns
+    -------
+    int or None
+
+    Examples
+    --------
+    >>> tasks = [3, 1, 0]
+    >>> first_unlaunched(tasks, bytearray([1, 1, 0, 0])), tasks
+    (3, [3])
+    """
     if not candidates:
         return None
     while candidates:
@@ -148,10 +168,10 @@ def pick_map(
     """
     launched = job.launched
     assert launched is not None
-    index = _pop_pending(job.by_machine.get(machine), launched)
+    index = first_unlaunched(job.by_machine.get(machine), launched)
     locality: Locality = "node"
     if index is None:
-        index = _pop_pending(job.by_rack.get(rack[machine]), launched)
+        index = first_unlaunched(job.by_rack.get(rack[machine]), launched)
         locality = "rack"
         if index is None:
             while job.next_map < job.maps and launched[job.next_map]:

@@ -53,7 +53,7 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 
 from mypy_extensions import mypyc_attr
 
-from fairshare.policies.delay import deadlines, may_launch
+from fairshare.policies.delay import deadlines, first_unlaunched, may_launch
 from fairshare.policies.records import Demand, JobState, part_id
 from fairshare.policies.state import fits
 from fairshare.tolerances import FIT
@@ -377,14 +377,23 @@ class DelayScheduling(Filter):
         -------
         bool
         """
-        if job.requeue or job.blocks is None or job.waits is None or job.maps_done >= job.maps:
+        if (
+            job.requeue
+            or job.blocks is None
+            or job.waits is None
+            or job.maps_done >= job.maps
+            # Any locality is allowed already (may_launch would say so for every task).
+            or job.allowed_locality == 2
+        ):
             return True
         launched = job.launched
         assert launched is not None
-        if any(not launched[t] for t in job.by_machine.get(mi, ())):
+        # Launched tasks are dropped from the candidate lists as they are met (the index
+        # pick_map keeps; no decision reads them), so that a refused job reads each once.
+        if first_unlaunched(job.by_machine.get(mi), launched) is not None:
             return True
         rack = self.ledger.cluster.rack
-        rack_local = any(not launched[t] for t in job.by_rack.get(rack[mi], ()))
+        rack_local = first_unlaunched(job.by_rack.get(rack[mi]), launched) is not None
         return may_launch(job, "rack" if rack_local else "off_rack", now)
 
     def refused(self, job: JobState, mi: int, now: float) -> None:
