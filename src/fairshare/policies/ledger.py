@@ -53,7 +53,7 @@ import math
 from bisect import bisect_left, insort
 from collections.abc import Sequence
 from heapq import heappop, heappush
-from typing import Literal
+from typing import Final, Literal
 
 from mypy_extensions import mypyc_attr
 
@@ -69,18 +69,21 @@ from fairshare.policies.state import ClusterState
 from fairshare.tolerances import FIT
 from fairshare.workload.model import Job, Queue, ReducePhase, User
 
-_new = tuple.__new__
-"""Builds a NamedTuple (``TaskRef``, ``Launch``) without its Python-level ``__new__``."""
+_new: Final = tuple.__new__
+"""Builds a NamedTuple (``TaskRef``, ``Launch``) without its Python-level ``__new__`` (looked
+up once per process)."""
 
 StopReason = Literal["finished", "killed", "lost", "failed"]
 """Why a running task stops (:meth:`Ledger.stop_task`)."""
 
-DRAINED = 0
+DRAINED: Final = 0
 """:meth:`Ledger.start_task`: the task's part has no pending task left (retired)."""
-ROOM = 1
+ROOM: Final = 1
 """:meth:`Ledger.start_task`: another task of the same demand fits the machine's room."""
-FULL = 2
-""":meth:`Ledger.start_task`: another task of the same demand does not fit."""
+FULL: Final = 2
+""":meth:`Ledger.start_task`: another task of the same demand does not fit. (The three are
+``Final``: mypyc compiles them as constants, not as lookups of the module's globals on every
+launch.)"""
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)

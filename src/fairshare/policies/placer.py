@@ -42,6 +42,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from heapq import heapify, heappop, heappush
+from typing import Final
 
 from mypy_extensions import mypyc_attr
 
@@ -50,12 +51,15 @@ from fairshare.policies.filters import Filter, Fit, Reservation, RoomChain, Room
 from fairshare.policies.gangs import Reservation as GangReservation
 from fairshare.policies.gangs import gain, gang_plan, reserve
 from fairshare.policies.headroom import Headroom
-from fairshare.policies.ledger import DRAINED, ROOM, Ledger, _new
+from fairshare.policies.ledger import DRAINED, ROOM, Ledger
 from fairshare.policies.protocol import Decision, Locality, TaskRef
 from fairshare.policies.ranking import Pick, Selection
 from fairshare.policies.records import Demand, JobState, UserState
 from fairshare.policies.state import fits
 from fairshare.tolerances import FIT
+
+_new: Final = tuple.__new__
+"""Builds a ``TaskRef`` without its Python-level ``__new__`` (looked up once per process)."""
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)
