@@ -66,6 +66,7 @@ from fairshare.policies.quota import QuotaTree
 from fairshare.policies.ranking import Ranking, Selection
 from fairshare.policies.records import Demand, JobState, PreemptionState, UserState, part_id
 from fairshare.policies.state import ClusterState
+from fairshare.policies.usage import DecayedUsage
 from fairshare.tolerances import FIT
 from fairshare.workload.model import Job, Queue, ReducePhase, User
 
@@ -169,8 +170,25 @@ class Ledger:
         self.quotas: QuotaTree | None = None
         if any(q.quota is not None for q in self.queues):
             self.quotas = QuotaTree(self.queues, len(cluster.resources))
+        # Usage over time (SPEC section 8.3, fairshare.policies.usage): per user, the decayed
+        # share in the policy's own unit with ``usage_half_life``; and, for a ranking that
+        # reads it (Kueue's admission fair sharing, Slurm's Fair Tree), the decayed use of
+        # each resource relative to the cluster's capacity, with the option's half-life or
+        # the ranking's own default.
+        half_life = options.usage_half_life
+        self.usage: DecayedUsage | None = None
+        if half_life is not None:
+            self.usage = DecayedUsage(half_life)
+        self.resource_usage: DecayedUsage | None = None
+        resource_half_life = half_life if half_life is not None else ranking.default_half_life
+        if ranking.tracks_resource_usage and resource_half_life is not None:
+            self.resource_usage = DecayedUsage(resource_half_life, len(cluster.resources))
+        # Whether usage over time is kept: every launch and release then accounts for it.
+        self.accounting = self.usage is not None or self.resource_usage is not None
         # Whether UserState.alloc is kept (read on every launch and release).
-        self.track = ranking.tracks_allocation or self.quotas is not None
+        self.track = (
+            ranking.tracks_allocation or self.quotas is not None or self.resource_usage is not None
+        )
         self.idle_touches = selection.idle_touches
         self.gangs: dict[int, JobState] = {}
         self.gang_news = False
@@ -230,6 +248,10 @@ class Ledger:
             user.queue = job.queue
         self.users.append(user)
         self.user_index[name] = user.idx
+        if self.usage is not None:
+            self.usage.add_account(self.now)
+        if self.resource_usage is not None:
+            self.resource_usage.add_account(self.now)
         self.selection.on_new_user(user)
         if self.ranking.on_new_user(user):
             for each in self.users:
@@ -464,12 +486,37 @@ class Ledger:
 
     def _cluster_changed(self) -> None:
         """A machine joined or left: the strategies drop what they cached, and every share
-        and rank is recomputed when the ranking's shares depend on the totals."""
+        and rank is recomputed when the ranking's shares depend on the totals (and the rates
+        of usage over time, which are relative to the capacity)."""
         self.selection.on_cluster_change()
         ranking = self.ranking
         ranking.on_cluster_change()
         if ranking.cluster_dependent:
             self.refresh_all()
+        if self.accounting:
+            for user in self.users:
+                self.account(user)
+
+    def account(self, user: UserState) -> None:
+        """The user's holding changed at ``now``: its usage over time is brought up to now
+        at the rate it held, and its new rate set (its share; each resource's allocation
+        relative to the cluster's capacity). The one place usage changes.
+
+        Parameters
+        ----------
+        user : UserState
+            The user.
+        """
+        now = self.now
+        if self.usage is not None:
+            self.usage.set_rate(user.idx, now, (user.share,))
+        if self.resource_usage is not None:
+            total = self.cluster.total
+            self.resource_usage.set_rate(
+                user.idx,
+                now,
+                [a / t if t > 0.0 else 0.0 for a, t in zip(user.alloc, total, strict=True)],
+            )
 
     def refresh_all(self) -> None:
         """Recompute every job's share per task and every rank (the cluster or the weights
@@ -577,6 +624,8 @@ class Ledger:
         user.running += 1
         user.share += job.share_per_task
         job.running += 1
+        if self.accounting:
+            self.account(user)
         out.append(_new(Launch, (ref, cs.names[mi], locality)))
         if job.gang:
             job.pending -= 1
@@ -702,6 +751,8 @@ class Ledger:
                 # Exact zero: no drift from summing and subtracting shares.
                 user.share = 0.0
                 user.alloc = [0.0] * len(demand)
+            if self.accounting:
+                self.account(user)
             job.running -= 1
             if reorder and job.pending > 0:
                 job.version += 1

@@ -53,6 +53,10 @@ class PolicyOptions:
         EASY backfilling (Lifka 1995; Mu'alem and Feitelson 2001): the first waiting gang in
         the policy's order gets a reservation, and later work starts only where it does not
         delay it (:mod:`fairshare.policies.gangs`); None: waiting gangs are only passed over.
+    usage_half_life : float, optional
+        Seconds after which past usage counts half (SPEC section 8.3,
+        :mod:`fairshare.policies.usage`): a user's standing adds its decayed past share to
+        what it holds now; None: the papers' instantaneous fairness.
 
     Examples
     --------
@@ -72,3 +76,4 @@ class PolicyOptions:
     slots: int | None = None
     max_capacity: float = 1.0
     backfill: Literal["easy"] | None = None
+    usage_half_life: float | None = None

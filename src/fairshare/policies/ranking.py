@@ -83,6 +83,13 @@ class Ranking:
     cluster_dependent : bool
         Whether a task's share depends on the cluster's totals, so that every share and rank
         is recomputed when a machine joins or leaves.
+    tracks_resource_usage : bool
+        Whether the ledger keeps each user's decayed use of every resource
+        (``Ledger.resource_usage``, :mod:`fairshare.policies.usage`): for a ranking over
+        usage per resource (Kueue's admission fair sharing, Slurm's Fair Tree).
+    default_half_life : float or None
+        The half-life of that usage when the run sets none (Slurm's
+        ``PriorityDecayHalfLife`` defaults to 7 days); None: kept only with one.
     """
 
     def __init__(self) -> None:
@@ -90,6 +97,8 @@ class Ranking:
         self.reorder_jobs = False
         self.tracks_allocation = False
         self.cluster_dependent = False
+        self.tracks_resource_usage = False
+        self.default_half_life: float | None = None
 
     def bind(self, ledger: Ledger) -> None:
         """Read ``ledger`` from now on (the scheduler binds every strategy before the first
