@@ -138,7 +138,10 @@ class DecayedUsage:
         keep = self._factor(account, now)
         # The constant rate's integral since the stamp: rate * (1 - keep) / (ln 2 / h).
         grow = (1.0 - keep) / self.decay
-        return [v * keep + r * grow for v, r in zip(self._value[account], self._rate[account])]
+        return [
+            v * keep + r * grow
+            for v, r in zip(self._value[account], self._rate[account], strict=True)
+        ]
 
     def average(self, account: int, now: float) -> list[float]:
         """The decayed mean of the account's rate at ``now``: ``ln 2 / h`` times its usage,
