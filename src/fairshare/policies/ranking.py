@@ -208,6 +208,53 @@ class Ranking:
         """A machine joined or left; a ranking that caches what depends on the machines
         drops it (the ledger then recomputes every share when :attr:`cluster_dependent`)."""
 
+    # ------------------------------------------------------------------ reported shares
+
+    def standing(self, user: UserState) -> float:
+        """The user's share as the policy weighs it now, before weighting: what it holds
+        (``user.share``) plus, with a usage half-life, the decayed mean of what it held
+        (:mod:`fairshare.policies.usage`; both in the policy's share unit).
+
+        Parameters
+        ----------
+        user : UserState
+            The user.
+
+        Returns
+        -------
+        float
+        """
+        ledger = self.ledger
+        usage = ledger.usage
+        if usage is None:
+            return user.share
+        return user.share + usage.average(user.idx, ledger.now)[0]
+
+    def reported_shares(self) -> tuple[dict[str, float], dict[str, float]]:
+        """Each queue's and each user's share as the policy computes it now (SPEC section
+        8.3's ``shares`` in ``summary.json``, ``queue_share`` in ``timeline.csv``).
+
+        The base reports every user's :meth:`standing` and, for each declared queue, the
+        sum of the standings of the users below it (a policy that ranks queues by another
+        measure, such as H-DRF's dominant share of the queue or Kueue's weighted share,
+        reports that).
+
+        Returns
+        -------
+        (dict of str to float, dict of str to float)
+            Shares by queue path, and by user name.
+        """
+        ledger = self.ledger
+        users = {u.name: self.standing(u) for u in ledger.users}
+        queues = {q.path: 0.0 for q in ledger.queues}
+        for u in ledger.users:
+            path = u.queue
+            while path:
+                if path in queues:
+                    queues[path] += users[u.name]
+                path = path.rpartition("/")[0]
+        return queues, users
+
     # ------------------------------------------------------------------ preemption's shares
 
     def preemption_weight(self, user: UserState) -> float:
