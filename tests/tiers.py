@@ -117,6 +117,7 @@ FILE_TIERS: dict[str, tuple[str, ...]] = {
     "property": (
         "test_attempt_rows.py",
         "test_constrained_properties.py",
+        "test_fair_ties.py",
         "test_solver_properties.py",
         "test_timeline_reference.py",
     ),

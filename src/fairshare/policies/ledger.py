@@ -151,6 +151,9 @@ class Ledger:
         self.offers: dict[int, None] = {}
         self.wakeups: list[float] = []
         self.launch_seq = 0
+        # Counts launches: a user's ``served`` is its value at the user's last launch (0
+        # before its first), the fair tie rule's second key.
+        self.serve_seq = 0
         # Running task -> its launch number (across users), kept only with preemption, which
         # kills the most recently launched tasks first (FAIR section 3.2): without it a
         # launch allocates nothing for its order.
@@ -296,6 +299,32 @@ class Ledger:
         job = self.first_pending(user.job_heaps[group])
         assert job is not None, "the user has pending work in the group"
         return job
+
+    def pending_since(self, user: UserState) -> float:
+        """The submit time of ``user``'s oldest pending task (inf: none pending): the fair
+        tie rule's first key. Of users the policy ranks equal, the one whose oldest pending
+        task was submitted first goes first, then the one served least recently
+        (``UserState.served``), so that equal shares are not broken in scenario order: with
+        short tasks a user that finishes one is back at an equal share at once, and the
+        users listed first would win every tie and starve the others.
+
+        Parameters
+        ----------
+        user : UserState
+            The user.
+
+        Returns
+        -------
+        float
+        """
+        waiting = user.waiting
+        jobs = self.jobs
+        while waiting:
+            job = jobs.get(waiting[0][1])
+            if job is not None and job.pending > 0 and not job.gang and job.user == user.idx:
+                return waiting[0][0]
+            heappop(waiting)
+        return math.inf
 
     def first_pending(self, heap: list[tuple[int, float, int, int]]) -> JobState | None:
         """The top of a user's job heap once its stale entries (a job's older version, or a
@@ -624,6 +653,8 @@ class Ledger:
         user.running += 1
         user.share += job.share_per_task
         job.running += 1
+        self.serve_seq += 1
+        user.served = self.serve_seq
         if self.accounting:
             self.account(user)
         out.append(_new(Launch, (ref, cs.names[mi], locality)))
@@ -965,6 +996,7 @@ class Ledger:
                 self.cluster.group_active(job.group, True)
             group_users[user.idx] = None
         heappush(heap, (-job.priority, self.ranking.job_rank(job), job.part_id, job.version))
+        heappush(user.waiting, (job.job.submit, job.part_id))
         user.pending += job.pending
         self.touch(user)
         self.offers[job.part_id] = None
