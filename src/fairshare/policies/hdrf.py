@@ -506,7 +506,15 @@ class TreeSelection(Selection):
         if view is None:
             view = self._views[y] = View(y, len(self.parent), len(cs.total))
         if view.dirty:
-            update(view, self._tree, ledger.users, cs.groups, cs.total)
+            update(
+                view,
+                self._tree,
+                ledger.users,
+                cs.groups,
+                cs.total,
+                ledger.resource_usage,
+                ledger.now,
+            )
         user_at = self._user_at
         node = 0
         if not ledger.prioritized:
@@ -557,6 +565,8 @@ class HdrfRanking(Ranking):
         self.tree = tree
         self.tracks_allocation = True
         self.cluster_dependent = True
+        # With a usage half-life, a leaf's vector adds its decayed mean of each resource.
+        self.tracks_resource_usage = True
 
     def share_per_task(self, job: JobState) -> float:
         """A task's dominant share of the cluster.

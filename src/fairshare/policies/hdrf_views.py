@@ -33,10 +33,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from heapq import heapify, heappop, heappush
+from typing import TYPE_CHECKING
 
 from fairshare.policies.records import Group, UserState
 from fairshare.tolerances import FIT as EPS
 from fairshare.tolerances import TIE
+
+if TYPE_CHECKING:
+    from fairshare.policies.usage import DecayedUsage
 
 Entry = tuple[float, int, int]
 """A child's heap entry: (weighted share, child node, the child's version in the view)."""
@@ -390,6 +394,8 @@ def update(
     users: list[UserState],
     groups: list[Group],
     total: Sequence[float],
+    usage: DecayedUsage | None = None,
+    now: float = 0.0,
 ) -> None:
     """Recompute the view's dirty nodes, children before parents, each exactly as the
     full pass of Algorithm 3 (naive: plain sums) would, and queue their new ranks in
@@ -413,6 +419,11 @@ def update(
         The cluster's groups (a leaf's next task's demand).
     total : sequence of float
         The cluster's totals per resource.
+    usage : DecayedUsage, optional
+        With a usage half-life, each user's decayed use of every resource: a leaf's vector
+        is what it holds plus its decayed mean (SPEC section 8.3), evaluated at ``now``.
+    now : float
+        The time of the decision.
     """
     dirty = view.dirty
     depth = tree.depth
@@ -441,6 +452,9 @@ def update(
             user = users[u]
             alloc = user.alloc
             v = [alloc[r] / total[r] if total[r] > 0 else 0.0 for r in resources]
+            if usage is not None:
+                past = usage.average(u, now)
+                v = [v[r] + past[r] for r in resources]
             if y is not None:
                 flag = user.pending > 0 and user.running < user.cap
                 if flag:

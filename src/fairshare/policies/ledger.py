@@ -561,6 +561,15 @@ class Ledger:
         for user in self.users:
             self.touch(user)
 
+    def rerank(self) -> None:
+        """Recompute every rank at ``now`` (usage over time: a standing's decayed part moves
+        with the clock, so ranks computed at each user's last event drift; the scheduler
+        calls this at least once per fraction of the half-life)."""
+        for grp in self.cluster.groups:
+            grp.heap.clear()
+        for user in self.users:
+            self.touch(user)
+
     def wake_at(self, t: float) -> None:
         """Ask the driver to call ``advance`` at ``t`` (a delay-scheduling wait or a
         preemption timeout ends then).

@@ -130,7 +130,9 @@ class Ranking:
         return 1.0
 
     def user_rank(self, user: UserState, group: int) -> float:
-        """The quantity the policy equalises (lower goes first): weighted share by default.
+        """The quantity the policy equalises (lower goes first): weighted share by default,
+        with a usage half-life its :meth:`standing` (share plus decayed mean share) over the
+        weight.
 
         Parameters
         ----------
@@ -142,9 +144,12 @@ class Ranking:
         Returns
         -------
         float
-            The user's rank; ties go to the lower user index.
+            The user's rank; ties go by the fair tie rule (see :data:`HeapEntry`).
         """
-        return user.share / user.divisor
+        usage = self.ledger.usage
+        if usage is None:
+            return user.share / user.divisor
+        return (user.share + usage.mean(user.idx, self.ledger.now)) / user.divisor
 
     def job_rank(self, job: JobState) -> float:
         """The order of a user's jobs (lower goes first): FIFO, by submission.
@@ -239,7 +244,7 @@ class Ranking:
         usage = ledger.usage
         if usage is None:
             return user.share
-        return user.share + usage.average(user.idx, ledger.now)[0]
+        return user.share + usage.mean(user.idx, ledger.now)
 
     def reported_shares(self) -> tuple[dict[str, float], dict[str, float]]:
         """Each queue's and each user's share as the policy computes it now (SPEC section

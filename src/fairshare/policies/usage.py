@@ -161,6 +161,23 @@ class DecayedUsage:
         decay = self.decay
         return [u * decay for u in self.usage(account, now)]
 
+    def mean(self, account: int, now: float) -> float:
+        """:meth:`average`'s first amount (a share's decayed mean, without a list).
+
+        Parameters
+        ----------
+        account : int
+            The account.
+        now : float
+            The time.
+
+        Returns
+        -------
+        float
+        """
+        keep = self._factor(account, now)
+        return self._value[account][0] * keep * self.decay + self._rate[account][0] * (1.0 - keep)
+
     def state(self, account: int) -> tuple[list[float], list[float], float]:
         """What a durable store keeps of the account: its value and rate as of its stamp,
         and the stamp (the live service writes it, so usage survives a restart).
