@@ -538,7 +538,7 @@ class Ledger:
         """
         now = self.now
         if self.usage is not None:
-            self.usage.set_rate(user.idx, now, (user.share,))
+            self.usage.set_share(user.idx, now, user.share)
         if self.resource_usage is not None:
             total = self.cluster.total
             self.resource_usage.set_rate(
@@ -701,7 +701,12 @@ class Ledger:
             self.requeue(ref)
 
     def release(
-        self, tasks: Sequence[TaskRef], *, finished: bool, then: Literal["offer", "settle", "hold"]
+        self,
+        tasks: Sequence[TaskRef],
+        *,
+        finished: bool,
+        then: Literal["offer", "settle", "hold"],
+        times: Sequence[float] | None = None,
     ) -> int:
         """Stop running ``tasks``, in order (finished, killed or lost): each one's demand
         goes back to its machine and leaves its user's share; its user's entries go stale.
@@ -722,6 +727,9 @@ class Ledger:
             Whether they finished (else killed, lost or failed).
         then : {"offer", "settle", "hold"}
             What becomes of their machines.
+        times : sequence of float, optional
+            Each task's stop time, at which usage over time books it (finishes a driver
+            held back); None: all at ``now``.
 
         Returns
         -------
@@ -745,8 +753,15 @@ class Ledger:
         settle = offer or then == "settle"
         ends = self.ends
         freed = self.freed if self.gangs else None
+        accounting = self.accounting
+        timed = accounting and times is not None
+        k = 0
         mi = -1
         for ref in tasks:
+            if timed:
+                assert times is not None
+                self.now = times[k]
+                k += 1
             if ref[1] == "map":
                 job = jobs[ref[0]]
                 user = users[job.user]
@@ -791,7 +806,7 @@ class Ledger:
                 # Exact zero: no drift from summing and subtracting shares.
                 user.share = 0.0
                 user.alloc = [0.0] * len(demand)
-            if self.accounting:
+            if accounting:
                 self.account(user)
             job.running -= 1
             if reorder and job.pending > 0:

@@ -198,10 +198,8 @@ class Scheduler:
             and placer.room is None
         )
         # Finishes held back while nobody waits: the fused path, and no per-resource
-        # allocation or usage over time to keep up to date (usage is booked at each stop).
-        self.quiet = (
-            self.fused and not self.ranking.tracks_allocation and not self.ledger.accounting
-        )
+        # allocation to keep up to date (usage over time is booked at each finish's time).
+        self.quiet = self.fused and not self.ranking.tracks_allocation
         # Usage over time: every rank is recomputed at least once per RERANK_FRACTION of the
         # half-life (a user's own events recompute its rank at once), so that an idle user's
         # decaying past counts while it waits (see fairshare.policies.usage).
@@ -488,7 +486,9 @@ class Scheduler:
             and not ledger.gangs
         )
 
-    def tasks_finished(self, now: float, tasks: Sequence[TaskRef]) -> None:
+    def tasks_finished(
+        self, now: float, tasks: Sequence[TaskRef], times: Sequence[float] | None = None
+    ) -> None:
         """Finishes held back while :meth:`quiescent`, in the order they happened: each is
         released as :meth:`finish_and_decide` releases it when nobody can be served (its
         machine re-bucketed at once and not marked dirty: there is no decision to take).
@@ -499,13 +499,16 @@ class Scheduler:
             The time of the last of them.
         tasks : sequence of TaskRef
             The finished tasks, in the order they finished.
+        times : sequence of float, optional
+            Each one's time, at which its usage over time is booked (None: all at ``now``).
         """
         if not self.quiet:
-            for task in tasks:
-                self.task_finished(now, task)
+            for k, task in enumerate(tasks):
+                self.task_finished(now if times is None else times[k], task)
             return
-        self.ledger.now = now
-        self.ledger.release(tasks, finished=True, then="settle")
+        ledger = self.ledger
+        ledger.release(tasks, finished=True, then="settle", times=times)
+        ledger.now = now
 
     def machine_added(self, now: float, machine: Machine) -> None:
         """A machine joins: it is offered at the next :meth:`decide` (and rankings whose
