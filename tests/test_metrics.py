@@ -149,14 +149,14 @@ def test_percentile_definition() -> None:
 
 def test_timeline_rows_are_changes_only() -> None:
     frame = timeline_frame(tiny())
-    assert frame.columns == ["time", "user", "running_tasks", "share"]
+    assert frame.columns == ["time", "user", "running_tasks", "share", "queue_share"]
     # At t = 5 a's attempt ends as its retry starts: no change, no row.
     assert frame.rows() == [
-        (0.0, "a", 2, 0.25),
-        (3.0, "a", 1, 0.125),
-        (4.0, "b", 1, 0.25),
-        (10.0, "a", 0, 0.0),
-        (12.0, "b", 0, 0.0),
+        (0.0, "a", 2, 0.25, None),
+        (3.0, "a", 1, 0.125, None),
+        (4.0, "b", 1, 0.25, None),
+        (10.0, "a", 0, 0.0, None),
+        (12.0, "b", 0, 0.0, None),
     ]
 
 

@@ -53,7 +53,7 @@ def _job(name: str, submit: float, queue: str, tasks: int, **extra: Any) -> dict
 def _usage(log: RunLog) -> dict[str, list[tuple[float, float]]]:
     """Per queue, (time, cpu in use from then on)."""
     out: dict[str, list[tuple[float, float]]] = {}
-    for t, queue, cpu, _ in queue_usage(log).rows():
+    for t, queue, _, cpu, _ in queue_usage(log).rows():
         out.setdefault(queue, []).append((t, cpu))
     return out
 

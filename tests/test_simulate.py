@@ -94,7 +94,7 @@ def test_two_jobs_by_hand(
         assert float(row["slowdown"]) == slowdown[row["job"]]
         assert float(row["finish"]) - float(row["submit"]) == response[row["job"]]
     timeline = rows(out / "timeline.csv")
-    assert list(timeline[0]) == ["time", "user", "running_tasks", "share"]
+    assert list(timeline[0]) == ["time", "user", "running_tasks", "share", "queue_share"]
     if policy == "drf":
         assert [(r["time"], r["user"], r["running_tasks"]) for r in timeline][:4] == [
             ("0.000000", "a", "2"),

@@ -374,6 +374,15 @@ class RunLog:
     stranded : tuple of str
         The jobs that had not finished when no event was left (a run not stopped by
         ``until``): tasks that no machine they may use will ever take.
+    shares : dict
+        The policy's shares at the end (``{"queues": {path: share}, "users": {name:
+        share}}``, SPEC section 8.3); empty for a policy that reports none.
+    queue_shares : tuple of (float, str, float)
+        Each queue's share as the policy computed it, sampled after every decision round:
+        a row (time, queue, share) whenever it changed (the ``queue_share`` of
+        ``timeline.csv``).
+    user_queues : dict of str to str
+        The queue of each user in one (configured, else its jobs'), for per-queue tables.
     """
 
     policy: str
@@ -386,6 +395,9 @@ class RunLog:
     wall_seconds: float
     options: dict[str, object] = field(default_factory=dict)
     stranded: tuple[str, ...] = ()
+    shares: dict[str, dict[str, float]] = field(default_factory=dict)
+    queue_shares: tuple[tuple[float, str, float], ...] = ()
+    user_queues: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def from_rows(
@@ -401,6 +413,9 @@ class RunLog:
         wall_seconds: float,
         options: dict[str, object],
         stranded: tuple[str, ...] = (),
+        shares: dict[str, dict[str, float]] | None = None,
+        queue_shares: tuple[tuple[float, str, float], ...] = (),
+        user_queues: dict[str, str] | None = None,
     ) -> RunLog:
         """A log whose attempts are ``rows``, built from them when first read.
 
@@ -426,6 +441,9 @@ class RunLog:
         put(log, "wall_seconds", wall_seconds)
         put(log, "options", options)
         put(log, "stranded", stranded)
+        put(log, "shares", shares if shares is not None else {})
+        put(log, "queue_shares", queue_shares)
+        put(log, "user_queues", user_queues if user_queues is not None else {})
         put(log, "_rows", rows)
         return log
 

@@ -64,6 +64,7 @@ from fairshare.backends.executor import ExecEvent, Executor, Failed, TaskSpec
 from fairshare.cluster import Cluster, Machine
 from fairshare.cluster.constraints import Constraint
 from fairshare.policies import Decision, Kill, Launch, PolicyError, Scheduler, TaskRef
+from fairshare.policies.protocol import final_shares
 from fairshare.runlog import ROW_FIELDS, ROW_FINISH, AttemptRows, JobRecord, RunLog, greedy_end
 from fairshare.workload.eligibility import TaskFit
 from fairshare.workload.model import Job, User
@@ -690,6 +691,7 @@ class LiveDriver:
             events=self.events,
             wall_seconds=wall_seconds,
             options={"live": True},
+            shares=final_shares(self.policy),
         )
 
     def _publish(self) -> None:

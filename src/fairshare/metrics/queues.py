@@ -17,7 +17,7 @@ Examples
 ... )
 >>> frame = queue_usage(fairshare.simulate(scenario, "drf").log)
 >>> frame.rows()
-[(0.0, 'a', 3.0), (0.0, 'a/x', 3.0), (10.0, 'a', 0.0), (10.0, 'a/x', 0.0)]
+[(0.0, 'a', 3, 3.0), (0.0, 'a/x', 3, 3.0), (10.0, 'a', 0, 0.0), (10.0, 'a/x', 0, 0.0)]
 """
 
 from __future__ import annotations
@@ -40,8 +40,9 @@ def queue_usage(log: RunLog) -> pl.DataFrame:
     Returns
     -------
     polars.DataFrame
-        Columns ``time``, ``queue`` and one per resource (the cluster's order), sorted by
-        time then queue; empty when no job names a queue.
+        Columns ``time``, ``queue``, ``running_tasks`` (of the users below it) and one per
+        resource (the cluster's order), sorted by time then queue; empty when no job or
+        user is in a queue.
     """
     resources = list(log.cluster.resources)
     records = {record.job: record for record in log.jobs}
@@ -51,23 +52,25 @@ def queue_usage(log: RunLog) -> pl.DataFrame:
         if attempt.phase == "copy":
             continue
         record = records[attempt.job]
-        if not record.queue:
+        queue = record.queue or log.user_queues.get(record.user, "")
+        if not queue:
             continue
         demand = record.demand
         if attempt.phase == "reduce" and record.reduce_demand is not None:
             demand = record.reduce_demand
-        parts = record.queue.split("/")
+        parts = queue.split("/")
         for depth in range(1, len(parts) + 1):
             path = "/".join(parts[:depth])
             queues[path] = None
             for t, sign in ((attempt.start, 1.0), (attempt.finish, -1.0)):
-                row = changes.setdefault(t, {}).setdefault(path, [0.0] * len(resources))
+                row = changes.setdefault(t, {}).setdefault(path, [0.0] * (len(resources) + 1))
                 for r, d in enumerate(demand.tolist()):
                     row[r] += sign * d
-    used = {path: [0.0] * len(resources) for path in queues}
+                row[-1] += sign
+    used = {path: [0.0] * (len(resources) + 1) for path in queues}
     times: list[float] = []
     names: list[str] = []
-    columns: list[list[float]] = [[] for _ in resources]
+    columns: list[list[float]] = [[] for _ in range(len(resources) + 1)]
     for t in sorted(changes):
         for path in sorted(changes[t]):
             row = used[path]
@@ -78,11 +81,19 @@ def queue_usage(log: RunLog) -> pl.DataFrame:
                     row[r] = 0.0
             times.append(t)
             names.append(path)
-            for r in range(len(resources)):
+            for r in range(len(resources) + 1):
                 columns[r].append(row[r])
-    data: dict[str, object] = {"time": times, "queue": names}
+    data: dict[str, object] = {
+        "time": times,
+        "queue": names,
+        "running_tasks": [round(n) for n in columns[-1]],
+    }
     for r, resource in enumerate(resources):
         data[resource] = columns[r]
-    schema: dict[str, type[pl.DataType]] = {"time": pl.Float64, "queue": pl.Utf8}
+    schema: dict[str, type[pl.DataType]] = {
+        "time": pl.Float64,
+        "queue": pl.Utf8,
+        "running_tasks": pl.Int64,
+    }
     schema.update(dict.fromkeys(resources, pl.Float64))
     return pl.DataFrame(data, schema=schema)

@@ -217,6 +217,7 @@ def _summary(log: RunLog, f: RunFrames, tl: Timeline) -> dict[str, object]:
         "events": log.events,
         "wall_seconds": log.wall_seconds,
         "options": log.options,
+        "shares": log.shares or {"queues": {}, "users": {}},
         "size_bins": _size_bins(f),
         "users": _per_user(f, integrals, span),
     }

@@ -67,8 +67,9 @@ JOB_COLUMNS: tuple[str, ...] = (
 ``size_bin`` is the FAIR Table 2 bin label by number of maps; ``node_local``, ``rack_local``,
 ``off_rack`` count the job's completed attempts at each locality level."""
 
-TIMELINE_COLUMNS: tuple[str, ...] = ("time", "user", "running_tasks", "share")
-"""``timeline.csv`` columns (SPEC section 3)."""
+TIMELINE_COLUMNS: tuple[str, ...] = ("time", "user", "running_tasks", "share", "queue_share")
+"""``timeline.csv`` columns (SPEC section 3; ``queue_share``: section 8.3, the share of the
+user's queue as the policy computed it then, empty for a user in no queue)."""
 
 
 def _floats(values: FloatArray) -> pl.Series:
@@ -144,7 +145,8 @@ def timeline_frame(log: RunLog) -> pl.DataFrame:
     Returns
     -------
     polars.DataFrame
-        Columns :data:`TIMELINE_COLUMNS`: ``time``, ``user``, ``running_tasks``, ``share``.
+        Columns :data:`TIMELINE_COLUMNS`: ``time``, ``user``, ``running_tasks``, ``share``,
+        ``queue_share``.
 
     Examples
     --------
@@ -159,16 +161,16 @@ def timeline_frame(log: RunLog) -> pl.DataFrame:
     >>> from fairshare.metrics import timeline_frame
     >>> for row in timeline_frame(log).iter_rows():
     ...     print(row)
-    (0.0, 'a', 4, 1.0)
-    (10.0, 'a', 2, 0.5)
-    (10.0, 'b', 2, 0.5)
-    (30.0, 'a', 0, 0.0)
-    (30.0, 'b', 0, 0.0)
+    (0.0, 'a', 4, 1.0, None)
+    (10.0, 'a', 2, 0.5, None)
+    (10.0, 'b', 2, 0.5, None)
+    (30.0, 'a', 0, 0.0, None)
+    (30.0, 'b', 0, 0.0, None)
     """
-    return _timeline_frame(timeline(log))
+    return _timeline_frame(timeline(log), log)
 
 
-def _timeline_frame(tl: Timeline) -> pl.DataFrame:
+def _timeline_frame(tl: Timeline, log: RunLog) -> pl.DataFrame:
     """:func:`timeline_frame` of a timeline already built."""
     return pl.DataFrame(
         {
@@ -176,8 +178,34 @@ def _timeline_frame(tl: Timeline) -> pl.DataFrame:
             "user": _names(tl.users, tl.user),
             "running_tasks": pl.Series(tl.running, dtype=pl.Int64),
             "share": _floats(tl.share),
+            "queue_share": pl.Series(_queue_shares(tl, log), dtype=pl.Float64),
         }
     )
+
+
+def _queue_shares(tl: Timeline, log: RunLog) -> list[float | None]:
+    """Per timeline row, the share of the row's user's queue at the row's time (the last
+    sample at or before it, :attr:`RunLog.queue_shares`); None for a user in no queue or
+    before its queue's first sample."""
+    if not log.queue_shares:
+        return [None] * len(tl.time)
+    queue_of = log.user_queues
+    samples: dict[str, tuple[list[float], list[float]]] = {}
+    for at, queue, share in log.queue_shares:
+        times, shares = samples.setdefault(queue, ([], []))
+        times.append(at)
+        shares.append(share)
+    out: list[float | None] = []
+    users = tl.users
+    for time, user in zip(tl.time.tolist(), tl.user.tolist(), strict=True):
+        path = queue_of.get(users[user])
+        series = samples.get(path) if path is not None else None
+        if series is None:
+            out.append(None)
+            continue
+        k = int(np.searchsorted(series[0], time, side="right")) - 1
+        out.append(round(series[1][k], 6) if k >= 0 else None)
+    return out
 
 
 def tasks_frame(log: RunLog) -> pl.DataFrame:
@@ -313,11 +341,11 @@ def write_run_files(
             pool.submit(_write_jobs, log, out_dir / "jobs.csv"),
         ]
         tl = timeline(log)
-        writes.append(pool.submit(write_csv, _timeline_frame(tl), out_dir / "timeline.csv"))
+        writes.append(pool.submit(write_csv, _timeline_frame(tl, log), out_dir / "timeline.csv"))
         doc = clean(_summary(log, f, tl))
         assert isinstance(doc, dict)
         (out_dir / "summary.json").write_text(dumps_json(doc), encoding="utf-8")
-        if any(record.queue for record in log.jobs):
+        if log.user_queues or any(record.queue for record in log.jobs):
             # Per-queue use over time, the quantity quotas bound (fairshare.metrics.queues).
             write_csv(queue_usage(log), out_dir / "queues.csv")
         if alongside is not None:

@@ -324,6 +324,17 @@ class Policy(Protocol):
             The earliest such time, or None when it waits for nothing.
         """
 
+    def reported_shares(self) -> tuple[dict[str, float], dict[str, float]]:
+        """Each queue's and user's share as the policy computes it now (SPEC section 8.3's
+        ``shares``); a policy without shares reports none.
+
+        Returns
+        -------
+        (dict of str to float, dict of str to float)
+            Shares by queue path, and by user name.
+        """
+        return {}, {}
+
     def quiescent(self) -> bool:
         """Whether finishes may be held back and delivered by :meth:`tasks_finished` (see
         the module docstring); asked after a decision round.
@@ -371,3 +382,26 @@ class Policy(Protocol):
         """
         self.task_finished(now, task)
         return self.decide(now)
+
+
+def final_shares(policy: object) -> dict[str, dict[str, float]]:
+    """What a run's ``summary.json`` reports as ``shares`` (SPEC section 8.3): the policy's
+    :meth:`Policy.reported_shares` as ``{"queues": ..., "users": ...}``, or empty for a
+    policy that reports none (a reference scheduler, which does not implement it).
+
+    Parameters
+    ----------
+    policy : object
+        The run's policy.
+
+    Returns
+    -------
+    dict
+    """
+    report = getattr(policy, "reported_shares", None)
+    if report is None:
+        return {}
+    queues, users = report()
+    if not queues and not users:
+        return {}
+    return {"queues": dict(queues), "users": dict(users)}

@@ -465,6 +465,18 @@ class Scheduler:
         assert where is not None
         return ledger.cluster.alive[where[task[2]]]
 
+    def reported_shares(self) -> tuple[dict[str, float], dict[str, float]]:
+        """Each queue's and user's share as the policy computes it now (SPEC section 8.3's
+        ``shares``: :meth:`Ranking.reported_shares
+        <fairshare.policies.ranking.Ranking.reported_shares>`).
+
+        Returns
+        -------
+        (dict of str to float, dict of str to float)
+            Shares by queue path, and by user name.
+        """
+        return self.ranking.reported_shares()
+
     def quiescent(self) -> bool:
         """The protocol's promise that finishes may be held back (see
         :mod:`fairshare.policies.protocol`): nobody has work to place, no machine or job

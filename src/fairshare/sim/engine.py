@@ -64,8 +64,10 @@ import numpy as np
 from fairshare import collector
 from fairshare.cluster import Cluster, Machine
 from fairshare.policies import Decision, Launch, Policy, TaskRef, make_policy
+from fairshare.policies.protocol import final_shares
 from fairshare.runlog import (
     AttemptRows,
+    JobRecord,
     RunLog,
 )
 from fairshare.sim.events import (
@@ -194,6 +196,7 @@ def simulate(
     if opts.load_scale != 1.0 or opts.time_scale != 1.0:
         jobs = scale_jobs(jobs, load=opts.load_scale, time=opts.time_scale)
     run = _Run(cluster, sched, rng, opts)
+    run.sampling = bool(queues) and hasattr(sched, "reported_shares")
     # The run allocates a few tuples per running task (its event, its TaskRef) and no
     # reference cycles on its hot path: the cyclic collector's passes over them cost about a
     # fifth of a long run, so it waits until the log's columns are built.
@@ -220,7 +223,20 @@ def simulate(
         wall_seconds=wallclock.perf_counter() - started,
         options=opts.record(),
         stranded=run.stranded,
+        shares=final_shares(sched),
+        queue_shares=tuple(run.queue_shares),
+        user_queues=_user_queues(users, records),
     )
+
+
+def _user_queues(users: Sequence[User], records: Sequence[JobRecord]) -> dict[str, str]:
+    """Each user's queue: the configured one, else its first job's (none: left out)."""
+    out = {u.name: u.queue for u in users if u.queue}
+    configured = {u.name for u in users}
+    for record in records:
+        if record.queue and record.user not in configured:
+            out.setdefault(record.user, record.queue)
+    return out
 
 
 class _Run(RunState):
@@ -260,6 +276,8 @@ class _Run(RunState):
         wakeups = policy.uses_wakeups
         over = self.over
         stop = self.opts.until if self.opts.until is not None else math.inf
+        # With queues, each queue's share as the policy computes it, after every round.
+        sampling = self.sampling
         quiet = False  # the policy's quiescent() after the last decision round
         held: list[TaskRef] = []  # finishes held back while quiet
         held_at: list[float] = []  # and their times (usage over time books each at its own)
@@ -318,6 +336,8 @@ class _Run(RunState):
                 decisions = policy.decide(now)
             delivered = False
             self._apply(now, decisions)
+            if sampling:
+                self.sample_shares(now)
             # A round that launched nothing may leave a policy with nothing to place.
             quiet = not decisions and policy.quiescent()
             if wakeups:
@@ -330,6 +350,16 @@ class _Run(RunState):
             # use (too large, a constraint no machine meets, or room held forever).
             self.stranded = tuple(run.job.name for run in self.runs.values() if run.finish is None)
         self.close(now)
+
+    def sample_shares(self, now: float) -> None:
+        """Record each queue's share as the policy computes it now, where it changed
+        (``RunLog.queue_shares``)."""
+        queues, _ = self.policy.reported_shares()
+        last = self.last_queue_shares
+        for path, share in queues.items():
+            if last.get(path) != share:
+                last[path] = share
+                self.queue_shares.append((now, path, share))
 
     def _ask_wakeup(self, now: float) -> None:
         """Queue the wake-up the policy asks for, once per time."""

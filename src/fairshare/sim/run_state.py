@@ -97,6 +97,11 @@ class RunState:
         self.live: list[str] = [m.name for m in cluster.machines]
         self.queue = EventQueue()
         self.events = 0
+        # Queue shares as the policy reports them, sampled after every decision round when
+        # the run has queues (RunLog.queue_shares).
+        self.sampling = False
+        self.queue_shares: list[tuple[float, str, float]] = []
+        self.last_queue_shares: dict[str, float] = {}
         self.runs: dict[int, JobRun] = {}
         # One record per job in submission order, written when the job finishes or the run
         # ends (None until then: the isolated response depends on the machines by then).
