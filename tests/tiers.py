@@ -107,6 +107,7 @@ FILE_TIERS: dict[str, tuple[str, ...]] = {
         "test_sim_options.py",
         "test_simulate.py",
         "test_simulate_outputs.py",
+        "test_slurm_fairtree.py",
         "test_sweep_grid.py",
         "test_tiers.py",
         "test_trace_formats.py",
