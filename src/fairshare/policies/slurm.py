@@ -438,8 +438,9 @@ class FairTreeRanking(Ranking):
         return -self.factor[user.idx]
 
     def gang_rank(self, job: JobState) -> tuple[float, int, float, int]:
-        """Jobs (gangs) by priority, the user's factor, then submission (Slurm's job queue
-        order).
+        """Jobs (gangs) by the scenario's ``priority`` (higher first: a partition's
+        ``PriorityTier``, which Slurm's scheduler orders by before job priorities), then their
+        priority, the user's factor, then submission (Slurm's job queue order).
 
         Parameters
         ----------
@@ -450,7 +451,7 @@ class FairTreeRanking(Ranking):
         -------
         tuple of (float, int, float, int)
         """
-        return (-self.factor[job.user], job.id, 0.0, job.user)
+        return (float(-job.priority), 0, -self.factor[job.user], job.id)
 
     def reported_shares(self) -> tuple[dict[str, float], dict[str, float]]:
         """What ``sshare -l`` prints, calculated at the ledger's time: per user its
