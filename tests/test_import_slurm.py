@@ -231,6 +231,24 @@ def test_import_then_simulate_through_the_executable(tmp_path: Path) -> None:
     assert yaml.safe_load(stdout.stdout)["queues"][0] == {"path": "science", "weight": 100}
 
 
+def test_json_output_in_process(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``-o FILE.json`` writes JSON; the warnings go to stderr."""
+    import json  # noqa: PLC0415
+
+    from fairshare.cli import main  # noqa: PLC0415
+
+    out = tmp_path / "hpc.json"
+    with pytest.raises(SystemExit) as done:
+        main(["import", "slurm", str(LISTING), str(CONF), "-o", str(out)])
+    assert done.value.code == 0
+    written = json.loads(out.read_text())
+    assert written["usage_half_life"] == 1209600
+    assert written["queues"][0] == {"path": "science", "weight": 100}
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert all(line.startswith("warning: ") for line in captured.err.splitlines())
+
+
 @pytest.mark.parametrize(
     "content",
     [
