@@ -268,6 +268,18 @@ def test_jobs_start_whole_with_easy_backfilling_by_default() -> None:
     assert reservation is not None and reservation.start == 100.0
 
 
+def test_a_job_its_machines_never_hold_is_rejected() -> None:
+    """Slurm refuses at submission a job no configuration of its nodes can hold ("Requested
+    node configuration is not available"): a 5-task job on 4 slots leaves at once, waits as
+    no gang, and the jobs after it run."""
+    policy = make_policy("slurm-fairtree", _slots(4))
+    policy.job_submitted(0.0, 0, Job("huge", 0.0, "u", np.array([1.0]), 5))
+    policy.job_submitted(0.0, 1, Job("fits", 0.0, "u", np.array([1.0]), 4))
+    assert list(policy.gangs) == [1]  # only the one that fits waits
+    assert [d.task.job for d in policy.decide(0.0)] == [1, 1, 1, 1]
+    assert policy.reservation is None
+
+
 def test_an_explicit_option_is_kept() -> None:
     """The caller's own settings win: ``min_tasks`` of a job, and the half-life."""
     options = PolicyOptions(usage_half_life=60.0)

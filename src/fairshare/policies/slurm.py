@@ -86,6 +86,7 @@ from typing import TYPE_CHECKING
 from mypy_extensions import mypyc_attr
 
 from fairshare.cluster import Cluster
+from fairshare.policies.gangs import tasks_on_capacity
 from fairshare.policies.options import PolicyOptions
 from fairshare.policies.protocol import Decision, TaskRef
 from fairshare.policies.ranking import Ranking
@@ -562,7 +563,9 @@ class SlurmFairTree(Scheduler):
         self, now: float, job_id: int, job: Job, blocks: Sequence[Sequence[str]] | None = None
     ) -> None:
         """A job arrives; one of several tasks without ``min_tasks`` starts whole (all its
-        tasks together; a job of one task is placed as any task is).
+        tasks together; a job of one task is placed as any task is). A job whose gang the
+        machines it may use can never hold is rejected: it never runs, as Slurm refuses it
+        at submission.
 
         Parameters
         ----------
@@ -575,10 +578,18 @@ class SlurmFairTree(Scheduler):
         blocks : sequence of sequence of str, optional
             Per map task, the machines holding its input block.
         """
-        self.ledger.now = now
+        ledger = self.ledger
+        ledger.now = now
         if job.min_tasks is None and job.tasks > 1:
             job = replace(job, min_tasks=job.tasks)
         super().job_submitted(now, job_id, job, blocks)
+        gang = ledger.gangs.get(job_id)
+        if gang is not None:
+            cls = ledger.cluster.groups[gang.group].cls
+            if tasks_on_capacity(ledger.cluster, cls, gang.demand, gang.gang) < gang.gang:
+                # Slurm rejects at submission a job its nodes can never hold ("Requested node
+                # configuration is not available"): it leaves at once and never runs.
+                ledger.cancel(job_id)
 
     def task_finished(self, now: float, task: TaskRef) -> None:
         """A task finished (its usage stops accruing at ``now``).
