@@ -52,7 +52,10 @@ queue's or a user's ``weight`` is its ``Share``.
   (Slurm allocates all of a job's nodes at once): each job without ``min_tasks`` is a gang of
   all its tasks; EASY backfilling is on unless the options set ``backfill`` (Slurm's
   ``sched/backfill``: the first job that cannot start gets a reservation, later ones start
-  only where they do not delay it; :mod:`fairshare.policies.gangs`).
+  only where they do not delay it; :mod:`fairshare.policies.gangs`). The scenario's job
+  ``priority`` orders waiting jobs first (a partition's ``PriorityTier``). A job that the
+  machines it may use can never hold whole is rejected on arrival, as Slurm refuses it at
+  submission ("Requested node configuration is not available").
 
 Reported shares (SPEC section 8.3, ``sshare -l``): per user its ``FairShare`` factor, per
 queue (account) its ``Level FS``; both as computed at the time asked.
