@@ -180,6 +180,7 @@ PUBLIC = {
         "TIME_SCALE",
         "TRACE",
         "UNTIL",
+        "USAGE_HALF_LIFE",
         "OptionKind",
         "SimOption",
     ],

@@ -302,9 +302,11 @@ class _CountingDrf(Drf):
         super().__init__(cluster)
         self.held: list[int] = []
 
-    def tasks_finished(self, now: float, tasks: Sequence[TaskRef]) -> None:
+    def tasks_finished(
+        self, now: float, tasks: Sequence[TaskRef], times: Sequence[float] | None = None
+    ) -> None:
         self.held.append(len(tasks))
-        super().tasks_finished(now, tasks)
+        super().tasks_finished(now, tasks, times)
 
 
 def test_a_cluster_with_room_holds_finishes_back_until_the_next_arrival() -> None:

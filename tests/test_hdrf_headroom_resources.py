@@ -117,7 +117,8 @@ jobs:
   - {name: cpu-first, submit: 0, user: c, demand: {mem: 1, cpu: 1}, tasks: 4,
      duration: [1.5, 2.5, 3.5, 4.5]}
   - {name: cpu-rest, submit: 0, user: c, demand: {mem: 1, cpu: 1}, tasks: 60, duration: 4}
-  - {name: gpu-small, submit: 0, user: b, demand: {mem: 0.5, gpu: 1}, tasks: 5, duration: 10}
+  - {name: gpu-small, submit: 0, user: b, demand: {mem: 0.5, gpu: 1}, tasks: 1, duration: 10}
+  - {name: gpu-more, submit: 2, user: b, demand: {mem: 0.5, gpu: 1}, tasks: 4, duration: 10}
   - {name: gpu-large, submit: 1, user: l, demand: {mem: 3, gpu: 1}, tasks: 1, duration: 5}
 """
 
@@ -128,12 +129,14 @@ def test_headroom_keeps_memory_beside_a_busy_gpu_for_the_large_gpu_task(
 ) -> None:
     """Section 5.2: the headroom keeps "a task with large resource demands" from being
     "starved out by tasks with smaller demands". One server <6 GB, 4 CPUs, 1 GPU>: GPU
-    tasks of 0.5 GB, one after the other, a GPU task of 3 GB from t=1, CPU tasks of 1 GB
+    tasks of 0.5 GB, one after the other (the first from t=0, the others from t=2), a GPU
+    task of 3 GB from t=1, CPU tasks of 1 GB
     ending at staggered times. Without the headroom, CPU tasks take the memory each finish
     frees, so whenever the GPU frees only a 0.5 GB GPU task fits, and the large task waits
     until the small GPU job is done (50.5). With it, CPU tasks keep 3 GB free although the
     GPU is busy (they take the memory, not the GPU: two run from 3.5, 3.5 GB free), so when
-    the GPU frees at 10 the large task, first in the order, starts. Were the memory given up
+    the GPU frees at 10 the large task starts (its user and the small jobs' both hold
+    nothing then: the tie goes to the older pending task). Were the memory given up
     while the GPU is busy, this would be the run without headroom."""
     held = _run(OVERTAKEN, tmp_path, policy)
     assert _spans(held)["gpu-large"] == (10.0, 15.0)

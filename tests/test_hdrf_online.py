@@ -46,6 +46,18 @@ class ReferenceTree(TreeSelection):
     def restore_held(self) -> None:
         self._skipped.clear()
 
+    def served_below(self) -> list[int]:
+        """Per node, the latest ``UserState.served`` of a leaf below it (the fair tie
+        rule: ties between siblings go to the one served least recently, then the first)."""
+        served = [0] * len(self.parent)
+        for node in _postorder(self._children):
+            u = self._user_of_node.get(node)
+            if u is not None:
+                served[node] = self.ledger.users[u].served
+            else:
+                served[node] = max((served[c] for c in self._children[node]), default=0)
+        return served
+
     def _demand_of(self, user: UserState) -> tuple[float, ...]:
         for g in user.job_heaps:
             return self.ledger.cluster.groups[g].demand
@@ -118,10 +130,11 @@ class ReferenceTree(TreeSelection):
                 vector[node] = acc
                 share[node] = max(acc, default=0.0)
         node = 0
+        served = self.served_below()
         while node not in self._user_of_node:
             best = -1
             best_key = 0.0
-            for c in self._children[node]:
+            for c in sorted(self._children[node], key=lambda c: (served[c], c)):
                 if reachable[c]:
                     key = share[c] / self.weight[c]
                     if best < 0 or key < best_key - 1e-12:

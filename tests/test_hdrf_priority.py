@@ -136,11 +136,12 @@ class _PrioritizedTree(ReferenceTree):
         # The shares: the parent class's full recomputation, read through its walk on the
         # children holding the top priority only.
         share = self._shares(mi)
+        served = self.served_below()
         node = 0
         while node not in self._user_of_node:
             chosen = -1
             chosen_key = 0.0
-            for c in self._children[node]:
+            for c in sorted(self._children[node], key=lambda c: (served[c], c)):
                 if tier.get(c) == tier[node]:
                     key = share[c] / self.weight[c]
                     if chosen < 0 or key < chosen_key - 1e-12:

@@ -61,6 +61,7 @@ SAMPLES: dict[str, tuple[object, object]] = {
     "thrash-factor": (3.0, 3.0),
     "max-capacity": (0.5, 0.5),
     "backfill": ("easy", "easy"),
+    "usage-half-life": (3600.0, 3600.0),
 }
 """A value other than the default for each option, as the command line gives it, and what its
 field then holds (``--trace`` is left to the trace tests: it needs a trace file)."""
@@ -94,7 +95,7 @@ def test_every_field_a_user_sets_has_exactly_one_row() -> None:
     assert set(fields) | set(NOT_OPTIONS) == every
     assert not set(fields) & set(NOT_OPTIONS)
     assert [option.name for option in OPTIONS if option.field is None] == ["seed", "trace"]
-    assert len({option.flag for option in OPTIONS}) == len(OPTIONS) == 17
+    assert len({option.flag for option in OPTIONS}) == len(OPTIONS) == 18
     assert BY_FIELD["rack_slowdown"].flag == "--rack-slowdown"
     assert BY_NAME["backfill"] is BACKFILL
 

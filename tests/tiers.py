@@ -119,7 +119,9 @@ FILE_TIERS: dict[str, tuple[str, ...]] = {
     "property": (
         "test_attempt_rows.py",
         "test_constrained_properties.py",
+        "test_fair_ties.py",
         "test_solver_properties.py",
+        "test_usage_over_time.py",
         "test_timeline_reference.py",
     ),
     "e2e": (

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -372,6 +373,7 @@ def validate_policy(name: str, options: SimOptions | None = None, where: str = "
         (options.headroom, "headroom"),
         (options.reduce_slowstart is not None, "reduce_slowstart"),
         (options.backfill is not None, "backfill"),
+        (options.usage_half_life is not None, "usage_half_life"),
     ):
         if given:
             raise PolicyError(
@@ -460,6 +462,11 @@ def replay(
     from fairshare.sim.reference import REFERENCE_POLICIES, make_reference  # noqa: PLC0415
 
     validate_policy(policy, options)
+    if scenario.usage_half_life is not None and (
+        options is None or options.usage_half_life is None
+    ):
+        # The scenario's half-life, unless the run sets its own (SPEC section 8.3).
+        options = replace(options or SimOptions(), usage_half_life=scenario.usage_half_life)
     scheduler = (
         make_reference(policy, workload.cluster, users=scenario.users, queues=scenario.queues)
         if policy in REFERENCE_POLICIES

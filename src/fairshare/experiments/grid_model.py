@@ -45,7 +45,16 @@ from fairshare.workload import ScenarioError
 
 GRID_FIELDS = ("scenario", "policies", "seeds", "options", "parameters")
 """The grid's own fields."""
-SCENARIO_FIELDS = ("resources", "machines", "queues", "users", "jobs", "workload", "events")
+SCENARIO_FIELDS = (
+    "resources",
+    "machines",
+    "queues",
+    "users",
+    "jobs",
+    "workload",
+    "events",
+    "usage_half_life",
+)
 """The scenario's fields (SPEC section 1) a grid may hold instead of naming a file."""
 MAX_CELLS = 100_000
 """The most cells a grid may have (a product of axes grows fast; a typo can ask for

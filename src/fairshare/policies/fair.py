@@ -82,7 +82,11 @@ class FairRanking(Ranking):
         demand = user.running + user.pending
         if user.running < min(user.min_share, demand):
             return _NEEDY + user.running / user.min_share
-        return user.running / user.weight
+        if self.ledger.usage is None:
+            return user.running / user.weight
+        # Usage over time: slots held plus the decayed mean of slots held (a minimum share
+        # is a guarantee of the present, so a needy pool is first whatever its past).
+        return self.standing(user) / user.weight
 
     def preemption_min_share(self, user: UserState) -> float:
         """FAIR places by minimum shares (in slots), so preemption restores them after Tmin.

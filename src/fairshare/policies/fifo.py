@@ -38,7 +38,11 @@ from fairshare.workload.model import Queue, User
 class FifoRanking(Ranking):
     """The key of a user in a group is the id (submission order) of its oldest job there, so
     the oldest job that can use a machine gets it; a younger job only fills what the older
-    ones cannot use."""
+    ones cannot use.
+
+    FIFO has no shares to tie: its order of jobs is total, and jobs submitted in one batch
+    run in the order given (FAIR section 5.3's batch, where FIFO beats fair sharing on
+    response time), so the fair tie rule of the share-based policies never applies."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -60,8 +64,9 @@ class FifoRanking(Ranking):
         """
         return float(self.ledger.head_job(user, group).id)
 
-    def gang_rank(self, job: JobState) -> tuple[float, int, float, int]:
-        """Waiting gangs in submission order, as FIFO serves jobs.
+    def gang_rank(self, job: JobState) -> tuple[float, float, int, int, float, int]:
+        """Waiting gangs in submission order, as FIFO serves jobs (under EASY backfilling
+        the head gang then stays the head until it starts).
 
         Parameters
         ----------
@@ -70,9 +75,9 @@ class FifoRanking(Ranking):
 
         Returns
         -------
-        tuple of (float, int, float, int)
+        tuple of (float, float, int, int, float, int)
         """
-        return (float(job.id), job.user, float(job.id), job.id)
+        return (float(job.id), 0.0, 0, 0, float(job.id), job.id)
 
     def preemption_shares(self, demands: Sequence[float], capacity: float) -> list[float]:
         """FIFO owes no fair share, only priority: a user's share is what FIFO would give it

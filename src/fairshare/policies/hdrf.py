@@ -108,7 +108,7 @@ from fairshare.policies.drf import dominant_share
 from fairshare.policies.filters import Filter
 from fairshare.policies.hdrf_views import Tree, View, highest_then_lowest, lowest, update
 from fairshare.policies.options import PolicyOptions
-from fairshare.policies.ranking import Ranking, Selection
+from fairshare.policies.ranking import HeapEntry, Ranking, Selection
 from fairshare.policies.records import JobState, UserState
 from fairshare.policies.scheduler import Scheduler
 from fairshare.policies.shares import hierarchical_shares
@@ -120,7 +120,7 @@ if TYPE_CHECKING:
     from fairshare.policies.filters import RoomFilter
     from fairshare.policies.ledger import Ledger
 
-_NEVER = (-(2**62), -float("inf"), -1, -1)
+_NEVER = (-(2**62), -float("inf"), -float("inf"), -1, -1, -1)
 """A batching bound no user's rank is below (see :meth:`TreeSelection.bound`): select again."""
 
 
@@ -251,6 +251,8 @@ class TreeSelection(Selection):
         """
         leaf = self.leaf[user.idx]
         parent = self.parent
+        if user.served:
+            self._tree.serve(leaf, user.served)
         if parent[leaf] == 0 and not self._count[leaf]:
             # A child of the root that cannot launch: stale rather than dirty (see
             # hdrf_views.update); if the recount below gives it work, _add makes it dirty.
@@ -389,7 +391,7 @@ class TreeSelection(Selection):
             if self._tiered:
                 self._tree.retier(self.leaf[user], group, p, None)
 
-    def bound(self, mi: int, u: int) -> tuple[int, float, int, int] | None:
+    def bound(self, mi: int, u: int) -> HeapEntry | None:
         """Whether ``u`` keeps machine ``mi`` for another task of the batch (see
         ``Placer._serve``): None when no other leaf counts in a group whose task fits
         ``mi``, so that Algorithm 4's walk can only reach ``u``'s leaf again (with the same
@@ -504,12 +506,20 @@ class TreeSelection(Selection):
         if view is None:
             view = self._views[y] = View(y, len(self.parent), len(cs.total))
         if view.dirty:
-            update(view, self._tree, ledger.users, cs.groups, cs.total)
+            update(
+                view,
+                self._tree,
+                ledger.users,
+                cs.groups,
+                cs.total,
+                ledger.resource_usage,
+                ledger.now,
+            )
         user_at = self._user_at
         node = 0
         if not ledger.prioritized:
             while user_at[node] < 0:
-                node = lowest(view, node, fitting, self._count)
+                node = lowest(view, node, fitting, self._count, self._tree.served)
                 if node < 0:
                     return None
             u = user_at[node]
@@ -555,6 +565,8 @@ class HdrfRanking(Ranking):
         self.tree = tree
         self.tracks_allocation = True
         self.cluster_dependent = True
+        # With a usage half-life, a leaf's vector adds its decayed mean of each resource.
+        self.tracks_resource_usage = True
 
     def share_per_task(self, job: JobState) -> float:
         """A task's dominant share of the cluster.

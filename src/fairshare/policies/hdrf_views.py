@@ -25,7 +25,7 @@ descends to the lower one.
 >>> update(view, tree, users, [], [4.0])
 >>> view.share[1:]
 [0.75, 0.5, 0.25]
->>> lowest(view, 0, [0], tree.count), lowest(view, 1, [0], tree.count)
+>>> lowest(view, 0, [0], tree.count, tree.served), lowest(view, 1, [0], tree.count, tree.served)
 (1, 3)
 """
 
@@ -33,10 +33,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from heapq import heapify, heappop, heappush
+from typing import TYPE_CHECKING
 
 from fairshare.policies.records import Group, UserState
 from fairshare.tolerances import FIT as EPS
 from fairshare.tolerances import TIE
+
+if TYPE_CHECKING:
+    from fairshare.policies.usage import DecayedUsage
 
 Entry = tuple[float, int, int]
 """A child's heap entry: (weighted share, child node, the child's version in the view)."""
@@ -63,9 +67,22 @@ class Tree:
     tiers : list of dict of int to dict of int to int
         Per node, per group, per priority: how many of those leaves have that priority as
         their next job's in the group (kept only once a job with a priority arrived).
+    served : list of int
+        Per node, the ledger's launch count at the last launch of a leaf below it (0:
+        none yet): siblings whose ranks tie go to the one served least recently, then to
+        the first in children's order (the fair tie rule, :func:`tie_order`).
     """
 
-    __slots__ = ("children", "count", "depth", "parent", "tiers", "user_at", "weight")
+    __slots__ = (
+        "children",
+        "count",
+        "depth",
+        "parent",
+        "served",
+        "tiers",
+        "user_at",
+        "weight",
+    )
 
     def __init__(self) -> None:
         self.parent: list[int] = [-1]
@@ -75,6 +92,7 @@ class Tree:
         self.user_at: list[int] = [-1]
         self.count: list[dict[int, int]] = [{}]
         self.tiers: list[dict[int, dict[int, int]]] = [{}]
+        self.served: list[int] = [0]
 
     def add(self, parent: int, weight: float) -> int:
         """A new last child of ``parent`` (a queue until ``user_at`` says otherwise).
@@ -100,7 +118,26 @@ class Tree:
         self.user_at.append(-1)
         self.count.append({})
         self.tiers.append({})
+        self.served.append(0)
         return node
+
+    def serve(self, leaf: int, stamp: int) -> None:
+        """A launch of ``leaf``'s user numbered ``stamp`` (``UserState.served``): the
+        leaf and its ancestors were served then.
+
+        Parameters
+        ----------
+        leaf : int
+            The leaf.
+        stamp : int
+            The ledger's launch count at the launch.
+        """
+        served = self.served
+        parent = self.parent
+        node = leaf
+        while node > 0 and served[node] < stamp:
+            served[node] = stamp
+            node = parent[node]
 
     def retier(self, leaf: int, g: int, old: int | None, new: int | None) -> None:
         """Move ``leaf``'s count in group ``g`` from priority ``old`` to ``new`` up its path
@@ -181,10 +218,30 @@ class View:
         self.heaps.append({})
 
 
-def lowest(view: View, node: int, fitting: list[int], count: list[dict[int, int]]) -> int:
+def tie_order(children: list[int], served: list[int]) -> list[int]:
+    """``children`` in the order ties between their ranks go (the fair tie rule): the
+    one served least recently first, then children's order.
+
+    Parameters
+    ----------
+    children : list of int
+        Sibling nodes.
+    served : list of int
+        :attr:`Tree.served`.
+
+    Returns
+    -------
+    list of int
+    """
+    return sorted(children, key=lambda c: (served[c], c))
+
+
+def lowest(
+    view: View, node: int, fitting: list[int], count: list[dict[int, int]], served: list[int]
+) -> int:
     """The child of ``node`` that the paper's walk picks: among the children with a
     leaf that can launch in a fitting group, the lowest weighted share, ties (within
-    ``TIE``, compared one by one in children's order as the full scan does) to the first.
+    ``TIE``, compared one by one in :func:`tie_order` as the full scan does) to the first.
 
     Entries are taken in rank order until the next rank is more than ``TIE`` above
     every rank taken: the scan would let each taken child displace any later one and no later
@@ -200,6 +257,8 @@ def lowest(view: View, node: int, fitting: list[int], count: list[dict[int, int]
         The groups whose task fits the machine.
     count : list of dict of int to int
         :attr:`Tree.count`.
+    served : list of int
+        :attr:`Tree.served`.
 
     Returns
     -------
@@ -262,7 +321,7 @@ def lowest(view: View, node: int, fitting: list[int], count: list[dict[int, int]
         return next(iter(taken))
     chosen = -1
     chosen_rank = 0.0
-    for child in sorted(taken):
+    for child in tie_order(list(taken), served):
         rank = taken[child]
         if chosen < 0 or rank < chosen_rank - TIE:
             chosen, chosen_rank = child, rank
@@ -311,11 +370,11 @@ def highest_then_lowest(view: View, node: int, fitting: list[int], tree: Tree) -
     if not seen:
         return -1
     if not mixed:
-        return lowest(view, node, fitting, tree.count)
+        return lowest(view, node, fitting, tree.count, tree.served)
     rank = view.rank
     chosen = -1
     chosen_rank = 0.0
-    for child in tree.children[node]:
+    for child in tie_order(tree.children[node], tree.served):
         below = tiers[child]
         for g in fitting:
             counted = below.get(g)
@@ -335,6 +394,8 @@ def update(
     users: list[UserState],
     groups: list[Group],
     total: Sequence[float],
+    usage: DecayedUsage | None = None,
+    now: float = 0.0,
 ) -> None:
     """Recompute the view's dirty nodes, children before parents, each exactly as the
     full pass of Algorithm 3 (naive: plain sums) would, and queue their new ranks in
@@ -358,6 +419,11 @@ def update(
         The cluster's groups (a leaf's next task's demand).
     total : sequence of float
         The cluster's totals per resource.
+    usage : DecayedUsage, optional
+        With a usage half-life, each user's decayed use of every resource: a leaf's vector
+        is what it holds plus its decayed mean (SPEC section 8.3), evaluated at ``now``.
+    now : float
+        The time of the decision.
     """
     dirty = view.dirty
     depth = tree.depth
@@ -386,6 +452,9 @@ def update(
             user = users[u]
             alloc = user.alloc
             v = [alloc[r] / total[r] if total[r] > 0 else 0.0 for r in resources]
+            if usage is not None:
+                past = usage.average(u, now)
+                v = [v[r] + past[r] for r in resources]
             if y is not None:
                 flag = user.pending > 0 and user.running < user.cap
                 if flag:

@@ -151,6 +151,9 @@ class Ledger:
         self.offers: dict[int, None] = {}
         self.wakeups: list[float] = []
         self.launch_seq = 0
+        # Counts launches: a user's ``served`` is its value at the user's last launch (0
+        # before its first), the fair tie rule's second key.
+        self.serve_seq = 0
         # Running task -> its launch number (across users), kept only with preemption, which
         # kills the most recently launched tasks first (FAIR section 3.2): without it a
         # launch allocates nothing for its order.
@@ -296,6 +299,32 @@ class Ledger:
         job = self.first_pending(user.job_heaps[group])
         assert job is not None, "the user has pending work in the group"
         return job
+
+    def pending_since(self, user: UserState) -> float:
+        """The submit time of ``user``'s oldest pending task (inf: none pending): the fair
+        tie rule's first key. Of users the policy ranks equal, the one whose oldest pending
+        task was submitted first goes first, then the one served least recently
+        (``UserState.served``), so that equal shares are not broken in scenario order: with
+        short tasks a user that finishes one is back at an equal share at once, and the
+        users listed first would win every tie and starve the others.
+
+        Parameters
+        ----------
+        user : UserState
+            The user.
+
+        Returns
+        -------
+        float
+        """
+        waiting = user.waiting
+        jobs = self.jobs
+        while waiting:
+            job = jobs.get(waiting[0][1])
+            if job is not None and job.pending > 0 and not job.gang and job.user == user.idx:
+                return waiting[0][0]
+            heappop(waiting)
+        return math.inf
 
     def first_pending(self, heap: list[tuple[int, float, int, int]]) -> JobState | None:
         """The top of a user's job heap once its stale entries (a job's older version, or a
@@ -509,7 +538,7 @@ class Ledger:
         """
         now = self.now
         if self.usage is not None:
-            self.usage.set_rate(user.idx, now, (user.share,))
+            self.usage.set_share(user.idx, now, user.share)
         if self.resource_usage is not None:
             total = self.cluster.total
             self.resource_usage.set_rate(
@@ -527,6 +556,15 @@ class Ledger:
         for job in self.jobs.values():
             job.share_per_task = share_per_task(job)
             self.users[job.user].share += job.running * job.share_per_task
+        for grp in self.cluster.groups:
+            grp.heap.clear()
+        for user in self.users:
+            self.touch(user)
+
+    def rerank(self) -> None:
+        """Recompute every rank at ``now`` (usage over time: a standing's decayed part moves
+        with the clock, so ranks computed at each user's last event drift; the scheduler
+        calls this at least once per fraction of the half-life)."""
         for grp in self.cluster.groups:
             grp.heap.clear()
         for user in self.users:
@@ -624,6 +662,8 @@ class Ledger:
         user.running += 1
         user.share += job.share_per_task
         job.running += 1
+        self.serve_seq += 1
+        user.served = self.serve_seq
         if self.accounting:
             self.account(user)
         out.append(_new(Launch, (ref, cs.names[mi], locality)))
@@ -661,7 +701,12 @@ class Ledger:
             self.requeue(ref)
 
     def release(
-        self, tasks: Sequence[TaskRef], *, finished: bool, then: Literal["offer", "settle", "hold"]
+        self,
+        tasks: Sequence[TaskRef],
+        *,
+        finished: bool,
+        then: Literal["offer", "settle", "hold"],
+        times: Sequence[float] | None = None,
     ) -> int:
         """Stop running ``tasks``, in order (finished, killed or lost): each one's demand
         goes back to its machine and leaves its user's share; its user's entries go stale.
@@ -682,6 +727,9 @@ class Ledger:
             Whether they finished (else killed, lost or failed).
         then : {"offer", "settle", "hold"}
             What becomes of their machines.
+        times : sequence of float, optional
+            Each task's stop time, at which usage over time books it (finishes a driver
+            held back); None: all at ``now``.
 
         Returns
         -------
@@ -705,8 +753,15 @@ class Ledger:
         settle = offer or then == "settle"
         ends = self.ends
         freed = self.freed if self.gangs else None
+        accounting = self.accounting
+        timed = accounting and times is not None
+        k = 0
         mi = -1
         for ref in tasks:
+            if timed:
+                assert times is not None
+                self.now = times[k]
+                k += 1
             if ref[1] == "map":
                 job = jobs[ref[0]]
                 user = users[job.user]
@@ -751,7 +806,7 @@ class Ledger:
                 # Exact zero: no drift from summing and subtracting shares.
                 user.share = 0.0
                 user.alloc = [0.0] * len(demand)
-            if self.accounting:
+            if accounting:
                 self.account(user)
             job.running -= 1
             if reorder and job.pending > 0:
@@ -965,6 +1020,7 @@ class Ledger:
                 self.cluster.group_active(job.group, True)
             group_users[user.idx] = None
         heappush(heap, (-job.priority, self.ranking.job_rank(job), job.part_id, job.version))
+        heappush(user.waiting, (job.job.submit, job.part_id))
         user.pending += job.pending
         self.touch(user)
         self.offers[job.part_id] = None

@@ -395,9 +395,11 @@ class Placer:
         # A map side that reads no input takes its maps in order (_take's common case).
         in_order = job.where is not None and job.blocks is None
         uidx = user.idx
-        # (tier, rank, user order) of the lowest other entry (None: nobody else bounds the
-        # batch); the user's tier is its head job's priority, fixed while the batch lasts.
-        below: tuple[int, float, int] | None = None
+        # (tier, rank, pending since, served) of the lowest other entry (None: nobody else
+        # bounds the batch); the user's tier is its head job's priority, fixed while the
+        # batch lasts, and its pending since too (a batch ends when its job drains).
+        below: tuple[int, float, float, int] | None = None
+        since = ledger.pending_since(user)
         tier = -job.priority
         launched = False
         while True:
@@ -446,11 +448,11 @@ class Placer:
             if not bounded:
                 bound = self.selection.bound(mi, uidx)
                 if bound is not None:
-                    below = (bound[0], bound[1], bound[2])
+                    below = (bound[0], bound[1], bound[2], bound[3])
                 bounded = True
             if below is not None:
                 rank = user.share / user.divisor if by_share else ranking.user_rank(user, group)
-                if not (tier, rank, uidx) < below:
+                if not (tier, rank, since, user.served) < below:
                     touch(user)
                     return False
             if reorder:

@@ -45,9 +45,10 @@ A driver may also hold finishes back. While ``quiescent()`` is True, the policy 
 that a finish of a map task whose job has no reduce phase, the only event at its time,
 leads to no decision and needs no other timestamp than its own order: until the next other
 event (or ``decide`` call), the driver may keep such finishes and hand them over in one
-``tasks_finished(now, tasks)`` call, in the order they happened (``now``: no earlier than
-the last). The result is by contract that of delivering them one by one, each with
-``finish_and_decide`` (which returns nothing). A finish that shares its time with another
+``tasks_finished(now, tasks, times)`` call, in the order they happened (``now``: no earlier
+than the last; ``times``: each one's time, for a policy that books usage over time). The
+result is by contract that of delivering them one by one, each with ``finish_and_decide``
+(which returns nothing). A finish that shares its time with another
 event is not covered: delivered with it before one ``decide``, its machine is offered
 first. A simulator with a cluster that has room skips most of its decision rounds this way;
 a live backend may use it for finishes that come one at a time.
@@ -335,7 +336,9 @@ class Policy(Protocol):
         """
         return False
 
-    def tasks_finished(self, now: float, tasks: Sequence[TaskRef]) -> None:
+    def tasks_finished(
+        self, now: float, tasks: Sequence[TaskRef], times: Sequence[float] | None = None
+    ) -> None:
         """Finishes held back while :meth:`quiescent`, in the order they happened.
 
         Parameters
@@ -344,9 +347,11 @@ class Policy(Protocol):
             The time of the last of them.
         tasks : sequence of TaskRef
             The finished tasks, in order.
+        times : sequence of float, optional
+            Each one's time (None: all at ``now``).
         """
-        for task in tasks:
-            self.task_finished(now, task)
+        for k, task in enumerate(tasks):
+            self.task_finished(now if times is None else times[k], task)
 
     def finish_and_decide(self, now: float, task: TaskRef) -> list[Decision]:
         """``task_finished(now, task)`` then ``decide(now)``, for a finish that is the only

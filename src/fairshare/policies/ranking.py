@@ -52,8 +52,11 @@ if TYPE_CHECKING:
 Pick = tuple[int, int]
 """A selection: (user index, group)."""
 
-HeapEntry = tuple[int, float, int, int]
-"""A user's entry in a group's heap: (priority tier, rank, user index, user version)."""
+HeapEntry = tuple[int, float, float, int, int, int]
+"""A user's entry in a group's heap: (priority tier, rank, pending since, served, user index,
+user version). Equal ranks go to the user whose oldest pending task was submitted first, then
+to the user served least recently, then to the lower index (the fair tie rule,
+:meth:`Ledger.pending_since <fairshare.policies.ledger.Ledger.pending_since>`)."""
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)
@@ -127,7 +130,9 @@ class Ranking:
         return 1.0
 
     def user_rank(self, user: UserState, group: int) -> float:
-        """The quantity the policy equalises (lower goes first): weighted share by default.
+        """The quantity the policy equalises (lower goes first): weighted share by default,
+        with a usage half-life its :meth:`standing` (share plus decayed mean share) over the
+        weight.
 
         Parameters
         ----------
@@ -139,9 +144,12 @@ class Ranking:
         Returns
         -------
         float
-            The user's rank; ties go to the lower user index.
+            The user's rank; ties go by the fair tie rule (see :data:`HeapEntry`).
         """
-        return user.share / user.divisor
+        usage = self.ledger.usage
+        if usage is None:
+            return user.share / user.divisor
+        return (user.share + usage.mean(user.idx, self.ledger.now)) / user.divisor
 
     def job_rank(self, job: JobState) -> float:
         """The order of a user's jobs (lower goes first): FIFO, by submission.
@@ -157,10 +165,11 @@ class Ranking:
         """
         return float(job.id)
 
-    def gang_rank(self, job: JobState) -> tuple[float, int, float, int]:
+    def gang_rank(self, job: JobState) -> tuple[float, float, int, int, float, int]:
         """The order in which waiting gangs are tried (lowest first): their user's rank
-        (:meth:`user_rank` in the gang's group), the user's index, :meth:`job_rank`, then
-        submission order.
+        (:meth:`user_rank` in the gang's group), then the fair tie rule (the gang's own
+        submission, as it is its user's oldest waiting work, then its user served least
+        recently, then the lower index), :meth:`job_rank`, then submission order.
 
         Parameters
         ----------
@@ -169,10 +178,17 @@ class Ranking:
 
         Returns
         -------
-        tuple of (float, int, float, int)
+        tuple of (float, float, int, int, float, int)
         """
         user = self.ledger.users[job.user]
-        return (self.user_rank(user, job.group), user.idx, self.job_rank(job), job.id)
+        return (
+            self.user_rank(user, job.group),
+            job.job.submit,
+            user.served,
+            user.idx,
+            self.job_rank(job),
+            job.id,
+        )
 
     def divisor(self, user: UserState) -> float:
         """What the base rank divides a user's share by: its weight.
@@ -228,7 +244,7 @@ class Ranking:
         usage = ledger.usage
         if usage is None:
             return user.share
-        return user.share + usage.average(user.idx, ledger.now)[0]
+        return user.share + usage.mean(user.idx, ledger.now)
 
     def reported_shares(self) -> tuple[dict[str, float], dict[str, float]]:
         """Each queue's and each user's share as the policy computes it now (SPEC section

@@ -226,6 +226,14 @@ class UserState:
         Moves at every change of rank, so that older heap entries go stale.
     job_heaps : dict of int to list
         Per group, the heap of its jobs with pending tasks there.
+    served : int
+        When it was last served: the ledger's count of launches at its last launch (0
+        before its first). Of users with equal ranks and equally old pending work, the one
+        served least recently goes first, then the lower index (the fair tie rule:
+        :meth:`~fairshare.policies.ledger.Ledger.pending_since`).
+    waiting : list of (float, int)
+        A heap of (submit time, part id) of its job parts with pending tasks (stale entries
+        dropped when they surface), for the submit time of its oldest pending task.
     """
 
     __slots__ = (
@@ -239,9 +247,11 @@ class UserState:
         "pending",
         "queue",
         "running",
+        "served",
         "share",
         "tasks",
         "version",
+        "waiting",
         "weight",
     )
 
@@ -259,6 +269,8 @@ class UserState:
         self.pending = 0
         self.share = 0.0
         self.version = 0
+        self.served = 0
+        self.waiting: list[tuple[float, int]] = []
         self.alloc = [0.0] * resources
         # group -> heap of (-priority, job rank, part id, job version) of jobs with pending
         # tasks there: higher priority first, then the policy's job order.
@@ -273,10 +285,12 @@ class Group:
     """Tasks with one constraint class and one demand vector (the placement index's unit: see
     :mod:`fairshare.policies.state`).
 
-    ``heap`` holds (tier, rank, user index, user version) entries with lazy invalidation:
-    an entry is stale when the user's version moved on. The tier is minus the priority of
-    the user's next job in the group (0 without priorities): higher priorities first, then
-    the policy's rank, then the user's order.
+    ``heap`` holds (tier, rank, pending since, served, user index, user version) entries
+    (:data:`~fairshare.policies.ranking.HeapEntry`) with lazy invalidation: an entry is
+    stale when the user's version moved on. The tier is minus the priority of the user's
+    next job in the group (0 without priorities): higher priorities first, then the policy's
+    rank, then the fair tie rule (the oldest pending task first, then the user served least
+    recently).
 
     Parameters
     ----------
@@ -291,7 +305,7 @@ class Group:
     def __init__(self, cls: int, demand: Demand) -> None:
         self.cls = cls
         self.demand = demand
-        self.heap: list[tuple[int, float, int, int]] = []
+        self.heap: list[tuple[int, float, float, int, int, int]] = []
         self.users: dict[int, None] = {}
 
 

@@ -154,7 +154,8 @@ def make_policy(
     --------
     DRF section 4.1's two users on <9 CPUs, 18 GB> (A's tasks <1 CPU, 4 GB>, B's <3 CPUs,
     1 GB>) under five policies: FIFO serves A's older job first, ``fair`` and ``drf``
-    equalise tasks and dominant shares, ``tsf`` task shares, and ``choosy`` the CPUs held.
+    equalise tasks and dominant shares, ``tsf`` task shares, and ``choosy`` the CPUs held
+    (A's third task and B's first tie at 3 CPUs: B, served less recently, gets the next).
 
     >>> import numpy as np
     >>> from fairshare.cluster import Cluster, Machine
@@ -171,7 +172,7 @@ def make_policy(
     fair [3, 2]
     drf [3, 2]
     tsf [3, 2]
-    choosy [4, 1]
+    choosy [3, 2]
     >>> make_policy("lottery", cluster)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...

@@ -43,6 +43,7 @@ slots, user a of weight 2 gets four tasks and b two.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from heapq import heappop
 from typing import ClassVar
@@ -72,6 +73,12 @@ from fairshare.policies.records import Demand, JobState, PreemptionState, UserSt
 from fairshare.policies.selection import HeapSelection
 from fairshare.policies.state import ClusterState
 from fairshare.workload.model import Job, Queue, User
+
+RERANK_FRACTION = 1.0 / 32.0
+"""With usage over time, every rank is recomputed at least once per this fraction of the
+half-life: between two recomputations a standing's decayed part drifts by at most
+``1 - 2 ** -RERANK_FRACTION`` (2.1%), as Slurm's ``PriorityCalcPeriod`` and Kueue's
+``usageSamplingInterval`` bound theirs, but driven by the run's own events, not a clock."""
 
 
 def mechanism_filters(options: PolicyOptions, queues: Sequence[Queue]) -> list[Filter]:
@@ -168,6 +175,10 @@ class Scheduler:
         self.options = options if options is not None else PolicyOptions()
         opts = self.options
         self.ranking = ranking if ranking is not None else Ranking()
+        if opts.usage_half_life is not None:
+            # A standing moves with time, so the rank is the ranking's (user_rank), never
+            # the share read inline.
+            self.ranking.by_share = False
         self.selection = selection if selection is not None else HeapSelection()
         self.ledger = Ledger(
             cluster, queues=queues, options=opts, ranking=self.ranking, selection=self.selection
@@ -187,8 +198,16 @@ class Scheduler:
             and placer.room is None
         )
         # Finishes held back while nobody waits: the fused path, and no per-resource
-        # allocation to keep up to date.
+        # allocation to keep up to date (usage over time is booked at each finish's time).
         self.quiet = self.fused and not self.ranking.tracks_allocation
+        # Usage over time: every rank is recomputed at least once per RERANK_FRACTION of the
+        # half-life (a user's own events recompute its rank at once), so that an idle user's
+        # decaying past counts while it waits (see fairshare.policies.usage).
+        half_life = opts.usage_half_life
+        if half_life is None and self.ledger.resource_usage is not None:
+            half_life = self.ledger.resource_usage.half_life
+        self.rerank_every = math.inf if half_life is None else half_life * RERANK_FRACTION
+        self.rerank_at = self.rerank_every
         # Only delay-scheduling waits and preemption timeouts ask for wake-ups.
         self.uses_wakeups = (
             opts.delay is not None or bool(opts.job_delays) or opts.preemption is not None
@@ -361,6 +380,7 @@ class Scheduler:
         waits = None
         if blocks is not None:
             waits = self.options.job_delays.get(job.name, self.options.delay)
+        self.ledger.now = now
         self.ledger.submit(job_id, job, blocks, waits)
 
     def task_finished(self, now: float, task: TaskRef) -> None:
@@ -374,6 +394,7 @@ class Scheduler:
         task : TaskRef
             The task, running until now.
         """
+        self.ledger.now = now
         self.ledger.stop_task(task, "finished")
 
     def finish_and_decide(self, now: float, task: TaskRef) -> list[Decision]:
@@ -398,7 +419,7 @@ class Scheduler:
         list of Decision
             What :meth:`decide` would return after :meth:`task_finished`.
         """
-        if not self._fusable(task):
+        if not self._fusable(task) or now >= self.rerank_at:
             self.task_finished(now, task)
             return self.decide(now)
         ledger = self.ledger
@@ -465,7 +486,9 @@ class Scheduler:
             and not ledger.gangs
         )
 
-    def tasks_finished(self, now: float, tasks: Sequence[TaskRef]) -> None:
+    def tasks_finished(
+        self, now: float, tasks: Sequence[TaskRef], times: Sequence[float] | None = None
+    ) -> None:
         """Finishes held back while :meth:`quiescent`, in the order they happened: each is
         released as :meth:`finish_and_decide` releases it when nobody can be served (its
         machine re-bucketed at once and not marked dirty: there is no decision to take).
@@ -476,12 +499,16 @@ class Scheduler:
             The time of the last of them.
         tasks : sequence of TaskRef
             The finished tasks, in the order they finished.
+        times : sequence of float, optional
+            Each one's time, at which its usage over time is booked (None: all at ``now``).
         """
         if not self.quiet:
-            for task in tasks:
-                self.task_finished(now, task)
+            for k, task in enumerate(tasks):
+                self.task_finished(now if times is None else times[k], task)
             return
-        self.ledger.release(tasks, finished=True, then="settle")
+        ledger = self.ledger
+        ledger.release(tasks, finished=True, then="settle", times=times)
+        ledger.now = now
 
     def machine_added(self, now: float, machine: Machine) -> None:
         """A machine joins: it is offered at the next :meth:`decide` (and rankings whose
@@ -499,6 +526,7 @@ class Scheduler:
         ValueError
             A machine of that name is in the cluster already.
         """
+        self.ledger.now = now
         self.ledger.machine_added(machine)
 
     def machine_removed(self, now: float, name: str) -> list[TaskRef]:
@@ -534,6 +562,7 @@ class Scheduler:
         >>> [(d.task.task, d.machine) for d in policy.decide(2.0)]
         [(0, 'm2'), (1, 'm2'), (2, 'm2')]
         """
+        self.ledger.now = now
         return self.ledger.machine_removed(name)
 
     def task_failed(self, now: float, task: TaskRef) -> None:
@@ -546,6 +575,7 @@ class Scheduler:
         task : TaskRef
             The task, running until now.
         """
+        self.ledger.now = now
         self.ledger.stop_task(task, "failed")
 
     def job_cancelled(self, now: float, job_id: int) -> list[TaskRef]:
@@ -563,6 +593,7 @@ class Scheduler:
         list of TaskRef
             Its tasks that were running, sorted; empty for a job that already finished.
         """
+        self.ledger.now = now
         return self.ledger.cancel(job_id)
 
     def advance(self, now: float) -> None:
@@ -608,6 +639,9 @@ class Scheduler:
         out: list[Decision] = []
         ledger = self.ledger
         ledger.now = now
+        if now >= self.rerank_at:
+            ledger.rerank()
+            self.rerank_at = now + self.rerank_every
         wakeups = ledger.wakeups
         while wakeups and wakeups[0] <= now:
             heappop(wakeups)

@@ -2,10 +2,12 @@
 work there, ordered by the policy's rank (:class:`HeapSelection`).
 
 Users sit in one heap per group (see :mod:`fairshare.policies.state`) ordered by ``(priority
-tier, rank, user index, version)``; a change of a user's rank pushes a fresh entry and the old
-one is dropped when it surfaces (lazy invalidation), so a selection is O(G + log n), G the
-groups eligible for the machine. Ties go to the user seen first: users named in the scenario in
-scenario order, then the others in order of their first job's submission.
+tier, rank, pending since, served, user index, version)``; a change of a user's rank pushes a
+fresh entry and the old one is dropped when it surfaces (lazy invalidation), so a selection is
+O(G + log n), G the groups eligible for the machine. Equal ranks go by the fair tie rule: the
+user whose oldest pending task was submitted first, then the user served least recently
+(:meth:`~fairshare.policies.ledger.Ledger.pending_since`); before anyone is served, users named
+in the scenario in scenario order, then the others in order of their first job's submission.
 
 Examples
 --------
@@ -88,21 +90,28 @@ class HeapSelection(Selection):
         ledger = self.ledger
         groups = ledger.cluster.groups
         ranking = ledger.ranking
+        since = ledger.pending_since(user)
+        served = user.served
+        idx = user.idx
+        version = user.version
         if ledger.prioritized:
             # The tier is the priority of the job the user launches from next in the group.
             for g, heap in user.job_heaps.items():
                 head = ledger.first_pending(heap)
                 tier = 0 if head is None else -head.priority
-                heappush(groups[g].heap, (tier, ranking.user_rank(user, g), user.idx, user.version))
+                heappush(
+                    groups[g].heap,
+                    (tier, ranking.user_rank(user, g), since, served, idx, version),
+                )
             return
         if self._by_share:
             # One entry serves every group: the rank does not depend on the group.
-            entry = (0, user.share / user.divisor, user.idx, user.version)
+            entry = (0, user.share / user.divisor, since, served, idx, version)
             for g in user.job_heaps:
                 heappush(groups[g].heap, entry)
             return
         for g in user.job_heaps:
-            heappush(groups[g].heap, (0, ranking.user_rank(user, g), user.idx, user.version))
+            heappush(groups[g].heap, (0, ranking.user_rank(user, g), since, served, idx, version))
 
     def select(self, mi: int) -> Pick | None:
         """The lowest valid heap entry over the groups that may use ``mi`` and whose task fits
@@ -137,8 +146,8 @@ class HeapSelection(Selection):
             # that would win.
             while heap:
                 entry = heap[0]
-                user = users[entry[2]]
-                if entry[3] == user.version and g in user.job_heaps and user.running < user.cap:
+                user = users[entry[4]]
+                if entry[5] == user.version and g in user.job_heaps and user.running < user.cap:
                     break
                 heappop(heap)
             else:
@@ -150,7 +159,7 @@ class HeapSelection(Selection):
                 best_group = g
         if best is None:
             return None
-        return best[2], best_group
+        return best[4], best_group
 
     def skip(self, user: int, group: int) -> None:
         """Set (user, group) aside for the rest of this machine's offer: its heap entry is
@@ -204,14 +213,14 @@ class HeapSelection(Selection):
             if not heap:
                 continue
             cand = heap[0]
-            if cand[2] == u:
+            if cand[4] == u:
                 # Look under u's entry: drop the stale entries that surface (u's own older
                 # ones above all), then put u's entry back.
                 mine = heappop(heap)
                 while heap:
                     top = heap[0]
-                    user = users[top[2]]
-                    if top[3] == user.version and g in user.job_heaps and user.running < user.cap:
+                    user = users[top[4]]
+                    if top[5] == user.version and g in user.job_heaps and user.running < user.cap:
                         break
                     heappop(heap)
                 if not heap:

@@ -441,7 +441,7 @@ class FairTreeRanking(Ranking):
         """
         return -self.factor[user.idx]
 
-    def gang_rank(self, job: JobState) -> tuple[float, int, float, int]:
+    def gang_rank(self, job: JobState) -> tuple[float, float, int, int, float, int]:
         """Jobs (gangs) by the scenario's ``priority`` (higher first: a partition's
         ``PriorityTier``, which Slurm's scheduler orders by before job priorities), then their
         priority, the user's factor, then submission (Slurm's job queue order).
@@ -453,9 +453,9 @@ class FairTreeRanking(Ranking):
 
         Returns
         -------
-        tuple of (float, int, float, int)
+        tuple of (float, float, int, int, float, int)
         """
-        return (float(-job.priority), 0, -self.factor[job.user], job.id)
+        return (float(-job.priority), -self.factor[job.user], 0, 0, job.job.submit, job.id)
 
     def reported_shares(self) -> tuple[dict[str, float], dict[str, float]]:
         """What ``sshare -l`` prints, calculated at the ledger's time: per user its
@@ -559,9 +559,6 @@ class SlurmFairTree(Scheduler):
         if moved and ledger.gangs:
             ledger.mark_roomy()
 
-    # The ledger's clock moves with every event, so that usage accrues to the event's time
-    # (the base moves it at decisions only).
-
     def job_submitted(
         self, now: float, job_id: int, job: Job, blocks: Sequence[Sequence[str]] | None = None
     ) -> None:
@@ -582,7 +579,6 @@ class SlurmFairTree(Scheduler):
             Per map task, the machines holding its input block.
         """
         ledger = self.ledger
-        ledger.now = now
         if job.min_tasks is None and job.tasks > 1:
             job = replace(job, min_tasks=job.tasks)
         super().job_submitted(now, job_id, job, blocks)
@@ -593,62 +589,6 @@ class SlurmFairTree(Scheduler):
                 # Slurm rejects at submission a job its nodes can never hold ("Requested node
                 # configuration is not available"): it leaves at once and never runs.
                 ledger.cancel(job_id)
-
-    def task_finished(self, now: float, task: TaskRef) -> None:
-        """A task finished (its usage stops accruing at ``now``).
-
-        Parameters
-        ----------
-        now : float
-            The time of the finish.
-        task : TaskRef
-            The task.
-        """
-        self.ledger.now = now
-        super().task_finished(now, task)
-
-    def tasks_finished(self, now: float, tasks: Sequence[TaskRef]) -> None:
-        """Finishes held back while quiescent, released at ``now``.
-
-        Parameters
-        ----------
-        now : float
-            The time of the last of them.
-        tasks : sequence of TaskRef
-            The finished tasks, in order.
-        """
-        self.ledger.now = now
-        super().tasks_finished(now, tasks)
-
-    def task_failed(self, now: float, task: TaskRef) -> None:
-        """A running task failed (its usage stops accruing at ``now``).
-
-        Parameters
-        ----------
-        now : float
-            The time of the failure.
-        task : TaskRef
-            The task.
-        """
-        self.ledger.now = now
-        super().task_failed(now, task)
-
-    def job_cancelled(self, now: float, job_id: int) -> list[TaskRef]:
-        """A job leaves unfinished (its tasks' usage stops accruing at ``now``).
-
-        Parameters
-        ----------
-        now : float
-            The time of the cancellation.
-        job_id : int
-            The driver's id of the job.
-
-        Returns
-        -------
-        list of TaskRef
-        """
-        self.ledger.now = now
-        return super().job_cancelled(now, job_id)
 
     def decide(self, now: float) -> list[Decision]:
         """Calculate the factors when a new period began, then decide as every policy does.
@@ -667,8 +607,8 @@ class SlurmFairTree(Scheduler):
         return super().decide(now)
 
     def finish_and_decide(self, now: float, task: TaskRef) -> list[Decision]:
-        """:meth:`task_finished` then :meth:`decide`, the factors calculated first when a
-        new period began.
+        """``task_finished`` then :meth:`decide`, the factors calculated first when a new
+        period began.
 
         Parameters
         ----------
@@ -681,7 +621,6 @@ class SlurmFairTree(Scheduler):
         -------
         list of Decision
         """
-        self.ledger.now = now
         if self.fair_tree.due(now):
             self.recalculate(now)
         return super().finish_and_decide(now, task)

@@ -121,6 +121,28 @@ class DecayedUsage:
         self._stamp[account] = max(now, self._stamp[account])
         self._rate[account] = list(rate)
 
+    def set_share(self, account: int, now: float, rate: float) -> None:
+        """:meth:`set_rate` of a one-amount account, without a list: the ledger's call at
+        every launch and stop (several launches at one time cost no decay).
+
+        Parameters
+        ----------
+        account : int
+            The account.
+        now : float
+            The time of the change (never before the account's last change).
+        rate : float
+            What it holds from now on.
+        """
+        value = self._value[account]
+        held = self._rate[account]
+        elapsed = now - self._stamp[account]
+        if elapsed > 0.0:
+            keep = math.exp(-self.decay * elapsed)
+            value[0] = value[0] * keep + held[0] * (1.0 - keep) / self.decay
+            self._stamp[account] = now
+        held[0] = rate
+
     def usage(self, account: int, now: float) -> list[float]:
         """The account's decayed usage at ``now``, in share-seconds, per amount.
 
@@ -160,6 +182,23 @@ class DecayedUsage:
         """
         decay = self.decay
         return [u * decay for u in self.usage(account, now)]
+
+    def mean(self, account: int, now: float) -> float:
+        """:meth:`average`'s first amount (a share's decayed mean, without a list).
+
+        Parameters
+        ----------
+        account : int
+            The account.
+        now : float
+            The time.
+
+        Returns
+        -------
+        float
+        """
+        keep = self._factor(account, now)
+        return self._value[account][0] * keep * self.decay + self._rate[account][0] * (1.0 - keep)
 
     def state(self, account: int) -> tuple[list[float], list[float], float]:
         """What a durable store keeps of the account: its value and rate as of its stamp,

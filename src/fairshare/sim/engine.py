@@ -262,6 +262,7 @@ class _Run(RunState):
         stop = self.opts.until if self.opts.until is not None else math.inf
         quiet = False  # the policy's quiescent() after the last decision round
         held: list[TaskRef] = []  # finishes held back while quiet
+        held_at: list[float] = []  # and their times (usage over time books each at its own)
         delivered = False  # events of this time were delivered: a decision round is due
         exhausted = True
         events = 0
@@ -283,23 +284,27 @@ class _Run(RunState):
                     if alone and task.phase == "map":
                         if quiet and event.run.maps_only:
                             held.append(task)
+                            held_at.append(now)
                             continue
                         if held:
-                            policy.tasks_finished(now, held)
+                            policy.tasks_finished(now, held, held_at)
                             held = []
+                            held_at = []
                         decisions = policy.finish_and_decide(now, task)
                     else:
                         if held:
-                            policy.tasks_finished(now, held)
+                            policy.tasks_finished(now, held, held_at)
                             held = []
+                            held_at = []
                         policy.task_finished(now, task)
                 elif over is not None and (not delivered or (times and times[0] == now)):
                     # A finish event replaced by a retimed one: nothing happened at its time.
                     continue
             else:
                 if held:
-                    policy.tasks_finished(now, held)
+                    policy.tasks_finished(now, held, held_at)
                     held = []
+                    held_at = []
                 assert not isinstance(event, Finish)
                 self._deliver(now, event)
             if decisions is None:
@@ -307,8 +312,9 @@ class _Run(RunState):
                     delivered = True  # the rest of this time's events first
                     continue
                 if held:
-                    policy.tasks_finished(now, held)
+                    policy.tasks_finished(now, held, held_at)
                     held = []
+                    held_at = []
                 decisions = policy.decide(now)
             delivered = False
             self._apply(now, decisions)
@@ -317,7 +323,7 @@ class _Run(RunState):
             if wakeups:
                 self._ask_wakeup(now)
         if held:
-            policy.tasks_finished(now, held)
+            policy.tasks_finished(now, held, held_at)
         self.events = events
         if exhausted:
             # No event was left to move them: their waiting tasks fit on no machine they may

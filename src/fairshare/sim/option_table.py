@@ -59,6 +59,7 @@ __all__ = [
     "TIME_SCALE",
     "TRACE",
     "UNTIL",
+    "USAGE_HALF_LIFE",
     "OptionKind",
     "SimOption",
 ]
@@ -371,6 +372,21 @@ BACKFILL: SimOption[None] = SimOption(
     "`--copy-compute-splitting`",
 )
 
+USAGE_HALF_LIFE: SimOption[None] = SimOption(
+    "--usage-half-life",
+    "number",
+    None,
+    "Fairness over time (SPEC section 8.3): a user's standing adds its past usage, decayed "
+    "with this half-life in seconds, to what it holds now; overrides the scenario's "
+    "usage_half_life",
+    field="usage_half_life",
+    sweepable=True,
+    metavar="SECONDS",
+    unset="the scenario's `usage_half_life`, else off",
+    bounds="> 0, at most 1e15",
+    details="[usage over time](usage-over-time.md)",
+)
+
 OPTIONS: tuple[SimOption[Any], ...] = (
     SEED,
     TRACE,
@@ -389,6 +405,7 @@ OPTIONS: tuple[SimOption[Any], ...] = (
     THRASH_FACTOR,
     MAX_CAPACITY,
     BACKFILL,
+    USAGE_HALF_LIFE,
 )
 """Every simulation option, in the order ``--help`` and the docs list them."""
 

@@ -88,7 +88,11 @@ class SimOptions:
     slot scheduler, lets that happen; :mod:`fairshare.sim.overcommit`).
 
     ``backfill`` ``"easy"`` turns on EASY backfilling for waiting gangs (SPEC section 3's
-    ``--backfill easy``, :mod:`fairshare.policies.gangs`)."""
+    ``--backfill easy``, :mod:`fairshare.policies.gangs`).
+
+    ``usage_half_life`` (seconds) makes every policy count past usage, decayed with that
+    half-life (SPEC section 8.3, :mod:`fairshare.policies.usage`); None: the scenario's
+    ``usage_half_life``, else the papers' instantaneous fairness."""
 
     delay: tuple[float, float] | None = table.DELAY_SCHEDULING.default
     job_delays: Mapping[str, tuple[float, float]] = field(default_factory=dict)
@@ -108,6 +112,7 @@ class SimOptions:
     thrash_factor: float = table.THRASH_FACTOR.default
     max_capacity: float = table.MAX_CAPACITY.default
     backfill: Literal["easy"] | None = table.BACKFILL.default
+    usage_half_life: float | None = table.USAGE_HALF_LIFE.default
 
     def __post_init__(self) -> None:
         """Every value in its range (SPEC section 3's option values), or
@@ -144,6 +149,7 @@ class SimOptions:
             raise OptionError(
                 "max_capacity", "must be a fraction in (0, 1]", f"{self.max_capacity:g}"
             )
+        _check_factor("usage_half_life", self.usage_half_life, maximum=MAX_SECONDS)
         if self.backfill not in (None, "easy"):
             raise OptionError("backfill", "expected easy", repr(self.backfill))
         if self.backfill is not None and self.copy_compute_splitting:
@@ -181,6 +187,7 @@ class SimOptions:
             slots=self.slots,
             max_capacity=self.max_capacity,
             backfill=self.backfill,
+            usage_half_life=self.usage_half_life,
         )
 
     def record(self) -> dict[str, object]:
@@ -193,6 +200,8 @@ class SimOptions:
             extra["thrash_factor"] = self.thrash_factor
         if self.max_capacity != table.MAX_CAPACITY.default:
             extra["max_capacity"] = self.max_capacity
+        if self.usage_half_life is not None:
+            extra["usage_half_life"] = self.usage_half_life
         return {
             "delay": self.delay,
             "preemption": self.preemption,

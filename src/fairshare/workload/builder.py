@@ -101,7 +101,16 @@ class _Builder:
         if self.model.workload is not None:
             workload = WorkloadSpec(self.model.workload.generator, self.model.workload.parameters())
         events = self._events(users, jobs)
-        return Scenario(self.source, cluster, queues, users, jobs, workload, events)
+        return Scenario(
+            self.source,
+            cluster,
+            queues,
+            users,
+            jobs,
+            workload,
+            events,
+            usage_half_life=self.model.usage_half_life,
+        )
 
     # limits on totals, before anything is expanded or generated
 

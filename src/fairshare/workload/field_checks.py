@@ -124,6 +124,15 @@ def _seconds(value: object) -> float:
     return number
 
 
+def _half_life(value: object) -> float:
+    """A usage half-life: seconds > 0 (0 would silently turn the decay off, as a Kueue
+    ``usageHalfLifeTime`` of 0 does: kubernetes-sigs/kueue#11134), at most MAX_SECONDS."""
+    number = _number(value, f"a number of seconds > 0, at most {MAX_SECONDS:g}")
+    if not 0 < number <= MAX_SECONDS:
+        raise invalid(f"must be a number of seconds > 0, at most {MAX_SECONDS:g}, {got(value)}")
+    return number
+
+
 def _duration_seconds(value: object) -> float:
     number = _positive(value)
     if not MIN_SECONDS <= number <= MAX_SECONDS:

@@ -413,6 +413,9 @@ class Scenario:
         A built-in generator of jobs, when the scenario has one.
     events : tuple of ScenarioEvent
         Cancellations, machine failures and joins during a run, in time order.
+    usage_half_life : float, optional
+        Seconds after which past usage counts half, for every online policy (SPEC section
+        8.3); None: the papers' instantaneous fairness.
     """
 
     source: str
@@ -422,6 +425,7 @@ class Scenario:
     jobs: tuple[Job, ...] = ()
     workload: WorkloadSpec | None = None
     events: tuple[ScenarioEvent, ...] = ()
+    usage_half_life: float | None = None
 
     @property
     def demands(self) -> FloatArray:

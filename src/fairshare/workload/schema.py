@@ -26,6 +26,7 @@ from fairshare.workload.field_checks import (
     _Field,
     _flag,
     _fraction,
+    _half_life,
     _list,
     _mapping,
     _name,
@@ -471,6 +472,7 @@ class ScenarioModel(_Record):
     jobs: list[JobModel] | None
     workload: WorkloadModel | None
     events: list[EventModel] | None
+    usage_half_life: float | None
 
     fields = (
         _Field("resources", _then(_optional(_names), _check_resources), None),
@@ -484,6 +486,7 @@ class ScenarioModel(_Record):
         _Field("jobs", _optional(_list(_record(JobModel))), None),
         _Field("workload", _optional(_record(WorkloadModel)), None),
         _Field("events", _optional(_list(_record(EventModel))), None),
+        _Field("usage_half_life", _optional(_half_life), None),
     )
 
 
