@@ -226,6 +226,22 @@ def test_import_then_simulate_through_the_executable(tmp_path: Path) -> None:
     assert run.returncode == 0, run.stderr
     jobs = (tmp_path / "run" / "jobs.csv").read_text().splitlines()
     assert len(jobs) == 7
+    # With slurm.conf: its nodes and its half-life (14 days) run as they are.
+    conf_out = tmp_path / "conf.yaml"
+    done = run_fairshare("import", "slurm", str(LISTING), str(CONF), "-o", str(conf_out))
+    assert done.returncode == 0, done.stderr
+    with_conf = yaml.safe_load(conf_out.read_text())
+    assert with_conf["usage_half_life"] == 1209600
+    with_conf["jobs"] = [
+        {"name": "g", "submit": 0, "user": "frank", "tasks": 4, "duration": 30,
+         "demand": {"cpu": 16, "mem": 1000}}
+    ]  # fmt: skip
+    conf_out.write_text(yaml.safe_dump(with_conf))
+    run = run_fairshare(
+        "simulate", str(conf_out), "--policy", "slurm-fairtree", "--out", str(tmp_path / "run2")
+    )
+    assert run.returncode == 0, run.stderr
+    assert len((tmp_path / "run2" / "jobs.csv").read_text().splitlines()) == 2
     stdout = run_fairshare("import", "slurm", str(LISTING))
     assert stdout.returncode == 0
     assert yaml.safe_load(stdout.stdout)["queues"][0] == {"path": "science", "weight": 100}

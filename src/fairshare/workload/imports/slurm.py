@@ -775,8 +775,8 @@ def import_slurm(
 
 
 def _check(source: str, scenario: dict[str, object]) -> None:
-    """Validate the result as every command will read it (a field this version does not know
-    yet, ``usage_half_life``, aside)."""
+    """Validate the result as every command will read it (only the fields this version's
+    scenarios have)."""
     checked = {k: v for k, v in scenario.items() if k in SCENARIO_FIELDS}
     resources = checked.get("resources")
     listed = checked.get("machines")
