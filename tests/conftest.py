@@ -36,6 +36,11 @@ SAMPLE_DATA = Path(
 ``FAIRSHARE_SAMPLE_DATA``); only tests that read them skip when they are absent."""
 
 
+WHOLE_JOBS = frozenset({"slurm-fairtree"})
+"""Online policies that start every job whole, all its tasks at once (Slurm allocates a job
+all its nodes together): a job larger than the machines (or the quota) it may use never runs,
+and room frees by whole jobs. Tests of per-task semantics leave them out; their own tests
+cover them (``tests/test_slurm_fairtree.py``)."""
 RAY_MODULES = frozenset(f"tests/{name}" for name in FILE_TIERS["ray"])
 """The test modules that start Ray (the ``ray`` tier), which ``python -m pytest -n N`` runs on
 one worker, one after another (:func:`pytest_xdist_make_scheduler`)."""

@@ -19,7 +19,7 @@ from fairshare.api import Run
 from fairshare.cluster import Cluster, Machine
 from fairshare.cluster.constraints import Constraint
 from fairshare.policies import Decision, PolicyOptions, make_policy
-from fairshare.policies.gangs import Reservation, reserve
+from fairshare.policies.gangs import Reservation, reserve, tasks_on_capacity
 from fairshare.sim.engine import SimOptions, simulate
 from fairshare.workload import load_scenario
 from fairshare.workload.model import FixedDuration, Job, PerTaskDurations
@@ -157,6 +157,24 @@ def test_the_reservation_is_the_earliest_time_the_gang_fits() -> None:
     assert res.admits(2, (2.0,), 20.0)
     assert not res.admits(2, (1.0,), 21.0)
     assert reserve(cs, 7, cls, (4.0,), 5, ends, 0.0) is None  # never fits: no reservation
+
+
+def test_a_gang_larger_than_its_machines_is_known_at_once_until_a_machine_joins() -> None:
+    """:func:`tasks_on_capacity`: what the class's alive machines hold when empty, kept until
+    a machine joins or leaves; :func:`reserve` answers None from it, whatever runs."""
+    cluster = Cluster.build(["cpu"], [Machine(f"m{i}", np.array([4.0])) for i in range(2)])
+    policy = make_policy("fifo", cluster)
+    cs = policy.cluster
+    cls = cs.class_of(Job("g", 0.0, "u", np.array([2.0]), 5))
+    assert tasks_on_capacity(cs, cls, (2.0,), 5) == 4
+    assert tasks_on_capacity(cs, cls, (2.0,), 3) == 3  # at most the need
+    assert reserve(cs, 1, cls, (2.0,), 5, [], 0.0) is None
+    policy.machine_added(0.0, Machine("m2", np.array([4.0])))
+    assert tasks_on_capacity(cs, cls, (2.0,), 5) == 5
+    res = reserve(cs, 1, cls, (2.0,), 5, [], 0.0)
+    assert res is not None and res.start == 0.0
+    policy.machine_removed(1.0, "m0")
+    assert tasks_on_capacity(cs, cls, (2.0,), 5) == 4
 
 
 def test_backfill_starts_short_work_around_a_waiting_gang() -> None:

@@ -71,6 +71,7 @@ __all__ = [
     "gang_plan",
     "reserve",
     "tasks_fitting",
+    "tasks_on_capacity",
 ]
 
 Plan = list[tuple[int, int]]
@@ -189,6 +190,44 @@ def tasks_fitting(free: Sequence[float], demand: Demand, limit: int) -> int:
                 n = k
         r += 1  # noqa: SIM113 (enumerate allocates a tuple per step)
     return n
+
+
+def tasks_on_capacity(cs: ClusterState, cls: int, demand: Demand, need: int) -> int:
+    """How many tasks of ``demand`` (at most ``need``) the alive machines of class ``cls``
+    hold when nothing runs on them: a gang of ``need`` tasks never fits when fewer. Cached in
+    ``cs.capacity_tasks`` until a machine joins or leaves, so that a gang larger than its
+    machines costs O(1) per decision, not a scan of every running task's end
+    (:func:`reserve`).
+
+    Parameters
+    ----------
+    cs : ClusterState
+        The machines.
+    cls : int
+        The gang's constraint class.
+    demand : Demand
+        One task's demand.
+    need : int
+        The tasks that must start together.
+
+    Returns
+    -------
+    int
+    """
+    key = (cls, demand, need)
+    held = cs.capacity_tasks.get(key)
+    if held is None:
+        held = 0
+        alive = cs.alive
+        for mi in cs.machines_of_class(cls):
+            if alive[mi]:
+                capacity = list(map(float, cs.machines[mi].capacity.tolist()))
+                held += tasks_fitting(capacity, demand, need)
+                if held >= need:
+                    held = need
+                    break
+        cs.capacity_tasks[key] = held
+    return held
 
 
 def gang_plan(
@@ -336,6 +375,10 @@ def reserve(
     -------
     Reservation or None
     """
+    if tasks_on_capacity(cs, cls, demand, need) < need:
+        # It never fits: the scan below would release every running task and find no room
+        # for it (the same None, found in O(1)).
+        return None
     by_name = cs.by_name[cls]
     ok = cs.machine_ok[cls] if by_name else cs.sig_ok[cls]
     sig = cs.sig

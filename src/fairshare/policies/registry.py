@@ -25,6 +25,7 @@ from fairshare.policies.hdrf import Hdrf, NaiveHdrf
 from fairshare.policies.options import PolicyOptions
 from fairshare.policies.scheduler import Scheduler
 from fairshare.policies.slots import Slots
+from fairshare.policies.slurm import SlurmFairTree
 from fairshare.policies.tsf import Cdrf, Tsf
 from fairshare.registry import PolicyInfo, by_name
 from fairshare.workload.model import Queue, User
@@ -97,6 +98,12 @@ ONLINE_POLICIES: dict[str, OnlinePolicy] = by_name(
             "queue capacities, FIFO in a queue; stops when a resource is full",
             "H-DRF section 5.2",
             Capacity,
+        ),
+        OnlinePolicy(
+            "slurm-fairtree",
+            "Slurm's Fair Tree: fair-share factor from shares over decayed usage, EASY backfill",
+            "Slurm fair_tree.html, fair_tree.c",
+            SlurmFairTree,
         ),
     )
 )

@@ -153,6 +153,10 @@ class ClusterState:
         self.sig_ok: list[bytearray] = []
         self.machine_ok: list[bytearray] = []
         self._codes: AttributeCodes | None = None
+        # (class, demand, need) -> how many such tasks (at most need) the class's alive
+        # machines hold when empty (gangs.tasks_on_capacity); cleared when a machine joins or
+        # leaves.
+        self.capacity_tasks: dict[tuple[int, Demand, int], int] = {}
         for machine in machines:
             self.add_machine(machine)
 
@@ -192,6 +196,7 @@ class ClusterState:
                 if ok:
                     self.sigs_of_class[c].append(sig)
         mi = len(self.names)
+        self.capacity_tasks.clear()
         self.names.append(machine.name)
         self.index[machine.name] = mi
         self.machines.append(machine)
@@ -226,6 +231,7 @@ class ClusterState:
             The machine's index.
         """
         # A dead machine has no room: the re-bucketing takes it out of its bucket.
+        self.capacity_tasks.clear()
         self.free[mi] = [0.0] * len(self.resources)
         self.rebucket(mi)
         self.alive[mi] = False
