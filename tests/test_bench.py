@@ -66,6 +66,26 @@ def test_online_json_counts_every_placement(capsys: pytest.CaptureFixture[str]) 
         assert entry["best_rate"] >= entry["rate"]
 
 
+def test_online_times_the_cost_of_a_usage_half_life(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--usage-half-life``: each policy plain and with usage over time, side by side, with
+    the second's rate over the first's; the same placements either way on a cluster that
+    holds every task."""
+    argv = ["bench", "online", "--machines", "40", "--jobs", "5", "--tasks", "4"]
+    code, out, err = run([*argv, "--policies", "drf", "--usage-half-life", "60", "--json"], capsys)
+    assert code == 0 and err == ""
+    doc = json.loads(out)
+    assert doc["usage_half_life"] == 60.0
+    entries = doc["policies"]
+    assert [(e["policy"], e["variant"]) for e in entries] == [("drf", "plain"), ("drf", "usage")]
+    assert entries[0]["x_plain"] == 1.0
+    assert entries[1]["x_plain"] == pytest.approx(entries[1]["rate"] / entries[0]["rate"], rel=1e-3)
+    assert entries[0]["placements"] == entries[1]["placements"] == 20
+    code, out, err = run([*argv, "--usage-half-life", "0"], capsys)
+    assert_one_line_error(code, out, err, "error: command line: --usage-half-life: ")
+    code, out, err = run([*argv, "--usage-half-life", "60", "--gangs"], capsys)
+    assert_one_line_error(code, out, err, "error: command line: --usage-half-life: ")
+
+
 def test_online_figures_take_the_median_run_and_the_best_rate() -> None:
     runs = [online.OnlineRun("drf", 100, 120, cpu, cpu) for cpu in (2.0, 1.0, 4.0, 3.0)]
     figures = online.figures_of(runs)

@@ -102,21 +102,40 @@ def bench_online_command(
             "jobs, as gangs, and as gangs with EASY backfilling, side by side",
         ),
     ] = False,
+    usage_half_life: Annotated[
+        float | None,
+        typer.Option(
+            "--usage-half-life",
+            metavar="SECONDS",
+            help="Each policy timed without and with usage over time of this half-life, side "
+            "by side (the cost of --usage-half-life)",
+        ),
+    ] = None,
     as_json: JsonOption = False,
 ) -> None:
     """Placements per CPU second of the online policies, against a bare heap
     push/pop loop over as many decisions: the run of median CPU time of ``--repeat`` runs per
     policy, and the best rate. Figures are comparable only at the default sizes. With
-    ``--gangs``, each policy's three variants run in turn in every round (so a slow spell
-    hits them alike), and each rate is also given over its policy's plain rate."""
+    ``--gangs`` (or ``--usage-half-life``), each policy's variants run in turn in every round
+    (so a slow spell hits them alike), and each rate is also given over its policy's plain
+    rate."""
     from fairshare.bench import online  # noqa: PLC0415
     from fairshare.policies import ONLINE_POLICIES, PolicyError  # noqa: PLC0415
-    from fairshare.sim.options import SimOptions  # noqa: PLC0415
+    from fairshare.sim.options import OptionError, SimOptions  # noqa: PLC0415
 
     names = parse_names(policies, "--policies", ONLINE_POLICIES, "online policy")
+    if usage_half_life is not None and gangs:
+        raise InputError(
+            "command line", "--usage-half-life", "does not combine with --gangs (one at a time)"
+        )
+    try:
+        usage = SimOptions(usage_half_life=usage_half_life)
+    except OptionError as err:
+        raise InputError("command line", "--usage-half-life", flags_in(err.what)) from None
     decisions = jobs * tasks
     figures: list[online.OnlineFigures] = []
-    variants = online.VARIANTS if gangs else ("",)
+    variants = online.VARIANTS if gangs else ("plain", "usage") if usage_half_life else ("",)
+    versus = bool(gangs or usage_half_life)
     cases = [(name, variant) for name in names for variant in variants]
     with bench_progress() as progress:
         step = progress.add_task("bare heap loop", total=len(cases) * repeat + 2)
@@ -129,6 +148,9 @@ def bench_online_command(
                 "gangs": online.workload(machines, jobs, tasks, gangs=True),
             }
             workloads["gangs+easy"] = workloads["gangs"]
+        elif usage_half_life is not None:
+            workloads = {"plain": online.workload(machines, jobs, tasks)}
+            workloads["usage"] = workloads["plain"]
         else:
             workloads = {"": online.workload(machines, jobs, tasks)}
         easy = SimOptions(backfill="easy")
@@ -138,7 +160,7 @@ def bench_online_command(
                 label = f"{name} ({variant})" if variant else name
                 progress.update(step, advance=1, description=f"simulating {label}")
                 cluster, job_list = workloads[variant]
-                options = easy if variant == "gangs+easy" else None
+                options = easy if variant == "gangs+easy" else usage if variant == "usage" else None
                 try:
                     runs[i].append(online.run_policy(cluster, job_list, name, options))
                 except PolicyError as err:
@@ -161,6 +183,7 @@ def bench_online_command(
                 "bare_heap_rate": round(bare, 1),
                 "repeat": repeat,
                 "gangs": gangs,
+                "usage_half_life": usage_half_life,
                 "policies": [
                     {
                         "policy": figure.median.policy,
@@ -196,11 +219,11 @@ def bench_online_command(
         title_justify="left",
         caption=f"per CPU s: placements per CPU second, run of median CPU time of {repeat}; "
         f"best: the fastest run; x heap: median over a bare heap push/pop loop "
-        f"({bare:,.0f}/s CPU)" + ("; x plain: over the policy's plain variant" if gangs else ""),
+        f"({bare:,.0f}/s CPU)" + ("; x plain: over the policy's plain variant" if versus else ""),
         caption_justify="left",
     )
     columns = ["policy", "placements", "events", "CPU s", "wall s", "per CPU s", "best", "x heap"]
-    if gangs:
+    if versus:
         columns[1:1] = ["variant"]
         columns.append("x plain")
     for column in columns:
@@ -217,7 +240,7 @@ def bench_online_command(
             f"{figure.best_rate:,.0f}",
             f"{run.rate / bare:.2f}",
         ]
-        if gangs:
+        if versus:
             row[1:1] = [variant]
             row.append(f"{run.rate / plain[name]:.2f}")
         table.add_row(*row)
