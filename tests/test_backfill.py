@@ -34,9 +34,10 @@ needs_data = pytest.mark.skipif(not KTH.is_file(), reason="../shared/data is not
 Seen = list[tuple[float, int | None, float, frozenset[int]]]
 
 
-def _recording(policy: str, cluster: Cluster) -> tuple[Any, Seen]:
+def _recording(policy: str, cluster: Cluster, interval: float = 0.0) -> tuple[Any, Seen]:
     """The policy with EASY on, as a subclass recording every decision: its time, the head
-    gang's part id (None: no reservation), its reserved start, and the gangs it admitted."""
+    gang's part id (None: no reservation), its reserved start, and the gangs it admitted;
+    ``interval``: the reservation is kept that long (``PolicyOptions.backfill_interval``)."""
     base: Any = type(make_policy(policy, cluster))
     seen: Seen = []
 
@@ -55,7 +56,8 @@ def _recording(policy: str, cluster: Cluster) -> tuple[Any, Seen]:
             )
             return out
 
-    return Recording(cluster, options=PolicyOptions(backfill="easy")), seen
+    options = PolicyOptions(backfill="easy", backfill_interval=interval)
+    return Recording(cluster, options=options), seen
 
 
 @st.composite
@@ -130,6 +132,29 @@ def test_easy_never_delays_the_head_gangs_reserved_start(
     starts = {index[r.job]: r.first_start for r in log.jobs}
     _check(seen, starts, strict=policy == "fifo")
     # Every job that can run finishes: no gang waits for ever behind backfilled work.
+    for record in log.jobs:
+        if math.isfinite(record.isolated_response):
+            assert record.finish is not None, record.job
+
+
+@settings(
+    max_examples=scaled_examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+@given(_workloads(), st.sampled_from([5.0, 30.0]))
+def test_a_kept_reservation_never_delays_the_head_gang_either(
+    case: tuple[int, list[Job], str], interval: float
+) -> None:
+    """Slurm's backfill passes every bf_interval (``slurm-fairtree``): a head's reservation
+    kept for ``interval`` seconds is never optimistic, so the same guarantees hold: its
+    reserved start never moves later while it heads, FIFO's head starts by its first
+    reservation, and every job that can run finishes."""
+    n, jobs, policy = case
+    cluster = mixed_cluster(n)
+    sched, seen = _recording(policy, cluster, interval)
+    log = simulate(cluster, jobs, sched, seed=4)
+    index = {j.name: k for k, j in enumerate(jobs)}
+    starts = {index[r.job]: r.first_start for r in log.jobs}
+    _check(seen, starts, strict=policy == "fifo")
     for record in log.jobs:
         if math.isfinite(record.isolated_response):
             assert record.finish is not None, record.job

@@ -205,6 +205,8 @@ class Ledger:
         self.end_seq = 0
         self.reservation: Reservation | None = None
         self.reserved: dict[int, list[float]] | None = None
+        # Machines joined or left so far (a kept reservation is of the cluster it saw).
+        self.cluster_changes = 0
         self.now = 0.0
         ranking.bind(self)
 
@@ -518,6 +520,8 @@ class Ledger:
         and rank is recomputed when the ranking's shares depend on the totals (and the rates
         of usage over time, which are relative to the capacity)."""
         self.selection.on_cluster_change()
+        # A kept EASY reservation may count on a machine that left, or miss one that came.
+        self.cluster_changes += 1
         ranking = self.ranking
         ranking.on_cluster_change()
         if ranking.cluster_dependent:
@@ -540,12 +544,7 @@ class Ledger:
         if self.usage is not None:
             self.usage.set_share(user.idx, now, user.share)
         if self.resource_usage is not None:
-            total = self.cluster.total
-            self.resource_usage.set_rate(
-                user.idx,
-                now,
-                [a / t if t > 0.0 else 0.0 for a, t in zip(user.alloc, total, strict=True)],
-            )
+            self.resource_usage.set_relative(user.idx, now, user.alloc, self.cluster.total)
 
     def refresh_all(self) -> None:
         """Recompute every job's share per task and every rank (the cluster or the weights

@@ -53,6 +53,13 @@ class PolicyOptions:
         EASY backfilling (Lifka 1995; Mu'alem and Feitelson 2001): the first waiting gang in
         the policy's order gets a reservation, and later work starts only where it does not
         delay it (:mod:`fairshare.policies.gangs`); None: waiting gangs are only passed over.
+    backfill_interval : float
+        Seconds a head gang's EASY reservation is kept before it is computed again (the
+        head unchanged and no machine joined or left); 0, the default, computes it at every
+        decision with news. Slurm's backfill scheduler runs every ``bf_interval`` (30 s by
+        default), which ``slurm-fairtree`` adopts: a kept reservation is never optimistic
+        (tasks that ended early only free room it does not count), so the head still starts
+        by its reserved time.
     usage_half_life : float, optional
         Seconds after which past usage counts half (SPEC section 8.3,
         :mod:`fairshare.policies.usage`): a user's standing adds its decayed past share to
@@ -76,4 +83,5 @@ class PolicyOptions:
     slots: int | None = None
     max_capacity: float = 1.0
     backfill: Literal["easy"] | None = None
+    backfill_interval: float = 0.0
     usage_half_life: float | None = None

@@ -40,6 +40,7 @@ The filters a DRF scheduler places with, with delay scheduling on:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from heapq import heapify, heappop, heappush
 from typing import Final
@@ -110,6 +111,10 @@ class Placer:
         # allocation (see fairshare.policies.filters).
         self.trial_filters = [f for f in self.filters if f.stage != "pick"]
         self.reservation: Reservation | None = None
+        # When the head gang's EASY reservation was last computed (kept for
+        # PolicyOptions.backfill_interval seconds while the head stays the head).
+        self.reserved_at = -math.inf
+        self.reserved_changes = 0
         for f in self.launch_filters:
             if isinstance(f, Reservation):
                 self.reservation = f
@@ -544,8 +549,21 @@ class Placer:
             if plan is not None:
                 self._admit_gang(job, user, plan, reservation, end, out)
             elif backfill and reservation is None:
-                cls = cs.groups[job.group].cls
-                reservation = reserve(cs, job.part_id, cls, demand, need, ledger.by_end, now)
+                kept = ledger.reservation
+                if (
+                    kept is not None
+                    and kept.job == job.part_id
+                    and now < self.reserved_at + ledger.options.backfill_interval
+                    and self.reserved_changes == ledger.cluster_changes
+                ):
+                    # Slurm's backfill pass runs every bf_interval: the head's reservation
+                    # stands until then (see PolicyOptions.backfill_interval).
+                    reservation = kept
+                else:
+                    cls = cs.groups[job.group].cls
+                    reservation = reserve(cs, job.part_id, cls, demand, need, ledger.by_end, now)
+                    self.reserved_at = now
+                    self.reserved_changes = ledger.cluster_changes
         freed.clear()
         ledger.reservation = reservation
         ledger.reserved = reservation.extra if reservation is not None else None

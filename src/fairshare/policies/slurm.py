@@ -120,6 +120,11 @@ NO_VAL = float(0xFFFFFFFE)
 ``Share=parent`` (and the "previous" value before a level's first sibling)."""
 
 
+BF_INTERVAL = 30.0
+"""Seconds between Slurm's backfill passes (``SchedulerParameters=bf_interval``, default 30):
+the head job's reservation stands that long (``PolicyOptions.backfill_interval``)."""
+
+
 @dataclass(frozen=True)
 class FairTree:
     """One Fair Tree calculation: per association (node), what ``sshare -l`` prints.
@@ -537,6 +542,10 @@ class SlurmFairTree(Scheduler):
         if opts.backfill is None and opts.copy_compute is None:
             # EASY backfilling does not combine with copy-compute splitting (SimOptions).
             opts = replace(opts, backfill="easy")
+        if opts.backfill_interval == 0.0:
+            # Slurm's backfill scheduler passes every bf_interval, 30 s by default
+            # (slurm.conf SchedulerParameters): a head's reservation stands that long.
+            opts = replace(opts, backfill_interval=BF_INTERVAL)
         self.fair_tree = FairTreeRanking()
         super().__init__(cluster, users=users, queues=queues, options=opts, ranking=self.fair_tree)
 

@@ -143,6 +143,36 @@ class DecayedUsage:
             self._stamp[account] = now
         held[0] = rate
 
+    def set_relative(
+        self, account: int, now: float, held: Sequence[float], total: Sequence[float]
+    ) -> None:
+        """:meth:`set_rate` with the rate ``held / total`` per amount (0 where the total
+        is 0), in place: the ledger's call for each resource's use relative to capacity at
+        every launch and stop.
+
+        Parameters
+        ----------
+        account : int
+            The account.
+        now : float
+            The time of the change (never before the account's last change).
+        held, total : sequence of float
+            What it holds from now on, and the capacity, per amount.
+        """
+        value = self._value[account]
+        rate = self._rate[account]
+        elapsed = now - self._stamp[account]
+        width = self.width
+        if elapsed > 0.0:
+            keep = math.exp(-self.decay * elapsed)
+            grow = (1.0 - keep) / self.decay
+            for r in range(width):
+                value[r] = value[r] * keep + rate[r] * grow
+            self._stamp[account] = now
+        for r in range(width):
+            t = total[r]
+            rate[r] = held[r] / t if t > 0.0 else 0.0
+
     def usage(self, account: int, now: float) -> list[float]:
         """The account's decayed usage at ``now``, in share-seconds, per amount.
 
