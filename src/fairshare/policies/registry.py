@@ -22,6 +22,7 @@ from fairshare.policies.drf import CollapsedDrf, Drf, Drfh
 from fairshare.policies.fair import Fair
 from fairshare.policies.fifo import Fifo
 from fairshare.policies.hdrf import Hdrf, NaiveHdrf
+from fairshare.policies.kueue import Kueue, KueueClassical
 from fairshare.policies.options import PolicyOptions
 from fairshare.policies.scheduler import Scheduler
 from fairshare.policies.slots import Slots
@@ -97,6 +98,18 @@ ONLINE_POLICIES: dict[str, OnlinePolicy] = by_name(
             "queue capacities, FIFO in a queue; stops when a resource is full",
             "H-DRF section 5.2",
             Capacity,
+        ),
+        OnlinePolicy(
+            "kueue",
+            "Kueue: workloads admitted whole against ClusterQueue quotas, fair sharing",
+            "Kueue fair sharing (pkg/scheduler)",
+            Kueue,
+        ),
+        OnlinePolicy(
+            "kueue-classical",
+            "Kueue without fair sharing: classical order and preemption",
+            "Kueue scheduler (pkg/scheduler)",
+            KueueClassical,
         ),
     )
 )
