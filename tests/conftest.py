@@ -27,6 +27,10 @@ from fairshare.workload.model import Scenario
 
 from tiers import FILE_TIERS, TESTS, TIERS, tier_of
 
+WHOLE_JOB_POLICIES = frozenset({"kueue", "kueue-classical"})
+"""Policies that admit a job whole or not at all and preempt by their queues' settings, not by
+FAIR's ``--preemption`` timeouts (docs/policies/kueue.md): the tests of the mechanisms every
+other policy shares leave them out."""
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 SAMPLE_DATA = Path(
     os.environ.get("FAIRSHARE_SAMPLE_DATA")

@@ -12,6 +12,8 @@ from fairshare.policies import ONLINE_POLICIES, make_policy
 from fairshare.sim.engine import SimOptions, simulate
 from fairshare.workload.model import ExponentialDuration, Job, ReducePhase
 
+from conftest import WHOLE_JOB_POLICIES
+
 
 def _case(seed: int) -> tuple[Cluster, list[Job]]:
     rng = np.random.default_rng(seed)
@@ -42,7 +44,7 @@ def _case(seed: int) -> tuple[Cluster, list[Job]]:
     return Cluster.build(["cpu", "mem"], machines), jobs
 
 
-@pytest.mark.parametrize("policy", sorted(ONLINE_POLICIES))
+@pytest.mark.parametrize("policy", sorted(set(ONLINE_POLICIES) - WHOLE_JOB_POLICIES))
 @pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize("delay", [None, (1.0, 2.0)])
 def test_batched_launches_equal_one_selection_per_task(

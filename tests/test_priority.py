@@ -14,8 +14,14 @@ from fairshare.runlog import RunLog
 from fairshare.sim.engine import SimOptions
 from fairshare.workload import parse_scenario
 
+from conftest import WHOLE_JOB_POLICIES
+
 T_MIN = 5.0
-SLOT_POLICIES = [p for p in ONLINE_POLICIES if not p.startswith("cmmf-") and p != "slots"]
+SLOT_POLICIES = [
+    p
+    for p in ONLINE_POLICIES
+    if not p.startswith("cmmf-") and p != "slots" and p not in WHOLE_JOB_POLICIES
+]
 """The policies that run on a cluster of one resource named ``slots``."""
 
 

@@ -18,10 +18,10 @@ from fairshare.runlog import RunLog
 from fairshare.sim.engine import SimOptions
 from fairshare.workload import ScenarioError, parse_scenario
 
-from conftest import scaled_examples
+from conftest import WHOLE_JOB_POLICIES, scaled_examples
 
 T_MIN = 5.0
-QUOTA_POLICIES = [p for p in ONLINE_POLICIES if p != "slots"]
+QUOTA_POLICIES = [p for p in ONLINE_POLICIES if p != "slots" and p not in WHOLE_JOB_POLICIES]
 """The policies that honour quotas: the slot scheduler (a comparator of H-DRF section 5.3)
 ignores them (docs/policies/comparators.md)."""
 
