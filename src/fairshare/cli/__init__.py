@@ -6,6 +6,7 @@
 - :mod:`fairshare.cli.runs` and :mod:`fairshare.cli.simulate`: ``simulate`` and ``compare``.
 - :mod:`fairshare.cli.bench`: ``bench``.
 - :mod:`fairshare.cli.sweep`: ``sweep`` (SPEC section 7).
+- :mod:`fairshare.cli.importing`: ``import`` (SPEC section 8.1).
 - :mod:`fairshare.cli.reproduce`: ``reproduce`` (SPEC section 7).
 - :mod:`fairshare.cli.live`: ``serve``, ``tenant add``, ``submit``, ``jobs``, ``cancel``,
   ``shares`` (the live service, SPEC section 6).
@@ -61,10 +62,10 @@ from fairshare.collector import paused
 # Importing the commands' modules (typer, rich, numpy, the scenario loader) allocates about
 # 100,000 objects and no garbage: the collector waits until they are loaded.
 with paused():
-    from fairshare.cli import bench, check, live, reproduce, simulate, solve, sweep
+    from fairshare.cli import bench, check, importing, live, reproduce, simulate, solve, sweep
     from fairshare.cli.app import app, main
 
 __all__ = ["app", "main"]
 
 # The command modules register their commands on ``app`` when imported.
-_COMMANDS = (bench, check, live, reproduce, simulate, solve, sweep)
+_COMMANDS = (bench, check, importing, live, reproduce, simulate, solve, sweep)

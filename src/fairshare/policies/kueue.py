@@ -1022,6 +1022,8 @@ class Kueue(Scheduler):
         now : float
         task : TaskRef
         """
+        # The release accounts usage over time at the ledger's clock: bring it to now.
+        self.ledger.now = now
         self._released(task)
         super().task_finished(now, task)
 
@@ -1033,6 +1035,7 @@ class Kueue(Scheduler):
         now : float
         task : TaskRef
         """
+        self.ledger.now = now
         self._released(task)
         super().task_failed(now, task)
 
@@ -1049,6 +1052,7 @@ class Kueue(Scheduler):
         now : float
         machine : Machine
         """
+        self.ledger.now = now
         super().machine_added(now, machine)
         self.admission.wake()
 
@@ -1064,6 +1068,7 @@ class Kueue(Scheduler):
         -------
         list of TaskRef
         """
+        self.ledger.now = now
         lost = super().machine_removed(now, name)
         self.admission.wake()
         return lost
@@ -1080,6 +1085,7 @@ class Kueue(Scheduler):
         -------
         list of TaskRef
         """
+        self.ledger.now = now
         stopped = super().job_cancelled(now, job_id)
         self.admission.wake()
         return stopped

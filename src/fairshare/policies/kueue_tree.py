@@ -167,13 +167,18 @@ class KueueTree:
                 continue
             row = [0.0] * size
             if q.quota is not None:
+                # The quotas of the nearest queues with a quota below (the scenario's nest).
                 below = [0.0] * size
-                for c in self.children[i]:
+                stack = list(self.children[i])
+                while stack:
+                    c = stack.pop()
                     quota = queues[c].quota
-                    if quota is not None:
-                        for r, amount in enumerate(quota):
-                            if math.isfinite(amount):
-                                below[r] += amount
+                    if quota is None:
+                        stack.extend(self.children[c])
+                        continue
+                    for r, amount in enumerate(quota):
+                        if math.isfinite(amount):
+                            below[r] += amount
                 for r, amount in enumerate(q.quota):
                     if math.isfinite(amount):
                         row[r] = max(0.0, amount - below[r])
