@@ -72,6 +72,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fairshare.errors import FairshareError
 from fairshare.workload.errors import ScenarioError, shown_value
 from fairshare.workload.limits import MAX_SCENARIO_BYTES
 from fairshare.workload.model import MAX_AMOUNT, MAX_WEIGHT, MIN_WEIGHT
@@ -114,7 +115,7 @@ _DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
 _UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 
 
-class _Bad(Exception):
+class _Bad(FairshareError):
     """A malformed field: its path within the object and what is wrong."""
 
     def __init__(self, where: str, what: str) -> None:
@@ -522,7 +523,7 @@ def convert(texts: Sequence[tuple[str, str]], keep_flavors: bool = False) -> Kue
         raise ScenarioError(err.file, err.where, err.what) from None
 
 
-class _Located(Exception):
+class _Located(FairshareError):
     def __init__(self, obj: _Object, where: str, what: str) -> None:
         super().__init__(obj.file, where, what)
         self.file = obj.file
