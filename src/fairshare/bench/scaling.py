@@ -9,9 +9,7 @@ The cluster is TSF section VI's size, 1,000 machines of <16 CPUs, 64 GB> in four
   number of classes grows with the jobs); every job is its own user.
 - ``hdrf``: the same jobs from 100 users in five leaf queues of a two-level hierarchy.
 - ``kueue``, ``kueue-classical``: the same jobs from 100 LocalQueues of five ClusterQueues
-  in one cohort, each with a fifth of the cluster as nominal quota; without their placement
-  constraints (Kueue admits workloads against quotas; which node a pod lands on is the
-  kube-scheduler's business, outside Kueue's model).
+  in one cohort, each with a fifth of the cluster as nominal quota (each job admitted whole).
 - ``fair``: the ``facebook-2009`` generator (maps reading blocks held on 3 machines, reducers)
   with delay scheduling (5 s at node level, 10 s more at rack level: FAIR section 4).
 
@@ -39,7 +37,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
@@ -195,10 +193,7 @@ def workload(
         np.random.default_rng(SEED).spawn(1)[0],
         queues=[q.path for q in (*QUEUES, *KUEUE_QUEUES)],
     )
-    made = list(generated.jobs)
-    if policy in KUEUE_POLICIES:
-        made = [replace(job, constraint=None, machines=None) for job in made]
-    return ScalingWorkload(generated.cluster, made, queues, options)
+    return ScalingWorkload(generated.cluster, list(generated.jobs), queues, options)
 
 
 def run_point(

@@ -339,17 +339,17 @@ class KueueAdmission:
         # Per ClusterQueue (UNMANAGED too): waiting workloads by (order, part id).
         self.heaps: dict[int, list[tuple[tuple[int, float, int], int]]] = {}
         # Heads found inadmissible, until work ends or machines change: those refused by
-        # quota or preemption, and those whose tasks lacked room, per demand, by the gain
-        # (gangs.gain, counted since the start) the released room must reach for them.
+        # quota or preemption (all tried again), and those whose tasks lacked room, tried
+        # again once the room released on machines they may use could make them fit: per
+        # demand, by the total gain (gangs.gain) at which that happens for a class that may
+        # use every machine; per machine signature, the others (each counting its own gain).
         self.parked: list[int] = []
-        # Those set aside for room, per demand: by the total gain (any machine) at which
-        # the room released since could first have made them fit; the total gain, and per
-        # machine signature, of the tasks released since the start; each one's eligible
-        # gain at its last try.
         self.short: dict[Demand, list[tuple[int, int]]] = {}
         self.gained: dict[Demand, int] = {}
-        self.by_sig: dict[Demand, dict[int, int]] = {}
-        self.mark: dict[int, int] = {}
+        self.waiters: dict[int, dict[Demand, dict[int, JobState]]] = {}
+        self.sigs: dict[int, list[int]] = {}
+        self.ready: list[int] = []
+        self.gain_of: dict[tuple[Demand, Demand], int] = {}
         self.reset = False
         self.woken = False
         self.news = False
@@ -465,23 +465,39 @@ class KueueAdmission:
         if job.short <= 0:
             self.parked.append(job.part_id)
             return
-        demand = job.demand
-        if demand not in self.gained:
-            self.gained[demand] = 0
-            self.by_sig[demand] = {}
-        self.mark[job.part_id] = self._eligible_gain(job)
-        heappush(self.short.setdefault(demand, []), (self.gained[demand] + job.short, job.part_id))
-
-    def _eligible_gain(self, job: JobState) -> int:
-        """The gain released so far on the machines ``job`` may use (by signature; every
-        machine for a class that reads names)."""
         cs = self.ledger.cluster
         cls = cs.groups[job.group].cls
+        sigs = self._eligible_sigs(cls)
+        if sigs is None:
+            demand = job.demand
+            total = self.gained.setdefault(demand, 0)
+            heappush(self.short.setdefault(demand, []), (total + job.short, job.part_id))
+            return
+        waiters = self.waiters
+        part = job.part_id
         demand = job.demand
+        for g in sigs:
+            waiting = waiters.get(g)
+            if waiting is None:
+                waiting = waiters[g] = {}
+            alike = waiting.get(demand)
+            if alike is None:
+                alike = waiting[demand] = {}
+            alike[part] = job
+
+    def _eligible_sigs(self, cls: int) -> list[int] | None:
+        """The machine signatures class ``cls`` may use; None when it may use every machine
+        or its eligibility reads names (then the bound counts every machine)."""
+        cs = self.ledger.cluster
         if cs.by_name[cls]:
-            return self.gained[demand]
+            return None
         ok = cs.sig_ok[cls]
-        return sum(k for g, k in self.by_sig[demand].items() if ok[g])
+        if all(ok):
+            return None
+        known = self.sigs.get(cls)
+        if known is None or len(known) > len(ok):
+            known = self.sigs[cls] = [g for g, v in enumerate(ok) if v]
+        return known
 
     def released(self, mi: int | None, demand: Demand) -> None:
         """A task of ``demand`` stopped on machine ``mi`` (None: unknown, every workload set
@@ -496,42 +512,71 @@ class KueueAdmission:
         if mi is None:
             self.reset = True
             return
-        sig = self.ledger.cluster.sig[mi]
-        for d, total in self.gained.items():
-            k = gain((demand,), d)
-            if k:
-                self.gained[d] = total + k
-                counts = self.by_sig[d]
-                counts[sig] = counts.get(sig, 0) + k
+        # The gain per demand asked (one computation for the many waiting alike; demands
+        # are few, so each pair's is kept).
+        gains: dict[Demand, int] = {}
+        known = self.gain_of
+        gained = self.gained
+        for d, total in gained.items():
+            k = known.get((demand, d), -1)
+            if k < 0:
+                k = known[(demand, d)] = gain((demand,), d)
+            gains[d] = k
+            gained[d] = total + k
+        waiting = self.waiters.get(self.ledger.cluster.sig[mi])
+        if waiting:
+            # (A workload cancelled meanwhile is dropped when it is ready: _unpark.)
+            done: list[JobState] = []
+            for d, alike in waiting.items():
+                if not alike:
+                    continue
+                k = gains.get(d, -1)
+                if k < 0:
+                    k = known.get((demand, d), -1)
+                    if k < 0:
+                        k = known[(demand, d)] = gain((demand,), d)
+                    gains[d] = k
+                if k <= 0:
+                    continue
+                for job in alike.values():
+                    job.short -= k
+                    if job.short <= 0:
+                        done.append(job)
+            for job in done:
+                self._unwait(job)
+                self.ready.append(job.part_id)
+
+    def _unwait(self, job: JobState) -> None:
+        """Take a workload set aside for room out of the signatures' lists."""
+        sigs = self._eligible_sigs(self.ledger.cluster.groups[job.group].cls)
+        for g in sigs or ():
+            self.waiters[g][job.demand].pop(job.part_id, None)
 
     def _unpark(self) -> None:
         """Requeue the inadmissible workloads, but not one whose tasks lacked room at its
         last try and that the room released since on the machines it may use cannot have
         made fit: each released task adds at most ``ceil(freed / demand)`` tasks in its most
-        generous resource (:func:`~fairshare.policies.gangs.gain`). Counted per demand and
-        machine signature, so that a finish costs O(demands), and a workload is looked at
-        only once the room released anywhere could have made it fit."""
+        generous resource (:func:`~fairshare.policies.gangs.gain`). A finish costs
+        O(demands + workloads waiting on its machine's signature), not O(workloads set
+        aside)."""
         gangs = self.ledger.gangs
         reset = self.reset
         self.reset = False
+        if reset:
+            for waiting in self.waiters.values():
+                for alike in waiting.values():
+                    self.ready.extend(alike)
+                waiting.clear()
         for demand, heap in self.short.items():
             total = self.gained[demand]
             while heap and (reset or heap[0][0] <= total):
-                part = heappop(heap)[1]
-                job = gangs.get(part)
-                if job is None:
-                    self.mark.pop(part, None)
-                    continue
-                if not reset:
-                    now = self._eligible_gain(job)
-                    job.short -= now - self.mark[part]
-                    if job.short > 0:
-                        self.mark[part] = now
-                        heappush(heap, (total + job.short, part))
-                        continue
-                del self.mark[part]
+                self.ready.append(heappop(heap)[1])
+        for part in dict.fromkeys(self.ready):
+            job = gangs.get(part)
+            if job is not None:
                 job.short = 0
                 self.submitted(part)
+        self.ready.clear()
         parked = self.parked
         self.parked = []
         for part in parked:
