@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fairshare.cluster import Cluster, Machine
 from fairshare.policies import PolicyOptions, make_policy
@@ -23,6 +25,8 @@ from fairshare.sim.engine import SimOptions, simulate
 from fairshare.workload import ScenarioError, parse_scenario
 from fairshare.workload.imports.kueue import read_kueue
 from fairshare.workload.model import MIN_WEIGHT, FixedDuration, Job, Queue, QueuePreemption
+
+from conftest import scaled_examples
 
 DATA = Path(__file__).resolve().parent / "data" / "kueue"
 
@@ -177,11 +181,16 @@ def _run(
     until: float,
     policy: str = "kueue",
     half_life: float | None = None,
+    capacity: float | None = None,
 ) -> tuple[RunLog, KueueRanking]:
     """Import ``fixture`` as ``fairshare import kueue`` does, add ``jobs``, simulate until
-    ``until``; the log and the policy's ranking (its shares at the last event)."""
+    ``until`` (on one machine of ``capacity`` CPUs instead of the imported ones, if given);
+    the log and the policy's ranking (its shares at the last event)."""
     imported = read_kueue([str(DATA / fixture)])
-    scenario = parse_scenario({**imported.scenario, "jobs": jobs}, source=fixture)
+    data = {**imported.scenario, "jobs": jobs}
+    if capacity is not None:
+        data["machines"] = [{"name": "big", "capacity": {"cpu": capacity}}]
+    scenario = parse_scenario(data, source=fixture)
     options = PolicyOptions(usage_half_life=half_life)
     kueue = make_policy(
         policy, scenario.cluster, users=scenario.users, queues=scenario.queues, options=options
@@ -431,3 +440,47 @@ def test_import_rejects_a_bad_fixture_with_one_located_error(tmp_path: Path) -> 
         read_kueue([str(path)])
     assert err.value.where == "document 1 (LocalQueue 'lq') spec.clusterQueue"
     assert "nope" in err.value.what
+
+
+@st.composite
+def _kueue_runs(draw: st.DrawFn) -> tuple[list[dict[str, Any]], str]:
+    """Random jobs on the flat cohort with preemption (3 ClusterQueues of 3 CPUs): sizes,
+    priorities, arrivals and durations drawn; either policy."""
+    jobs = []
+    for i in range(draw(st.integers(1, 14))):
+        jobs.append(
+            _job(
+                f"j{i}",
+                draw(st.sampled_from(["a", "b", "c"])),
+                draw(st.sampled_from([0.0, 1.0, 5.0, 20.0])),
+                draw(st.sampled_from([3.0, 10.0, 50.0])),
+                tasks=draw(st.integers(1, 4)),
+                priority=draw(st.sampled_from([0, 0, 5])),
+            )
+        )
+    jobs.sort(key=lambda job: job["submit"])
+    return jobs, draw(st.sampled_from(["kueue", "kueue-classical"]))
+
+
+@settings(max_examples=scaled_examples(60), deadline=None)
+@given(_kueue_runs())
+def test_jobs_start_whole_and_the_cohort_never_exceeds_its_quota(
+    case: tuple[list[dict[str, Any]], str],
+) -> None:
+    """On a machine of 20 CPUs, so that only the quotas bind: every job's tasks start
+    together (Kueue admits a workload whole), the three ClusterQueues together never hold
+    more than their cohort's 9 CPUs, and every job finishes."""
+    jobs, policy = case
+    log, _ = _run("flat_preemption.yaml", jobs, until=1e6, policy=policy, capacity=20.0)
+    assert all(record.finish is not None for record in log.jobs)
+    points = sorted({a.start for a in log.attempts} | {a.finish for a in log.attempts})
+    for t in points:
+        assert sum(_running(log, t).values()) <= 9
+    for record in log.jobs:
+        attempts = [a for a in log.attempts if a.job == record.job]
+        by_attempt: dict[int, set[float]] = {}
+        for a in attempts:
+            by_attempt.setdefault(a.attempt, set()).add(a.start)
+        assert all(len(starts) == 1 for starts in by_attempt.values()), record.job
+        kills = {a.finish for a in attempts if a.killed}
+        assert len(kills) <= len(by_attempt)
