@@ -107,6 +107,10 @@ SAMPLING_INTERVAL = 300.0
 """Kueue's default ``admissionFairSharing.usageSamplingInterval`` (5 min): the entry penalty
 of an admission is its request times ``1 - 2 ** (-interval / half_life)``."""
 
+FREED_KEPT = 4096
+"""How many released tasks the fast finish path lets the ledger remember before the placer
+forgets them (only waiting gangs read them, through the admission's own counts)."""
+
 UNMANAGED = -1
 """The "ClusterQueue" of users in no ClusterQueue: no quota, no cohort, no preemption."""
 
@@ -350,6 +354,8 @@ class KueueAdmission:
         self.sigs: dict[int, list[int]] = {}
         self.ready: list[int] = []
         self.gain_of: dict[tuple[Demand, Demand], int] = {}
+        # Whether a workload waiting for the room released anywhere may fit now.
+        self.due = False
         self.reset = False
         self.woken = False
         self.news = False
@@ -431,7 +437,8 @@ class KueueAdmission:
         """
         if self.woken:
             self.woken = False
-            self._unpark()
+            if self.reset or self.due or self.ready or self.parked:
+                self._unpark()
         if not self.news:
             return
         self.news = False
@@ -517,12 +524,17 @@ class KueueAdmission:
         gains: dict[Demand, int] = {}
         known = self.gain_of
         gained = self.gained
+        short = self.short
         for d, total in gained.items():
             k = known.get((demand, d), -1)
             if k < 0:
                 k = known[(demand, d)] = gain((demand,), d)
             gains[d] = k
-            gained[d] = total + k
+            total += k
+            gained[d] = total
+            heap = short.get(d)
+            if heap and heap[0][0] <= total:
+                self.due = True
         waiting = self.waiters.get(self.ledger.cluster.sig[mi])
         if waiting:
             # (A workload cancelled meanwhile is dropped when it is ready: _unpark.)
@@ -562,6 +574,7 @@ class KueueAdmission:
         gangs = self.ledger.gangs
         reset = self.reset
         self.reset = False
+        self.due = False
         if reset:
             for waiting in self.waiters.values():
                 for alike in waiting.values():
@@ -1163,10 +1176,14 @@ class Kueue(Scheduler):
             return super().finish_and_decide(now, task)
         ledger.now = now
         mi = ledger.release((task,), finished=True, then="settle")
-        self.admission.released(mi, job.demand)
+        admission = self.admission
+        admission.released(mi, job.demand)
         out: list[Decision] = []
-        self.admission.run(now, out)
-        self.placer.place(now, out)
+        admission.run(now, out)
+        if out or ledger.dirty or ledger.offers or len(ledger.freed) > FREED_KEPT:
+            # Offers of room to the tasks that start one by one, and the room released
+            # since the last cycle forgotten (the placer clears it).
+            self.placer.place(now, out)
         return out
 
     def decide(self, now: float) -> list[Decision]:
