@@ -525,13 +525,12 @@ class KueueAdmission:
         known = self.gain_of
         gained = self.gained
         short = self.short
-        for d, total in gained.items():
+        for d, before in gained.items():
             k = known.get((demand, d), -1)
             if k < 0:
                 k = known[(demand, d)] = gain((demand,), d)
             gains[d] = k
-            total += k
-            gained[d] = total
+            total = gained[d] = before + k
             heap = short.get(d)
             if heap and heap[0][0] <= total:
                 self.due = True
