@@ -356,6 +356,11 @@ class KueueAdmission:
         self.gain_of: dict[tuple[Demand, Demand], int] = {}
         # Whether a workload waiting for the room released anywhere may fit now.
         self.due = False
+        # Heads refused by quota (of ClusterQueues that do not preempt), per (cohort tree,
+        # resource), by the amount of that resource released in the tree (counted since the
+        # start, per tree) that could first make them fit.
+        self.freed_in: dict[int, list[float]] = {}
+        self.quota_wait: dict[tuple[int, int], list[tuple[float, int]]] = {}
         self.reset = False
         self.woken = False
         self.news = False
@@ -459,13 +464,39 @@ class KueueAdmission:
                         self._admitted(entry, rows, now)
                         continue
                 elif entry.cq != UNMANAGED:
+                    job.short = 0  # refused by quota, not for room
                     victims = self._preempt(entry, rows)
                     if victims:
                         self._evict(victims, rows, out)
                         if self.quota.fits(job, rows) and self.placer.admit_gang(job, now, out):
                             self._admitted(entry, rows, now)
                             continue
+                    elif self.ranking.settings[entry.cq] == QueuePreemption():
+                        self._park_quota(entry, rows)
+                        continue
                 self._park(job)
+
+    def _park_quota(self, entry: _Entry, rows: Rows) -> None:
+        """Set aside a head its ClusterQueue's quota refuses, of a ClusterQueue that does not
+        preempt: until the tasks released in its cohort tree since could cover what it
+        lacks of its most lacking resource (a release raises what the ClusterQueue may use
+        by at most what it frees)."""
+        tree = self.ranking.tree
+        cq = entry.cq
+        lack = -1.0
+        worst = -1
+        for r, v in enumerate(entry.request):
+            if v > 0 and math.isfinite(tree.subtree[cq][r]):
+                short = v - tree.available(rows, cq, r)
+                if short > lack:
+                    lack, worst = short, r
+        if worst < 0 or lack <= FIT:
+            self.parked.append(entry.job.part_id)
+            return
+        root = tree.root(cq)
+        freed = self.freed_in.setdefault(root, [0.0] * tree.resources)
+        heap = self.quota_wait.setdefault((root, worst), [])
+        heappush(heap, (freed[worst] + lack - FIT, entry.job.part_id))
 
     def _park(self, job: JobState) -> None:
         """Set an inadmissible head aside (see :meth:`_unpark`)."""
@@ -506,19 +537,32 @@ class KueueAdmission:
             known = self.sigs[cls] = [g for g, v in enumerate(ok) if v]
         return known
 
-    def released(self, mi: int | None, demand: Demand) -> None:
-        """A task of ``demand`` stopped on machine ``mi`` (None: unknown, every workload set
-        aside for room tries again): inadmissible workloads are tried again.
+    def released(self, mi: int | None, demand: Demand, user: int) -> None:
+        """A task of ``demand`` of user ``user`` stopped on machine ``mi`` (None: unknown,
+        every workload set aside tries again): inadmissible workloads are tried again.
 
         Parameters
         ----------
         mi : int or None
         demand : tuple of float
+        user : int
+            The task's user (its ClusterQueue's tree gets the quota back).
         """
         self.woken = True
         if mi is None:
             self.reset = True
             return
+        cq = self.ranking.cq_of[user]
+        if cq != UNMANAGED and self.quota_wait:
+            root = self.ranking.tree.root(cq)
+            freed_in = self.freed_in.get(root)
+            if freed_in is not None:
+                for r, amount in enumerate(demand):
+                    if amount > 0:
+                        total = freed_in[r] = freed_in[r] + amount
+                        heap = self.quota_wait.get((root, r))
+                        while heap and heap[0][0] <= total:
+                            self.ready.append(heappop(heap)[1])
         # The gain per demand asked (one computation for the many waiting alike; demands
         # are few, so each pair's is kept).
         gains: dict[Demand, int] = {}
@@ -579,6 +623,9 @@ class KueueAdmission:
                 for alike in waiting.values():
                     self.ready.extend(alike)
                 waiting.clear()
+            for heap in self.quota_wait.values():
+                self.ready.extend(part for _, part in heap)
+                heap.clear()
         for demand, heap in self.short.items():
             total = self.gained[demand]
             while heap and (reset or heap[0][0] <= total):
@@ -1099,7 +1146,8 @@ class Kueue(Scheduler):
     def _released(self, task: TaskRef) -> None:
         """Tell the admission where the room of a stopping task frees."""
         mi = self.ledger.machine_of(task)
-        self.admission.released(mi, self.ledger.part_of(task).demand)
+        part = self.ledger.part_of(task)
+        self.admission.released(mi, part.demand, part.user)
 
     def machine_added(self, now: float, machine: Machine) -> None:
         """A machine joined: inadmissible workloads are tried again.
@@ -1176,7 +1224,7 @@ class Kueue(Scheduler):
         ledger.now = now
         mi = ledger.release((task,), finished=True, then="settle")
         admission = self.admission
-        admission.released(mi, job.demand)
+        admission.released(mi, job.demand, job.user)
         out: list[Decision] = []
         admission.run(now, out)
         if out or ledger.dirty or ledger.offers or len(ledger.freed) > FREED_KEPT:
@@ -1184,6 +1232,42 @@ class Kueue(Scheduler):
             # since the last cycle forgotten (the placer clears it).
             self.placer.place(now, out)
         return out
+
+    def quiescent(self) -> bool:
+        """Whether finishes may be held back (the protocol's promise): nothing waits (no
+        workload, no task, no machine or job to offer, no wake-up) and no usage over time is
+        kept (it is accounted at each finish's time).
+
+        Returns
+        -------
+        bool
+        """
+        ledger = self.ledger
+        return (
+            not ledger.gangs
+            and not ledger.cluster.active_groups
+            and not ledger.dirty
+            and not ledger.offers
+            and not ledger.wakeups
+            and ledger.usage is None
+            and ledger.resource_usage is None
+        )
+
+    def tasks_finished(self, now: float, tasks: Sequence[TaskRef]) -> None:
+        """Finishes held back while :meth:`quiescent`, released in order, their machines
+        re-bucketed (nothing waits to be offered them; no workload waits for their room).
+
+        Parameters
+        ----------
+        now : float
+            The time of the last of them.
+        tasks : sequence of TaskRef
+            The finished tasks, in order.
+        """
+        ledger = self.ledger
+        ledger.now = now
+        ledger.release(tasks, finished=True, then="settle")
+        self.admission.wake()
 
     def decide(self, now: float) -> list[Decision]:
         """Kueue's scheduling cycles (admissions and preemptions), then the offers of room to

@@ -581,6 +581,7 @@ class Placer:
         user = ledger.users[job.user]
         need = job.gang
         if user.running + need > user.cap:
+            job.short = 0  # its own tasks' ends, not room, let it start
             return False
         cs = ledger.cluster
         end = now + job.expected
