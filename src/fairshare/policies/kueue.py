@@ -560,9 +560,9 @@ class KueueAdmission:
                 for r, amount in enumerate(demand):
                     if amount > 0:
                         total = freed_in[r] = freed_in[r] + amount
-                        heap = self.quota_wait.get((root, r))
-                        while heap and heap[0][0] <= total:
-                            self.ready.append(heappop(heap)[1])
+                        waits = self.quota_wait.get((root, r))
+                        while waits and waits[0][0] <= total:
+                            self.ready.append(heappop(waits)[1])
         # The gain per demand asked (one computation for the many waiting alike; demands
         # are few, so each pair's is kept).
         gains: dict[Demand, int] = {}
@@ -623,9 +623,9 @@ class KueueAdmission:
                 for alike in waiting.values():
                     self.ready.extend(alike)
                 waiting.clear()
-            for heap in self.quota_wait.values():
-                self.ready.extend(part for _, part in heap)
-                heap.clear()
+            for waits in self.quota_wait.values():
+                self.ready.extend(part for _, part in waits)
+                waits.clear()
         for demand, heap in self.short.items():
             total = self.gained[demand]
             while heap and (reset or heap[0][0] <= total):
