@@ -27,6 +27,12 @@ from fairshare.workload.model import Scenario
 
 from tiers import FILE_TIERS, TESTS, TIERS, tier_of
 
+WHOLE_JOB_POLICIES = frozenset({"kueue", "kueue-classical", "slurm-fairtree"})
+"""Policies that start every job whole, all its tasks at once (Kueue admits a workload whole;
+Slurm allocates a job all its nodes together), and preempt by their own rules, not by FAIR's
+``--preemption`` timeouts: a job larger than the machines (or the quota) it may use never
+runs. The tests of per-task mechanisms every other policy shares leave them out; their own
+tests cover them (``tests/test_kueue*.py``, ``tests/test_slurm_fairtree.py``)."""
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 SAMPLE_DATA = Path(
     os.environ.get("FAIRSHARE_SAMPLE_DATA")
@@ -35,12 +41,6 @@ SAMPLE_DATA = Path(
 """The real trace samples (``../shared/data`` beside the repository, or the environment's
 ``FAIRSHARE_SAMPLE_DATA``); only tests that read them skip when they are absent."""
 
-
-WHOLE_JOBS = frozenset({"slurm-fairtree"})
-"""Online policies that start every job whole, all its tasks at once (Slurm allocates a job
-all its nodes together): a job larger than the machines (or the quota) it may use never runs,
-and room frees by whole jobs. Tests of per-task semantics leave them out; their own tests
-cover them (``tests/test_slurm_fairtree.py``)."""
 RAY_MODULES = frozenset(f"tests/{name}" for name in FILE_TIERS["ray"])
 """The test modules that start Ray (the ``ray`` tier), which ``python -m pytest -n N`` runs on
 one worker, one after another (:func:`pytest_xdist_make_scheduler`)."""

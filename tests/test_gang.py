@@ -24,7 +24,13 @@ from fairshare.workload.eligibility import TaskFit
 from fairshare.workload.errors import ScenarioError
 from fairshare.workload.model import FixedDuration, Job, PerTaskDurations
 
-from conftest import WHOLE_JOBS, assert_rejected, mixed_cluster, run_fairshare, scaled_examples
+from conftest import (
+    WHOLE_JOB_POLICIES,
+    assert_rejected,
+    mixed_cluster,
+    run_fairshare,
+    scaled_examples,
+)
 
 
 def _slots(n: int) -> Cluster:
@@ -335,11 +341,13 @@ def test_gangs_never_start_partially(
             used += demand if kind else -demand
             assert np.all(used <= machine.capacity + 1e-9)
     if not events:
-        # Nothing leaves: a job stranded would be a gang blocked for ever (or unrunnable).
+        # Nothing leaves: a job stranded would be a gang blocked for ever (or unrunnable);
+        # the kueue policies admit every job whole, as a gang of all its tasks.
         fit = TaskFit(cluster.machines, cluster.resources)
+        whole = policy in WHOLE_JOB_POLICIES
         for record in log.jobs:
             job = by_job[record.job]
-            if policy in WHOLE_JOBS and job.min_tasks is None and job.tasks > 1:
-                job = replace(job, min_tasks=job.tasks)  # it starts whole, or never
+            if whole and job.min_tasks is None:
+                job = replace(job, min_tasks=job.tasks)
             if fit.never_runs(job) is None:
                 assert record.finish is not None, record.job

@@ -14,7 +14,7 @@ from fairshare.sim import JobEvent, SimOptions, SimulationError, simulate
 from fairshare.sim.reference import REFERENCE_POLICIES, ReferenceScheduler
 from fairshare.workload.model import FixedDuration, Job, ReducePhase
 
-from conftest import WHOLE_JOBS
+from conftest import WHOLE_JOB_POLICIES
 from strategies import mixed_cluster
 
 
@@ -26,8 +26,7 @@ def _jobs() -> list[Job]:
     ]
 
 
-# "big" (12 tasks of 2 CPUs) never fits the 3 machines whole.
-@pytest.mark.parametrize("name", [p for p in ONLINE_POLICIES if p not in WHOLE_JOBS])
+@pytest.mark.parametrize("name", [p for p in ONLINE_POLICIES if p not in WHOLE_JOB_POLICIES])
 def test_a_cancelled_job_stops_at_once_and_the_others_finish(name: str) -> None:
     cluster = mixed_cluster(3)
     log = simulate(cluster, _jobs(), name, seed=0, job_events=[JobEvent(4.0, "cancel", "big")])
@@ -45,7 +44,7 @@ def test_a_cancelled_job_stops_at_once_and_the_others_finish(name: str) -> None:
 
 # slots stretches durations on over-committed machines (tests/test_comparators.py).
 @pytest.mark.parametrize(
-    "name", [p for p in ONLINE_POLICIES if p != "slots" and p not in WHOLE_JOBS]
+    "name", [p for p in ONLINE_POLICIES if p != "slots" and p not in WHOLE_JOB_POLICIES]
 )
 def test_a_failed_attempt_runs_again_and_its_job_finishes(name: str) -> None:
     cluster = mixed_cluster(3)

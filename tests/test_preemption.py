@@ -26,7 +26,7 @@ from fairshare.workload.model import (
     User,
 )
 
-from conftest import WHOLE_JOBS, scaled_examples
+from conftest import WHOLE_JOB_POLICIES, scaled_examples
 from strategies import mixed_cluster
 
 
@@ -212,9 +212,10 @@ def _workloads(draw: st.DrawFn) -> tuple[int, list[Job], str, SimOptions]:
             )
         )
     # slots over-commits machines by design (tests/test_comparators.py).
-    # Policies that start jobs whole never run a job larger than its machines.
     policy = draw(
-        st.sampled_from(sorted(p for p in ONLINE_POLICIES if p != "slots" and p not in WHOLE_JOBS))
+        st.sampled_from(
+            sorted(p for p in ONLINE_POLICIES if p != "slots" and p not in WHOLE_JOB_POLICIES)
+        )
     )
     options = SimOptions(
         delay=draw(st.sampled_from([None, (1.0, 2.0)])),

@@ -14,10 +14,14 @@ from fairshare.runlog import RunLog
 from fairshare.sim.engine import SimOptions
 from fairshare.workload import parse_scenario
 
-from conftest import WHOLE_JOBS
+from conftest import WHOLE_JOB_POLICIES
 
 T_MIN = 5.0
-SLOT_POLICIES = [p for p in ONLINE_POLICIES if not p.startswith("cmmf-") and p != "slots"]
+SLOT_POLICIES = [
+    p
+    for p in ONLINE_POLICIES
+    if not p.startswith("cmmf-") and p != "slots" and p not in WHOLE_JOB_POLICIES
+]
 """The policies that run on a cluster of one resource named ``slots``."""
 
 
@@ -76,7 +80,7 @@ def test_a_user_with_higher_priority_work_is_served_before_a_lower_share(policy:
 
 
 # "low" (8 tasks on 4 slots) never starts whole.
-@pytest.mark.parametrize("policy", [p for p in SLOT_POLICIES if p not in WHOLE_JOBS])
+@pytest.mark.parametrize("policy", [p for p in SLOT_POLICIES if p not in WHOLE_JOB_POLICIES])
 def test_lower_priorities_are_preempted_once_after_tmin(policy: str) -> None:
     jobs = [
         {"name": "low", "submit": 0, "user": "a", "tasks": 8, "duration": 100},

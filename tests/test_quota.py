@@ -18,13 +18,13 @@ from fairshare.runlog import RunLog
 from fairshare.sim.engine import SimOptions
 from fairshare.workload import ScenarioError, parse_scenario
 
-from conftest import WHOLE_JOBS, scaled_examples
+from conftest import WHOLE_JOB_POLICIES, scaled_examples
 
 T_MIN = 5.0
-QUOTA_POLICIES = [p for p in ONLINE_POLICIES if p != "slots"]
+QUOTA_POLICIES = [p for p in ONLINE_POLICIES if p != "slots" and p not in WHOLE_JOB_POLICIES]
 """The policies that honour quotas: the slot scheduler (a comparator of H-DRF section 5.3)
 ignores them (docs/policies/comparators.md)."""
-PER_TASK_QUOTA_POLICIES = [p for p in QUOTA_POLICIES if p not in WHOLE_JOBS]
+PER_TASK_QUOTA_POLICIES = [p for p in QUOTA_POLICIES if p not in WHOLE_JOB_POLICIES]
 """Those that admit and reclaim task by task (one that starts jobs whole waits for room for
 the whole job, here a job larger than its queue's quota)."""
 

@@ -417,4 +417,11 @@ def test_a_better_sibling_account_ranks_all_its_users_higher(
                 continue
             for x in below(a):
                 for y in below(b):
-                    assert tree.factor[x] > tree.factor[y]
+                    if shares[x] is None and shares[y] is None:
+                        # Share=parent users carry fair_tree.c's NO_VAL level FS, and the
+                        # code ties consecutive equal values across accounts (the rank moves
+                        # only when the level FS does): the docs' promise is for users with
+                        # shares of their own.
+                        assert tree.factor[x] >= tree.factor[y]
+                    else:
+                        assert tree.factor[x] > tree.factor[y]

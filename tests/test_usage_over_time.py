@@ -20,7 +20,7 @@ from fairshare.policies import ONLINE_POLICIES
 from fairshare.policies.usage import DecayedUsage
 from fairshare.sim.engine import SimOptions
 
-from conftest import WHOLE_JOBS, scaled_examples
+from conftest import WHOLE_JOB_POLICIES, scaled_examples
 
 # ------------------------------------------------------------------ the decayed integral
 
@@ -96,7 +96,7 @@ def test_state_and_restore_keep_the_usage() -> None:
 
 # ------------------------------------------------------------------ the policies' decisions
 
-SHARE_POLICIES = sorted(set(ONLINE_POLICIES) - {"fifo"} - WHOLE_JOBS)
+SHARE_POLICIES = sorted(set(ONLINE_POLICIES) - {"fifo"} - WHOLE_JOB_POLICIES)
 """The policies that rank by share, task by task (those that start jobs whole wait for 4 free
 CPUs for a2 and b2: ``tests/test_slurm_fairtree.py`` tests slurm-fairtree's usage)."""
 

@@ -8,6 +8,8 @@ The cluster is TSF section VI's size, 1,000 machines of <16 CPUs, 64 GB> in four
   sizes, Sharma et al.'s Google-like constraints: about one constraint class per job, so the
   number of classes grows with the jobs); every job is its own user.
 - ``hdrf``: the same jobs from 100 users in five leaf queues of a two-level hierarchy.
+- ``kueue``, ``kueue-classical``: the same jobs from 100 LocalQueues of five ClusterQueues
+  in one cohort, each with a fifth of the cluster as nominal quota (each job admitted whole).
 - ``fair``: the ``facebook-2009`` generator (maps reading blocks held on 3 machines, reducers)
   with delay scheduling (5 s at node level, 10 s more at rack level: FAIR section 4).
 
@@ -56,6 +58,13 @@ QUEUES = (Queue("a", 3.0), Queue("a/x"), Queue("a/y", 2.0), Queue("b"), Queue("b
 """``hdrf``'s hierarchy: two levels, weighted."""
 LEAF_QUEUES = ("a/x", "a/y", "b", "b/x", "c")
 """The queues ``hdrf``'s jobs are spread over."""
+KUEUE_QUEUES = (
+    Queue("bench", quota=(16000.0, 64000.0)),
+    *(Queue(f"bench/cq{i}", quota=(3200.0, 12800.0)) for i in range(5)),
+)
+"""``kueue``'s ClusterQueues: five in one cohort, a fifth of the 1,000 machines each."""
+KUEUE_POLICIES = ("kueue", "kueue-classical")
+"""The policies that run on :data:`KUEUE_QUEUES`."""
 DELAY = (5.0, 10.0)
 """``fair``'s delay scheduling waits (node level, then rack level)."""
 
@@ -144,7 +153,8 @@ def workload(
     ----------
     policy : str
         ``fair`` gets the ``facebook-2009`` jobs with delay scheduling, ``hdrf`` the
-        constrained jobs in queues, any other policy the constrained jobs.
+        constrained jobs in queues, ``kueue`` the jobs in ClusterQueues (see the module),
+        any other policy the constrained jobs.
     jobs : int
         Jobs.
     machines : int
@@ -174,11 +184,14 @@ def workload(
         if policy == "hdrf":
             params.update(users=100, queues=list(LEAF_QUEUES))
             queues = QUEUES
+        elif policy in KUEUE_POLICIES:
+            params.update(users=100, queues=[q.path for q in KUEUE_QUEUES[1:]])
+            queues = KUEUE_QUEUES
     generated = generate(
         WorkloadSpec(kind, params),
         cluster(machines),
         np.random.default_rng(SEED).spawn(1)[0],
-        queues=[q.path for q in QUEUES],
+        queues=[q.path for q in (*QUEUES, *KUEUE_QUEUES)],
     )
     return ScalingWorkload(generated.cluster, list(generated.jobs), queues, options)
 

@@ -8,7 +8,8 @@
 - :mod:`fairshare.cli.sweep`: ``sweep`` (SPEC section 7).
 - :mod:`fairshare.cli.reproduce`: ``reproduce`` (SPEC section 7).
 - :mod:`fairshare.cli.importing`: ``import`` (SPEC section 8.1), one module per format:
-  :mod:`fairshare.cli.import_slurm` (``import slurm``).
+  :mod:`fairshare.cli.import_kueue` (``import kueue``), :mod:`fairshare.cli.import_slurm`
+  (``import slurm``).
 - :mod:`fairshare.cli.live`: ``serve``, ``tenant add``, ``submit``, ``jobs``, ``cancel``,
   ``shares`` (the live service, SPEC section 6).
 
@@ -66,6 +67,7 @@ with paused():
     from fairshare.cli import (
         bench,
         check,
+        import_kueue,
         import_slurm,
         importing,
         live,
@@ -79,4 +81,15 @@ with paused():
 __all__ = ["app", "main"]
 
 # The command modules register their commands on ``app`` when imported.
-_COMMANDS = (bench, check, importing, import_slurm, live, reproduce, simulate, solve, sweep)
+_COMMANDS = (
+    bench,
+    check,
+    importing,
+    import_kueue,
+    import_slurm,
+    live,
+    reproduce,
+    simulate,
+    solve,
+    sweep,
+)

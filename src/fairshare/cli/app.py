@@ -342,7 +342,10 @@ def stdout_kept_for_output() -> Iterator[None]:
             os.close(saved)
 
 
-_LIBRARY_INPUT_ERRORS = (("fairshare.workload.loader", "ScenarioError"),)
+_LIBRARY_INPUT_ERRORS = (
+    ("fairshare.workload.loader", "ScenarioError"),
+    ("fairshare.workload.imports.kueue", "ScenarioError"),
+)
 """The library's exceptions that are input errors, by module: looked up only among the
 modules a command loaded (:func:`_input_errors`)."""
 

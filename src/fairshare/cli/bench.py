@@ -421,9 +421,9 @@ def bench_scaling_command(
 ) -> None:
     """Simulated tasks per CPU second as the workload grows from 200 to 4,500 jobs (TSF
     section VI's scale) on 1,000 machines: constrained jobs (Google-like, about a class per
-    job) for drf, tsf and choosy, in queues for hdrf, with input data and delay scheduling
-    for fair. The ratio of the smallest run's rate to the largest's is 1.0 when the cost per
-    task does not grow with the work (target: at most 1.5)."""
+    job) for drf, tsf and choosy, in queues for hdrf, in ClusterQueues for kueue, with input
+    data and delay scheduling for fair. The ratio of the smallest run's rate to the largest's
+    is 1.0 when the cost per task does not grow with the work (target: at most 1.5)."""
     from fairshare.bench import scaling  # noqa: PLC0415
     from fairshare.policies import ONLINE_POLICIES  # noqa: PLC0415
 

@@ -1,6 +1,7 @@
 """``fairshare import``: the command group of SPEC section 8.1, converting a production
 scheduler's configuration into a scenario; one module per format registers its command on
-:data:`import_app` (:mod:`fairshare.cli.import_slurm`), and :func:`write_scenario` writes what
+:data:`import_app` (:mod:`fairshare.cli.import_kueue`, :mod:`fairshare.cli.import_slurm`), and
+:func:`write_scenario` writes what
 they convert."""
 
 from __future__ import annotations

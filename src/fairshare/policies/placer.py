@@ -119,6 +119,9 @@ class Placer:
             if isinstance(f, Reservation):
                 self.reservation = f
         self.batching = selection.batchable and not self.pick_filters
+        # Whether placement admits the waiting gangs itself (off for a policy that decides
+        # which gangs to try, and when, through admit_gang: Kueue's admission cycle).
+        self.gang_admission = True
         self.solo_offers = self.batching and selection.solo_offers and self.room is None
         selection.bind(ledger, self.room)
 
@@ -207,7 +210,13 @@ class Placer:
         if cpac is not None and cpac.waiting:
             # The machines admit computes first: those reducers already hold their slots.
             self._admit_computes(out)
-        if (ledger.gangs or ledger.reservation is not None) and (ledger.gang_news or ledger.dirty):
+        if not self.gang_admission:
+            # The policy admitted its gangs already (admit_gang) and read the room released.
+            ledger.gang_news = False
+            ledger.freed.clear()
+        elif (ledger.gangs or ledger.reservation is not None) and (
+            ledger.gang_news or ledger.dirty
+        ):
             self._admit_gangs(now, out)
         self._offer(now, out)
         # Room held back as headroom for tasks that no longer wait (the last ones launched,
@@ -567,6 +576,41 @@ class Placer:
         freed.clear()
         ledger.reservation = reservation
         ledger.reserved = reservation.extra if reservation is not None else None
+
+    def admit_gang(self, job: JobState, now: float, out: list[Decision]) -> bool:
+        """Admit waiting gang ``job`` now if the free room holds all its tasks at once (one
+        :func:`~fairshare.policies.gangs.gang_plan` on the room as it stands, no
+        reservation), for a policy that decides itself which gangs to try and in which order
+        (:attr:`gang_admission` off).
+
+        Parameters
+        ----------
+        job : JobState
+            A waiting gang's map side.
+        now : float
+            The time of the decision.
+        out : list of Decision
+            Where the launches are appended.
+
+        Returns
+        -------
+        bool
+            Whether it was admitted (launched whole).
+        """
+        ledger = self.ledger
+        user = ledger.users[job.user]
+        need = job.gang
+        if user.running + need > user.cap:
+            job.short = 0  # its own tasks' ends, not room, let it start
+            return False
+        cs = ledger.cluster
+        end = now + job.expected
+        plan, have = gang_plan(cs, cs.groups[job.group].cls, job.demand, need, None, end)
+        job.short = need - have
+        if plan is None:
+            return False
+        self._admit_gang(job, user, plan, None, end, out)
+        return True
 
     def _admit_gang(
         self,

@@ -22,6 +22,7 @@ from fairshare.policies.drf import CollapsedDrf, Drf, Drfh
 from fairshare.policies.fair import Fair
 from fairshare.policies.fifo import Fifo
 from fairshare.policies.hdrf import Hdrf, NaiveHdrf
+from fairshare.policies.kueue import Kueue, KueueClassical
 from fairshare.policies.options import PolicyOptions
 from fairshare.policies.scheduler import Scheduler
 from fairshare.policies.slots import Slots
@@ -104,6 +105,18 @@ ONLINE_POLICIES: dict[str, OnlinePolicy] = by_name(
             "Slurm's Fair Tree: fair-share factor from shares over decayed usage, EASY backfill",
             "Slurm fair_tree.html, fair_tree.c",
             SlurmFairTree,
+        ),
+        OnlinePolicy(
+            "kueue",
+            "Kueue: workloads admitted whole against ClusterQueue quotas, fair sharing",
+            "Kueue fair sharing (pkg/scheduler)",
+            Kueue,
+        ),
+        OnlinePolicy(
+            "kueue-classical",
+            "Kueue without fair sharing: classical order and preemption",
+            "Kueue scheduler (pkg/scheduler)",
+            KueueClassical,
         ),
     )
 )

@@ -34,6 +34,7 @@ from fairshare.workload.model import (
     ParetoDuration,
     PerTaskDurations,
     Queue,
+    QueuePreemption,
     ReducePhase,
     Scenario,
     ScenarioEvent,
@@ -43,6 +44,7 @@ from fairshare.workload.model import (
 from fairshare.workload.schema import (
     DistributionModel,
     JobModel,
+    PreemptionModel,
     QueueModel,
     ScenarioModel,
     UserModel,
@@ -265,6 +267,7 @@ class _Builder:
                 entry.min_share,
                 math.inf if entry.max_share is None else entry.max_share,
                 *self._quota(i, entry),
+                _preemption(entry.preemption),
             )
             for i, entry in enumerate(entries)
         )
@@ -547,6 +550,19 @@ class _Builder:
                 f"{kind} names must be unique",
             )
         seen[name] = i
+
+
+def _preemption(model: PreemptionModel | None) -> QueuePreemption:
+    """A queue's preemption settings (SPEC section 8.3), Kueue's defaults where unset."""
+    if model is None:
+        return QueuePreemption()
+    borrow = model.borrow_within_cohort
+    return QueuePreemption(
+        model.reclaim_within_cohort,
+        model.within_cluster_queue,
+        borrow.policy if borrow is not None else "never",
+        borrow.max_priority_threshold if borrow is not None else None,
+    )
 
 
 def _too_many_tasks(tasks: int) -> str:

@@ -70,6 +70,44 @@ MAX_WEIGHT = 1e9
 """The largest weight of a user, job or queue (the same reasoning as ``MAX_AMOUNT``)."""
 
 
+RECLAIM_POLICIES = ("never", "lower_priority", "any")
+"""Kueue's ``reclaimWithinCohort`` values, in the scenario's spelling."""
+WITHIN_QUEUE_POLICIES = ("never", "lower_priority", "lower_or_newer_equal_priority")
+"""Kueue's ``withinClusterQueue`` values, in the scenario's spelling."""
+BORROW_POLICIES = ("never", "lower_priority")
+"""Kueue's ``borrowWithinCohort.policy`` values, in the scenario's spelling."""
+
+
+@dataclass(frozen=True)
+class QueuePreemption:
+    """A queue's preemption settings (SPEC section 8.3; Kueue's ClusterQueue
+    ``spec.preemption``), read by the ``kueue`` policies only.
+
+    Parameters
+    ----------
+    reclaim_within_cohort : {"never", "lower_priority", "any"}
+        Whether a workload of the queue may preempt workloads of other queues of its cohort
+        that borrow (Kueue's ``reclaimWithinCohort``).
+    within_cluster_queue : {"never", "lower_priority", "lower_or_newer_equal_priority"}
+        Whether it may preempt workloads of its own queue (``withinClusterQueue``).
+    borrow_within_cohort : {"never", "lower_priority"}
+        Whether it may preempt while borrowing (``borrowWithinCohort.policy``; classical
+        preemption only).
+    max_priority_threshold : int, optional
+        The highest priority such a preemption may take (``maxPriorityThreshold``).
+
+    Examples
+    --------
+    >>> QueuePreemption().reclaim_within_cohort
+    'never'
+    """
+
+    reclaim_within_cohort: str = "never"
+    within_cluster_queue: str = "never"
+    borrow_within_cohort: str = "never"
+    max_priority_threshold: int | None = None
+
+
 @dataclass(frozen=True)
 class Queue:
     """An internal node of the scheduling hierarchy (H-DRF section 2.1; a FAIR pool).
@@ -94,6 +132,9 @@ class Queue:
     lending_limit : tuple of float, optional
         Per resource, how much of its idle quota the queue lends to its siblings (``inf``:
         all of it); None with no quota.
+    preemption : QueuePreemption
+        Kueue's preemption settings (read by the ``kueue`` policies only; the default
+        preempts nothing).
 
     Examples
     --------
@@ -109,6 +150,7 @@ class Queue:
     quota: tuple[float, ...] | None = None
     borrowing_limit: tuple[float, ...] | None = None
     lending_limit: tuple[float, ...] | None = None
+    preemption: QueuePreemption = QueuePreemption()
 
     @property
     def parent(self) -> str:

@@ -50,7 +50,12 @@ from fairshare.workload.limits import (
     MAX_REPLICAS,
     MAX_TASKS,
 )
-from fairshare.workload.model import REPLICA_PLACEMENTS
+from fairshare.workload.model import (
+    BORROW_POLICIES,
+    RECLAIM_POLICIES,
+    REPLICA_PLACEMENTS,
+    WITHIN_QUEUE_POLICIES,
+)
 
 GENERATORS = ("facebook-2009", "facebook-2010", "zipf", "google-constraints")
 """The built-in workload generators (SPEC section 1, ``workload.generator``)."""
@@ -124,6 +129,30 @@ class MachineModel(_Record):
 
 
 @dataclass(slots=True)
+class _BorrowWithinCohortModel(_Record):
+    policy: str
+    max_priority_threshold: int | None
+
+    fields = (
+        _Field("policy", _choice(*BORROW_POLICIES), "never"),
+        _Field("max_priority_threshold", _optional(_priority), None),
+    )
+
+
+@dataclass(slots=True)
+class PreemptionModel(_Record):
+    reclaim_within_cohort: str
+    within_cluster_queue: str
+    borrow_within_cohort: _BorrowWithinCohortModel | None
+
+    fields = (
+        _Field("reclaim_within_cohort", _choice(*RECLAIM_POLICIES), "never"),
+        _Field("within_cluster_queue", _choice(*WITHIN_QUEUE_POLICIES), "never"),
+        _Field("borrow_within_cohort", _optional(_record(_BorrowWithinCohortModel)), None),
+    )
+
+
+@dataclass(slots=True)
 class QueueModel(_Record):
     path: str
     weight: float
@@ -132,6 +161,7 @@ class QueueModel(_Record):
     quota: dict[str, float] | None
     borrowing_limit: dict[str, float] | None
     lending_limit: dict[str, float] | None
+    preemption: PreemptionModel | None
 
     fields = (
         _Field("path", _queue_path),
@@ -141,6 +171,7 @@ class QueueModel(_Record):
         _Field("quota", _optional(_amounts), None),
         _Field("borrowing_limit", _optional(_amounts), None),
         _Field("lending_limit", _optional(_amounts), None),
+        _Field("preemption", _optional(_record(PreemptionModel)), None),
     )
 
     def check(self) -> None:

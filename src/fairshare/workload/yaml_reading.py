@@ -116,10 +116,39 @@ class _YamlLoader(
 
 
 def read_yaml(text: str, source: str) -> object:
+    return _read(text, source, single=True)
+
+
+def read_yaml_documents(text: str, source: str) -> list[object]:
+    """Every document of a multi-document YAML stream (``---`` between them), each within
+    the limits a scenario is read with; the first problem as a :class:`ScenarioError`.
+
+    Parameters
+    ----------
+    text : str
+        The stream.
+    source : str
+        Its name, for messages.
+
+    Returns
+    -------
+    list of object
+    """
+    documents = _read(text, source, single=False)
+    assert isinstance(documents, list)
+    return documents
+
+
+def _read(text: str, source: str, *, single: bool) -> object:
     try:
         loader = _YamlLoader(text)
         try:
-            return loader.get_single_data()
+            if single:
+                return loader.get_single_data()
+            documents: list[object] = []
+            while loader.check_data():  # type: ignore[no-untyped-call]
+                documents.append(loader.get_data())
+            return documents
         finally:
             loader.dispose()
     except _DuplicateKeyError as dup:
