@@ -152,6 +152,45 @@ def test_gang_relaunched_elsewhere_in_one_round() -> None:
     assert [finish["j4"], finish["j5"]] == pytest.approx([13.32857142857143] * 2)
 
 
+def test_gang_stopped_twice_restarts_with_its_first_stopped_tasks() -> None:
+    """Found by Hypothesis (the invariant below): at 2.5 j1's gang (5 tasks, min_tasks 2) is
+    stopped whole for j3 (priority 5); at 2.59 it restarts with tasks 0 and 1 on m0 and is
+    stopped again in the same round. Its stopped tasks wait in the order they stopped
+    (``Ledger.requeue_gang``): 2, 3, 4, then 0, 1, so the gang restarts whole at 2.83 with
+    tasks 2 and 3, and 4, 0 and 1, beyond min_tasks, start on their own (4.83, 4.83, 5). The
+    invariant used to expect the tasks stopped last (0 and 1) to be the restarted gang, and
+    read their separate starts as a gang started partially."""
+    one = np.array([1.0, 1.0])
+    jobs = [
+        Job("j0", 0.0, "u0", one, 5, PerTaskDurations((1.0,) * 5)),
+        Job("j1", 0.0, "u1", np.array([2.0, 4.0]), 5, FixedDuration(1.0), min_tasks=2),
+        Job("j2", 0.0, "u0", one, 1, PerTaskDurations((1.0,)), min_tasks=1),
+        Job("j3", 0.5, "u0", one, 8, FixedDuration(2.5), constraint=Constraint("fast"), priority=5),
+        Job("j4", 0.5, "u0", one, 1, PerTaskDurations((1.0,))),
+        Job("j5", 0.5, "u0", one, 1, PerTaskDurations((1.0,))),
+        Job("j6", 0.5, "u0", one, 1, PerTaskDurations((1.0,))),
+    ]
+    options = SimOptions(preemption=(2.0, 4.0))
+    log = simulate(mixed_cluster(2), jobs, "slots", seed=2, options=options)
+    gang = [(a[0], a[1], a[2], round(a[3], 4), a[5]) for a in _attempts(log, "j1")]
+    assert gang == [
+        (0, 0, "m1", 0.0, True),
+        (0, 1, "m0", 2.5909, True),
+        (0, 2, "m1", 4.8333, False),
+        (1, 0, "m1", 0.0, True),
+        (1, 1, "m0", 2.5909, True),
+        (1, 2, "m0", 5.0, False),
+        (2, 0, "m0", 0.0, True),
+        (2, 1, "m1", 2.8333, False),
+        (3, 0, "m0", 0.0, True),
+        (3, 1, "m1", 2.8333, False),
+        (4, 0, "m0", 0.0, True),
+        (4, 1, "m1", 4.8333, False),
+    ]
+    invariant = test_gang.test_gangs_never_start_partially.hypothesis.inner_test  # type: ignore[attr-defined]
+    invariant((2, jobs, [], "slots", options))
+
+
 @settings(
     max_examples=scaled_examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )

@@ -493,3 +493,68 @@ def test_wide_weights_with_constraints_are_solved(policy: str) -> None:
     assert check_allocation(scenario, allocation) == []
     # b takes m0 and m1 (8), c all of m2, a what the weights leave it: m3 alone
     assert allocation.tasks == pytest.approx([4, 8, 4], rel=1e-6)
+
+
+WARM_START_COLUMNS_OFF_THEIR_ROWS: dict[str, Any] = {
+    # found by Hypothesis: once u0 is frozen at its cap, the level LP warm-started after the
+    # coefficient change came back "optimal" with u1's column 1e-7 above its row (its row
+    # values exact): u1 got 0.00099990010 tasks, the cpu over-filled by 1e-4
+    "resources": ["cpu", "mem"],
+    "machines": [{"name": "m", "count": 1, "capacity": {"cpu": 1000.0, "mem": 10.0}}],
+    "users": [
+        {"name": "u0", "demand": {"cpu": 1.0, "mem": 10.0}, "weight": 10.0, "max_tasks": 0.1},
+        {"name": "u1", "demand": {"cpu": 1e6, "mem": 1e-6}, "weight": 1.0},
+    ],
+}
+WARM_START_STALL: dict[str, Any] = {
+    # found by Hypothesis: the same inconsistent warm start made the freeze test see u1 grow
+    # on a full cpu ("progressive filling stalled at level 0.9995", exit 2)
+    "resources": ["cpu", "mem"],
+    "machines": [{"name": "m", "count": 2, "capacity": {"cpu": 1000.0, "mem": 1.0}}],
+    "users": [
+        {"name": "u0", "demand": {"cpu": 1.0, "mem": 1.0}, "weight": 10.0, "max_tasks": 1.0},
+        {"name": "u1", "demand": {"cpu": 1e6, "mem": 1e-6}, "weight": 1.0},
+    ],
+}
+
+
+@pytest.mark.parametrize("policy", ["tsf", "cdrf", "drfh"])
+@pytest.mark.parametrize(
+    ("document", "expected"),
+    [(WARM_START_COLUMNS_OFF_THEIR_ROWS, [0.1, 0.0009999]), (WARM_START_STALL, [1.0, 0.001999])],
+    ids=["over-filled", "stalled"],
+)
+def test_warm_start_with_columns_off_their_rows_is_solved_again(
+    policy: str, document: dict[str, Any], expected: list[float]
+) -> None:
+    scenario = scenario_of(document)
+    allocation = solve(scenario, policy)
+    assert check_allocation(scenario, allocation) == []
+    # u1 takes the cpu u0 leaves: (capacity - u0's cpu) / 1e6
+    assert allocation.tasks == pytest.approx(expected, rel=1e-12)
+    assert_same_tasks(allocation.tasks, solve(scenario, "drf").tasks)
+
+
+CAP_WITHIN_1E_12_OF_THE_LEVEL: dict[str, Any] = {
+    # found by Hypothesis: memory fills with u0 1e-12 below its cap of 10 tasks; the cap test's
+    # slack of 1e-12 froze u0 at 10, leaving u1 (which needs 1e-4 memory per task) nothing
+    # instead of DRF's 1e-7 tasks
+    "resources": ["cpu", "mem"],
+    "machines": [{"name": "m", "count": 1, "capacity": {"cpu": 100.0, "mem": 10.0}}],
+    "users": [
+        {"name": "u0", "demand": {"cpu": 1.0, "mem": 1.0}, "weight": 10.0, "max_tasks": 10.0},
+        {"name": "u1", "demand": {"cpu": 1e6, "mem": 1e-4}, "weight": 0.01},
+    ],
+}
+
+
+@pytest.mark.parametrize("policy", ["tsf", "cdrf", "drfh"])
+def test_cap_just_above_the_level_is_not_reached(policy: str) -> None:
+    scenario = scenario_of(CAP_WITHIN_1E_12_OF_THE_LEVEL)
+    allocation = solve(scenario, policy)
+    assert check_allocation(scenario, allocation) == []
+    # equal weighted dominant shares: n0 * 0.1 / 10 = n1 * 1e4 / 0.01, so n0 = 1e8 n1, and
+    # memory is full: n0 + 1e-4 n1 = 10
+    n1 = 10 / (1e8 + 1e-4)
+    assert allocation.tasks == pytest.approx([1e8 * n1, n1], rel=1e-9)
+    assert_same_tasks(allocation.tasks, solve(scenario, "drf").tasks)

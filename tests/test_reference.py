@@ -269,3 +269,37 @@ def test_a_scheduler_decides_through_its_registered_mode(monkeypatch: pytest.Mon
     assert _Counted.decisions > 3
     restricted = _run("offline-restricted", cluster, jobs)
     assert counted.attempts == restricted.attempts and counted.jobs == restricted.jobs
+
+
+def test_migration_with_several_task_sizes_keeps_running_tasks_it_cannot_repack() -> None:
+    """One user (v) with jobs of two task sizes used to stop offline-migration with
+    InvalidRequest ("the minimum shares do not fit"). At 1, u's <3> task takes m0 once one of
+    v's <2> tasks moves to m1 (the migration); at 2, v's <1> job arrives with both machines
+    full (m0: 2 + 3 of 5, m1: 3 x 2 of 6). The whole-cluster target keeps every running task,
+    and the mixed-size packing (first-fit decreasing, largest first) fits only three of v's
+    four 2s beside u's 3. The target is then not taken: the running tasks stay and
+    the restricted step applies, so j2 starts as room frees up (three tasks when j1 ends at 3,
+    the last at 4)."""
+    cluster = Cluster.build(
+        ["cpu"], [Machine("m0", np.array([5.0])), Machine("m1", np.array([6.0]))]
+    )
+    jobs = [
+        Job("j0", 0.0, "v", np.array([2.0]), 4, FixedDuration(5.0)),
+        Job("j1", 1.0, "u", np.array([3.0]), 1, FixedDuration(2.0)),
+        Job("j2", 2.0, "v", np.array([1.0]), 4, FixedDuration(1.0)),
+    ]
+    log = _run("offline-migration", cluster, jobs)
+    assert [(r.job, r.first_start, r.finish) for r in log.jobs] == [
+        ("j0", 0.0, 5.0),
+        ("j1", 1.0, 3.0),
+        ("j2", 3.0, 5.0),
+    ]
+    moved = [(a.task, a.machine, a.start, a.finish) for a in log.attempts if a.job == "j0"]
+    assert sorted(moved) == [
+        (0, "m0", 0.0, 5.0),
+        (1, "m0", 0.0, 1.0),
+        (1, "m1", 1.0, 5.0),
+        (2, "m1", 0.0, 5.0),
+        (3, "m1", 0.0, 5.0),
+    ]
+    assert sorted(a.start for a in log.attempts if a.job == "j2") == [3.0, 3.0, 3.0, 4.0]

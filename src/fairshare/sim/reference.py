@@ -425,7 +425,19 @@ class _TowardsTarget(Mode):
         if not scheduler.exhaustive and not scheduler.hard and self.shortcut(scheduler, out):
             return
         restricted = scheduler.restricted(scheduler.candidates())
-        target = scheduler.whole_cluster(keep_running=self.keep_running)
+        from fairshare.solvers.errors import InvalidRequest  # noqa: PLC0415 (as in _solve)
+
+        try:
+            target = scheduler.whole_cluster(keep_running=self.keep_running)
+        except InvalidRequest:
+            if not self.keep_running:
+                raise
+            # Units of several task sizes on shared machines are packed greedily (first-fit
+            # decreasing, ``fill_whole_tasks``), which can fail to place the running tasks the
+            # target must keep although they do run: no target keeping them was found, so
+            # they stay where they are and only the restricted step applies.
+            scheduler.apply_new(restricted, out)
+            return
         if scheduler.levels(scheduler.totals(restricted, add_running=True)) >= scheduler.levels(
             scheduler.totals(target, add_running=False)
         ):

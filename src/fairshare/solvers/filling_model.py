@@ -32,6 +32,12 @@ _SMALLEST = 1e-12
 """HiGHS's ``small_matrix_value`` (its least): it would drop a smaller entry, with a warning."""
 _LEVEL_GIVE = 1e-9
 """How far below its value a freeze test's fallback lets the level go (relative)."""
+_ROUNDING = 4 * float(np.finfo(np.float64).eps)
+"""A level this close (relative) to a user's cap level reaches the cap: rounding only."""
+_RESIDUAL = 1e-9
+"""How far (relative to the size of its terms, at least 1) a row's activity computed from
+HiGHS's column values may be from the row value HiGHS reports: ten times the LP's tolerance,
+far above the rounding of the sums (see :meth:`FillingLP._consistent`)."""
 _LARGEST = 1e15
 """The largest matrix entry HiGHS accepts (``large_matrix_value``)."""
 
@@ -390,7 +396,9 @@ class FillingLP:
         """Solve the model as it stands and read its solution (``solution``, ``row_value``).
 
         An LP HiGHS does not solve warm-started is solved once more from scratch
-        (``_solve_again``) before anything is concluded from its status. Only the level LP can
+        (``_solve_again``) before anything is concluded from its status, and so is one it
+        reports optimal whose column values do not reproduce its row values
+        (:meth:`_consistent`). Only the level LP can
         then be infeasible (minimum shares that do not fit); every other LP starts from a
         feasible point, so any other status left after the retry is numerical trouble.
 
@@ -409,9 +417,15 @@ class FillingLP:
         status = self.highs.getModelStatus()
         if status == highspy.HighsModelStatus.kOptimal:
             self._read_solution()
-            return
+            if self._consistent():
+                return
         status = self._solve_again(level_fixed=what != "level")
         if status == highspy.HighsModelStatus.kOptimal:
+            if not self._consistent():
+                raise SolverFailure(
+                    f"HiGHS's solution of the {what} LP does not satisfy the LP's rows "
+                    "(numerical trouble)"
+                )
             return
         if what == "level" and status in (
             highspy.HighsModelStatus.kInfeasible,
@@ -462,6 +476,38 @@ class FillingLP:
             if level_fixed:
                 self.set_bounds(level, np.array([lp_level]), np.array([lp_level]))
         return status
+
+    def _consistent(self) -> bool:
+        """Whether the solution just read satisfies the model's rows: HiGHS's row values equal
+        the matrix times its column values, to ``_RESIDUAL`` of the terms' size.
+
+        Warm-started after a coefficient change, HiGHS 1.16 can report "optimal", with no
+        primal infeasibility, column values off by up to 1e-7 while its row values are exact
+        (a level 1e-7 too high: a capacity row over-filled by that much; the same basis
+        solved from scratch gives the exact values). The level is read from the columns, so
+        such a solution is solved again from scratch (``tests/test_numeric_range.py``,
+        ``test_warm_start_with_columns_off_their_rows_is_solved_again``).
+
+        Returns
+        -------
+        bool
+            False when some row's activity differs from HiGHS's row value.
+        """
+        matrix = self.highs.getLp().a_matrix_
+        start = np.asarray(matrix.start_, dtype=np.int64)
+        index = np.asarray(matrix.index_, dtype=np.int64)
+        value = np.asarray(matrix.value_, dtype=np.float64)
+        outer = np.repeat(np.arange(len(start) - 1), np.diff(start))
+        if matrix.format_ == highspy.MatrixFormat.kColwise:
+            row, col = index, outer
+        else:
+            row, col = outer, index
+        terms = value * self.solution[col]
+        rows = len(self.row_value)
+        activity = np.bincount(row, weights=terms, minlength=rows)
+        size = np.bincount(row, weights=np.abs(terms), minlength=rows)
+        residual = np.abs(activity - self.row_value)
+        return bool(np.all(residual <= _RESIDUAL * np.maximum(size, 1.0)))
 
     def _read_solution(self) -> None:
         """Keep the optimal solve's column and row values."""
@@ -590,7 +636,12 @@ class FillingLP:
                         "use (or exceed a queue's max_share); lower them",
                     ) from None
                 self.current_level = float(self.solution[self.level_col]) * self.round_scale
-                capped = self.active & (cap_level <= self.current_level * (1 + 1e-12) + 1e-15)
+                # Only rounding slack (a few units in the last place): a cap 1e-12 above the
+                # level is not reached when the resource is full there, and freezing its user
+                # at the cap would hand it what a user 1e-12 its size needs (it got nothing,
+                # not DRF's 1e-7 tasks). A user just below its cap stays active; the freeze
+                # test then stops it at the level.
+                capped = self.active & (cap_level <= self.current_level * (1 + _ROUNDING))
                 if not capped.any():
                     break
                 self._freeze_at_cap(capped, cap_level)
