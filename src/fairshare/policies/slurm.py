@@ -387,7 +387,7 @@ class FairTreeRanking(Ranking):
         if kept is not None:
             billing = self.billing
             for idx, node in enumerate(self.user_node):
-                usage[node] = kept.usage(idx, now)[billing]
+                usage[node] = kept.usage_of(idx, now, billing)
         return fair_tree(self.parent, self.shares, self.is_user, usage)
 
     def due(self, now: float) -> bool:

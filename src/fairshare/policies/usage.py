@@ -195,6 +195,28 @@ class DecayedUsage:
             for v, r in zip(self._value[account], self._rate[account], strict=True)
         ]
 
+    def usage_of(self, account: int, now: float, amount: int) -> float:
+        """One amount of :meth:`usage`, without a list (Slurm's billing resource).
+
+        Parameters
+        ----------
+        account : int
+            The account.
+        now : float
+            The time (not before its last change).
+        amount : int
+            Which amount.
+
+        Returns
+        -------
+        float
+        """
+        keep = self._factor(account, now)
+        return (
+            self._value[account][amount] * keep
+            + self._rate[account][amount] * (1.0 - keep) / self.decay
+        )
+
     def average(self, account: int, now: float) -> list[float]:
         """The decayed mean of the account's rate at ``now``: ``ln 2 / h`` times its usage,
         in the rate's own unit (see the module).
