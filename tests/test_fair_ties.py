@@ -22,9 +22,7 @@ from fairshare.policies import ONLINE_POLICIES
 
 from conftest import scaled_examples
 
-POLICIES = sorted(set(ONLINE_POLICIES) - {"fifo"})
-"""The policies with shares to tie: FIFO's order of jobs is total (submission order; a batch
-submitted together runs in the order given, FAIR section 5.3)."""
+POLICIES = sorted(ONLINE_POLICIES)
 
 
 def _tenants_scenario(
@@ -138,8 +136,21 @@ def test_the_user_served_least_recently_wins_a_tie_between_equally_old_work() ->
     assert order == ["a-0", "b-0", "c-0", "a-1", "b-1", "c-1", "a-2", "b-2", "c-2"]
 
 
-def test_fifo_serves_a_batch_in_the_order_given() -> None:
-    """FIFO has no shares: jobs submitted together run in the order listed (FAIR section
-    5.3's batch), one tenant's jobs after another's, so the tie rule is not FIFO's."""
+def test_fifo_takes_a_burst_round_by_round_and_a_batch_in_order() -> None:
+    """FIFO at one instant: each tenant's k-th job goes in round k (3 tenants x 4 jobs of 1 s
+    on 2 slots wait alike), while jobs of different users submitted together run in the
+    order given (FAIR section 5.3's batch)."""
     means = _mean_waits(_tenants_scenario(3, 4, 2, 1.0, 0.0), "fifo")
-    assert means == {"t0": 0.5, "t1": 2.5, "t2": 4.5}
+    # Rounds of three jobs on two slots: t0 waits 0, 1, 3, 4 s; t1 0, 2, 3, 5; t2 1, 2, 4, 5.
+    assert means == {"t0": 2.0, "t1": 2.5, "t2": 3.0}
+    batch = {
+        "machines": [{"name": "m", "capacity": {"cpu": 2}}],
+        "jobs": [{"name": name, "submit": 0, "tasks": 2, "duration": 10} for name in ("j1", "j2")],
+    }
+    run = fairshare.simulate(fairshare.parse_scenario(batch, source="batch"), "fifo")
+    assert sorted((a.job, a.start) for a in run.log.attempts) == [
+        ("j1", 0.0),
+        ("j1", 0.0),
+        ("j2", 10.0),
+        ("j2", 10.0),
+    ]

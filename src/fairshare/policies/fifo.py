@@ -21,6 +21,7 @@ DRF section 4.1's two users on <9 CPUs, 18 GB>: FIFO gives the first job every t
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from mypy_extensions import mypyc_attr
@@ -33,23 +34,59 @@ from fairshare.policies.scheduler import Scheduler
 from fairshare.policies.shares import priority_shares
 from fairshare.workload.model import Queue, User
 
+ROUND_STEP = 2.0**-24
+"""The weight of a job's place in its instant within its round's key: below 1 for bursts of
+up to 2**24 jobs, and resolvable beside ids up to about 2**28."""
+
 
 @mypyc_attr(allow_interpreted_subclasses=True)
 class FifoRanking(Ranking):
-    """The key of a user in a group is the id (submission order) of its oldest job there, so
-    the oldest job that can use a machine gets it; a younger job only fills what the older
-    ones cannot use.
+    """The key of a user in a group is the arrival key of its oldest job there, so the oldest
+    job that can use a machine gets it; a younger job only fills what the older ones cannot
+    use.
 
-    FIFO has no shares to tie: its order of jobs is total, and jobs submitted in one batch
-    run in the order given (FAIR section 5.3's batch, where FIFO beats fair sharing on
-    response time), so the fair tie rule of the share-based policies never applies."""
+    Jobs submitted at different times go in submission order. Jobs submitted at one instant
+    have no order of arrival between users: each user's k-th job of the instant goes in
+    round k, and a round in the order given, so one tenant's burst does not run before
+    another's first job (the fair tie rule's FIFO form), while a batch of jobs of different
+    users runs in the order given (FAIR section 5.3's batch, where FIFO beats fair sharing).
+    """
 
     def __init__(self) -> None:
         super().__init__()
         self.by_share = False
+        # Arrival keys by job id (pruned as jobs end); the instant being submitted, the id
+        # of its first job, and each user's jobs in it so far.
+        self.keys: dict[int, float] = {}
+        self.instant = -math.inf
+        self.first = 0
+        self.rounds: dict[int, int] = {}
+
+    def on_submit(self, job: JobState) -> None:
+        """Give the job its arrival key: ``first + round + (id - first) * 2**-24``, where
+        ``first`` is the id of the instant's first job (ids follow submission), so keys of an
+        instant stay below the next instant's and order its jobs by round, then id.
+
+        Parameters
+        ----------
+        job : JobState
+            The job's map side.
+        """
+        submit = job.job.submit
+        if submit != self.instant:
+            self.instant = submit
+            self.first = job.id
+            self.rounds.clear()
+        burst = self.rounds.get(job.user, 0)
+        self.rounds[job.user] = burst + 1
+        keys = self.keys
+        jobs = self.ledger.jobs
+        if len(keys) > 2 * len(jobs) + 1024:
+            self.keys = keys = {i: k for i, k in keys.items() if i in jobs}
+        keys[job.id] = self.first + burst + (job.id - self.first) * ROUND_STEP
 
     def user_rank(self, user: UserState, group: int) -> float:
-        """The id of the user's oldest job with pending work in ``group``.
+        """The arrival key of the user's oldest job with pending work in ``group``.
 
         Parameters
         ----------
@@ -62,7 +99,9 @@ class FifoRanking(Ranking):
         -------
         float
         """
-        return float(self.ledger.head_job(user, group).id)
+        job = self.ledger.head_job(user, group)
+        key = self.keys.get(job.id)
+        return float(job.id) if key is None else key
 
     def gang_rank(self, job: JobState) -> tuple[float, float, int, int, float, int]:
         """Waiting gangs in submission order, as FIFO serves jobs (under EASY backfilling

@@ -423,6 +423,7 @@ class Ledger:
         group = cs.group_of(cls, demand)
         state = JobState(job_id, job, user.idx, group, demand)
         state.share_per_task = self.ranking.share_per_task(state)
+        self.ranking.on_submit(state)
         reducers = self._reduce_sides(job_id, job, user, cls, demand)
         if self.ends is not None:
             state.expected = expected_seconds(job)

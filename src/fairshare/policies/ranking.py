@@ -151,6 +151,16 @@ class Ranking:
             return user.share / user.divisor
         return (user.share + usage.mean(user.idx, self.ledger.now)) / user.divisor
 
+    def on_submit(self, job: JobState) -> None:
+        """A job arrived (its map side; the ledger calls it before the job is activated):
+        a ranking whose order depends on the arrivals before it records what it needs.
+
+        Parameters
+        ----------
+        job : JobState
+            The job's map side.
+        """
+
     def job_rank(self, job: JobState) -> float:
         """The order of a user's jobs (lower goes first): FIFO, by submission.
 
