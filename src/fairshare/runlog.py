@@ -378,9 +378,9 @@ class RunLog:
         The policy's shares at the end (``{"queues": {path: share}, "users": {name:
         share}}``, SPEC section 8.3); empty for a policy that reports none.
     queue_shares : tuple of (float, str, float)
-        Each queue's share as the policy computed it, sampled after every decision round:
-        a row (time, queue, share) whenever it changed (the ``queue_share`` of
-        ``timeline.csv``).
+        Each queue's share as the policy computed it, sampled after decision rounds (at most
+        once per simulated second, and at the end): a row (time, queue, share) whenever it
+        changed (the ``queue_share`` of ``timeline.csv``).
     user_queues : dict of str to str
         The queue of each user in one (configured, else its jobs'), for per-queue tables.
     """

@@ -211,6 +211,18 @@ class KueueRanking(DrfRanking):
             return math.inf
         return value / user.weight
 
+    def queue_shares(self) -> dict[str, float]:
+        """Each ClusterQueue's and Cohort's weighted share in per mille (see
+        :meth:`reported_shares`), without the users'.
+
+        Returns
+        -------
+        dict of str to float
+        """
+        tree = self.tree
+        rows = self.rows()
+        return {path: float(tree.drs(i, rows).per_mille) for i, path in enumerate(tree.paths)}
+
     def reported_shares(self) -> tuple[dict[str, float], dict[str, float]]:
         """Each ClusterQueue's and Cohort's weighted share in per mille as Kueue reports
         ``status.fairSharing.weightedShare`` (:attr:`Drs.per_mille`), and each user's
@@ -221,9 +233,7 @@ class KueueRanking(DrfRanking):
         -------
         (dict of str to float, dict of str to float)
         """
-        tree = self.tree
-        rows = self.rows()
-        queues = {path: float(tree.drs(i, rows).per_mille) for i, path in enumerate(tree.paths)}
+        queues = self.queue_shares()
         afs = self.ledger.options.usage_half_life is not None
         users = {u.name: self.lq_usage(u) if afs else self.standing(u) for u in self.ledger.users}
         return queues, users

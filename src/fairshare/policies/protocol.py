@@ -335,6 +335,16 @@ class Policy(Protocol):
         """
         return {}, {}
 
+    def queue_shares(self) -> dict[str, float]:
+        """Each queue's share as the policy computes it now (:meth:`reported_shares`'s
+        first part).
+
+        Returns
+        -------
+        dict of str to float
+        """
+        return self.reported_shares()[0]
+
     def quiescent(self) -> bool:
         """Whether finishes may be held back and delivered by :meth:`tasks_finished` (see
         the module docstring); asked after a decision round.

@@ -256,6 +256,16 @@ class Ranking:
             return user.share
         return user.share + usage.mean(user.idx, ledger.now)
 
+    def queue_shares(self) -> dict[str, float]:
+        """Each queue's share as the policy computes it now (:meth:`reported_shares`'s
+        first part; a ranking that can skip the users overrides it: the run samples it).
+
+        Returns
+        -------
+        dict of str to float
+        """
+        return self.reported_shares()[0]
+
     def reported_shares(self) -> tuple[dict[str, float], dict[str, float]]:
         """Each queue's and each user's share as the policy computes it now (SPEC section
         8.3's ``shares`` in ``summary.json``, ``queue_share`` in ``timeline.csv``).

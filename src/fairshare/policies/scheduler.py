@@ -477,6 +477,16 @@ class Scheduler:
         """
         return self.ranking.reported_shares()
 
+    def queue_shares(self) -> dict[str, float]:
+        """Each queue's share as the policy computes it now (the run samples it for
+        ``timeline.csv``'s ``queue_share``).
+
+        Returns
+        -------
+        dict of str to float
+        """
+        return self.ranking.queue_shares()
+
     def quiescent(self) -> bool:
         """The protocol's promise that finishes may be held back (see
         :mod:`fairshare.policies.protocol`): nobody has work to place, no machine or job

@@ -196,7 +196,7 @@ def simulate(
     if opts.load_scale != 1.0 or opts.time_scale != 1.0:
         jobs = scale_jobs(jobs, load=opts.load_scale, time=opts.time_scale)
     run = _Run(cluster, sched, rng, opts)
-    run.sampling = bool(queues) and hasattr(sched, "reported_shares")
+    run.sampling = bool(queues) and hasattr(sched, "queue_shares")
     # The run allocates a few tuples per running task (its event, its TaskRef) and no
     # reference cycles on its hot path: the cyclic collector's passes over them cost about a
     # fifth of a long run, so it waits until the log's columns are built.
@@ -227,6 +227,13 @@ def simulate(
         queue_shares=tuple(run.queue_shares),
         user_queues=_user_queues(users, records),
     )
+
+
+SHARE_SAMPLE_SECONDS = 1.0
+"""With queues, each queue's share as the policy computes it is sampled after a decision
+round at most once per this many simulated seconds, and at the end (``RunLog.queue_shares``):
+a policy's shares cost O(users) to compute, and sampling every round of a large run cost a
+kueue run four times its scheduling."""
 
 
 def _user_queues(users: Sequence[User], records: Sequence[JobRecord]) -> dict[str, str]:
@@ -336,14 +343,17 @@ class _Run(RunState):
                 decisions = policy.decide(now)
             delivered = False
             self._apply(now, decisions)
-            if sampling:
+            if sampling and now >= self.next_sample:
                 self.sample_shares(now)
+                self.next_sample = now + SHARE_SAMPLE_SECONDS
             # A round that launched nothing may leave a policy with nothing to place.
             quiet = not decisions and policy.quiescent()
             if wakeups:
                 self._ask_wakeup(now)
         if held:
             policy.tasks_finished(now, held, held_at)
+        if sampling:
+            self.sample_shares(now)
         self.events = events
         if exhausted:
             # No event was left to move them: their waiting tasks fit on no machine they may
@@ -354,7 +364,7 @@ class _Run(RunState):
     def sample_shares(self, now: float) -> None:
         """Record each queue's share as the policy computes it now, where it changed
         (``RunLog.queue_shares``)."""
-        queues, _ = self.policy.reported_shares()
+        queues = self.policy.queue_shares()
         last = self.last_queue_shares
         for path, share in queues.items():
             if last.get(path) != share:

@@ -100,6 +100,7 @@ class RunState:
         # Queue shares as the policy reports them, sampled after every decision round when
         # the run has queues (RunLog.queue_shares).
         self.sampling = False
+        self.next_sample = -math.inf
         self.queue_shares: list[tuple[float, str, float]] = []
         self.last_queue_shares: dict[str, float] = {}
         self.runs: dict[int, JobRun] = {}
