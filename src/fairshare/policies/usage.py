@@ -104,6 +104,20 @@ class DecayedUsage:
         elapsed = now - self._stamp[account]
         return math.exp(-self.decay * elapsed) if elapsed > 0.0 else 1.0
 
+    def _settle(self, account: int, now: float) -> None:
+        """Bring the account's value up to ``now`` at the rate it held since its stamp, in
+        place (the one place usage accrues)."""
+        if now <= self._stamp[account]:
+            return
+        keep = self._factor(account, now)
+        # The constant rate's integral since the stamp: rate * (1 - keep) / (ln 2 / h).
+        grow = (1.0 - keep) / self.decay
+        value = self._value[account]
+        rate = self._rate[account]
+        for r in range(self.width):
+            value[r] = value[r] * keep + rate[r] * grow
+        self._stamp[account] = now
+
     def set_rate(self, account: int, now: float, rate: Sequence[float]) -> None:
         """From ``now`` on the account holds ``rate``: its usage is first brought up to
         ``now`` at the rate it held until then.
@@ -117,8 +131,7 @@ class DecayedUsage:
         rate : sequence of float
             What it holds from now on, ``width`` amounts.
         """
-        self._value[account] = self.usage(account, now)
-        self._stamp[account] = max(now, self._stamp[account])
+        self._settle(account, now)
         self._rate[account] = list(rate)
 
     def set_share(self, account: int, now: float, rate: float) -> None:
@@ -134,14 +147,8 @@ class DecayedUsage:
         rate : float
             What it holds from now on.
         """
-        value = self._value[account]
-        held = self._rate[account]
-        elapsed = now - self._stamp[account]
-        if elapsed > 0.0:
-            keep = math.exp(-self.decay * elapsed)
-            value[0] = value[0] * keep + held[0] * (1.0 - keep) / self.decay
-            self._stamp[account] = now
-        held[0] = rate
+        self._settle(account, now)
+        self._rate[account][0] = rate
 
     def set_relative(
         self, account: int, now: float, held: Sequence[float], total: Sequence[float]
@@ -159,44 +166,14 @@ class DecayedUsage:
         held, total : sequence of float
             What it holds from now on, and the capacity, per amount.
         """
-        value = self._value[account]
+        self._settle(account, now)
         rate = self._rate[account]
-        elapsed = now - self._stamp[account]
-        width = self.width
-        if elapsed > 0.0:
-            keep = math.exp(-self.decay * elapsed)
-            grow = (1.0 - keep) / self.decay
-            for r in range(width):
-                value[r] = value[r] * keep + rate[r] * grow
-            self._stamp[account] = now
-        for r in range(width):
+        for r in range(self.width):
             t = total[r]
             rate[r] = held[r] / t if t > 0.0 else 0.0
 
-    def usage(self, account: int, now: float) -> list[float]:
-        """The account's decayed usage at ``now``, in share-seconds, per amount.
-
-        Parameters
-        ----------
-        account : int
-            The account.
-        now : float
-            The time (not before its last change).
-
-        Returns
-        -------
-        list of float
-        """
-        keep = self._factor(account, now)
-        # The constant rate's integral since the stamp: rate * (1 - keep) / (ln 2 / h).
-        grow = (1.0 - keep) / self.decay
-        return [
-            v * keep + r * grow
-            for v, r in zip(self._value[account], self._rate[account], strict=True)
-        ]
-
     def usage_of(self, account: int, now: float, amount: int) -> float:
-        """One amount of :meth:`usage`, without a list (Slurm's billing resource).
+        """One amount of the account's decayed usage at ``now``, in share-seconds.
 
         Parameters
         ----------
@@ -217,6 +194,22 @@ class DecayedUsage:
             + self._rate[account][amount] * (1.0 - keep) / self.decay
         )
 
+    def usage(self, account: int, now: float) -> list[float]:
+        """The account's decayed usage at ``now``, in share-seconds, per amount.
+
+        Parameters
+        ----------
+        account : int
+            The account.
+        now : float
+            The time (not before its last change).
+
+        Returns
+        -------
+        list of float
+        """
+        return [self.usage_of(account, now, r) for r in range(self.width)]
+
     def average(self, account: int, now: float) -> list[float]:
         """The decayed mean of the account's rate at ``now``: ``ln 2 / h`` times its usage,
         in the rate's own unit (see the module).
@@ -232,8 +225,7 @@ class DecayedUsage:
         -------
         list of float
         """
-        decay = self.decay
-        return [u * decay for u in self.usage(account, now)]
+        return [self.usage_of(account, now, r) * self.decay for r in range(self.width)]
 
     def mean(self, account: int, now: float) -> float:
         """:meth:`average`'s first amount (a share's decayed mean, without a list).
@@ -249,8 +241,7 @@ class DecayedUsage:
         -------
         float
         """
-        keep = self._factor(account, now)
-        return self._value[account][0] * keep * self.decay + self._rate[account][0] * (1.0 - keep)
+        return self.usage_of(account, now, 0) * self.decay
 
     def state(self, account: int) -> tuple[list[float], list[float], float]:
         """What a durable store keeps of the account: its value and rate as of its stamp,
