@@ -38,9 +38,8 @@ from pathlib import Path
 from fairshare import collector
 from fairshare.workload.builder import MachinesFrom, build_scenario
 from fairshare.workload.errors import ScenarioError, got
-from fairshare.workload.limits import MAX_SCENARIO_BYTES
 from fairshare.workload.model import Scenario
-from fairshare.workload.reading import read_json, read_yaml
+from fairshare.workload.reading import read_json, read_text_file, read_yaml
 from fairshare.workload.schema import GENERATORS, MAX_COUNT, SCENARIO_FIELDS, check_scenario
 
 __all__ = [
@@ -149,23 +148,7 @@ def read_scenario_file(path: str | Path) -> object:
     """A scenario file's parsed YAML or JSON (by suffix, as :func:`load_scenario` reads it),
     within the reading limits, not yet validated."""
     source = str(path)
-    try:
-        with Path(path).open("rb") as stream:
-            raw = stream.read(MAX_SCENARIO_BYTES + 1)  # not the whole of a huge file or pipe
-    except OSError as err:
-        raise ScenarioError(source, "file", f"cannot read ({err.strerror or err})") from None
-    if len(raw) > MAX_SCENARIO_BYTES:
-        raise ScenarioError(
-            source,
-            "file",
-            f"is larger than {MAX_SCENARIO_BYTES // 2**20} MiB (the limit for a scenario file)",
-        )
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        raise ScenarioError(
-            source, "file", f"cannot read (not UTF-8 text: bad byte at offset {err.start})"
-        ) from None
+    text = read_text_file(path)
     if not text.strip():
         raise ScenarioError(source, "file", "is empty; a scenario needs at least 'machines'")
     suffix = Path(path).suffix.lower()

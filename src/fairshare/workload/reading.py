@@ -24,10 +24,11 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any, NoReturn
 
 from fairshare.workload.errors import ScenarioError, shown_value
-from fairshare.workload.limits import MAX_NESTING
+from fairshare.workload.limits import MAX_NESTING, MAX_SCENARIO_BYTES
 
 # --------------------------------------------------------------------------------------------
 # YAML and JSON readers that reject duplicate keys
@@ -50,6 +51,45 @@ class _LimitExceeded(Exception):
         super().__init__(line, what)
         self.line = line
         self.what = what
+
+
+def read_text_file(path: str | Path) -> str:
+    """An input file's text (a scenario, or a configuration to import), read safely: at most
+    :data:`~fairshare.workload.limits.MAX_SCENARIO_BYTES` (not the whole of a huge file or
+    pipe), UTF-8 with or without a byte-order mark.
+
+    Parameters
+    ----------
+    path : str or Path
+        The file.
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    ScenarioError
+        The file cannot be read, is too large or is not UTF-8 (WHERE ``file``).
+    """
+    source = str(path)
+    try:
+        with Path(path).open("rb") as stream:
+            raw = stream.read(MAX_SCENARIO_BYTES + 1)
+    except OSError as err:
+        raise ScenarioError(source, "file", f"cannot read ({err.strerror or err})") from None
+    if len(raw) > MAX_SCENARIO_BYTES:
+        raise ScenarioError(
+            source,
+            "file",
+            f"is larger than {MAX_SCENARIO_BYTES // 2**20} MiB (the limit for a scenario file)",
+        )
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise ScenarioError(
+            source, "file", f"cannot read (not UTF-8 text: bad byte at offset {err.start})"
+        ) from None
 
 
 def read_yaml(text: str, source: str) -> object:

@@ -69,13 +69,12 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from fairshare.errors import FairshareError
 from fairshare.workload.errors import ScenarioError, shown_value
-from fairshare.workload.limits import MAX_SCENARIO_BYTES
 from fairshare.workload.model import MAX_AMOUNT, MAX_WEIGHT, MIN_WEIGHT
+from fairshare.workload.reading import read_text_file
 
 __all__ = ["KueueImport", "convert", "parse_duration", "parse_quantity", "read_kueue"]
 
@@ -250,21 +249,7 @@ def read_kueue(paths: Sequence[str], keep_flavors: bool = False) -> KueueImport:
     """
     texts: list[tuple[str, str]] = []
     for path in paths:
-        try:
-            with Path(path).open("rb") as stream:
-                raw = stream.read(MAX_SCENARIO_BYTES + 1)
-        except OSError as err:
-            raise ScenarioError(path, "file", f"cannot read ({err.strerror or err})") from None
-        if len(raw) > MAX_SCENARIO_BYTES:
-            raise ScenarioError(
-                path, "file", f"is larger than {MAX_SCENARIO_BYTES // 2**20} MiB (the limit)"
-            )
-        try:
-            texts.append((path, raw.decode("utf-8-sig")))
-        except UnicodeDecodeError as err:
-            raise ScenarioError(
-                path, "file", f"cannot read (not UTF-8 text: bad byte at offset {err.start})"
-            ) from None
+        texts.append((path, read_text_file(path)))
     return convert(texts, keep_flavors)
 
 

@@ -79,8 +79,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fairshare.workload.errors import ScenarioError
-from fairshare.workload.limits import MAX_MACHINES, MAX_SCENARIO_BYTES
+from fairshare.workload.limits import MAX_MACHINES
 from fairshare.workload.loader import parse_scenario, read_scenario_file
+from fairshare.workload.reading import read_text_file
 from fairshare.workload.schema import SCENARIO_FIELDS
 
 __all__ = [
@@ -147,22 +148,7 @@ class _Row:
 
 def _read(path: Path) -> str:
     """The file's text, within the scenario size limit."""
-    source = str(path)
-    try:
-        with path.open("rb") as stream:
-            raw = stream.read(MAX_SCENARIO_BYTES + 1)
-    except OSError as err:
-        raise ScenarioError(source, "file", f"cannot read ({err.strerror or err})") from None
-    if len(raw) > MAX_SCENARIO_BYTES:
-        raise ScenarioError(
-            source, "file", f"is larger than {MAX_SCENARIO_BYTES // 2**20} MiB (the limit)"
-        )
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        raise ScenarioError(
-            source, "file", f"cannot read (not UTF-8 text: bad byte at offset {err.start})"
-        ) from None
+    return read_text_file(path)
 
 
 def _shown(text: str) -> str:
