@@ -75,6 +75,7 @@ FILE_TIERS: dict[str, tuple[str, ...]] = {
         "test_hdrf_priority.py",
         "test_hdrf_starvation.py",
         "test_hygiene.py",
+        "test_import_serve.py",
         "test_import_slurm.py",
         "test_job_events.py",
         "test_kernel.py",
