@@ -11,13 +11,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fairshare.api import Run, unrunnable_jobs, workload_of
+from fairshare.api import simulate as simulate_scenario
 from fairshare.cluster import Cluster, Machine
 from fairshare.cluster.constraints import Constraint
-from fairshare.policies import ONLINE_POLICIES, make_policy
+from fairshare.policies import ONLINE_POLICIES, PolicyOptions, make_policy
 from fairshare.runlog import RunLog
 from fairshare.sim.engine import JobEvent, MachineEvent, SimOptions, simulate
 from fairshare.workload import parse_scenario
@@ -128,6 +130,57 @@ def test_a_gang_waits_whole_and_the_next_job_runs(policy: str) -> None:
     log = simulate(_slots(3), jobs, policy, seed=0)
     assert _starts(log, "s") == [1.0]
     assert _starts(log, "g") == [10.0, 10.0]
+
+
+QUOTA_GANGS = """
+machines:
+  - {name: node, count: 2, capacity: {cpu: 4}}
+queues:
+  - {path: small, quota: {cpu: 4}, borrowing_limit: {cpu: 0}}
+  - {path: big, quota: {cpu: 4}}
+jobs:
+  - {name: g1, submit: 0, user: alice, queue: small, tasks: 3, gang: true, duration: 10,
+     demand: {cpu: 1}}
+  - {name: g2, submit: 0, user: alice, queue: small, tasks: 3, gang: true, duration: 10,
+     demand: {cpu: 1}}
+"""
+
+
+@pytest.mark.parametrize("policy", sorted(set(ONLINE_POLICIES) - {"slots", "cmmf-mem"}))
+def test_a_gang_keeps_its_queue_within_its_borrowing_limit(policy: str) -> None:
+    """Queue ``small`` holds 4 CPUs and may borrow none; two gangs of 3 CPUs each: the
+    second waits for the first (6 > 4) although the cluster has 8 CPUs free. A gang's
+    admission asks the quota for all its tasks at once (``Filter.admits_whole``), as Kueue
+    admits a workload only if its whole request fits the ClusterQueue's quota (Kueue's
+    docs, "Cluster Queue": borrowingLimit). ``slots`` ignores quotas (its docs say so);
+    ``cmmf-mem`` needs memory."""
+    scenario = parse_scenario(yaml.safe_load(QUOTA_GANGS), "quota-gangs")
+    run = simulate_scenario(scenario, policy)
+    assert run.jobs_frame()["first_start"].to_list() == [0.0, 10.0]
+
+
+def test_a_gang_keeps_its_queue_within_its_maximum_capacity() -> None:
+    """The Capacity Scheduler with ``maximum-capacity`` one half at every level: queue
+    ``small`` may use half the cluster and its user ``alice`` half of that (2 of 8 CPUs), so
+    the second gang of 2 waits for the first; before gangs asked the filter, both ran."""
+    data = yaml.safe_load(QUOTA_GANGS)
+    for queue in data["queues"]:
+        queue.pop("borrowing_limit", None)
+        queue.pop("quota", None)
+    for job in data["jobs"]:
+        job["tasks"] = 2
+    scenario = parse_scenario(data, "capacity-gangs")
+    loaded = workload_of(scenario)
+    policy = make_policy(
+        "capacity",
+        loaded.cluster,
+        users=scenario.users,
+        queues=scenario.queues,
+        options=PolicyOptions(max_capacity=0.5),
+    )
+    log = simulate(loaded.cluster, loaded.jobs, policy, seed=0)
+    assert _starts(log, "g1") == [0.0, 0.0]
+    assert _starts(log, "g2") == [10.0, 10.0]
 
 
 @pytest.mark.parametrize("policy", ["fifo", "drf", "hdrf", "tsf"])

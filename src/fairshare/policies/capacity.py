@@ -142,10 +142,30 @@ class MaxCapacity(Filter):
         -------
         bool
         """
+        return self.admits_whole(job, 1, now)
+
+    def admits_whole(self, job: JobState, count: int, now: float) -> bool:
+        """Whether ``count`` tasks of ``job`` may start together (a gang): every node from
+        its user's leaf to the root is below its maximum capacity and stays within it with
+        all of them (see :meth:`Filter.admits_whole`).
+
+        Parameters
+        ----------
+        job : JobState
+            The job part (its user and group's demand).
+        count : int
+            How many of its tasks would start.
+        now : float
+            Unused.
+
+        Returns
+        -------
+        bool
+        """
         ledger = self.ledger
         tree = self._tree()
         total = ledger.cluster.total
-        demand = ledger.cluster.groups[job.group].demand
+        demand = [d * count for d in ledger.cluster.groups[job.group].demand]
         used = self._used(tree)
         node = tree.leaf[job.user]
         while node >= 0:

@@ -20,6 +20,11 @@ against everyone's allocation as it stands; preemption applies its own rule on t
 allocation after the kills instead (rule 8 of :mod:`fairshare.policies.preemption`: the
 launch keeps the starved user's queues within their quotas).
 
+A gang starts all its tasks at once on one snapshot (:mod:`fairshare.policies.gangs`): its
+plan takes the machines' room and eligibility into account, and the ``pick`` filters judge
+all its tasks together through :meth:`Filter.admits_whole` (a quota or maximum capacity is
+obeyed by the whole gang, not task by task).
+
 A filter whose refusal has a consequence (delay scheduling starts a job's wait) says so in
 :meth:`Filter.refused`, which placement calls and a dry run does not.
 
@@ -109,6 +114,28 @@ class Filter:
             The machine's index.
         free : sequence of float
             The machine's free room.
+        now : float
+            The time of the decision.
+
+        Returns
+        -------
+        bool
+        """
+        return True
+
+    def admits_whole(self, job: JobState, count: int, now: float) -> bool:
+        """Whether ``count`` tasks of ``job`` may start together: a gang's admission, which
+        places all its tasks at once on one snapshot (:mod:`fairshare.policies.gangs`). The
+        placer asks the ``pick`` filters, which judge a user against everyone's allocation,
+        so that a gang obeys a quota or a maximum capacity as a whole; the machines' room and
+        eligibility are the gang plan's. Reads the ledger, never writes it. By default: yes.
+
+        Parameters
+        ----------
+        job : JobState
+            The waiting gang's part.
+        count : int
+            How many of its tasks would start.
         now : float
             The time of the decision.
 
@@ -277,6 +304,26 @@ class Quota(Filter):
         -------
         bool
         """
+        return self.admits_whole(job, 1, now)
+
+    def admits_whole(self, job: JobState, count: int, now: float) -> bool:
+        """Whether the quotas admit ``count`` more tasks of ``job``'s group for its user at
+        once, as one launch of ``count`` times the task's demand (a gang's admission; see
+        :meth:`Filter.admits_whole`).
+
+        Parameters
+        ----------
+        job : JobState
+            The job part.
+        count : int
+            How many of its tasks would start.
+        now : float
+            Unused.
+
+        Returns
+        -------
+        bool
+        """
         ledger = self.ledger
         quotas = ledger.quotas
         assert quotas is not None
@@ -286,10 +333,11 @@ class Quota(Filter):
             if user.running:
                 for r, x in enumerate(user.alloc):
                     pooled[r] -= x
+        demand = ledger.cluster.groups[job.group].demand
         return quotas.admits(
             quotas.usage(users),
             quotas.chain(users[job.user].queue),
-            ledger.cluster.groups[job.group].demand,
+            demand if count == 1 else tuple(d * count for d in demand),
             pooled,
             quotas.pending(users),
         )

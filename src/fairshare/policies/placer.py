@@ -543,6 +543,8 @@ class Placer:
             need = job.gang
             if user.running + need > user.cap:
                 continue  # over its user's cap: it waits for its own tasks to end
+            if not self.admits_whole(job, need, now):
+                continue  # over a quota: it waits for its queues' usage to fall
             end = now + job.expected
             demand = job.demand
             plan: list[tuple[int, int]] | None = None
@@ -600,8 +602,8 @@ class Placer:
         ledger = self.ledger
         user = ledger.users[job.user]
         need = job.gang
-        if user.running + need > user.cap:
-            job.short = 0  # its own tasks' ends, not room, let it start
+        if user.running + need > user.cap or not self.admits_whole(job, need, now):
+            job.short = 0  # its own tasks' or its queues' ends, not room, let it start
             return False
         cs = ledger.cluster
         end = now + job.expected
@@ -611,6 +613,25 @@ class Placer:
             return False
         self._admit_gang(job, user, plan, None, end, out)
         return True
+
+    def admits_whole(self, job: JobState, count: int, now: float) -> bool:
+        """Whether every ``pick`` filter lets ``count`` tasks of ``job`` start together (a
+        gang's admission: :meth:`~fairshare.policies.filters.Filter.admits_whole`).
+
+        Parameters
+        ----------
+        job : JobState
+            A waiting gang's part.
+        count : int
+            How many of its tasks would start.
+        now : float
+            The time of the decision.
+
+        Returns
+        -------
+        bool
+        """
+        return all(f.admits_whole(job, count, now) for f in self.pick_filters)
 
     def _admit_gang(
         self,
