@@ -17,14 +17,14 @@ byte-identical on every run, so they can be regenerated and reviewed as a diff.
 from __future__ import annotations
 
 import random
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import yaml
 
 HERE = Path(__file__).resolve().parent
 SEED = 29
-START = datetime(2024, 3, 4, 8, 0, 0, tzinfo=timezone.utc)
+START = datetime(2024, 3, 4, 8, 0, 0, tzinfo=UTC)
 
 # ---------------------------------------------------------------------------- Kueue
 
@@ -58,11 +58,9 @@ def kueue_config(moved: int) -> list[dict[str, object]]:
             "metadata": {"name": "research"},
         },
     ]
-    for name, (_, gpus, weight) in TEAMS.items():
-        if name == "team-a":
-            gpus -= moved
-        elif name == "team-b":
-            gpus += moved
+    for name, (_, nominal, weight) in TEAMS.items():
+        shift = {"team-a": -moved, "team-b": moved}.get(name, 0)
+        gpus = nominal + shift
         objects.append(
             {
                 "apiVersion": "kueue.x-k8s.io/v1beta2",

@@ -85,6 +85,7 @@ from typing import Any
 import numpy as np
 
 from fairshare.cluster import Cluster, FloatArray
+from fairshare.errors import FairshareError
 from fairshare.workload.errors import ScenarioError, shown_value
 from fairshare.workload.model import MAX_PRIORITY, MAX_SECONDS, MIN_AMOUNT, FixedDuration, Job
 from fairshare.workload.traces._common import MAX_RECORD_TASKS, TraceJobs
@@ -107,7 +108,7 @@ class _Kept:
     priority: int
 
 
-class _Bad(Exception):
+class _Bad(FairshareError):
     """A field that cannot be read: its path and what is wrong (raised as ScenarioError)."""
 
     def __init__(self, where: str, what: str) -> None:
