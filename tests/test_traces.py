@@ -415,7 +415,8 @@ def test_missing_files_and_unknown_format(tmp_path: Path) -> None:
     with pytest.raises(ScenarioError) as unknown:
         open_trace("parquet", tmp_path, slots())
     assert unknown.value.what == (
-        "unknown trace format 'parquet'; allowed: swim, google-2011, alibaba-gpu, swf"
+        "unknown trace format 'parquet'; allowed: swim, google-2011, alibaba-gpu, swf, "
+        "slurm-sacct, kueue-workloads"
     )
     bad_gzip = tmp_path / "x.swf.gz"
     bad_gzip.write_text("not gzip")
@@ -425,7 +426,14 @@ def test_missing_files_and_unknown_format(tmp_path: Path) -> None:
 
 def test_parse_trace_argument() -> None:
     assert parse_trace_argument("swim:/a/b:c.tsv") == ("swim", Path("/a/b:c.tsv"))
-    assert tuple(TRACE_FORMATS) == ("swim", "google-2011", "alibaba-gpu", "swf")
+    assert tuple(TRACE_FORMATS) == (
+        "swim",
+        "google-2011",
+        "alibaba-gpu",
+        "swf",
+        "slurm-sacct",
+        "kueue-workloads",
+    )
     with pytest.raises(ScenarioError, match="expected FORMAT:PATH"):
         parse_trace_argument("swim")
     with pytest.raises(ScenarioError, match="unknown trace format 'csv'"):

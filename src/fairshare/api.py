@@ -225,7 +225,7 @@ def workload_of(
         from fairshare.workload.traces import open_trace  # noqa: PLC0415
 
         fmt, path = _trace(trace)
-        return open_trace(fmt, path, loaded.cluster)
+        return open_trace(fmt, path, loaded.cluster, [user.name for user in loaded.users])
     if loaded.jobs:
         # A closed-loop job goes right after the job it follows (listed before it): the
         # simulator keeps it until that job ends.

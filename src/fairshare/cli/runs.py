@@ -286,21 +286,24 @@ def unrunnable_warnings(settings: RunSettings) -> tuple[list[str], frozenset[str
     until = settings.options.until
     if until is not None:  # the run stops at ``until`` in scaled time
         until *= settings.options.load_scale
-    every = unrunnable_jobs(_workload(settings), until)
+    workload = _workload(settings)
+    every = unrunnable_jobs(workload, until)
+    skipped = list(workload.warnings)  # the trace's skipped records, known once it is read
     count = len(every)
     found = every[:_WARN_EACH]
     source = str(settings.trace[1]) if settings.trace is not None else settings.source
     after = "reported unfinished and counted in summary.json's unrunnable_jobs"
     if count <= _WARN_EACH:
-        return [
+        return skipped + [
             f"warning: {source}: job {name!r} can never run: {reason}; it is {after}"
             for name, reason in found
         ], frozenset(name for name, _ in every)
     names = ", ".join(repr(name) for name, _ in found)
     first, reason = found[0]
     return [
+        *skipped,
         f"warning: {source}: {count} jobs can never run ({names} and {count - len(found)} "
-        f"more; {first!r}: {reason}); they are {after}"
+        f"more; {first!r}: {reason}); they are {after}",
     ], frozenset(name for name, _ in every)
 
 

@@ -122,10 +122,14 @@ class Workload:
     cluster : Cluster
         The scenario's cluster, or the one the source needs instead (``google-constraints``
         adds machine attributes; an ``alibaba-gpu`` trace brings its node list).
+    warnings : Sequence of str
+        ``warning:`` lines about records the source skipped (a history's jobs that never
+        ran), complete once ``jobs`` is exhausted; empty for most sources.
     """
 
     jobs: Iterator[Job]
     cluster: Cluster
+    warnings: Sequence[str] = ()
 
 
 @dataclass(frozen=True)

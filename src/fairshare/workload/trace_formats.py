@@ -17,7 +17,7 @@ Examples
 --------
 >>> from fairshare.workload.trace_formats import TRACE_FORMATS, listed
 >>> listed()
-'swim, google-2011, alibaba-gpu or swf'
+'swim, google-2011, alibaba-gpu, swf, slurm-sacct or kueue-workloads'
 >>> TRACE_FORMATS["alibaba-gpu"].brings_machines, TRACE_FORMATS["swf"].brings_machines
 (True, False)
 """
@@ -25,7 +25,7 @@ Examples
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar, cast
@@ -37,16 +37,28 @@ if TYPE_CHECKING:
     from fairshare.cluster import Cluster
     from fairshare.workload.model import Job
 
-__all__ = ["TRACE_FORMATS", "MachinesReader", "Reader", "TraceFormat", "listed", "trace_format"]
+__all__ = [
+    "TRACE_FORMATS",
+    "MachinesReader",
+    "Reader",
+    "TenantReader",
+    "TraceFormat",
+    "listed",
+    "trace_format",
+]
 
 Reader = Callable[[Path, "Cluster"], Iterator["Job"]]
 """A trace reader: ``(path, cluster) -> jobs``, streamed in submit order; it checks the file
 and its header when called and each record as the iteration reaches it (``TraceError``)."""
 
+TenantReader = Callable[[Path, "Cluster", Sequence[str]], Iterator["Job"]]
+"""The reader of a format with ``tenants``: ``(path, cluster, users) -> jobs``, ``users``
+the scenario's user names (each job's tenant is named as the scenario names it)."""
+
 MachinesReader = Callable[[Path], "Cluster | str"]
 """Reads the machines a trace lists: ``path -> Cluster``, or why this trace lists none."""
 
-_Loaded = TypeVar("_Loaded", Reader, MachinesReader)
+_Loaded = TypeVar("_Loaded", Reader, TenantReader, MachinesReader)
 
 
 @dataclass(frozen=True)
@@ -70,21 +82,27 @@ class TraceFormat:
     no_machines : str
         Why a trace of this format lists no machines, for messages; empty: ``a NAME trace
         lists no machines``.
+    tenants : bool
+        The trace names tenants as a configuration the scenario was imported from does
+        (``fairshare import``): the reader takes the scenario's user names as a third
+        argument, ``(path, cluster, users)``, so that each job lands in the user of that
+        name (a history of ``sacct`` or Kueue Workloads).
     """
 
     name: str
     summary: str
-    reader: Reader | str
+    reader: Reader | TenantReader | str
     doc: str
     machines: MachinesReader | str | None = None
     no_machines: str = ""
+    tenants: bool = False
 
     @property
     def brings_machines(self) -> bool:
         """Whether a trace of this format may list the machines it ran on."""
         return self.machines is not None
 
-    def read(self, path: Path, cluster: Cluster) -> Iterator[Job]:
+    def read(self, path: Path, cluster: Cluster, users: Sequence[str] = ()) -> Iterator[Job]:
         """The jobs of the trace at ``path``, on ``cluster``.
 
         Parameters
@@ -93,13 +111,17 @@ class TraceFormat:
             The trace.
         cluster : Cluster
             The machines the jobs are checked against.
+        users : sequence of str
+            The scenario's user names, passed to a reader of a format with ``tenants``.
 
         Returns
         -------
         Iterator of Job
             In submit order, read lazily.
         """
-        return _load(self.reader)(path, cluster)
+        if self.tenants:
+            return _load(cast("TenantReader | str", self.reader))(path, cluster, users)
+        return _load(cast("Reader | str", self.reader))(path, cluster)
 
     def machines_of(self, path: Path) -> Cluster | str:
         """The machines the trace at ``path`` lists, or why it lists none.
@@ -158,6 +180,20 @@ TRACE_FORMATS: dict[str, TraceFormat] = by_name(
             "fairshare.workload.traces.swf:read_swf",
             _DOC,
         ),
+        TraceFormat(
+            "slurm-sacct",
+            "Slurm's accounting history: the output of sacct -P (with its header line)",
+            "fairshare.workload.traces.slurm_sacct:read_sacct",
+            "scenarios.md#slurm-sacct",
+            tenants=True,
+        ),
+        TraceFormat(
+            "kueue-workloads",
+            "Kueue's Workloads: kubectl get workloads -A -o yaml (or -o json)",
+            "fairshare.workload.traces.kueue_workloads:read_kueue_workloads",
+            "scenarios.md#kueue-workloads",
+            tenants=True,
+        ),
     )
 )
 """The trace formats by name, in the order the command line lists them."""
@@ -174,7 +210,7 @@ def listed(conjunction: str = "or") -> str:
     Returns
     -------
     str
-        ``"swim, google-2011, alibaba-gpu or swf"``.
+        ``"swim, google-2011, alibaba-gpu, swf, slurm-sacct or kueue-workloads"``.
     """
     names = list(TRACE_FORMATS)
     if len(names) < 2:

@@ -4,7 +4,8 @@ A trace supplies jobs; the scenario supplies what the trace lacks (machines, per
 when the trace records none). The formats are the entries of
 :data:`~fairshare.workload.trace_formats.TRACE_FORMATS`; each has its own module here, whose
 docstring documents the columns and how they become :class:`~fairshare.workload.model.Job`
-fields (:mod:`.swim`, :mod:`.google2011`, :mod:`.alibaba`, :mod:`.swf`). A new format is a
+fields (:mod:`.swim`, :mod:`.google2011`, :mod:`.alibaba`, :mod:`.swf`, :mod:`.slurm_sacct`,
+:mod:`.kueue_workloads`). A new format is a
 module with its reader and one :class:`~fairshare.workload.trace_formats.TraceFormat` entry.
 
 :func:`open_trace` checks the file (or directory) and headers at once, so a missing or
@@ -33,6 +34,7 @@ Examples
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from fairshare.cluster import Cluster
@@ -40,7 +42,7 @@ from fairshare.workload.builder import MISSING_MACHINES, MachinesFrom
 from fairshare.workload.generators import Workload
 from fairshare.workload.loader import ScenarioError
 from fairshare.workload.trace_formats import TRACE_FORMATS, TraceFormat, trace_format
-from fairshare.workload.traces._common import TraceError
+from fairshare.workload.traces._common import TraceError, TraceJobs
 
 __all__ = [
     "TRACE_FORMATS",
@@ -152,7 +154,9 @@ def machines_from_trace(fmt: str, path: str | Path, source: str) -> MachinesFrom
     return machines
 
 
-def open_trace(fmt: str, path: str | Path, cluster: Cluster | None) -> Workload:
+def open_trace(
+    fmt: str, path: str | Path, cluster: Cluster | None, users: Sequence[str] = ()
+) -> Workload:
     """Open the trace at ``path`` in format ``fmt`` for replay on ``cluster``.
 
     Parameters
@@ -163,6 +167,9 @@ def open_trace(fmt: str, path: str | Path, cluster: Cluster | None) -> Workload:
         The trace file (a directory for ``google-2011``).
     cluster : Cluster or None
         The scenario's machines; None when it has none.
+    users : sequence of str
+        The scenario's user names: a history (``slurm-sacct``, ``kueue-workloads``) names
+        each job's tenant as the scenario does.
 
     Returns
     -------
@@ -185,4 +192,6 @@ def open_trace(fmt: str, path: str | Path, cluster: Cluster | None) -> Workload:
         if isinstance(found, str):
             raise TraceError(path, None, f"{found}: the scenario must give them")
         cluster = found
-    return Workload(entry.read(path, cluster), cluster)
+    jobs = entry.read(path, cluster, users)
+    warnings = jobs.warnings if isinstance(jobs, TraceJobs) else ()
+    return Workload(jobs, cluster, warnings)

@@ -40,13 +40,14 @@ import numpy as np
 
 from fairshare.cluster import Cluster, FloatArray
 from fairshare.workload.loader import ScenarioError
-from fairshare.workload.model import MAX_SECONDS
+from fairshare.workload.model import MAX_SECONDS, Job
 
 __all__ = [
     "MAX_RECORD_TASKS",
     "MAX_SECONDS",
     "JobNames",
     "TraceError",
+    "TraceJobs",
     "amount",
     "check_readable",
     "first_resource_demand",
@@ -92,6 +93,30 @@ class TraceError(ScenarioError):
     def __init__(self, file: str | Path, line: int | None, what: str) -> None:
         super().__init__(str(file), "file" if line is None else f"line {line}", what)
         self.line = line
+
+
+class TraceJobs(Iterator[Job]):
+    """A trace's jobs, streamed, with the ``warning:`` lines about the records it skipped.
+
+    A reader that skips records a user should hear about (a history's jobs that never ran,
+    tenants the scenario lacks) returns one: :func:`fairshare.workload.traces.open_trace`
+    hands its :attr:`warnings` to the :class:`~fairshare.workload.generators.Workload`, and
+    ``simulate`` prints them with its other warnings once the run is accepted.
+
+    Parameters
+    ----------
+    jobs : Iterator of Job
+        The jobs, in submit order.
+    warnings : list of str
+        Filled by the reader; complete once ``jobs`` is exhausted.
+    """
+
+    def __init__(self, jobs: Iterator[Job], warnings: list[str]) -> None:
+        self.jobs = jobs
+        self.warnings = warnings
+
+    def __next__(self) -> Job:
+        return next(self.jobs)
 
 
 def shown(text: str) -> str:
