@@ -14,6 +14,7 @@ import pytest
 
 import fairshare
 from fairshare.cli import main
+from fairshare.cli.runs import refresh_trace_help
 from fairshare.cluster import Cluster, Machine
 from fairshare.workload.model import FixedDuration, Job
 from fairshare.workload.trace_formats import TRACE_FORMATS, TraceFormat, listed
@@ -44,17 +45,20 @@ def toy_machines(path: Path) -> Cluster | str:
 
 
 @pytest.fixture
-def toy(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+def toy(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Path]:
     """A registered ``toy`` format (gone after the test) and a trace of it: two jobs, and two
     one-slot machines listed beside it."""
     entry = TraceFormat(
         "toy", "a toy list of jobs", read_toy, "tests/test_trace_formats.py", toy_machines
     )
     monkeypatch.setitem(TRACE_FORMATS, "toy", entry)
+    refresh_trace_help()
     trace = tmp_path / "jobs.toy"
     trace.write_text("a 0 2 5\nb 1 1 3\n")
     (tmp_path / "jobs.machines").write_text("n0 n1\n")
-    return trace
+    yield trace
+    monkeypatch.undo()
+    refresh_trace_help()
 
 
 def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:

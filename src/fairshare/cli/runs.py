@@ -140,7 +140,26 @@ def simulation_options(
     callable
         The decorator.
     """
-    return lambda command: _WithOptions(command, options or OPTIONS, before)
+
+    def wrap(command: Command) -> Command:
+        wrapped = _WithOptions(command, options or OPTIONS, before)
+        _WITH_OPTIONS.append(wrapped)
+        return wrapped
+
+    return wrap
+
+
+_WITH_OPTIONS: list[_WithOptions] = []
+"""Every command :func:`simulation_options` made (:func:`refresh_trace_help` remakes them)."""
+
+
+def refresh_trace_help() -> None:
+    """Make the commands' options afresh on their next use: a trace format was registered or
+    removed at run time (:data:`fairshare.workload.trace_formats.TRACE_FORMATS`), and
+    ``--trace``'s help lists the formats registered when the options were made."""
+    _parameter.cache_clear()
+    for wrapped in _WITH_OPTIONS:
+        vars(wrapped).pop("__signature__", None)
 
 
 OutOption = Annotated[
