@@ -22,7 +22,9 @@ def kueue(n: int) -> str:
     """``n`` ClusterQueues in cohorts of 10, each with a LocalQueue."""
     docs = []
     for c in range(n // 10):
-        docs.append(f"apiVersion: kueue.x-k8s.io/v1beta1\nkind: Cohort\nmetadata: {{name: co{c}}}\n")
+        docs.append(
+            f"apiVersion: kueue.x-k8s.io/v1beta1\nkind: Cohort\nmetadata: {{name: co{c}}}\n"
+        )
     for q in range(n):
         docs.append(
             "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\n"

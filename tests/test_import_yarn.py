@@ -264,7 +264,7 @@ def test_capacity_documented_nested_example() -> None:
     absolute maximum capacities (a child's maximum is of its parent's maximum)."""
     done = import_yarn_capacity(CAPACITY_DOC)
     queues = _queues(done.scenario)
-    assert [q for q in queues] == ["a", "a/a1", "a/a2", "b", "b/b1", "b/b2", "b/b3", "c"]
+    assert list(queues) == ["a", "a/a1", "a/a2", "b", "b/b1", "b/b2", "b/b3", "c"]
     assert queues["a"]["weight"] == 50.0
     assert queues["a"]["quota"] == {"mem": 4096.0, "cpu": 4.0}
     assert queues["a"]["borrowing_limit"] == {"mem": 2457.6, "cpu": 2.4}  # 80 % - 50 %
@@ -357,7 +357,8 @@ def test_capacity_absolute_resources(tmp_path: Path) -> None:
         ({"root.queues": "a,a", "root.a.capacity": "100"},
          "configuration/property[yarn.scheduler.capacity.root.queues]", "listed twice"),
         ({"root.queues": "a", "root.a.capacity": "lots"},
-         "configuration/property[yarn.scheduler.capacity.root.a.capacity]", "expected a percentage"),
+         "configuration/property[yarn.scheduler.capacity.root.a.capacity]",
+         "expected a percentage"),
         ({"root.queues": "a,b", "root.a.capacity": "50", "root.b.capacity": "1w"},
          "configuration/property[yarn.scheduler.capacity.root.a.capacity]", "mix"),
         ({"root.queues": "a,b", "root.a.capacity": "60", "root.b.capacity": "40",

@@ -30,8 +30,8 @@ import re
 from pathlib import Path
 from xml.etree.ElementTree import Element, ParseError
 
-import defusedxml.ElementTree as safe_tree
 from defusedxml import DefusedXmlException
+from defusedxml import ElementTree as SafeTree
 
 from fairshare.workload.errors import ScenarioError
 from fairshare.workload.limits import MAX_NESTING
@@ -82,7 +82,7 @@ def parse_xml(text: str, source: str) -> Element:
     # The text is already decoded: an encoding declaration (ISO-8859-1 ...) no longer applies.
     body = _DECLARATION.sub("", text, count=1)
     try:
-        root = safe_tree.fromstring(
+        root = SafeTree.fromstring(
             body, forbid_dtd=True, forbid_entities=True, forbid_external=True
         )
     except DefusedXmlException as err:

@@ -78,8 +78,7 @@ of a fraction."""
 
 _QUEUE_NOT_MODELLED = {
     "user-limit-factor": "per-user limits: the leaf's one user stands for all its users",
-    "minimum-user-limit-percent": "per-user limits: the leaf's one user stands for all its "
-    "users",
+    "minimum-user-limit-percent": "per-user limits: the leaf's one user stands for all its users",
     "maximum-applications": "applications are not limited",
     "maximum-am-resource-percent": "application masters are not modelled",
     "acl_submit_applications": "ACLs are not modelled",
@@ -97,8 +96,7 @@ _GLOBAL_NOT_MODELLED = {
     "maximum-applications": "applications are not limited",
     "maximum-am-resource-percent": "application masters are not modelled",
     "user-limit-factor": "per-user limits: the leaf's one user stands for all its users",
-    "minimum-user-limit-percent": "per-user limits: the leaf's one user stands for all its "
-    "users",
+    "minimum-user-limit-percent": "per-user limits: the leaf's one user stands for all its users",
     "node-locality-delay": "delay scheduling is the simulator's --delay-scheduling option",
     "rack-locality-additional-delay": "delay scheduling is the simulator's --delay-scheduling "
     "option",
@@ -178,8 +176,11 @@ def _parse_capacity(value: str, where: str, source: str, *, maximum: bool) -> _C
                 amount = float(number)
             except ValueError:
                 amount = math.nan
-            if not eq or not key.strip() or not math.isfinite(amount) or not (
-                0 <= amount <= MAX_AMOUNT
+            if (
+                not eq
+                or not key.strip()
+                or not math.isfinite(amount)
+                or not (0 <= amount <= MAX_AMOUNT)
             ):
                 raise ScenarioError(
                     source,
@@ -244,9 +245,7 @@ def _tree(props: dict[str, str], source: str) -> tuple[_Queue, dict[str, _Queue]
                     source, where, f"a queue name must not contain '.', '/' or spaces, got {name!r}"
                 )
             names.add(name)
-            child = _Queue(
-                f"{queue.yarn}.{name}", f"{queue.path}/{name}" if queue.path else name
-            )
+            child = _Queue(f"{queue.yarn}.{name}", f"{queue.path}/{name}" if queue.path else name)
             if child.yarn.count(".") > 100:
                 raise ScenarioError(source, where, "queues nest more than 100 levels deep")
             queue.children.append(child)
@@ -289,7 +288,7 @@ def _assign(
             continue
         if key in _GLOBAL_NOT_MODELLED:
             warnings.append(f"warning: {source}: {at}: not modelled ({_GLOBAL_NOT_MODELLED[key]})")
-        elif parts and parts[0] == "root" or ".root." in name:
+        elif (parts and parts[0] == "root") or ".root." in name:
             warnings.append(
                 f"warning: {source}: {at}: names no queue listed by a .queues property; not read"
             )
@@ -452,9 +451,7 @@ def _queues(
         entry: dict[str, Any] = {"path": queue.path, "weight": weight if weight > 0 else MIN_WEIGHT}
         entry["quota"] = {r: _clean(v) for r, v in own.items()}
         if any(own_cap[r] < total[r] * (1 - 1e-12) for r in resources):
-            entry["borrowing_limit"] = {
-                r: _clean(max(0.0, own_cap[r] - own[r])) for r in resources
-            }
+            entry["borrowing_limit"] = {r: _clean(max(0.0, own_cap[r] - own[r])) for r in resources}
         out.append(entry)
     return out
 

@@ -134,7 +134,9 @@ def yarn_cluster(
         if "resources" in data:
             kept["resources"] = data["resources"]
         cluster = parse_scenario(kept, str(path)).cluster
-        total = {r: float(t) for r, t in zip(cluster.resources, cluster.total.tolist(), strict=True)}
+        total = {
+            r: float(t) for r, t in zip(cluster.resources, cluster.total.tolist(), strict=True)
+        }
         listed: list[dict[str, Any]] = list(kept["machines"])
         return YarnCluster(list(cluster.resources), total, listed, True)
     count = 1

@@ -102,8 +102,7 @@ _NOT_MODELLED_TOP = {
     "userMaxAppsDefault": "per-user application limits are not modelled",
     "queueMaxAppsDefault": "running applications are not limited",
     "queueMaxAMShareDefault": "application masters are not modelled",
-    "queuePlacementPolicy": "placement rules are not modelled: a job names its user (a leaf "
-    "queue)",
+    "queuePlacementPolicy": "placement rules are not modelled: a job names its user (a leaf queue)",
     "reservation-agent": "the ReservationSystem is not modelled",
     "reservation-policy": "the ReservationSystem is not modelled",
     "reservation-planner": "the ReservationSystem is not modelled",
@@ -330,9 +329,7 @@ def _read_queue(
             if queue.threshold > 1:
                 raise ScenarioError(source, at, f"must be from 0 to 1, got {text_of(child)!r}")
         elif tag in _NOT_MODELLED_QUEUE:
-            warnings.append(
-                f"warning: {source}: {at}: not modelled ({_NOT_MODELLED_QUEUE[tag]})"
-            )
+            warnings.append(f"warning: {source}: {at}: not modelled ({_NOT_MODELLED_QUEUE[tag]})")
         else:
             warnings.append(f"warning: {source}: {at}: unknown element, not read")
     return queue
@@ -456,7 +453,7 @@ def import_yarn_fair(path: str | Path, *, machines: str | Path | None = None) ->
         pairs.append((default, top))
     # Effective policies (a queue's policy shares among its children; inherited as default).
     policy: dict[int, str] = {id(top): top.policy or defaults.policy}
-    for queue, parent in pairs:
+    for queue, _parent in pairs:
         policy[id(queue)] = queue.policy or defaults.policy
     # Pass 1: the absolute amounts the top-level queues need, to size placeholder nodes.
     needed: dict[str, float] = {}
@@ -569,7 +566,7 @@ def _quotas(
         own_quota = quota[id(queue)]
         cap = maxs[id(queue)]
         if cap:
-            own_quota = {**{r: 0.0 for r in cap}, **own_quota}
+            own_quota = {**dict.fromkeys(cap, 0.0), **own_quota}
         if own_quota:
             entry["quota"] = {r: own_quota[r] for r in cluster.resources if r in own_quota}
         if cap:
