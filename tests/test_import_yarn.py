@@ -462,3 +462,19 @@ def test_malformed_through_the_executable_is_one_line(tmp_path: Path, fmt: str) 
     line = assert_rejected(run_fairshare("import", fmt, str(path)))
     assert line.startswith(f"error: {path}: line ")
     assert "not well-formed XML" in line
+
+
+def test_machines_without_a_resource_drop_its_amounts(tmp_path: Path) -> None:
+    """A machines file naming only ``mem``: vcores amounts have nowhere to go; dropped with
+    one warning, the users' demand is memory alone."""
+    nodes = tmp_path / "mem-only.yaml"
+    nodes.write_text("machines: [{name: n, count: 2, capacity: {mem: 8192}}]\n")
+    path = _write(
+        tmp_path,
+        "<allocations><defaultQueueSchedulingPolicy>drf</defaultQueueSchedulingPolicy>"
+        "<queue name='a'><minResources>2048 mb, 2 vcores</minResources></queue></allocations>",
+    )
+    done = import_yarn_fair(path, machines=nodes)
+    assert _queues(done.scenario)["a"]["quota"] == {"mem": 2048.0}
+    assert done.scenario["users"][0]["demand"] == {"mem": 1024.0}
+    assert sum("resource 'cpu' is not in the cluster's resources" in w for w in done.warnings) == 1
