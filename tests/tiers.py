@@ -77,6 +77,8 @@ FILE_TIERS: dict[str, tuple[str, ...]] = {
         "test_hygiene.py",
         "test_import_serve.py",
         "test_import_slurm.py",
+        "test_import_yarn.py",
+        "test_import_hostile.py",
         "test_job_events.py",
         "test_kernel.py",
         "test_kueue.py",

@@ -9,7 +9,8 @@
 - :mod:`fairshare.cli.reproduce`: ``reproduce`` (SPEC section 7).
 - :mod:`fairshare.cli.importing`: ``import`` (SPEC section 8.1), one module per format:
   :mod:`fairshare.cli.import_kueue` (``import kueue``), :mod:`fairshare.cli.import_slurm`
-  (``import slurm``).
+  (``import slurm``), :mod:`fairshare.cli.import_yarn` (``import yarn-fair``,
+  ``import yarn-capacity``).
 - :mod:`fairshare.cli.live`: ``serve``, ``tenant add``, ``submit``, ``jobs``, ``cancel``,
   ``shares`` (the live service, SPEC section 6).
 
@@ -69,6 +70,7 @@ with paused():
         check,
         import_kueue,
         import_slurm,
+        import_yarn,
         importing,
         live,
         reproduce,
@@ -87,6 +89,7 @@ _COMMANDS = (
     importing,
     import_kueue,
     import_slurm,
+    import_yarn,
     live,
     reproduce,
     simulate,

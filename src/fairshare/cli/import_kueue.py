@@ -33,7 +33,7 @@ def import_kueue_command(
     """Convert Kueue's objects into a scenario: Cohorts and ClusterQueues become queues
     (path `COHORT/.../CQ`) with their quotas, limits, weights and preemption settings,
     LocalQueues users `NAMESPACE/NAME`, and each ResourceFlavor one machine holding its
-    quota (docs/policies/kueue.md). Simulate it with `--policy kueue` after adding jobs
+    quota (docs/import/kueue.md). Simulate it with `--policy kueue` after adding jobs
     whose `user` is a LocalQueue."""
     from fairshare.workload.imports.kueue import read_kueue  # noqa: PLC0415
 

@@ -532,11 +532,14 @@ def _tree(
         if row.user:
             continue
         if row.account in accounts:
-            warnings.append(
-                f"warning: {source}: line {row.line}: Account: {row.account!r} is listed again "
-                f"(first at line {accounts[row.account].line}); the first is kept"
+            # Two rows of one account (two parents, two shares): which one sacctmgr meant
+            # cannot be told, and a tree where an account sits twice is not one.
+            raise ScenarioError(
+                source,
+                f"line {row.line}: Account",
+                f"account {row.account!r} is listed twice (first at line "
+                f"{accounts[row.account].line}); list each account once",
             )
-            continue
         accounts[row.account] = row
     roots = [a for a in accounts.values() if not a.parent]
     if not roots:
