@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 import pytest
 import yaml
+from hypothesis import given
+from hypothesis import strategies as st
 
 from fairshare.cluster.constraints import Constraint
 from fairshare.workload.loader import ScenarioError, load_scenario, parse_scenario
@@ -25,6 +27,7 @@ from fairshare.workload.model import (
     ReducePhase,
     Scenario,
 )
+from fairshare.workload.yaml_reading import read_yaml_documents
 
 FULL_YAML = """\
 resources: [cpu, mem, gpu]
@@ -853,3 +856,49 @@ def test_reduce_phase_may_demand_other_resources_than_the_maps() -> None:
     assert reduce is not None and reduce.demand is not None
     assert reduce.demand.tolist() == [0.0, 1.0]
     assert scenario.jobs[0].demand.tolist() == [1.0, 0.0]
+
+
+_YAML_SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(10**12), 10**12)
+    | st.floats(allow_nan=False, allow_infinity=False, width=32)
+    | st.text(max_size=8)
+)
+_YAML_VALUES = st.recursive(
+    _YAML_SCALARS,
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.text(min_size=1, max_size=6), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@given(documents=st.lists(_YAML_VALUES, min_size=1, max_size=3), flow=st.booleans())
+def test_plain_yaml_reads_as_the_general_way_reads_it(documents: list[object], flow: bool) -> None:
+    """Text without anchors, aliases, tags or merge keys is read straight from the parser's
+    events (``yaml_reading._plain``); the objects are PyYAML's safe loader's and the general
+    way's (forced here by a comment holding ``&``)."""
+    text = yaml.safe_dump_all(documents, default_flow_style=flow, allow_unicode=True)
+    plain = read_yaml_documents(text, "plain.yaml")
+    general = read_yaml_documents(text + "# & forces the general way\n", "general.yaml")
+    assert plain == general == list(yaml.safe_load_all(text))
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "what"),
+    [
+        ("a: 1\nb: 2\na: 3\n", "line 3", "duplicate key 'a' (first at line 1)"),
+        ("x: {cpu: 1, cpu: 2}\n", "line 1", "duplicate key 'cpu' (first at line 1)"),
+        ("- " + "[" * 200 + "]" * 200 + "\n", "line 1", None),
+    ],
+)
+def test_plain_yaml_keeps_the_limits_and_errors(text: str, where: str, what: str | None) -> None:
+    """The plain way refuses what the general way refuses, with the same line."""
+    for variant in (text, text + "# &\n"):
+        with pytest.raises(ScenarioError) as caught:
+            read_yaml_documents(variant, "f.yaml")
+        assert caught.value.where == where
+        if what is not None:
+            assert caught.value.what == what
