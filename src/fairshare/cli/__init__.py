@@ -10,6 +10,7 @@
 - :mod:`fairshare.cli.importing`: ``import`` (SPEC section 8.1), one module per format:
   :mod:`fairshare.cli.import_kueue` (``import kueue``), :mod:`fairshare.cli.import_slurm`
   (``import slurm``).
+- :mod:`fairshare.cli.explain`: ``explain`` (SPEC section 8.5).
 - :mod:`fairshare.cli.live`: ``serve``, ``tenant add``, ``submit``, ``jobs``, ``cancel``,
   ``shares`` (the live service, SPEC section 6).
 
@@ -67,6 +68,7 @@ with paused():
     from fairshare.cli import (
         bench,
         check,
+        explain,
         import_kueue,
         import_slurm,
         importing,
@@ -84,6 +86,7 @@ __all__ = ["app", "main"]
 _COMMANDS = (
     bench,
     check,
+    explain,
     importing,
     import_kueue,
     import_slurm,

@@ -280,22 +280,26 @@ class _Explainer:
         small = 0
         eligible: list[int] = []
         alive = [mi for mi, up in enumerate(cs.alive) if up]
+        capacity: dict[int, list[float]] = {}
         for mi in alive:
-            f = self.first_refusal(index, mi)
-            if f is not None:
-                refused.setdefault(f, []).append(mi)
-            elif fits(cs.machines[mi].capacity, demand):
+            k = self.first_refusal(index, mi)
+            if k is not None:
+                refused.setdefault(k, []).append(mi)
+                continue
+            capacity[mi] = [float(x) for x in cs.machines[mi].capacity]
+            if fits(capacity[mi], demand):
                 eligible.append(mi)
             else:
                 small += 1
         need = job.gang if self.gang else 1
-        holds = sum(tasks_fitting(cs.machines[mi].capacity, demand, need) for mi in eligible)
+        holds = 0
+        for mi in eligible:
+            holds += tasks_fitting(capacity[mi], demand, need)
         if eligible and holds >= need:
             return eligible, None
         parts: list[str] = []
         for k, mis in refused.items():
-            f = self.filters[k]
-            words = f.describe(job, mis[0], cs.free[mis[0]], self.now)
+            words = self.filters[k].describe(job, mis[0], cs.free[mis[0]], self.now)
             parts.append(f"{len(mis)} of {len(alive)} machines fail it ({words})")
         if small:
             parts.append(f"{small} are smaller than its task ({self.demand_text()})")
@@ -431,7 +435,7 @@ class _Explainer:
                 )
         if own:
             words.append(
-                f"{own} earlier job{'s' if own != 1 else ''} of {self.user.name} come first"
+                f"{own} earlier job{'s come' if own != 1 else ' comes'} of {self.user.name} first"
             )
         if full:
             words.append(f"no machine it may use has room for its task ({self.demand_text()})")
