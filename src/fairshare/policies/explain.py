@@ -430,7 +430,7 @@ class _Explainer:
                 )
             else:
                 words.append(
-                    f"{len(same)} user{'s' if len(same) != 1 else ''} rank ahead of "
+                    f"{len(same)} user{'s rank' if len(same) != 1 else ' ranks'} ahead of "
                     f"{self.user.name} in {name}'s fair-share order ({names}{more})"
                 )
         if own:
