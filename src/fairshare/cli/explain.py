@@ -192,7 +192,10 @@ def explain_run(run_dir: Path, inputs: dict[str, Any], job: str, at: float) -> d
     if state in ("pending", "not-submitted") and record is not None:
         estimate = record.first_start
         if estimate is not None and estimate < at:
-            estimate = at
+            # Started before T and stopped since (preempted, its machine gone): its next
+            # start after T.
+            later = [a.start for a in log.attempts if a.job == job and a.start >= at]
+            estimate = min(later) if later else None
     return {
         "job": job,
         "at": at,

@@ -96,8 +96,7 @@ class MaxCapacity(Filter):
         str
         """
         return (
-            f"a queue above its user is at its maximum capacity ({self.fraction:g} of its "
-            "parent's)"
+            f"a queue above its user is at its maximum capacity ({self.fraction:g} of its parent's)"
         )
 
     stage: ClassVar[Stage] = "pick"
