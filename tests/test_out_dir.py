@@ -35,6 +35,7 @@ from conftest import (
 
 TWO_JOBS = str(EXAMPLES / "sim-two-jobs.yaml")
 RUN_FILES = {"summary.json", "jobs.csv", "timeline.csv", "tasks.parquet", "report.html"}
+SIMULATE_FILES = RUN_FILES | {"run.json", "scenario.json"}  # simulate records its inputs too
 MARKER = ".fairshare-output"
 
 
@@ -121,7 +122,7 @@ def test_out_on_a_mount_point_is_staged_inside_it(
     monkeypatch.setattr(os.path, "ismount", lambda p: Path(p) == out.resolve() or real_ismount(p))
     assert run(["simulate", TWO_JOBS, "--policy", "drf", "--out", str(out)], capsys)[0] == 0
     assert [p.parent for p in made] == [out]
-    assert tree(out) == RUN_FILES | {MARKER} and hidden(out) == []
+    assert tree(out) == SIMULATE_FILES | {MARKER} and hidden(out) == []
 
 
 @pytest.fixture
@@ -195,7 +196,7 @@ def test_out_existing_directory_in_a_read_only_parent_is_staged_inside(
     monkeypatch.setattr(os, "mkdir", mkdir)
     assert run(["simulate", TWO_JOBS, "--policy", "drf", "--out", str(out)], capsys)[0] == 0
     assert [p.parent for p in made] == [out]
-    assert tree(out) == RUN_FILES | {MARKER} and hidden(out) == []
+    assert tree(out) == SIMULATE_FILES | {MARKER} and hidden(out) == []
     # A new DIR there cannot be made at all: one line, before the run.
     code, _, err = run(
         ["simulate", TWO_JOBS, "--policy", "drf", "--out", str(tmp_path / "new")], capsys
@@ -239,7 +240,7 @@ def test_out_cross_device_rename_keeps_the_results(
     out = tmp_path / "out"
     code, _, err = run(["simulate", TWO_JOBS, "--policy", "drf", "--out", str(out)], capsys)
     assert code == 0, err
-    assert tree(out) == RUN_FILES | {MARKER}
+    assert tree(out) == SIMULATE_FILES | {MARKER}
     assert json.loads((out / "summary.json").read_text())["policy"] == "drf"
     argv = ["compare", TWO_JOBS, "--policies", "drf,fifo", "--out", str(out)]
     code, _, err = run(argv, capsys)
@@ -295,7 +296,7 @@ def test_out_symlink_to_a_directory_writes_there(tmp_path: Path) -> None:
     link.symlink_to(tmp_path / "real")
     done = simulate_drf(link)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert link.is_symlink() and tree(tmp_path / "real") == RUN_FILES | {MARKER}
+    assert link.is_symlink() and tree(tmp_path / "real") == SIMULATE_FILES | {MARKER}
 
 
 def test_out_name_too_long_is_one_error_line(tmp_path: Path) -> None:
@@ -321,10 +322,10 @@ def test_out_existing_empty_directory_is_used(tmp_path: Path) -> None:
     out.mkdir(mode=0o750)
     done = simulate_drf(out)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert tree(out) == RUN_FILES | {MARKER}
+    assert tree(out) == SIMULATE_FILES | {MARKER}
     assert stat.S_IMODE(out.stat().st_mode) == 0o750  # the user's directory, kept as it was
     assert marker(out) == {"command": "simulate", "version": fairshare.__version__,
-                           "files": sorted(RUN_FILES)}  # fmt: skip
+                           "files": sorted(SIMULATE_FILES)}  # fmt: skip
 
 
 def test_out_second_compare_leaves_no_stale_results_of_the_first(tmp_path: Path) -> None:
@@ -347,7 +348,7 @@ def test_out_second_compare_leaves_no_stale_results_of_the_first(tmp_path: Path)
     # simulate into the same DIR: the comparison's files go, the user's stay.
     third = run_fairshare("simulate", TWO_JOBS, "--policy", "fifo", "--out", str(out))
     assert third.returncode == 0, third.stderr[-2000:]
-    assert tree(out) == RUN_FILES | {MARKER, "notes.txt", "fifo/notes.txt"}
+    assert tree(out) == SIMULATE_FILES | {MARKER, "notes.txt", "fifo/notes.txt"}
     assert not (out / "drf").exists() and not (out / "fair").exists()
 
 
@@ -377,7 +378,7 @@ def test_out_force_writes_beside_the_users_files_and_deletes_nothing(tmp_path: P
     # Now a fairshare output: the next run needs no --force and cleans only its own files.
     again = simulate_drf(out)
     assert again.returncode == 0, again.stderr[-2000:]
-    assert tree(out) == RUN_FILES | {MARKER, "notes.txt", "drf/plot.png"}
+    assert tree(out) == SIMULATE_FILES | {MARKER, "notes.txt", "drf/plot.png"}
 
 
 def test_out_force_never_deletes_a_directory_in_an_outputs_way(tmp_path: Path) -> None:
@@ -410,7 +411,7 @@ def test_out_marker_naming_files_outside_the_directory_is_not_trusted(tmp_path: 
     assert line.startswith(f"error: {out / MARKER}: --out: is not a marker fairshare can read")
     forced = simulate_drf(out, "--force")
     assert forced.returncode == 0, forced.stderr[-2000:]
-    assert victim.read_text() == "mine" and tree(out) == RUN_FILES | {MARKER}
+    assert victim.read_text() == "mine" and tree(out) == SIMULATE_FILES | {MARKER}
 
 
 def test_out_stale_results_behind_a_users_symlink_are_not_deleted(tmp_path: Path) -> None:
@@ -431,7 +432,7 @@ def test_out_staging_left_by_a_killed_run_does_not_make_dir_foreign(tmp_path: Pa
     (out / ".fairshare-staging-abc123").mkdir(parents=True)
     done = simulate_drf(out)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert tree(out) == RUN_FILES | {MARKER}
+    assert tree(out) == SIMULATE_FILES | {MARKER}
 
 
 def test_out_existing_regular_file_is_refused(tmp_path: Path) -> None:

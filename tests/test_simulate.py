@@ -74,6 +74,8 @@ def test_two_jobs_by_hand(
         ".fairshare-output",
         "jobs.csv",
         "report.html",
+        "run.json",
+        "scenario.json",
         "summary.json",
         "tasks.parquet",
         "timeline.csv",

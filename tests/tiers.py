@@ -58,6 +58,7 @@ FILE_TIERS: dict[str, tuple[str, ...]] = {
         "test_doctests.py",
         "test_eligibility.py",
         "test_engine.py",
+        "test_explain.py",
         "test_errors.py",
         "test_fairness.py",
         "test_fairness_claims.py",
@@ -134,6 +135,7 @@ FILE_TIERS: dict[str, tuple[str, ...]] = {
     "e2e": (
         "test_decision_fingerprints.py",
         "test_executable.py",
+        "test_explain_cli.py",
         "test_fuzz.py",
         "test_kueue_cli.py",
         "test_live_cli.py",

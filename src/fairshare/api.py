@@ -35,7 +35,7 @@ Examples
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -46,7 +46,7 @@ from fairshare._api_results import Comparison, Run, Solution
 from fairshare.allocation import Allocation
 from fairshare.cluster import Machine
 from fairshare.errors import FairshareError, UnknownPolicy
-from fairshare.policies import ONLINE_POLICIES, PolicyError
+from fairshare.policies import ONLINE_POLICIES, Policy, PolicyError
 from fairshare.sim.engine import JobEvent, MachineEvent, SimOptions
 from fairshare.sim.engine import simulate as simulate_jobs
 from fairshare.workload import Job, Scenario, ScenarioError, load_scenario, parse_scenario
@@ -430,10 +430,12 @@ def replay(
     seed: int = 0,
     options: SimOptions | None = None,
     jobs: Iterator[Job] | None = None,
+    at: tuple[float, Callable[[Policy], None]] | None = None,
 ) -> Run:
     """Simulate ``workload`` (from :func:`workload_of`) under ``policy``: the step of
     :func:`simulate` after the jobs are known. ``jobs`` replaces ``workload.jobs`` (the same
-    jobs, observed on the way: a progress bar).
+    jobs, observed on the way: a progress bar); ``at`` looks at the policy at a time
+    (:func:`fairshare.sim.engine.simulate`'s ``at``: ``fairshare explain``).
 
     Parameters
     ----------
@@ -449,6 +451,8 @@ def replay(
         The run's options.
     jobs : iterator of Job, optional
         Replaces ``workload.jobs``.
+    at : (float, callable), optional
+        ``(T, look)``: ``look(policy)`` sees the policy as it stands at time T.
 
     Returns
     -------
@@ -483,6 +487,7 @@ def replay(
         options=options,
         machine_events=machine_events,
         job_events=job_events,
+        at=at,
     )
     return Run(log)
 

@@ -11,6 +11,7 @@
   :mod:`fairshare.cli.import_kueue` (``import kueue``), :mod:`fairshare.cli.import_slurm`
   (``import slurm``), :mod:`fairshare.cli.import_yarn` (``import yarn-fair``,
   ``import yarn-capacity``).
+- :mod:`fairshare.cli.explain`: ``explain`` (SPEC section 8.5).
 - :mod:`fairshare.cli.live`: ``serve``, ``tenant add``, ``submit``, ``jobs``, ``cancel``,
   ``shares`` (the live service, SPEC section 6).
 
@@ -68,6 +69,7 @@ with paused():
     from fairshare.cli import (
         bench,
         check,
+        explain,
         import_kueue,
         import_slurm,
         import_yarn,
@@ -86,6 +88,7 @@ __all__ = ["app", "main"]
 _COMMANDS = (
     bench,
     check,
+    explain,
     importing,
     import_kueue,
     import_slurm,

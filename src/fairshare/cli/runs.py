@@ -42,6 +42,69 @@ RUN_FILES = ("summary.json", "jobs.csv", "timeline.csv", "tasks.parquet", "repor
 COMPARE_FILES = ("compare.json", "compare.csv", "compare.html")
 
 
+INPUT_FILES = ("run.json", "scenario.json")
+"""What ``simulate`` records of its inputs beside its results, so that ``fairshare explain``
+can run them again (:func:`write_run_inputs`)."""
+
+RUN_INPUTS_FORMAT = 1
+"""The version of ``run.json``'s layout."""
+
+
+def write_run_inputs(
+    settings: RunSettings, policy: str, values: Mapping[str, Any], directory: Path
+) -> None:
+    """Record what a run needs to be run again, in ``directory``: ``scenario.json`` (the
+    scenario file as read, as JSON, so the run does not depend on the file staying as it
+    was) and ``run.json``: the policy, the seed, the simulation options by their parameter
+    names (as the command received them) and the trace, referenced by format, absolute path,
+    size and modification time (a trace can be gigabytes: it is not copied). No clock is
+    read: the same run writes the same bytes.
+
+    Parameters
+    ----------
+    settings : RunSettings
+        The run's settings.
+    policy : str
+        The policy's name.
+    values : mapping
+        Each simulation option's value by its parameter name.
+    directory : Path
+        Where to write (the output directory's staging directory).
+    """
+    import json  # noqa: PLC0415
+
+    from fairshare.workload.loader import read_scenario_file  # noqa: PLC0415
+
+    document = read_scenario_file(settings.source)
+    (directory / "scenario.json").write_text(
+        json.dumps(document, indent=1, ensure_ascii=False, default=str) + "\n", encoding="utf-8"
+    )
+    trace: dict[str, object] | None = None
+    if settings.trace is not None:
+        fmt, path = settings.trace
+        stat = path.stat()
+        trace = {
+            "format": fmt,
+            "path": str(path.resolve()),
+            "size": stat.st_size,
+            "mtime_ns": stat.st_mtime_ns,
+        }
+    options = {
+        option.parameter: values[option.parameter]
+        for option in OPTIONS
+        if option is not TRACE and option.parameter in values
+    }
+    run = {
+        "format": RUN_INPUTS_FORMAT,
+        "policy": policy,
+        "seed": settings.seed,
+        "scenario": "scenario.json",
+        "trace": trace,
+        "options": options,
+    }
+    (directory / "run.json").write_text(json.dumps(run, indent=1) + "\n", encoding="utf-8")
+
+
 def trace_help() -> str:
     """``--trace``'s help: the formats registered now (a test compares it with the table's).
 

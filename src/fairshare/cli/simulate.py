@@ -13,6 +13,7 @@ from rich.table import Table
 from fairshare.cli.app import InputError, app, fmt, pct
 from fairshare.cli.runs import (
     COMPARE_FILES,
+    INPUT_FILES,
     RUN_FILES,
     ForceOption,
     OutOption,
@@ -27,6 +28,7 @@ from fairshare.cli.runs import (
     validate_policy,
     warn,
     warn_stranded,
+    write_run_inputs,
 )
 
 # Imported by the commands that use them, so that `fairshare solve` does not load them.
@@ -81,15 +83,22 @@ def simulate_command(
     **options: Any,
 ) -> None:
     """Replay the scenario's jobs (or workload, or a trace) under an online policy and write
-    summary.json, jobs.csv, timeline.csv, tasks.parquet and report.html to DIR."""
+    summary.json, jobs.csv, timeline.csv, tasks.parquet and report.html to DIR, with the
+    run's inputs (run.json, scenario.json) for `fairshare explain`."""
     from fairshare.report import write_outputs  # noqa: PLC0415
 
     settings = run_settings(scenario_path, options)
     validate_policy(policy, settings)
-    with output_dir(out, "simulate", list(RUN_FILES), force) as target:
+    with output_dir(out, "simulate", [*RUN_FILES, *INPUT_FILES], force) as target:
         warnings, unrunnable = unrunnable_warnings(settings)
         log = run_policy(settings, policy)
-        doc = target.commit(lambda path: write_outputs(log, path))
+
+        def write(path: Path) -> dict[str, object]:
+            doc = write_outputs(log, path)
+            write_run_inputs(settings, policy, options, path)
+            return doc
+
+        doc = target.commit(write)
     warn(warnings)
     warn_stranded(settings.source, log, unrunnable)
     console = Console(markup=False, highlight=False)
@@ -103,7 +112,8 @@ def simulate_command(
     console.print(table)
     console.soft_wrap = True
     # queues.csv is written only when jobs name queues (fairshare.metrics.tables).
-    written = [*RUN_FILES, *(["queues.csv"] if Path(out, "queues.csv").is_file() else [])]
+    queues_csv = ["queues.csv"] if Path(out, "queues.csv").is_file() else []
+    written = [*RUN_FILES, *queues_csv, *INPUT_FILES]
     console.print(f"wrote {out}: {', '.join(written)}", markup=False)
 
 

@@ -78,6 +78,27 @@ class MaxCapacity(Filter):
         Each node's maximum as a fraction of its parent's (``PolicyOptions.max_capacity``).
     """
 
+    reason: ClassVar[str] = "quota"
+
+    def describe(self, job: JobState, mi: int, free: Sequence[float], now: float) -> str:
+        """The queue at its maximum capacity (see
+        :meth:`~fairshare.policies.filters.Filter.describe`).
+
+        Parameters
+        ----------
+        job : JobState
+        mi : int
+        free : sequence of float
+        now : float
+
+        Returns
+        -------
+        str
+        """
+        return (
+            f"a queue above its user is at its maximum capacity ({self.fraction:g} of its parent's)"
+        )
+
     stage: ClassVar[Stage] = "pick"
 
     def __init__(self, fraction: float) -> None:

@@ -28,6 +28,12 @@ obeyed by the whole gang, not task by task).
 A filter whose refusal has a consequence (delay scheduling starts a job's wait) says so in
 :meth:`Filter.refused`, which placement calls and a dry run does not.
 
+Each filter also says what its refusal means to a user (SPEC section 8.5, ``fairshare
+explain``, :mod:`fairshare.policies.explain`): :attr:`Filter.reason`, the kind of reason
+(``constraint`` unless a filter declares another), and :meth:`Filter.describe`, one sentence
+on why it refuses a task on a machine. The explanation asks the same :meth:`Filter.admits`
+placement asks, and only then these two.
+
 Examples
 --------
 A filter that keeps machine ``m0`` free for an hour; both placement and preemption obey it:
@@ -85,6 +91,9 @@ class Filter:
     """
 
     stage: ClassVar[Stage] = "launch"
+    reason: ClassVar[str] = "constraint"
+    """The kind of reason its refusal gives (SPEC section 8.5: ``quota``, ``fair-share``,
+    ``gang``, ``reservation``, ``constraint``, ``headroom`` or ``priority``)."""
 
     @property
     def name(self) -> str:
@@ -158,6 +167,28 @@ class Filter:
             The time of the decision.
         """
 
+    def describe(self, job: JobState, mi: int, free: Sequence[float], now: float) -> str:
+        """Why :meth:`admits` refuses the next task of ``job`` on machine ``mi`` (asked only
+        after it did), in one sentence for ``fairshare explain``: by default, the filter's
+        name.
+
+        Parameters
+        ----------
+        job : JobState
+            The job part refused.
+        mi : int
+            The machine's index.
+        free : sequence of float
+            The machine's free room.
+        now : float
+            The time of the decision.
+
+        Returns
+        -------
+        str
+        """
+        return f"the {self.name} filter refuses it"
+
 
 @mypyc_attr(allow_interpreted_subclasses=True)
 class RoomFilter(Filter):
@@ -212,6 +243,25 @@ class Fit(RoomFilter):
     :data:`fairshare.tolerances.FIT`). Placement inlines this test on its hot paths when no
     other room filter is in force."""
 
+    reason: ClassVar[str] = "fair-share"
+
+    def describe(self, job: JobState, mi: int, free: Sequence[float], now: float) -> str:
+        """The machine has no room for the task: others' tasks hold it (see
+        :meth:`Filter.describe`).
+
+        Parameters
+        ----------
+        job : JobState
+        mi : int
+        free : sequence of float
+        now : float
+
+        Returns
+        -------
+        str
+        """
+        return f"machine {self.ledger.cluster.names[mi]} has no room for its task"
+
 
 @mypyc_attr(allow_interpreted_subclasses=True)
 class RoomChain(RoomFilter):
@@ -252,6 +302,32 @@ class Eligibility(Filter):
     Placement never asks it one task at a time: the placement index lists for each machine
     only the groups whose class may use it."""
 
+    reason: ClassVar[str] = "constraint"
+
+    def describe(self, job: JobState, mi: int, free: Sequence[float], now: float) -> str:
+        """Machine ``mi`` fails the job's constraint or whitelist (see
+        :meth:`Filter.describe`).
+
+        Parameters
+        ----------
+        job : JobState
+        mi : int
+        free : sequence of float
+        now : float
+
+        Returns
+        -------
+        str
+        """
+        spec = job.job
+        rules = []
+        if spec.constraint is not None:
+            rules.append(f"constraint {str(spec.constraint)!r}")
+        if spec.machines is not None:
+            rules.append(f"machine list ({len(spec.machines)} machines)")
+        what = " and ".join(rules) if rules else "placement rules"
+        return f"machine {self.ledger.cluster.names[mi]} fails its {what}"
+
     stage: ClassVar[Stage] = "index"
 
     def admits(self, job: JobState, mi: int, free: Sequence[float], now: float) -> bool:
@@ -282,6 +358,45 @@ class Quota(Filter):
     (:meth:`fairshare.policies.quota.QuotaTree.admits`: its queues' borrowing limits and
     their siblings' lending limits, on the pooled free room). A refused user sits out the
     rest of the machine's offer."""
+
+    reason: ClassVar[str] = "quota"
+
+    def describe(self, job: JobState, mi: int, free: Sequence[float], now: float) -> str:
+        """The queue whose quota refuses: the first of the user's queues (lowest first) that
+        one more task would take past its quota plus borrowing limit, or past its quota
+        when its siblings do not lend (see :meth:`Filter.describe`).
+
+        Parameters
+        ----------
+        job : JobState
+        mi : int
+        free : sequence of float
+        now : float
+
+        Returns
+        -------
+        str
+        """
+        ledger = self.ledger
+        quotas = ledger.quotas
+        assert quotas is not None
+        names = ledger.cluster.resources
+        used = quotas.usage(ledger.users)
+        demand = ledger.cluster.groups[job.group].demand
+        chain = quotas.chain(ledger.users[job.user].queue)
+        for limit, what in ((quotas.ceiling, "quota plus borrowing limit"), (quotas.quota, "")):
+            for a in chain:
+                for r, d in enumerate(demand):
+                    if d > 0 and used[a][r] + d > limit[a][r] + FIT:
+                        path, name = quotas.paths[a], names[r]
+                        have = f"{used[a][r]:g} of {limit[a][r]:g} {name}"
+                        if what:
+                            return f"queue {path} uses {have}, its {what}"
+                        return (
+                            f"queue {path} uses {have}, its quota, and what its siblings "
+                            "may lend is held back for them"
+                        )
+        return "the queues' lending limits hold back the room it would borrow"
 
     stage: ClassVar[Stage] = "pick"
 
@@ -350,6 +465,35 @@ class Reservation(Filter):
     leaves over (:meth:`fairshare.policies.gangs.Reservation.allows`). The room a launch
     takes there is counted by the placer (:meth:`take`)."""
 
+    reason: ClassVar[str] = "reservation"
+
+    def describe(self, job: JobState, mi: int, free: Sequence[float], now: float) -> str:
+        """The machine's room is held for the head gang's reserved start (see
+        :meth:`Filter.describe`).
+
+        Parameters
+        ----------
+        job : JobState
+        mi : int
+        free : sequence of float
+        now : float
+
+        Returns
+        -------
+        str
+        """
+        ledger = self.ledger
+        reservation = ledger.reservation
+        name = ledger.cluster.names[mi]
+        if reservation is None:
+            return f"machine {name} is reserved"
+        head = ledger.jobs.get(reservation.job)
+        who = f"job {head.job.name!r}" if head is not None else "the head job"
+        return (
+            f"machine {name} is reserved for {who} (EASY backfilling) from "
+            f"t={reservation.start:g}, and its task would not end by then"
+        )
+
     def admits(self, job: JobState, mi: int, free: Sequence[float], now: float) -> bool:
         """Whether a task of ``job`` on ``mi`` leaves the head gang's reserved start as it
         is (see :meth:`Filter.admits`).
@@ -404,6 +548,25 @@ class DelayScheduling(Filter):
     machine without its block only once it has waited long enough for that locality
     (:func:`fairshare.policies.delay.may_launch`). A refusal starts the job's wait and asks
     the driver to wake the policy when its allowed locality widens."""
+
+    reason: ClassVar[str] = "constraint"
+
+    def describe(self, job: JobState, mi: int, free: Sequence[float], now: float) -> str:
+        """The job waits for a machine that holds its input (see :meth:`Filter.describe`).
+
+        Parameters
+        ----------
+        job : JobState
+        mi : int
+        free : sequence of float
+        now : float
+
+        Returns
+        -------
+        str
+        """
+        name = self.ledger.cluster.names[mi]
+        return f"delay scheduling: it waits for a data-local machine rather than {name}"
 
     def admits(self, job: JobState, mi: int, free: Sequence[float], now: float) -> bool:
         """Whether delay scheduling lets ``job`` launch on machine ``mi`` now: the test of
@@ -472,6 +635,25 @@ class CopyAdmission(Filter):
     job's copy part while it holds fewer than ``max_reducers`` reducers and fewer of the
     job's copy parts than ``max_computing`` (or than the job's compute parts that fit its
     capacity)."""
+
+    reason: ClassVar[str] = "constraint"
+
+    def describe(self, job: JobState, mi: int, free: Sequence[float], now: float) -> str:
+        """The machine holds as many reducers as it admits (see :meth:`Filter.describe`).
+
+        Parameters
+        ----------
+        job : JobState
+        mi : int
+        free : sequence of float
+        now : float
+
+        Returns
+        -------
+        str
+        """
+        name = self.ledger.cluster.names[mi]
+        return f"machine {name} admits no more reducers (copy-compute splitting)"
 
     def __init__(self) -> None:
         # Per (machine, compute demand): how many compute parts fit the machine's capacity.

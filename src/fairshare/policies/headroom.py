@@ -30,12 +30,12 @@ True
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from mypy_extensions import mypyc_attr
 
 from fairshare.policies.filters import RoomFilter
-from fairshare.policies.records import Demand
+from fairshare.policies.records import Demand, JobState
 from fairshare.policies.state import fits
 from fairshare.tolerances import FIT
 
@@ -47,6 +47,28 @@ if TYPE_CHECKING:
 class Headroom(RoomFilter):
     """The headroom kept on each machine and the fit test that respects it: the room filter
     in force with ``PolicyOptions.headroom`` (see the module)."""
+
+    reason: ClassVar[str] = "headroom"
+
+    def describe(self, job: JobState, mi: int, free: Sequence[float], now: float) -> str:
+        """The task fits but would eat the machine's headroom, or does not fit (see
+        :meth:`~fairshare.policies.filters.Filter.describe`).
+
+        Parameters
+        ----------
+        job : JobState
+        mi : int
+        free : sequence of float
+        now : float
+
+        Returns
+        -------
+        str
+        """
+        name = self.ledger.cluster.names[mi]
+        if not fits(free, job.demand):
+            return f"machine {name} has no room for its task"
+        return f"machine {name} keeps its free room as headroom for larger tasks (H-DRF section 5)"
 
     def __init__(self) -> None:
         # Each machine's capacity as floats, per capacity each group's size (None: it never

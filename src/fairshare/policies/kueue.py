@@ -246,6 +246,43 @@ class KueueQuota(Filter):
     (:class:`KueueAdmission`) and preemption ask it on their trial usage; placement asks it
     (a ``pick`` filter) for the tasks that start one by one (reducers)."""
 
+    reason: ClassVar[str] = "quota"
+
+    def describe(self, job: JobState, mi: int, free: Sequence[float], now: float) -> str:
+        """The ClusterQueue that cannot hold the request: what it may still use (its nominal
+        quota, then what its cohort lends up to its borrowing limit) against what the
+        workload asks (see :meth:`~fairshare.policies.filters.Filter.describe`).
+
+        Parameters
+        ----------
+        job : JobState
+        mi : int
+        free : sequence of float
+        now : float
+
+        Returns
+        -------
+        str
+        """
+        ranking = self.ranking()
+        node = ranking.cq_of[job.user]
+        if node == UNMANAGED:
+            return "no quota governs its queue"
+        tree = ranking.tree
+        rows = ranking.rows()
+        names = self.ledger.cluster.resources
+        request = self.request(job)
+        for r, v in enumerate(request):
+            if v > 0 and math.isfinite(tree.subtree[node][r]):
+                left = tree.available(rows, node, r)
+                if v > left + FIT:
+                    return (
+                        f"ClusterQueue {tree.paths[node]} may use {left:g} more "
+                        f"{names[r]} (nominal quota {tree.subtree[node][r]:g}, using "
+                        f"{rows[node][r]:g}); the workload asks {v:g}"
+                    )
+        return f"ClusterQueue {tree.paths[node]} cannot hold the workload"
+
     stage: ClassVar[Stage] = "pick"
 
     def ranking(self) -> KueueRanking:

@@ -57,7 +57,7 @@ from __future__ import annotations
 
 import math
 import time as wallclock
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -112,6 +112,7 @@ def simulate(
     options: SimOptions | None = None,
     machine_events: Iterable[MachineEvent] = (),
     job_events: Iterable[JobEvent] = (),
+    at: tuple[float, Callable[[Policy], None]] | None = None,
 ) -> RunLog:
     """Replay jobs on a cluster under an online policy, in simulated time.
 
@@ -146,6 +147,11 @@ def simulate(
     job_events : iterable of JobEvent
         Tasks failing and jobs cancelled during the run (what a live cluster does,
         :mod:`fairshare.backends`); a cancelled job is recorded unfinished.
+    at : (float, callable), optional
+        ``(T, look)``: ``look(policy)`` is called once, with the policy as it stands at time
+        T: after every event at or before T and its decision round, before any later event
+        (at the end of the run if none is later). ``fairshare explain`` reads the policy
+        there; ``look`` must not change it.
 
     Returns
     -------
@@ -197,6 +203,7 @@ def simulate(
         jobs = scale_jobs(jobs, load=opts.load_scale, time=opts.time_scale)
     run = _Run(cluster, sched, rng, opts)
     run.sampling = bool(queues) and hasattr(sched, "queue_shares")
+    run.at = at
     # The run allocates a few tuples per running task (its event, its TaskRef) and no
     # reference cycles on its hot path: the cyclic collector's passes over them cost about a
     # fifth of a long run, so it waits until the log's columns are built.
@@ -283,6 +290,8 @@ class _Run(RunState):
         wakeups = policy.uses_wakeups
         over = self.over
         stop = self.opts.until if self.opts.until is not None else math.inf
+        # A look at the policy at a time (simulate's ``at``), once.
+        at = self.at
         # With queues, each queue's share as the policy computes it, after every round.
         sampling = self.sampling
         quiet = False  # the policy's quiescent() after the last decision round
@@ -297,6 +306,15 @@ class _Run(RunState):
             if now > stop:
                 exhausted = False
                 break
+            if at is not None and now > at[0]:
+                if held:
+                    # The finishes held back happened by the look's time: the policy hears
+                    # of them first, as it would before this event.
+                    policy.tasks_finished(held_at[-1], held, held_at)
+                    held = []
+                    held_at = []
+                at[1](policy)
+                at = None
             event = pop()
             events += 1
             decisions: list[Decision] | None = None
@@ -352,6 +370,8 @@ class _Run(RunState):
                 self._ask_wakeup(now)
         if held:
             policy.tasks_finished(now, held, held_at)
+        if at is not None:
+            at[1](policy)
         if sampling:
             self.sample_shares(now)
         self.events = events

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any, Final
 
@@ -100,6 +100,8 @@ class RunState:
         # Queue shares as the policy reports them, sampled after every decision round when
         # the run has queues (RunLog.queue_shares).
         self.sampling = False
+        # A look at the policy at a time (simulate's ``at``: fairshare explain).
+        self.at: tuple[float, Callable[[Policy], None]] | None = None
         self.next_sample = -math.inf
         self.queue_shares: list[tuple[float, str, float]] = []
         self.last_queue_shares: dict[str, float] = {}
