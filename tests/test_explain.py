@@ -145,6 +145,31 @@ def test_quota_with_a_borrowing_limit(tmp_path: Path) -> None:
     assert doc["estimated_start"] == 10.0
 
 
+def test_quota_for_a_gang_as_a_whole(tmp_path: Path) -> None:
+    """Queue small holds 4 CPUs and may borrow none; g1 (a gang of 3) runs; g2, another gang
+    of 3, would take small to 6: ``quota`` for all its tasks at once (each alone would fit:
+    3 + 1 <= 4), although 5 CPUs are free. It starts at t=10, when g1 ends."""
+    text = """
+machines:
+  - {name: node, count: 2, capacity: {cpu: 4}}
+queues:
+  - {path: small, quota: {cpu: 4}, borrowing_limit: {cpu: 0}}
+  - {path: big, quota: {cpu: 4}}
+jobs:
+  - {name: g1, submit: 0, user: alice, queue: small, tasks: 3, gang: true, duration: 10,
+     demand: {cpu: 1}}
+  - {name: g2, submit: 0, user: alice, queue: small, tasks: 3, gang: true, duration: 10,
+     demand: {cpu: 1}}
+"""
+    doc = why(run(tmp_path, text, "drf"), "g2", 0.0)
+    assert [r["kind"] for r in doc["reasons"]] == ["quota"]
+    assert doc["reasons"][0]["detail"] == (
+        "queue small uses 3 of 4 cpu, its quota plus borrowing limit; "
+        "the gang's 3 tasks need 3 cpu at once"
+    )
+    assert doc["estimated_start"] == 10.0
+
+
 def test_priority_first(tmp_path: Path) -> None:
     """urgent (priority 5) and normal arrive at t=1 on a full cluster: urgent's two tasks
     are served first, at t=10; normal starts when they end, at t=20."""

@@ -231,7 +231,17 @@ class _Explainer:
         for k, mis in pick_refused.items():
             reasons.append(self.filter_reason(self.filters[k], mis))
         if self.gang:
-            reasons.extend(self.gang_reasons())
+            # A gang's admission asks the pick filters for all its tasks at once (as
+            # Placer.admits_whole does) before it looks for room.
+            whole = [f for f in picks if not f.admits_whole(self.job, self.job.gang, self.now)]
+            if whole:
+                refusing = whole[0]
+                detail = refusing.describe_whole(self.job, self.job.gang, self.now)
+                if not pick_refused:
+                    extra: dict[str, object] = {"filter": refusing.name, "machines": 0}
+                    reasons.append(Reason(refusing.reason, detail, extra))
+            else:
+                reasons.extend(self.gang_reasons())
         else:
             launch_refused: dict[int, list[int]] = {}
             for mi in passed if roomy else []:

@@ -189,6 +189,26 @@ class Filter:
         """
         return f"the {self.name} filter refuses it"
 
+    def describe_whole(self, job: JobState, count: int, now: float) -> str:
+        """Why :meth:`admits_whole` refuses ``count`` tasks of ``job`` at once (asked only
+        after it did), in one sentence for ``fairshare explain``: by default, the filter's
+        name.
+
+        Parameters
+        ----------
+        job : JobState
+            The waiting gang's part.
+        count : int
+            How many of its tasks would start together.
+        now : float
+            The time of the decision.
+
+        Returns
+        -------
+        str
+        """
+        return f"the {self.name} filter refuses its {count} tasks at once"
+
 
 @mypyc_attr(allow_interpreted_subclasses=True)
 class RoomFilter(Filter):
@@ -377,12 +397,29 @@ class Quota(Filter):
         -------
         str
         """
+        return self.describe_whole(job, 1, now)
+
+    def describe_whole(self, job: JobState, count: int, now: float) -> str:
+        """The queue whose quota refuses ``count`` tasks at once: the first of the user's
+        queues (lowest first) they would take past its quota plus borrowing limit, or past
+        its quota when its siblings do not lend (see :meth:`Filter.describe_whole`).
+
+        Parameters
+        ----------
+        job : JobState
+        count : int
+        now : float
+
+        Returns
+        -------
+        str
+        """
         ledger = self.ledger
         quotas = ledger.quotas
         assert quotas is not None
         names = ledger.cluster.resources
         used = quotas.usage(ledger.users)
-        demand = ledger.cluster.groups[job.group].demand
+        demand = [d * count for d in ledger.cluster.groups[job.group].demand]
         chain = quotas.chain(ledger.users[job.user].queue)
         for limit, what in ((quotas.ceiling, "quota plus borrowing limit"), (quotas.quota, "")):
             for a in chain:
@@ -390,11 +427,16 @@ class Quota(Filter):
                     if d > 0 and used[a][r] + d > limit[a][r] + FIT:
                         path, name = quotas.paths[a], names[r]
                         have = f"{used[a][r]:g} of {limit[a][r]:g} {name}"
+                        gang = (
+                            f"; the gang's {count} tasks need {d:g} {name} at once"
+                            if count > 1
+                            else ""
+                        )
                         if what:
-                            return f"queue {path} uses {have}, its {what}"
+                            return f"queue {path} uses {have}, its {what}{gang}"
                         return (
                             f"queue {path} uses {have}, its quota, and what its siblings "
-                            "may lend is held back for them"
+                            f"may lend is held back for them{gang}"
                         )
         return "the queues' lending limits hold back the room it would borrow"
 
