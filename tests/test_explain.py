@@ -205,8 +205,8 @@ def test_kueue_quota_with_cohort_borrowing(tmp_path: Path) -> None:
     assert doc["reasons"] == [
         {
             "kind": "quota",
-            "detail": "ClusterQueue co/a may use 0 more cpu (nominal quota 4, using 6); "
-            "the workload asks 1",
+            "detail": "ClusterQueue co/a uses 6 cpu (nominal quota 4); with what its cohort "
+            "lends it has 0 more, and the workload asks 1",
             "filter": "kueue-quota",
             "machines": 1,
         }

@@ -65,7 +65,7 @@ from dataclasses import dataclass, field
 from fairshare.policies.filters import Filter
 from fairshare.policies.gangs import gang_plan, tasks_fitting
 from fairshare.policies.ledger import Ledger
-from fairshare.policies.records import JobState, UserState, part_id
+from fairshare.policies.records import JobState, UserState, part_id, shown_amount
 from fairshare.policies.scheduler import Scheduler
 from fairshare.policies.state import fits
 
@@ -324,7 +324,9 @@ class _Explainer:
 
     def demand_text(self) -> str:
         names = self.ledger.cluster.resources
-        return ", ".join(f"{n}={d:g}" for n, d in zip(names, self.job.demand, strict=True) if d)
+        return ", ".join(
+            f"{n}={shown_amount(d)}" for n, d in zip(names, self.job.demand, strict=True) if d
+        )
 
     # ------------------------------------------------------------------ the order of work
 
@@ -445,7 +447,8 @@ class _Explainer:
                 )
         if own:
             words.append(
-                f"{own} earlier job{'s come' if own != 1 else ' comes'} of {self.user.name} first"
+                f"{own} earlier job{'s' if own != 1 else ''} of {self.user.name} "
+                f"{'come' if own != 1 else 'comes'} first"
             )
         if full:
             words.append(f"no machine it may use has room for its task ({self.demand_text()})")
@@ -489,7 +492,7 @@ class _Explainer:
             if mine and reservation is not None:
                 detail += (
                     f"; it holds the EASY backfilling reservation, expected to start by "
-                    f"t={reservation.start:g}"
+                    f"t={shown_amount(reservation.start)}"
                 )
             out.append(Reason("gang", detail, {"tasks": need, "room_for": have}))
         elif reservation is not None and not mine:
@@ -501,7 +504,7 @@ class _Explainer:
                     Reason(
                         "reservation",
                         f"the room it would use is reserved for {who} (EASY backfilling) from "
-                        f"t={reservation.start:g}, and it would not end by then",
+                        f"t={shown_amount(reservation.start)}, and it would not end by then",
                     )
                 )
         return out

@@ -65,7 +65,7 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 from mypy_extensions import mypyc_attr
 
 from fairshare.policies.delay import deadlines, first_unlaunched, may_launch
-from fairshare.policies.records import Demand, JobState, part_id
+from fairshare.policies.records import Demand, JobState, part_id, shown_amount
 from fairshare.policies.state import fits
 from fairshare.tolerances import FIT
 
@@ -426,9 +426,9 @@ class Quota(Filter):
                 for r, d in enumerate(demand):
                     if d > 0 and used[a][r] + d > limit[a][r] + FIT:
                         path, name = quotas.paths[a], names[r]
-                        have = f"{used[a][r]:g} of {limit[a][r]:g} {name}"
+                        have = f"{shown_amount(used[a][r])} of {shown_amount(limit[a][r])} {name}"
                         gang = (
-                            f"; the gang's {count} tasks need {d:g} {name} at once"
+                            f"; the gang's {count} tasks need {shown_amount(d)} {name} at once"
                             if count > 1
                             else ""
                         )
@@ -533,7 +533,7 @@ class Reservation(Filter):
         who = f"job {head.job.name!r}" if head is not None else "the head job"
         return (
             f"machine {name} is reserved for {who} (EASY backfilling) from "
-            f"t={reservation.start:g}, and its task would not end by then"
+            f"t={shown_amount(reservation.start)}, and its task would not end by then"
         )
 
     def admits(self, job: JobState, mi: int, free: Sequence[float], now: float) -> bool:

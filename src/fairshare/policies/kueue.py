@@ -96,7 +96,7 @@ from fairshare.policies.ledger import Ledger
 from fairshare.policies.options import PolicyOptions
 from fairshare.policies.placer import Placer
 from fairshare.policies.protocol import Decision, Kill, TaskRef
-from fairshare.policies.records import Demand, JobState, UserState
+from fairshare.policies.records import Demand, JobState, UserState, shown_amount
 from fairshare.policies.scheduler import Scheduler
 from fairshare.tolerances import FIT
 from fairshare.workload.model import Job, Queue, QueuePreemption, User
@@ -277,9 +277,10 @@ class KueueQuota(Filter):
                 left = tree.available(rows, node, r)
                 if v > left + FIT:
                     return (
-                        f"ClusterQueue {tree.paths[node]} may use {left:g} more "
-                        f"{names[r]} (nominal quota {tree.subtree[node][r]:g}, using "
-                        f"{rows[node][r]:g}); the workload asks {v:g}"
+                        f"ClusterQueue {tree.paths[node]} uses {shown_amount(rows[node][r])} "
+                        f"{names[r]} (nominal quota {shown_amount(tree.subtree[node][r])}); "
+                        f"with what its cohort lends it has {shown_amount(left)} more, and "
+                        f"the workload asks {shown_amount(v)}"
                     )
         return f"ClusterQueue {tree.paths[node]} cannot hold the workload"
 

@@ -395,3 +395,25 @@ class PreemptionState:
         self.kills = 0
         self.reclaims = 0
         self.priority_kills = 0
+
+
+def shown_amount(value: float) -> str:
+    """An amount of a resource or a time, for people (``fairshare explain``): an integral
+    value in full (``274877906944``, not ``2.74878e+11``), any other to 6 significant digits.
+
+    Parameters
+    ----------
+    value : float
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> shown_amount(274877906944.0), shown_amount(0.5), shown_amount(32.0)
+    ('274877906944', '0.5', '32')
+    """
+    if float(value).is_integer() and abs(value) < 1e18:
+        return str(int(value))
+    return f"{value:.6g}"
