@@ -65,6 +65,7 @@ if TYPE_CHECKING:
         Solution,
         SolverFailure,
         UnknownPolicy,
+        WhatIf,
         check,
         compare,
         load_scenario,
@@ -75,6 +76,7 @@ if TYPE_CHECKING:
         unrunnable_jobs,
         validate_comparison,
         validate_policy,
+        whatif,
         workload_of,
     )
 
@@ -95,6 +97,7 @@ __all__ = [
     "Solution",
     "SolverFailure",
     "UnknownPolicy",
+    "WhatIf",
     "__version__",
     "check",
     "compare",
@@ -106,6 +109,7 @@ __all__ = [
     "unrunnable_jobs",
     "validate_comparison",
     "validate_policy",
+    "whatif",
     "workload_of",
 ]
 

@@ -36,7 +36,9 @@ from fairshare.workload import Scenario
 if TYPE_CHECKING:
     import polars as pl
 
-__all__ = ["Comparison", "Run", "Solution"]
+    from fairshare.metrics.intervals import Interval
+
+__all__ = ["Comparison", "Run", "Solution", "WhatIf"]
 
 
 @dataclass(frozen=True)
@@ -308,3 +310,91 @@ class Comparison:
         for run in self.runs:
             run.write(out / run.policy)
         return write_compare([r.log for r in self.runs], out, self.reference)
+
+
+@dataclass(frozen=True)
+class WhatIf:
+    """The same jobs replayed under two configurations, per seed (SPEC section 8.4, the
+    result of :func:`fairshare.api.whatif`).
+
+    Attributes
+    ----------
+    pairs : tuple of (Run, Run)
+        Per seed, in seed order, the run under the old configuration and under the new one.
+    before, after : str
+        Where each configuration came from (the scenarios' sources).
+    unrunnable : tuple of (str, str)
+        The jobs of the first seed that can never run on the old configuration's machines,
+        with the reason (:func:`fairshare.api.unrunnable_jobs`).
+    """
+
+    pairs: tuple[tuple[Run, Run], ...]
+    before: str
+    after: str
+    unrunnable: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def seeds(self) -> list[int]:
+        """The seeds, one per pair of runs."""
+        return [old.seed for old, _ in self.pairs]
+
+    def tenants_frame(self) -> pl.DataFrame:
+        """``tenants.csv`` as a polars DataFrame: per tenant its wait, slowdown and share
+        before and after, who loses most first (:func:`fairshare.metrics.whatif.tenants_frame`;
+        with several seeds, the means over them and the interval of ``delta_wait_p95``).
+
+        Returns
+        -------
+        polars.DataFrame
+        """
+        from fairshare.metrics.whatif import tenants_frame, tenants_over_seeds  # noqa: PLC0415
+
+        frames = [tenants_frame(old.log, new.log) for old, new in self.pairs]
+        return frames[0] if len(frames) == 1 else tenants_over_seeds(frames)
+
+    def verdicts(self) -> tuple[int, int]:
+        """How many tenants wait longer at the 95th percentile, and how many less.
+
+        Returns
+        -------
+        (int, int)
+        """
+        from fairshare.metrics.whatif import tenant_verdicts  # noqa: PLC0415
+
+        return tenant_verdicts(self.tenants_frame())
+
+    def intervals(self) -> dict[str, Interval]:
+        """Per tenant, ``delta_wait_p95`` over the seeds: mean and 95% interval.
+
+        Returns
+        -------
+        dict of str to Interval
+        """
+        from fairshare.metrics.intervals import mean_interval  # noqa: PLC0415
+        from fairshare.metrics.whatif import tenants_frame  # noqa: PLC0415
+
+        values: dict[str, list[float | None]] = {}
+        for old, new in self.pairs:
+            for row in tenants_frame(old.log, new.log).iter_rows(named=True):
+                values.setdefault(row["user"], []).append(row["delta_wait_p95"])
+        return {user: mean_interval(v) for user, v in values.items()}
+
+    def write(self, out_dir: str | Path) -> dict[str, object]:
+        """Write ``tenants.csv``, ``summary.json``, ``report.html`` and the first seed's runs'
+        files in ``before/`` and ``after/`` into ``out_dir``.
+
+        Parameters
+        ----------
+        out_dir : str or path
+            The directory (created if missing).
+
+        Returns
+        -------
+        dict
+            The ``summary.json`` document.
+        """
+        from fairshare.report.whatif import write_whatif  # noqa: PLC0415
+
+        return write_whatif(
+            [(old.log, new.log) for old, new in self.pairs], Path(out_dir), self.before, self.after
+        )

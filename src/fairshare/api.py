@@ -35,14 +35,14 @@ Examples
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fairshare._api_results import Comparison, Run, Solution
+from fairshare._api_results import Comparison, Run, Solution, WhatIf
 from fairshare.allocation import Allocation
 from fairshare.cluster import Machine
 from fairshare.errors import FairshareError, UnknownPolicy
@@ -94,6 +94,7 @@ __all__ = [
     "Solution",
     "SolverFailure",
     "UnknownPolicy",
+    "WhatIf",
     "check",
     "compare",
     "load_scenario",
@@ -104,6 +105,8 @@ __all__ = [
     "unrunnable_jobs",
     "validate_comparison",
     "validate_policy",
+    "whatif",
+    "whatif_policies",
     "workload_of",
 ]
 
@@ -622,3 +625,157 @@ def compare(
         workload = workload_of(loaded, seed=seed, trace=trace)
         runs.append(replay(loaded, workload, name, seed=seed, options=options))
     return Comparison(tuple(runs), names.index(reference) if reference is not None else 0)
+
+
+def whatif_policies(
+    policy: str | None, before_policy: str | None = None, after_policy: str | None = None
+) -> tuple[str, str]:
+    """The policies of a what-if's two runs: ``before_policy`` and ``after_policy``, each
+    defaulting to ``policy``.
+
+    Parameters
+    ----------
+    policy : str or None
+        The policy of both runs.
+    before_policy, after_policy : str or None
+        The policy of one run, instead of ``policy``.
+
+    Returns
+    -------
+    (str, str)
+
+    Raises
+    ------
+    PolicyError
+        A run without a policy (naming ``policy``), or an unknown one.
+
+    Examples
+    --------
+    >>> whatif_policies("drf"), whatif_policies("drf", after_policy="hdrf")
+    (('drf', 'drf'), ('drf', 'hdrf'))
+    """
+    old = before_policy if before_policy is not None else policy
+    new = after_policy if after_policy is not None else policy
+    if old is None or new is None:
+        raise PolicyError(
+            "policy",
+            "name the online policy of both runs: policy, or before_policy and after_policy",
+        )
+    validate_policy(old, None, "before_policy" if before_policy is not None else "policy")
+    validate_policy(new, None, "after_policy" if after_policy is not None else "policy")
+    return old, new
+
+
+JobsObserver = Callable[[str, int, Iterator[Job]], Iterator[Job]]
+"""Sees the jobs of one run as the simulator takes them: called with the run's label
+(``before`` or ``after``), its seed and the jobs, returns the same jobs (a progress bar)."""
+
+
+def whatif(
+    before: ScenarioLike,
+    after: ScenarioLike,
+    *,
+    policy: str | None = None,
+    before_policy: str | None = None,
+    after_policy: str | None = None,
+    seed: int = 0,
+    seeds: int = 1,
+    trace: TraceLike | None = None,
+    options: SimOptions | None = None,
+    observe: JobsObserver | None = None,
+) -> WhatIf:
+    """Replay the same jobs under two configurations (SPEC section 8.4): who waits longer?
+
+    The jobs are the trace's, else ``before``'s ``jobs`` or ``workload`` (drawn from each
+    seed); they are read once per seed and replayed on ``before``'s machines, users and
+    queues under ``before_policy``, and on ``after``'s under ``after_policy``, with the same
+    seed (the same task durations and input blocks). A trace is read against ``before``'s
+    machines.
+
+    Parameters
+    ----------
+    before, after : Scenario or path
+        The old and the new configuration (the same one with two policies is fine).
+    policy : str, optional
+        The online policy of both runs, unless ``before_policy`` / ``after_policy`` is given.
+    before_policy, after_policy : str, optional
+        The policy of one run.
+    seed : int
+        The first seed.
+    seeds : int
+        How many seeds: ``seed, seed + 1, ..., seed + seeds - 1``, a pair of runs each.
+    trace : str or (str, path), optional
+        ``"FORMAT:PATH"``: replay a trace's jobs.
+    options : SimOptions, optional
+        Both runs' options.
+    observe : callable, optional
+        Sees each run's jobs as they are submitted (:data:`JobsObserver`).
+
+    Returns
+    -------
+    WhatIf
+
+    Raises
+    ------
+    ScenarioError
+        A scenario or the trace breaks its format.
+    PolicyError
+        No policy, an unknown one, options a policy does not combine with, ``seeds`` below 1.
+
+    Examples
+    --------
+    Two tenants whose weights swap: ``b`` loses.
+
+    >>> import fairshare
+    >>> def scenario(wa, wb):
+    ...     return fairshare.parse_scenario(
+    ...         {"machines": [{"name": "m", "capacity": {"slots": 4}}],
+    ...          "users": [{"name": "a", "weight": wa}, {"name": "b", "weight": wb}],
+    ...          "jobs": [{"name": f"{u}{k}", "user": u, "submit": 0, "tasks": 4,
+    ...                    "duration": 10} for k in range(6) for u in "ab"]},
+    ...         source=f"a{wa}-b{wb}")
+    >>> result = fairshare.whatif(scenario(1, 3), scenario(3, 1), policy="drf")
+    >>> result.tenants_frame().row(0, named=True)["user"], result.verdicts()
+    ('b', (1, 1))
+    """
+    old_policy, new_policy = whatif_policies(policy, before_policy, after_policy)
+    validate_policy(old_policy, options, "before_policy" if before_policy else "policy")
+    validate_policy(new_policy, options, "after_policy" if after_policy else "policy")
+    if seeds < 1:
+        raise PolicyError("seeds", f"must be at least 1, got {seeds}")
+    old = _scenario(before)
+    new = old if after is before else _scenario(after)
+    pairs: list[tuple[Run, Run]] = []
+    unrunnable: list[tuple[str, str]] = []
+    for k in range(seeds):
+        run_seed = seed + k
+        workload = workload_of(old, seed=run_seed, trace=trace)
+        # Read (or drawn) once, replayed twice: the jobs are immutable.
+        jobs = list(workload.jobs)
+        if k == 0:
+            until = options.until if options is not None else None
+            if until is not None and options is not None:  # the run stops there, scaled
+                until *= options.load_scale
+            unrunnable = unrunnable_jobs(Workload(iter(jobs), workload.cluster), until)
+        # The same machines give the workload's cluster (a trace may bring its node list).
+        same = new is old or new.cluster == old.cluster
+        runs = []
+        for label, scenario, cluster, name in (
+            ("before", old, workload.cluster, old_policy),
+            ("after", new, workload.cluster if same else new.cluster, new_policy),
+        ):
+            stream: Iterator[Job] = iter(jobs)
+            if observe is not None:
+                stream = observe(label, run_seed, stream)
+            runs.append(
+                replay(
+                    scenario,
+                    Workload(iter(()), cluster),
+                    name,
+                    seed=run_seed,
+                    options=options,
+                    jobs=stream,
+                )
+            )
+        pairs.append((runs[0], runs[1]))
+    return WhatIf(tuple(pairs), old.source, new.source, tuple(unrunnable))

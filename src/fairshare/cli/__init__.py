@@ -10,6 +10,7 @@
 - :mod:`fairshare.cli.importing`: ``import`` (SPEC section 8.1), one module per format:
   :mod:`fairshare.cli.import_kueue` (``import kueue``), :mod:`fairshare.cli.import_slurm`
   (``import slurm``).
+- :mod:`fairshare.cli.whatif`: ``whatif`` (SPEC section 8.4).
 - :mod:`fairshare.cli.live`: ``serve``, ``tenant add``, ``submit``, ``jobs``, ``cancel``,
   ``shares`` (the live service, SPEC section 6).
 
@@ -75,6 +76,7 @@ with paused():
         simulate,
         solve,
         sweep,
+        whatif,
     )
     from fairshare.cli.app import app, main
 
@@ -92,4 +94,5 @@ _COMMANDS = (
     simulate,
     solve,
     sweep,
+    whatif,
 )

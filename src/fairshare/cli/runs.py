@@ -287,6 +287,12 @@ def unrunnable_warnings(settings: RunSettings) -> tuple[list[str], frozenset[str
     if until is not None:  # the run stops at ``until`` in scaled time
         until *= settings.options.load_scale
     every = unrunnable_jobs(_workload(settings), until)
+    return unrunnable_lines(every, settings), frozenset(name for name, _ in every)
+
+
+def unrunnable_lines(every: list[tuple[str, str]], settings: RunSettings) -> list[str]:
+    """The ``warning:`` lines of :func:`unrunnable_warnings` for the jobs found (name and
+    reason each, :func:`fairshare.api.unrunnable_jobs`)."""
     count = len(every)
     found = every[:_WARN_EACH]
     source = str(settings.trace[1]) if settings.trace is not None else settings.source
@@ -295,13 +301,13 @@ def unrunnable_warnings(settings: RunSettings) -> tuple[list[str], frozenset[str
         return [
             f"warning: {source}: job {name!r} can never run: {reason}; it is {after}"
             for name, reason in found
-        ], frozenset(name for name, _ in every)
+        ]
     names = ", ".join(repr(name) for name, _ in found)
     first, reason = found[0]
     return [
         f"warning: {source}: {count} jobs can never run ({names} and {count - len(found)} "
         f"more; {first!r}: {reason}); they are {after}"
-    ], frozenset(name for name, _ in every)
+    ]
 
 
 def warn(lines: list[str]) -> None:
