@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
     from fairshare.metrics.intervals import Interval
 
-__all__ = ["Comparison", "Run", "Solution", "WhatIf"]
+__all__ = ["ChangeCheck", "Comparison", "Run", "Solution", "WhatIf"]
 
 
 @dataclass(frozen=True)
@@ -398,3 +398,58 @@ class WhatIf:
         return write_whatif(
             [(old.log, new.log) for old, new in self.pairs], Path(out_dir), self.before, self.after
         )
+
+
+@dataclass(frozen=True)
+class ChangeCheck:
+    """The verdict of the regression gate on a configuration change (SPEC section 8.4,
+    :func:`fairshare.api.check_change`, ``fairshare check --before --after``).
+
+    Attributes
+    ----------
+    policy : str
+        The online policy of both runs.
+    max_wait_increase : float
+        The largest growth of a tenant's p95 wait allowed, as a fraction.
+    failures : tuple of dict
+        What fails, each ``{"kind": "wait" | "property", "user", "property", "detail",
+        "counterexample"}`` (``user`` or ``property`` null when not one).
+    properties : tuple of dict
+        Each property evaluated: ``{"property", "solver", "before", "after"}`` with verdicts
+        ``holds``, ``violated`` or ``undecided``.
+    tenants : tuple of dict
+        Each tenant's ``{"user", "wait_p95_before", "wait_p95_after", "growth"}``, in
+        ``tenants.csv``'s order.
+    whatif : WhatIf
+        The runs the waits come from.
+    """
+
+    policy: str
+    max_wait_increase: float
+    failures: tuple[dict[str, object], ...]
+    properties: tuple[dict[str, object], ...]
+    tenants: tuple[dict[str, object], ...]
+    whatif: WhatIf
+
+    @property
+    def passed(self) -> bool:
+        """True when nothing fails (``check`` exits 0)."""
+        return not self.failures
+
+    def to_dict(self) -> dict[str, object]:
+        """The ``--json`` document (``docs/whatif.md``, "The gate's JSON").
+
+        Returns
+        -------
+        dict
+        """
+        return {
+            "passed": self.passed,
+            "policy": self.policy,
+            "before": self.whatif.before,
+            "after": self.whatif.after,
+            "max_wait_increase": self.max_wait_increase,
+            "failures": [dict(f) for f in self.failures],
+            "properties": [dict(p) for p in self.properties],
+            "tenants": [dict(t) for t in self.tenants],
+        }

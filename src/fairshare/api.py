@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fairshare._api_results import Comparison, Run, Solution, WhatIf
+from fairshare._api_results import ChangeCheck, Comparison, Run, Solution, WhatIf
 from fairshare.allocation import Allocation
 from fairshare.cluster import Machine
 from fairshare.errors import FairshareError, UnknownPolicy
@@ -82,6 +82,7 @@ __all__ = [
     "PROPERTIES",
     "SOLVER_POLICIES",
     "Allocation",
+    "ChangeCheck",
     "CheckResult",
     "Comparison",
     "FairshareError",
@@ -96,6 +97,7 @@ __all__ = [
     "UnknownPolicy",
     "WhatIf",
     "check",
+    "check_change",
     "compare",
     "load_scenario",
     "parse_scenario",
@@ -779,3 +781,149 @@ def whatif(
             )
         pairs.append((runs[0], runs[1]))
     return WhatIf(tuple(pairs), old.source, new.source, tuple(unrunnable))
+
+
+ConfigLike = str | Path | dict[str, Any]
+"""A configuration for the gate: a scenario file's path, or its contents."""
+
+
+def _config(config: ConfigLike, name: str) -> tuple[Scenario, dict[str, Any]]:
+    """The validated scenario and the document its properties are evaluated on."""
+    from fairshare.workload.loader import read_scenario_file  # noqa: PLC0415
+
+    if isinstance(config, dict):
+        return parse_scenario(config, source=name), config
+    document = read_scenario_file(config)
+    scenario = load_scenario(config)
+    return scenario, document if isinstance(document, dict) else {}
+
+
+def check_change(
+    before: ConfigLike,
+    after: ConfigLike,
+    *,
+    policy: str,
+    trace: TraceLike | None = None,
+    seed: int = 0,
+    options: SimOptions | None = None,
+    max_wait_increase: float = 0.2,
+) -> ChangeCheck:
+    """The regression gate of a configuration change (SPEC section 8.4): does a property that
+    held before fail after, or does a tenant's p95 wait grow by more than
+    ``max_wait_increase``?
+
+    The waits come from :func:`whatif` (the same jobs under both configurations); a p95 wait's
+    growth is :func:`fairshare.metrics.whatif.wait_growth` (a wait under one second counts as
+    one second). The properties are evaluated on each configuration's tenants under the
+    policy's offline counterpart, and a property that fails after is shrunk to a minimal
+    counterexample (:mod:`fairshare.fairness.gate`).
+
+    Parameters
+    ----------
+    before, after : path or dict
+        The configurations: scenario files, or their contents.
+    policy : str
+        The online policy.
+    trace : str or (str, path), optional
+        ``"FORMAT:PATH"``: the jobs to replay.
+    seed : int
+        The runs' seed.
+    options : SimOptions, optional
+        The runs' options.
+    max_wait_increase : float
+        The growth of a tenant's p95 wait allowed, as a fraction (0.2: 20%).
+
+    Returns
+    -------
+    ChangeCheck
+
+    Raises
+    ------
+    ScenarioError
+        A configuration or the trace breaks its format.
+    PolicyError
+        An unknown policy, options it does not combine with, or a negative
+        ``max_wait_increase``.
+
+    Examples
+    --------
+    >>> def config(wa, wb):
+    ...     return {"machines": [{"name": "m", "capacity": {"cpu": 4}}],
+    ...             "users": [{"name": "a", "weight": wa}, {"name": "b", "weight": wb}],
+    ...             "jobs": [{"name": f"{u}{k}", "user": u, "submit": 0, "tasks": 4,
+    ...                       "duration": 10} for k in range(6) for u in "ab"]}
+    >>> gate = check_change(config(3, 1), config(1, 3), policy="drf")
+    >>> gate.passed, [(f["kind"], f["user"]) for f in gate.failures]
+    (False, [('wait', 'a')])
+    >>> check_change(config(3, 1), config(3, 1), policy="drf").passed
+    True
+    """
+    from fairshare.fairness.gate import evaluate, minimal_counterexample  # noqa: PLC0415
+    from fairshare.metrics.whatif import wait_growth  # noqa: PLC0415
+
+    if not max_wait_increase >= 0 or max_wait_increase == float("inf"):
+        raise PolicyError(
+            "max_wait_increase", f"must be a finite fraction >= 0, got {max_wait_increase}"
+        )
+    validate_policy(policy, options)
+    old, old_doc = _config(before, "before")
+    new, new_doc = _config(after, "after")
+    result = whatif(old, new, policy=policy, seed=seed, trace=trace, options=options)
+    failures: list[dict[str, object]] = []
+    tenants: list[dict[str, object]] = []
+    for row in result.tenants_frame().iter_rows(named=True):
+        growth = wait_growth(row["wait_p95_before"], row["wait_p95_after"])
+        tenants.append(
+            {
+                "user": row["user"],
+                "wait_p95_before": row["wait_p95_before"],
+                "wait_p95_after": row["wait_p95_after"],
+                "growth": growth,
+            }
+        )
+        if growth is not None and growth > max_wait_increase:
+            failures.append(
+                {
+                    "kind": "wait",
+                    "user": row["user"],
+                    "property": None,
+                    "detail": f"p95 wait {row['wait_p95_before']:g} s -> "
+                    f"{row['wait_p95_after']:g} s (+{100 * growth:.0f}%, more than the "
+                    f"{100 * max_wait_increase:g}% allowed)",
+                    "counterexample": None,
+                }
+            )
+    properties: list[dict[str, object]] = []
+    old_verdicts = {v.property: v for v in evaluate(old_doc, policy)}
+    for verdict in evaluate(new_doc, policy):
+        was = old_verdicts.get(verdict.property)
+        properties.append(
+            {
+                "property": verdict.property,
+                "solver": verdict.solver,
+                "before": was.verdict if was is not None else None,
+                "after": verdict.verdict,
+            }
+        )
+        if was is None or was.verdict != "holds" or verdict.verdict != "violated":
+            continue
+        found = minimal_counterexample(new_doc, verdict)
+        assert found is not None and verdict.violation is not None
+        scenario, violation = found
+        failures.append(
+            {
+                "kind": "property",
+                "user": violation.focus[0] if violation.focus else None,
+                "property": verdict.property,
+                "detail": f"holds before, fails after under {verdict.solver}: "
+                f"{verdict.violation.explanation}",
+                "counterexample": {
+                    "scenario": scenario,
+                    "explanation": violation.explanation,
+                    "solver": verdict.solver,
+                },
+            }
+        )
+    return ChangeCheck(
+        policy, max_wait_increase, tuple(failures), tuple(properties), tuple(tenants), result
+    )
