@@ -332,6 +332,7 @@ class WhatIf:
     before: str
     after: str
     unrunnable: tuple[tuple[str, str], ...] = ()
+    _frames: list[pl.DataFrame] = field(default_factory=list, repr=False, compare=False)
 
     @property
     def seeds(self) -> list[int]:
@@ -347,10 +348,23 @@ class WhatIf:
         -------
         polars.DataFrame
         """
-        from fairshare.metrics.whatif import tenants_frame, tenants_over_seeds  # noqa: PLC0415
+        if not self._frames:
+            from fairshare.metrics.whatif import tenants_frame, tenants_over_seeds  # noqa: PLC0415
 
-        frames = [tenants_frame(old.log, new.log) for old, new in self.pairs]
-        return frames[0] if len(frames) == 1 else tenants_over_seeds(frames)
+            frames = [tenants_frame(old.log, new.log) for old, new in self.pairs]
+            self._frames.extend(frames)
+            self._frames.append(frames[0] if len(frames) == 1 else tenants_over_seeds(frames))
+        return self._frames[-1]
+
+    def seed_frames(self) -> list[pl.DataFrame]:
+        """:meth:`tenants_frame` of each seed's pair of runs alone, in seed order.
+
+        Returns
+        -------
+        list of polars.DataFrame
+        """
+        self.tenants_frame()
+        return self._frames[:-1]
 
     def verdicts(self) -> tuple[int, int]:
         """How many tenants wait longer at the 95th percentile, and how many less.
@@ -396,7 +410,11 @@ class WhatIf:
         from fairshare.report.whatif import write_whatif  # noqa: PLC0415
 
         return write_whatif(
-            [(old.log, new.log) for old, new in self.pairs], Path(out_dir), self.before, self.after
+            [(old.log, new.log) for old, new in self.pairs],
+            Path(out_dir),
+            self.before,
+            self.after,
+            frames=(self.seed_frames(), self.tenants_frame()),
         )
 
 

@@ -44,7 +44,7 @@ import numpy as np
 
 from fairshare._api_results import ChangeCheck, Comparison, Run, Solution, WhatIf
 from fairshare.allocation import Allocation
-from fairshare.cluster import Machine
+from fairshare.cluster import Cluster, Machine
 from fairshare.errors import FairshareError, UnknownPolicy
 from fairshare.policies import ONLINE_POLICIES, PolicyError
 from fairshare.sim.engine import JobEvent, MachineEvent, SimOptions
@@ -673,6 +673,21 @@ JobsObserver = Callable[[str, int, Iterator[Job]], Iterator[Job]]
 (``before`` or ``after``), its seed and the jobs, returns the same jobs (a progress bar)."""
 
 
+def _after_cluster(
+    old: Scenario, new: Scenario, workload: Workload, trace: TraceLike | None
+) -> Cluster:
+    """The machines of the AFTER run: AFTER's, as the jobs' source gives them (a trace may
+    bring its node list, or add attributes to the scenario's machines)."""
+    if new is old or workload.cluster is old.cluster:
+        return workload.cluster if new is old else new.cluster
+    assert trace is not None  # only a trace replaces the scenario's cluster
+    from fairshare.workload.traces import open_trace  # noqa: PLC0415
+
+    fmt, path = _trace(trace)
+    # Opening a trace reads its machines; its jobs are streamed, and not read here.
+    return open_trace(fmt, path, new.cluster).cluster
+
+
 def whatif(
     before: ScenarioLike,
     after: ScenarioLike,
@@ -759,12 +774,10 @@ def whatif(
             if until is not None and options is not None:  # the run stops there, scaled
                 until *= options.load_scale
             unrunnable = unrunnable_jobs(Workload(iter(jobs), workload.cluster), until)
-        # The same machines give the workload's cluster (a trace may bring its node list).
-        same = new is old or new.cluster == old.cluster
         runs = []
         for label, scenario, cluster, name in (
             ("before", old, workload.cluster, old_policy),
-            ("after", new, workload.cluster if same else new.cluster, new_policy),
+            ("after", new, _after_cluster(old, new, workload, trace), new_policy),
         ):
             stream: Iterator[Job] = iter(jobs)
             if observe is not None:

@@ -219,7 +219,8 @@ def tenants_frame(before: RunLog, after: RunLog) -> pl.DataFrame:
         ``delta_wait_p95`` descending, then user; nulls where a value is undefined.
     """
     old, new = tenant_stats(before), tenant_stats(after)
-    users = list(old.users) + [u for u in new.users if u not in set(old.users)]
+    seen = set(old.users)
+    users = list(old.users) + [u for u in new.users if u not in seen]
     at_old = {u: i for i, u in enumerate(old.users)}
     at_new = {u: i for i, u in enumerate(new.users)}
 
@@ -273,9 +274,9 @@ def tenants_over_seeds(frames: Sequence[pl.DataFrame]) -> pl.DataFrame:
         sorted as :func:`tenants_frame` sorts.
     """
     value_columns = [c for c in (*TENANT_COLUMNS, *EXTRA_COLUMNS) if c not in ("user", "jobs")]
-    users: list[str] = []
+    users: dict[str, None] = {}  # first-seen order
     for frame in frames:
-        users.extend(u for u in frame["user"].to_list() if u not in set(users))
+        users.update(dict.fromkeys(frame["user"].to_list()))
     rows: dict[str, list[object]] = {
         c: [] for c in (*TENANT_COLUMNS, *EXTRA_COLUMNS, *INTERVAL_COLUMNS)
     }

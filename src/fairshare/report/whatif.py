@@ -29,13 +29,14 @@ Examples
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from fairshare.metrics import clean, dumps_json, run_frames, timeline, write_csv
+from fairshare.metrics import clean, run_frames, timeline, write_csv
 from fairshare.metrics.intervals import CONFIDENCE, mean_interval
 from fairshare.metrics.summary import makespan
 from fairshare.metrics.whatif import (
@@ -199,7 +200,11 @@ def render_whatif(
 
 
 def write_whatif(
-    pairs: Sequence[tuple[RunLog, RunLog]], out_dir: Path, before: str, after: str
+    pairs: Sequence[tuple[RunLog, RunLog]],
+    out_dir: Path,
+    before: str,
+    after: str,
+    frames: tuple[Sequence[pl.DataFrame], pl.DataFrame] | None = None,
 ) -> dict[str, object]:
     """Write a what-if's files into ``out_dir`` (module docstring).
 
@@ -211,6 +216,8 @@ def write_whatif(
         The directory (created if missing; files of the same names are replaced).
     before, after : str
         The configurations' sources, recorded in ``summary.json``.
+    frames : (sequence of polars.DataFrame, polars.DataFrame), optional
+        The tenants table of each seed and of all, when the caller has them.
 
     Returns
     -------
@@ -229,8 +236,10 @@ def write_whatif(
     old, new = pairs[0]
     old_doc = write_outputs(old, out_dir / "before")
     new_doc = write_outputs(new, out_dir / "after")
-    frames = [tenants_frame(a, b) for a, b in pairs]
-    frame = frames[0] if len(frames) == 1 else tenants_over_seeds(frames)
+    if frames is None:
+        per_seed = [tenants_frame(a, b) for a, b in pairs]
+        frames = per_seed, per_seed[0] if len(per_seed) == 1 else tenants_over_seeds(per_seed)
+    seed_frames, frame = frames
     worse, better = tenant_verdicts(frame)
     first = frame.row(0, named=True) if frame.height else None
     doc: dict[str, object] = {
@@ -251,10 +260,10 @@ def write_whatif(
     if len(pairs) > 1:
         doc["per_seed"] = [
             {"seed": a.seed, **dict(zip(("tenants_worse", "tenants_better"), tenant_verdicts(f)))}
-            for (a, _), f in zip(pairs, frames, strict=True)
+            for (a, _), f in zip(pairs, seed_frames, strict=True)
         ]
         per_user: dict[str, list[float | None]] = {}
-        for f in frames:
+        for f in seed_frames:
             for user, delta in zip(f["user"].to_list(), f["delta_wait_p95"].to_list()):
                 per_user.setdefault(user, []).append(delta)
         doc["tenants"] = {
@@ -268,9 +277,11 @@ def write_whatif(
             }
             for user, values in sorted(per_user.items())
         }
-    cleaned = clean(doc)
-    assert isinstance(cleaned, dict)
+    # The runs' summaries are clean already (write_outputs): only the rest is cleaned, and
+    # the text is dumps_json's without cleaning them again (a large run's per-user tables).
+    cleaned = {k: v if k in ("before", "after") else clean(v) for k, v in doc.items()}
     write_csv(frame, out_dir / "tenants.csv")
-    (out_dir / "summary.json").write_text(dumps_json(cleaned), encoding="utf-8")
+    text = json.dumps(cleaned, sort_keys=True, indent=2, allow_nan=False) + "\n"
+    (out_dir / "summary.json").write_text(text, encoding="utf-8")
     (out_dir / "report.html").write_text(render_whatif(pairs, frame, cleaned), encoding="utf-8")
     return cleaned
