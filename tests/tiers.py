@@ -117,6 +117,7 @@ FILE_TIERS: dict[str, tuple[str, ...]] = {
         "test_trace_numbers.py",
         "test_traces.py",
         "test_unrunnable.py",
+        "test_whatif.py",
     ),
     "property": (
         "test_attempt_rows.py",
@@ -137,6 +138,7 @@ FILE_TIERS: dict[str, tuple[str, ...]] = {
         "test_reproduce_events.py",
         "test_reproduce_targets.py",
         "test_sweep.py",
+        "test_whatif_cli.py",
     ),
     "ray": (
         "test_live_ray.py",

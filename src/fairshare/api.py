@@ -108,7 +108,6 @@ __all__ = [
     "validate_comparison",
     "validate_policy",
     "whatif",
-    "whatif_policies",
     "workload_of",
 ]
 

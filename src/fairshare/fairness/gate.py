@@ -38,13 +38,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from fairshare.workload import ScenarioError
 from fairshare.fairness.outcomes import Inconclusive
 from fairshare.fairness.properties import PROPERTIES
 from fairshare.fairness.protocol import Violation
 from fairshare.fairness.scenarios import Document, domain_of
 from fairshare.fairness.search import _violation, shrink
 from fairshare.solvers import InvalidRequest, SolverFailure
+from fairshare.workload import ScenarioError
 
 __all__ = [
     "GATE_PROPERTIES",
@@ -127,6 +127,13 @@ def tenants_document(document: Document) -> Document:
     out: dict[str, Any] = {
         key: document[key] for key in ("resources", "machines", "queues") if key in document
     }
+    if "resources" not in out:
+        # SPEC section 1's default, spelt out: the shrinker drops resources by name.
+        names: dict[str, None] = {}
+        for machine in out.get("machines") or []:
+            if isinstance(machine, dict) and isinstance(machine.get("capacity"), dict):
+                names.update(dict.fromkeys(str(k) for k in machine["capacity"]))
+        out["resources"] = list(names)
     users: list[dict[str, Any]] = [dict(u) for u in document.get("users") or []]
     known = {u.get("name"): u for u in users}
     tasks: dict[str, int] = {}

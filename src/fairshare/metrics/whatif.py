@@ -250,9 +250,9 @@ def tenants_frame(before: RunLog, after: RunLog) -> pl.DataFrame:
         assert before_p95 is None or isinstance(before_p95, float)
         assert after_p95 is None or isinstance(after_p95, float)
         row["delta_wait_p95"] = _delta(before_p95, after_p95)
-        for column in columns:
-            columns[column].append(row[column])
-    schema = {c: pl.Float64 for c in columns}
+        for column, values in columns.items():
+            values.append(row[column])
+    schema: dict[str, type[pl.DataType]] = dict.fromkeys(columns, pl.Float64)
     schema["user"] = pl.String
     schema["jobs"] = pl.Int64
     return _sort(pl.DataFrame(columns, schema=schema))
@@ -292,7 +292,7 @@ def tenants_over_seeds(frames: Sequence[pl.DataFrame]) -> pl.DataFrame:
         rows["delta_wait_p95_low"].append(interval.low)
         rows["delta_wait_p95_high"].append(interval.high)
         rows["seeds"].append(interval.n)
-    schema = {c: pl.Float64 for c in rows}
+    schema: dict[str, type[pl.DataType]] = dict.fromkeys(rows, pl.Float64)
     schema["user"] = pl.String
     schema["jobs"] = pl.Int64
     schema["seeds"] = pl.Int64

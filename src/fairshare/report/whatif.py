@@ -74,7 +74,7 @@ def _bars_figure(rows: Sequence[tuple[str, float | None, float | None]], xlabel:
     values = [v for _, a, b in rows for v in (a, b) if v is not None]
     if not values:
         return _empty(fig, "no value in either run")
-    hi = max(max(values), 0.0)
+    hi = max(*values, 0.0)
     hi = hi if hi > 0 else 1.0
     entries = [LegendEntry("before", BEFORE_COLOR), LegendEntry("after", AFTER_COLOR)]
     room = legend_width(entries) + 0.01 * fig.width
@@ -106,10 +106,7 @@ def _headline(frame: pl.DataFrame, worse: int, better: int) -> str:
     """One sentence: how many tenants wait longer, the worst and by how much."""
     n = frame.height
     if worse == 0:
-        return (
-            f"No tenant waits longer at the 95th percentile ({n} tenants; "
-            f"{better} wait less)."
-        )
+        return f"No tenant waits longer at the 95th percentile ({n} tenants; {better} wait less)."
     row = frame.row(0, named=True)
     old, new, delta = row["wait_p95_before"], row["wait_p95_after"], row["delta_wait_p95"]
     growth = f", {100 * delta / old:+.0f}%" if old and old > WAIT_DELTA else ""
@@ -158,8 +155,7 @@ def render_whatif(
     horizon = max(makespan(run_frames(old)), makespan(run_frames(new)))
     shown = frame.head(BARS_SHOWN)
     p95 = [
-        (r["user"], r["wait_p95_before"], r["wait_p95_after"])
-        for r in shown.iter_rows(named=True)
+        (r["user"], r["wait_p95_before"], r["wait_p95_after"]) for r in shown.iter_rows(named=True)
     ]
     preempted_rows = frame.filter(
         (pl.col("preempted_before").fill_null(0) > 0) | (pl.col("preempted_after").fill_null(0) > 0)
@@ -188,9 +184,7 @@ def render_whatif(
         bars_hidden=max(frame.height - BARS_SHOWN, 0),
         before_figure=allocation_figure(timeline(old), horizon, title="before"),
         after_figure=allocation_figure(timeline(new), horizon, title="after"),
-        preempted_figure=_bars_figure(preempted, "preempted capacity-seconds")
-        if preempted
-        else "",
+        preempted_figure=_bars_figure(preempted, "preempted capacity-seconds") if preempted else "",
         columns=columns,
         rows=rows,
         rows_hidden=max(frame.height - ROWS_LISTED, 0),
@@ -259,12 +253,15 @@ def write_whatif(
     }
     if len(pairs) > 1:
         doc["per_seed"] = [
-            {"seed": a.seed, **dict(zip(("tenants_worse", "tenants_better"), tenant_verdicts(f)))}
+            {
+                "seed": a.seed,
+                **dict(zip(("tenants_worse", "tenants_better"), tenant_verdicts(f), strict=True)),
+            }
             for (a, _), f in zip(pairs, seed_frames, strict=True)
         ]
         per_user: dict[str, list[float | None]] = {}
         for f in seed_frames:
-            for user, delta in zip(f["user"].to_list(), f["delta_wait_p95"].to_list()):
+            for user, delta in zip(f["user"].to_list(), f["delta_wait_p95"].to_list(), strict=True):
                 per_user.setdefault(user, []).append(delta)
         doc["tenants"] = {
             user: {
