@@ -30,7 +30,7 @@ Examples
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -118,14 +118,29 @@ def _headline(frame: pl.DataFrame, worse: int, better: int) -> str:
 
 
 def _table(frame: pl.DataFrame) -> tuple[list[str], list[list[str]]]:
-    """The page's table: SPEC's columns and the preempted ones, shares as percentages."""
-    columns = [c for c in frame.columns if c != "seeds"]
+    """The page's table, narrow enough to read without scrolling: the tenant, the change of
+    its p95 wait first, then each statistic as ``before → after`` in one cell (every column
+    of ``tenants.csv`` is shown)."""
+    several = "delta_wait_p95_low" in frame.columns
+    columns = ["tenant", "jobs", "Δ p95 wait (s)"]
+    columns += ["95% interval of Δ"] if several else []
+    columns += ["p95 wait (s)", "mean wait (s)", "mean slowdown", "share", "preempted (cap·s)"]
     rows = []
     for row in frame.head(ROWS_LISTED).iter_rows(named=True):
-        cells = []
-        for c in columns:
-            value = row[c]
-            cells.append(pct(value) if c.startswith("share_") else fmt(value))
+
+        def pair(name: str, shown: Callable[[object], str] = fmt) -> str:
+            return f"{shown(row[f'{name}_before'])} → {shown(row[f'{name}_after'])}"  # noqa: B023
+
+        cells = [row["user"], fmt(row["jobs"]), fmt(row["delta_wait_p95"])]
+        if several:
+            cells.append(f"{fmt(row['delta_wait_p95_low'])} … {fmt(row['delta_wait_p95_high'])}")
+        cells += [
+            pair("wait_p95"),
+            pair("wait_mean"),
+            pair("slowdown_mean"),
+            pair("share", pct),
+            pair("preempted"),
+        ]
         rows.append(cells)
     return columns, rows
 
@@ -172,7 +187,7 @@ def render_whatif(
             ("before", f"{doc['scenarios']['before']} under {doc['policies']['before']}"),
             ("after", f"{doc['scenarios']['after']} under {doc['policies']['after']}"),
             ("jobs", fmt(doc["before"]["jobs"])),
-            ("seeds", ", ".join(str(s) for s in seeds)),
+            ("seed" if len(seeds) == 1 else "seeds", ", ".join(str(s) for s in seeds)),
             (
                 "p95 wait over all jobs",
                 f"{fmt(doc['before']['p95_queueing_delay'])} s → "
