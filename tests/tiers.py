@@ -123,6 +123,7 @@ FILE_TIERS: dict[str, tuple[str, ...]] = {
         "test_trace_slurm_sacct.py",
         "test_traces.py",
         "test_unrunnable.py",
+        "test_whatif.py",
     ),
     "property": (
         "test_attempt_rows.py",
@@ -144,6 +145,7 @@ FILE_TIERS: dict[str, tuple[str, ...]] = {
         "test_reproduce_events.py",
         "test_reproduce_targets.py",
         "test_sweep.py",
+        "test_whatif_cli.py",
     ),
     "ray": (
         "test_live_ray.py",

@@ -53,6 +53,7 @@ if TYPE_CHECKING:
         PROPERTIES,
         SOLVER_POLICIES,
         Allocation,
+        ChangeCheck,
         CheckResult,
         Comparison,
         FairshareError,
@@ -65,7 +66,9 @@ if TYPE_CHECKING:
         Solution,
         SolverFailure,
         UnknownPolicy,
+        WhatIf,
         check,
+        check_change,
         compare,
         load_scenario,
         parse_scenario,
@@ -75,6 +78,7 @@ if TYPE_CHECKING:
         unrunnable_jobs,
         validate_comparison,
         validate_policy,
+        whatif,
         workload_of,
     )
 
@@ -83,6 +87,7 @@ __all__ = [
     "PROPERTIES",
     "SOLVER_POLICIES",
     "Allocation",
+    "ChangeCheck",
     "CheckResult",
     "Comparison",
     "FairshareError",
@@ -95,8 +100,10 @@ __all__ = [
     "Solution",
     "SolverFailure",
     "UnknownPolicy",
+    "WhatIf",
     "__version__",
     "check",
+    "check_change",
     "compare",
     "load_scenario",
     "parse_scenario",
@@ -106,6 +113,7 @@ __all__ = [
     "unrunnable_jobs",
     "validate_comparison",
     "validate_policy",
+    "whatif",
     "workload_of",
 ]
 

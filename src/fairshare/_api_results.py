@@ -36,7 +36,9 @@ from fairshare.workload import Scenario
 if TYPE_CHECKING:
     import polars as pl
 
-__all__ = ["Comparison", "Run", "Solution"]
+    from fairshare.metrics.intervals import Interval
+
+__all__ = ["ChangeCheck", "Comparison", "Run", "Solution", "WhatIf"]
 
 
 @dataclass(frozen=True)
@@ -308,3 +310,164 @@ class Comparison:
         for run in self.runs:
             run.write(out / run.policy)
         return write_compare([r.log for r in self.runs], out, self.reference)
+
+
+@dataclass(frozen=True)
+class WhatIf:
+    """The same jobs replayed under two configurations, per seed (SPEC section 8.4, the
+    result of :func:`fairshare.api.whatif`).
+
+    Attributes
+    ----------
+    pairs : tuple of (Run, Run)
+        Per seed, in seed order, the run under the old configuration and under the new one.
+    before, after : str
+        Where each configuration came from (the scenarios' sources).
+    unrunnable : tuple of (str, str)
+        The jobs of the first seed that can never run on the old configuration's machines,
+        with the reason (:func:`fairshare.api.unrunnable_jobs`).
+    """
+
+    pairs: tuple[tuple[Run, Run], ...]
+    before: str
+    after: str
+    unrunnable: tuple[tuple[str, str], ...] = ()
+    _frames: list[pl.DataFrame] = field(default_factory=list, repr=False, compare=False)
+
+    @property
+    def seeds(self) -> list[int]:
+        """The seeds, one per pair of runs."""
+        return [old.seed for old, _ in self.pairs]
+
+    def tenants_frame(self) -> pl.DataFrame:
+        """``tenants.csv`` as a polars DataFrame: per tenant its wait, slowdown and share
+        before and after, who loses most first (:func:`fairshare.metrics.whatif.tenants_frame`;
+        with several seeds, the means over them and the interval of ``delta_wait_p95``).
+
+        Returns
+        -------
+        polars.DataFrame
+        """
+        if not self._frames:
+            from fairshare.metrics.whatif import tenants_frame, tenants_over_seeds  # noqa: PLC0415
+
+            frames = [tenants_frame(old.log, new.log) for old, new in self.pairs]
+            self._frames.extend(frames)
+            self._frames.append(frames[0] if len(frames) == 1 else tenants_over_seeds(frames))
+        return self._frames[-1]
+
+    def seed_frames(self) -> list[pl.DataFrame]:
+        """:meth:`tenants_frame` of each seed's pair of runs alone, in seed order.
+
+        Returns
+        -------
+        list of polars.DataFrame
+        """
+        self.tenants_frame()
+        return self._frames[:-1]
+
+    def verdicts(self) -> tuple[int, int]:
+        """How many tenants wait longer at the 95th percentile, and how many less.
+
+        Returns
+        -------
+        (int, int)
+        """
+        from fairshare.metrics.whatif import tenant_verdicts  # noqa: PLC0415
+
+        return tenant_verdicts(self.tenants_frame())
+
+    def intervals(self) -> dict[str, Interval]:
+        """Per tenant, ``delta_wait_p95`` over the seeds: mean and 95% interval.
+
+        Returns
+        -------
+        dict of str to Interval
+        """
+        from fairshare.metrics.intervals import mean_interval  # noqa: PLC0415
+        from fairshare.metrics.whatif import tenants_frame  # noqa: PLC0415
+
+        values: dict[str, list[float | None]] = {}
+        for old, new in self.pairs:
+            for row in tenants_frame(old.log, new.log).iter_rows(named=True):
+                values.setdefault(row["user"], []).append(row["delta_wait_p95"])
+        return {user: mean_interval(v) for user, v in values.items()}
+
+    def write(self, out_dir: str | Path) -> dict[str, object]:
+        """Write ``tenants.csv``, ``summary.json``, ``report.html`` and the first seed's runs'
+        files in ``before/`` and ``after/`` into ``out_dir``.
+
+        Parameters
+        ----------
+        out_dir : str or path
+            The directory (created if missing).
+
+        Returns
+        -------
+        dict
+            The ``summary.json`` document.
+        """
+        from fairshare.report.whatif import write_whatif  # noqa: PLC0415
+
+        return write_whatif(
+            [(old.log, new.log) for old, new in self.pairs],
+            Path(out_dir),
+            self.before,
+            self.after,
+            frames=(self.seed_frames(), self.tenants_frame()),
+        )
+
+
+@dataclass(frozen=True)
+class ChangeCheck:
+    """The verdict of the regression gate on a configuration change (SPEC section 8.4,
+    :func:`fairshare.api.check_change`, ``fairshare check --before --after``).
+
+    Attributes
+    ----------
+    policy : str
+        The online policy of both runs.
+    max_wait_increase : float
+        The largest growth of a tenant's p95 wait allowed, as a fraction.
+    failures : tuple of dict
+        What fails, each ``{"kind": "wait" | "property", "user", "property", "detail",
+        "counterexample"}`` (``user`` or ``property`` null when not one).
+    properties : tuple of dict
+        Each property evaluated: ``{"property", "solver", "before", "after"}`` with verdicts
+        ``holds``, ``violated`` or ``undecided``.
+    tenants : tuple of dict
+        Each tenant's ``{"user", "wait_p95_before", "wait_p95_after", "growth"}``, in
+        ``tenants.csv``'s order.
+    whatif : WhatIf
+        The runs the waits come from.
+    """
+
+    policy: str
+    max_wait_increase: float
+    failures: tuple[dict[str, object], ...]
+    properties: tuple[dict[str, object], ...]
+    tenants: tuple[dict[str, object], ...]
+    whatif: WhatIf
+
+    @property
+    def passed(self) -> bool:
+        """True when nothing fails (``check`` exits 0)."""
+        return not self.failures
+
+    def to_dict(self) -> dict[str, object]:
+        """The ``--json`` document (``docs/whatif.md``, "The gate's JSON").
+
+        Returns
+        -------
+        dict
+        """
+        return {
+            "passed": self.passed,
+            "policy": self.policy,
+            "before": self.whatif.before,
+            "after": self.whatif.after,
+            "max_wait_increase": self.max_wait_increase,
+            "failures": [dict(f) for f in self.failures],
+            "properties": [dict(p) for p in self.properties],
+            "tenants": [dict(t) for t in self.tenants],
+        }

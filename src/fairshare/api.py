@@ -42,9 +42,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fairshare._api_results import Comparison, Run, Solution
+from fairshare._api_results import ChangeCheck, Comparison, Run, Solution, WhatIf
 from fairshare.allocation import Allocation
-from fairshare.cluster import Machine
+from fairshare.cluster import Cluster, Machine
 from fairshare.errors import FairshareError, UnknownPolicy
 from fairshare.policies import ONLINE_POLICIES, Policy, PolicyError
 from fairshare.sim.engine import JobEvent, MachineEvent, SimOptions
@@ -82,6 +82,7 @@ __all__ = [
     "PROPERTIES",
     "SOLVER_POLICIES",
     "Allocation",
+    "ChangeCheck",
     "CheckResult",
     "Comparison",
     "FairshareError",
@@ -94,7 +95,9 @@ __all__ = [
     "Solution",
     "SolverFailure",
     "UnknownPolicy",
+    "WhatIf",
     "check",
+    "check_change",
     "compare",
     "load_scenario",
     "parse_scenario",
@@ -104,6 +107,7 @@ __all__ = [
     "unrunnable_jobs",
     "validate_comparison",
     "validate_policy",
+    "whatif",
     "workload_of",
 ]
 
@@ -627,3 +631,316 @@ def compare(
         workload = workload_of(loaded, seed=seed, trace=trace)
         runs.append(replay(loaded, workload, name, seed=seed, options=options))
     return Comparison(tuple(runs), names.index(reference) if reference is not None else 0)
+
+
+def whatif_policies(
+    policy: str | None, before_policy: str | None = None, after_policy: str | None = None
+) -> tuple[str, str]:
+    """The policies of a what-if's two runs: ``before_policy`` and ``after_policy``, each
+    defaulting to ``policy``.
+
+    Parameters
+    ----------
+    policy : str or None
+        The policy of both runs.
+    before_policy, after_policy : str or None
+        The policy of one run, instead of ``policy``.
+
+    Returns
+    -------
+    (str, str)
+
+    Raises
+    ------
+    PolicyError
+        A run without a policy (naming ``policy``), or an unknown one.
+
+    Examples
+    --------
+    >>> whatif_policies("drf"), whatif_policies("drf", after_policy="hdrf")
+    (('drf', 'drf'), ('drf', 'hdrf'))
+    """
+    old = before_policy if before_policy is not None else policy
+    new = after_policy if after_policy is not None else policy
+    if old is None or new is None:
+        raise PolicyError(
+            "policy",
+            "name the online policy of both runs: policy, or before_policy and after_policy",
+        )
+    validate_policy(old, None, "before_policy" if before_policy is not None else "policy")
+    validate_policy(new, None, "after_policy" if after_policy is not None else "policy")
+    return old, new
+
+
+JobsObserver = Callable[[str, int, Iterator[Job]], Iterator[Job]]
+"""Sees the jobs of one run as the simulator takes them: called with the run's label
+(``before`` or ``after``), its seed and the jobs, returns the same jobs (a progress bar)."""
+
+
+def _after_cluster(
+    old: Scenario, new: Scenario, workload: Workload, trace: TraceLike | None
+) -> Cluster:
+    """The machines of the AFTER run: AFTER's, as the jobs' source gives them (a trace may
+    bring its node list, or add attributes to the scenario's machines)."""
+    if new is old or workload.cluster is old.cluster:
+        return workload.cluster if new is old else new.cluster
+    assert trace is not None  # only a trace replaces the scenario's cluster
+    from fairshare.workload.traces import open_trace  # noqa: PLC0415
+
+    fmt, path = _trace(trace)
+    # Opening a trace reads its machines; its jobs are streamed, and not read here.
+    return open_trace(fmt, path, new.cluster).cluster
+
+
+def whatif(
+    before: ScenarioLike,
+    after: ScenarioLike,
+    *,
+    policy: str | None = None,
+    before_policy: str | None = None,
+    after_policy: str | None = None,
+    seed: int = 0,
+    seeds: int = 1,
+    trace: TraceLike | None = None,
+    options: SimOptions | None = None,
+    observe: JobsObserver | None = None,
+) -> WhatIf:
+    """Replay the same jobs under two configurations (SPEC section 8.4): who waits longer?
+
+    The jobs are the trace's, else ``before``'s ``jobs`` or ``workload`` (drawn from each
+    seed); they are read once per seed and replayed on ``before``'s machines, users and
+    queues under ``before_policy``, and on ``after``'s under ``after_policy``, with the same
+    seed (the same task durations and input blocks). A trace is read against ``before``'s
+    machines.
+
+    Parameters
+    ----------
+    before, after : Scenario or path
+        The old and the new configuration (the same one with two policies is fine).
+    policy : str, optional
+        The online policy of both runs, unless ``before_policy`` / ``after_policy`` is given.
+    before_policy, after_policy : str, optional
+        The policy of one run.
+    seed : int
+        The first seed.
+    seeds : int
+        How many seeds: ``seed, seed + 1, ..., seed + seeds - 1``, a pair of runs each.
+    trace : str or (str, path), optional
+        ``"FORMAT:PATH"``: replay a trace's jobs.
+    options : SimOptions, optional
+        Both runs' options.
+    observe : callable, optional
+        Sees each run's jobs as they are submitted (:data:`JobsObserver`).
+
+    Returns
+    -------
+    WhatIf
+
+    Raises
+    ------
+    ScenarioError
+        A scenario or the trace breaks its format.
+    PolicyError
+        No policy, an unknown one, options a policy does not combine with, ``seeds`` below 1.
+
+    Examples
+    --------
+    Two tenants whose weights swap: ``b`` loses.
+
+    >>> import fairshare
+    >>> def scenario(wa, wb):
+    ...     return fairshare.parse_scenario(
+    ...         {"machines": [{"name": "m", "capacity": {"slots": 4}}],
+    ...          "users": [{"name": "a", "weight": wa}, {"name": "b", "weight": wb}],
+    ...          "jobs": [{"name": f"{u}{k}", "user": u, "submit": 0, "tasks": 4,
+    ...                    "duration": 10} for k in range(6) for u in "ab"]},
+    ...         source=f"a{wa}-b{wb}")
+    >>> result = fairshare.whatif(scenario(1, 3), scenario(3, 1), policy="drf")
+    >>> result.tenants_frame().row(0, named=True)["user"], result.verdicts()
+    ('b', (1, 1))
+    """
+    old_policy, new_policy = whatif_policies(policy, before_policy, after_policy)
+    validate_policy(old_policy, options, "before_policy" if before_policy else "policy")
+    validate_policy(new_policy, options, "after_policy" if after_policy else "policy")
+    if seeds < 1:
+        raise PolicyError("seeds", f"must be at least 1, got {seeds}")
+    old = _scenario(before)
+    new = old if after is before else _scenario(after)
+    pairs: list[tuple[Run, Run]] = []
+    unrunnable: list[tuple[str, str]] = []
+    for k in range(seeds):
+        run_seed = seed + k
+        workload = workload_of(old, seed=run_seed, trace=trace)
+        # Read (or drawn) once, replayed twice: the jobs are immutable.
+        jobs = list(workload.jobs)
+        if k == 0:
+            until = options.until if options is not None else None
+            if until is not None and options is not None:  # the run stops there, scaled
+                until *= options.load_scale
+            unrunnable = unrunnable_jobs(Workload(iter(jobs), workload.cluster), until)
+        runs = []
+        for label, scenario, cluster, name in (
+            ("before", old, workload.cluster, old_policy),
+            ("after", new, _after_cluster(old, new, workload, trace), new_policy),
+        ):
+            stream: Iterator[Job] = iter(jobs)
+            if observe is not None:
+                stream = observe(label, run_seed, stream)
+            runs.append(
+                replay(
+                    scenario,
+                    Workload(iter(()), cluster),
+                    name,
+                    seed=run_seed,
+                    options=options,
+                    jobs=stream,
+                )
+            )
+        pairs.append((runs[0], runs[1]))
+    return WhatIf(tuple(pairs), old.source, new.source, tuple(unrunnable))
+
+
+ConfigLike = str | Path | dict[str, Any]
+"""A configuration for the gate: a scenario file's path, or its contents."""
+
+
+def _config(config: ConfigLike, name: str) -> tuple[Scenario, dict[str, Any]]:
+    """The validated scenario and the document its properties are evaluated on."""
+    from fairshare.workload.loader import read_scenario_file  # noqa: PLC0415
+
+    if isinstance(config, dict):
+        return parse_scenario(config, source=name), config
+    document = read_scenario_file(config)
+    scenario = load_scenario(config)
+    return scenario, document if isinstance(document, dict) else {}
+
+
+def check_change(
+    before: ConfigLike,
+    after: ConfigLike,
+    *,
+    policy: str,
+    trace: TraceLike | None = None,
+    seed: int = 0,
+    options: SimOptions | None = None,
+    max_wait_increase: float = 0.2,
+) -> ChangeCheck:
+    """The regression gate of a configuration change (SPEC section 8.4): does a property that
+    held before fail after, or does a tenant's p95 wait grow by more than
+    ``max_wait_increase``?
+
+    The waits come from :func:`whatif` (the same jobs under both configurations); a p95 wait's
+    growth is :func:`fairshare.metrics.whatif.wait_growth` (a wait under one second counts as
+    one second). The properties are evaluated on each configuration's tenants under the
+    policy's offline counterpart, and a property that fails after is shrunk to a minimal
+    counterexample (:mod:`fairshare.fairness.gate`).
+
+    Parameters
+    ----------
+    before, after : path or dict
+        The configurations: scenario files, or their contents.
+    policy : str
+        The online policy.
+    trace : str or (str, path), optional
+        ``"FORMAT:PATH"``: the jobs to replay.
+    seed : int
+        The runs' seed.
+    options : SimOptions, optional
+        The runs' options.
+    max_wait_increase : float
+        The growth of a tenant's p95 wait allowed, as a fraction (0.2: 20%).
+
+    Returns
+    -------
+    ChangeCheck
+
+    Raises
+    ------
+    ScenarioError
+        A configuration or the trace breaks its format.
+    PolicyError
+        An unknown policy, options it does not combine with, or a negative
+        ``max_wait_increase``.
+
+    Examples
+    --------
+    >>> def config(wa, wb):
+    ...     return {"machines": [{"name": "m", "capacity": {"cpu": 4}}],
+    ...             "users": [{"name": "a", "weight": wa}, {"name": "b", "weight": wb}],
+    ...             "jobs": [{"name": f"{u}{k}", "user": u, "submit": 0, "tasks": 4,
+    ...                       "duration": 10} for k in range(6) for u in "ab"]}
+    >>> gate = check_change(config(3, 1), config(1, 3), policy="drf")
+    >>> gate.passed, [(f["kind"], f["user"]) for f in gate.failures]
+    (False, [('wait', 'a')])
+    >>> check_change(config(3, 1), config(3, 1), policy="drf").passed
+    True
+    """
+    from fairshare.fairness.gate import evaluate, minimal_counterexample  # noqa: PLC0415
+    from fairshare.metrics.whatif import wait_growth  # noqa: PLC0415
+
+    if not max_wait_increase >= 0 or max_wait_increase == float("inf"):
+        raise PolicyError(
+            "max_wait_increase", f"must be a finite fraction >= 0, got {max_wait_increase}"
+        )
+    validate_policy(policy, options)
+    old, old_doc = _config(before, "before")
+    new, new_doc = _config(after, "after")
+    result = whatif(old, new, policy=policy, seed=seed, trace=trace, options=options)
+    failures: list[dict[str, object]] = []
+    tenants: list[dict[str, object]] = []
+    for row in result.tenants_frame().iter_rows(named=True):
+        growth = wait_growth(row["wait_p95_before"], row["wait_p95_after"])
+        tenants.append(
+            {
+                "user": row["user"],
+                "wait_p95_before": row["wait_p95_before"],
+                "wait_p95_after": row["wait_p95_after"],
+                "growth": growth,
+            }
+        )
+        if growth is not None and growth > max_wait_increase:
+            failures.append(
+                {
+                    "kind": "wait",
+                    "user": row["user"],
+                    "property": None,
+                    "detail": f"p95 wait {row['wait_p95_before']:g} s -> "
+                    f"{row['wait_p95_after']:g} s (+{100 * growth:.0f}%, more than the "
+                    f"{100 * max_wait_increase:g}% allowed)",
+                    "counterexample": None,
+                }
+            )
+    properties: list[dict[str, object]] = []
+    old_verdicts = {v.property: v for v in evaluate(old_doc, policy)}
+    for verdict in evaluate(new_doc, policy):
+        was = old_verdicts.get(verdict.property)
+        properties.append(
+            {
+                "property": verdict.property,
+                "solver": verdict.solver,
+                "before": was.verdict if was is not None else None,
+                "after": verdict.verdict,
+            }
+        )
+        if was is None or was.verdict != "holds" or verdict.verdict != "violated":
+            continue
+        found = minimal_counterexample(new_doc, verdict)
+        assert found is not None and verdict.violation is not None
+        scenario, violation = found
+        failures.append(
+            {
+                "kind": "property",
+                "user": violation.focus[0] if violation.focus else None,
+                "property": verdict.property,
+                "detail": f"holds before, fails after under {verdict.solver}: "
+                f"{verdict.violation.explanation}",
+                "counterexample": {
+                    "scenario": scenario,
+                    "explanation": violation.explanation,
+                    "solver": verdict.solver,
+                },
+            }
+        )
+    return ChangeCheck(
+        policy, max_wait_increase, tuple(failures), tuple(properties), tuple(tenants), result
+    )

@@ -26,3 +26,8 @@ order wins), so that rounding in rescaled sums never breaks a tie of the exact v
 WATER = 1e-12
 """Water-filling's stopping slack (FAIR Appendix A's slot allocation): slots or demand left
 below this count as none."""
+
+WAIT_DELTA = 1e-6
+"""Seconds: a change of a tenant's p95 wait within this is no change (``fairshare whatif``
+counts a tenant worse or better beyond it; :mod:`fairshare.metrics.whatif`). Reports only:
+no decision reads it."""

@@ -12,6 +12,7 @@
   (``import slurm``), :mod:`fairshare.cli.import_yarn` (``import yarn-fair``,
   ``import yarn-capacity``).
 - :mod:`fairshare.cli.explain`: ``explain`` (SPEC section 8.5).
+- :mod:`fairshare.cli.whatif`: ``whatif`` (SPEC section 8.4).
 - :mod:`fairshare.cli.live`: ``serve``, ``tenant add``, ``submit``, ``jobs``, ``cancel``,
   ``shares`` (the live service, SPEC section 6).
 
@@ -79,6 +80,7 @@ with paused():
         simulate,
         solve,
         sweep,
+        whatif,
     )
     from fairshare.cli.app import app, main
 
@@ -98,4 +100,5 @@ _COMMANDS = (
     simulate,
     solve,
     sweep,
+    whatif,
 )

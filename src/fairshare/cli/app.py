@@ -106,6 +106,11 @@ FLAGS: dict[str, str] = {
     "backfill": "--backfill",
     "executor": "--executor",
     "ray_address": "--ray",
+    "before_policy": "--before-policy",
+    "after_policy": "--after-policy",
+    "seeds": "--seeds",
+    "max_wait_increase": "--max-wait-increase",
+    "usage_half_life": "--usage-half-life",
 }
 """The command line's flag for each field or parameter a library error names
 (:class:`~fairshare.sim.options.SimOptions`' fields, the API's parameters): the library says

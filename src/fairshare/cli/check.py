@@ -4,23 +4,32 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from fairshare.cli.app import InputError, app
+from fairshare.cli.app import InputError, app, flag, flags_in
+from fairshare.cli.runs import simulation_options
+from fairshare.sim.option_table import TRACE, USAGE_HALF_LIFE
 
 # Imported by the command that uses them, so that `fairshare simulate` does not load them.
 if TYPE_CHECKING:
+    from fairshare.api import ChangeCheck
     from fairshare.fairness import CheckResult
 
 
 @app.command("check")
+@simulation_options(TRACE, USAGE_HALF_LIFE, before="as_json")
 def check_command(
     policy: Annotated[
-        str | None, typer.Option("--policy", "-p", help="Solver policy to check")
+        str | None,
+        typer.Option(
+            "--policy",
+            "-p",
+            help="Solver policy to check (with --before/--after: the online policy of both runs)",
+        ),
     ] = None,
     property_name: Annotated[
         str | None, typer.Option("--property", help="Property to search a violation of")
@@ -31,6 +40,25 @@ def check_command(
     seed: Annotated[
         int, typer.Option("--seed", min=0, help="Seed of the scenario generator (>= 0)")
     ] = 0,
+    before: Annotated[
+        str | None,
+        typer.Option(
+            "--before", metavar="BEFORE", help="Gate a configuration change: the current scenario"
+        ),
+    ] = None,
+    after: Annotated[
+        str | None,
+        typer.Option("--after", metavar="AFTER", help="Gate a configuration change: the new one"),
+    ] = None,
+    max_wait_increase: Annotated[
+        float,
+        typer.Option(
+            "--max-wait-increase",
+            metavar="F",
+            help="With --before/--after: fail when a tenant's p95 wait grows by more than "
+            "this fraction",
+        ),
+    ] = 0.2,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON (SPEC section 5)")] = False,
     check_all: Annotated[
         bool, typer.Option("--all", help="Every solver policy against every property")
@@ -38,8 +66,19 @@ def check_command(
     markdown: Annotated[
         bool, typer.Option("--markdown", help="With --all: print a Markdown table")
     ] = False,
+    **options: Any,
 ) -> None:
-    """Search random scenarios for a violation of a fairness property by a policy."""
+    """Search random scenarios for a violation of a fairness property by a policy; or, with
+    --before and --after, gate a configuration change: exit 1 when a property that held
+    fails, or a tenant's p95 wait grows by more than --max-wait-increase."""
+    if before is not None or after is not None:
+        _gate(before, after, policy, seed, max_wait_increase, as_json, options)
+        return
+    for option in (TRACE, USAGE_HALF_LIFE):
+        if options[option.parameter] is not None:
+            raise InputError(
+                "command line", option.flag, "applies to the gate: give --before and --after"
+            )
     from fairshare.fairness import PROPERTIES, check  # noqa: PLC0415
     from fairshare.solvers import SOLVER_POLICIES  # noqa: PLC0415
 
@@ -178,3 +217,90 @@ def _markdown_matrix(results: list[CheckResult], policies: list[str], properties
     lines += ["", _legend(results), ""]
     lines += [f"- {line}" for line in _violations(results)]
     return "\n".join(lines) + "\n"
+
+
+def _gate(
+    before: str | None,
+    after: str | None,
+    policy: str | None,
+    seed: int,
+    max_wait_increase: float,
+    as_json: bool,
+    options: dict[str, Any],
+) -> None:
+    """``check --before BEFORE --after AFTER`` (SPEC section 8.4): exit 1 when the change
+    fails the gate (:func:`fairshare.api.check_change`), 0 when it passes."""
+    from fairshare.api import check_change  # noqa: PLC0415
+    from fairshare.policies import PolicyError  # noqa: PLC0415
+    from fairshare.sim.options import OptionError, SimOptions  # noqa: PLC0415
+
+    if before is None or after is None:
+        missing = "--after" if after is None else "--before"
+        raise InputError("command line", missing, "the gate needs both --before and --after")
+    if policy is None:
+        raise InputError(before, "--policy", "name the online policy of both runs")
+    try:
+        sim_options = SimOptions(usage_half_life=options[USAGE_HALF_LIFE.parameter])
+    except OptionError as err:
+        raise InputError(before, USAGE_HALF_LIFE.flag, flags_in(err.what)) from None
+    trace = options[TRACE.parameter]
+    if trace is not None:
+        from fairshare.workload.traces import parse_trace_argument  # noqa: PLC0415
+
+        trace = parse_trace_argument(trace, "--trace")
+    try:
+        result = check_change(
+            before,
+            after,
+            policy=policy,
+            trace=trace,
+            seed=seed,
+            options=sim_options,
+            max_wait_increase=max_wait_increase,
+        )
+    except PolicyError as err:
+        raise InputError(before, flag(err.where), flags_in(err.what)) from None
+    if as_json:
+        from fairshare.metrics import dumps_json  # noqa: PLC0415
+
+        sys.stdout.write(dumps_json(result.to_dict()))
+    else:
+        _print_gate(result)
+    if not result.passed:
+        raise typer.Exit(1)
+
+
+def _print_gate(result: ChangeCheck) -> None:
+    """One line per failure (``FAIL wait USER: ...``, ``FAIL property PROP: ...`` with its
+    counterexample), then one line per property and the verdict."""
+    console = Console(markup=False, highlight=False, soft_wrap=True)
+    for failure in result.failures:
+        if failure["kind"] == "wait":
+            console.print(f"FAIL wait {failure['user']}: {failure['detail']}", markup=False)
+            continue
+        who = f" ({failure['user']})" if failure["user"] else ""
+        console.print(
+            f"FAIL property {failure['property']}{who}: {failure['detail']}", markup=False
+        )
+        counterexample = failure["counterexample"]
+        if isinstance(counterexample, dict):
+            console.print(
+                "minimal counterexample (re-run with fairshare solve --policy "
+                f"{counterexample['solver']}): {counterexample['explanation']}",
+                markup=False,
+            )
+            console.print_json(json.dumps(counterexample["scenario"]))
+    for prop in result.properties:
+        console.print(
+            f"property {prop['property']} under {prop['solver']}: {prop['before']} before, "
+            f"{prop['after']} after",
+            markup=False,
+        )
+    worse = sum(1 for t in result.tenants if isinstance(t["growth"], float) and t["growth"] > 0)
+    verdict = "passed" if result.passed else f"FAILED ({len(result.failures)} failures)"
+    console.print(
+        f"gate {verdict}: {result.whatif.before} -> {result.whatif.after} under {result.policy}, "
+        f"{len(result.tenants)} tenants, {worse} wait longer at p95, at most "
+        f"{100 * result.max_wait_increase:g}% allowed",
+        markup=False,
+    )

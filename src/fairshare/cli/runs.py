@@ -370,23 +370,30 @@ def unrunnable_warnings(settings: RunSettings) -> tuple[list[str], frozenset[str
         until *= settings.options.load_scale
     workload = _workload(settings)
     every = unrunnable_jobs(workload, until)
-    skipped = list(workload.warnings)  # the trace's skipped records, known once it is read
+    # The trace's skipped records, known once it is read, come first.
+    return [*workload.warnings, *unrunnable_lines(every, settings)], frozenset(
+        name for name, _ in every
+    )
+
+
+def unrunnable_lines(every: list[tuple[str, str]], settings: RunSettings) -> list[str]:
+    """The ``warning:`` lines of :func:`unrunnable_warnings` for the jobs found (name and
+    reason each, :func:`fairshare.api.unrunnable_jobs`)."""
     count = len(every)
     found = every[:_WARN_EACH]
     source = str(settings.trace[1]) if settings.trace is not None else settings.source
     after = "reported unfinished and counted in summary.json's unrunnable_jobs"
     if count <= _WARN_EACH:
-        return skipped + [
+        return [
             f"warning: {source}: job {name!r} can never run: {reason}; it is {after}"
             for name, reason in found
-        ], frozenset(name for name, _ in every)
+        ]
     names = ", ".join(repr(name) for name, _ in found)
     first, reason = found[0]
     return [
-        *skipped,
         f"warning: {source}: {count} jobs can never run ({names} and {count - len(found)} "
-        f"more; {first!r}: {reason}); they are {after}",
-    ], frozenset(name for name, _ in every)
+        f"more; {first!r}: {reason}); they are {after}"
+    ]
 
 
 def warn(lines: list[str]) -> None:
