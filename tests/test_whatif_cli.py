@@ -102,3 +102,28 @@ def test_rejected_inputs_write_nothing(tmp_path: Path) -> None:
     assert not out.exists()
     line = assert_rejected(run_fairshare("check", "--before", str(before), "--after", str(after)))
     assert line.startswith(f"error: {before}: --policy: ")
+
+
+def test_explain_reads_each_run_of_a_whatif(tmp_path: Path) -> None:
+    """``whatif`` records each run's inputs in ``before/`` and ``after/`` (run.json,
+    scenario.json), so ``fairshare explain`` answers for either run; AFTER lists no jobs of
+    its own and replays BEFORE's, which its scenario.json then holds. Under weights 1:3 at
+    t=0, a runs 1 CPU and b 3 (equal ranks 0.25/1 = 0.75/3): a's second job waits behind a's
+    first, on a full machine, and starts at t=40 as the run recorded."""
+    before, after = configurations(tmp_path)
+    document = swapped(1, 3)
+    del document["jobs"]
+    after.write_text(yaml.safe_dump(document))
+    out = tmp_path / "out"
+    done = run_fairshare("whatif", str(before), str(after), "--policy", "drf", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    recorded = json.loads((out / "after" / "scenario.json").read_text())
+    assert len(recorded["jobs"]) == 12 and recorded["users"][1] == {"name": "b", "weight": 3}
+    why = run_fairshare("explain", "a1", "--run", str(out / "after"), "--at", "0", "--json")
+    assert why.returncode == 0, why.stderr
+    answer = json.loads(why.stdout)
+    assert answer["state"] == "pending"
+    assert answer["reasons"][0]["kind"] == "fair-share"
+    assert answer["reasons"][0]["detail"].startswith("1 earlier job of a comes first")
+    assert "running tasks: b 3, a 1" in answer["reasons"][0]["detail"]
+    assert answer["estimated_start"] == 40.0

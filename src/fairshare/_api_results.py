@@ -326,12 +326,15 @@ class WhatIf:
     unrunnable : tuple of (str, str)
         The jobs of the first seed that can never run on the old configuration's machines,
         with the reason (:func:`fairshare.api.unrunnable_jobs`).
+    warnings : tuple of str
+        The trace reader's ``warning:`` lines (records it skipped), from the first seed.
     """
 
     pairs: tuple[tuple[Run, Run], ...]
     before: str
     after: str
     unrunnable: tuple[tuple[str, str], ...] = ()
+    warnings: tuple[str, ...] = ()
     _frames: list[pl.DataFrame] = field(default_factory=list, repr=False, compare=False)
 
     @property

@@ -768,12 +768,14 @@ def whatif(
     new = old if after is before else _scenario(after)
     pairs: list[tuple[Run, Run]] = []
     unrunnable: list[tuple[str, str]] = []
+    warnings: tuple[str, ...] = ()
     for k in range(seeds):
         run_seed = seed + k
         workload = workload_of(old, seed=run_seed, trace=trace)
         # Read (or drawn) once, replayed twice: the jobs are immutable.
         jobs = list(workload.jobs)
         if k == 0:
+            warnings = tuple(workload.warnings)  # the trace's skipped records
             until = options.until if options is not None else None
             if until is not None and options is not None:  # the run stops there, scaled
                 until *= options.load_scale
@@ -797,7 +799,7 @@ def whatif(
                 )
             )
         pairs.append((runs[0], runs[1]))
-    return WhatIf(tuple(pairs), old.source, new.source, tuple(unrunnable))
+    return WhatIf(tuple(pairs), old.source, new.source, tuple(unrunnable), warnings)
 
 
 ConfigLike = str | Path | dict[str, Any]

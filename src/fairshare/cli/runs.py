@@ -51,7 +51,11 @@ RUN_INPUTS_FORMAT = 1
 
 
 def write_run_inputs(
-    settings: RunSettings, policy: str, values: Mapping[str, Any], directory: Path
+    settings: RunSettings,
+    policy: str,
+    values: Mapping[str, Any],
+    directory: Path,
+    jobs_from: str | None = None,
 ) -> None:
     """Record what a run needs to be run again, in ``directory``: ``scenario.json`` (the
     scenario file as read, as JSON, so the run does not depend on the file staying as it
@@ -70,12 +74,21 @@ def write_run_inputs(
         Each simulation option's value by its parameter name.
     directory : Path
         Where to write (the output directory's staging directory).
+    jobs_from : str, optional
+        A scenario file whose ``jobs`` and ``workload`` the run replayed instead of its own
+        (``whatif``'s AFTER replays BEFORE's jobs): they are written into ``scenario.json``.
     """
     import json  # noqa: PLC0415
 
     from fairshare.workload.loader import read_scenario_file  # noqa: PLC0415
 
     document = read_scenario_file(settings.source)
+    if jobs_from is not None and isinstance(document, dict):
+        replayed = read_scenario_file(jobs_from)
+        for key in ("jobs", "workload"):
+            document.pop(key, None)
+            if isinstance(replayed, dict) and key in replayed:
+                document[key] = replayed[key]
     (directory / "scenario.json").write_text(
         json.dumps(document, indent=1, ensure_ascii=False, default=str) + "\n", encoding="utf-8"
     )

@@ -4,6 +4,7 @@ longer. The library's :func:`fairshare.api.whatif`, its files written by
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -14,6 +15,7 @@ from rich.table import Table
 
 from fairshare.cli.app import InputError, app, flag, flags_in, fmt, pct
 from fairshare.cli.runs import (
+    INPUT_FILES,
     RUN_FILES,
     ForceOption,
     OutOption,
@@ -25,6 +27,7 @@ from fairshare.cli.runs import (
     unrunnable_lines,
     warn,
     warn_stranded,
+    write_run_inputs,
 )
 
 if TYPE_CHECKING:
@@ -148,11 +151,26 @@ def whatif_command(
     except PolicyError as err:
         raise InputError(settings.source, flag(err.where), flags_in(err.what)) from None
     after = load_after(settings, after_path)
-    files = [*WHATIF_FILES, *(f"{run}/{file}" for run in ("before", "after") for file in RUN_FILES)]
+    files = [
+        *WHATIF_FILES,
+        *(f"{run}/{file}" for run in ("before", "after") for file in (*RUN_FILES, *INPUT_FILES)),
+    ]
     with output_dir(out, "whatif", files, force) as target:
         result = run_whatif(settings, after, (policy, before_policy, after_policy), seeds)
-        doc = target.commit(result.write)
-    warn(unrunnable_lines(list(result.unrunnable), settings))
+
+        def write(path: Path) -> dict[str, object]:
+            doc = result.write(path)
+            old, new = result.pairs[0]
+            # Each run's inputs, so that `fairshare explain JOB --run DIR/after` works; AFTER
+            # replayed BEFORE's jobs (unless a trace gave them): its scenario.json has them.
+            write_run_inputs(settings, old.policy, options, path / "before")
+            after_settings = dataclasses.replace(settings, scenario=after)
+            jobs_from = settings.source if settings.trace is None else None
+            write_run_inputs(after_settings, new.policy, options, path / "after", jobs_from)
+            return doc
+
+        doc = target.commit(write)
+    warn([*result.warnings, *unrunnable_lines(list(result.unrunnable), settings)])
     unrunnable = frozenset(name for name, _ in result.unrunnable)
     for old, new in result.pairs[:1]:
         warn_stranded(settings.source, old.log, unrunnable)
@@ -173,16 +191,28 @@ def _print_whatif(result: WhatIf, doc: dict[str, object], out: str) -> None:
         markup=False,
     )
     table = Table(title_justify="left")
-    for name in ("tenant", "jobs", "p95 wait before", "p95 wait after", "delta", "share"):
-        table.add_column(name, justify="left" if name == "tenant" else "right")
-    for row in frame.head(10).iter_rows(named=True):
+    shown = frame.head(10)
+    # Tenant names are what a reader looks for: never cut (the numbers wrap first).
+    longest = max((len(name) for name in shown["user"].to_list()), default=6)
+    table.add_column("tenant", justify="left", no_wrap=True, min_width=min(longest, 40))
+    for name in (
+        "jobs",
+        "p95 wait\nbefore",
+        "p95 wait\nafter",
+        "Δ p95\nwait",
+        "share\nbefore",
+        "share\nafter",
+    ):
+        table.add_column(name, justify="right", no_wrap=True)
+    for row in shown.iter_rows(named=True):
         table.add_row(
             row["user"],
             fmt(row["jobs"]),
-            fmt(row["wait_p95_before"], " s"),
-            fmt(row["wait_p95_after"], " s"),
-            fmt(row["delta_wait_p95"], " s"),
-            f"{pct(row['share_before'])} → {pct(row['share_after'])}",
+            _seconds(row["wait_p95_before"]),
+            _seconds(row["wait_p95_after"]),
+            _seconds(row["delta_wait_p95"]),
+            pct(row["share_before"]),
+            pct(row["share_after"]),
         )
     console.print(table)
     if frame.height > 10:
@@ -190,3 +220,8 @@ def _print_whatif(result: WhatIf, doc: dict[str, object], out: str) -> None:
     console.print(
         f"wrote {out}: tenants.csv, summary.json, report.html, before/, after/", markup=False
     )
+
+
+def _seconds(value: float) -> str:
+    """A wait for the summary table: whole seconds from 10 s up (the files keep every digit)."""
+    return f"{value:,.0f} s" if abs(value) >= 10 else fmt(value, " s")
