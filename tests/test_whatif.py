@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ import yaml
 import fairshare
 from fairshare.cli import main
 from fairshare.fairness import gate
+from fairshare.metrics.timeline import timeline
 from fairshare.metrics.whatif import (
     INTERVAL_COLUMNS,
     TENANT_COLUMNS,
@@ -26,6 +28,7 @@ from fairshare.metrics.whatif import (
     wait_growth,
 )
 from fairshare.policies import PolicyError
+from fairshare.report.figures import PALETTE, allocation_figure
 from fairshare.sim.engine import SimOptions
 
 
@@ -341,3 +344,36 @@ def test_tenants_frame_of_runs_with_other_tenants() -> None:
     assert frame["user"].to_list() == ["x", "y"]
     assert frame.row(1, named=True)["delta_wait_p95"] is None
     assert frame.row(1, named=True)["wait_p95_after"] == 5.0
+
+
+def test_a_tenant_has_one_colour_in_both_share_charts() -> None:
+    """The share charts of ``report.html`` draw the same users in the same colours: the
+    before run's top users, then the after run's. Here user ``b`` never runs before (no
+    jobs of its own there) and is the after run's only user besides ``a``; ``a`` keeps the
+    first colour in both charts."""
+
+    def run(users: list[str]) -> Any:
+        scenario = fairshare.parse_scenario(
+            {
+                "machines": [{"name": "m", "capacity": {"cpu": 4}}],
+                "jobs": [
+                    {"name": f"{u}{k}", "user": u, "submit": 0, "tasks": 2, "duration": 10}
+                    for k in range(2)
+                    for u in users
+                ],
+            },
+            source="colours",
+        )
+        return fairshare.simulate(scenario, "drf").log
+
+    before, after = timeline(run(["a"])), timeline(run(["b", "a"]))
+    layers = ["a", "b"]
+
+    def legend(svg: str) -> dict[str, str]:
+        pairs = re.findall(r'fill="(#[0-9a-f]{6})"/><text [^>]*>([ab])</text>', svg)
+        return {name: colour for colour, name in pairs}
+
+    old = legend(allocation_figure(before, 40.0, users=layers))
+    new = legend(allocation_figure(after, 40.0, users=layers))
+    assert old == {"a": PALETTE[0]}
+    assert new == {"a": PALETTE[0], "b": PALETTE[1]}

@@ -166,7 +166,9 @@ def _padded(lo: float, hi: float) -> tuple[float, float]:
     return lo - pad, hi + pad
 
 
-def allocation_figure(tl: Timeline, horizon: float, title: str = "") -> str:
+def allocation_figure(
+    tl: Timeline, horizon: float, title: str = "", users: Sequence[str] | None = None
+) -> str:
     """Dominant share of each user over time, stacked (Choosy Figures 10-14, H-DRF Figure 9).
 
     The top users by share-seconds (:data:`TOP_USERS`), the rest as one "others" layer; each
@@ -180,6 +182,10 @@ def allocation_figure(tl: Timeline, horizon: float, title: str = "") -> str:
         The end of the time axis (a common one lines up the runs of a comparison).
     title : str
         A title above the axes; empty for none.
+    users : sequence of str, optional
+        The users to draw as layers, in this order, each in the colour of its position (so
+        that two figures given the same list colour a user alike); the others form the
+        "others" layer. Default: the run's top users.
 
     Returns
     -------
@@ -192,10 +198,16 @@ def allocation_figure(tl: Timeline, horizon: float, title: str = "") -> str:
     grid = np.linspace(0.0, horizon, GRID_POINTS + 1)
     shares = resample(tl, grid)
     mid = (grid[:-1] + grid[1:]) / 2
-    top = top_users(tl, horizon)
+    if users is None:
+        top = top_users(tl, horizon)
+        positions = list(range(len(top)))
+    else:
+        index = {name: i for i, name in enumerate(tl.users)}
+        chosen = [(k, index[name]) for k, name in enumerate(users) if name in index]
+        positions, top = [k for k, _ in chosen], [i for _, i in chosen]
     layers = [shares[i] for i in top]
     labels = [tl.users[i] for i in top]
-    colors = [_palette(k) for k in range(len(top))]
+    colors = [_palette(k) for k in positions]
     area = share_integrals(tl, horizon)
     # The other users with a share, in index order (np.setdiff1d's answer, without the
     # numpy.ma import its first call costs).

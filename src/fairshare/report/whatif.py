@@ -45,7 +45,15 @@ from fairshare.metrics.whatif import (
     tenants_frame,
     tenants_over_seeds,
 )
-from fairshare.report.figures import PALETTE, _axes, _empty, _padded, allocation_figure
+from fairshare.report.figures import (
+    PALETTE,
+    TOP_USERS,
+    _axes,
+    _empty,
+    _padded,
+    allocation_figure,
+    top_users,
+)
 from fairshare.report.html import _ENV, fmt, pct, write_outputs
 from fairshare.report.scales import Scale, Tick
 from fairshare.report.svg import Figure, LegendEntry, legend_width
@@ -181,6 +189,13 @@ def render_whatif(
     ]
     columns, rows = _table(frame)
     seeds = doc["seeds"]
+    # One list of users for both share charts, so a tenant has one colour in both: the
+    # before run's top users, then the after run's that are not among them.
+    old_tl, new_tl = timeline(old), timeline(new)
+    layers = [old_tl.users[i] for i in top_users(old_tl, horizon)]
+    layers += [
+        name for name in (new_tl.users[i] for i in top_users(new_tl, horizon)) if name not in shown
+    ][: max(TOP_USERS - len(layers), 0)]
     return _ENV.get_template("whatif.html.j2").render(
         headline=_headline(frame, int(doc["tenants_worse"]), int(doc["tenants_better"])),
         facts=[
@@ -197,8 +212,8 @@ def render_whatif(
         ],
         p95_figure=_bars_figure(p95, "p95 wait (s)"),
         bars_hidden=max(frame.height - BARS_SHOWN, 0),
-        before_figure=allocation_figure(timeline(old), horizon, title="before"),
-        after_figure=allocation_figure(timeline(new), horizon, title="after"),
+        before_figure=allocation_figure(old_tl, horizon, title="before", users=layers),
+        after_figure=allocation_figure(new_tl, horizon, title="after", users=layers),
         preempted_figure=_bars_figure(preempted, "preempted capacity-seconds") if preempted else "",
         columns=columns,
         rows=rows,
