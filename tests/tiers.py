@@ -146,6 +146,7 @@ FILE_TIERS: dict[str, tuple[str, ...]] = {
         "test_reproduce_targets.py",
         "test_sweep.py",
         "test_whatif_cli.py",
+        "test_whatif_tutorial.py",
     ),
     "ray": (
         "test_live_ray.py",
