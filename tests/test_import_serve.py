@@ -1,9 +1,11 @@
 """An imported configuration serves (issue 29, SPEC sections 6 and 8.1): the scenario that
-``fairshare import kueue`` or ``fairshare import slurm`` writes is the live service's tenant
-file as it is, under the policy of the scheduler it came from. Tenants named as the importers
-name them (``NAMESPACE/NAME`` for a Kueue LocalQueue, ``ACCOUNT/USER`` for a Slurm user under
-several accounts) get tokens, submit, and their jobs run; the in-process fake executor stands
-in for Ray (the Ray tier runs the same service on a real cluster)."""
+``fairshare import kueue|slurm|yarn-fair|yarn-capacity`` writes is the live service's tenant
+file as it is, under the policy of the scheduler it came from (``fair`` for YARN's Fair
+Scheduler, ``capacity`` for its Capacity Scheduler). Tenants named as the importers name them
+(``NAMESPACE/NAME`` for a Kueue LocalQueue, ``ACCOUNT/USER`` for a Slurm user under several
+accounts, ``root.a.a1`` for a YARN leaf queue) get tokens, submit, and their jobs run; the
+in-process fake executor stands in for Ray (the Ray tier runs the same service on a real
+cluster)."""
 
 from __future__ import annotations
 
@@ -65,21 +67,35 @@ def _run_to_end(service: LiveService, fake: FakeExecutor) -> None:
 
 
 @pytest.mark.parametrize(
-    ("fmt", "files", "policy", "resources", "tenants"),
+    ("fmt", "files", "policy", "node", "tenants"),
     [
         (
             "kueue",
             ("kueue/flat_no_preemption.yaml",),
             "kueue",
-            ("cpu",),
+            {"cpu": 8.0},
             ("core/a", "core/b", "core/shared"),
         ),
         (
             "slurm",
             ("slurm/sacctmgr_assoc.txt", "slurm/slurm.conf"),
             "slurm-fairtree",
-            ("cpu", "mem", "gpu"),
+            {"cpu": 8.0, "mem": 64_000.0, "gpu": 2.0},
             ("physics/alice", "biology/alice", "bob", "frank"),
+        ),
+        (
+            "yarn-fair",
+            ("yarn/fair-scheduler-doc.xml",),
+            "fair",
+            {"mem": 64_000.0, "cpu": 8.0},
+            ("root.sample_queue.sample_sub_queue", "root.default"),
+        ),
+        (
+            "yarn-capacity",
+            ("yarn/capacity-scheduler-doc.xml",),
+            "capacity",
+            {"mem": 64_000.0, "cpu": 8.0},
+            ("root.a.a1", "root.c"),
         ),
     ],
 )
@@ -88,22 +104,21 @@ def test_an_imported_scenario_serves_its_tenants_under_its_schedulers_policy(
     fmt: str,
     files: tuple[str, ...],
     policy: str,
-    resources: tuple[str, ...],
+    node: dict[str, float],
     tenants: tuple[str, ...],
 ) -> None:
     """Every tenant the importer names gets a token and runs two jobs of two tasks; the
     store ends with every job finished and every task run once."""
     scenario = _imported(tmp_path, fmt, *(DATA / name for name in files))
-    capacity = np.array([8.0, 64_000.0, 2.0][: len(resources)])
-    nodes = [Machine(f"n{i}", capacity.copy()) for i in range(2)]
+    resources = tuple(node)
+    nodes = [Machine(f"n{i}", np.array(list(node.values()))) for i in range(2)]
     service, fake = _serve(scenario, policy, resources, nodes)
+    demand = {"cpu": 1.0, "mem": 1024.0} if "mem" in node else {"cpu": 1.0}
     for tenant in tenants:
         assert service.add_tenant(ADMIN, tenant)
         caller = Caller(tenant, admin=False)
         for k in range(2):
-            request = JobRequest(
-                name=f"{tenant}-{k}", tasks=2, demand={"cpu": 1.0}, command=("true",)
-            )
+            request = JobRequest(name=f"{tenant}-{k}", tasks=2, demand=demand, command=("true",))
             service.submit(caller, request)
     _run_to_end(service, fake)
     rows = service.jobs(ADMIN)
