@@ -127,3 +127,42 @@ def test_explain_reads_each_run_of_a_whatif(tmp_path: Path) -> None:
     assert answer["reasons"][0]["detail"].startswith("1 earlier job of a comes first")
     assert "running tasks: b 3, a 1" in answer["reasons"][0]["detail"]
     assert answer["estimated_start"] == 40.0
+
+
+def _without_wall(path: Path) -> dict[str, Any]:
+    document = json.loads(path.read_text())
+    for run in ("before", "after"):
+        document[run].pop("wall_seconds")
+    return dict(document)
+
+
+def test_worker_processes_give_the_same_answer(tmp_path: Path) -> None:
+    """``--executor local --jobs 2`` makes the runs (two seeds, four runs) in worker
+    processes, as a sweep does: the same tenants.csv and summary.json (wall time aside) as
+    one after the other in this process."""
+    before, after = configurations(tmp_path)
+    common = [str(before), str(after), "--policy", "drf", "--seeds", "2"]
+    here = run_fairshare("whatif", *common, "--out", str(tmp_path / "here"))
+    assert here.returncode == 0, here.stderr
+    pool = run_fairshare(
+        "whatif", *common, "--executor", "local", "--jobs", "2", "--out", str(tmp_path / "pool")
+    )
+    assert pool.returncode == 0, pool.stderr
+    assert "making 4 runs in worker processes" in pool.stderr
+    for name in ("tenants.csv", "before/jobs.csv", "after/timeline.csv"):
+        assert (tmp_path / "pool" / name).read_bytes() == (tmp_path / "here" / name).read_bytes()
+    assert _without_wall(tmp_path / "pool" / "summary.json") == _without_wall(
+        tmp_path / "here" / "summary.json"
+    )
+
+
+def test_executor_flags_are_checked(tmp_path: Path) -> None:
+    before, after = configurations(tmp_path)
+    common = [str(before), str(after), "--policy", "drf", "--out", str(tmp_path / "out")]
+    line = assert_rejected(run_fairshare("whatif", *common, "--executor", "moon"))
+    assert line == "error: command line: --executor: expected local or ray, got 'moon'"
+    line = assert_rejected(run_fairshare("whatif", *common, "--ray", "127.0.0.1:1"))
+    assert line == "error: command line: --ray: is the cluster of --executor ray; add it"
+    line = assert_rejected(run_fairshare("whatif", *common, "--jobs", "2"))
+    assert line == "error: command line: --jobs: needs --executor local or ray"
+    assert not (tmp_path / "out").exists()

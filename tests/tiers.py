@@ -151,6 +151,7 @@ FILE_TIERS: dict[str, tuple[str, ...]] = {
     "ray": (
         "test_live_ray.py",
         "test_sweep_ray.py",
+        "test_whatif_ray.py",
     ),
 }
 """Every test module's tier, by file name (each in exactly one)."""

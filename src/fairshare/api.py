@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -704,6 +704,7 @@ def whatif(
     trace: TraceLike | None = None,
     options: SimOptions | None = None,
     observe: JobsObserver | None = None,
+    runner: ReplayRunner | None = None,
 ) -> WhatIf:
     """Replay the same jobs under two configurations (SPEC section 8.4): who waits longer?
 
@@ -730,7 +731,12 @@ def whatif(
     options : SimOptions, optional
         Both runs' options.
     observe : callable, optional
-        Sees each run's jobs as they are submitted (:data:`JobsObserver`).
+        Sees each run's jobs as they are submitted (:data:`JobsObserver`); in this process
+        only, so not with ``runner``.
+    runner : callable, optional
+        Makes the runs, given all of them at once (:data:`ReplayRunner`: a sweep executor's
+        workers or a Ray cluster, :func:`fairshare.experiments.whatif_runs.executor_runner`);
+        by default they are made here, one after the other.
 
     Returns
     -------
@@ -766,7 +772,7 @@ def whatif(
         raise PolicyError("seeds", f"must be at least 1, got {seeds}")
     old = _scenario(before)
     new = old if after is before else _scenario(after)
-    pairs: list[tuple[Run, Run]] = []
+    requests: list[ReplayRequest] = []
     unrunnable: list[tuple[str, str]] = []
     warnings: tuple[str, ...] = ()
     for k in range(seeds):
@@ -780,26 +786,98 @@ def whatif(
             if until is not None and options is not None:  # the run stops there, scaled
                 until *= options.load_scale
             unrunnable = unrunnable_jobs(Workload(iter(jobs), workload.cluster), until)
-        runs = []
-        for label, scenario, cluster, name in (
-            ("before", old, workload.cluster, old_policy),
-            ("after", new, _after_cluster(old, new, workload, trace), new_policy),
-        ):
-            stream: Iterator[Job] = iter(jobs)
-            if observe is not None:
-                stream = observe(label, run_seed, stream)
-            runs.append(
-                replay(
-                    scenario,
-                    Workload(iter(()), cluster),
-                    name,
-                    seed=run_seed,
-                    options=options,
-                    jobs=stream,
-                )
-            )
-        pairs.append((runs[0], runs[1]))
+        requests += [
+            ReplayRequest("before", old, workload.cluster, old_policy, run_seed, options, jobs),
+            ReplayRequest(
+                "after",
+                new,
+                _after_cluster(old, new, workload, trace),
+                new_policy,
+                run_seed,
+                options,
+                jobs,
+            ),
+        ]
+    if runner is not None:
+        runs = list(runner(requests))
+    else:
+        runs = [request.run(observe) for request in requests]
+    pairs = [(runs[k], runs[k + 1]) for k in range(0, len(runs), 2)]
     return WhatIf(tuple(pairs), old.source, new.source, tuple(unrunnable), warnings)
+
+
+@dataclass(frozen=True)
+class ReplayRequest:
+    """One run of a :func:`whatif`: the jobs, replayed on a configuration under a policy.
+    Picklable, so that another process or a Ray worker can make it (:meth:`run`).
+
+    Parameters
+    ----------
+    label : str
+        ``"before"`` or ``"after"``.
+    scenario : Scenario
+        The configuration's users and queues.
+    cluster : Cluster
+        Its machines.
+    policy : str
+        The online policy.
+    seed : int
+        The run's seed.
+    options : SimOptions or None
+        The run's options.
+    jobs : list of Job
+        The jobs, in submit order (read once, replayed by both runs of a seed).
+    """
+
+    label: str
+    scenario: Scenario
+    cluster: Cluster
+    policy: str
+    seed: int
+    options: SimOptions | None
+    jobs: list[Job]
+
+    def run(self, observe: JobsObserver | None = None) -> Run:
+        """Make the run (:func:`replay`).
+
+        Parameters
+        ----------
+        observe : callable, optional
+            Sees the jobs as they are submitted (:data:`JobsObserver`).
+
+        Returns
+        -------
+        Run
+        """
+        stream: Iterator[Job] = iter(self.jobs)
+        if observe is not None:
+            stream = observe(self.label, self.seed, stream)
+        return replay(
+            self.scenario,
+            Workload(iter(()), self.cluster),
+            self.policy,
+            seed=self.seed,
+            options=self.options,
+            jobs=stream,
+        )
+
+
+def run_replay(request: ReplayRequest) -> Run:
+    """``request.run()``: a module-level function, for executors that pickle what they call.
+
+    Parameters
+    ----------
+    request : ReplayRequest
+
+    Returns
+    -------
+    Run
+    """
+    return request.run()
+
+
+ReplayRunner = Callable[[Sequence[ReplayRequest]], Sequence[Run]]
+"""Makes a :func:`whatif`'s runs, all given at once; returns them in the same order."""
 
 
 ConfigLike = str | Path | dict[str, Any]

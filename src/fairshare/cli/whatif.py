@@ -5,6 +5,7 @@ longer. The library's :func:`fairshare.api.whatif`, its files written by
 from __future__ import annotations
 
 import dataclasses
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -86,11 +87,48 @@ def run_whatif(
     after: Scenario,
     policies: tuple[str | None, str | None, str | None],
     seeds: int,
+    where: WhereRuns | None = None,
 ) -> WhatIf:
-    """:func:`fairshare.api.whatif` with a progress bar per run; its input problems become
-    :class:`InputError` (exit 2) naming the flag."""
+    """:func:`fairshare.api.whatif` with a progress bar per run, or on a sweep's executor
+    (``where``); its input problems become :class:`InputError` (exit 2) naming the flag."""
     from fairshare.api import whatif  # noqa: PLC0415
     from fairshare.policies import PolicyError  # noqa: PLC0415
+
+    policy, before_policy, after_policy = policies
+    arguments: dict[str, Any] = {
+        "policy": policy,
+        "before_policy": before_policy,
+        "after_policy": after_policy,
+        "seed": settings.seed,
+        "seeds": seeds,
+        "trace": settings.trace,
+        "options": settings.options,
+    }
+    if where is not None and where.executor is not None:
+        from fairshare.experiments import ExecutorError  # noqa: PLC0415
+        from fairshare.experiments.whatif_runs import whatif_on  # noqa: PLC0415
+
+        place = (
+            f"on Ray at {where.ray_address}"
+            if where.ray_address
+            else "on a local Ray instance"
+            if where.executor == "ray"
+            else "in worker processes"
+        )
+        sys.stderr.write(f"making {2 * seeds} runs {place}\n")
+        try:
+            return whatif_on(
+                where.executor,
+                jobs=where.jobs,
+                ray_address=where.ray_address,
+                before=settings.scenario,
+                after=after,
+                **arguments,
+            )
+        except ExecutorError as err:
+            raise InputError("command line", flag(err.where), flags_in(err.what)) from None
+        except PolicyError as err:
+            raise InputError(settings.source, flag(err.where), flags_in(err.what)) from None
 
     counted = settings.trace is None and bool(settings.scenario.jobs)
     total = len(settings.scenario.jobs) if counted else None
@@ -104,25 +142,51 @@ def run_whatif(
         finally:
             bar.close()
 
-    policy, before_policy, after_policy = policies
     try:
-        return whatif(
-            settings.scenario,
-            after,
-            policy=policy,
-            before_policy=before_policy,
-            after_policy=after_policy,
-            seed=settings.seed,
-            seeds=seeds,
-            trace=settings.trace,
-            options=settings.options,
-            observe=observe,
-        )
+        return whatif(settings.scenario, after, observe=observe, **arguments)
     except PolicyError as err:  # includes SimulationError
         raise InputError(settings.source, flag(err.where), flags_in(err.what)) from None
     finally:
         for bar in bars:
             bar.close()
+
+
+JobsOption = Annotated[
+    int | None,
+    typer.Option(
+        "--jobs",
+        "-j",
+        min=1,
+        help="With --executor: runs at a time (default: every core; on Ray, the cluster's CPUs)",
+    ),
+]
+ExecutorOption = Annotated[
+    str | None,
+    typer.Option(
+        "--executor",
+        metavar="local|ray",
+        help="Make the runs in worker processes on this machine or as tasks on Ray, as a "
+        "sweep does (default: one after the other in this process)",
+    ),
+]
+RayOption = Annotated[
+    str | None,
+    typer.Option(
+        "--ray",
+        metavar="ADDRESS",
+        help="The Ray cluster for --executor ray (default: a local Ray instance)",
+    ),
+]
+
+
+@dataclasses.dataclass(frozen=True)
+class WhereRuns:
+    """Where ``whatif`` makes its runs: ``executor`` None for this process, one after the
+    other (with a progress bar per run), else a sweep's executor (``--executor``)."""
+
+    executor: str | None = None
+    jobs: int | None = None
+    ray_address: str | None = None
 
 
 @app.command("whatif")
@@ -135,6 +199,9 @@ def whatif_command(
     before_policy: BeforePolicyOption = None,
     after_policy: AfterPolicyOption = None,
     seeds: SeedsOption = 1,
+    jobs: JobsOption = None,
+    executor: ExecutorOption = None,
+    ray_address: RayOption = None,
     force: ForceOption = False,
     **options: Any,
 ) -> None:
@@ -145,6 +212,13 @@ def whatif_command(
     from fairshare.policies import PolicyError  # noqa: PLC0415
     from fairshare.report.whatif import WHATIF_FILES  # noqa: PLC0415
 
+    if executor is not None and executor not in ("local", "ray"):
+        raise InputError("command line", "--executor", f"expected local or ray, got {executor!r}")
+    if ray_address is not None and executor != "ray":
+        raise InputError("command line", "--ray", "is the cluster of --executor ray; add it")
+    if jobs is not None and executor is None:
+        raise InputError("command line", "--jobs", "needs --executor local or ray")
+    where = WhereRuns(executor, jobs, ray_address)
     settings = run_settings(before_path, options)
     try:
         whatif_policies(policy, before_policy, after_policy)
@@ -156,7 +230,7 @@ def whatif_command(
         *(f"{run}/{file}" for run in ("before", "after") for file in (*RUN_FILES, *INPUT_FILES)),
     ]
     with output_dir(out, "whatif", files, force) as target:
-        result = run_whatif(settings, after, (policy, before_policy, after_policy), seeds)
+        result = run_whatif(settings, after, (policy, before_policy, after_policy), seeds, where)
 
         def write(path: Path) -> dict[str, object]:
             doc = result.write(path)

@@ -35,10 +35,10 @@ from __future__ import annotations
 import multiprocessing
 import signal
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from fairshare.errors import FairshareError
 from fairshare.experiments import cells as cells_module
@@ -48,6 +48,12 @@ __all__ = ["CellExecutor", "ExecutorError", "InProcess", "LocalPool", "RayCells"
 
 Outcome = dict[str, object] | CellFailure
 """A cell's row, or the input problem its run found."""
+
+Item = TypeVar("Item")
+Result = TypeVar("Result")
+
+_DONE = object()
+"""The end of the items (an item may be None)."""
 
 
 class ExecutorError(FairshareError):
@@ -77,6 +83,16 @@ class CellExecutor:
 
     def run(self, cells: Sequence[Cell]) -> Iterator[tuple[Cell, Outcome]]:
         """Run ``cells``; yield each with its outcome as it finishes, in any order."""
+        return self.map(cells, attempt)
+
+    def map(
+        self, items: Sequence[Item], work: Callable[[Item], Result]
+    ) -> Iterator[tuple[Item, Result]]:
+        """Call ``work`` on each of ``items`` where this executor runs things (``work`` a
+        module-level function, its items picklable: the pool and Ray pickle them); yield
+        each item with its result as it finishes, in any order. A sweep's cells are
+        :func:`~fairshare.experiments.cells.attempt` on each cell (:meth:`run`); a what-if's
+        runs are :func:`fairshare.api.run_replay` on each request."""
         raise NotImplementedError
 
     def close(self, interrupted: bool = False) -> None:
@@ -101,10 +117,12 @@ class InProcess(CellExecutor):
 
     name = "in-process"
 
-    def run(self, cells: Sequence[Cell]) -> Iterator[tuple[Cell, Outcome]]:
-        """Each cell in turn."""
-        for cell in cells:
-            yield cell, attempt(cell)
+    def map(
+        self, items: Sequence[Item], work: Callable[[Item], Result]
+    ) -> Iterator[tuple[Item, Result]]:
+        """Each item in turn."""
+        for item in items:
+            yield item, work(item)
 
 
 def _quiet_worker() -> None:
@@ -129,18 +147,21 @@ class LocalPool(CellExecutor):
         )
         self._workers: list[Any] = []
 
-    def run(self, cells: Sequence[Cell]) -> Iterator[tuple[Cell, Outcome]]:
-        """The cells on the workers, two per worker submitted at any time."""
-        # A few cells queued per worker, not the whole grid: a worker never waits for its
-        # next cell, and an interrupted sweep cancels the rest without draining a queue.
-        queued = iter(cells)
-        running: dict[Future[Outcome], Cell] = {}
+    def map(
+        self, items: Sequence[Item], work: Callable[[Item], Result]
+    ) -> Iterator[tuple[Item, Result]]:
+        """The items on the workers, two per worker submitted at any time."""
+        # A few items queued per worker, not the whole grid: a worker never waits for its
+        # next one, and an interrupted sweep cancels the rest without draining a queue.
+        queued = iter(items)
+        running: dict[Future[Result], Item] = {}
 
         def submit() -> None:
-            """Hand the next cell to the pool, if one is left."""
-            cell = next(queued, None)
-            if cell is not None:
-                running[self._pool.submit(attempt, cell)] = cell
+            """Hand the next item to the pool, if one is left."""
+            item = next(queued, _DONE)
+            if item is not _DONE:
+                task = cast("Item", item)
+                running[self._pool.submit(work, task)] = task
 
         for _ in range(2 * self.jobs):
             submit()
@@ -148,9 +169,9 @@ class LocalPool(CellExecutor):
         while running:
             done, _ = wait(running, return_when=FIRST_COMPLETED)
             for future in done:
-                cell = running.pop(future)
+                item = running.pop(future)
                 submit()
-                yield cell, future.result()
+                yield item, future.result()
 
     def close(self, interrupted: bool = False) -> None:
         """Shut the pool down; ``interrupted`` drops the queued cells and ends the workers."""
@@ -232,33 +253,37 @@ class RayCells(CellExecutor):
                 for signum, handler in handlers.items():
                     signal.signal(signum, handler)
         self.jobs = jobs
-        self._remote = ray.remote(num_cpus=1, max_retries=1)(attempt)
-        self._refs: dict[Any, Cell] = {}
+        self._remotes: dict[Callable[..., Any], Any] = {}
+        self._refs: dict[Any, Any] = {}
 
-    def run(self, cells: Sequence[Cell]) -> Iterator[tuple[Cell, Outcome]]:
-        """The cells as Ray tasks, a bounded number in flight."""
+    def map(
+        self, items: Sequence[Item], work: Callable[[Item], Result]
+    ) -> Iterator[tuple[Item, Result]]:
+        """The items as Ray tasks (one CPU each), a bounded number in flight."""
         ray = self._ray
+        remote = self._remotes.get(work)
+        if remote is None:
+            remote = self._remotes[work] = ray.remote(num_cpus=1, max_retries=1)(work)
         # At most `jobs` cells in flight when given (a share of a larger cluster), else as
         # many as the cluster has CPUs for, and a few more so that no CPU waits for the
         # driver's next submission.
         limit = self.jobs or max(1, int(ray.cluster_resources().get("CPU", 1)))
-        queued = iter(cells)
+        queued = iter(items)
 
         def submit() -> None:
-            """Submit the next cell as a Ray task, if one is left."""
-            cell = next(queued, None)
-            if cell is not None:
-                self._refs[self._remote.remote(cell)] = cell
+            """Submit the next item as a Ray task, if one is left."""
+            if (item := next(queued, _DONE)) is not _DONE:
+                self._refs[remote.remote(item)] = item
 
         for _ in range(limit if self.jobs else 2 * limit):
             submit()
         while self._refs:
             done, _ = ray.wait(list(self._refs), num_returns=1)
             for ref in done:
-                cell = self._refs.pop(ref)
+                item = self._refs.pop(ref)
                 outcome = ray.get(ref)
                 submit()
-                yield cell, outcome
+                yield item, outcome
 
     def close(self, interrupted: bool = False) -> None:
         """Cancel the cells in flight; stop the local Ray instance if this started it."""
