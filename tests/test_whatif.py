@@ -12,11 +12,13 @@ import re
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 import yaml
 
 import fairshare
 from fairshare.cli import main
+from fairshare.cluster import Cluster, Machine
 from fairshare.fairness import gate
 from fairshare.metrics.timeline import timeline
 from fairshare.metrics.whatif import (
@@ -30,6 +32,8 @@ from fairshare.metrics.whatif import (
 from fairshare.policies import PolicyError
 from fairshare.report.figures import PALETTE, allocation_figure
 from fairshare.sim.engine import SimOptions
+from fairshare.workload.model import FixedDuration, Job
+from fairshare.workload.trace_formats import TRACE_FORMATS, TraceFormat
 
 
 def swapped(wa: float, wb: float, *, slots: int = 4) -> dict[str, Any]:
@@ -377,3 +381,34 @@ def test_a_tenant_has_one_colour_in_both_share_charts() -> None:
     new = legend(allocation_figure(after, 40.0, users=layers))
     assert old == {"a": PALETTE[0]}
     assert new == {"a": PALETTE[0], "b": PALETTE[1]}
+
+
+def test_the_gate_takes_the_machines_a_trace_brings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Configurations that list no machines are gated on a trace whose format brings them
+    (SPEC section 3), as ``simulate`` and ``whatif`` replay them: a registered test format
+    whose two one-slot machines are listed beside the trace; each job is its own user (a, b).
+    The properties are evaluated on the configuration with those machines."""
+
+    def read(path: Path, cluster: Cluster) -> Any:
+        for line in path.read_text().splitlines():
+            name, submit, tasks, seconds = line.split()
+            yield Job(
+                name, float(submit), name, np.ones(1), int(tasks), FixedDuration(float(seconds))
+            )
+
+    def machines(path: Path) -> Cluster:
+        names = path.with_suffix(".machines").read_text().split()
+        return Cluster.build(["slot"], [Machine(n, np.array([1.0])) for n in names])
+
+    entry = TraceFormat("pairs", "test jobs", read, "whatif.md", machines)
+    monkeypatch.setitem(TRACE_FORMATS, "pairs", entry)
+    trace = tmp_path / "jobs.pairs"
+    trace.write_text("a 0 4 10\nb 0 4 10\n")
+    (tmp_path / "jobs.machines").write_text("n0 n1\n")
+    config = {"users": [{"name": "a", "weight": 1}, {"name": "b", "weight": 1}]}
+    gate = fairshare.check_change(config, config, policy="drf", trace=("pairs", trace))
+    assert gate.passed
+    assert gate.whatif.pairs[0][0].summary["machines"] == 2
+    assert [row["user"] for row in gate.whatif.tenants_frame().iter_rows(named=True)] == ["a", "b"]

@@ -884,15 +884,43 @@ ConfigLike = str | Path | dict[str, Any]
 """A configuration for the gate: a scenario file's path, or its contents."""
 
 
-def _config(config: ConfigLike, name: str) -> tuple[Scenario, dict[str, Any]]:
-    """The validated scenario and the document its properties are evaluated on."""
+def _config(
+    config: ConfigLike, name: str, trace: TraceLike | None = None
+) -> tuple[Scenario, dict[str, Any]]:
+    """The validated scenario and the document its properties are evaluated on. A scenario
+    that lists no machines takes the trace's, when its format brings them (SPEC section 3),
+    and so does the document."""
     from fairshare.workload.loader import read_scenario_file  # noqa: PLC0415
 
-    if isinstance(config, dict):
-        return parse_scenario(config, source=name), config
-    document = read_scenario_file(config)
-    scenario = load_scenario(config)
-    return scenario, document if isinstance(document, dict) else {}
+    source = name if isinstance(config, dict) else str(config)
+    document = dict(config) if isinstance(config, dict) else read_scenario_file(config)
+    if not isinstance(document, dict):
+        return parse_scenario(document, source), {}  # it says what is wrong
+    machines_from = None
+    if trace is not None and not document.get("machines"):
+        from fairshare.workload.traces import machines_from_trace  # noqa: PLC0415
+
+        machines_from = machines_from_trace(*_trace(trace), source)
+    scenario = parse_scenario(document, source, machines_from)
+    if machines_from is not None:
+        document["machines"] = [
+            _machine_entry(m, scenario.cluster.resources) for m in scenario.cluster.machines
+        ]
+        document.setdefault("resources", list(scenario.cluster.resources))
+    return scenario, document
+
+
+def _machine_entry(machine: Machine, resources: Sequence[str]) -> dict[str, Any]:
+    """A machine as a scenario file lists it (``machines[i]``)."""
+    entry: dict[str, Any] = {
+        "name": machine.name,
+        "capacity": {r: float(v) for r, v in zip(resources, machine.capacity, strict=True)},
+    }
+    if machine.rack is not None:
+        entry["rack"] = machine.rack
+    if machine.attributes:
+        entry["attributes"] = dict(machine.attributes)
+    return entry
 
 
 def check_change(
@@ -963,8 +991,8 @@ def check_change(
             "max_wait_increase", f"must be a finite fraction >= 0, got {max_wait_increase}"
         )
     validate_policy(policy, options)
-    old, old_doc = _config(before, "before")
-    new, new_doc = _config(after, "after")
+    old, old_doc = _config(before, "before", trace)
+    new, new_doc = _config(after, "after", trace)
     result = whatif(old, new, policy=policy, seed=seed, trace=trace, options=options)
     failures: list[dict[str, object]] = []
     tenants: list[dict[str, object]] = []
