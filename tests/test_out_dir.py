@@ -35,7 +35,7 @@ from conftest import (
 
 TWO_JOBS = str(EXAMPLES / "sim-two-jobs.yaml")
 RUN_FILES = {"summary.json", "jobs.csv", "timeline.csv", "tasks.parquet", "report.html"}
-SIMULATE_FILES = RUN_FILES | {"run.json", "scenario.json"}  # simulate records its inputs too
+SIMULATE_FILES = RUN_FILES | {"run.json", "scenario.json"}  # each run records its inputs too
 MARKER = ".fairshare-output"
 
 
@@ -163,7 +163,7 @@ def test_out_on_a_mounted_volume_through_the_executable(
     second = run_fairshare("compare", TWO_JOBS, "--policies", "drf,fair", "--out", str(volume))
     assert second.returncode == 0, second.stderr[-2000:]
     assert tree(volume) == {MARKER, "compare.json", "compare.csv", "compare.html"} | {
-        f"{p}/{f}" for p in ("drf", "fair") for f in RUN_FILES
+        f"{p}/{f}" for p in ("drf", "fair") for f in SIMULATE_FILES
     }
     assert hidden(volume) == [] and hidden(tmp_path) == []
 
@@ -246,7 +246,7 @@ def test_out_cross_device_rename_keeps_the_results(
     code, _, err = run(argv, capsys)
     assert code == 0, err
     assert tree(out) == {MARKER, "compare.json", "compare.csv", "compare.html"} | {
-        f"{p}/{f}" for p in ("drf", "fifo") for f in RUN_FILES
+        f"{p}/{f}" for p in ("drf", "fifo") for f in SIMULATE_FILES
     }
     assert set(marker(out)["files"]) == tree(out) - {MARKER}
     assert hidden(tmp_path) == [] and hidden(out) == []
@@ -337,7 +337,7 @@ def test_out_second_compare_leaves_no_stale_results_of_the_first(tmp_path: Path)
     second = run_fairshare("compare", TWO_JOBS, "--policies", "drf,fair", "--out", str(out))
     assert second.returncode == 0, second.stderr[-2000:]
     expected = {"compare.json", "compare.csv", "compare.html"} | {
-        f"{p}/{f}" for p in ("drf", "fair") for f in RUN_FILES
+        f"{p}/{f}" for p in ("drf", "fair") for f in SIMULATE_FILES
     }
     assert tree(out) == expected | {MARKER, "notes.txt", "fifo/notes.txt"}
     assert set(marker(out)["files"]) == expected and marker(out)["command"] == "compare"
@@ -423,7 +423,7 @@ def test_out_stale_results_behind_a_users_symlink_are_not_deleted(tmp_path: Path
     (out / "fifo").symlink_to(elsewhere)
     second = run_fairshare("compare", TWO_JOBS, "--policies", "drf,fair", "--out", str(out))
     assert second.returncode == 0, second.stderr[-2000:]
-    assert tree(elsewhere) == RUN_FILES and (out / "fifo").is_symlink()
+    assert tree(elsewhere) == SIMULATE_FILES and (out / "fifo").is_symlink()
     assert not any(f.startswith("fifo/") for f in marker(out)["files"])
 
 

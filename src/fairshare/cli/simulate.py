@@ -140,7 +140,8 @@ def compare_command(
     **options: Any,
 ) -> None:
     """Run several policies on the same jobs (same seed: same jobs and durations) and write
-    compare.json, compare.csv, compare.html and each run's files in DIR/POLICY/."""
+    compare.json, compare.csv, compare.html and each run's files in DIR/POLICY/, with its
+    inputs for `fairshare explain JOB --run DIR/POLICY`."""
     from fairshare.report import write_compare, write_outputs  # noqa: PLC0415
 
     settings = run_settings(scenario_path, options)
@@ -152,13 +153,16 @@ def compare_command(
     for name in names:
         validate_policy(name, settings, "policies")
     validate_comparison(names, reference, settings)
-    files = [*COMPARE_FILES, *(f"{name}/{file}" for name in names for file in RUN_FILES)]
+    run_files = (*RUN_FILES, *INPUT_FILES)
+    files = [*COMPARE_FILES, *(f"{name}/{file}" for name in names for file in run_files)]
     with output_dir(out, "compare", files, force) as target:
         warnings, unrunnable = unrunnable_warnings(settings)
         logs = [run_policy(settings, name) for name in names]
 
         def write(path: Path) -> list[dict[str, object]]:
             docs = [write_outputs(log, path / name) for name, log in zip(names, logs, strict=True)]
+            for name in names:  # each run's inputs, for `fairshare explain JOB --run DIR/P`
+                write_run_inputs(settings, name, options, path / name)
             write_compare(logs, path, reference if reference is not None else 0)
             return docs
 
