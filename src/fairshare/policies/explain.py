@@ -485,10 +485,16 @@ class _Explainer:
         plan, have = gang_plan(cs, cls, job.demand, need, None, end)
         out: list[Reason] = []
         if plan is None:
-            detail = (
-                f"it needs room for {need} tasks at once ({self.demand_text()} each); the free "
-                f"room of the machines it may use holds {have}"
-            )
+            if need == 1:  # a whole job of one task (Kueue's workloads, Slurm's jobs)
+                detail = (
+                    f"it needs room for its task ({self.demand_text()}); no machine it may "
+                    "use has that much free"
+                )
+            else:
+                detail = (
+                    f"it needs room for {need} tasks at once ({self.demand_text()} each); the "
+                    f"free room of the machines it may use holds {have}"
+                )
             if mine and reservation is not None:
                 detail += (
                     f"; it holds the EASY backfilling reservation, expected to start by "
