@@ -73,10 +73,11 @@ from typing import Any
 
 from fairshare.errors import FairshareError
 from fairshare.workload.errors import ScenarioError, shown_value
+from fairshare.workload.imports import ImportResult
 from fairshare.workload.model import MAX_AMOUNT, MAX_WEIGHT, MIN_WEIGHT
 from fairshare.workload.reading import read_text_file
 
-__all__ = ["KueueImport", "convert", "parse_duration", "parse_quantity", "read_kueue"]
+__all__ = ["convert", "parse_duration", "parse_quantity", "read_kueue"]
 
 KINDS = ("ResourceFlavor", "ClusterQueue", "Cohort", "LocalQueue", "Configuration")
 """The kinds of objects read."""
@@ -192,22 +193,6 @@ def parse_duration(value: object) -> float:
 
 
 @dataclass
-class KueueImport:
-    """A converted configuration.
-
-    Attributes
-    ----------
-    scenario : dict
-        The scenario's structure (SPEC section 1), ready to dump as YAML.
-    warnings : list of str
-        One line per setting the model does not cover (``FILE: WHERE: WHAT``).
-    """
-
-    scenario: dict[str, Any]
-    warnings: list[str] = field(default_factory=list)
-
-
-@dataclass
 class _Object:
     kind: str
     name: str
@@ -227,7 +212,7 @@ class _Quota:
     order: list[str] = field(default_factory=list)
 
 
-def read_kueue(paths: Sequence[str], keep_flavors: bool = False) -> KueueImport:
+def read_kueue(paths: Sequence[str], keep_flavors: bool = False) -> ImportResult:
     """Read Kueue's objects from ``paths`` and convert them (:func:`convert`).
 
     Parameters
@@ -239,7 +224,7 @@ def read_kueue(paths: Sequence[str], keep_flavors: bool = False) -> KueueImport:
 
     Returns
     -------
-    KueueImport
+    ImportResult
 
     Raises
     ------
@@ -478,7 +463,7 @@ _IGNORED_CQ = {
 }
 
 
-def convert(texts: Sequence[tuple[str, str]], keep_flavors: bool = False) -> KueueImport:
+def convert(texts: Sequence[tuple[str, str]], keep_flavors: bool = False) -> ImportResult:
     """Convert Kueue's objects (the texts of files, by name) into a scenario (see the
     module).
 
@@ -491,7 +476,7 @@ def convert(texts: Sequence[tuple[str, str]], keep_flavors: bool = False) -> Kue
 
     Returns
     -------
-    KueueImport
+    ImportResult
 
     Raises
     ------
@@ -516,7 +501,7 @@ class _Located(FairshareError):
         self.what = what
 
 
-def _convert(objects: list[_Object], keep_flavors: bool, warnings: list[str]) -> KueueImport:
+def _convert(objects: list[_Object], keep_flavors: bool, warnings: list[str]) -> ImportResult:
     flavors: dict[str, _Object] = {}
     cqs: dict[str, _Object] = {}
     cohorts: dict[str, _Object] = {}
@@ -714,7 +699,7 @@ def _convert(objects: list[_Object], keep_flavors: bool, warnings: list[str]) ->
         scenario["users"] = users
     if config is not None:
         _configuration(config, scenario, warnings)
-    return KueueImport(scenario, warnings)
+    return ImportResult(scenario, warnings)
 
 
 def _configuration(obj: _Object, scenario: dict[str, Any], warnings: list[str]) -> None:

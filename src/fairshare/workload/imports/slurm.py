@@ -79,6 +79,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fairshare.workload.errors import ScenarioError
+from fairshare.workload.imports import ImportResult
 from fairshare.workload.limits import MAX_MACHINES
 from fairshare.workload.loader import parse_scenario, read_scenario_file
 from fairshare.workload.reading import read_text_file
@@ -88,7 +89,6 @@ __all__ = [
     "COLUMNS",
     "PLACEHOLDER",
     "ZERO_SHARE_WEIGHT",
-    "SlurmImport",
     "expand_hostlist",
     "import_slurm",
     "slurm_seconds",
@@ -116,22 +116,6 @@ _WEIGHTS = (
 )
 """The multifactor weights besides ``PriorityWeightFairshare``: ``slurm-fairtree`` orders jobs
 by the fair-share factor alone."""
-
-
-@dataclass(frozen=True)
-class SlurmImport:
-    """What :func:`import_slurm` returns.
-
-    Attributes
-    ----------
-    scenario : dict
-        The scenario mapping (SPEC section 1), ready to be written as YAML.
-    warnings : list of str
-        One ``warning: FILE: WHERE: WHAT`` line per setting the model does not cover.
-    """
-
-    scenario: dict[str, object]
-    warnings: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -668,7 +652,7 @@ def import_slurm(
     *,
     cluster: str | None = None,
     machines: str | Path | None = None,
-) -> SlurmImport:
+) -> ImportResult:
     """Convert an ``sacctmgr`` association listing (and optionally a ``slurm.conf``) into a
     scenario (see the module).
 
@@ -684,7 +668,7 @@ def import_slurm(
 
     Returns
     -------
-    SlurmImport
+    ImportResult
         The scenario mapping and the warnings.
 
     Raises
@@ -760,7 +744,7 @@ def import_slurm(
     if conf is not None and conf.half_life:
         scenario["usage_half_life"] = conf.half_life
     _check(source, scenario)
-    return SlurmImport(scenario, warnings)
+    return ImportResult(scenario, warnings)
 
 
 def _check(source: str, scenario: dict[str, object]) -> None:

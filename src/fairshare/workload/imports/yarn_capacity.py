@@ -56,10 +56,10 @@ from pathlib import Path
 from typing import Any
 
 from fairshare.workload.errors import ScenarioError
+from fairshare.workload.imports import ImportResult
 from fairshare.workload.imports.xml_reading import read_xml, text_of
 from fairshare.workload.imports.yarn_common import (
     YarnCluster,
-    YarnImport,
     finish,
     leaf_user,
     resource_name,
@@ -296,7 +296,7 @@ def _assign(
             warnings.append(f"warning: {source}: {at}: not modelled")
 
 
-def import_yarn_capacity(path: str | Path, *, machines: str | Path | None = None) -> YarnImport:
+def import_yarn_capacity(path: str | Path, *, machines: str | Path | None = None) -> ImportResult:
     """Convert a Capacity Scheduler configuration into a scenario (see the module).
 
     Parameters
@@ -308,7 +308,7 @@ def import_yarn_capacity(path: str | Path, *, machines: str | Path | None = None
 
     Returns
     -------
-    YarnImport
+    ImportResult
 
     Raises
     ------
@@ -387,7 +387,7 @@ def import_yarn_capacity(path: str | Path, *, machines: str | Path | None = None
         "capacity (the Capacity Scheduler)"
     )
     scenario = finish(source, cluster, queues, users)
-    return YarnImport(scenario, warnings)
+    return ImportResult(scenario, warnings)
 
 
 def _queues(

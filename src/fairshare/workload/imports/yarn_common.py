@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,6 @@ __all__ = [
     "CONTAINER",
     "NODE",
     "YarnCluster",
-    "YarnImport",
     "finish",
     "resource_name",
     "yarn_cluster",
@@ -59,22 +58,6 @@ def resource_name(yarn: str) -> str:
     if low in ("vcores", "cpu", "vcore"):
         return "cpu"
     return low.removeprefix("yarn.io/")
-
-
-@dataclass(frozen=True)
-class YarnImport:
-    """What a YARN importer returns.
-
-    Attributes
-    ----------
-    scenario : dict
-        The scenario mapping (SPEC section 1), ready to be written as YAML.
-    warnings : list of str
-        One ``warning: FILE: WHERE: WHAT`` line per setting the model does not cover.
-    """
-
-    scenario: dict[str, Any]
-    warnings: list[str] = field(default_factory=list)
 
 
 @dataclass

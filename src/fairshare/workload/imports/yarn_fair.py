@@ -68,10 +68,10 @@ from typing import Any
 from xml.etree.ElementTree import Element
 
 from fairshare.workload.errors import ScenarioError
+from fairshare.workload.imports import ImportResult
 from fairshare.workload.imports.xml_reading import read_xml, text_of
 from fairshare.workload.imports.yarn_common import (
     YarnCluster,
-    YarnImport,
     finish,
     leaf_user,
     resource_name,
@@ -423,7 +423,7 @@ def _walk(top: _Queue) -> list[tuple[_Queue, _Queue]]:
     return out
 
 
-def import_yarn_fair(path: str | Path, *, machines: str | Path | None = None) -> YarnImport:
+def import_yarn_fair(path: str | Path, *, machines: str | Path | None = None) -> ImportResult:
     """Convert a Fair Scheduler allocation file into a scenario (see the module).
 
     Parameters
@@ -435,7 +435,7 @@ def import_yarn_fair(path: str | Path, *, machines: str | Path | None = None) ->
 
     Returns
     -------
-    YarnImport
+    ImportResult
 
     Raises
     ------
@@ -481,7 +481,7 @@ def import_yarn_fair(path: str | Path, *, machines: str | Path | None = None) ->
             "maxResources are not modelled (the root is the whole cluster)"
         )
     scenario = finish(source, cluster, queues, users)
-    return YarnImport(scenario, warnings)
+    return ImportResult(scenario, warnings)
 
 
 def _quotas(
