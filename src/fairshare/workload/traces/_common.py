@@ -32,7 +32,7 @@ import gzip
 import io
 import math
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO
 
@@ -53,6 +53,7 @@ __all__ = [
     "first_resource_demand",
     "numbered_lines",
     "shown",
+    "some_names",
     "whole_number",
 ]
 
@@ -117,6 +118,28 @@ class TraceJobs(Iterator[Job]):
 
     def __next__(self) -> Job:
         return next(self.jobs)
+
+
+def some_names(names: Sequence[str], most: int = 5) -> str:
+    """The first ``most`` of ``names``, quoted, and how many more: for a warning that counts
+    records the scenario cannot place.
+
+    Parameters
+    ----------
+    names : sequence of str
+    most : int
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> some_names(["a", "b"]), some_names(list("abcdefg"))
+    ("'a', 'b'", "'a', 'b', 'c', 'd', 'e' and 2 more")
+    """
+    listed = ", ".join(repr(name) for name in names[:most])
+    return listed + (f" and {len(names) - most} more" if len(names) > most else "")
 
 
 def shown(text: str) -> str:

@@ -88,7 +88,7 @@ from fairshare.cluster import Cluster, FloatArray
 from fairshare.errors import FairshareError
 from fairshare.workload.errors import ScenarioError, shown_value
 from fairshare.workload.model import MAX_PRIORITY, MAX_SECONDS, MIN_AMOUNT, FixedDuration, Job
-from fairshare.workload.traces._common import MAX_RECORD_TASKS, TraceJobs
+from fairshare.workload.traces._common import MAX_RECORD_TASKS, TraceJobs, some_names
 
 __all__ = ["read_kueue_workloads"]
 
@@ -424,9 +424,8 @@ def _replay(reader: _Reader, users: set[str], warnings: list[str]) -> Iterator[J
         )
     if unknown:
         jobs = sum(unknown.values())
-        names = ", ".join(repr(n) for n in list(unknown)[:5])
-        more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+        names = some_names(list(unknown))
         warnings.append(
             f"warning: {path}: {jobs} Workload(s) of {len(unknown)} LocalQueue(s) the scenario "
-            f"lacks ({names}{more}): each is a user of its own at the root"
+            f"lacks ({names}): each is a user of its own at the root"
         )

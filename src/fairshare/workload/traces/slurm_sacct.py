@@ -98,6 +98,7 @@ from fairshare.workload.traces._common import (
     check_readable,
     numbered_lines,
     shown,
+    some_names,
     whole_number,
 )
 
@@ -474,10 +475,9 @@ def _warnings(path: Path, reader: _Reader, unknown: dict[str, int]) -> list[str]
         )
     if unknown:
         jobs = sum(unknown.values())
-        names = ", ".join(repr(name) for name in list(unknown)[:5])
-        more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+        names = some_names(list(unknown))
         out.append(
             f"warning: {path}: {jobs} jobs of {len(unknown)} user(s) the scenario lacks "
-            f"({names}{more}): each is a user of its own at the root"
+            f"({names}): each is a user of its own at the root"
         )
     return out
