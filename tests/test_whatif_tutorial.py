@@ -81,6 +81,14 @@ def test_the_kueue_walkthrough(tmp_path: Path) -> None:
     assert gate.returncode == 1, gate.stderr
     for line in gate.stdout.splitlines():
         assert line in PAGE, line
+    # The records the trace reader skipped are a warning on stderr; --json's stdout is JSON.
+    assert gate.stderr.startswith(f"warning: {kueue / 'workloads.yaml'}: 4 Workload(s) skipped")
+    machine = run_fairshare(
+        "check", "--before", before, "--after", after, "--policy", "kueue", "--trace", trace,
+        "--json", cwd=tmp_path,
+    )  # fmt: skip
+    assert machine.returncode == 1
+    assert json.loads(machine.stdout)["failures"][0]["user"] == "team-a/user-queue"
 
 
 def test_the_slurm_walkthrough(tmp_path: Path) -> None:

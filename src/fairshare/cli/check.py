@@ -260,6 +260,8 @@ def _gate(
         )
     except PolicyError as err:
         raise InputError(before, flag(err.where), flags_in(err.what)) from None
+    for line in result.whatif.warnings:  # the trace's skipped records, on stderr
+        sys.stderr.write(line + "\n")
     if as_json:
         from fairshare.metrics import dumps_json  # noqa: PLC0415
 
