@@ -62,9 +62,35 @@ def _application() -> typer.Typer:
     )
 
 
+def _show_version(value: bool) -> None:
+    """``--version``'s callback: print the build (:mod:`fairshare.cli.version`) and stop."""
+    if value:
+        from fairshare.cli.version import version_lines  # noqa: PLC0415
+
+        sys.stdout.write("\n".join(version_lines()) + "\n")
+        raise typer.Exit(0)
+
+
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            "-V",
+            is_eager=True,
+            callback=_show_version,
+            help="Print the version, the kernel (compiled or pure Python), Python's version and "
+            "the git commit, for a bug report, and exit",
+        ),
+    ] = False,
+) -> None:
+    """The root group's callback: ``--version`` (its option's callback does the work)."""
+
+
 app = _application()
 """The command line: each command module registers its commands on it. Every command and
 command group is registered under an explicit name (:func:`command_tree` relies on it)."""
+app.callback()(_root)
 
 
 class InputError(FairshareError):
@@ -425,21 +451,23 @@ def command_tree(argv: Sequence[str], *, whole: bool = False) -> _ClickCommand:
         branch = _application()
         branch.registered_commands = commands
         branch.registered_groups = groups
-        if not groups:
-            # typer makes an application of one command that command itself, not a group
-            # holding it; a callback that does nothing keeps the group.
-            branch.callback()(_root)
+        # The whole tree's root callback (--version); it also keeps a group of one command
+        # (typer makes an application of one command that command itself).
+        branch.callback()(_root)
         tree = typer.main.get_command(branch)
     coercion.install(tree)
+    coercion.help_metavars(tree)
     return tree
 
 
-def _root() -> None:
-    """The root group's callback in a one-command tree (:func:`command_tree`)."""
-
-
 def _run(argv: list[str] | None) -> NoReturn:
-    command = command_tree(sys.argv[1:] if argv is None else argv)
+    given = sys.argv[1:] if argv is None else argv
+    if given in (["--version"], ["-V"]):  # without building the command tree
+        from fairshare.cli.version import version_lines  # noqa: PLC0415
+
+        sys.stdout.write("\n".join(version_lines()) + "\n")
+        raise SystemExit(0)
+    command = command_tree(given)
     try:
         with stdout_kept_for_output():
             code = command.main(args=argv, prog_name="fairshare", standalone_mode=False)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -11,6 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from fairshare.cli.app import InputError, app, flag, flags_in
+from fairshare.cli.names import PROPERTY_NAMES, SOLVER_POLICY_NAMES, listed
 from fairshare.cli.runs import simulation_options
 from fairshare.sim.option_table import TRACE, USAGE_HALF_LIFE
 
@@ -28,11 +31,16 @@ def check_command(
         typer.Option(
             "--policy",
             "-p",
-            help="Solver policy to check (with --before/--after: the online policy of both runs)",
+            help=f"Solver policy to check: {listed(SOLVER_POLICY_NAMES)} (with --before/--after: "
+            "the online policy of both runs)",
         ),
     ] = None,
     property_name: Annotated[
-        str | None, typer.Option("--property", help="Property to search a violation of")
+        str | None,
+        typer.Option(
+            "--property",
+            help=f"Property to search a violation of: {listed(PROPERTY_NAMES)}",
+        ),
     ] = None,
     trials: Annotated[
         int | None, typer.Option("--trials", min=1, help="Random scenarios to try")
@@ -59,18 +67,29 @@ def check_command(
             "this fraction",
         ),
     ] = 0.2,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON (SPEC section 5)")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print JSON (see docs/commands.md#check)")
+    ] = False,
     check_all: Annotated[
         bool, typer.Option("--all", help="Every solver policy against every property")
     ] = False,
     markdown: Annotated[
         bool, typer.Option("--markdown", help="With --all: print a Markdown table")
     ] = False,
+    fail_on_violation: Annotated[
+        bool,
+        typer.Option(
+            "--fail-on-violation",
+            help="Exit 1 when a violation is found, for scripts (by default check exits 0 "
+            "whether or not the property holds)",
+        ),
+    ] = False,
     **options: Any,
 ) -> None:
     """Search random scenarios for a violation of a fairness property by a policy; or, with
     --before and --after, gate a configuration change: exit 1 when a property that held
-    fails, or a tenant's p95 wait grows by more than --max-wait-increase."""
+    fails, or a tenant's p95 wait grows by more than --max-wait-increase. See
+    docs/commands.md#check."""
     if before is not None or after is not None:
         _gate(before, after, policy, seed, max_wait_increase, as_json, options)
         return
@@ -112,20 +131,61 @@ def check_command(
             sys.stdout.write(json.dumps(result.to_dict(), indent=2) + "\n")
         else:
             _print_check(result, Console(markup=False, highlight=False))
+        _exit_on_violation([result], fail_on_violation)
         return
     results = []
-    console = Console(markup=False, stderr=True, highlight=False)
-    with console.status("checking") as status:
-        for name in chosen_policies:
-            for prop in chosen_properties:
-                status.update(f"checking {name} for {prop}")
-                results.append(check(name, prop, trials=trials, seed=seed))
+    pairs = [(name, prop) for name in chosen_policies for prop in chosen_properties]
+    with _progress(len(pairs)) as advance:
+        for name, prop in pairs:
+            advance(f"{name} / {prop}")
+            results.append(check(name, prop, trials=trials, seed=seed))
     if as_json:
         sys.stdout.write(json.dumps([r.to_dict() for r in results], indent=2) + "\n")
     elif markdown:
         sys.stdout.write(_markdown_matrix(results, chosen_policies, chosen_properties))
     else:
         _print_matrix(results, chosen_policies, chosen_properties)
+    _exit_on_violation(results, fail_on_violation)
+
+
+def _exit_on_violation(results: list[CheckResult], fail_on_violation: bool) -> None:
+    """``--fail-on-violation``: exit 1 (after the results are printed) when a check found a
+    violation."""
+    if fail_on_violation and any(r.counterexample is not None for r in results):
+        raise typer.Exit(1)
+
+
+@contextmanager
+def _progress(total: int) -> Iterator[Callable[[str], None]]:
+    """A progress bar on stderr for ``check --all`` (a minute or more with the defaults):
+    checks done of ``total``, the one running and the time so far. Yields the function to
+    call as each check starts; the bar is removed when the checks end, and a stderr that is
+    not a terminal gets nothing (rich draws only on a terminal)."""
+    from rich.progress import (  # noqa: PLC0415
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    bar = Progress(
+        TextColumn("checking {task.fields[check]}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=Console(markup=False, stderr=True, highlight=False),
+        transient=True,
+    )
+    task = bar.add_task("check", total=total, check="")
+    started = [0]
+
+    def advance(label: str) -> None:
+        bar.update(task, completed=started[0], check=label)
+        started[0] += 1
+
+    with bar:
+        yield advance
 
 
 def _print_check(result: CheckResult, console: Console) -> None:

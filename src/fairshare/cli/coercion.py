@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["install", "installed"]
+__all__ = ["help_metavars", "install", "installed"]
 
 _TYPER = object()
 """A plain converter's answer for a value it leaves to typer's conversion."""
@@ -184,6 +184,46 @@ def install(command: Any) -> int:
             descriptor=descriptor,
             fallback=[],
         )
+        count += 1
+    return count
+
+
+_HELP_METAVARS = {int: "INT", float: "NUMBER", str: "TEXT"}
+"""The metavar of an option of a plain type that names none (:func:`help_metavars`)."""
+
+
+def help_metavars(command: Any) -> int:
+    """Give the options of ``command`` and its subcommands short metavars for ``--help``.
+
+    typer's rich help prints an option's metavar, else its type: ``<bool>`` after a flag,
+    which takes no value, and ``<int range>`` or ``<float>`` after others. The help's table
+    narrows every column alike when the terminal is narrow, so a wide type column cut long
+    option names (``--copy-compute-split…`` at 80 columns). A flag gets the empty metavar
+    (shown as nothing; click never shows a flag's metavar elsewhere), an option of a plain
+    type without one ``INT``, ``NUMBER`` or ``TEXT``.
+
+    Parameters
+    ----------
+    command : click.Command
+        A command tree as ``typer.main.get_command`` builds it.
+
+    Returns
+    -------
+    int
+        How many options it changed.
+    """
+    count = 0
+    for param in _parameters(command):
+        if getattr(param, "param_type_name", None) != "option" or param.metavar is not None:
+            continue
+        if getattr(param, "is_flag", False):
+            param.metavar = ""
+        else:
+            descriptor = getattr(param, "type_descriptor", None)
+            annotation = getattr(descriptor, "annotation", None)
+            if annotation not in _HELP_METAVARS or getattr(param, "nargs", 1) != 1:
+                continue
+            param.metavar = _HELP_METAVARS[annotation]
         count += 1
     return count
 

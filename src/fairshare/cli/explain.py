@@ -81,7 +81,9 @@ def explain_command(
             "--at", metavar="T", help="Simulated time in seconds (default: the job's submit)"
         ),
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print SPEC 8.5's JSON")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the JSON document (see docs/explain.md)")
+    ] = False,
 ) -> None:
     """Why JOB is not running at time T of a simulated run: the reasons in the order they
     bind, who the policy serves first with their shares, and when it would start if no new

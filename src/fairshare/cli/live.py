@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.table import Table
 
 from fairshare.cli.app import InputError, JsonOption, app, dump_json, flag, flags_in
+from fairshare.cli.names import ONLINE_HELP
 from fairshare.cli.runs import simulation_options
 from fairshare.sim.option_table import BACKFILL
 
@@ -276,7 +277,7 @@ def serve_command(
         str,
         typer.Argument(metavar="SCENARIO", help="Tenants (users), queues, weights, constraints"),
     ],
-    policy: Annotated[str, typer.Option("--policy", "-p", help="Online policy (SPEC section 3)")],
+    policy: Annotated[str, typer.Option("--policy", "-p", help=ONLINE_HELP)],
     db: DbOption,
     ray_address: Annotated[
         str | None,

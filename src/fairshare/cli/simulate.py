@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from fairshare.cli.app import InputError, app, fmt, pct
+from fairshare.cli.names import ONLINE_HELP, ONLINE_POLICY_NAMES, REFERENCE_POLICY_NAMES, listed
 from fairshare.cli.runs import (
     COMPARE_FILES,
     INPUT_FILES,
@@ -75,9 +76,7 @@ def _summary_rows(doc: Mapping[str, Any]) -> list[tuple[str, str]]:
 @simulation_options(before="force")
 def simulate_command(
     scenario_path: ScenarioArgument,
-    policy: Annotated[
-        str, typer.Option("--policy", "-p", help="Online policy (see `fairshare policies`)")
-    ],
+    policy: Annotated[str, typer.Option("--policy", "-p", help=ONLINE_HELP)],
     out: OutOption,
     force: ForceOption = False,
     **options: Any,
@@ -124,7 +123,10 @@ def compare_command(
     policies: Annotated[
         str,
         typer.Option(
-            "--policies", metavar="P1,P2,...", help="Policies to run on the same workload"
+            "--policies",
+            metavar="P1,P2,...",
+            help="Policies to run on the same workload, each as --policy takes it: "
+            + listed((*ONLINE_POLICY_NAMES, *REFERENCE_POLICY_NAMES)),
         ),
     ],
     out: OutOption,

@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from fairshare.cli.app import InputError, app, flag, flags_in
+from fairshare.cli.names import SOLVER_HELP
 
 # The solvers (HiGHS, SciPy) are imported by the commands that use them, so that `fairshare
 # simulate` does not load them.
@@ -66,14 +67,12 @@ def _print_table(scenario: Scenario, allocation: Allocation, console: Console) -
 @app.command("solve")
 def solve_command(
     scenario_path: Annotated[str, typer.Argument(metavar="SCENARIO", help="YAML or JSON scenario")],
-    policy: Annotated[
-        str, typer.Option("--policy", "-p", help="Solver policy (see `fairshare policies`)")
-    ],
+    policy: Annotated[str, typer.Option("--policy", "-p", help=SOLVER_HELP)],
     integral: Annotated[
         bool, typer.Option("--integral", help="Whole tasks, maximal allocation")
     ] = False,
     as_json: Annotated[
-        bool, typer.Option("--json", help="Print the SPEC section 2 JSON document")
+        bool, typer.Option("--json", help="Print the JSON document (see docs/commands.md#solve)")
     ] = False,
 ) -> None:
     """Compute the fair allocation of the scenario's users under a policy (offline, exact)."""

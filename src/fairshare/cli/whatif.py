@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.table import Table
 
 from fairshare.cli.app import InputError, app, flag, flags_in, fmt, pct
+from fairshare.cli.names import ONLINE_POLICY_NAMES, listed
 from fairshare.cli.runs import (
     INPUT_FILES,
     RUN_FILES,
@@ -46,7 +47,9 @@ AfterArgument = Annotated[
 ]
 PolicyOption = Annotated[
     str | None,
-    typer.Option("--policy", "-p", help="Online policy of both runs (see `fairshare policies`)"),
+    typer.Option(
+        "--policy", "-p", help="Online policy of both runs: " + listed(ONLINE_POLICY_NAMES)
+    ),
 ]
 BeforePolicyOption = Annotated[
     str | None,
