@@ -12,6 +12,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from fairshare import __version__
 from fairshare.cli.app import InputError, app, flag, flags_in
 from fairshare.cli.names import PROPERTY_NAMES, SOLVER_POLICY_NAMES, listed
 from fairshare.cli.runs import simulation_options
@@ -128,7 +129,7 @@ def check_command(
     if not check_all:
         result = check(chosen_policies[0], chosen_properties[0], trials=trials, seed=seed)
         if as_json:
-            sys.stdout.write(json.dumps(result.to_dict(), indent=2) + "\n")
+            sys.stdout.write(json.dumps(_versioned(result.to_dict()), indent=2) + "\n")
         else:
             _print_check(result, Console(markup=False, highlight=False))
         _exit_on_violation([result], fail_on_violation)
@@ -140,12 +141,18 @@ def check_command(
             advance(f"{name} / {prop}")
             results.append(check(name, prop, trials=trials, seed=seed))
     if as_json:
-        sys.stdout.write(json.dumps([r.to_dict() for r in results], indent=2) + "\n")
+        documents = [_versioned(r.to_dict()) for r in results]
+        sys.stdout.write(json.dumps(documents, indent=2) + "\n")
     elif markdown:
         sys.stdout.write(_markdown_matrix(results, chosen_policies, chosen_properties))
     else:
         _print_matrix(results, chosen_policies, chosen_properties)
     _exit_on_violation(results, fail_on_violation)
+
+
+def _versioned(document: dict[str, Any]) -> dict[str, Any]:
+    """A check's JSON document with ``fairshare_version``, the build that checked."""
+    return {**document, "fairshare_version": __version__}
 
 
 def _exit_on_violation(results: list[CheckResult], fail_on_violation: bool) -> None:
@@ -325,7 +332,7 @@ def _gate(
     if as_json:
         from fairshare.metrics import dumps_json  # noqa: PLC0415
 
-        sys.stdout.write(dumps_json(result.to_dict()))
+        sys.stdout.write(dumps_json(_versioned(result.to_dict())))
     else:
         _print_gate(result)
     if not result.passed:

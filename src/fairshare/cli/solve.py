@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from fairshare import __version__
 from fairshare.cli.app import InputError, app, flag, flags_in
 from fairshare.cli.names import SOLVER_HELP
 
@@ -103,7 +104,9 @@ def solve_command(
     for warning in allocation.warnings:
         err_console.print(f"warning: {source}: {warning}", markup=False)
     if as_json:
-        sys.stdout.write(json.dumps(allocation_document(scenario, allocation), indent=2) + "\n")
+        document = allocation_document(scenario, allocation)
+        document["fairshare_version"] = __version__  # which build computed it
+        sys.stdout.write(json.dumps(document, indent=2) + "\n")
     else:
         _print_table(scenario, allocation, Console(markup=False, highlight=False))
 

@@ -30,12 +30,15 @@ Definitions, fixed here because the papers leave them open:
   slowdowns; ``jain_share``: Jain's index over the users' mean shares (``users[*].mean_share``)
   (:mod:`fairshare.metrics.fairness_metrics` gives the definitions and their sources).
 - Statistics with nothing to summarise are None (JSON null), never NaN.
+- ``fairshare_version``: the release that wrote it (``fairshare.__version__``, the same for
+  every run of a build, so outputs stay byte-identical).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from fairshare import __version__
 from fairshare.metrics.bins import _size_bins
 from fairshare.metrics.fairness_metrics import BOUNDED_SLOWDOWN_TAU, bounded_slowdowns, jain_index
 from fairshare.metrics.frames import LOCALITY_LEVELS, BoolArray, FloatArray, RunFrames, run_frames
@@ -181,6 +184,9 @@ def _summary(log: RunLog, f: RunFrames, tl: Timeline) -> dict[str, object]:
     integrals = share_integrals(tl, span)
     shares = integrals / span if span > 0 else np.full(len(f.users), np.nan)
     return {
+        # Which build wrote it, for a bug report: constant per release, so outputs stay
+        # byte-identical for the same inputs.
+        "fairshare_version": __version__,
         "policy": log.policy,
         "seed": log.seed,
         "machines": len(log.cluster.machines),

@@ -36,6 +36,7 @@ from typing import Any
 
 import polars as pl
 
+from fairshare import __version__
 from fairshare.metrics import clean, run_frames, timeline, write_csv
 from fairshare.metrics.intervals import CONFIDENCE, mean_interval
 from fairshare.metrics.summary import makespan
@@ -278,6 +279,7 @@ def write_whatif(
         ),
         "policies": {"before": old.policy, "after": new.policy},
         "scenarios": {"before": before, "after": after},
+        "fairshare_version": __version__,
         "seeds": [a.seed for a, _ in pairs],
         "wait_delta_tolerance": WAIT_DELTA,
     }
