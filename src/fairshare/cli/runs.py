@@ -6,8 +6,10 @@ themselves with a progress bar, the warnings about jobs that can never run, and 
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
+import itertools
 import signal
 import sys
 import time
@@ -82,7 +84,7 @@ def write_run_inputs(
 
     from fairshare.workload.loader import read_scenario_file  # noqa: PLC0415
 
-    document = read_scenario_file(settings.source)
+    document = {} if settings.from_trace_only else read_scenario_file(settings.source)
     if jobs_from is not None and isinstance(document, dict):
         replayed = read_scenario_file(jobs_from)
         for key in ("jobs", "workload"):
@@ -258,6 +260,18 @@ ScenarioArgument = Annotated[
 ]
 
 
+OptionalScenarioArgument = Annotated[
+    str | None,
+    typer.Argument(
+        metavar="[SCENARIO]",
+        help="YAML or JSON scenario (machines, users, jobs); optional with a --trace that "
+        "lists its machines (alibaba-gpu:PODS beside its node list)",
+        show_default=False,
+    ),
+]
+"""``simulate`` and ``compare``'s scenario, which a trace with its own machines replaces."""
+
+
 @dataclass(frozen=True)
 class RunSettings:
     """What ``simulate`` and ``compare`` share: the scenario, where its jobs come from, the
@@ -267,6 +281,8 @@ class RunSettings:
     trace: tuple[str, Path] | None
     seed: int
     options: SimOptions
+    from_trace_only: bool = False
+    """No scenario file was given: the trace gave the machines (and the users)."""
 
     @property
     def source(self) -> str:
@@ -289,14 +305,15 @@ def _pair(text: str | None, option: str, source: str, example: str) -> tuple[flo
     return values
 
 
-def run_settings(scenario_path: str | Path, values: Mapping[str, Any]) -> RunSettings:
+def run_settings(scenario_path: str | Path | None, values: Mapping[str, Any]) -> RunSettings:
     """The settings of a run from the values of the simulation options, every value checked
     before anything runs (SPEC section 4: a bad one is an ``error:`` line naming its option).
 
     Parameters
     ----------
-    scenario_path : str or Path
-        The scenario.
+    scenario_path : str or Path or None
+        The scenario; None when ``--trace`` gives the machines (an empty scenario, named
+        after the trace).
     values : mapping
         Each option of :data:`fairshare.sim.option_table.OPTIONS` by its parameter name
         (``rack_slowdown``), as the command received it.
@@ -313,7 +330,14 @@ def run_settings(scenario_path: str | Path, values: Mapping[str, Any]) -> RunSet
     """
     from fairshare.sim.options import OptionError, SimOptions  # noqa: PLC0415
 
-    source = str(scenario_path)
+    if scenario_path is None and values[TRACE.parameter] is None:
+        raise InputError(
+            "command line",
+            "SCENARIO",
+            "give a scenario file, or a trace that lists its machines "
+            "(--trace alibaba-gpu:PODS, its node list beside it)",
+        )
+    source = "command line" if scenario_path is None else str(scenario_path)
     fields: dict[str, Any] = {}
     for option in OPTIONS:
         if option.field is not None:
@@ -344,9 +368,16 @@ def run_settings(scenario_path: str | Path, values: Mapping[str, Any]) -> RunSet
         )
 
         parsed_trace = parse_trace_argument(trace, "--trace")
+        if scenario_path is None:  # the trace is the scenario: its errors name it
+            source = str(parsed_trace[1])
         # SPEC section 3: a trace that lists machines gives them unless the scenario has them
         machines_from = machines_from_trace(*parsed_trace, source)
-    scenario = load_scenario(scenario_path, machines_from)
+    if scenario_path is None:
+        from fairshare.workload.loader import parse_scenario  # noqa: PLC0415
+
+        scenario = parse_scenario({}, source, machines_from)
+    else:
+        scenario = load_scenario(scenario_path, machines_from)
     if parsed_trace is None and not scenario.jobs and scenario.workload is None:
         raise InputError(
             source,
@@ -354,7 +385,7 @@ def run_settings(scenario_path: str | Path, values: Mapping[str, Any]) -> RunSet
             "nothing to simulate: the scenario has neither 'jobs' nor 'workload'; add one, "
             "or give a trace with --trace FORMAT:PATH",
         )
-    return RunSettings(scenario, parsed_trace, seed, options)
+    return RunSettings(scenario, parsed_trace, seed, options, from_trace_only=scenario_path is None)
 
 
 def _workload(settings: RunSettings) -> Workload:
@@ -382,11 +413,31 @@ def unrunnable_warnings(settings: RunSettings) -> tuple[list[str], frozenset[str
     if until is not None:  # the run stops at ``until`` in scaled time
         until *= settings.options.load_scale
     workload = _workload(settings)
+    jobs = iter(workload.jobs)
+    first = next(jobs, None)  # put back: the check reads them all
+    if first is not None:
+        workload = dataclasses.replace(workload, jobs=itertools.chain([first], jobs))
     every = unrunnable_jobs(workload, until)
     # The trace's skipped records, known once it is read, come first.
-    return [*workload.warnings, *unrunnable_lines(every, settings)], frozenset(
-        name for name, _ in every
-    )
+    lines = [*workload.warnings, *unrunnable_lines(every, settings), *_empty_run(settings, first)]
+    return lines, frozenset(name for name, _ in every)
+
+
+def _empty_run(settings: RunSettings, first: Job | None) -> list[str]:
+    """A ``warning:`` line when the run will simulate nothing: no jobs at all, or ``--until``
+    ends before the first job arrives (``first``, the workload's first job, or None), which
+    would otherwise end quietly with "jobs finished 0 of 0"."""
+    source = str(settings.trace[1]) if settings.trace is not None else settings.source
+    if first is None:
+        where = "the trace" if settings.trace is not None else "the scenario's jobs and workload"
+        return [f"warning: {source}: no jobs to simulate ({where} gave none)"]
+    until, scale = settings.options.until, settings.options.load_scale
+    if until is None or first.submit <= until * scale:
+        return []
+    return [
+        f"warning: {source}: --until {until:,.6g} s ends before the first job arrives (at "
+        f"{first.submit / scale:,.6g} s): no job was simulated"
+    ]
 
 
 def unrunnable_lines(every: list[tuple[str, str]], settings: RunSettings) -> list[str]:

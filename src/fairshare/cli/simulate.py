@@ -17,9 +17,9 @@ from fairshare.cli.runs import (
     INPUT_FILES,
     RUN_FILES,
     ForceOption,
+    OptionalScenarioArgument,
     OutOption,
     RunSettings,
-    ScenarioArgument,
     output_dir,
     run_policy,
     run_settings,
@@ -75,9 +75,9 @@ def _summary_rows(doc: Mapping[str, Any]) -> list[tuple[str, str]]:
 @app.command("simulate")
 @simulation_options(before="force")
 def simulate_command(
-    scenario_path: ScenarioArgument,
     policy: Annotated[str, typer.Option("--policy", "-p", help=ONLINE_HELP)],
     out: OutOption,
+    scenario_path: OptionalScenarioArgument = None,
     force: ForceOption = False,
     **options: Any,
 ) -> None:
@@ -119,7 +119,6 @@ def simulate_command(
 @app.command("compare")
 @simulation_options(before="force")
 def compare_command(
-    scenario_path: ScenarioArgument,
     policies: Annotated[
         str,
         typer.Option(
@@ -138,6 +137,7 @@ def compare_command(
             help="Policy the others are compared against (default: the first)",
         ),
     ] = None,
+    scenario_path: OptionalScenarioArgument = None,
     force: ForceOption = False,
     **options: Any,
 ) -> None:

@@ -142,6 +142,8 @@ def machines_from_trace(fmt: str, path: str | Path, source: str) -> MachinesFrom
     """
 
     def machines() -> Cluster:
+        if not Path(path).exists():  # said first: the missing node list follows from it
+            raise TraceError(path, None, f"no such {fmt} trace")
         found = trace_format(fmt, str(path), "trace").machines_of(Path(path))
         if isinstance(found, str):
             raise ScenarioError(
