@@ -268,6 +268,56 @@ def tenant_add_command(
     except OSError as err:
         raise InputError(str(db), "--db", f"cannot open it ({err})") from None
     sys.stdout.write(token + "\n")
+    sys.stdout.flush()
+    for path, what in ((_stdout_file(), "a bearer token"), (Path(db), "the tokens' hashes")):
+        if path is not None:
+            _warn_if_committable(path, what)
+
+
+def _stdout_file() -> Path | None:
+    """The regular file standard output writes to (``> alice.token``), where the system
+    says (Linux's ``/proc/self/fd``); None for a terminal, a pipe, or elsewhere."""
+    import io  # noqa: PLC0415
+    import stat  # noqa: PLC0415
+
+    try:
+        descriptor = sys.stdout.fileno()
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            return None
+        return Path(os.readlink(f"/proc/self/fd/{descriptor}"))
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        return None
+
+
+def _warn_if_committable(path: Path, what: str) -> None:
+    """A ``warning:`` line on stderr when ``path`` (holding ``what``) is inside a git work
+    tree and not git-ignored: ``git add .`` would commit it. The work tree is found by its
+    ``.git``; ``git check-ignore`` is asked only where git is installed (a few ms), and any
+    trouble asking it means no warning."""
+    import shutil  # noqa: PLC0415
+    import subprocess  # noqa: PLC0415
+
+    path = path.resolve()
+    top = next((d for d in path.parents if (d / ".git").exists()), None)
+    git = shutil.which("git")
+    if top is None or git is None:
+        return
+    try:
+        asked = subprocess.run(
+            [git, "-C", str(top), "check-ignore", "-q", "--", str(path)],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return
+    if asked.returncode == 1:  # 0: ignored; 128: git could not tell
+        sys.stderr.write(
+            f"warning: {path}: {what} inside the git work tree {top}, not git-ignored "
+            "(`git add .` would commit it): add it to .gitignore, or keep it in an ignored "
+            "directory (this repository's .gitignore ignores .fairshare/)\n"
+        )
 
 
 @app.command("serve")
