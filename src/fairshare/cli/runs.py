@@ -263,7 +263,7 @@ ScenarioArgument = Annotated[
 OptionalScenarioArgument = Annotated[
     str | None,
     typer.Argument(
-        metavar="[SCENARIO]",
+        metavar="SCENARIO",
         help="YAML or JSON scenario (machines, users, jobs); optional with a --trace that "
         "lists its machines (alibaba-gpu:PODS beside its node list)",
         show_default=False,
