@@ -241,7 +241,8 @@ def run_cell(cell: Cell) -> dict[str, object]:
     run = simulate(scenario, cell.policy, seed=cell.seed, options=cell.options)
     row = dict(cell.parameters)
     for name, value in flat_summary(run.summary).items():
-        row.setdefault(name, value)
+        if name not in VERSION_COLUMNS:  # summary.json's fairshare_version: with the others
+            row.setdefault(name, value)
     if cell.probe is not None:
         for name, value in run_probe(cell.probe, run, scenario, cell.options).items():
             row.setdefault(name, value)

@@ -142,9 +142,11 @@ def machines_from_trace(fmt: str, path: str | Path, source: str) -> MachinesFrom
     """
 
     def machines() -> Cluster:
-        if not Path(path).exists():  # said first: the missing node list follows from it
+        known = trace_format(fmt, str(path), "trace")
+        if known.machines is not None and not Path(path).exists():
+            # Said first: the node list beside it is missing because the trace is.
             raise TraceError(path, None, f"no such {fmt} trace")
-        found = trace_format(fmt, str(path), "trace").machines_of(Path(path))
+        found = known.machines_of(Path(path))
         if isinstance(found, str):
             raise ScenarioError(
                 source,
