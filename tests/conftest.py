@@ -34,12 +34,9 @@ Slurm allocates a job all its nodes together), and preempt by their own rules, n
 runs. The tests of per-task mechanisms every other policy shares leave them out; their own
 tests cover them (``tests/test_kueue*.py``, ``tests/test_slurm_fairtree.py``)."""
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
-SAMPLE_DATA = Path(
-    os.environ.get("FAIRSHARE_SAMPLE_DATA")
-    or Path(__file__).resolve().parents[2] / "shared" / "data"
-)
-"""The real trace samples (``../shared/data`` beside the repository, or the environment's
-``FAIRSHARE_SAMPLE_DATA``); only tests that read them skip when they are absent."""
+SAMPLE_DATA = Path(__file__).resolve().parent.parent / "data" / "samples"
+"""The real trace samples shipped in the repository (``data/samples/``: one folder per trace
+format, each with its ``SOURCE.md``), so the trace tests run on a bare clone."""
 
 RAY_MODULES = frozenset(f"tests/{name}" for name in FILE_TIERS["ray"])
 """The test modules that start Ray (the ``ray`` tier), which ``python -m pytest -n N`` runs on

@@ -226,14 +226,14 @@ def test_compare_writes_report_and_each_run(
     assert drf["mean_response_time"] == 10.0
 
 
-SWIM = DATA / "swim-facebook" / "FB-2009_samples_24_times_1hr_0.tsv"
+SWIM = DATA / "swim" / "FB-2009_samples_24_times_1hr_0.tsv"
 TRACES = [
     ("swim", SWIM, "{slot: 1}", 600),
-    ("google-2011", DATA / "google-clusterdata-2011" / "job_events", "{slot: 1}", 600),
-    ("swf", DATA / "pwa-swf" / "KTH-SP2-1996-2.1-cln.swf.gz", "{cpu: 1}", 700_000),
+    ("google-2011", DATA / "google-2011" / "job_events", "{slot: 1}", 600),
+    ("swf", DATA / "swf" / "KTH-SP2-1996-2.1-cln.swf.gz", "{cpu: 1}", 700_000),
     (
         "alibaba-gpu",
-        DATA / "alibaba-gpu-v2023" / "openb_pod_list_default.csv",
+        DATA / "alibaba-gpu" / "openb_pod_list_default.csv",
         "{cpu: 96, mem: 512, gpu: 8}",
         600,
     ),
@@ -249,8 +249,6 @@ def test_each_trace_format_through_simulate(
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    if not path.exists():
-        pytest.skip(f"sample {path} not present")
     scenario = tmp_path / "cluster.yaml"
     scenario.write_text(f"machines:\n  - {{name: m, count: 100, capacity: {capacity}, rack: r1}}\n")
     out = tmp_path / "out"
@@ -274,7 +272,7 @@ def test_errors_are_one_line_and_write_nothing(
 ) -> None:
     out = tmp_path / "out"
     corrupt = tmp_path / "bad.tsv"
-    good = SWIM.read_text().splitlines()[:30] if SWIM.exists() else []
+    good = SWIM.read_text().splitlines()[:30]
     corrupt.write_text("\n".join([*good, "jobX\tnot-a-number\t1\t2\t3\t4"]) + "\n")
     a_file = tmp_path / "file"
     a_file.write_text("x")

@@ -1,5 +1,6 @@
-"""Trace readers (SPEC section 3, ``--trace FORMAT:PATH``) on the real samples in
-``../shared/data`` and on small corrupt copies written here."""
+"""Trace readers (SPEC section 3, ``--trace FORMAT:PATH``) on the real samples shipped in
+``data/samples/`` (the first records of each real trace; ``data/samples/README.md`` says how
+each was cut) and on small corrupt copies written here."""
 
 from __future__ import annotations
 
@@ -26,13 +27,10 @@ from fairshare.workload.traces.swim import (
 from conftest import SAMPLE_DATA
 
 DATA = SAMPLE_DATA
-SWIM = DATA / "swim-facebook"
-SWF = DATA / "pwa-swf"
-GOOGLE = DATA / "google-clusterdata-2011"
-ALIBABA = DATA / "alibaba-gpu-v2023"
-
-needs_data = pytest.mark.skipif(not DATA.is_dir(), reason="../shared/data is not beside the repo")
-"""Only the tests that read the real samples skip without them; the others build their files."""
+SWIM = DATA / "swim"
+SWF = DATA / "swf"
+GOOGLE = DATA / "google-2011"
+ALIBABA = DATA / "alibaba-gpu"
 
 
 def slots(machines: int = 10, resources: tuple[str, ...] = ("slot",)) -> Cluster:
@@ -53,14 +51,14 @@ def map_seconds(nbytes: float) -> float:
 # SWIM
 
 
-@needs_data
 @pytest.mark.parametrize(
     ("name", "count"),
     [
-        ("FB-2009_samples_24_times_1hr_0.tsv", 5894),
-        ("FB-2009_samples_24_times_1hr_1.tsv", 6638),
-        ("FB-2010_samples_24_times_1hr_0.tsv", 24442),
-        ("FB-2010_samples_24_times_1hr_withInputPaths_0.tsv", 25428),
+        # the first jobs of each workload (of 5,894, 6,638, 24,442 and 25,428 in the full files)
+        ("FB-2009_samples_24_times_1hr_0.tsv", 1000),
+        ("FB-2009_samples_24_times_1hr_1.tsv", 200),
+        ("FB-2010_samples_24_times_1hr_0.tsv", 1000),
+        ("FB-2010_samples_24_times_1hr_withInputPaths_0.tsv", 300),
     ],
 )
 def test_swim_samples_job_counts_and_submit_order(name: str, count: int) -> None:
@@ -69,7 +67,6 @@ def test_swim_samples_job_counts_and_submit_order(name: str, count: int) -> None
     assert submits == sorted(submits)
 
 
-@needs_data
 def test_swim_first_jobs_fb2009() -> None:
     # job0  49  49  740773  2339561  627471: one map (under a block), one reducer (under 1 GiB)
     workload = open_trace("swim", SWIM / "FB-2009_samples_24_times_1hr_0.tsv", slots(5))
@@ -86,7 +83,6 @@ def test_swim_first_jobs_fb2009() -> None:
     )
 
 
-@needs_data
 def test_swim_map_only_job_writes_its_output_in_the_maps() -> None:
     # job0  23  23  410483  0  2513586060 (FB-2009 sample 1): shuffles nothing
     job = next(open_trace("swim", SWIM / "FB-2009_samples_24_times_1hr_1.tsv", slots()).jobs)
@@ -94,7 +90,6 @@ def test_swim_map_only_job_writes_its_output_in_the_maps() -> None:
     assert job.duration == FixedDuration(map_seconds(410483 + 2513586060))
 
 
-@needs_data
 def test_swim_block_and_reducer_counts_fb2010() -> None:
     jobs = first(open_trace("swim", SWIM / "FB-2010_samples_24_times_1hr_0.tsv", slots()).jobs, 3)
     # job2: 53,088,744,165 input bytes = 395.5 blocks of 128 MiB; 1,510,005,522 shuffle = 1.4 GiB
@@ -103,7 +98,6 @@ def test_swim_block_and_reducer_counts_fb2010() -> None:
     assert jobs[2].duration == FixedDuration(map_seconds(53088744165 / 396))
 
 
-@needs_data
 def test_swim_input_paths_file_and_few_machines() -> None:
     path = SWIM / "FB-2010_samples_24_times_1hr_withInputPaths_0.tsv"
     jobs = first(open_trace("swim", path, slots(2)).jobs, 2)
@@ -116,10 +110,9 @@ def test_swim_input_paths_file_and_few_machines() -> None:
 # SWF
 
 
-@needs_data
-def test_swf_kth_first_jobs_and_count() -> None:
+def test_swf_kth_first_jobs_and_count(tmp_path: Path) -> None:
     jobs = list(open_trace("swf", SWF / "KTH-SP2-1996-2.1-cln.swf.gz", slots()).jobs)
-    assert len(jobs) == 28476
+    assert len(jobs) == 5000  # the sample's first 5,000 of the log's 28,476 jobs
     # "15 599850 192180 3477 4 ... 12 12": 4 processors for 3477 s, user 12
     assert jobs[0] == Job(
         name="15",
@@ -136,12 +129,18 @@ def test_swf_kth_first_jobs_and_count() -> None:
         ("16", 25, FixedDuration(2488.0)),
         ("17", 5, FixedDuration(215337.0)),
     ]
-    # job 27313 records no processors at all (allocated and requested -1): one task
-    (odd,) = [j for j in jobs if j.name == "27313"]
-    assert (odd.tasks, odd.user) == (1, "user48")
+    # job 27313 (the full log's line, past the sample) records no processors at all
+    # (allocated and requested -1): one task
+    log = tmp_path / "odd.swf"
+    log.write_text(
+        "; Version: 2.2\n"
+        "27313 27845375    480      1   -1     -1    -1   -1    600    -1"
+        "  1  48 225  -1 -1 -1 -1 -1\n"
+    )
+    (odd,) = open_trace("swf", log, slots()).jobs
+    assert (odd.name, odd.tasks, odd.user) == ("27313", 1, "user48")
 
 
-@needs_data
 def test_swf_lcg_first_jobs() -> None:
     jobs = first(open_trace("swf", SWF / "LCG.swf.gz", slots()).jobs, 3)
     assert [(j.name, j.submit, j.user, j.tasks, j.duration) for j in jobs] == [
@@ -166,17 +165,19 @@ def test_swf_skips_jobs_that_never_ran(tmp_path: Path) -> None:
 # Google 2011
 
 
-@needs_data
 def test_google_sample_counts_and_first_jobs() -> None:
     jobs = list(open_trace("google-2011", GOOGLE, slots()).jobs)
-    assert len(jobs) == 27105
-    assert len({j.user for j in jobs}) == 587
+    # the sample's jobs (the full 20 shards: 27,105 jobs of 587 users): SUBMIT events of
+    # distinct job ids, `zcat job_events/*.gz | awk -F, '$4==0 && !seen[$3]++'`
+    assert len(jobs) == 1588
+    assert len({j.user for j in jobs}) == 169
     assert [j.submit for j in jobs] == sorted(j.submit for j in jobs)
     head = jobs[0]
     assert (head.name, head.submit, head.tasks) == ("3418309", 0.0, 1)
     assert head.user == "70s3v5qRyCO/1PCdI6fVXnrW8FU/w+5CKRSa72xgcIo="
-    # submitted before the trace window and still running a day later: cut at the horizon
-    assert head.duration == FixedDuration(HORIZON_SECONDS)
+    # submitted before the trace window and still running at the sample's last event (shard
+    # 1's 500th, 6,196.376432 s): cut there (in the 20 full shards, a day later, at the horizon)
+    assert head.duration == FixedDuration(6196.376432)
     # 6251639646: SUBMIT 604.046279 s, SCHEDULE 605.569012 s, FINISH 675.251710 s
     (job,) = [j for j in jobs if j.name == "6251639646"]
     assert job.submit == pytest.approx(604.046279)
@@ -185,7 +186,6 @@ def test_google_sample_counts_and_first_jobs() -> None:
     assert job.duration.seconds == pytest.approx(675.251710 - 605.569012)
 
 
-@needs_data
 def test_google_accepts_the_job_events_directory_itself() -> None:
     jobs = first(open_trace("google-2011", GOOGLE / "job_events", slots()).jobs, 1)
     assert jobs[0].name == "3418309"
@@ -229,7 +229,6 @@ def test_google_events_to_jobs(tmp_path: Path) -> None:
 # Alibaba GPU 2023
 
 
-@needs_data
 def test_alibaba_cluster_from_the_node_list_beside() -> None:
     workload = open_trace("alibaba-gpu", ALIBABA / "openb_pod_list_default.csv", None)
     cluster = workload.cluster
@@ -247,11 +246,10 @@ def test_alibaba_cluster_from_the_node_list_beside() -> None:
     models = [m.attributes.get("gpu_model") for m in cluster.machines]
     assert (models.count("G2"), models.count("T4"), models.count(None)) == (549, 404, 310)
     jobs = list(workload.jobs)
-    assert len(jobs) == 8152
+    assert len(jobs) == 1000  # the sample's first 1,000 of the 8,152 pods
     assert all(j.constraint is None for j in jobs)  # the default list has no gpu_spec
 
 
-@needs_data
 def test_alibaba_first_pods() -> None:
     jobs = first(open_trace("alibaba-gpu", ALIBABA / "openb_pod_list_default.csv", None).jobs, 2)
     # openb-pod-0000,12000,16384,1,1000,,LS,Running,0,12537496,0
@@ -268,12 +266,12 @@ def test_alibaba_first_pods() -> None:
     assert jobs[1].duration == FixedDuration(12902960.0 - 427061.0)
 
 
-@needs_data
 def test_alibaba_gpu_spec_becomes_a_gpu_model_constraint() -> None:
     workload = open_trace("alibaba-gpu", ALIBABA / "openb_pod_list_gpuspec33.csv", None)
     jobs = list(workload.jobs)
     constrained = [j for j in jobs if j.constraint is not None]
-    assert len(constrained) == 8152 - 5764
+    # the sample's pods with a gpu_spec (the full list: 8,152 - 5,764 of them)
+    assert len(constrained) == 281
     pod9 = next(j for j in jobs if j.name == "openb-pod-0009")
     assert pod9.constraint is not None
     assert str(pod9.constraint) == "gpu_model in ['V100M16', 'V100M32']"
@@ -285,7 +283,6 @@ def test_alibaba_gpu_spec_becomes_a_gpu_model_constraint() -> None:
     assert pod12.duration == FixedDuration(10959245.0 - 6595531.0)  # from scheduling
 
 
-@needs_data
 def test_alibaba_on_the_scenario_machines(tmp_path: Path) -> None:
     capacity = np.array([0.0, 96.0, 512.0, 8.0])
     capacity.setflags(write=False)
@@ -299,7 +296,6 @@ def test_alibaba_on_the_scenario_machines(tmp_path: Path) -> None:
     assert "demands cpu" in err.value.what
 
 
-@needs_data
 def test_alibaba_without_machines_or_node_list(tmp_path: Path) -> None:
     pods = tmp_path / "pods.csv"
     shutil.copy(ALIBABA / "openb_pod_list_default.csv", pods)
@@ -325,7 +321,6 @@ def _copy_with_line(source: Path, target: Path, line: int, text: str, head: int 
     return target
 
 
-@needs_data
 @pytest.mark.parametrize(
     ("fmt", "source", "name", "line", "text", "what"),
     [
@@ -359,7 +354,6 @@ def test_corrupt_record_names_file_and_line(
     assert "\n" not in str(err.value)
 
 
-@needs_data
 def test_google_corrupt_shard_names_the_shard_and_line(tmp_path: Path) -> None:
     trace = tmp_path / "trace" / "job_events"
     trace.mkdir(parents=True)
@@ -378,7 +372,6 @@ def test_google_corrupt_shard_names_the_shard_and_line(tmp_path: Path) -> None:
     )
 
 
-@needs_data
 def test_truncated_gzip_names_where_it_broke(tmp_path: Path) -> None:
     data = (SWF / "KTH-SP2-1996-2.1-cln.swf.gz").read_bytes()
     path = tmp_path / "cut.swf.gz"
@@ -389,7 +382,6 @@ def test_truncated_gzip_names_where_it_broke(tmp_path: Path) -> None:
     assert int(err.value.where.split()[1]) > 1000
 
 
-@needs_data
 def test_streaming_reads_lazily(tmp_path: Path) -> None:
     """The first jobs come out of a file whose end is corrupt: nothing reads ahead."""
     for fmt, source, name in [
@@ -397,13 +389,12 @@ def test_streaming_reads_lazily(tmp_path: Path) -> None:
         ("swf", SWF / "LCG.swf.gz", "t.swf.gz"),
         ("alibaba-gpu", ALIBABA / "openb_pod_list_default.csv", "pods.csv"),
     ]:
-        path = _copy_with_line(source, tmp_path / name, 2000, "garbage", head=2000)
+        path = _copy_with_line(source, tmp_path / name, 500, "garbage", head=500)
         cluster = slots(4, ("cpu", "mem", "gpu")) if fmt == "alibaba-gpu" else slots()
         jobs = first(open_trace(fmt, path, cluster).jobs, 10)
         assert len(jobs) == 10
 
 
-@needs_data
 def test_missing_files_and_unknown_format(tmp_path: Path) -> None:
     with pytest.raises(TraceError) as err:
         open_trace("swim", tmp_path / "none.tsv", slots())

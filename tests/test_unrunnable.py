@@ -28,10 +28,6 @@ from fairshare.workload.loader import parse_scenario
 
 from conftest import SAMPLE_DATA, assert_rejected, run_fairshare
 
-needs_data = pytest.mark.skipif(
-    not SAMPLE_DATA.is_dir(), reason="../shared/data is not beside the repo"
-)
-
 UNRUNNABLE_SCENARIO = {
     "machines": [
         {"name": "small", "capacity": {"cpu": 4, "mem": 8}, "attributes": {"gpu": False}},
@@ -433,10 +429,9 @@ def test_user_demand_checked_against_the_trace_machines(tmp_path: Path) -> None:
     )
 
 
-@needs_data
 def test_alibaba_sample_without_machines_runs_on_its_node_list(tmp_path: Path) -> None:
-    pods = SAMPLE_DATA / "alibaba-gpu-v2023" / "openb_pod_list_default.csv"
-    nodes = SAMPLE_DATA / "alibaba-gpu-v2023" / "openb_node_list_all_node.csv"
+    pods = SAMPLE_DATA / "alibaba-gpu" / "openb_pod_list_default.csv"
+    nodes = SAMPLE_DATA / "alibaba-gpu" / "openb_node_list_all_node.csv"
     scenario = write(tmp_path / "s.json", {})
     out = tmp_path / "out"
     done = simulate_trace(scenario, f"alibaba-gpu:{pods}", out, "--until", "100000")

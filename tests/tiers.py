@@ -110,6 +110,7 @@ FILE_TIERS: dict[str, tuple[str, ...]] = {
         "test_replica_placement.py",
         "test_report.py",
         "test_reproduce_verdicts.py",
+        "test_samples.py",
         "test_scaling_and_fairness_metrics.py",
         "test_scenario_events.py",
         "test_sim_options.py",
