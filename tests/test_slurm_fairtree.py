@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from fairshare.cluster import Cluster, Machine
@@ -376,6 +376,14 @@ def _fs_parent(parent: Sequence[int], shares: Sequence[float | None], node: int)
 
 
 @given(_trees())
+@example(  # found by Hypothesis: account 7 ties with the empty account 6
+    (
+        [-1, 0, 0, 0, 0, 0, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0, 0, 4],
+        [1.0, None, None, None, 1.0, None, 0.0, 0.0, *[None] * 9, 0.0],
+        [i in (5, 8, 17) for i in range(18)],
+        [0.0] * 18,
+    )
+)
 @settings(max_examples=scaled_examples(200), deadline=None)
 def test_a_better_sibling_account_ranks_all_its_users_higher(
     case: tuple[list[int], list[float | None], list[bool], list[float]],
@@ -404,6 +412,19 @@ def test_a_better_sibling_account_ranks_all_its_users_higher(
                 out.append(u)
         return out
 
+    def tied_with_an_empty_account(b: int) -> bool:
+        """Whether a sibling account with ``b``'s level FS has no users below it: fair_tree.c
+        then carries the tie into ``b`` and its first user keeps the rank last given."""
+        return any(
+            c != b
+            and not is_user[c]
+            and shares[c] is not None
+            and _fs_parent(parent, shares, c) == _fs_parent(parent, shares, b)
+            and tree.level_fs[c] == tree.level_fs[b]
+            and not below(c)
+            for c in range(1, n)
+        )
+
     for a in range(1, n):
         for b in range(1, n):
             if (
@@ -417,11 +438,30 @@ def test_a_better_sibling_account_ranks_all_its_users_higher(
                 continue
             for x in below(a):
                 for y in below(b):
-                    if shares[x] is None and shares[y] is None:
+                    if (shares[x] is None and shares[y] is None) or tied_with_an_empty_account(b):
                         # Share=parent users carry fair_tree.c's NO_VAL level FS, and the
                         # code ties consecutive equal values across accounts (the rank moves
                         # only when the level FS does): the docs' promise is for users with
-                        # shares of their own.
+                        # shares of their own, under accounts not tied with an empty one
+                        # (test_a_tie_with_an_empty_account_carries_the_last_rank).
                         assert tree.factor[x] >= tree.factor[y]
                     else:
                         assert tree.factor[x] > tree.factor[y]
+
+
+def test_a_tie_with_an_empty_account_carries_the_last_rank() -> None:
+    """What SchedMD/slurm src/plugins/priority/multifactor/fair_tree.c does where the Fair
+    Tree page's promise ("all children of A will have higher fairshare factors than all
+    children of B") does not hold. Under root: account x (share 1, no usage: level FS inf)
+    with user u0 (share 0), a Share=parent user u1 (level FS inf), an empty account e and
+    account b (both share 0: level FS 0) with a Share=parent user u2. _calc_tree_fs ties b
+    with e (equal level FS) and _count_tied_accounts never merges accounts (its loop stops at
+    the first account), so u2, b's first child, is tied and keeps the rank last given, u1's
+    and u0's: all three users get the factor 1.0, u2 as high as u0 although x ranks above
+    b. (Hypothesis found it; the property test above allows it.)"""
+    parent = [-1, 0, 1, 0, 0, 0, 5]
+    shares: list[float | None] = [1.0, 1.0, 0.0, None, 0.0, 0.0, None]
+    is_user = [False, False, True, True, False, False, True]
+    tree = fair_tree(parent, shares, is_user, [0.0] * 7)
+    assert [tree.level_fs[i] for i in (1, 3, 4, 5)] == [math.inf, math.inf, 0.0, 0.0]
+    assert [tree.factor[u] for u in (2, 3, 6)] == [1.0, 1.0, 1.0]
