@@ -133,17 +133,15 @@ def compiled_kernel() -> list[object]:
         "(the same code, pure Python, 1.1-1.3 x slower)"
     )
     try:
-        return list(
-            mypycify(
-                # The project's [tool.mypy] loads the pydantic plugin, which the isolated
-                # build environment lacks; compiling needs types, not the strict checks.
-                ["--config-file", str(ROOT / "kernel-mypy.ini"), *paths],
-                opt_level="3",
-                # One C file per module: gcc compiles them in half the CPU time of one
-                # file of them all, and on every core (OptionalBuildExt).
-                multi_file=True,
-                group_name="fairshare.kernel_native",
-            )
+        extensions = mypycify(
+            # The project's [tool.mypy] loads the pydantic plugin, which the isolated
+            # build environment lacks; compiling needs types, not the strict checks.
+            ["--config-file", str(ROOT / "kernel-mypy.ini"), *paths],
+            opt_level="3",
+            # One C file per module: gcc compiles them in half the CPU time of one file
+            # of them all, and on every core (OptionalBuildExt).
+            multi_file=True,
+            group_name="fairshare.kernel_native",
         )
     except (Exception, SystemExit) as error:  # mypyc exits on a type error
         tell(
@@ -151,6 +149,11 @@ def compiled_kernel() -> list[object]:
             "fairshare stays pure Python"
         )
         return []
+    for extension in extensions:
+        # The modules' C files (in build/) include the group's header, which mypyc writes
+        # under the group's package (build/fairshare/) without saying where.
+        extension.include_dirs.append(str(Path("build", "fairshare")))
+    return list(extensions)
 
 
 if __name__ == "__main__":
