@@ -142,3 +142,41 @@ def test_setup_names_the_native_library_as_the_kernel_does() -> None:
     assert f'group_name="fairshare.{kernel.NATIVE_LIBRARY.removesuffix("__mypyc")}"' in (
         SETUP.read_text()
     )
+
+
+@pytest.mark.parametrize(
+    ("argv", "pure_build", "expected_line"),
+    [
+        (["egg_info"], False, ""),
+        (["dist_info", "--output-dir", "x"], False, ""),
+        (["build_ext"], True, "FAIRSHARE_PURE_PYTHON_BUILD is set"),
+    ],
+)
+def test_setup_runs_mypyc_only_to_build_and_says_when_it_skips(
+    argv: list[str], pure_build: bool, expected_line: str
+) -> None:
+    """pip runs setup.py for its metadata (egg_info, dist_info) before it builds: those runs
+    get no extension (mypyc is not run), and a build with FAIRSHARE_PURE_PYTHON_BUILD=1 says
+    on stderr that the core stays pure Python."""
+    env = {k: v for k, v in os.environ.items() if k != "FAIRSHARE_PURE_PYTHON_BUILD"}
+    if pure_build:
+        env["FAIRSHARE_PURE_PYTHON_BUILD"] = "1"
+    code = (
+        f"import runpy, sys; sys.argv = ['setup.py', *{argv!r}]; "
+        f"ns = runpy.run_path({str(SETUP)!r}); print(len(ns['compiled_kernel']()))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=SETUP.parent,
+        start_new_session=True,  # no controlling terminal: setup.py's line goes to stderr only
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "0"
+    if expected_line:
+        assert expected_line in done.stderr
+    else:
+        assert done.stderr == ""
