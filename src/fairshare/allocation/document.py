@@ -6,7 +6,12 @@ It is shared by ``fairshare solve --json`` and the Python API's
 
 from __future__ import annotations
 
-from fairshare.allocation.types import Allocation
+import json
+from dataclasses import replace
+
+import numpy as np
+
+from fairshare.allocation.types import Allocation, Placement
 from fairshare.workload.model import Scenario
 
 DECIMALS = 6
@@ -106,3 +111,59 @@ def allocation_document(scenario: Scenario, allocation: Allocation) -> dict[str,
         "resources": resources,
         "warnings": list(allocation.warnings),
     }
+
+
+def printed_allocation(scenario: Scenario, allocation: Allocation) -> Allocation:
+    """``allocation`` as its JSON document prints it: the document written as JSON text and
+    read back, so that the invariant checks see the numbers a reader gets.
+
+    Parameters
+    ----------
+    scenario : Scenario
+        The scenario the allocation is of.
+    allocation : Allocation
+        The allocation.
+
+    Returns
+    -------
+    Allocation
+        Tasks, shares and placement read back from the printed document (warnings and
+        extras kept).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairshare.allocation import Allocation
+    >>> from fairshare.workload import parse_scenario
+    >>> scenario = parse_scenario(
+    ...     {"machines": [{"name": "m1", "capacity": {"cpu": 1}}],
+    ...      "users": [{"name": "A", "demand": {"cpu": 1e-7}}]},
+    ...     source="tiny",
+    ... )
+    >>> allocation = Allocation("drf", False, np.array([3e-7]), np.array([3e-14]))
+    >>> printed_allocation(scenario, allocation).tasks.tolist()
+    [3e-07]
+    """
+    document = json.loads(json.dumps(allocation_document(scenario, allocation)))
+    users = document["users"]
+    names = [user.name for user in scenario.users]
+    tasks = np.array([float(users[name]["tasks"]) for name in names], dtype=np.float64)
+    shares = np.array([float(users[name]["share"]) for name in names], dtype=np.float64)
+    placement = None
+    if allocation.placement is not None:
+        machine_of = {name: j for j, name in enumerate(scenario.cluster.machine_names)}
+        rows: list[int] = []
+        cols: list[int] = []
+        amounts: list[float] = []
+        for i, name in enumerate(names):
+            for machine, amount in users[name]["placement"].items():
+                rows.append(i)
+                cols.append(machine_of[machine])
+                amounts.append(float(amount))
+        placement = Placement(
+            np.array(rows, dtype=np.int64),
+            np.array(cols, dtype=np.int64),
+            np.array(amounts, dtype=np.float64),
+            allocation.placement.shape,
+        )
+    return replace(allocation, tasks=tasks, shares=shares, placement=placement)
