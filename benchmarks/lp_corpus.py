@@ -32,7 +32,7 @@ def main() -> None:
         kinds[kind] = kinds.get(kind, 0) + 1
     print(f"failures: {len(run.failures)} {dict(sorted(kinds.items()))}")
     for (policy, mode), seconds in sorted(run.seconds.items()):
-        fails = sum(1 for line in run.failures if line.split()[1:3] == [policy, mode])
+        fails = sum(1 for line in run.failures if line.split()[1:3] == [policy, f"{mode}:"])
         print(
             f"{policy:>5} {mode:>9}: {len(seconds) + 0:4d} solved, {fails:3d} failed, "
             f"median {1000 * run.median(policy, mode):.2f} ms"
