@@ -129,8 +129,10 @@ def violations(
         for r in doubtful.tolist():
             entries = order[first[r] : first[r + 1]]
             exact = sum(
-                (Fraction(float(a)) * Fraction(float(b)) for a, b in
-                 zip(value[entries], x[col[entries]], strict=True)),
+                (
+                    Fraction(float(a)) * Fraction(float(b))
+                    for a, b in zip(value[entries], x[col[entries]], strict=True)
+                ),
                 Fraction(0),
             )
             give = Fraction(float(slack[r]))
