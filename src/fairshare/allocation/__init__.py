@@ -4,4 +4,10 @@ from fairshare.allocation.document import allocation_document, printed_allocatio
 from fairshare.allocation.invariants import check_allocation
 from fairshare.allocation.types import Allocation, Placement
 
-__all__ = ["Allocation", "Placement", "allocation_document", "check_allocation", "printed_allocation"]
+__all__ = [
+    "Allocation",
+    "Placement",
+    "allocation_document",
+    "check_allocation",
+    "printed_allocation",
+]

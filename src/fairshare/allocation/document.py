@@ -14,19 +14,19 @@ import numpy as np
 from fairshare.allocation.types import Allocation, Placement
 from fairshare.workload.model import Scenario
 
-DECIMALS = 6
-"""Digits after the decimal point of every number in the document."""
 
+def exact(value: float) -> float:
+    """``value`` as the document holds it: the float itself, which JSON writes as its shortest
+    round-trip representation (Python's ``repr``), with ``-0.0`` written as ``0.0``.
 
-def rounded(value: float, digits: int = DECIMALS) -> float:
-    """``value`` rounded to ``digits`` decimals, with ``-0.0`` written as ``0.0``.
+    Never rounded: a 3e-7-task allocation prints 3e-7 (not 0.0), and a task count rounded up
+    to some decimals times a large demand would print a placement over a machine's capacity.
+    Tables for people round; the JSON does not.
 
     Parameters
     ----------
     value : float
         A number of the document.
-    digits : int
-        Decimals kept.
 
     Returns
     -------
@@ -34,11 +34,11 @@ def rounded(value: float, digits: int = DECIMALS) -> float:
 
     Examples
     --------
-    >>> from fairshare.allocation.document import rounded
-    >>> rounded(2 / 3), rounded(-1e-9)
-    (0.666667, 0.0)
+    >>> from fairshare.allocation.document import exact
+    >>> exact(2 / 3), exact(3e-7), exact(-0.0)
+    (0.6666666666666666, 3e-07, 0.0)
     """
-    result = round(float(value), digits)
+    result = float(value)
     return 0.0 if result == 0 else result
 
 
@@ -58,7 +58,7 @@ def allocation_document(scenario: Scenario, allocation: Allocation) -> dict[str,
         ``policy``, ``integral``, ``users`` (per user name: ``tasks``, ``share`` and, for
         policies that place tasks, ``placement``: tasks per machine name, machines with none
         left out), ``resources`` (per resource: ``capacity`` and ``allocated``) and
-        ``warnings``; numbers rounded to 6 decimals.
+        ``warnings``; numbers exact (:func:`exact`).
 
     Examples
     --------
@@ -73,8 +73,8 @@ def allocation_document(scenario: Scenario, allocation: Allocation) -> dict[str,
     ... )
     >>> allocation = Allocation("drf", True, np.array([3.0, 2.0]), np.array([2 / 3, 2 / 3]))
     >>> document = allocation_document(scenario, allocation)
-    >>> document["users"]
-    {'A': {'tasks': 3.0, 'share': 0.666667}, 'B': {'tasks': 2.0, 'share': 0.666667}}
+    >>> document["users"]["A"], document["users"]["B"]["tasks"]
+    ({'tasks': 3.0, 'share': 0.6666666666666666}, 2.0)
     >>> document["resources"]["mem"]
     {'capacity': 18.0, 'allocated': 14.0}
     """
@@ -86,12 +86,12 @@ def allocation_document(scenario: Scenario, allocation: Allocation) -> dict[str,
         for user, machine, tasks in sorted(
             zip(p.users.tolist(), p.machines.tolist(), p.tasks, strict=True)
         ):
-            if rounded(tasks) != 0:
-                placed[user][names[machine]] = rounded(tasks)
+            if tasks != 0:
+                placed[user][names[machine]] = exact(tasks)
     for i, user in enumerate(scenario.users):
         entry: dict[str, object] = {
-            "tasks": rounded(allocation.tasks[i]),
-            "share": rounded(allocation.shares[i]),
+            "tasks": exact(allocation.tasks[i]),
+            "share": exact(allocation.shares[i]),
         }
         if allocation.placement is not None:
             entry["placement"] = placed[i]
@@ -99,8 +99,8 @@ def allocation_document(scenario: Scenario, allocation: Allocation) -> dict[str,
     allocated = allocation.tasks @ scenario.demands
     resources = {
         name: {
-            "capacity": rounded(scenario.cluster.total[r]),
-            "allocated": rounded(allocated[r]),
+            "capacity": exact(scenario.cluster.total[r]),
+            "allocated": exact(allocated[r]),
         }
         for r, name in enumerate(scenario.cluster.resources)
     }
