@@ -29,7 +29,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fairshare.allocation import check_allocation, printed_allocation
+from fairshare.allocation import allocation_document, check_allocation, printed_allocation
 from fairshare.bench.lp_corpus import LP_POLICIES, corpus_scenario
 from fairshare.solvers import InvalidRequest, SolverFailure, filling_model, solve
 from fairshare.solvers.exact_check import violations
@@ -231,3 +231,27 @@ def test_property_every_lp_policy_is_sound_as_printed(index: int, policy: str) -
         assert "single resource" in str(err)
         return
     assert check_allocation(scenario, printed_allocation(scenario, allocation)) == []
+
+
+@pytest.mark.parametrize("policy", ["tsf", "cdrf", "drf"])
+def test_printed_allocation_is_the_json_text_read_back(policy: str) -> None:
+    """``printed_allocation`` (computed without writing text) equals the document's JSON
+    text read back: every float survives its repr."""
+    scenario = parse_scenario(copy.deepcopy(ISSUE_CASE), "<test>")
+    allocation = solve(scenario, policy)
+    printed = printed_allocation(scenario, allocation)
+    document = json.loads(json.dumps(allocation_document(scenario, allocation)))
+    names = [user.name for user in scenario.users]
+    assert [document["users"][n]["tasks"] for n in names] == printed.tasks.tolist()
+    assert [document["users"][n]["share"] for n in names] == printed.shares.tolist()
+    if printed.placement is not None:
+        machines = scenario.cluster.machine_names
+        read = sorted(
+            (names.index(n), machines.index(m), t)
+            for n in names
+            for m, t in document["users"][n]["placement"].items()
+        )
+        p = printed.placement
+        assert read == sorted(
+            zip(p.users.tolist(), p.machines.tolist(), p.tasks.tolist(), strict=True)
+        )

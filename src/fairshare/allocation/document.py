@@ -6,12 +6,12 @@ It is shared by ``fairshare solve --json`` and the Python API's
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 
 import numpy as np
 
 from fairshare.allocation.types import Allocation, Placement
+from fairshare.cluster import FloatArray
 from fairshare.workload.model import Scenario
 
 
@@ -114,8 +114,8 @@ def allocation_document(scenario: Scenario, allocation: Allocation) -> dict[str,
 
 
 def printed_allocation(scenario: Scenario, allocation: Allocation) -> Allocation:
-    """``allocation`` as its JSON document prints it: the document written as JSON text and
-    read back, so that the invariant checks see the numbers a reader gets.
+    """``allocation`` as its JSON document prints it: what reading the document's JSON text
+    back gives, so that the invariant checks see the numbers a reader gets.
 
     Parameters
     ----------
@@ -144,26 +144,25 @@ def printed_allocation(scenario: Scenario, allocation: Allocation) -> Allocation
     >>> printed_allocation(scenario, allocation).tasks.tolist()
     [3e-07]
     """
-    document = json.loads(json.dumps(allocation_document(scenario, allocation)))
-    users = document["users"]
-    names = [user.name for user in scenario.users]
-    tasks = np.array([float(users[name]["tasks"]) for name in names], dtype=np.float64)
-    shares = np.array([float(users[name]["share"]) for name in names], dtype=np.float64)
-    placement = None
-    if allocation.placement is not None:
-        machine_of = {name: j for j, name in enumerate(scenario.cluster.machine_names)}
-        rows: list[int] = []
-        cols: list[int] = []
-        amounts: list[float] = []
-        for i, name in enumerate(names):
-            for machine, amount in users[name]["placement"].items():
-                rows.append(i)
-                cols.append(machine_of[machine])
-                amounts.append(float(amount))
+    # The document holds each float itself (``exact``), and JSON writes a float as its
+    # shortest round-trip repr, so reading it back gives the same float: the document as
+    # read is the allocation with -0.0 as 0.0 and zero placements left out, computed here
+    # without writing the text (tests/test_lp_fallback.py compares both ways).
+    tasks = _exact_array(allocation.tasks)
+    shares = _exact_array(allocation.shares)
+    placement = allocation.placement
+    if placement is not None:
+        keep = placement.tasks != 0
         placement = Placement(
-            np.array(rows, dtype=np.int64),
-            np.array(cols, dtype=np.int64),
-            np.array(amounts, dtype=np.float64),
-            allocation.placement.shape,
+            placement.users[keep],
+            placement.machines[keep],
+            _exact_array(placement.tasks[keep]),
+            placement.shape,
         )
     return replace(allocation, tasks=tasks, shares=shares, placement=placement)
+
+
+def _exact_array(values: FloatArray) -> FloatArray:
+    """:func:`exact` of every element."""
+    out = np.asarray(values, dtype=np.float64)
+    return np.where(out == 0, 0.0, out)

@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from fairshare.allocation import Allocation, check_allocation, printed_allocation
+from fairshare.allocation import Allocation, printed_allocation
+from fairshare.allocation.invariants import solver_violations
 from fairshare.errors import UnknownPolicy
 from fairshare.registry import PolicyInfo, by_name
 from fairshare.solvers.constrained import solve_cmmf, solve_independent
@@ -197,7 +198,7 @@ def solve(scenario: Scenario, policy: str, *, integral: bool = False) -> Allocat
         minimum shares that do not fit).
     SolverFailure
         A numerical solver gave up, or its allocation fails the invariant checks
-        (:func:`~fairshare.allocation.check_allocation`: feasible, constraints, caps,
+        (:func:`~fairshare.allocation.invariants.solver_violations`: feasible, caps,
         integral, maximal, non-wasteful) as printed (:func:`~fairshare.allocation.
         printed_allocation`), also when solved again without warm starts.
 
@@ -223,12 +224,12 @@ def solve(scenario: Scenario, policy: str, *, integral: bool = False) -> Allocat
     """
     entry = solver_policy(policy)
     allocation = entry.run(scenario, policy, integral)
-    wrong = check_allocation(scenario, printed_allocation(scenario, allocation))
+    wrong = solver_violations(scenario, printed_allocation(scenario, allocation))
     if wrong:
         # every LP again without warm starts (the fallback chain from its fresh solve)
         with cold_starts():
             allocation = entry.run(scenario, policy, integral)
-        wrong = check_allocation(scenario, printed_allocation(scenario, allocation))
+        wrong = solver_violations(scenario, printed_allocation(scenario, allocation))
     if wrong:
         raise SolverFailure(
             f"the {policy} allocation fails its checks as printed: {wrong[0]} (numerical "
