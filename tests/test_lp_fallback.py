@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fairshare.allocation import allocation_document, check_allocation, printed_allocation
-from fairshare.bench.lp_corpus import LP_POLICIES, corpus_scenario
+from fairshare.bench.lp_corpus import LP_POLICIES, corpus, corpus_scenario
 from fairshare.solvers import InvalidRequest, SolverFailure, filling_model, solve
 from fairshare.solvers.exact_check import violations
 from fairshare.solvers.filling_lp import progressive_filling
@@ -255,3 +256,22 @@ def test_printed_allocation_is_the_json_text_read_back(policy: str) -> None:
         assert read == sorted(
             zip(p.users.tolist(), p.machines.tolist(), p.tasks.tolist(), strict=True)
         )
+
+
+def test_the_corpus_is_seeded_and_pinned() -> None:
+    """The 1,000 scenarios ``benchmarks/lp_corpus.py`` runs (docs/performance.md's figures)
+    are the same on every machine: their digest is pinned, and numbers stay in 1e-6..1e9
+    (a demand sized to fit the smallest machine may go to 1e-7)."""
+    documents = list(corpus(1000))
+    text = json.dumps(documents, sort_keys=True).encode()
+    digest = "76f5c5b9c318fbbe25d509e66923e4a148699b39ce84b3e09a08687f51f91fdc"
+    assert hashlib.sha256(text).hexdigest() == digest
+    numbers = [
+        value
+        for document in documents
+        for entry in document["machines"] + document["users"]
+        for field in ("capacity", "demand")
+        for value in entry.get(field, {}).values()
+    ]
+    assert min(numbers) >= 1e-6 and max(numbers) <= 1e9
+    assert min(numbers) < 1e-4 and max(numbers) > 1e8  # the range is used, not just allowed

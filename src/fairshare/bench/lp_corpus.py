@@ -1,7 +1,8 @@
 """A seeded corpus of wide-range scenarios for the LP policies, and its run.
 
 Every number of a scenario (capacities, demands, weights, caps) is drawn log-uniformly from
-a window of :data:`LOW` to :data:`HIGH` (1e-6 to 1e9); each scenario has several users and
+a window of :data:`LOW` to :data:`HIGH` (1e-6 to 1e9; a demand sized to fit the smallest
+machine may be smaller, down to 1.3e-7 in the corpus); each scenario has several users and
 machines, some with whitelists or label constraints, some users capped (``max_tasks`` or
 ``max_share``) and some in a queue with a ``max_share``. It is the shape of the failing case
 of the LP policies' robustness work: 5 users on 7 machines, capacities from 21 to 380,123 and
