@@ -266,12 +266,10 @@ def test_the_corpus_is_seeded_and_pinned() -> None:
     text = json.dumps(documents, sort_keys=True).encode()
     digest = "76f5c5b9c318fbbe25d509e66923e4a148699b39ce84b3e09a08687f51f91fdc"
     assert hashlib.sha256(text).hexdigest() == digest
-    numbers = [
-        value
-        for document in documents
-        for entry in document["machines"] + document["users"]
-        for field in ("capacity", "demand")
-        for value in entry.get(field, {}).values()
-    ]
-    assert min(numbers) >= 1e-6 and max(numbers) <= 1e9
-    assert min(numbers) < 1e-4 and max(numbers) > 1e8  # the range is used, not just allowed
+    capacities = [v for d in documents for m in d["machines"] for v in m["capacity"].values()]
+    demands = [v for d in documents for u in d["users"] for v in u["demand"].values()]
+    weights = [u.get("weight", 1.0) for d in documents for u in d["users"]]
+    assert 1e-6 <= min(capacities + weights) and max(capacities + demands + weights) <= 1e9
+    assert 1e-7 <= min(demands)
+    assert min(capacities) < 1e-5 and max(capacities) > 1e8  # the range is used
+    assert min(weights) < 1e-5 and sum(1 for d in documents if d["queues"]) > 200
