@@ -269,7 +269,7 @@ def test_the_corpus_is_seeded_and_pinned() -> None:
     capacities = [v for d in documents for m in d["machines"] for v in m["capacity"].values()]
     demands = [v for d in documents for u in d["users"] for v in u["demand"].values()]
     weights = [u.get("weight", 1.0) for d in documents for u in d["users"]]
-    assert 1e-6 <= min(capacities + weights) and max(capacities + demands + weights) <= 1e9
-    assert 1e-7 <= min(demands)
+    assert min(capacities + weights) >= 1e-6 and max(capacities + demands + weights) <= 1e9
+    assert min(demands) >= 1e-7
     assert min(capacities) < 1e-5 and max(capacities) > 1e8  # the range is used
     assert min(weights) < 1e-5 and sum(1 for d in documents if d["queues"]) > 200
