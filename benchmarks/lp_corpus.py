@@ -28,7 +28,7 @@ def main() -> None:
     kinds: dict[str, int] = {}
     for line in run.failures:
         what = line.split(": ", 2)[1]
-        kind = what if what in ("checks", "as printed", "crash") else "error"
+        kind = what if what in ("checks", "as printed", "crash", "timeout") else "error"
         kinds[kind] = kinds.get(kind, 0) + 1
     print(f"failures: {len(run.failures)} {dict(sorted(kinds.items()))}")
     for (policy, mode), seconds in sorted(run.seconds.items()):

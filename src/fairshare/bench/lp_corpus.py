@@ -29,6 +29,7 @@ True
 from __future__ import annotations
 
 import copy
+import signal
 import statistics
 import time
 from collections.abc import Iterator
@@ -200,6 +201,7 @@ def run_corpus(
     *,
     integral: tuple[bool, ...] = (False, True),
     check: bool = True,
+    limit: float = 20.0,
 ) -> CorpusRun:
     """Solve every scenario of the corpus with every policy and count the failures.
 
@@ -214,20 +216,56 @@ def run_corpus(
     check : bool
         Also check each allocation as printed (``check_allocation`` of
         :func:`~fairshare.allocation.printed_allocation`); False times the solves alone.
+    limit : float
+        Seconds a solve may take before it counts as a failure (``timeout``; a wall-clock
+        alarm, so the run must be on the main thread of a Unix process). The integral walks
+        hang on a few scenarios (a user of weight 4e-6 owed 6e10 tasks).
 
     Returns
     -------
     CorpusRun
     """
     out = CorpusRun()
+
+    def expired(signum: int, frame: object) -> None:
+        raise _Timeout
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    try:
+        _run(out, size, seed, policies, integral, check, limit)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    return out
+
+
+class _Timeout(Exception):
+    """A solve ran past the corpus run's limit."""
+
+
+def _run(
+    out: CorpusRun,
+    size: int,
+    seed: int,
+    policies: tuple[str, ...],
+    integral: tuple[bool, ...],
+    check: bool,
+    limit: float,
+) -> None:
+    """The loop of :func:`run_corpus`."""
     for k, document in enumerate(corpus(size, seed)):
         scenario = parse_scenario(copy.deepcopy(document), f"corpus[{k}]")
         for policy in policies:
             for whole in integral:
                 mode = "integral" if whole else "divisible"
                 start = time.perf_counter()
+                signal.setitimer(signal.ITIMER_REAL, limit)
                 try:
                     allocation = solve(scenario, policy, integral=whole)
+                except _Timeout:
+                    out.failures.append(f"{k} {policy} {mode}: timeout: over {limit:g} s")
+                    out.solves += 1
+                    continue
                 except InvalidRequest as err:
                     if "single resource" in str(err):
                         continue
@@ -242,6 +280,8 @@ def run_corpus(
                     out.failures.append(f"{k} {policy} {mode}: crash: {err!r}")
                     out.solves += 1
                     continue
+                finally:
+                    signal.setitimer(signal.ITIMER_REAL, 0)
                 out.seconds.setdefault((policy, mode), []).append(time.perf_counter() - start)
                 out.solves += 1
                 if check:
@@ -252,4 +292,3 @@ def run_corpus(
                     wrong = check_allocation(scenario, printed_allocation(scenario, allocation))
                     if wrong:
                         out.failures.append(f"{k} {policy} {mode}: as printed: {wrong[0]}")
-    return out
