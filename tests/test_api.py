@@ -103,7 +103,13 @@ PUBLIC = {
         "whatif",
         "workload_of",
     ],
-    "fairshare.allocation": ["Allocation", "Placement", "allocation_document", "check_allocation"],
+    "fairshare.allocation": [
+        "Allocation",
+        "Placement",
+        "allocation_document",
+        "check_allocation",
+        "printed_allocation",
+    ],
     "fairshare.cluster": [
         "AttributeValue",
         "BoolArray",

@@ -34,8 +34,8 @@ def test_json_document_has_the_spec_fields(capsys: pytest.CaptureFixture[str]) -
     assert code == 0 and err == ""
     document = json.loads(out)
     assert document["policy"] == "drf" and document["integral"] is False
-    assert document["users"]["A"] == {"tasks": 3.0, "share": 0.666667}
-    assert document["users"]["B"] == {"tasks": 2.0, "share": 0.666667}
+    assert document["users"]["A"] == {"tasks": 3.0, "share": 2 / 3}  # exact, never rounded
+    assert document["users"]["B"] == {"tasks": 2.0, "share": 2 / 3}
     assert document["resources"] == {
         "cpu": {"capacity": 9.0, "allocated": 9.0},
         "mem": {"capacity": 18.0, "allocated": 14.0},

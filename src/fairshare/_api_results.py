@@ -59,8 +59,8 @@ class Solution:
     allocation: Allocation
 
     def tasks_by_user(self) -> dict[str, float]:
-        """Tasks per user name (fractional for a divisible allocation), rounded to 6
-        decimals as in the JSON document.
+        """Tasks per user name (fractional for a divisible allocation), exact as in the JSON
+        document.
 
         Returns
         -------

@@ -161,7 +161,7 @@ def solve(scenario: ScenarioLike, policy: str, *, integral: bool = False) -> Sol
     ... )
     >>> solution = fairshare.solve(scenario, "drf")
     >>> solution.tasks_by_user(), solution.to_dict()["users"]["A"]["share"]
-    ({'A': 3.0, 'B': 2.0}, 0.666667)
+    ({'A': 3.0, 'B': 2.0}, 0.6666666666666666)
     """
     from fairshare.solvers import solve as solve_allocation  # noqa: PLC0415
 

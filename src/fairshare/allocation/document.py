@@ -6,22 +6,27 @@ It is shared by ``fairshare solve --json`` and the Python API's
 
 from __future__ import annotations
 
-from fairshare.allocation.types import Allocation
+from dataclasses import replace
+
+import numpy as np
+
+from fairshare.allocation.types import Allocation, Placement
+from fairshare.cluster import FloatArray
 from fairshare.workload.model import Scenario
 
-DECIMALS = 6
-"""Digits after the decimal point of every number in the document."""
 
+def exact(value: float) -> float:
+    """``value`` as the document holds it: the float itself, which JSON writes as its shortest
+    round-trip representation (Python's ``repr``), with ``-0.0`` written as ``0.0``.
 
-def rounded(value: float, digits: int = DECIMALS) -> float:
-    """``value`` rounded to ``digits`` decimals, with ``-0.0`` written as ``0.0``.
+    Never rounded: a 3e-7-task allocation prints 3e-7 (not 0.0), and a task count rounded up
+    to some decimals times a large demand would print a placement over a machine's capacity.
+    Tables for people round; the JSON does not.
 
     Parameters
     ----------
     value : float
         A number of the document.
-    digits : int
-        Decimals kept.
 
     Returns
     -------
@@ -29,11 +34,11 @@ def rounded(value: float, digits: int = DECIMALS) -> float:
 
     Examples
     --------
-    >>> from fairshare.allocation.document import rounded
-    >>> rounded(2 / 3), rounded(-1e-9)
-    (0.666667, 0.0)
+    >>> from fairshare.allocation.document import exact
+    >>> exact(2 / 3), exact(3e-7), exact(-0.0)
+    (0.6666666666666666, 3e-07, 0.0)
     """
-    result = round(float(value), digits)
+    result = float(value)
     return 0.0 if result == 0 else result
 
 
@@ -53,7 +58,7 @@ def allocation_document(scenario: Scenario, allocation: Allocation) -> dict[str,
         ``policy``, ``integral``, ``users`` (per user name: ``tasks``, ``share`` and, for
         policies that place tasks, ``placement``: tasks per machine name, machines with none
         left out), ``resources`` (per resource: ``capacity`` and ``allocated``) and
-        ``warnings``; numbers rounded to 6 decimals.
+        ``warnings``; numbers exact (:func:`exact`).
 
     Examples
     --------
@@ -68,8 +73,8 @@ def allocation_document(scenario: Scenario, allocation: Allocation) -> dict[str,
     ... )
     >>> allocation = Allocation("drf", True, np.array([3.0, 2.0]), np.array([2 / 3, 2 / 3]))
     >>> document = allocation_document(scenario, allocation)
-    >>> document["users"]
-    {'A': {'tasks': 3.0, 'share': 0.666667}, 'B': {'tasks': 2.0, 'share': 0.666667}}
+    >>> document["users"]["A"], document["users"]["B"]["tasks"]
+    ({'tasks': 3.0, 'share': 0.6666666666666666}, 2.0)
     >>> document["resources"]["mem"]
     {'capacity': 18.0, 'allocated': 14.0}
     """
@@ -81,12 +86,12 @@ def allocation_document(scenario: Scenario, allocation: Allocation) -> dict[str,
         for user, machine, tasks in sorted(
             zip(p.users.tolist(), p.machines.tolist(), p.tasks, strict=True)
         ):
-            if rounded(tasks) != 0:
-                placed[user][names[machine]] = rounded(tasks)
+            if tasks != 0:
+                placed[user][names[machine]] = exact(tasks)
     for i, user in enumerate(scenario.users):
         entry: dict[str, object] = {
-            "tasks": rounded(allocation.tasks[i]),
-            "share": rounded(allocation.shares[i]),
+            "tasks": exact(allocation.tasks[i]),
+            "share": exact(allocation.shares[i]),
         }
         if allocation.placement is not None:
             entry["placement"] = placed[i]
@@ -94,8 +99,8 @@ def allocation_document(scenario: Scenario, allocation: Allocation) -> dict[str,
     allocated = allocation.tasks @ scenario.demands
     resources = {
         name: {
-            "capacity": rounded(scenario.cluster.total[r]),
-            "allocated": rounded(allocated[r]),
+            "capacity": exact(scenario.cluster.total[r]),
+            "allocated": exact(allocated[r]),
         }
         for r, name in enumerate(scenario.cluster.resources)
     }
@@ -106,3 +111,58 @@ def allocation_document(scenario: Scenario, allocation: Allocation) -> dict[str,
         "resources": resources,
         "warnings": list(allocation.warnings),
     }
+
+
+def printed_allocation(scenario: Scenario, allocation: Allocation) -> Allocation:
+    """``allocation`` as its JSON document prints it: what reading the document's JSON text
+    back gives, so that the invariant checks see the numbers a reader gets.
+
+    Parameters
+    ----------
+    scenario : Scenario
+        The scenario the allocation is of.
+    allocation : Allocation
+        The allocation.
+
+    Returns
+    -------
+    Allocation
+        Tasks, shares and placement read back from the printed document (warnings and
+        extras kept).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairshare.allocation import Allocation
+    >>> from fairshare.workload import parse_scenario
+    >>> scenario = parse_scenario(
+    ...     {"machines": [{"name": "m1", "capacity": {"cpu": 1}}],
+    ...      "users": [{"name": "A", "demand": {"cpu": 1e-7}}]},
+    ...     source="tiny",
+    ... )
+    >>> allocation = Allocation("drf", False, np.array([3e-7]), np.array([3e-14]))
+    >>> printed_allocation(scenario, allocation).tasks.tolist()
+    [3e-07]
+    """
+    # The document holds each float itself (``exact``), and JSON writes a float as its
+    # shortest round-trip repr, so reading it back gives the same float: the document as
+    # read is the allocation with -0.0 as 0.0 and zero placements left out, computed here
+    # without writing the text (tests/test_lp_fallback.py compares both ways).
+    tasks = _exact_array(allocation.tasks)
+    shares = _exact_array(allocation.shares)
+    placement = allocation.placement
+    if placement is not None:
+        keep = placement.tasks != 0
+        placement = Placement(
+            placement.users[keep],
+            placement.machines[keep],
+            _exact_array(placement.tasks[keep]),
+            placement.shape,
+        )
+    return replace(allocation, tasks=tasks, shares=shares, placement=placement)
+
+
+def _exact_array(values: FloatArray) -> FloatArray:
+    """:func:`exact` of every element."""
+    out = np.asarray(values, dtype=np.float64)
+    return np.where(out == 0, 0.0, out)

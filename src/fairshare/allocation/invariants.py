@@ -261,6 +261,35 @@ def waste_violations(scenario: Scenario, allocation: Allocation) -> list[str]:
     ]
 
 
+def solver_violations(scenario: Scenario, allocation: Allocation) -> list[str]:
+    """The checks a solver's allocation passes before it is returned
+    (:func:`fairshare.solvers.solve`): feasible, caps, integral, maximal and non-wasteful.
+
+    The constraints are left to :func:`check_allocation`: the solvers place tasks through
+    the one eligibility model (``workload/eligibility.py``) the check would rebuild, at the
+    cost of the solve itself on 100,000 machines.
+
+    Parameters
+    ----------
+    scenario : Scenario
+        The scenario the allocation is of.
+    allocation : Allocation
+        The allocation, as printed (:func:`~fairshare.allocation.printed_allocation`).
+
+    Returns
+    -------
+    list of str
+        One sentence per violation; empty when the allocation passes.
+    """
+    return (
+        feasibility_violations(scenario, allocation)
+        + cap_violations(scenario, allocation)
+        + integrality_violations(allocation)
+        + maximality_violations(scenario, allocation)
+        + waste_violations(scenario, allocation)
+    )
+
+
 def check_allocation(scenario: Scenario, allocation: Allocation) -> list[str]:
     """Every invariant violation of ``allocation`` for ``scenario`` (module docstring).
 

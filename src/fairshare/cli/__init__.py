@@ -42,7 +42,7 @@ Examples
 ...     except SystemExit as done:
 ...         code = done.code
 >>> code, json.loads(out.getvalue())["users"]["A"]
-(0, {'tasks': 3.0, 'share': 0.666667})
+(0, {'tasks': 3.0, 'share': 0.6666666666666666})
 >>> err = io.StringIO()
 >>> with contextlib.redirect_stderr(err):
 ...     try:

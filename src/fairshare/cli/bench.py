@@ -526,7 +526,7 @@ def bench_solve_command(
     (5,000 users, 100,000 machines) and TSF scales: median seconds in process and end to end."""
     import tempfile  # noqa: PLC0415
 
-    from fairshare.allocation.document import rounded  # noqa: PLC0415
+    from fairshare.allocation.document import exact  # noqa: PLC0415
     from fairshare.bench import solve  # noqa: PLC0415
 
     chosen = (
@@ -552,7 +552,7 @@ def bench_solve_command(
                         "policy": policy,
                         "integral": integral,
                         "median_seconds": round(seconds, 4),
-                        "tasks": rounded(float(allocation.tasks.sum()), 4),
+                        "tasks": exact(float(allocation.tasks.sum())),
                         "lp_solves": allocation.extras.get("lp_solves"),
                     }
                 )

@@ -51,7 +51,7 @@ from fairshare.cluster import FloatArray
 from fairshare.solvers.errors import SolverFailure
 from fairshare.solvers.filling_model import FillingLP
 from fairshare.solvers.filling_problem import FillingProblem, FillingResult, tasks_alone
-from fairshare.solvers.freeze_test import growable, growable_per_user
+from fairshare.solvers.freeze_test import growable, growable_per_user, least_growing
 
 
 def progressive_filling(
@@ -112,6 +112,9 @@ def progressive_filling(
             break
         grows = growable_per_user(model) if per_user_test else growable(model)
         frozen = model.active & ~grows
+        if not frozen.any():
+            # numerical: the level could not rise, so some user cannot grow (least_growing)
+            frozen = model.active & least_growing(model)
         if not frozen.any():
             raise SolverFailure(
                 f"progressive filling stalled at level {level:g}: every active user seems able "

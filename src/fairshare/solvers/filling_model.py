@@ -11,12 +11,17 @@ warm-starts from the previous basis, which stays primal feasible (primal simplex
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
 import highspy
 import numpy as np
 
 from fairshare.allocation.types import IntArray
 from fairshare.cluster import BoolArray, FloatArray
 from fairshare.solvers.errors import InvalidRequest, SolverFailure
+from fairshare.solvers.exact_check import exact_violations
 from fairshare.solvers.filling_problem import FillingProblem, hosts, tasks_alone
 from fairshare.solvers.highs import new_highs
 
@@ -121,11 +126,12 @@ class FillingLP:
             alone_level = problem.share_per_task * self.alone / problem.weights
         self.level_unit = float(alone_level[participates].min()) if participates.any() else 1.0
         # n_i >= k_i * level, in scaled units: n'_i >= coefficient_i * level'.
-        self.coefficient = np.where(
-            participates,
-            problem.weights * self.level_unit / (problem.share_per_task * scale),
-            0.0,
-        )
+        with np.errstate(divide="ignore", invalid="ignore"):  # users left out: 0
+            self.coefficient = np.where(
+                participates,
+                problem.weights * self.level_unit / (problem.share_per_task * scale),
+                0.0,
+            )
         self.scaled_cap = np.where(participates, caps / scale, 0.0)
         in_group = np.zeros(users, dtype=np.bool_)
         for listed in problem.group_members:
@@ -143,6 +149,7 @@ class FillingLP:
         fixed = np.where(participates, low, 0.0)
         self.level = np.where(self.active, np.nan, problem.share_per_task * fixed / problem.weights)
         self.lp_solves = 0
+        self.steps: list[str] = []
         self.cap_frozen: list[tuple[float, IntArray]] = []
         self.current_level = 0.0
         # users held at their minimum (= cap) from the start hold exactly that
@@ -393,14 +400,18 @@ class FillingLP:
     # solving
 
     def solve(self, what: str) -> None:
-        """Solve the model as it stands and read its solution (``solution``, ``row_value``).
+        """Solve the model as it stands and read its solution (``solution``, ``row_value``),
+        through the fallback chain :data:`STEPS`.
 
-        An LP HiGHS does not solve warm-started is solved once more from scratch
-        (``_solve_again``) before anything is concluded from its status, and so is one it
-        reports optimal whose column values do not reproduce its row values
-        (:meth:`_consistent`). Only the level LP can
-        then be infeasible (minimum shares that do not fit); every other LP starts from a
-        feasible point, so any other status left after the retry is numerical trouble.
+        Each step solves the LP (:meth:`_attempt`); its candidate is accepted only when HiGHS
+        reports it optimal, its column values reproduce HiGHS's row values
+        (:meth:`_consistent`) and an exact rational check finds it within the LP's rows and
+        bounds (:func:`fairshare.solvers.exact_check.exact_violations`). Otherwise the next
+        step runs: warm start from the last basis (primal simplex); a fresh solve with
+        forced scaling (dual simplex, basis dropped); HiGHS's interior point method with
+        crossover. Only the level LP may be infeasible (minimum shares that do not fit), and
+        only once every step says so; every other LP starts from a feasible point, so a
+        status no step turns into an accepted candidate is numerical trouble.
 
         Parameters
         ----------
@@ -410,69 +421,103 @@ class FillingLP:
         Raises
         ------
         SolverFailure
-            HiGHS could not solve it, saying which LP and why.
+            No step of the chain gave an accepted candidate, saying which LP and why.
         """
-        self.highs.run()
-        self.lp_solves += 1
-        status = self.highs.getModelStatus()
-        if status == highspy.HighsModelStatus.kOptimal:
-            self._read_solution()
-            if self._consistent():
-                return
-        status = self._solve_again(level_fixed=what != "level")
-        if status == highspy.HighsModelStatus.kOptimal:
-            if not self._consistent():
-                raise SolverFailure(
-                    f"HiGHS's solution of the {what} LP does not satisfy the LP's rows "
-                    "(numerical trouble)"
-                )
-            return
-        if what == "level" and status in (
-            highspy.HighsModelStatus.kInfeasible,
-            highspy.HighsModelStatus.kUnboundedOrInfeasible,
-        ):
+        level_fixed = what != "level"
+        first = STEPS.index("scaled") if _COLD.get() else 0
+        reasons: list[str] = []
+        infeasible = True
+        for step in STEPS[first:]:
+            self.steps.append(step)
+            status = self._attempt(step, level_fixed=level_fixed)
+            if status == highspy.HighsModelStatus.kOptimal:
+                infeasible = False
+                reason = self._rejection()
+                if reason is None:
+                    return
+                reasons.append(f"{step}: {reason}")
+                continue
+            if status not in _INFEASIBLE:
+                infeasible = False
+            reasons.append(f"{step}: {self.highs.modelStatusToString(status)}")
+        if what == "level" and infeasible:
             raise _Infeasible(what)
-        text = self.highs.modelStatusToString(status)
-        raise SolverFailure(f"HiGHS could not solve the {what} LP: {text}")
+        last = reasons[-1].split(": ", 1)[1]
+        raise SolverFailure(
+            f"HiGHS could not solve the {what} LP: {last} (tried {'; '.join(reasons)})"
+        )
 
-    def _solve_again(self, *, level_fixed: bool) -> highspy.HighsModelStatus:
-        """The one retry of every LP of the model that HiGHS did not solve warm-started: from
-        scratch (the basis dropped), with dual simplex.
+    def _rejection(self) -> str | None:
+        """Why the solution just read is not accepted, or None when it is."""
+        if not self._consistent():
+            return "columns off their rows (numerical trouble)"
+        wrong = exact_violations(self.highs.getLp(), self.solution, _RESIDUAL)
+        return None if wrong is None else f"exact check: {wrong}"
 
-        Warm-started, HiGHS 1.16 can stop short of an answer on a small, well-scaled model: a
-        level LP started from the previous round's basis switches to dual simplex and ends in
-        status Unknown (``tests/test_filling_highs_retry.py``), which the same LP from scratch
-        solves. A freeze test (``level_fixed``: the level column fixed at the level LP's
-        solution) can be infeasible by more than the tolerance in HiGHS's internal scaling on
-        a badly scaled model, so its retry also lets the level go ``_LEVEL_GIVE`` below its
-        value. That gives a user at most that fraction of its level as slack, far below the
-        freeze test's ``_GROWS``, so the test still separates the same users.
+    def _attempt(self, step: str, *, level_fixed: bool) -> highspy.HighsModelStatus:
+        """One step of the fallback chain (:meth:`solve`): solve the LP and read an optimal
+        solution.
+
+        ``warm`` runs HiGHS from the last basis. The others drop the basis first
+        (``clearSolver``) and presolve the LP: ``scaled`` with dual simplex and forced
+        equilibration scaling, ``interior`` with the interior point method and crossover (a
+        basic solution, whose row values the checks compare). On a model whose entries span
+        fifteen orders of magnitude the simplex from an unpresolved start can stall at a
+        point 1e-7 outside a bound (status Unknown) where the presolved LP is solved exactly
+        (``tests/test_lp_fallback.py``). Warm-started, HiGHS 1.16 can stop short of an answer
+        on a small, well-scaled model (a level LP switching to dual simplex from the
+        previous round's basis ends in status Unknown, ``tests/test_filling_highs_retry.py``),
+        which the same LP from scratch solves. A freeze test (``level_fixed``: the level
+        column fixed at the level LP's solution) can be infeasible by more than the tolerance
+        in HiGHS's internal scaling on a badly scaled model, so the steps after ``warm``
+        also let the level go ``_LEVEL_GIVE`` below its value. That gives a user at most
+        that fraction of its level as slack, far below the freeze test's ``_GROWS``, so the
+        test still separates the same users.
 
         Parameters
         ----------
+        step : str
+            One of :data:`STEPS`.
         level_fixed : bool
             The level column is fixed (a freeze test), not maximised (the level LP).
 
         Returns
         -------
         highspy.HighsModelStatus
-            The status of the solve from scratch; when optimal, its solution is read (before
-            the level's bounds are restored).
+            The solve's status; when optimal, its solution is read (before the level's
+            bounds are restored).
         """
+        highs = self.highs
+        if step == "warm":
+            highs.run()
+            self.lp_solves += 1
+            status = highs.getModelStatus()
+            if status == highspy.HighsModelStatus.kOptimal:
+                self._read_solution()
+            return status
         level = np.array([self.level_col], dtype=np.int64)
         lp_level = self.current_level / self.round_scale
         if level_fixed:
             self.set_bounds(level, np.array([lp_level * (1 - _LEVEL_GIVE)]), np.array([lp_level]))
-        self.highs.clearSolver()
-        self.highs.setOptionValue("simplex_strategy", 1)
+        highs.clearSolver()
+        highs.setOptionValue("presolve", "on")
+        if step == "scaled":
+            highs.setOptionValue("simplex_strategy", 1)
+            highs.setOptionValue("simplex_scale_strategy", _FORCED_SCALING)
+        else:
+            highs.setOptionValue("solver", "ipm")
+            highs.setOptionValue("run_crossover", "on")
         try:
-            self.highs.run()
+            highs.run()
             self.lp_solves += 1
-            status = self.highs.getModelStatus()
+            status = highs.getModelStatus()
             if status == highspy.HighsModelStatus.kOptimal:
                 self._read_solution()
         finally:
-            self.highs.setOptionValue("simplex_strategy", 4)
+            highs.setOptionValue("simplex_strategy", 4)
+            highs.setOptionValue("simplex_scale_strategy", _DEFAULT_SCALING)
+            highs.setOptionValue("solver", "simplex")
+            highs.setOptionValue("presolve", "off")
             if level_fixed:
                 self.set_bounds(level, np.array([lp_level]), np.array([lp_level]))
         return status
@@ -741,6 +786,37 @@ class FillingLP:
             self._release_row(int(self.entity_of[i]))
         self._update_pools(chosen)
         self.level[chosen] = self.current_level * self.level_unit
+
+
+STEPS = ("warm", "scaled", "interior")
+"""The fallback chain of every LP of the model, in order (:meth:`FillingLP.solve`)."""
+
+_INFEASIBLE = (
+    highspy.HighsModelStatus.kInfeasible,
+    highspy.HighsModelStatus.kUnboundedOrInfeasible,
+)
+_DEFAULT_SCALING = 2
+"""HiGHS's ``simplex_scale_strategy`` by default (equilibration, chosen per model)."""
+_FORCED_SCALING = 3
+"""``simplex_scale_strategy`` of the ``scaled`` step: forced equilibration."""
+
+_COLD: ContextVar[bool] = ContextVar("fairshare_filling_cold", default=False)
+
+
+@contextmanager
+def cold_starts() -> Iterator[None]:
+    """Within the block, every LP of a filling model skips the warm start (its chain begins
+    at the ``scaled`` step): the retry of a solve whose allocation failed its checks.
+
+    Yields
+    ------
+    None
+    """
+    token = _COLD.set(True)
+    try:
+        yield
+    finally:
+        _COLD.reset(token)
 
 
 class _Infeasible(Exception):

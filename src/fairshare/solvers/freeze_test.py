@@ -171,6 +171,46 @@ def growable_per_user(model: FillingLP) -> BoolArray:
     return _growing_users(model, grows)
 
 
+def least_growing(model: FillingLP) -> BoolArray:
+    """The active users that grow least, when the batched test finds every one able to grow
+    although the level LP could not raise their level: a contradiction only rounding makes
+    (by Choosy 5.1's convexity argument, users that can each grow can grow together, so the
+    level would rise by the least growth over their number). The LP's tolerance then lets a
+    user whose need of a full resource is a tiny entry of its row seem to grow; the users
+    that grow least are those the full resource holds.
+
+    Parameters
+    ----------
+    model : FillingLP
+        The model, just after :meth:`FillingLP.raise_level`.
+
+    Returns
+    -------
+    BoolArray
+        Per user: True for the active users whose entity's most growth, alone with every
+        other user held at its level (the papers' per-user test), is the least.
+
+    Raises
+    ------
+    SolverFailure
+        HiGHS could not solve a freeze-test LP.
+    """
+    active, bound = _columns(model)
+    growth = np.full(model.entities, np.inf)
+    for e, most in zip(active, bound, strict=True):
+        col = np.array([model.v0 + e], dtype=np.int64)
+        model.set_bounds(col, np.zeros(1), np.full(1, most))
+        model.set_costs(col, np.ones(1))
+        try:
+            model.solve("freeze test")
+        finally:
+            model.set_costs(col, np.zeros(1))
+            model.set_bounds(col, np.zeros(1), np.zeros(1))
+        growth[e] = model.solution[model.v0 + e] / most if most > 0 else 0.0
+    least = growth <= growth.min() * (1 + 1e-6) + _GROWS
+    return _growing_users(model, least)
+
+
 def full_users(model: FillingLP) -> BoolArray:
     """Active users that cannot grow, decided without an LP and relative to capacity.
 

@@ -13,10 +13,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from fairshare.allocation import Allocation
+from fairshare.allocation import Allocation, printed_allocation
+from fairshare.allocation.invariants import solver_violations
 from fairshare.errors import UnknownPolicy
 from fairshare.registry import PolicyInfo, by_name
 from fairshare.solvers.constrained import solve_cmmf, solve_independent
+from fairshare.solvers.errors import SolverFailure
+from fairshare.solvers.filling_model import cold_starts
 from fairshare.solvers.pooled import solve_pooled
 from fairshare.solvers.tsf import solve_per_machine_drf, solve_task_share
 from fairshare.workload.model import Scenario
@@ -194,7 +197,10 @@ def solve(scenario: Scenario, policy: str, *, integral: bool = False) -> Allocat
         A request the policy cannot serve (several resources for a single-resource policy,
         minimum shares that do not fit).
     SolverFailure
-        A numerical solver gave up.
+        A numerical solver gave up, or its allocation fails the invariant checks
+        (:func:`~fairshare.allocation.invariants.solver_violations`: feasible, caps,
+        integral, maximal, non-wasteful) as printed (:func:`~fairshare.allocation.
+        printed_allocation`), also when solved again without warm starts.
 
     Examples
     --------
@@ -216,4 +222,17 @@ def solve(scenario: Scenario, policy: str, *, integral: bool = False) -> Allocat
     ...
     fairshare.solvers.errors.InvalidRequest: policy: max-min shares a single resource, ...
     """
-    return solver_policy(policy).run(scenario, policy, integral)
+    entry = solver_policy(policy)
+    allocation = entry.run(scenario, policy, integral)
+    wrong = solver_violations(scenario, printed_allocation(scenario, allocation))
+    if wrong:
+        # every LP again without warm starts (the fallback chain from its fresh solve)
+        with cold_starts():
+            allocation = entry.run(scenario, policy, integral)
+        wrong = solver_violations(scenario, printed_allocation(scenario, allocation))
+    if wrong:
+        raise SolverFailure(
+            f"the {policy} allocation fails its checks as printed: {wrong[0]} (numerical "
+            "trouble; please report the scenario)"
+        )
+    return allocation
