@@ -29,6 +29,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from fairshare import __version__
 from fairshare.allocation import Allocation, allocation_document
 from fairshare.runlog import RunLog
 from fairshare.workload import Scenario
@@ -77,8 +78,9 @@ class Solution:
         Returns
         -------
         dict
-            ``policy``, ``integral``, per user its ``tasks`` and ``share``, and the
-            placement for the policies that place tasks.
+            ``policy``, ``integral``, per user its ``tasks`` and ``share``, the
+            placement for the policies that place tasks, and ``fairshare_version`` (the
+            build that computed it).
 
         Examples
         --------
@@ -91,7 +93,10 @@ class Solution:
         >>> fairshare.solve(scenario, "max-min").to_dict()["users"]
         {'a': {'tasks': 2.0, 'share': 0.2}, 'b': {'tasks': 8.0, 'share': 0.8}}
         """
-        return allocation_document(self.scenario, self.allocation)
+        return {
+            **allocation_document(self.scenario, self.allocation),
+            "fairshare_version": __version__,
+        }
 
     def frame(self) -> pl.DataFrame:
         """One row per user: ``user``, ``tasks``, ``share``, ``weight``, plus one column per

@@ -104,8 +104,8 @@ def solve_command(
     for warning in allocation.warnings:
         err_console.print(f"warning: {source}: {warning}", markup=False)
     if as_json:
-        document = allocation_document(scenario, allocation)
-        document["fairshare_version"] = __version__  # which build computed it
+        # which build computed it, as Solution.to_dict says
+        document = {**allocation_document(scenario, allocation), "fairshare_version": __version__}
         sys.stdout.write(json.dumps(document, indent=2) + "\n")
     else:
         _print_table(scenario, allocation, Console(markup=False, highlight=False))
