@@ -239,7 +239,7 @@ def run_corpus(
     return out
 
 
-class _Timeout(Exception):
+class _Timeout(FairshareError):
     """A solve ran past the corpus run's limit."""
 
 

@@ -11,10 +11,15 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from fairshare.allocation import Allocation, printed_allocation
-from fairshare.allocation.invariants import solver_violations
+from fairshare.allocation.invariants import (
+    cap_violations,
+    feasibility_violations,
+    integrality_violations,
+    solver_violations,
+)
 from fairshare.errors import UnknownPolicy
 from fairshare.registry import PolicyInfo, by_name
 from fairshare.solvers.constrained import solve_cmmf, solve_independent
@@ -230,9 +235,19 @@ def solve(scenario: Scenario, policy: str, *, integral: bool = False) -> Allocat
         with cold_starts():
             allocation = entry.run(scenario, policy, integral)
         wrong = solver_violations(scenario, printed_allocation(scenario, allocation))
-    if wrong:
+    if not wrong:
+        return allocation
+    printed = printed_allocation(scenario, allocation)
+    broken = (
+        feasibility_violations(scenario, printed)
+        + cap_violations(scenario, printed)
+        + integrality_violations(printed)
+    )
+    if broken:  # never print what does not fit or breaks a cap
         raise SolverFailure(
-            f"the {policy} allocation fails its checks as printed: {wrong[0]} (numerical "
+            f"the {policy} allocation fails its checks as printed: {broken[0]} (numerical "
             "trouble; please report the scenario)"
         )
-    return allocation
+    # Feasible but not maximal (or wasteful) as printed: returned, and said so.
+    note = f"the allocation is not maximal as printed: {wrong[0]} (numerical trouble)"
+    return replace(allocation, warnings=(*allocation.warnings, note))
