@@ -22,6 +22,7 @@ from fairshare import kernel
 from fairshare.cluster import Cluster, Machine
 from fairshare.runlog import RunLog
 from fairshare.sim.engine import SimOptions, simulate
+from fairshare.solvers.filling_problem import FillingProblem
 from fairshare.workload.loader import load_scenario
 from fairshare.workload.model import Scenario
 
@@ -231,3 +232,21 @@ def mixed_cluster(n: int) -> Cluster:
         for i in range(n)
     ]
     return Cluster.build(["cpu", "mem"], machines)
+
+
+def choosy_figure_1_problem() -> FillingProblem:
+    """Choosy Figure 1: ten one-slot machines as six types; u1..u4 get 1.5, 1.5, 3 and 4."""
+    usable = np.array(
+        [[1, 0, 0, 1, 0, 0], [0, 0, 1, 1, 0, 0], [0, 1, 1, 1, 0, 1], [0, 0, 0, 0, 1, 1]],
+        dtype=np.bool_,
+    )
+    return FillingProblem(
+        capacity=np.ones((6, 1)),
+        count=np.array([1.0, 1, 1, 1, 4, 2]),
+        usable=usable,
+        demands=np.ones((4, 1)),
+        share_per_task=np.ones(4),
+        weights=np.ones(4),
+        caps=np.full(4, np.inf),
+        initial=np.zeros(4),
+    )

@@ -30,6 +30,8 @@ from fairshare.solvers.filling_model import FillingLP
 from fairshare.solvers.filling_problem import FillingProblem
 from fairshare.workload.loader import parse_scenario
 
+from conftest import choosy_figure_1_problem
+
 TOLERANCE = 1e-9
 
 # types 0..3: 3 machines of 6 slots, then 1, 2 and 3 machines of 1 slot
@@ -147,24 +149,7 @@ class _StopsWarm(FillingLP):
         return super()._attempt(step, level_fixed=level_fixed)
 
 
-def _choosy_figure_1() -> FillingProblem:
-    usable = np.array(
-        [[1, 0, 0, 1, 0, 0], [0, 0, 1, 1, 0, 0], [0, 1, 1, 1, 0, 1], [0, 0, 0, 0, 1, 1]],
-        dtype=np.bool_,
-    )
-    return FillingProblem(
-        capacity=np.ones((6, 1)),
-        count=np.array([1.0, 1, 1, 1, 4, 2]),
-        usable=usable,
-        demands=np.ones((4, 1)),
-        share_per_task=np.ones(4),
-        weights=np.ones(4),
-        caps=np.full(4, np.inf),
-        initial=np.zeros(4),
-    )
-
-
-@pytest.mark.parametrize("make", [_problem, _choosy_figure_1])
+@pytest.mark.parametrize("make", [_problem, choosy_figure_1_problem])
 def test_every_lp_stopped_short_warm_started_is_retried_from_scratch(
     make: Callable[[], FillingProblem], monkeypatch: pytest.MonkeyPatch
 ) -> None:

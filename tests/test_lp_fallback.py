@@ -36,30 +36,11 @@ from fairshare.solvers import InvalidRequest, SolverFailure, filling_model, solv
 from fairshare.solvers.exact_check import violations
 from fairshare.solvers.filling_lp import progressive_filling
 from fairshare.solvers.filling_model import STEPS, FillingLP
-from fairshare.solvers.filling_problem import FillingProblem
 from fairshare.workload.loader import parse_scenario
 
-from conftest import run_fairshare, scaled_examples
+from conftest import choosy_figure_1_problem, run_fairshare, scaled_examples
 
 _FAIL = highspy.HighsModelStatus.kUnknown
-
-
-def _choosy_figure_1() -> FillingProblem:
-    """Choosy Figure 1: ten one-slot machines as six types; u1..u4 get 1.5, 1.5, 3 and 4."""
-    usable = np.array(
-        [[1, 0, 0, 1, 0, 0], [0, 0, 1, 1, 0, 0], [0, 1, 1, 1, 0, 1], [0, 0, 0, 0, 1, 1]],
-        dtype=np.bool_,
-    )
-    return FillingProblem(
-        capacity=np.ones((6, 1)),
-        count=np.array([1.0, 1, 1, 1, 4, 2]),
-        usable=usable,
-        demands=np.ones((4, 1)),
-        share_per_task=np.ones(4),
-        weights=np.ones(4),
-        caps=np.full(4, np.inf),
-        initial=np.zeros(4),
-    )
 
 
 def _failing(steps: set[str], monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
@@ -86,7 +67,7 @@ def test_each_step_solves_when_the_steps_before_it_fail(
     failing: set[str], accepted: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     logs = _failing(failing, monkeypatch)
-    result = progressive_filling(_choosy_figure_1())
+    result = progressive_filling(choosy_figure_1_problem())
     np.testing.assert_allclose(result.tasks, [1.5, 1.5, 3.0, 4.0], atol=1e-9)
     (steps,) = logs
     order = list(STEPS)
@@ -120,7 +101,7 @@ def test_a_candidate_the_exact_check_rejects_goes_to_the_next_step(
 
     monkeypatch.setattr(filling_model, "exact_violations", reject_warm)
     monkeypatch.setattr(FillingLP, "_attempt", attempt)
-    result = progressive_filling(_choosy_figure_1())
+    result = progressive_filling(choosy_figure_1_problem())
     np.testing.assert_allclose(result.tasks, [1.5, 1.5, 3.0, 4.0], atol=1e-9)
     assert calls[:2] == ["warm", "scaled"]
     assert "interior" not in calls
@@ -132,7 +113,7 @@ def test_an_lp_failing_every_step_is_one_solver_failure_naming_them(
 ) -> None:
     _failing(set(STEPS), monkeypatch)
     with pytest.raises(SolverFailure) as caught:
-        progressive_filling(_choosy_figure_1())
+        progressive_filling(choosy_figure_1_problem())
     message = str(caught.value)
     assert message.startswith("HiGHS could not solve the level LP: Unknown")
     assert "warm: Unknown; scaled: Unknown; interior: Unknown" in message
