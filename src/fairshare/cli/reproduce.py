@@ -139,7 +139,7 @@ def _print_result(result: TargetResult, scaled: str, console: Console) -> None:
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
     for row in result.rows:
         table.add_row(
-            row.metric, _shown(row.paper), _shown(row.ours), _shown(row.spread), row.verdict
+            row.metric, _shown(row.shown), _shown(row.ours), _shown(row.spread), row.verdict
         )
     console.print(table)
     for row in result.rows:

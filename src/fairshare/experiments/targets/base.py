@@ -2,17 +2,13 @@
 SPEC section 7).
 
 A :class:`Target` is one figure or table of a paper's evaluation: the grids it runs (one
-or more :class:`Part`, each a sweep grid of policies x seeds x options), and a function
-that reads the merged results into :class:`Measured` numbers, each beside the paper's
-(:class:`Claim`), and draws the figure. :func:`judge` turns a claim and our values over the
-seeds into a :class:`Row` with its verdict:
-
-- ``reproduced``: the paper gives a number and our mean is within the claim's tolerance of
-  it; or the paper gives a direction only and our whole 95% interval is on its side;
-- ``same-direction``: our mean is on the same side of the claim's neutral value as the
-  paper's number (or direction), but not within the tolerance (or the interval crosses);
-- ``differs``: our mean is on the other side, or there is no number at all; with a
-  one-line reason.
+or more :class:`Part`, each a sweep grid of policies x seeds x options), the choices it
+makes that the paper does not fix (:class:`Setup`), and a function that reads the merged
+results into :class:`Measured` numbers, each beside the paper's (:class:`Claim`, with the
+paper's words as its ``source``), and draws the figure. :func:`judge` turns a claim and our
+values over the seeds into a :class:`Row` whose verdict is SPEC section 7's rule
+(:func:`~.verdict.decide`): ``reproduced``, ``same-direction``, ``inconclusive`` or
+``differs``, with a one-line reason.
 
 Examples
 --------
@@ -25,9 +21,11 @@ Examples
 >>> row = judge(gain, [0.9, 0.95, 0.92])
 >>> row.verdict, row.reason
 ('differs', 'ours 0.9233 is below 1 where the paper has 1.7 above it')
+>>> judge(gain, [0.8, 1.1]).verdict
+'inconclusive'
 >>> faster = Claim("FIFO's makespan over fair's", None, neutral=1.0, direction="<")
 >>> judge(faster, [0.8, 0.85, 0.9]).verdict, judge(faster, [0.8, 1.1]).verdict
-('reproduced', 'same-direction')
+('same-direction', 'inconclusive')
 """
 
 from __future__ import annotations
@@ -37,6 +35,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
+from fairshare.experiments.targets.verdict import VERDICTS, Verdict, decide
 from fairshare.metrics.intervals import mean_interval
 
 if TYPE_CHECKING:
@@ -51,15 +50,10 @@ __all__ = [
     "Measured",
     "Part",
     "Row",
+    "Setup",
     "Target",
     "judge",
 ]
-
-VERDICTS = ("reproduced", "same-direction", "differs")
-"""The verdicts of a row, best first."""
-
-Verdict = Literal["reproduced", "same-direction", "differs"]
-
 
 @dataclass(frozen=True)
 class Claim:
@@ -68,17 +62,20 @@ class Claim:
     Parameters
     ----------
     metric : str
-        The metric, as the row names it (``node locality, 3 maps, delay scheduling``).
+        The metric, as the row names it (``node locality, 3 maps, delay scheduling``). A
+        threshold of ours (not printed by the paper) is named here as ours.
     paper : float or None
-        The paper's number; None where it gives only a direction.
+        The paper's number, as it prints it; None where it gives only a direction.
     tolerance : float
         How far from the paper's number our mean may be and still be ``reproduced``
-        (in the metric's own units).
+        (in the metric's own units): the paper's printed precision or spread.
     neutral : float or None
         The value that separates the two directions (1 for a ratio or gain, 0 for a
         difference); None where only closeness counts (a fraction that has no direction).
     direction : ``">"`` or ``"<"`` or None
         The paper's direction against ``neutral`` when it gives no number.
+    source : str
+        The paper's words or table cell behind ``paper`` (or behind the direction).
     """
 
     metric: str
@@ -86,9 +83,10 @@ class Claim:
     tolerance: float = 0.0
     neutral: float | None = None
     direction: Literal[">", "<"] | None = None
+    source: str = ""
 
     def shown_paper(self) -> float | str:
-        """The ``paper`` field of the row: the number, or the direction as text."""
+        """The paper's number, or its direction as text (``> 1``), for people."""
         if self.paper is not None:
             return self.paper
         return f"{self.direction} {_fmt(self.neutral)}"
@@ -96,17 +94,23 @@ class Claim:
 
 @dataclass(frozen=True)
 class Row:
-    """A row of ``result.json``: ``metric``, ``paper``, ``ours`` (the mean over seeds),
-    ``spread`` (half the 95% interval over seeds; 0 with one seed), ``verdict`` and
-    ``reason`` (one line where it is not ``reproduced``, else None)."""
+    """A row of ``result.json`` (SPEC section 7): ``metric``, ``paper`` (None for a
+    direction-only claim), ``ours`` (the mean over seeds), ``spread`` (half the 95% interval
+    over seeds; 0 with one seed), ``verdict`` and ``reason`` (one line where it is not
+    ``reproduced``, else None), ``neutral``, ``tolerance`` (None without a number) and
+    ``source``; ``shown`` is the paper's column for people (``> 1`` for a direction)."""
 
     metric: str
-    paper: float | str
+    paper: float | None
     ours: float | None
     spread: float
     verdict: Verdict
     reason: str | None
     seeds: int
+    neutral: float | None = None
+    tolerance: float | None = None
+    source: str = ""
+    shown: float | str | None = None
 
     def document(self) -> dict[str, object]:
         """The row as ``result.json`` holds it."""
@@ -117,6 +121,9 @@ class Row:
             "spread": round(self.spread, 6),
             "verdict": self.verdict,
             "reason": self.reason,
+            "neutral": self.neutral,
+            "tolerance": self.tolerance,
+            "source": self.source,
         }
 
 
@@ -125,13 +132,9 @@ def _fmt(value: float | None) -> str:
     return "none" if value is None else f"{value:.4g}"
 
 
-def _side(value: float, neutral: float) -> str:
-    """``above`` or ``below`` (or ``at``) ``neutral``."""
-    return "above" if value > neutral else "below" if value < neutral else "at"
-
-
 def judge(claim: Claim, values: Sequence[float | None]) -> Row:
-    """The row of ``claim`` given our values of the metric, one per seed (module docstring).
+    """The row of ``claim`` given our values of the metric, one per seed: the mean and
+    95% interval over seeds judged by :func:`~.verdict.decide` (SPEC section 7's rule).
 
     Parameters
     ----------
@@ -145,51 +148,61 @@ def judge(claim: Claim, values: Sequence[float | None]) -> Row:
     Row
     """
     interval = mean_interval(values)
-    ours = interval.mean
-    spread = interval.half_width
-    paper = claim.shown_paper()
-
-    def row(verdict: Verdict, reason: str | None) -> Row:
-        """The row with this verdict."""
-        return Row(claim.metric, paper, ours, spread, verdict, reason, interval.n)
-
-    if ours is None:
-        return row("differs", "no run gave this metric (no finished job or task measured it)")
-    if claim.paper is None:
-        assert claim.direction is not None and claim.neutral is not None
-        neutral = claim.neutral
-        right = ours > neutral if claim.direction == ">" else ours < neutral
-        if not right:
-            return row(
-                "differs",
-                f"ours {_fmt(ours)} is {_side(ours, neutral)} {_fmt(neutral)} where the paper "
-                f"has {claim.direction} {_fmt(neutral)}",
-            )
-        low = interval.low if interval.low is not None else ours
-        high = interval.high if interval.high is not None else ours
-        clear = low > neutral if claim.direction == ">" else high < neutral
-        if clear:
-            return row("reproduced", None)
-        return row(
-            "same-direction",
-            f"the 95% interval over seeds ({_fmt(low)} to {_fmt(high)}) reaches {_fmt(neutral)}",
-        )
-    if abs(ours - claim.paper) <= claim.tolerance + 1e-12:
-        return row("reproduced", None)
-    off = (
-        f"ours {_fmt(ours)} is {_fmt(abs(ours - claim.paper))} from the paper's "
-        f"{_fmt(claim.paper)} (tolerance {_fmt(claim.tolerance)})"
+    tolerance = None if claim.paper is None else claim.tolerance
+    verdict, reason = decide(
+        claim.paper,
+        interval.mean,
+        interval.half_width,
+        neutral=claim.neutral,
+        tolerance=tolerance,
+        direction=claim.direction,
     )
-    if claim.neutral is None:
-        return row("differs", off)
-    neutral = claim.neutral
-    if (ours - neutral) * (claim.paper - neutral) > 0 or ours == claim.paper:
-        return row("same-direction", off)
-    return row(
-        "differs",
-        f"ours {_fmt(ours)} is {_side(ours, neutral)} {_fmt(neutral)} where the paper has "
-        f"{_fmt(claim.paper)} {_side(claim.paper, neutral)} it",
+    return Row(
+        claim.metric,
+        claim.paper,
+        interval.mean,
+        interval.half_width,
+        verdict,
+        reason,
+        interval.n,
+        claim.neutral,
+        tolerance,
+        claim.source,
+        claim.shown_paper(),
     )
+
+
+@dataclass(frozen=True)
+class Setup:
+    """A choice a target makes that the paper does not fix, or that differs from it
+    (``result.json``'s ``setup``, SPEC section 7).
+
+    Parameters
+    ----------
+    parameter : str
+        What is chosen (``rack slowdown``).
+    value : str
+        Its value here, in words (``2.0 (a non-local map runs 2x longer)``).
+    why : str
+        Where the value comes from (the paper's text, a documented default) or why.
+    verdicts_change : bool or None
+        Whether any verdict changes across the parameter's plausible range; None where no
+        sensitivity sweep has been run yet.
+    """
+
+    parameter: str
+    value: str
+    why: str
+    verdicts_change: bool | None = None
+
+    def document(self) -> dict[str, object]:
+        """The choice as ``result.json`` holds it."""
+        return {
+            "parameter": self.parameter,
+            "value": self.value,
+            "why": self.why,
+            "verdicts_change": self.verdicts_change,
+        }
 
 
 @dataclass(frozen=True)
@@ -247,8 +260,8 @@ class Target:
         What the model lacks to express it (then ``build`` is None).
     typical_seconds : float, optional
         Wall seconds at the default scale on the 2-core development machine.
-    verdict : str, optional
-        The verdicts at the default scale, as measured (``4 reproduced, 2 differ``).
+    setup : tuple of Setup
+        The choices the paper does not fix (``result.json``'s ``setup``).
     note : str, optional
         One line: where and why the model's experiment differs from the paper's, printed
         under the target's rows.
@@ -266,7 +279,7 @@ class Target:
     scaled: Callable[[float], str] = field(default=lambda scale: "the paper's size")
     needs: str | None = None
     typical_seconds: float | None = None
-    verdict: str | None = None
+    setup: tuple[Setup, ...] = ()
     note: str | None = None
 
     @property

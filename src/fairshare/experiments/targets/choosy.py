@@ -515,7 +515,6 @@ TARGETS = (
     Target(
         name="choosy-table1",
         typical_seconds=18,
-        verdict="11 reproduced, 1 differ (of 12)",
         figure="Table 1",
         description="Choosy's slowdown relative to the three offline schedulers, by job duration",
         evaluate=_table1_evaluate,
@@ -524,7 +523,6 @@ TARGETS = (
     Target(
         name="choosy-fig8",
         typical_seconds=13,
-        verdict="3 reproduced (of 3)",
         figure="Fig 8",
         description="RMSE of Choosy's allocation vectors against the offline schedulers",
         evaluate=_fig8_evaluate,
@@ -533,7 +531,6 @@ TARGETS = (
     Target(
         name="choosy-table2",
         typical_seconds=13,
-        verdict="3 same direction (of 3)",
         figure="Table 2",
         description="run time of the offline schedulers against Choosy's",
         evaluate=_table2_evaluate,
@@ -542,7 +539,6 @@ TARGETS = (
     Target(
         name="choosy-rampup",
         typical_seconds=9,
-        verdict="4 reproduced, 1 same direction (of 5)",
         paper="Choosy",
         figure="Fig 6 (sec 6.2)",
         description="ramp-up time vs pickiness: analytic Pareto order-statistics bound vs sim",
@@ -559,7 +555,6 @@ TARGETS = (
     Target(
         name="choosy-fig10-12",
         typical_seconds=7,
-        verdict="6 reproduced (of 6)",
         paper="Choosy",
         figure="Figs 10-12",
         description="users joining and leaving suddenly: Choosy against the offline schedulers "

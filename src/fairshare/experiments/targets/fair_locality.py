@@ -159,7 +159,6 @@ def _t3_evaluate(frame: pl.DataFrame, seeds: tuple[int, ...]) -> Evaluation:
 TABLE3 = Target(
     name="fair-table3",
     typical_seconds=8,
-    verdict="8 reproduced, 2 same direction, 5 differ (of 15)",
     paper="FAIR",
     figure="Table 3, Fig 12",
     description="locality and throughput vs job size (3/10/100 maps), delay scheduling",
@@ -298,7 +297,6 @@ def _difference(a: Sequence[float | None], b: Sequence[float | None]) -> tuple[f
 FIG13_14 = Target(
     name="fair-fig13-14",
     typical_seconds=15,
-    verdict="9 reproduced, 2 same direction (of 11)",
     paper="FAIR",
     figure="Figs 13-14",
     description="sticky slots: locality and throughput with 5-50 concurrent scan jobs",
@@ -453,7 +451,6 @@ def _io_evaluate(frame: pl.DataFrame, seeds: tuple[int, ...]) -> Evaluation:
 FIG15 = Target(
     name="fair-fig15",
     typical_seconds=10,
-    verdict="3 reproduced, 1 same direction, 2 differ (of 6)",
     paper="FAIR",
     figure="Fig 15",
     description="IO-rate biasing: throughput of 20 closed-loop workers on a hot file",

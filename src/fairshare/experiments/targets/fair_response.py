@@ -166,7 +166,6 @@ def _mean_of(values: Sequence[float | None]) -> float | None:
 FIG10_11 = Target(
     name="fair-fig10-11",
     typical_seconds=4,
-    verdict="2 reproduced, 4 same direction, 1 differ (of 7)",
     paper="FAIR",
     figure="Figs 10-11",
     description="macrobenchmark: response-time gain over FIFO and locality per size bin",
@@ -316,7 +315,6 @@ def _s53_evaluate(frame: pl.DataFrame, seeds: tuple[int, ...]) -> Evaluation:
 FIG8_9 = Target(
     name="fair-fig8-9",
     typical_seconds=15,
-    verdict="3 reproduced, 2 same direction (of 5)",
     paper="FAIR",
     figure="Figs 8-9",
     description="section 5.3: batch response time and slowdown, FIFO vs fair, CPAC, kills",

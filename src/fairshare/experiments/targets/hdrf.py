@@ -588,7 +588,6 @@ TARGETS = (
     Target(
         name="hdrf-fig9",
         typical_seconds=4,
-        verdict="4 reproduced (of 4)",
         paper="H-DRF",
         figure="Fig 9",
         description="dynamic H-DRF's shares on Figure 8's weighted hierarchy (4:1), GPU leaf",
@@ -605,7 +604,6 @@ TARGETS = (
     Target(
         name="hdrf-fig11",
         typical_seconds=10,
-        verdict="2 reproduced, 1 same direction (of 3)",
         paper="H-DRF",
         figure="Fig 11",
         description="naive H-DRF starves n1,1 on Figure 10's hierarchy; dynamic H-DRF does not",
@@ -631,7 +629,6 @@ TARGETS = (
     Target(
         name="hdrf-fig12-13",
         typical_seconds=287,
-        verdict="3 reproduced, 5 same direction, 1 differ (of 9)",
         paper="H-DRF",
         figure="Figs 12-13",
         description="H-DRF against hierarchical slot schedulers (4-14 slots, memory thrashing)",

@@ -258,7 +258,6 @@ TARGETS = (
     Target(
         name="tsf-table2",
         typical_seconds=4,
-        verdict="5 reproduced (of 5)",
         paper="TSF",
         figure="Table II, Fig 5",
         description="TSF's task shares for Table II's four constrained jobs on 50 nodes",
@@ -272,7 +271,6 @@ TARGETS = (
     Target(
         name="tsf-fig9-11",
         typical_seconds=75,
-        verdict="6 same direction, 8 differ (of 14)",
         paper="TSF",
         figure="Figs 9-11",
         description="queueing delay and completion-time speedup of TSF vs FIFO, DRF, CDRF, CMMF",
