@@ -57,7 +57,11 @@ def test_a_target_writes_its_result_and_figure(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "scale 0.05: 2 of 49 servers" in done.stdout
     document = json.loads((out / "hdrf-fig9" / "result.json").read_text())
-    assert list(document) == ["target", "paper", "figure", "rows", "scale", "seeds"]
+    assert list(document) == ["target", "paper", "figure", "rows", "scale", "seeds", "setup"]
+    assert document["setup"] and all(
+        list(choice) == ["parameter", "value", "why", "verdicts_change"]
+        for choice in document["setup"]
+    )
     assert (document["target"], document["paper"], document["figure"]) == (
         "hdrf-fig9",
         "H-DRF",
@@ -67,9 +71,21 @@ def test_a_target_writes_its_result_and_figure(tmp_path: Path) -> None:
     rows = document["rows"]
     assert rows[0]["metric"] == "CPU share of n1,1 (all leaves active)"
     for row in rows:
-        assert list(row) == ["metric", "paper", "ours", "spread", "verdict", "reason"]
-        assert row["verdict"] in ("reproduced", "same-direction", "differs")
+        assert list(row) == [
+            "metric",
+            "paper",
+            "ours",
+            "spread",
+            "verdict",
+            "reason",
+            "neutral",
+            "tolerance",
+            "source",
+        ]
+        assert row["verdict"] in ("reproduced", "same-direction", "inconclusive", "differs")
         assert (row["reason"] is None) == (row["verdict"] == "reproduced")
+        assert row["source"].startswith("H-DRF section 5.1: '")
+        assert row["tolerance"] == 0.05 and row["neutral"] is None
     # Two servers of 4 CPUs: n1,1 gets 6 of 8 CPUs, n1,2 both GPU units... of 8.
     assert rows[0]["ours"] == 0.75 and rows[0]["spread"] == 0.0
     assert rows[1]["ours"] == 1.0 and rows[1]["verdict"] == "reproduced"

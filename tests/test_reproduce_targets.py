@@ -48,6 +48,15 @@ def test_a_target_runs_at_a_tiny_scale(name: str, tmp_path: Path) -> None:
     document = json.loads((tmp_path / name / "result.json").read_text())
     assert document["target"] == name and document["seeds"] == 1
     assert len(document["rows"]) == len(result.rows)
+    assert document["setup"], name
+    for row in document["rows"]:
+        # SPEC section 7: every row names its source; a direction-only claim has no number
+        # and no tolerance.
+        assert row["source"] and row["source"][0].isupper(), row["metric"]
+        assert (row["paper"] is None) == (row["tolerance"] is None), row["metric"]
+        if row["paper"] is None:
+            assert row["neutral"] is not None, row["metric"]
+    assert (tmp_path / name / "report.html").is_file()
     ET.fromstring((tmp_path / name / "figure.svg").read_text())
 
 

@@ -53,12 +53,13 @@ def list_lines(targets: tuple[Target, ...]) -> list[str]:
 
 
 def markdown_table(targets: tuple[Target, ...]) -> str:
-    """``--list --markdown``: README's table of targets, between its markers."""
+    """``--list --markdown``: README's table of targets, between its markers. It holds no
+    verdicts: those come only from running the targets (``result.json``, ``report.html``),
+    never from text that could drift from them."""
     lines = [
         MARKDOWN_BEGIN,
         "",
-        "| target | paper | figure | default scale | typical run time "
-        "| verdict at the default scale |",
+        "| target | paper | figure | default scale | typical run time | what it checks |",
         "| --- | --- | --- | --- | --- | --- |",
     ]
     for t in targets:
@@ -70,7 +71,7 @@ def markdown_table(targets: tuple[Target, ...]) -> str:
         seconds = "-" if t.typical_seconds is None else f"{t.typical_seconds:.0f} s"
         lines.append(
             f"| `{t.name}` | {t.paper} | {t.figure} | {t.default_scale:g} ({t.default_seeds} "
-            f"seeds) | {seconds} | {t.verdict or '-'} |"
+            f"seeds) | {seconds} | {t.description} |"
         )
     lines += ["", MARKDOWN_END]
     return "\n".join(lines)
@@ -184,14 +185,14 @@ def reproduce_command(
     out: Annotated[
         str | None,
         typer.Option(
-            "--out", "-o", metavar="DIR", help="Writes DIR/TARGET/result.json, figure.svg"
+            "--out", "-o", metavar="DIR", help="Writes DIR/TARGET/result.json, figure.svg, report.html"
         ),
     ] = None,
 ) -> None:
     """Reproduce figures and tables of the papers' evaluations: each target runs on a sweep,
     prints the paper's numbers beside ours with the spread over seeds and a verdict
-    (reproduced, same-direction, differs), and writes DIR/TARGET/result.json and
-    DIR/TARGET/figure.svg."""
+    (reproduced, same-direction, inconclusive, differs), and writes DIR/TARGET/result.json,
+    figure.svg and report.html."""
     from fairshare.experiments import SweepDirError  # noqa: PLC0415
     from fairshare.experiments.reproduce import TargetUnavailable, run_target  # noqa: PLC0415
     from fairshare.experiments.targets import TARGETS, target_names  # noqa: PLC0415

@@ -9,10 +9,15 @@ what is missing), merges them with a ``part`` column into its ``results.parquet`
 
 ```
 DIR/TARGET/result.json   {"target", "paper", "figure", "rows": [{"metric", "paper", "ours",
-                          "spread", "verdict", "reason"}], "scale", "seeds"}
+                          "spread", "verdict", "reason", "neutral", "tolerance", "source"}],
+                          "scale", "seeds", "setup": [{"parameter", "value", "why",
+                          "verdicts_change"}]}
 DIR/TARGET/figure.svg    the figure in the paper's form
+DIR/TARGET/report.html   the figure beside every row, the setup, the seeds and scale
 DIR/TARGET/sweep/        the sweep's directory: cells/, results.parquet, sweep.html
 ```
+
+``seeds`` is the number of seeds run.
 
 Targets that measure the same runs (Choosy Table 1, Figure 8 and Table 2 share section 7.1's
 grid) share cells: a cell another target under DIR already ran (the same id in
@@ -27,8 +32,10 @@ Examples
 >>> with tempfile.TemporaryDirectory() as tmp:
 ...     done = run_target(target("hdrf-fig9"), tmp, scale=0.05, seeds=(0,), jobs=1)
 ...     document = json.loads(Path(tmp, "hdrf-fig9", "result.json").read_text())
->>> sorted(document), document["rows"][0]["metric"]
-(['figure', 'paper', 'rows', 'scale', 'seeds', 'target'], 'CPU share of n1,1 (all leaves active)')
+>>> sorted(document)
+['figure', 'paper', 'rows', 'scale', 'seeds', 'setup', 'target']
+>>> document["rows"][0]["metric"], document["seeds"]
+('CPU share of n1,1 (all leaves active)', 1)
 """
 
 from __future__ import annotations
@@ -122,6 +129,7 @@ class TargetResult:
             "rows": [row.document() for row in self.rows],
             "scale": self.scale,
             "seeds": len(self.seeds),
+            "setup": [choice.document() for choice in self.target.setup],
         }
 
 

@@ -55,6 +55,7 @@ __all__ = [
     "judge",
 ]
 
+
 @dataclass(frozen=True)
 class Claim:
     """What the paper says about one metric.

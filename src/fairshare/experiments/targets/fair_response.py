@@ -17,7 +17,14 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from fairshare.experiments.targets.base import Claim, Evaluation, Measured, Part, Target
+from fairshare.experiments.targets.base import (
+    Claim,
+    Evaluation,
+    Measured,
+    Part,
+    Setup,
+    Target,
+)
 from fairshare.experiments.targets.common import (
     bar,
     divided,
@@ -116,17 +123,50 @@ def _bm_evaluate(frame: pl.DataFrame, seeds: tuple[int, ...]) -> Evaluation:
         rows = setting(policy, ccs, delay)
         gains[label] = [divided(bin_rt(fifo, b), bin_rt(rows, b)) for b in range(9)]
     measured = [
-        Measured(Claim("gain over FIFO, bin 0 (1-25 maps), fair", 2.0, 0.5, 1.0), gains["fair"][0]),
         Measured(
-            Claim("gain over FIFO, bin 0, fair + copy-compute", 1.9, 0.5, 1.0),
+            Claim(
+                "gain over FIFO, bin 0 (1-25 maps), fair",
+                2.0,
+                0.5,
+                1.0,
+                source="FAIR section 6.1: 'fair sharing (figure (a)) can cut response times in "
+                "half over FIFO small jobs'",
+            ),
+            gains["fair"][0],
+        ),
+        Measured(
+            Claim(
+                "gain over FIFO, bin 0, fair + copy-compute",
+                1.9,
+                0.5,
+                1.0,
+                source="FAIR section 6.1: 'Fair sharing with copy-compute splitting (figure (b)) "
+                "provides gains of up to 4.6x for small jobs, with the average gain for jobs in "
+                "bins 0 and 1 being 1.8-2x' (1.9: the middle of the range)",
+            ),
             gains["fair + copy-compute"][0],
         ),
         Measured(
-            Claim("gain over FIFO, bin 1 (25-50 maps), fair + copy-compute", 1.9, 0.5, 1.0),
+            Claim(
+                "gain over FIFO, bin 1 (25-50 maps), fair + copy-compute",
+                1.9,
+                0.5,
+                1.0,
+                source="FAIR section 6.1: 'Fair sharing with copy-compute splitting (figure (b)) "
+                "provides gains of up to 4.6x for small jobs, with the average gain for jobs in "
+                "bins 0 and 1 being 1.8-2x' (1.9: the middle of the range)",
+            ),
             gains["fair + copy-compute"][1],
         ),
         Measured(
-            Claim("gain over FIFO, bin 0, FIFO + copy-compute", None, neutral=1.0, direction=">"),
+            Claim(
+                "gain over FIFO, bin 0, FIFO + copy-compute",
+                None,
+                neutral=1.0,
+                direction=">",
+                source="FAIR section 6.1: 'FIFO with copy-compute splitting (figure (c)) yields "
+                "some gains but less than fair sharing'",
+            ),
             gains["FIFO + copy-compute"][0],
         ),
         Measured(
@@ -135,16 +175,43 @@ def _bm_evaluate(frame: pl.DataFrame, seeds: tuple[int, ...]) -> Evaluation:
                 None,
                 neutral=1.0,
                 direction="<",
+                source="FAIR section 6.1: 'at the expense of long jobs taking slightly longer'",
             ),
             tuple(_mean_of([gains["fair"][b][k] for b in (6, 7, 8)]) for k in range(len(seeds))),
         ),
         Measured(
-            Claim("node locality, fair + copy-compute + delay", 0.995, 0.02),
+            Claim(
+                "node locality, fair + copy-compute + delay",
+                0.995,
+                0.02,
+                source="FAIR section 6.1: 'it increases locality to 99-100% from 15-95% as shown "
+                "in Figure 11' (0.995: the middle of the printed range)",
+            ),
             ratio_per_seed(setting("fair", True, "5,10"), seeds, lambda r: locality(r, "node")),
         ),
         Measured(
-            Claim("node locality, fair + copy-compute, no delay (paper 15-95%)", 0.55, 0.4),
-            ratio_per_seed(setting("fair", True, None), seeds, lambda r: locality(r, "node")),
+            # The paper prints a range across size bins (15-95%), not one number: the claim is
+            # its direction, delay scheduling's locality above no delay's.
+            Claim(
+                "node locality, fair + copy-compute: with delay minus without",
+                None,
+                neutral=0.0,
+                direction=">",
+                source="FAIR section 6.1: 'it increases locality to 99-100% from 15-95% as shown "
+                "in Figure 11'",
+            ),
+            tuple(
+                None if a is None or b is None else a - b
+                for a, b in zip(
+                    ratio_per_seed(
+                        setting("fair", True, "5,10"), seeds, lambda r: locality(r, "node")
+                    ),
+                    ratio_per_seed(
+                        setting("fair", True, None), seeds, lambda r: locality(r, "node")
+                    ),
+                    strict=True,
+                )
+            ),
         ),
     ]
     present = [b for b in range(9) if any(v is not None for v in gains["fair"][b])]
@@ -172,6 +239,31 @@ FIG10_11 = Target(
     section="section 6.1",
     default_scale=1.0,
     default_seeds=5,
+    setup=(
+        Setup(
+            "job sizes",
+            "50 jobs drawn from Table 2's Facebook distribution (facebook-2009 generator)",
+            "the paper's BM is a fixed set: 29, 5, 4, 4, 3, 2, 1, 1, 1 jobs of 16 to 6,400 "
+            "maps; a faithful fixed benchmark is later work (issue 33)",
+        ),
+        Setup(
+            "slots",
+            "6 pooled slots per node (maps and reduces share them)",
+            "EC2's 4 map and 2 reduce slots per node are separate in the paper",
+        ),
+        Setup(
+            "task length",
+            "exponential, mean 30 s",
+            "the paper's 'maps took between 9s and 60s'",
+        ),
+        Setup(
+            "reducer slow-start",
+            "the default: 1 (after the job's last map) without copy-compute splitting, 0 with it",
+            "the paper does not give Hadoop's setting; reducers launched early hold reduce slots "
+            "(section 5's hoarding), which a slow-start of 1 removes",
+        ),
+        Setup("delay scheduling", "T1 5 s, T2 10 s", "the paper does not give section 6.1's"),
+    ),
     build=_bm_build,
     evaluate=_bm_evaluate,
     scaled=lambda s: f"{4 * max(1, scaled_count(100, s, 10) // 4)} of 100 nodes, 50 jobs",
@@ -274,7 +366,12 @@ def _s53_evaluate(frame: pl.DataFrame, seeds: tuple[int, ...]) -> Evaluation:
     measured = (
         Measured(
             Claim(
-                "batch response time, fair over FIFO (FIFO best)", None, neutral=1.0, direction=">"
+                "batch response time, fair over FIFO (FIFO best)",
+                None,
+                neutral=1.0,
+                direction=">",
+                source="FAIR section 5.3: 'FIFO's batch response time is always best, even with "
+                "copy-compute splitting'",
             ),
             divided(span["fair"], span["FIFO"]),
         ),
@@ -284,19 +381,42 @@ def _s53_evaluate(frame: pl.DataFrame, seeds: tuple[int, ...]) -> Evaluation:
                 None,
                 neutral=1.0,
                 direction=">",
+                source="FAIR section 5.3: 'FIFO's batch response time is always best, even with "
+                "copy-compute splitting'",
             ),
             divided(span["fair + copy-compute"], span["FIFO + copy-compute"]),
         ),
         Measured(
-            Claim("mean slowdown, fair over FIFO", 0.5, 0.2, 1.0),
+            Claim(
+                "mean slowdown, fair over FIFO",
+                0.5,
+                0.2,
+                1.0,
+                source="FAIR section 5.3: 'Fair sharing, preemption and copy-compute splitting "
+                "each cut slowdown in half'",
+            ),
             divided(slow["fair"], slow["FIFO"]),
         ),
         Measured(
-            Claim("mean slowdown, fair + copy-compute over fair", 0.5, 0.2, 1.0),
+            Claim(
+                "mean slowdown, fair + copy-compute over fair",
+                0.5,
+                0.2,
+                1.0,
+                source="FAIR section 5.3: 'Fair sharing, preemption and copy-compute splitting "
+                "each cut slowdown in half'",
+            ),
             divided(slow["fair + copy-compute"], slow["fair"]),
         ),
         Measured(
-            Claim("mean slowdown, fair + preemption over fair", 0.5, 0.2, 1.0),
+            Claim(
+                "mean slowdown, fair + preemption over fair",
+                0.5,
+                0.2,
+                1.0,
+                source="FAIR section 5.3: 'Fair sharing, preemption and copy-compute splitting "
+                "each cut slowdown in half'",
+            ),
             divided(slow["fair + preemption"], slow["fair"]),
         ),
     )
@@ -321,6 +441,21 @@ FIG8_9 = Target(
     section="section 5.3",
     default_scale=1.0,
     default_seeds=10,
+    setup=(
+        Setup("schedules", "10 seeds", "the paper ran 20 submission schedules"),
+        Setup(
+            "task lengths",
+            "maps exponential, mean 10 s; reducers copy 10 s then compute 20 s",
+            "the paper gives none",
+        ),
+        Setup(
+            "reducer slow-start",
+            "the default: 1 (after the job's last map) without copy-compute splitting, 0 with it",
+            "the paper does not give it; with early reducers preemption has hoarded reduce "
+            "slots to reclaim, with a slow-start of 1 it has few",
+        ),
+        Setup("preemption timeouts", "10 s and 10 s", "the paper gives none"),
+    ),
     build=_s53_build,
     evaluate=_s53_evaluate,
     scaled=lambda s: f"{scaled_count(30, s, 5)} of 30 jobs on 10 nodes",

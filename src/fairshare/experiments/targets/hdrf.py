@@ -38,7 +38,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from fairshare.experiments.probes import Probe
-from fairshare.experiments.targets.base import Claim, Evaluation, Measured, Part, Target
+from fairshare.experiments.targets.base import Claim, Evaluation, Measured, Part, Setup, Target
 from fairshare.experiments.targets.common import (
     bar,
     json_cell,
@@ -100,6 +100,18 @@ def _fig9_build(scale: float, seeds: tuple[int, ...]) -> list[Part]:
     ]
 
 
+_FIG9_WORDS = {
+    "n1,2": "H-DRF section 5.1: 'instead of n1,2 receiving a 0.8 share of the GPUs in the "
+    "cluster (its dominant resource), it receives a share of 1.0'",
+    **dict.fromkeys(
+        ("n1,1", "n2,1", "n2,2"),
+        "H-DRF section 5.1: 'n1,1 gets 0.8 share of the CPUs (its dominant resource), while "
+        "n2,1 and n2,2 receive a share of 0.1 each'",
+    ),
+}
+"""The paper's words behind each leaf's share."""
+
+
 def _fig9_evaluate(frame: pl.DataFrame, seeds: tuple[int, ...]) -> Evaluation:
     """Each leaf's share of its dominant resource at 100 s."""
     measured = []
@@ -115,7 +127,12 @@ def _fig9_evaluate(frame: pl.DataFrame, seeds: tuple[int, ...]) -> Evaluation:
 
         measured.append(
             Measured(
-                Claim(f"{resource.upper()} share of {name} (all leaves active)", paper, 0.05),
+                Claim(
+                    f"{resource.upper()} share of {name} (all leaves active)",
+                    paper,
+                    0.05,
+                    source=_FIG9_WORDS[name],
+                ),
                 ratio_per_seed(frame, seeds, share),
             )
         )
@@ -299,6 +316,8 @@ def _fig11_evaluate(frame: pl.DataFrame, seeds: Sequence[int]) -> Evaluation:
                 413.0,
                 tolerance=150.0,
                 neutral=0.0,
+                source="H-DRF section 5.2: 'n1,1 only achieves its fair share once all jobs of "
+                "n1,2 finish, resulting in H-DRF finishing jobs 413% faster'",
             ),
             gains,
         ),
@@ -307,6 +326,8 @@ def _fig11_evaluate(frame: pl.DataFrame, seeds: Sequence[int]) -> Evaluation:
                 "n1,1's median running tasks under naive H-DRF while n1,2's jobs run",
                 1.0,
                 tolerance=2.0,
+                source="H-DRF section 5.2: 'its median throughput in Pareto-Efficient-C.S drops "
+                "to just 1 task'",
             ),
             tuple(naive_median),
         ),
@@ -316,6 +337,8 @@ def _fig11_evaluate(frame: pl.DataFrame, seeds: Sequence[int]) -> Evaluation:
                 None,
                 neutral=0.0,
                 direction=">",
+                source="H-DRF section 5.2: 'The starvation of n1,1 gets so dire that its median "
+                "throughput in Pareto-Efficient-C.S drops to just 1 task'",
             ),
             margin,
         ),
@@ -534,8 +557,12 @@ def _fig12_13_evaluate(frame: pl.DataFrame, seeds: tuple[int, ...]) -> Evaluatio
                 Claim(
                     f"Fig 12: {slots}-slot makespan over H-DRF's",
                     round(paper / _FIG12_HDRF, 4),
-                    tolerance=0.1,
+                    # Never wider than half the effect (issue 33): 0.1 accepted H-DRF slower.
+                    tolerance=round(min(0.1, (paper / _FIG12_HDRF - 1) / 2), 4),
                     neutral=1.0,
+                    source="H-DRF section 5.3.1: 'The job schedule completes execution in 1379, "
+                    "1446, 1514 and 1732 seconds for H-DRF, 4-slot, 5-slot and 6-slot "
+                    f"scheduling respectively' ({paper:.0f} / 1379)",
                 ),
                 ratio(stat("fig12", "makespan", slots), hdrf_span),
             )
@@ -549,6 +576,9 @@ def _fig12_13_evaluate(frame: pl.DataFrame, seeds: tuple[int, ...]) -> Evaluatio
                     None,
                     neutral=0.0,
                     direction=">",
+                    source="H-DRF section 5.3.1: 'Figure 12 shows the percentage improvement in "
+                    "job response times obtained by H-DRF over slot scheduling' (no number in "
+                    "the text)",
                 ),
                 improvement,
             )
@@ -565,6 +595,9 @@ def _fig12_13_evaluate(frame: pl.DataFrame, seeds: tuple[int, ...]) -> Evaluatio
                     _FIG13_GAIN,
                     tolerance=_FIG13_TOLERANCE,
                     neutral=0.0,
+                    source="H-DRF section 5.3.2: 'H-DRF improved the response times over "
+                    "hierarchical slot scheduling by 44-83%' (63.5: the middle of the range "
+                    "over 10, 12 and 14 slots)",
                 ),
                 improvement,
             )
@@ -594,6 +627,13 @@ TARGETS = (
         section="section 5.1",
         default_scale=1.0,
         default_seeds=3,
+        setup=(
+            Setup(
+                "task length",
+                "20 s, constant",
+                "the paper gives none; shares are read at 100 s, with every leaf active",
+            ),
+        ),
         build=_fig9_build,
         evaluate=_fig9_evaluate,
         scaled=lambda s: (
@@ -610,6 +650,27 @@ TARGETS = (
         section="section 5.2",
         default_scale=1.0,
         default_seeds=5,
+        setup=(
+            Setup(
+                "task length",
+                "10 s, constant",
+                "chosen after exponential lengths missed the paper's median of 1 running task "
+                "(6 to 11 here; an independent rebuild got 32-43 and a 1-91% gain): the verdicts "
+                "depend on it",
+                True,
+            ),
+            Setup(
+                "memory per task",
+                "1.5 GB for the jobs whose trace counterpart is memory-dominant (about a "
+                "third), else 1 GB",
+                "the paper: 'a majority of which use 1.5 GB memory' (section 5.3)",
+            ),
+            Setup(
+                "job sizes",
+                "Table 1's bins, drawn per seed; the ten 500+ task jobs to n1,1, n1,2 and n3,1",
+                "the paper's schedule is not published",
+            ),
+        ),
         build=_fig11_build,
         evaluate=_fig11_evaluate,
         scaled=lambda s: (
@@ -635,6 +696,24 @@ TARGETS = (
         section="section 5.3",
         default_scale=0.1,
         default_seeds=2,
+        setup=(
+            Setup(
+                "scale",
+                "0.1 with 2 seeds: Fig 12 on 5 servers and 10 jobs, Fig 13 on 120 servers",
+                "the paper's size takes too long on 2 cores; at 0.1 the Fig 12 intervals are "
+                "too wide to decide (issue 33)",
+            ),
+            Setup(
+                "Fig 13 workload",
+                "a Poisson stream of Table 1's job sizes",
+                "the Facebook trace is not published",
+            ),
+            Setup(
+                "memory over-commit",
+                "a slot scheduler's server over its memory slows its tasks in proportion",
+                "the paper's slot schedulers thrash; it gives no model of the slowdown",
+            ),
+        ),
         build=_fig12_13_build,
         evaluate=_fig12_13_evaluate,
         scaled=lambda s: (

@@ -123,9 +123,7 @@ def decide(
     side = _side(ours, neutral)
     if side != wanted:
         theirs = (
-            f"{direction} {_fmt(neutral)}"
-            if paper is None
-            else f"{_fmt(paper)} {_WORD[wanted]} it"
+            f"{direction} {_fmt(neutral)}" if paper is None else f"{_fmt(paper)} {_WORD[wanted]} it"
         )
         return "differs", (
             f"ours {_fmt(ours)} is {_WORD[side]} {_fmt(neutral)} where the paper has {theirs}"
