@@ -1,11 +1,13 @@
 """``fairshare reproduce`` through the executable: ``--list``, README's generated table,
-a tiny run's ``result.json`` and ``figure.svg``, and bad input (exit 2, one line)."""
+a tiny run's ``result.json``, ``figure.svg`` and ``report.html`` (parsed: every row's paper
+number, source and verdict, the seeds and scale as run), and bad input (exit 2, one line)."""
 
 from __future__ import annotations
 
 import json
 import re
 import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
 from pathlib import Path
 
 from fairshare.cli.reproduce import MARKDOWN_BEGIN, MARKDOWN_END, markdown_table
@@ -14,6 +16,35 @@ from fairshare.experiments.targets import TARGETS
 from conftest import assert_rejected, run_fairshare
 
 README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+class _ReportTables(HTMLParser):
+    """The text of every table cell of a page, table by table, row by row; and its figures."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tables: list[list[list[str]]] = []
+        self.cell: list[str] | None = None
+        self.svgs = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "table":
+            self.tables.append([])
+        elif tag == "tr" and self.tables:
+            self.tables[-1].append([])
+        elif tag in ("td", "th"):
+            self.cell = []
+        elif tag == "svg":
+            self.svgs += 1
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("td", "th") and self.cell is not None:
+            self.tables[-1][-1].append("".join(self.cell).strip())
+            self.cell = None
+
+    def handle_data(self, data: str) -> None:
+        if self.cell is not None:
+            self.cell.append(data)
 
 
 def test_list_prints_one_target_a_line_in_four_columns() -> None:
@@ -89,6 +120,30 @@ def test_a_target_writes_its_result_and_figure(tmp_path: Path) -> None:
     # Two servers of 4 CPUs: n1,1 gets 6 of 8 CPUs, n1,2 both GPU units... of 8.
     assert rows[0]["ours"] == 0.75 and rows[0]["spread"] == 0.0
     assert rows[1]["ours"] == 1.0 and rows[1]["verdict"] == "reproduced"
+    page = _ReportTables()
+    page.feed((out / "hdrf-fig9" / "report.html").read_text())
+    facts = dict(page.tables[0])
+    assert facts["seeds"] == "2 (0 to 1)" and facts["scale"].startswith("0.05: 2 of 49 servers")
+    header, *cells = page.tables[1]
+    assert header == [
+        "metric",
+        "paper",
+        "source",
+        "ours",
+        "tolerance",
+        "neutral",
+        "verdict",
+        "reason",
+    ]
+    assert len(cells) == len(rows)
+    for cell, row in zip(cells, rows, strict=True):
+        shown = dict(zip(header, cell, strict=True))
+        assert shown["metric"] == row["metric"] and shown["verdict"] == row["verdict"]
+        assert shown["paper"] == f"{row['paper']:.4g}" and shown["source"] == row["source"]
+        assert shown["reason"] == (row["reason"] or "")
+    setup_header, *choices = page.tables[2]
+    assert setup_header[0] == "parameter" and len(choices) == len(document["setup"])
+    assert page.svgs == 1
     svg = ET.fromstring((out / "hdrf-fig9" / "figure.svg").read_text())
     assert svg.tag == "{http://www.w3.org/2000/svg}svg"
     assert (out / "hdrf-fig9" / "sweep" / "results.parquet").is_file()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -68,3 +69,16 @@ def test_a_target_the_model_lacks_refuses_to_run(tmp_path: Path) -> None:
         run_target(lacking, tmp_path)
     assert raised.value.needs == "a new model"
     assert not (tmp_path / "hdrf-figX").exists()
+
+
+def test_sweep_html_counts_the_seeds_of_a_target_with_one_part_per_seed(
+    tmp_path: Path,
+) -> None:
+    # fair-fig8-9 draws one schedule per seed (parts "schedule 0", "schedule 1"); its
+    # sweep.html once showed "seeds 1" for every setting of a multi-seed run (issue 30).
+    run_target(target("fair-fig8-9"), tmp_path, scale=TINY["fair-fig8-9"], seeds=(0, 1), jobs=1)
+    page = (tmp_path / "fair-fig8-9" / "sweep" / "sweep.html").read_text()
+    counts = re.findall(r'<tr><td class="l">([^<]*)</td><td>(\d+)</td>', page)
+    assert len(counts) == 5  # FIFO and fair, each with and without CPAC; fair with kills
+    assert {n for _, n in counts} == {"2"}, counts
+    assert all("schedule 0" not in label for label, _ in counts)

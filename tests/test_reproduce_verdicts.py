@@ -185,7 +185,7 @@ def test_the_verdict_is_a_pure_function(
 def test_flipping_ours_across_neutral_never_keeps_reproduced(
     claim: tuple[float | None, float, float, float, float, str],
 ) -> None:
-    paper, ours, spread, neutral, tolerance, direction = claim
+    paper, ours, spread, neutral, tolerance, _ = claim
     if paper is None or paper == neutral:
         return  # no side to keep (direction-only claims are never reproduced)
     mirrored = 2 * neutral - ours

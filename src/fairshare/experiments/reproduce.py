@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -57,11 +58,13 @@ from fairshare.experiments.store import CELLS, SweepDir, SweepDirError
 from fairshare.experiments.sweep import SweepProgress, available_cores, merge
 from fairshare.experiments.targets.base import Evaluation, Row, Target, judge
 from fairshare.report.outdir import STAGING_PREFIX
+from fairshare.report.reproduce import render_reproduction
 from fairshare.report.sweep import render_sweep
 from fairshare.workload import ScenarioError
 
 __all__ = [
     "FIGURE",
+    "REPORT",
     "RESULT",
     "SWEEP",
     "TargetResult",
@@ -74,9 +77,11 @@ RESULT = "result.json"
 """A target's numbers (SPEC section 7)."""
 FIGURE = "figure.svg"
 """A target's figure (SPEC section 7)."""
+REPORT = "report.html"
+"""A target's page: the figure beside every row, the setup (SPEC section 7)."""
 SWEEP = "sweep"
 """A target's sweep directory."""
-_OWN = {RESULT, FIGURE, SWEEP}
+_OWN = {RESULT, FIGURE, REPORT, SWEEP}
 
 
 class TargetUnavailable(FairshareError):
@@ -135,7 +140,7 @@ class TargetResult:
 
 def check_target_dir(out: str | Path, name: str) -> Path:
     """``DIR/TARGET``, checked to be new, empty or an earlier reproduction's (it holds
-    nothing but ``result.json``, ``figure.svg`` and ``sweep``).
+    nothing but ``result.json``, ``figure.svg``, ``report.html`` and ``sweep``).
 
     Raises
     ------
@@ -187,15 +192,26 @@ def _shared_cells(out: Path, name: str, ids: Sequence[str]) -> dict[str, Path]:
     return found
 
 
-def _report(target: Target, frame: pl.DataFrame, columns: Sequence[str]) -> str:
-    """``sweep.html`` of the target's merged parts: means over seeds per part, policy and
-    option."""
+def _setting(label: str, seeds: Sequence[int]) -> str:
+    """A part's label without its seed: a target that draws one schedule per seed has one
+    part per seed (``schedule 3``), and its settings are the same across them."""
+    if len(seeds) != 1:
+        return label
+    return re.sub(rf"\s*\b{seeds[0]}\b", "", label, count=1).strip() or label
+
+
+def _report(
+    target: Target, frame: pl.DataFrame, columns: Sequence[str], seeds: Sequence[int]
+) -> str:
+    """``sweep.html`` of the target's merged parts: means over seeds per setting (a part
+    without its seed), policy and option."""
     metrics = headline(frame)
-    by = ["policy", "part", *(c for c in columns if c not in ("scenario", "policy", "seed"))]
+    by = ["policy", "setting", *(c for c in columns if c not in ("scenario", "policy", "seed"))]
     by = [c for c in dict.fromkeys(by) if c in frame.columns]
     facts = [
         ("target", f"{target.paper} {target.figure}: {target.description}"),
-        ("parts", ", ".join(dict.fromkeys(frame["part"].to_list()))),
+        ("parts", ", ".join(dict.fromkeys(frame["setting"].to_list()))),
+        ("seeds", f"{len(seeds)}"),
         ("cells", f"{frame.height:,}"),
     ]
     return render_sweep(target.name, facts, settings(frame, by, [m for m, _ in metrics]), metrics)
@@ -276,10 +292,19 @@ def run_target(
     columns: list[str] = []
     for part in parts:
         merged = merge(part.grid, part.grid.cells(), found)
-        frames.append(merged.with_columns(pl.lit(part.label).alias("part")))
+        frames.append(
+            merged.with_columns(
+                pl.lit(part.label).alias("part"),
+                pl.lit(_setting(part.label, part.grid.seeds)).alias("setting"),
+            )
+        )
         columns.extend(name for name, _ in part.grid.columns())
     frame = pl.concat(frames, how="diagonal_relaxed")
-    store.publish(frame, _report(target, frame, list(dict.fromkeys(columns))))
+    store.publish(
+        frame.drop("setting"),
+        _report(target, frame, list(dict.fromkeys(columns)), chosen_seeds),
+    )
+    frame = frame.drop("setting")
     evaluation: Evaluation = target.evaluate(frame, chosen_seeds)
     rows = tuple(judge(m.claim, m.values) for m in evaluation.measured)
     result = TargetResult(
@@ -295,6 +320,17 @@ def run_target(
     try:
         _write(where / RESULT, json.dumps(result.document(), indent=2) + "\n")
         _write(where / FIGURE, evaluation.figure + "\n")
+        _write(
+            where / REPORT,
+            render_reproduction(
+                result.document(),
+                description=target.description,
+                section=target.section,
+                scaled=target.scaled(chosen_scale),
+                figure=evaluation.figure,
+                note=target.note,
+            ),
+        )
     except OSError as err:
         raise SweepDirError(
             str(where), f"cannot write the result ({err.strerror or err})"

@@ -1,4 +1,5 @@
-"""The figure of a reproduced paper target (``fairshare reproduce``'s ``figure.svg``).
+"""The figure and the page of a reproduced paper target (``fairshare reproduce``'s
+``figure.svg`` and ``report.html``, :func:`render_reproduction`).
 
 Most of the papers' evaluation figures are grouped bars (FAIR Figures 10-14 and Table 3,
 H-DRF Figures 11-13, Choosy Table 1, TSF Figure 10): one group per category (a job size,
@@ -21,13 +22,16 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from fairshare.report.figures import PALETTE
+from fairshare.report.html import _ENV, fmt
 from fairshare.report.scales import Scale, Tick
 from fairshare.report.svg import (
     EDGE,
+    FONT_SIZE,
     LINE,
     Axes,
     Figure,
@@ -35,10 +39,11 @@ from fairshare.report.svg import (
     axis_room,
     legend_width,
     num,
+    text_width,
     tick_bins,
 )
 
-__all__ = ["Bar", "grouped_figure"]
+__all__ = ["Bar", "grouped_figure", "render_reproduction"]
 
 
 @dataclass(frozen=True)
@@ -99,7 +104,15 @@ def grouped_figure(
     str
         An ``<svg>`` element.
     """
-    fig = Figure(max(6.0, 1.2 + 0.9 * len(categories) * max(1, len(series)) ** 0.5), 3.4)
+    entries = [LegendEntry(label, PALETTE[k % len(PALETTE)]) for k, (label, _) in enumerate(series)]
+    entries.append(LegendEntry("paper", "#000000"))
+    # Each category's slot is at least as wide as its tick label and a gap, so labels never
+    # overlap (TSF Figure 5's "job1 at 200 s" did); the y axis takes about 60 points.
+    slot = max((text_width(c, FONT_SIZE) for c in categories), default=0.0) + FONT_SIZE
+    needed = len(categories) * slot + 60.0 + legend_width(entries) + 3 * EDGE
+    fig = Figure(
+        max(6.0, 1.2 + 0.9 * len(categories) * max(1, len(series)) ** 0.5, needed / 72.0), 3.4
+    )
     values = [0.0]
     for _, bars in series:
         for bar in bars:
@@ -107,8 +120,6 @@ def grouped_figure(
     lo = min(values)
     hi = max(values)
     hi = hi * 1.08 if hi > 0 else 1.0
-    entries = [LegendEntry(label, PALETTE[k % len(PALETTE)]) for k, (label, _) in enumerate(series)]
-    entries.append(LegendEntry("paper", "#000000"))
     room = legend_width(entries) + EDGE
     x = Scale(-0.5, len(categories) - 0.5)
     y = Scale(min(lo, 0.0), hi)
@@ -139,3 +150,122 @@ def grouped_figure(
     fig.frame(ax, xticks=xticks, yticks=yticks, ylabel=ylabel, title=title)
     fig.legend(entries, ax.left + ax.width + EDGE, ax.top)
     return fig.to_svg()
+
+
+_VERDICT_COLOURS = {
+    "reproduced": "#1a7f37",
+    "same-direction": "#9a6700",
+    "inconclusive": "#57606a",
+    "differs": "#cf222e",
+}
+"""The verdict column's colours (GitHub's success, attention, muted and danger)."""
+
+
+def _plus_minus(ours: object, spread: object) -> str:
+    """``mean ± half-width`` (the mean alone with no spread; an em dash with no mean)."""
+    if not isinstance(ours, int | float):
+        return "—"
+    if not isinstance(spread, int | float) or spread == 0:
+        return fmt(float(ours))
+    return f"{fmt(float(ours))} ± {fmt(float(spread))}"
+
+
+def render_reproduction(
+    document: Mapping[str, Any],
+    *,
+    description: str,
+    section: str,
+    scaled: str,
+    figure: str,
+    note: str | None = None,
+) -> str:
+    """``DIR/TARGET/report.html`` of ``fairshare reproduce`` (SPEC section 7): the figure
+    beside a table of every row (the paper's number and its source, ours ± the spread over
+    seeds, the tolerance, the neutral value, the verdict and its reason), the setup, and the
+    seeds and scale as run.
+
+    Parameters
+    ----------
+    document : Mapping
+        ``result.json``'s document.
+    description : str
+        The target in one line.
+    section : str
+        The paper's section.
+    scaled : str
+        The experiment at the scale it ran, in words.
+    figure : str
+        The ``<svg>`` of ``figure.svg``.
+    note : str, optional
+        Where the model's experiment differs from the paper's.
+
+    Returns
+    -------
+    str
+        A self-contained HTML page.
+
+    Examples
+    --------
+    >>> from fairshare.report.reproduce import render_reproduction
+    >>> doc = {"target": "t", "paper": "FAIR", "figure": "Fig 1", "scale": 1.0, "seeds": 5,
+    ...        "rows": [{"metric": "gain", "paper": 1.7, "ours": 1.6, "spread": 0.05,
+    ...                  "verdict": "same-direction", "reason": "far", "neutral": 1.0,
+    ...                  "tolerance": 0.05, "source": "Table 3"}], "setup": []}
+    >>> page = render_reproduction(doc, description="d", section="6.1", scaled="all",
+    ...                            figure="<svg></svg>")
+    >>> "1.6 ± 0.05" in page and "5 (0 to 4)" in page
+    True
+    """
+    rows = [
+        {
+            "metric": row["metric"],
+            "paper": (
+                fmt(row["paper"])
+                if row["paper"] is not None
+                else "direction only"
+                if row["neutral"] is None
+                else "—"
+            ),
+            "source": row["source"],
+            "ours": _plus_minus(row["ours"], row["spread"]),
+            "tolerance": "—" if row["tolerance"] is None else f"± {fmt(row['tolerance'])}",
+            "neutral": fmt(row["neutral"]),
+            "verdict": row["verdict"],
+            "colour": _VERDICT_COLOURS.get(str(row["verdict"]), "#000000"),
+            "reason": row["reason"] or "",
+        }
+        for row in document["rows"]
+    ]
+    counts = {v: sum(1 for r in rows if r["verdict"] == v) for v in _VERDICT_COLOURS}
+    seeds = int(document["seeds"])
+    scale = float(document["scale"])
+    return _ENV.get_template("reproduce.html.j2").render(
+        name=document["target"],
+        paper=document["paper"],
+        figure_name=document["figure"],
+        description=description,
+        section=section,
+        facts=[
+            ("paper", f"{document['paper']} {document['figure']} ({section})"),
+            ("scale", "1 (the paper's size)" if scale == 1 else f"{scale:g}: {scaled}"),
+            ("seeds", f"{seeds} (0 to {seeds - 1})" if seeds > 1 else "1 (seed 0)"),
+            (
+                "verdicts",
+                ", ".join(f"{n} {v}" for v, n in counts.items() if n) + f" (of {len(rows)})",
+            ),
+        ],
+        svg=figure,
+        rows=rows,
+        setup=[
+            {
+                "parameter": choice["parameter"],
+                "value": choice["value"],
+                "why": choice["why"],
+                "changes": {True: "yes", False: "no", None: "not swept yet"}[
+                    choice["verdicts_change"]
+                ],
+            }
+            for choice in document["setup"]
+        ],
+        note=note,
+    )
