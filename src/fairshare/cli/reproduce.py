@@ -150,7 +150,8 @@ def _print_result(result: TargetResult, scaled: str, console: Console) -> None:
         console.print(f"  note: {t.note}", markup=False)
     ran = f"ran {result.ran} cells" + (f" ({result.reused} done before)" if result.reused else "")
     console.print(
-        f"{ran} in {result.seconds:.1f} s; wrote {result.out}: result.json, figure.svg, report.html, sweep/",
+        f"{ran} in {result.seconds:.1f} s; wrote {result.out}: result.json, figure.svg, "
+        "report.html, sweep/",
         markup=False,
     )
 
