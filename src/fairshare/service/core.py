@@ -487,6 +487,32 @@ class LiveService:
         """
         return self.store.jobs(None if caller.admin else caller.tenant)
 
+    def page(
+        self, caller: Caller, *, limit: int | None = None, after: str | None = None
+    ) -> tuple[list[JobRow], str | None]:
+        """A page of the caller's jobs in submission order (every job for an
+        administrator), in one query.
+
+        Parameters
+        ----------
+        caller : Caller
+            The token's owner.
+        limit : int, optional
+            At most this many (None: all).
+        after : str, optional
+            Only the jobs after this one (the previous page's ``next``).
+
+        Returns
+        -------
+        (list of JobRow, str or None)
+            The page, and the ``after`` of the next page (None: this is the last).
+        """
+        tenant = None if caller.admin else caller.tenant
+        rows = self.store.jobs(tenant, limit=None if limit is None else limit + 1, after=after)
+        if limit is not None and len(rows) > limit:
+            return rows[:limit], rows[limit - 1].id
+        return rows, None
+
     def cancel(self, caller: Caller, job_id: str) -> None:
         """Cancel a job of the caller's (written first); cancelling an ended job changes
         nothing.

@@ -172,6 +172,15 @@ readonly database``, ``disk I/O error``, ``database is locked``); a bare
 (integrity, programming) are not."""
 
 
+def _upgrade(conn: sqlite3.Connection, statement: str) -> None:
+    """One statement of a schema upgrade; a column that is there already is kept."""
+    try:
+        conn.execute(statement)
+    except sqlite3.OperationalError as err:
+        if "duplicate column name" not in str(err):
+            raise
+
+
 def _fault(err: sqlite3.Error) -> bool:
     """Whether ``err`` is a storage fault (see :data:`_FAULTS`), not a bug."""
     return isinstance(err, _FAULTS) or type(err) is sqlite3.DatabaseError
@@ -392,7 +401,7 @@ class Store:
                 version = int(row[0])
                 while version in _UPGRADES:
                     for statement in _UPGRADES[version]:
-                        conn.execute(statement)
+                        _upgrade(conn, statement)
                     version += 1
                     conn.execute("UPDATE meta SET value = ? WHERE key = 'schema'", (str(version),))
                     conn.commit()
