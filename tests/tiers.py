@@ -94,6 +94,7 @@ FILE_TIERS: dict[str, tuple[str, ...]] = {
         "test_live_ray_address.py",
         "test_live_ray_mapping.py",
         "test_live_service.py",
+        "test_live_store.py",
         "test_loader.py",
         "test_lp_fallback.py",
         "test_metrics.py",

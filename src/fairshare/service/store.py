@@ -172,6 +172,11 @@ readonly database``, ``disk I/O error``, ``database is locked``); a bare
 (integrity, programming) are not."""
 
 
+def _text(raw: bytes) -> str:
+    """A stored text as a string (bytes that are not UTF-8 as U+FFFD)."""
+    return raw.decode("utf-8", "replace")
+
+
 def _upgrade(conn: sqlite3.Connection, statement: str) -> None:
     """One statement of a schema upgrade; a column that is there already is kept."""
     try:
@@ -444,6 +449,9 @@ class Store:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
             conn = sqlite3.connect(self.path, timeout=30.0, isolation_level="DEFERRED")
+            # Text that is not UTF-8 (a row damaged, or written by another program) reads
+            # with U+FFFD in place of the bad bytes: one row never makes a listing fail.
+            conn.text_factory = _text
             try:
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("PRAGMA synchronous=NORMAL")
