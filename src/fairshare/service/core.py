@@ -76,7 +76,6 @@ from fairshare.service.store import (
 )
 from fairshare.workload.model import MAX_AMOUNT, MAX_PRIORITY, MAX_SECONDS, User
 
-
 PROBE_SECONDS = 0.5
 """While the service is unhealthy, how often a write tries the database again."""
 
@@ -721,9 +720,7 @@ class LiveService:
             self.driver.submit(job)
         return len(jobs)
 
-    def run(
-        self, stop: threading.Event, tick: float = 0.05, *, max_backoff: float = 5.0
-    ) -> None:
+    def run(self, stop: threading.Event, tick: float = 0.05, *, max_backoff: float = 5.0) -> None:
         """The driver's loop until ``stop`` is set (on the driver's thread: the only one
         that talks to the executor), beating the lease's heartbeat. A storage fault is an
         event: the service is unhealthy, the driver keeps its state (its journal keeps the

@@ -29,6 +29,7 @@ The tenants of a scenario file, and the scenario over a (fake) cluster's nodes:
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import socket
 import sys
@@ -314,10 +315,8 @@ def serve(
 def _close(store: Store) -> None:
     """A clean shutdown's end: the write-ahead log emptied into the database and the lease
     released; a database that cannot be written keeps its log (SQLite replays it)."""
-    try:
+    with contextlib.suppress(StoreFault):
         store.checkpoint()
-    except StoreFault:
-        pass
     store.release()
     store.close()
 

@@ -69,9 +69,7 @@ def _ours(pid: int) -> bool:
         return False
 
 
-def stop_stale_processes(
-    attempts: Sequence[StaleAttempt], *, wait: float = 10.0
-) -> list[int]:
+def stop_stale_processes(attempts: Sequence[StaleAttempt], *, wait: float = 10.0) -> list[int]:
     """Kill the processes on this host that run one of ``attempts`` (launched by a previous
     service run: the database's record), and wait for them to be gone.
 

@@ -227,8 +227,7 @@ class Lease:
     def describe(self, now: float) -> str:
         """Who holds it, for a refusal: pid, host and the age of its heartbeat."""
         return (
-            f"pid {self.pid} on {self.host}, heartbeat {max(0.0, now - self.heartbeat):.0f} s "
-            "ago"
+            f"pid {self.pid} on {self.host}, heartbeat {max(0.0, now - self.heartbeat):.0f} s ago"
         )
 
 
@@ -892,11 +891,15 @@ class Store:
         list of StaleAttempt
         """
         with _faults("read"):
-            rows = self.connection().execute(
-                "SELECT t.job, t.idx, t.attempts, t.owner, t.machine FROM tasks AS t "
-                "JOIN jobs AS j ON j.id = t.job WHERE t.state = 'running' "
-                "AND j.state IN ('pending', 'running') ORDER BY j.seq, t.idx"
-            ).fetchall()
+            rows = (
+                self.connection()
+                .execute(
+                    "SELECT t.job, t.idx, t.attempts, t.owner, t.machine FROM tasks AS t "
+                    "JOIN jobs AS j ON j.id = t.job WHERE t.state = 'running' "
+                    "AND j.state IN ('pending', 'running') ORDER BY j.seq, t.idx"
+                )
+                .fetchall()
+            )
         return [
             StaleAttempt(str(job), int(idx), max(0, int(attempts) - 1), owner, machine)
             for job, idx, attempts, owner, machine in rows
