@@ -285,6 +285,8 @@ def test_a_failed_write_is_503_and_healthz_unhealthy_until_writes_succeed(
         assert health.json()["status"] == "unhealthy"
         assert "database or disk is full" in health.json()["error"]
         assert api.client.get("/v1/jobs", headers=api.alice).status_code == 200  # reads work
+        with pytest.raises(StoreError, match="database or disk is full"):
+            store.add_token("alice")  # what `tenant add` turns into one error line
         store.full = False
         assert api.client.post("/v1/jobs", json=JOB, headers=api.alice).status_code == 201
         assert api.client.get("/healthz").json() == {"status": "ok", "policy": "drf"}

@@ -145,6 +145,7 @@ FILE_TIERS: dict[str, tuple[str, ...]] = {
         "test_fuzz.py",
         "test_kueue_cli.py",
         "test_live_cli.py",
+        "test_live_store_cli.py",
         "test_out_dir.py",
         "test_reproduce.py",
         "test_reproduce_events.py",
