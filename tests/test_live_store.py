@@ -509,3 +509,66 @@ def test_a_previous_services_task_still_running_is_stopped_before_it_runs_again(
             if process.poll() is None:
                 process.kill()
             process.wait()
+
+
+def test_sigterm_returns_the_run_while_the_database_cannot_be_written(tmp_path: Path) -> None:
+    """The whole service (``server.serve``, uvicorn on this thread) with its database
+    failing every write: requests are 503, ``/healthz`` unhealthy, and SIGTERM still ends
+    it in order with the run's records (what ``--out`` writes), the lease released."""
+    import httpx  # noqa: PLC0415
+
+    from fairshare.policies import PolicyOptions  # noqa: PLC0415
+    from fairshare.service import server  # noqa: PLC0415
+    from fairshare.workload.loader import parse_scenario  # noqa: PLC0415
+
+    db = tmp_path / "db"
+    store = FaultyStore(db)
+    token = store.add_token("alice")
+    store.acquire()
+    fake = FakeExecutor(RESOURCES, [Machine("n0", np.array([2.0, 4.0]))], duration=lambda s: 1e9)
+    scenario = parse_scenario(
+        {"users": [{"name": "alice", "demand": {"cpu": 1}}]},
+        "s.yaml",
+        lambda: Cluster.build(RESOURCES, fake.nodes()),
+    )
+    settings = server.ServeSettings(
+        scenario=tmp_path / "s.yaml",
+        policy="drf",
+        db=db,
+        ray="fake",
+        host="127.0.0.1",
+        port=0,
+        options=PolicyOptions(),
+        limits=Limits(),
+    )
+    sock = server.listen("127.0.0.1", 0)
+    url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    seen: dict[str, Any] = {}
+
+    def client() -> None:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                httpx.get(f"{url}/healthz", timeout=5)
+                break
+            except httpx.HTTPError:
+                time.sleep(0.05)
+        store.full = True
+        auth = {"Authorization": f"Bearer {token}"}
+        seen["post"] = httpx.post(f"{url}/v1/jobs", json=JOB, headers=auth, timeout=30)
+        seen["health"] = httpx.get(f"{url}/healthz", timeout=30)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    thread = threading.Thread(target=client)
+    thread.start()
+    try:
+        log = server.serve(settings, fake, scenario, sock, store=store)
+    finally:
+        thread.join(60)
+        sock.close()
+    assert seen["post"].status_code == 503
+    assert seen["health"].status_code == 503
+    assert seen["health"].json()["status"] == "unhealthy"
+    assert log.policy == "drf" and log.users == ("alice",)
+    store.full = False
+    assert Store(db).acquire() is not None  # the lock was released: the next one starts
