@@ -222,7 +222,7 @@ def test_a_schema_2_database_is_upgraded_in_place(tmp_path: Path) -> None:
     store = Store(db)
     row = store.job("x")
     assert row is not None and (row.min_tasks, row.priority, row.estimate) == (2, 4, None)
-    assert store.connection().execute("SELECT value FROM meta").fetchone() == ("3",)
+    assert store.connection().execute("SELECT value FROM meta").fetchone() == ("4",)
     assert store.add_job(LiveJob("y", "alice", "y", 1, {"cpu": 1.0}, ("true",), estimate=7.5))
     assert [(j.id, j.estimate) for j in store.recover()] == [("x", None), ("y", 7.5)]
     assert Store(db).job("y").estimate == 7.5  # type: ignore[union-attr]

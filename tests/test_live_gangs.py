@@ -253,5 +253,5 @@ def test_a_schema_1_database_is_upgraded_in_place(tmp_path: Path) -> None:
     row = store.job("x")
     assert row is not None and (row.min_tasks, row.priority, row.estimate) == (None, 0, None)
     # Upgraded through version 2 to the current one (tests/test_live_backfill.py: from 2).
-    assert store.connection().execute("SELECT value FROM meta").fetchone() == ("3",)
+    assert store.connection().execute("SELECT value FROM meta").fetchone() == ("4",)
     Store(db)  # opened again: already current

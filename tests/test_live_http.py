@@ -129,7 +129,7 @@ def test_another_tenants_job_is_404_on_read_and_on_cancel(api: _Api) -> None:
     job_id = api.client.post("/v1/jobs", json=JOB, headers=api.alice).json()["id"]
     assert api.client.get(f"/v1/jobs/{job_id}", headers=api.bob).status_code == 404
     assert api.client.delete(f"/v1/jobs/{job_id}", headers=api.bob).status_code == 404
-    assert api.client.get("/v1/jobs", headers=api.bob).json() == {"jobs": []}
+    assert api.client.get("/v1/jobs", headers=api.bob).json() == {"jobs": [], "next": None}
     assert api.client.get(f"/v1/jobs/{job_id}", headers=api.alice).json()["state"] == "pending"
     assert api.client.get("/v1/jobs/nope", headers=api.alice).status_code == 404
     assert api.client.get(f"/v1/jobs/{job_id}", headers=api.admin).status_code == 200

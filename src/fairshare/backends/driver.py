@@ -118,6 +118,10 @@ class LiveJob:
         backfilling's reservations count on (:mod:`fairshare.policies.gangs`). A task that
         runs past it is not stopped; the reservation it delays is then late. None: unknown
         (a reservation counts on the task never ending).
+    attempts : mapping of int to int
+        Attempts started so far per task (a replayed job): the next attempt's number
+        follows them, so that attempt numbers (``FAIRSHARE_ATTEMPT``, the attempt's key)
+        never repeat across restarts.
     """
 
     id: str
@@ -133,6 +137,7 @@ class LiveJob:
     min_tasks: int | None = None
     priority: int = 0
     estimate: float | None = None
+    attempts: Mapping[int, int] = field(default_factory=dict)
 
 
 class Journal:
@@ -438,6 +443,7 @@ class LiveDriver:
         self._next_jid += 1
         run = _Running(spec, jid, len(self._records), indices, now)
         run.failures = dict(spec.failures)
+        run.attempts = dict(spec.attempts)
         run.left = len(indices)
         self._records.append(None)
         self._durations.append([])

@@ -124,6 +124,10 @@ class Executor(ABC):
 
     resources: tuple[str, ...]
     """The resource names of ``nodes()``' capacities and of task demands, in order."""
+    service: str = ""
+    """The run of the service that launches (its lease's owner id), which each task's
+    environment carries as ``FAIRSHARE_SERVICE`` so that a restarted service can find its
+    predecessor's tasks (:mod:`fairshare.service.stale`); empty: none."""
 
     @abstractmethod
     def now(self) -> float:

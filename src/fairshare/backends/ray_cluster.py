@@ -355,6 +355,8 @@ class RayExecutor(Executor):
             "FAIRSHARE_JOB_ID": spec.job,
             "FAIRSHARE_ATTEMPT": str(spec.attempt),
         }
+        if self.service:
+            env["FAIRSHARE_SERVICE"] = self.service
         try:
             ref = self._remote.options(**options).remote(list(spec.command), env)
         except ValueError as err:

@@ -394,8 +394,12 @@ def serve_command(
 
     if out is not None:
         _check_out(out, force)
+    # The database is checked whole and its lease taken before Ray starts: a damaged
+    # database, or one another service holds, is refused at once.
     try:
-        Store(db).close()
+        store = Store(db)
+        store.check()
+        store.acquire()
     except StoreError as err:
         raise InputError(str(db), "--db", str(err)) from None
     except OSError as err:
@@ -403,6 +407,7 @@ def serve_command(
     try:
         sock = server.listen(host, port)
     except OSError as err:
+        store.release()
         raise InputError(
             "command line", "--port", f"cannot listen on {host}:{port} ({err})"
         ) from None
@@ -420,6 +425,7 @@ def serve_command(
         executor = RayExecutor(ray_address, num_cpus=num_cpus)
     except (ConnectionError, RuntimeError, ValueError) as err:
         sock.close()
+        store.release()
         raise InputError("command line", "--ray", f"cannot connect to Ray ({err})") from None
     try:
         scenario = server.load_live_scenario(Path(scenario_path), executor)
@@ -427,10 +433,19 @@ def serve_command(
             raise InputError(
                 source, "users", "the service's tenants are the scenario's users: list some"
             )
-        log = server.serve(settings, executor, scenario, sock, announce=server.announce_on_stderr)
+        log = server.serve(
+            settings,
+            executor,
+            scenario,
+            sock,
+            announce=server.announce_on_stderr,
+            store=store,
+            warn=server.announce_on_stderr,
+        )
     finally:
         executor.close()
         sock.close()
+        store.release()
     if out is not None:
         from fairshare.cli.runs import RUN_FILES, output_dir  # noqa: PLC0415
         from fairshare.report.html import write_outputs  # noqa: PLC0415

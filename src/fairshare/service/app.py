@@ -3,9 +3,14 @@
 
 Every ``/v1/`` request carries ``Authorization: Bearer TOKEN``. The token is checked before
 anything else is read (a missing or unknown token is 401 whatever the body), then the body's
-size (413 past the limit, counted as it arrives), then the body (422 with the field path:
+size (413 past the limit, counted as it arrives), then the body as text (422 ``body: ...``
+for bytes that are not UTF-8, text that is not JSON, nesting deeper than
+:data:`MAX_NESTING`, a number of more than :data:`MAX_DIGITS` digits; 422 with the field path
+for a string holding a lone surrogate), then the body's fields (422 with the field path:
 unknown fields, wrong types and values out of range alike). The tenant is the token's;
 another tenant's job is 404, on read and on cancel. Nothing changes on a refused request.
+A database that cannot be read or written now is 503 with one ``error`` line, and
+``/healthz`` answers 503 with the reason until a write succeeds again.
 
 Examples
 --------
@@ -40,18 +45,28 @@ DELETE /v1/tenants/{name}/tokens
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
-from fastapi import Depends, FastAPI, Request
+from fastapi import Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 
 from fairshare.service.core import JobRequest, LiveService, ServiceError
-from fairshare.service.store import Caller, JobRow
+from fairshare.service.store import Caller, JobRow, StoreFault, clean_text
+
+MAX_NESTING = 32
+"""The deepest a request body's JSON may nest (a job's body nests 3 levels)."""
+MAX_DIGITS = 30
+"""The most digits of a whole number in a request body (Python's own bound is 4,300)."""
+PAGE_DEFAULT = 100
+"""Jobs in a page of ``GET /v1/jobs`` when ``limit`` is not given."""
+PAGE_MAX = 1000
+"""The largest ``limit`` of ``GET /v1/jobs``."""
 
 Scope = MutableMapping[str, Any]
 """An ASGI connection scope."""
@@ -137,9 +152,12 @@ class JobOut(BaseModel):
 
 
 class JobList(BaseModel):
-    """Jobs, in submission order."""
+    """A page of jobs, in submission order (newest last)."""
 
     jobs: list[JobOut]
+    next: str | None = Field(
+        default=None, description="the `after` of the next page (null: this is the last)"
+    )
 
 
 class UserShare(BaseModel):
@@ -214,6 +232,74 @@ def _job_out(row: JobRow) -> JobOut:
     )
 
 
+def _whole_number(text: str) -> int:
+    """A JSON integer of at most :data:`MAX_DIGITS` digits (``json.loads``' ``parse_int``)."""
+    if len(text.lstrip("-")) > MAX_DIGITS:
+        raise ValueError(f"holds a number of more than {MAX_DIGITS} digits")
+    return int(text)
+
+
+def body_problem(body: bytes) -> tuple[str, str] | None:
+    """What is wrong with a request body as text, before its fields are read: the field
+    path and what, or None when it is UTF-8 JSON of bounded depth and numbers whose
+    strings are all valid text.
+
+    Parameters
+    ----------
+    body : bytes
+        The whole body.
+
+    Returns
+    -------
+    (str, str) or None
+
+    Examples
+    --------
+    >>> body_problem(b'{"name": "a"}') is None
+    True
+    >>> body_problem(b'{"name": "\\xff"}')
+    ('body', 'is not valid UTF-8 (byte 10)')
+    >>> body_problem(b'{"command": ["\\\\ud800"]}')
+    ('command[0]', 'must be valid UTF-8 text: a lone surrogate at character 0')
+    >>> body_problem(b"[" * 40 + b"]" * 40)
+    ('body', 'nests deeper than 32 levels')
+    >>> body_problem(b'{"tasks": ' + b"9" * 40 + b"}")
+    ('body', 'holds a number of more than 30 digits')
+    """
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as err:
+        return "body", f"is not valid UTF-8 (byte {err.start})"
+    try:
+        document = json.loads(text, parse_int=_whole_number)
+    except json.JSONDecodeError as err:
+        return "body", f"is not JSON ({err.msg} at line {err.lineno} column {err.colno})"
+    except RecursionError:
+        return "body", f"nests deeper than {MAX_NESTING} levels"
+    except ValueError as err:
+        return "body", str(err)
+    # Depth first, without recursion: (value, path, depth).
+    stack: list[tuple[object, str, int]] = [(document, "", 0)]
+    while stack:
+        value, path, depth = stack.pop()
+        if depth > MAX_NESTING:
+            return "body", f"nests deeper than {MAX_NESTING} levels"
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError as err:
+                where = path or "body"
+                return where, f"must be valid UTF-8 text: a lone surrogate at character {err.start}"
+        elif isinstance(value, list):
+            stack.extend((item, f"{path}[{k}]", depth + 1) for k, item in enumerate(value))
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                where = f"{path}.{clean_text(key)}" if path else clean_text(key)
+                stack.append((key, where, depth + 1))
+                stack.append((item, where, depth + 1))
+    return None
+
+
 def _where(loc: tuple[int | str, ...] | list[int | str]) -> str:
     """A validation error's location as a field path (``command[1]``, ``demand.cpu``)."""
     path = ""
@@ -253,7 +339,14 @@ class _Gate:
             await self.app(scope, receive, send)
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        caller = self._caller(headers.get("authorization"))
+        try:
+            caller = self._caller(headers.get("authorization"))
+        except StoreFault as err:
+            self.service.fault("api", str(err))
+            await _problem(503, "", f"the service cannot read its database now: {err}")(
+                scope, receive, send
+            )
+            return
         if caller is None:
             await _problem(401, "", "missing or invalid bearer token")(scope, receive, send)
             return
@@ -278,6 +371,11 @@ class _Gate:
                 return
             if not message.get("more_body", False):
                 break
+        body = b"".join(m.get("body", b"") for m in messages if m["type"] == "http.request")
+        problem = body_problem(body) if body else None
+        if problem is not None:
+            await _problem(422, *problem)(scope, receive, send)
+            return
         replay = iter(messages)
 
         async def replayed() -> Message:
@@ -351,9 +449,23 @@ def create_app(service: LiveService) -> FastAPI:
         ]
         return _problem(422, where, str(first.get("msg", "invalid")), detail)
 
-    @app.get("/healthz", tags=["service"])
-    def healthz() -> dict[str, str]:
-        """Whether the service answers (no token needed)."""
+    @app.exception_handler(StoreFault)
+    async def storage(request: Request, err: StoreFault) -> JSONResponse:
+        """A read the database refused now: 503 and one ``error`` line (the service is
+        unhealthy until a write succeeds)."""
+        service.fault("api", str(err))
+        return _problem(503, "", f"the service cannot read its database now: {err}")
+
+    @app.get("/healthz", tags=["service"], response_model=None)
+    def healthz() -> dict[str, str] | JSONResponse:
+        """Whether the service answers and can write its database (no token needed): 503
+        with the reason while writes fail."""
+        reason = service.health()
+        if reason is not None:
+            return JSONResponse(
+                {"status": "unhealthy", "policy": service.policy, "error": reason},
+                status_code=503,
+            )
         return {"status": "ok", "policy": service.policy}
 
     @app.post("/v1/jobs", status_code=201, tags=["jobs"])
@@ -374,9 +486,20 @@ def create_app(service: LiveService) -> FastAPI:
         return JobCreated(id=service.submit(_caller(request), request_))
 
     @app.get("/v1/jobs", tags=["jobs"])
-    def jobs(request: Request, _: Token) -> JobList:
-        """The caller's jobs, in submission order (every job for an administrator)."""
-        return JobList(jobs=[_job_out(row) for row in service.jobs(_caller(request))])
+    def jobs(
+        request: Request,
+        _: Token,
+        limit: Annotated[int, Query(ge=1, le=PAGE_MAX, description="jobs per page")] = (
+            PAGE_DEFAULT
+        ),
+        after: Annotated[
+            str | None, Query(max_length=64, description="the previous page's `next`")
+        ] = None,
+    ) -> JobList:
+        """A page of the caller's jobs, in submission order, newest last (every job for an
+        administrator); ``next`` is the ``after`` of the next page."""
+        rows, following = service.page(_caller(request), limit=limit, after=after)
+        return JobList(jobs=[_job_out(row) for row in rows], next=following)
 
     @app.get("/v1/jobs/{job_id}", tags=["jobs"])
     def job(job_id: str, request: Request, _: Token) -> JobOut:

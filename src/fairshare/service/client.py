@@ -178,8 +178,15 @@ class Client:
         list of dict
             Each job as the API shows it (``GET /v1/jobs``).
         """
-        jobs: list[dict[str, Any]] = self._call("GET", "/v1/jobs")["jobs"]
-        return jobs
+        jobs: list[dict[str, Any]] = []
+        path = "/v1/jobs?limit=1000"
+        while True:
+            page = self._call("GET", path)
+            jobs += page["jobs"]
+            following = page.get("next")
+            if not following:
+                return jobs
+            path = f"/v1/jobs?limit=1000&after={following}"
 
     def job(self, job_id: str) -> dict[str, Any]:
         """One of the tenant's jobs.

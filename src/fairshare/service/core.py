@@ -57,15 +57,27 @@ import math
 import secrets
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from fairshare.backends import DEFAULT_MAX_RETRIES, LiveDriver, LiveJob
-from fairshare.cluster.constraint_syntax import ConstraintSyntaxError
+from fairshare.cluster.constraint_syntax import ConstraintSyntaxError, parse_tree
 from fairshare.cluster.constraints import parse_constraint
 from fairshare.errors import FairshareError
-from fairshare.service.store import Caller, JobRow, Store
+from fairshare.service.store import (
+    HEARTBEAT_SECONDS,
+    Caller,
+    JobRow,
+    StaleAttempt,
+    Store,
+    StoreFault,
+    clean_text,
+)
 from fairshare.workload.model import MAX_AMOUNT, MAX_PRIORITY, MAX_SECONDS, User
+
+PROBE_SECONDS = 0.5
+"""While the service is unhealthy, how often a write tries the database again."""
 
 
 @dataclass(frozen=True)
@@ -88,6 +100,12 @@ class Limits:
         Characters of a job's name.
     max_retries : int
         The largest ``max_retries`` a job may ask.
+    max_constraint_chars : int
+        Characters of a job's constraint.
+    max_constraint_nodes : int
+        Nodes of a job's constraint's syntax tree.
+    max_demand_keys : int
+        Resources a job's demand names.
     """
 
     max_body_bytes: int = 1 << 20
@@ -97,9 +115,66 @@ class Limits:
     max_tasks: int = 100_000
     """Tasks per job."""
     max_command_items: int = 1024
+    """Items of a job's argv."""
     max_argument_chars: int = 16_384
+    """Characters of one argv item."""
     max_name_chars: int = 200
+    """Characters of a job's name."""
     max_retries: int = 100
+    """The largest ``max_retries`` a job may ask."""
+    max_constraint_chars: int = 4096
+    """Characters of a job's constraint (its parse time is linear in them)."""
+    max_constraint_nodes: int = 256
+    """Nodes of a job's constraint's syntax tree: what each placement check evaluates."""
+    max_demand_keys: int = 64
+    """Resources a job's demand names."""
+
+
+def check_text(where: str, text: str) -> None:
+    """Refuse (422) a string that is not valid UTF-8 text: one holding a lone UTF-16
+    surrogate (JSON's ``"\\ud800"``), which no database row or JSON answer can carry.
+
+    Parameters
+    ----------
+    where : str
+        The field path, for the refusal.
+    text : str
+        The field's value.
+
+    Raises
+    ------
+    ServiceError
+        422 naming ``where``.
+
+    Examples
+    --------
+    >>> check_text("name", "train")
+    >>> try:
+    ...     check_text("command[0]", "a\\udc80")
+    ... except ServiceError as err:
+    ...     print(err.status, err)
+    422 command[0]: must be valid UTF-8 text: a lone surrogate at character 1
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as err:
+        raise ServiceError(
+            422, where, f"must be valid UTF-8 text: a lone surrogate at character {err.start}"
+        ) from None
+
+
+def _tree_nodes(node: object) -> int:
+    """How many nodes a constraint's syntax tree has (its compile and evaluation cost)."""
+    count = 0
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, tuple):
+            stack.extend(item)
+        elif hasattr(item, "__dataclass_fields__"):
+            count += 1
+            stack.extend(getattr(item, name) for name in item.__dataclass_fields__)
+    return count
 
 
 class ServiceError(FairshareError):
@@ -198,6 +273,8 @@ class LiveService:
         self.limits = limits if limits is not None else Limits()
         self.resources = driver.resources
         self.started = time.time()
+        self._faults: dict[str, str] = {}
+        self._faults_lock = threading.Lock()
 
     # ------------------------------------------------------------------ requests
 
@@ -229,7 +306,9 @@ class LiveService:
                 403, "", f"tenant {caller.tenant!r} is not a user of the service's scenario"
             )
         job = self._job(caller.tenant, request)
-        if not self.store.add_job(job, limit=self.limits.max_pending_jobs):
+        with self._writing():
+            added = self.store.add_job(job, limit=self.limits.max_pending_jobs)
+        if not added:
             raise ServiceError(
                 429,
                 "",
@@ -243,6 +322,7 @@ class LiveService:
         """The live job of a request, every field checked against the limits (422)."""
         limits = self.limits
         name = request.name
+        check_text("name", name)
         if not 1 <= len(name) <= limits.max_name_chars:
             raise ServiceError(
                 422, "name", f"must be 1 to {limits.max_name_chars} characters, got {len(name)}"
@@ -252,8 +332,15 @@ class LiveService:
                 422, "tasks", f"must be from 1 to {limits.max_tasks}, got {request.tasks}"
             )
         demand: dict[str, float] = {}
+        if len(request.demand) > limits.max_demand_keys:
+            raise ServiceError(
+                422,
+                "demand",
+                f"names at most {limits.max_demand_keys} resources, got {len(request.demand)}",
+            )
         for resource, amount in request.demand.items():
-            where = f"demand.{resource}"
+            where = f"demand.{clean_text(resource)}"
+            check_text(where, resource)
             if resource not in self.resources:
                 raise ServiceError(
                     422,
@@ -276,6 +363,7 @@ class LiveService:
                 f"got {len(command)}",
             )
         for k, arg in enumerate(command):
+            check_text(f"command[{k}]", arg)
             if len(arg) > limits.max_argument_chars or "\0" in arg:
                 raise ServiceError(
                     422,
@@ -286,7 +374,23 @@ class LiveService:
             raise ServiceError(422, "command[0]", "the program must not be empty")
         constraint = request.constraint
         if constraint is not None:
+            check_text("constraint", constraint)
+            if len(constraint) > limits.max_constraint_chars:
+                raise ServiceError(
+                    422,
+                    "constraint",
+                    f"must be at most {limits.max_constraint_chars} characters, "
+                    f"got {len(constraint)}",
+                )
             try:
+                nodes = _tree_nodes(parse_tree(constraint))
+                if nodes > limits.max_constraint_nodes:
+                    raise ServiceError(
+                        422,
+                        "constraint",
+                        f"must have at most {limits.max_constraint_nodes} terms (attributes, "
+                        f"values, operators), got {nodes}",
+                    )
                 parse_constraint(constraint)
             except ConstraintSyntaxError as err:
                 raise ServiceError(422, "constraint", str(err)) from None
@@ -382,6 +486,32 @@ class LiveService:
         """
         return self.store.jobs(None if caller.admin else caller.tenant)
 
+    def page(
+        self, caller: Caller, *, limit: int | None = None, after: str | None = None
+    ) -> tuple[list[JobRow], str | None]:
+        """A page of the caller's jobs in submission order (every job for an
+        administrator), in one query.
+
+        Parameters
+        ----------
+        caller : Caller
+            The token's owner.
+        limit : int, optional
+            At most this many (None: all).
+        after : str, optional
+            Only the jobs after this one (the previous page's ``next``).
+
+        Returns
+        -------
+        (list of JobRow, str or None)
+            The page, and the ``after`` of the next page (None: this is the last).
+        """
+        tenant = None if caller.admin else caller.tenant
+        rows = self.store.jobs(tenant, limit=None if limit is None else limit + 1, after=after)
+        if limit is not None and len(rows) > limit:
+            return rows[:limit], rows[limit - 1].id
+        return rows, None
+
     def cancel(self, caller: Caller, job_id: str) -> None:
         """Cancel a job of the caller's (written first); cancelling an ended job changes
         nothing.
@@ -399,7 +529,9 @@ class LiveService:
             404: no such job, or another tenant's.
         """
         self._mine(caller, job_id)
-        if self.store.cancel_job(job_id, actor=caller.tenant):
+        with self._writing():
+            cancelled = self.store.cancel_job(job_id, actor=caller.tenant)
+        if cancelled:
             self.driver.cancel(job_id)
 
     def shares(self) -> dict[str, tuple[int, float]]:
@@ -440,7 +572,8 @@ class LiveService:
                 "name",
                 f"{name!r} is not a user of the scenario; users: {', '.join(self.users)}",
             )
-        return self.store.add_token(name, actor=caller.tenant)
+        with self._writing():
+            return self.store.add_token(name, actor=caller.tenant)
 
     def tenants(self, caller: Caller) -> dict[str, int]:
         """Tenants with tokens and how many each has (administrators only).
@@ -478,7 +611,9 @@ class LiveService:
             403 for a caller that is no administrator, 404 for a tenant without tokens.
         """
         self._admin(caller)
-        if not self.store.revoke(name, actor=caller.tenant):
+        with self._writing():
+            revoked = self.store.revoke(name, actor=caller.tenant)
+        if not revoked:
             raise ServiceError(404, "", f"no tenant {name!r} with tokens")
 
     @staticmethod
@@ -487,24 +622,111 @@ class LiveService:
         if not caller.admin:
             raise ServiceError(403, "", "this needs an administrator token")
 
+    # ------------------------------------------------------------------ health
+
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        """A write of a request: a storage fault is refused 503 (nothing changed) and makes
+        the service unhealthy until a write succeeds again."""
+        try:
+            yield
+        except StoreFault as err:
+            self.fault("api", str(err))
+            raise ServiceError(
+                503, "", f"the service cannot write its database now: {err}; try again later"
+            ) from None
+        self.healed("api")
+
+    def fault(self, source: str, reason: str) -> None:
+        """Note that ``source`` (``api``, ``scheduler``) met a storage fault.
+
+        Parameters
+        ----------
+        source : str
+            Who met it.
+        reason : str
+            What failed (one line).
+        """
+        with self._faults_lock:
+            self._faults[source] = reason.splitlines()[0] if reason else source
+
+    def healed(self, source: str | None = None) -> None:
+        """Forget ``source``'s fault (None: every fault: a write just succeeded).
+
+        Parameters
+        ----------
+        source : str, optional
+            Who wrote successfully.
+        """
+        with self._faults_lock:
+            if source is None:
+                self._faults.clear()
+            else:
+                self._faults.pop(source, None)
+
+    def health(self) -> str | None:
+        """Why the service is unhealthy (its storage faults, one line), None when it is
+        healthy.
+
+        Returns
+        -------
+        str or None
+        """
+        with self._faults_lock:
+            if not self._faults:
+                return None
+            return "; ".join(f"{source}: {why}" for source, why in sorted(self._faults.items()))
+
     # ------------------------------------------------------------------ the driver
 
-    def recover(self) -> int:
-        """Replay the store's jobs not ended into the driver (after a restart).
+    def recover(
+        self,
+        *,
+        stop_stale: Callable[[Sequence[StaleAttempt]], object] | None = None,
+        warn: Callable[[str], None] | None = None,
+    ) -> int:
+        """Replay the store's jobs not ended into the driver (after a restart). First the
+        task attempts the database says run (a previous service's) are handed to
+        ``stop_stale``, which stops those that still run, before any runs again; then the
+        jobs of tenants the scenario no longer lists are cancelled, one ``warning:`` line
+        per tenant.
+
+        Parameters
+        ----------
+        stop_stale : callable, optional
+            Stops a previous service's attempts that still run (None: nothing to stop, as
+            on a cluster where they died with the service).
+        warn : callable, optional
+            Called with each warning line.
 
         Returns
         -------
         int
             How many jobs were replayed.
         """
+        stale = self.store.stale()
+        if stale and stop_stale is not None:
+            stop_stale(stale)
+        gone = self.store.cancel_tenant_jobs(list(self.users), actor="service start")
+        for tenant, count in gone.items():
+            if warn is not None:
+                warn(
+                    f"warning: {self.store.path}: tenant {clean_text(tenant)!r} is not a user "
+                    f"of the scenario: its {count} unfinished job{'s' if count > 1 else ''} "
+                    f"{'are' if count > 1 else 'is'} cancelled"
+                )
         jobs = self.store.recover()
         for job in jobs:
             self.driver.submit(job)
         return len(jobs)
 
-    def run(self, stop: threading.Event, tick: float = 0.05) -> None:
+    def run(self, stop: threading.Event, tick: float = 0.05, *, max_backoff: float = 5.0) -> None:
         """The driver's loop until ``stop`` is set (on the driver's thread: the only one
-        that talks to the executor).
+        that talks to the executor), beating the lease's heartbeat. A storage fault is an
+        event: the service is unhealthy, the driver keeps its state (its journal keeps the
+        writes not made, and no executor call they cover is made) and the step is tried
+        again after a backoff (doubling, up to ``max_backoff`` seconds); a write that
+        succeeds makes it healthy again.
 
         Parameters
         ----------
@@ -512,6 +734,27 @@ class LiveService:
             Set to end the loop.
         tick : float
             The longest wait of one step for tasks to end, in seconds.
+        max_backoff : float
+            The longest wait between tries while the database cannot be written.
         """
+        backoff = 0.0
+        beat = -math.inf
         while not stop.is_set():
-            self.driver.step(tick)
+            probed = False
+            try:
+                now = time.monotonic()
+                # A write: the lease's heartbeat, and while unhealthy the probe that tells
+                # when the database takes writes again.
+                if now - beat >= (PROBE_SECONDS if self.health() else HEARTBEAT_SECONDS):
+                    self.store.heartbeat()
+                    beat = now
+                    probed = True
+                self.driver.step(tick)
+            except StoreFault as err:
+                self.fault("scheduler", str(err))
+                backoff = min(max(2 * backoff, 0.05), max_backoff)
+                stop.wait(backoff)
+                continue
+            backoff = 0.0
+            if probed:
+                self.healed()

@@ -28,10 +28,15 @@ from fairshare.service.store import Store
 
 class StoreJournal(Journal):
     """The driver's writes into the store (on the driver's thread): each state change is
-    a statement of the open transaction, committed by :meth:`commit`, which the driver
-    calls before every executor call and after every step. A task changes state only from
-    the state the change expects (a launch from pending, an end from running), so that a
-    job a tenant cancelled meanwhile keeps its tasks cancelled.
+    a statement kept in order until :meth:`commit` writes them all in one transaction,
+    which the driver calls before every executor call and after every step. A task changes
+    state only from the state the change expects (a launch from pending, an end from
+    running), so that a job a tenant cancelled meanwhile keeps its tasks cancelled.
+
+    A commit that fails (disk full, a read-only file: :class:`StoreFault`) keeps every
+    statement and raises: the driver makes none of the executor calls it covered, and the
+    next commit writes them all again, in order, so the database never lags what the
+    cluster was told.
 
     The methods are :class:`~fairshare.backends.Journal`'s.
 
@@ -43,15 +48,21 @@ class StoreJournal(Journal):
 
     def __init__(self, store: Store) -> None:
         self.store = store
-        self.pending = False
+        self.statements: list[tuple[str, tuple[object, ...]]] = []
+
+    @property
+    def pending(self) -> bool:
+        """Whether some statement waits for :meth:`commit`."""
+        return bool(self.statements)
 
     def _run(self, sql: str, args: tuple[object, ...]) -> None:
-        """One statement of the open transaction."""
-        self.store.connection().execute(sql, args)
-        self.pending = True
+        """One statement of the next commit."""
+        self.statements.append((sql, args))
 
     def task_launched(self, job: str, index: int, attempt: int, machine: str) -> None:
-        """The task runs (from pending) on ``machine``, its attempts counted; its job runs.
+        """The task runs (from pending) on ``machine``, launched by the lease's owner; its
+        attempts are counted in the database (committed before the attempt starts, so the
+        count is durable); its job runs.
 
         Parameters
         ----------
@@ -65,9 +76,9 @@ class StoreJournal(Journal):
             The node.
         """
         self._run(
-            "UPDATE tasks SET state = 'running', attempts = ?, machine = ? "
-            "WHERE job = ? AND idx = ? AND state = 'pending'",
-            (attempt + 1, machine, job, index),
+            "UPDATE tasks SET state = 'running', attempts = max(attempts, ?) + 1, "
+            "machine = ?, owner = ? WHERE job = ? AND idx = ? AND state = 'pending'",
+            (attempt, machine, self.store.owner, job, index),
         )
         self._run("UPDATE jobs SET state = 'running' WHERE id = ? AND state = 'pending'", (job,))
 
@@ -154,7 +165,18 @@ class StoreJournal(Journal):
         )
 
     def commit(self) -> None:
-        """Commit the statements since the last commit (nothing when there are none)."""
-        if self.pending:
-            self.store.connection().commit()
-            self.pending = False
+        """Write the statements since the last commit, in one transaction (nothing when
+        there are none).
+
+        Raises
+        ------
+        StoreFault
+            The database cannot be written now; the statements are kept for the next
+            commit.
+        """
+        if not self.statements:
+            return
+        with self.store.transaction() as conn:
+            for sql, args in self.statements:
+                conn.execute(sql, args)
+        self.statements = []

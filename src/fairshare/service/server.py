@@ -29,6 +29,7 @@ The tenants of a scenario file, and the scenario over a (fake) cluster's nodes:
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import socket
 import sys
@@ -44,7 +45,8 @@ from fairshare.policies import PolicyOptions, make_policy
 from fairshare.runlog import RunLog
 from fairshare.service.core import Limits, LiveService
 from fairshare.service.journal import StoreJournal
-from fairshare.service.store import Store
+from fairshare.service.stale import stop_stale_processes
+from fairshare.service.store import Store, StoreFault
 from fairshare.workload.loader import parse_scenario, read_scenario_file
 from fairshare.workload.model import Scenario
 
@@ -192,9 +194,16 @@ def serve(
     sock: socket.socket,
     *,
     announce: Callable[[str], None] | None = None,
+    store: Store | None = None,
+    warn: Callable[[str], None] | None = None,
 ) -> RunLog:
-    """Run the service until SIGINT or SIGTERM: jobs not ended in the database are resumed,
-    the driver's loop runs on its own thread and the API (uvicorn) on this one.
+    """Run the service until SIGINT or SIGTERM: the database's lease is taken (one service
+    per database), a previous service's attempts still running here are stopped (local
+    mode), jobs not ended in the database are resumed, the driver's loop runs on its own
+    thread and the API (uvicorn) on this one. Storage faults do not stop it (see
+    :meth:`~fairshare.service.core.LiveService.run`); on shutdown the write-ahead log is
+    checkpointed and the lease released, and the run's records are returned whatever the
+    database's state.
 
     Parameters
     ----------
@@ -208,6 +217,11 @@ def serve(
         The API's listening socket (:func:`listen`).
     announce : callable, optional
         Called with one line once the service is up (its policy, nodes, address).
+    store : Store, optional
+        The database, its lease taken (:meth:`Store.acquire`) by the caller; None: opened
+        and taken here.
+    warn : callable, optional
+        Called with each ``warning:`` line of the start (tenants left out of the scenario).
 
     Returns
     -------
@@ -217,14 +231,18 @@ def serve(
     Raises
     ------
     StoreError
-        The database cannot be used.
+        The database cannot be used, or another service holds it (``LeaseHeld``).
     """
     import uvicorn  # noqa: PLC0415
 
     from fairshare.service.app import create_app  # noqa: PLC0415
 
     started = time.perf_counter()
-    store = Store(settings.db)
+    if store is None:
+        store = Store(settings.db)
+        store.check()
+        store.acquire()
+    executor.service = store.owner or ""
     users = list(scenario.users)
     policy = make_policy(
         settings.policy,
@@ -243,7 +261,10 @@ def serve(
     service = LiveService(
         store, driver, policy=settings.policy, users=users, limits=settings.limits
     )
-    resumed = service.recover()
+    # Local mode: the previous service's tasks ran on this host and may still run there.
+    resumed = service.recover(
+        stop_stale=stop_stale_processes if settings.ray is None else None, warn=warn
+    )
     config = uvicorn.Config(
         create_app(service), log_level="warning", lifespan="off", access_log=False
     )
@@ -285,10 +306,19 @@ def serve(
             signal.signal(signum, handler)
         stop.set()
         thread.join()
-        store.close()
+        _close(store)
     if failure:
         raise failure[0]
     return driver.log(settings.policy, time.perf_counter() - started)
+
+
+def _close(store: Store) -> None:
+    """A clean shutdown's end: the write-ahead log emptied into the database and the lease
+    released; a database that cannot be written keeps its log (SQLite replays it)."""
+    with contextlib.suppress(StoreFault):
+        store.checkpoint()
+    store.release()
+    store.close()
 
 
 def announce_on_stderr(line: str) -> None:
