@@ -153,6 +153,7 @@ FILE_TIERS: dict[str, tuple[str, ...]] = {
         "test_whatif_tutorial.py",
     ),
     "ray": (
+        "test_live_isolation.py",
         "test_live_ray.py",
         "test_sweep_ray.py",
         "test_whatif_ray.py",
