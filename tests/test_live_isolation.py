@@ -208,7 +208,7 @@ def test_a_task_sees_none_of_the_services_environment_and_cannot_signal_it(
     service: Any,
 ) -> None:
     running, base, _ = service
-    job = _run(service, "alice", "sh", "-c", f'env | sort; echo "[$SERVICE_SECRET]" >&2; exit 1')
+    job = _run(service, "alice", "sh", "-c", 'env | sort; echo "[$SERVICE_SECRET]" >&2; exit 1')
     assert job["state"] == "failed" and SECRET not in job["error"], job
     assert job["error"].endswith("exit code 1: []"), job
     out = (base / "tasks" / "alice" / "logs" / f"{job['id']}.0.0.out").read_text()

@@ -119,6 +119,7 @@ FILE_TIERS: dict[str, tuple[str, ...]] = {
         "test_simulate_outputs.py",
         "test_slurm_fairtree.py",
         "test_sweep_grid.py",
+        "test_task_sandbox.py",
         "test_tiers.py",
         "test_trace_formats.py",
         "test_trace_kueue_workloads.py",

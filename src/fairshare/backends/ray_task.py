@@ -71,7 +71,7 @@ _PR_SET_PDEATHSIG = 1
 _PR_SET_NO_NEW_PRIVS = 38
 
 
-class SandboxError(Exception):
+class _SandboxError(Exception):
     """A task's sandbox cannot be set up on this node (the task fails with the reason).
 
     Not a :class:`~fairshare.errors.FairshareError`: this module runs on Ray's workers,
@@ -188,11 +188,11 @@ def _private_root(root: str) -> None:
         os.makedirs(root, mode=0o711, exist_ok=True)
         info = os.lstat(root)
     except OSError as err:
-        raise SandboxError(f"cannot make the task directory {root}: {err.strerror}") from None
+        raise _SandboxError(f"cannot make the task directory {root}: {err.strerror}") from None
     if not os.path.isdir(root) or os.path.islink(root):
-        raise SandboxError(f"the task directory {root} is not a directory")
+        raise _SandboxError(f"the task directory {root} is not a directory")
     if info.st_uid != os.geteuid() or info.st_mode & 0o022:
-        raise SandboxError(
+        raise _SandboxError(
             f"the task directory {root} must be owned by uid {os.geteuid()} and writable by "
             f"it alone (it is uid {info.st_uid}, mode {info.st_mode & 0o7777:o})"
         )
@@ -229,11 +229,11 @@ def _add_user(name: str, home: str, root: str) -> None:
             if made.returncode in (0, 9):  # 9: the name exists (made meanwhile)
                 return
             if made.returncode != 10:  # 10: /etc/passwd locked by another useradd
-                raise SandboxError(
+                raise _SandboxError(
                     f"cannot create the task user {name}: {made.stderr.strip()[:200]}"
                 )
             time.sleep(0.1)
-    raise SandboxError(f"cannot create the task user {name}: /etc/passwd stays locked")
+    raise _SandboxError(f"cannot create the task user {name}: /etc/passwd stays locked")
 
 
 def task_account(sandbox: Mapping[str, Any], tenant: str, root: str) -> Account:
@@ -255,7 +255,7 @@ def task_account(sandbox: Mapping[str, Any], tenant: str, root: str) -> Account:
 
     Raises
     ------
-    SandboxError
+    _SandboxError
         The user does not exist and cannot be made, or the worker cannot switch to it.
     """
     mode = sandbox.get("mode", "same")
@@ -267,16 +267,16 @@ def task_account(sandbox: Mapping[str, Any], tenant: str, root: str) -> Account:
         entry = pwd.getpwnam(name)
     except KeyError:
         if mode != "tenant" or not sandbox.get("create_users") or os.geteuid() != 0:
-            raise SandboxError(
+            raise _SandboxError(
                 f"no user {name} on this node: create it (useradd --system {name}) on every "
                 "node, or run the Ray workers as root so that fairshare makes it"
             ) from None
         _add_user(name, os.path.join(root, tenant_slug(tenant)), root)
         entry = pwd.getpwnam(name)
     if entry.pw_uid == 0 or entry.pw_uid == os.geteuid():
-        raise SandboxError(f"the task user {name} must not be root or the worker's own user")
+        raise _SandboxError(f"the task user {name} must not be root or the worker's own user")
     if not can_switch_users():
-        raise SandboxError(
+        raise _SandboxError(
             f"this Ray worker (uid {os.geteuid()}) cannot run tasks as {name}: run the Ray "
             "workers as root or with CAP_SETUID and CAP_SETGID"
         )
@@ -325,7 +325,7 @@ def tenant_directory(root: str, tenant: str, account: Account) -> str:
 
     Raises
     ------
-    SandboxError
+    _SandboxError
         It exists and belongs to another user, or cannot be made.
     """
     _private_root(root)
@@ -337,10 +337,10 @@ def tenant_directory(root: str, tenant: str, account: Account) -> str:
     except FileExistsError:
         pass
     except OSError as err:
-        raise SandboxError(f"cannot make {path}: {err.strerror}") from None
+        raise _SandboxError(f"cannot make {path}: {err.strerror}") from None
     info = os.lstat(path)
     if not os.path.isdir(path) or os.path.islink(path) or info.st_uid != account.uid:
-        raise SandboxError(f"{path} is not a directory owned by {account.name}")
+        raise _SandboxError(f"{path} is not a directory owned by {account.name}")
     if info.st_mode & 0o777 != 0o700:
         os.chmod(path, 0o700)
     return path
@@ -362,7 +362,7 @@ def _log_files(directory: str, key: str, account: Account) -> tuple[int, int]:
         if info.st_uid == os.geteuid() and info.st_uid != account.uid:
             os.fchown(logs, account.uid, account.gid)
         elif info.st_uid != account.uid:
-            raise SandboxError(f"{directory}/logs is not owned by {account.name}")
+            raise _SandboxError(f"{directory}/logs is not owned by {account.name}")
         descriptors = []
         for suffix in ("out", "err"):
             for _ in range(2):
@@ -544,7 +544,7 @@ def run_command(
             account = task_account(sandbox, tenant, root)
             directory = tenant_directory(root, tenant, account)
             out, err = _log_files(directory, str(sandbox.get("key", "task")), account)
-        except SandboxError as error:
+        except _SandboxError as error:
             return SANDBOX_FAILED, f"sandbox: {error}"
         except OSError as error:
             return SANDBOX_FAILED, f"sandbox: {error.strerror or error}"
