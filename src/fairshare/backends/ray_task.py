@@ -472,6 +472,12 @@ class _Capture:
                 os.close(fd)
 
 
+def _ended(pid: int) -> bool:
+    """Whether child ``pid`` has exited, without reaping it (its id stays its own, so that
+    its process group can still be killed safely)."""
+    return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+
+
 def _pump(process: subprocess.Popen[bytes], capture: _Capture) -> int:
     """Read the task's pipes until it ends (then what is left in them); kill what it left
     running in its session; its exit code."""
@@ -480,22 +486,23 @@ def _pump(process: subprocess.Popen[bytes], capture: _Capture) -> int:
         for number, stream in streams.items():
             if stream is not None:
                 selector.register(stream, selectors.EVENT_READ, number)
-        code = None
+        ended = False
         while selector.get_map():
-            for key, _ in selector.select(timeout=0.0 if code is not None else 0.5):
+            for key, _ in selector.select(timeout=0.0 if ended else 0.5):
                 data = os.read(key.fileobj.fileno(), 65536)  # type: ignore[union-attr]
                 if data:
                     capture.take(key.data, data)
                 else:
                     selector.unregister(key.fileobj)
-            if code is not None:
+            if ended:
                 break
-            code = process.poll()
-            if code is not None:
-                # Its own session: what it started and left behind goes with it (and
-                # releases the pipes).
-                with contextlib.suppress(OSError):
-                    os.killpg(process.pid, signal.SIGKILL)
+            ended = _ended(process.pid)
+    if not ended:
+        os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOWAIT)
+    # Its own session: what it started and left behind goes with it (the leader, not yet
+    # reaped, keeps the group's id from being reused meanwhile).
+    with contextlib.suppress(OSError):
+        os.killpg(process.pid, signal.SIGKILL)
     for stream in streams.values():
         if stream is not None:
             stream.close()
