@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 import pwd
+import shutil
+import socket
 import stat
 from pathlib import Path
 from typing import Any
@@ -304,3 +306,62 @@ def test_as_root_a_task_runs_as_the_task_user(tmp_path: Path) -> None:
     out = (tmp_path / "t" / "a" / "logs" / "k.out").read_text().split()
     assert out == [str(nobody.pw_uid), str(nobody.pw_gid), "0077"]
     assert (tmp_path / "t" / "a").stat().st_uid == nobody.pw_uid
+
+
+def _interfaces(text: str) -> list[str]:
+    return [line.split(":")[0].strip() for line in text.splitlines()[2:]]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a network namespace needs root")
+def test_a_task_without_network_sees_no_interface_and_still_switches_user(
+    tmp_path: Path,
+) -> None:
+    host = _interfaces(Path("/proc/self/net/dev").read_text())
+    if host == ["lo"]:
+        pytest.skip("this machine has no interface but loopback: nothing to hide")
+    nobody = pwd.getpwnam("nobody")
+    tmp_path.chmod(0o755)
+    sandbox = {
+        "mode": "user",
+        "user": "nobody",
+        "root": str(tmp_path / "t"),
+        "tenant": "a",
+        "key": "k",
+        "network": "none",
+    }
+    command = ["sh", "-c", "id -u; id -G; cat /proc/self/net/dev"]
+    assert run_command(command, {}, sandbox)[0] == 0
+    lines = (tmp_path / "t" / "a" / "logs" / "k.out").read_text().splitlines()
+    assert lines[:2] == [str(nobody.pw_uid), str(nobody.pw_gid)]
+    assert _interfaces("\n".join(lines[2:])) == ["lo"]
+    # The loopback is down: not even the node's own services answer (they do with the
+    # node's network).
+    python = shutil.which("python3", path="/usr/bin:/bin")
+    if python is None:
+        return
+    with socket.socket() as listening:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen(1)
+        port = listening.getsockname()[1]
+        connect = f"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=5)"
+        assert run_command([python, "-c", connect], {}, {**sandbox, "network": "host"}) == (
+            0,
+            "",
+        )
+        code, error = run_command([python, "-c", connect], {}, sandbox)
+    assert code == 1 and error.endswith("Network is unreachable"), error
+
+
+def test_a_task_network_is_host_or_none() -> None:
+    choice = choose_sandbox(None, None, False, None, local=True, network="none", uid=0, switch=True)
+    assert choice.settings["network"] == "none"
+    assert (
+        "network"
+        not in choose_sandbox(None, None, False, None, local=True, uid=0, switch=True).settings
+    )
+    with pytest.raises(SandboxRefused) as refused:
+        choose_sandbox(None, None, False, None, local=True, network="lan", uid=0, switch=True)
+    assert refused.value.where == "--task-network" and "host, none" in refused.value.what
+    with pytest.raises(SandboxRefused) as refused:
+        choose_sandbox(None, "p-", False, None, local=True, network="none", uid=1000, switch=True)
+    assert "root" in refused.value.what

@@ -18,7 +18,9 @@ command runs
   standard output and error captured to ``logs/JOB.INDEX.ATTEMPT.{out,err}`` there, each cut
   at :data:`OUTPUT_CAP` bytes (not Ray's worker log, which other tenants' tasks share);
 - in a session of its own (``setsid``): it cannot signal the worker's process group, and
-  what it leaves running in its session is killed when it ends.
+  what it leaves running in its session is killed when it ends;
+- with ``network: none``, in a network namespace of its own with no interface up (the
+  worker must be root).
 
 Examples
 --------
@@ -69,6 +71,7 @@ _NAME = re.compile(r"[a-z_][a-z0-9_-]{0,31}\Z")
 _UNSAFE = re.compile(r"[^a-z0-9_-]+")
 _PR_SET_PDEATHSIG = 1
 _PR_SET_NO_NEW_PRIVS = 38
+_CLONE_NEWNET = 0x40000000
 
 
 class _SandboxError(Exception):
@@ -385,7 +388,12 @@ def _log_files(directory: str, key: str, account: Account) -> tuple[int, int]:
 
 
 def popen_arguments(
-    argv: list[str], env: Mapping[str, str], account: Account | None, directory: str | None
+    argv: list[str],
+    env: Mapping[str, str],
+    account: Account | None,
+    directory: str | None,
+    *,
+    no_network: bool = False,
 ) -> dict[str, Any]:
     """The keyword arguments of :class:`subprocess.Popen` for a sandboxed task (or, with
     ``account`` None, for an unsandboxed one: the worker's environment plus ``env``).
@@ -400,6 +408,9 @@ def popen_arguments(
         Its user; None: no sandbox.
     directory : str or None
         Its tenant's directory (its cwd and ``HOME``).
+    no_network : bool
+        It gets a network namespace of its own, and its user is switched after that, by
+        the child itself (not by Popen).
 
     Returns
     -------
@@ -425,21 +436,39 @@ def popen_arguments(
         "start_new_session": True,
         "umask": 0o077,
     }
-    if account.uid != os.geteuid():
+    if account.uid != os.geteuid() and not no_network:
         kwargs.update(user=account.uid, group=account.gid, extra_groups=[])
     return kwargs
 
 
-def _child_setup() -> None:
-    """In the child, before exec (after its user is switched): die when the worker dies
-    (``PR_SET_PDEATHSIG``), so a forced cancel, which kills the worker, kills the command
-    too; and gain no privilege from a set-user-ID program (``PR_SET_NO_NEW_PRIVS``)."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
+def _libc() -> Any:
+    """The C library, loaded in the worker (a forked child only calls into it)."""
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _child_setup(libc: Any, account: Account | None, no_network: bool) -> Any:
+    """What the child runs before exec: with ``no_network``, a network namespace of its own
+    (``unshare(CLONE_NEWNET)``: no interface up, not even loopback) and then its user
+    switched here (as root; Popen would switch it first, and the unshare would be refused);
+    then, in every case, die when the worker dies (``PR_SET_PDEATHSIG``, so a forced cancel,
+    which kills the worker, kills the command too) and gain no privilege from a set-user-ID
+    program (``PR_SET_NO_NEW_PRIVS``). Raises in the child: Popen then fails."""
+
+    def setup() -> None:
+        if no_network:
+            assert account is not None
+            for call, args in (
+                (libc.unshare, (_CLONE_NEWNET,)),
+                (libc.setgroups, (0, None)),
+                (libc.setresgid, (account.gid,) * 3),
+                (libc.setresuid, (account.uid,) * 3),
+            ):
+                if call(*args) != 0:
+                    raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
         libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
-    except (OSError, AttributeError):
-        return
+
+    return setup
 
 
 class _Capture:
@@ -524,7 +553,8 @@ def run_command(
         The task's own variables (``FAIRSHARE_TASK_INDEX``, ...).
     sandbox : mapping, optional
         ``mode``, ``user``/``prefix``, ``create_users``, ``root`` (:func:`task_account`,
-        :func:`task_root`), and the task's ``tenant`` and ``key`` (its files' name).
+        :func:`task_root`), ``network`` (``"none"``: a network namespace of its own), and
+        the task's ``tenant`` and ``key`` (its files' name).
 
     Returns
     -------
@@ -543,9 +573,15 @@ def run_command(
     account: Account | None = None
     directory: str | None = None
     out = err = None
+    no_network = sandbox is not None and sandbox.get("network") == "none"
     if sandbox is not None:
         tenant = str(sandbox.get("tenant", ""))
         try:
+            if no_network and os.geteuid() != 0:
+                raise _SandboxError(
+                    "a task without network (--task-network none) needs the Ray workers to "
+                    "run as root"
+                )
             root = task_root(sandbox)
             _private_root(root)
             account = task_account(sandbox, tenant, root)
@@ -563,8 +599,9 @@ def run_command(
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE if sandbox is not None else None,
                 stderr=subprocess.PIPE,
-                preexec_fn=_child_setup,  # noqa: PLW1509 (only prctl, async-signal-safe)
-                **popen_arguments(argv, env, account, directory),
+                # Only system calls through a library loaded here (async-signal-safe).
+                preexec_fn=_child_setup(_libc(), account, no_network),  # noqa: PLW1509
+                **popen_arguments(argv, env, account, directory, no_network=no_network),
             )
         except OSError as error:
             return 127, f"cannot run {argv[0]!r}: {error.strerror or error}"

@@ -402,6 +402,15 @@ def serve_command(
             "(default: fairshare-tasks-UID in its temporary directory)",
         ),
     ] = None,
+    task_network: Annotated[
+        str,
+        typer.Option(
+            "--task-network",
+            metavar="host|none",
+            help="none: each task in a network namespace of its own, no interface up "
+            "(workers run as root)",
+        ),
+    ] = "host",
     **sim_options: Any,
 ) -> None:
     """Run POLICY live on a Ray cluster for the scenario's users, with an HTTP API."""
@@ -447,7 +456,7 @@ def serve_command(
     except OSError as err:
         raise InputError(str(db), "--db", f"cannot open it ({err})") from None
     sandbox = _task_sandbox(
-        db, ray_address, task_user, task_user_prefix, insecure_same_user, task_dir
+        db, ray_address, (task_user, task_user_prefix, insecure_same_user, task_dir), task_network
     )
     try:
         sock = server.listen(host, port)
@@ -495,10 +504,8 @@ def serve_command(
 def _task_sandbox(
     db: str,
     ray_address: str | None,
-    task_user: str | None,
-    prefix: str | None,
-    insecure_same_user: bool,
-    task_dir: str | None,
+    users: tuple[str | None, str | None, bool, str | None],
+    network: str,
 ) -> dict[str, Any]:
     """The tasks' sandbox from ``serve``'s options, and the database kept from the tasks'
     users (:mod:`fairshare.service.sandbox`); a refusal is one ``error:`` line, an
@@ -510,9 +517,7 @@ def _task_sandbox(
     )
 
     try:
-        choice = choose_sandbox(
-            task_user, prefix, insecure_same_user, task_dir, local=ray_address is None
-        )
+        choice = choose_sandbox(*users, local=ray_address is None, network=network)
     except SandboxRefused as err:
         raise InputError("command line", err.where, err.what) from None
     try:

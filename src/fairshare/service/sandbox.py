@@ -38,6 +38,9 @@ from fairshare.errors import FairshareError
 DEFAULT_PREFIX = "fairshare-t-"
 """The per-tenant task users' prefix when ``serve`` chooses (``fairshare-t-alice``)."""
 
+NETWORKS = ("host", "none")
+"""``--task-network``'s values."""
+
 MAX_PREFIX = 12
 """The longest ``--task-user-prefix`` (a user name has at most 32 characters, and a tenant's
 part up to 20)."""
@@ -86,6 +89,7 @@ def choose_sandbox(
     task_dir: str | None,
     *,
     local: bool,
+    network: str = "host",
     switch: bool | None = None,
     uid: int | None = None,
 ) -> SandboxChoice:
@@ -104,6 +108,9 @@ def choose_sandbox(
     local : bool
         The Ray instance is started here (its workers are this process's user: what this
         process may do, they may).
+    network : str
+        ``--task-network``: ``host`` (the node's network) or ``none`` (a network namespace
+        of the task's own, with no interface up; the workers must run as root).
     switch : bool, optional
         Whether this process may switch users (default: :func:`can_switch_users`).
     uid : int, optional
@@ -121,6 +128,16 @@ def choose_sandbox(
     """
     switch = can_switch_users() if switch is None else switch
     uid = os.geteuid() if uid is None else uid
+    if network not in NETWORKS:
+        raise SandboxRefused(
+            "--task-network", f"expected one of {', '.join(NETWORKS)}, got {network!r}"
+        )
+    if network == "none" and local and uid != 0:
+        raise SandboxRefused(
+            "--task-network",
+            "none needs the Ray workers to run as root (a network namespace per task)",
+        )
+    extra = {"network": "none"} if network == "none" else {}
     if task_dir is not None and not os.path.isabs(task_dir):
         raise SandboxRefused("--task-dir", f"must be an absolute path, got {task_dir!r}")
     given = [
@@ -140,7 +157,7 @@ def choose_sandbox(
         )
     if insecure_same_user:
         return SandboxChoice(
-            {"mode": "same", "root": task_dir},
+            {"mode": "same", "root": task_dir, **extra},
             f"warning: --insecure-same-user: tenants' commands run as uid {uid}, with the "
             "service's privileges (they can read and write its database and tokens, and "
             "signal it): use it only when every tenant is trusted",
@@ -159,7 +176,7 @@ def choose_sandbox(
             raise SandboxRefused("--task-user", f"not a valid user name: {task_user!r}")
         if local:
             _check_local_user(task_user, uid)
-        return SandboxChoice({"mode": "user", "user": task_user, "root": task_dir})
+        return SandboxChoice({"mode": "user", "user": task_user, "root": task_dir, **extra})
     chosen = DEFAULT_PREFIX if prefix is None else prefix
     if not valid_user_name(chosen) or len(chosen) > MAX_PREFIX:
         raise SandboxRefused(
@@ -168,7 +185,7 @@ def choose_sandbox(
             f"letter or _; got {chosen!r}",
         )
     return SandboxChoice(
-        {"mode": "tenant", "prefix": chosen, "create_users": True, "root": task_dir}
+        {"mode": "tenant", "prefix": chosen, "create_users": True, "root": task_dir, **extra}
     )
 
 
