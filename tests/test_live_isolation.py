@@ -181,7 +181,9 @@ def test_a_task_runs_as_its_tenants_own_user_in_its_own_directory(service: Any) 
 def test_a_task_cannot_read_or_write_the_database(service: Any) -> None:
     running, base, auth = service
     db = base / "state" / "db"
-    assert db.stat().st_mode & 0o777 == 0o600
+    # The database and SQLite's files beside it (the WAL, made with the database's mode).
+    modes = {p.name: p.stat().st_mode & 0o777 for p in db.parent.iterdir()}
+    assert "db-wal" in modes and set(modes.values()) == {0o600}, modes
     before = db.read_bytes()
     read = _run(service, "alice", "sh", "-c", f"cat {db} > stolen")
     assert read["state"] == "failed" and "Permission denied" in read["error"], read

@@ -365,3 +365,23 @@ def test_a_task_network_is_host_or_none() -> None:
     with pytest.raises(SandboxRefused) as refused:
         choose_sandbox(None, "p-", False, None, local=True, network="none", uid=1000, switch=True)
     assert "root" in refused.value.what
+
+
+def test_tenant_add_keeps_the_database_and_the_token_file_private(tmp_path: Path) -> None:
+    import subprocess  # noqa: PLC0415
+
+    from conftest import fairshare_executable  # noqa: PLC0415
+
+    token = tmp_path / "alice.token"
+    with token.open("w") as out:
+        done = subprocess.run(
+            [fairshare_executable(), "tenant", "add", "alice", "--db", str(tmp_path / "db")],
+            stdout=out,
+            stderr=subprocess.PIPE,
+            text=True,
+            check=False,
+        )
+    assert done.returncode == 0, done.stderr
+    assert token.read_text().strip().startswith("fs_")
+    assert stat.S_IMODE(token.stat().st_mode) == 0o600
+    assert stat.S_IMODE((tmp_path / "db").stat().st_mode) == 0o600

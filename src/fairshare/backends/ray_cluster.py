@@ -213,11 +213,14 @@ def _signal_handlers() -> dict[int, Any]:
 
 
 def private_ray_auth(private_dir: str) -> str:
-    """Turn on Ray's token authentication (Ray 2.52 and later: ``RAY_AUTH_MODE=token``) for
-    the local instance this process starts, its token a new random one in
-    ``PRIVATE_DIR/ray-auth-token`` (mode 0600) rather than the user's ``~/.ray/auth_token``:
-    only this process and the Ray processes it starts (which inherit the two variables) can
-    join the instance. Set in this process's environment before ``ray.init``.
+    """Turn on Ray's token authentication (Ray 2.52 and later: ``RAY_AUTH_MODE=token``;
+    https://docs.ray.io/en/latest/ray-security/token-auth.html, "Token sources and
+    precedence") for the local instance this process starts, its token a new random one in
+    ``PRIVATE_DIR/ray-auth-token`` (mode 0600, ``RAY_AUTH_TOKEN_PATH``) rather than the
+    user's ``~/.ray/auth_token``, which may be readable by others: only this process and
+    the Ray processes it starts (which inherit the two variables) can join the instance.
+    Set in this process's environment before ``ray.init``. A ``RAY_AUTH_TOKEN`` the
+    operator set takes precedence, as Ray documents.
 
     Parameters
     ----------
