@@ -366,25 +366,40 @@ def _log_files(directory: str, key: str, account: Account) -> tuple[int, int]:
             os.fchown(logs, account.uid, account.gid)
         elif info.st_uid != account.uid:
             raise _SandboxError(f"{directory}/logs is not owned by {account.name}")
-        descriptors = []
-        for suffix in ("out", "err"):
-            for _ in range(2):
-                try:
-                    fd = os.open(
-                        f"{name}.{suffix}",
-                        os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
-                        0o600,
-                        dir_fd=logs,
-                    )
-                    break
-                except FileExistsError:  # a retried attempt's old file, or a task's trap
-                    os.unlink(f"{name}.{suffix}", dir_fd=logs)
-            if os.geteuid() != account.uid:
-                os.fchown(fd, account.uid, account.gid)
-            descriptors.append(fd)
+        descriptors: list[int] = []
+        try:
+            _open_logs(logs, name, directory, account, descriptors)
+        except BaseException:
+            for fd in descriptors:
+                os.close(fd)
+            raise
         return descriptors[0], descriptors[1]
     finally:
         os.close(logs)
+
+
+def _open_logs(
+    logs: int, name: str, directory: str, account: Account, descriptors: list[int]
+) -> None:
+    """Open ``NAME.out`` and ``NAME.err`` in the directory ``logs`` (a descriptor), each new
+    (a file or link left there is removed first), into ``descriptors``."""
+    for suffix in ("out", "err"):
+        for _ in range(2):
+            try:
+                fd = os.open(
+                    f"{name}.{suffix}",
+                    os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
+                    0o600,
+                    dir_fd=logs,
+                )
+                break
+            except FileExistsError:  # a retried attempt's old file, or a task's trap
+                os.unlink(f"{name}.{suffix}", dir_fd=logs)
+        else:
+            raise _SandboxError(f"{name}.{suffix} in {directory}/logs keeps coming back")
+        descriptors.append(fd)
+        if os.geteuid() != account.uid:
+            os.fchown(fd, account.uid, account.gid)
 
 
 def popen_arguments(
