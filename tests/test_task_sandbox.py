@@ -385,3 +385,53 @@ def test_tenant_add_keeps_the_database_and_the_token_file_private(tmp_path: Path
     assert token.read_text().strip().startswith("fs_")
     assert stat.S_IMODE(token.stat().st_mode) == 0o600
     assert stat.S_IMODE((tmp_path / "db").stat().st_mode) == 0o600
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("setpriv") is None,
+    reason="drops root's capabilities with setpriv",
+)
+def test_serve_without_the_capabilities_to_switch_users_refuses_or_warns(
+    tmp_path: Path,
+) -> None:
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text("users:\n  - {name: alice}\n")
+    # Root without CAP_SETUID and CAP_SETGID, as an unprivileged service user would be.
+    serve = [
+        "setpriv",
+        "--bounding-set=-all",
+        "--inh-caps=-all",
+        "--",
+        sys.executable,
+        "-m",
+        "fairshare",
+        "serve",
+        str(scenario),
+        "--policy",
+        "drf",
+        "--db",
+        str(tmp_path / "db"),
+        "--port",
+        "0",
+    ]
+    refused = subprocess.run(serve, capture_output=True, text=True, timeout=120, check=False)
+    assert refused.returncode == 2
+    [line] = refused.stderr.splitlines()
+    assert line.startswith("error: command line: --task-user: tenants' commands must not run")
+    assert "CAP_SETUID" in line and "--insecure-same-user" in line
+    # Acknowledged: one warning line, and the service goes on (to a Ray address that is
+    # not there, here, so that it stops at once).
+    warned = subprocess.run(
+        [*serve, "--insecure-same-user", "--ray", "127.0.0.1:1"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    lines = warned.stderr.splitlines()
+    assert warned.returncode == 2 and len(lines) == 2, warned.stderr
+    assert lines[0].startswith("warning: --insecure-same-user: tenants' commands run as uid 0")
+    assert lines[1].startswith("error: command line: --ray: cannot connect to Ray")

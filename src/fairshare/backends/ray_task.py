@@ -287,15 +287,14 @@ def task_account(sandbox: Mapping[str, Any], tenant: str, root: str) -> Account:
 
 
 def can_switch_users() -> bool:
-    """Whether this process may run children as another user: root, or ``CAP_SETUID`` and
-    ``CAP_SETGID`` in its effective capabilities (Linux's ``/proc/self/status``).
+    """Whether this process may run children as another user: ``CAP_SETUID`` and
+    ``CAP_SETGID`` in its effective capabilities (Linux's ``/proc/self/status``; root
+    without them cannot either), or, where the system does not say, root.
 
     Returns
     -------
     bool
     """
-    if os.geteuid() == 0:
-        return True
     try:
         with open("/proc/self/status") as status:
             for line in status:
@@ -303,8 +302,8 @@ def can_switch_users() -> bool:
                     bits = int(line.split()[1], 16)
                     return bool(bits & (1 << 6)) and bool(bits & (1 << 7))
     except (OSError, ValueError, IndexError):
-        return False
-    return False
+        pass
+    return os.geteuid() == 0
 
 
 def tenant_directory(root: str, tenant: str, account: Account) -> str:

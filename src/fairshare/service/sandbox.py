@@ -166,10 +166,11 @@ def choose_sandbox(
         raise SandboxRefused(
             given[0] if given else "--task-user",
             f"tenants' commands must not run as the service's user (uid {uid}), and this "
-            "process cannot run them as another: start serve as root, or give it "
-            "CAP_SETUID and CAP_SETGID (systemd: AmbientCapabilities=CAP_SETUID CAP_SETGID), "
-            "with --task-user USER or --task-user-prefix PREFIX; or pass "
-            "--insecure-same-user to accept that tasks run with the service's privileges",
+            "process cannot run them as another (it lacks CAP_SETUID and CAP_SETGID): run "
+            "serve as root, or give it those two capabilities (systemd: "
+            "AmbientCapabilities=CAP_SETUID CAP_SETGID), with --task-user USER or "
+            "--task-user-prefix PREFIX; or pass --insecure-same-user to accept that tasks "
+            "run with the service's privileges",
         )
     if task_user is not None:
         if not valid_user_name(task_user):
