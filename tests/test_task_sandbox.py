@@ -169,7 +169,8 @@ def test_the_database_and_its_wal_become_private(tmp_path: Path) -> None:
     for name in ("db", "db-wal", "db-shm"):
         (tmp_path / name).write_text("x")
         (tmp_path / name).chmod(0o644)
-    private_database(db)
+    tmp_path.chmod(0o700)
+    assert private_database(db) is None
     assert {p.name: p.stat().st_mode & 0o777 for p in tmp_path.iterdir()} == {
         "db": 0o600,
         "db-wal": 0o600,
@@ -185,7 +186,13 @@ def test_a_database_in_a_directory_everyone_writes_is_refused(tmp_path: Path) ->
         private_database(shared / "db")
     assert refused.value.where == "--db" and "writable by every user" in refused.value.what
     shared.chmod(0o1777)  # sticky, as /tmp: no one replaces another's file
-    private_database(shared / "db")
+    assert private_database(shared / "db") is None
+    shared.chmod(0o755)
+    warning = private_database(shared / "db")
+    assert warning == (
+        f"warning: {shared}: the database's directory is open to other users (mode 755; the "
+        f"database itself is 0600): chmod 700 {shared}, or keep it in a directory of its own"
+    )
 
 
 def test_serve_refuses_contradictory_sandbox_options_in_one_line(tmp_path: Path) -> None:

@@ -521,13 +521,14 @@ def _task_sandbox(
     except SandboxRefused as err:
         raise InputError("command line", err.where, err.what) from None
     try:
-        private_database(Path(db))
+        warning = private_database(Path(db))
     except SandboxRefused as err:
         raise InputError(str(db), err.where, err.what) from None
     except OSError as err:
         raise InputError(str(db), "--db", f"cannot make it private ({err})") from None
-    if choice.warning is not None:
-        sys.stderr.write(choice.warning + "\n")
+    for line in (choice.warning, warning):
+        if line is not None:
+            sys.stderr.write(line + "\n")
     return choice.settings
 
 

@@ -226,16 +226,22 @@ def private_file(path: Path) -> None:
         path.chmod(0o600)
 
 
-def private_database(db: Path) -> None:
+def private_database(db: Path) -> str | None:
     """Keep the service's database from tasks' users: it and SQLite's files beside it
     (``-wal``, ``-shm``, ``-journal``, which SQLite creates with the database's mode) 0600;
     refused in a directory that every user may write without the sticky bit (a task could
-    replace the file).
+    replace the file); a warning when other users may list its directory (they see the
+    files' names and sizes, not their contents).
 
     Parameters
     ----------
     db : Path
         The database.
+
+    Returns
+    -------
+    str or None
+        One ``warning:`` line, or None.
 
     Raises
     ------
@@ -254,3 +260,10 @@ def private_database(db: Path) -> None:
         )
     for suffix in ("", "-wal", "-shm", "-journal"):
         private_file(db.with_name(db.name + suffix))
+    if mode & 0o077 and not mode & stat.S_ISVTX and folder.stat().st_uid == os.geteuid():
+        return (
+            f"warning: {folder}: the database's directory is open to other users (mode "
+            f"{mode & 0o7777:o}; the database itself is 0600): chmod 700 {folder}, or keep "
+            "it in a directory of its own"
+        )
+    return None
