@@ -47,6 +47,7 @@ import os
 import pwd
 import re
 import selectors
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -204,6 +205,9 @@ def _private_root(root: str) -> None:
 def _add_user(name: str, home: str, root: str) -> None:
     """Create the system user ``name`` (no login, no home made, its own group), one creation
     at a time on this node (``ROOT/.users.lock``); another process may have made it."""
+    useradd = shutil.which("useradd", path=f"{os.environ.get('PATH', '')}:/usr/sbin:/sbin")
+    if useradd is None:
+        raise _SandboxError(f"no user {name} on this node, and no useradd to make it")
     with open(os.path.join(root, ".users.lock"), "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         for _ in range(50):
@@ -214,7 +218,7 @@ def _add_user(name: str, home: str, root: str) -> None:
                 pass
             made = subprocess.run(
                 [
-                    "useradd",
+                    useradd,
                     "--system",
                     "--user-group",
                     "--no-create-home",
