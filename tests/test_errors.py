@@ -36,6 +36,7 @@ PRIVATE = {
     "fairshare.workload.reading._DuplicateKeyError": "becomes a ScenarioError when reading",
     "fairshare.workload.reading._LimitExceeded": "becomes a ScenarioError when reading",
     "fairshare.workload.reading._JsonConstantError": "becomes a ScenarioError when reading",
+    "fairshare.backends.ray_task._SandboxError": "a task's exit code 126 and its error, there",
 }
 """The exceptions of fairshare that are not :class:`FairshareError`: private signals between
 a function and its caller in the same module, which never reach a user."""

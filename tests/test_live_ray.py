@@ -270,6 +270,8 @@ class _Service:
                 address,
                 "--port",
                 "0",
+                # Tasks run as users of their own where the workers may switch (root).
+                *(() if os.geteuid() == 0 else ("--insecure-same-user",)),
                 *extra,
             ],
             stdout=subprocess.DEVNULL,

@@ -120,6 +120,7 @@ FILE_TIERS: dict[str, tuple[str, ...]] = {
         "test_simulate_outputs.py",
         "test_slurm_fairtree.py",
         "test_sweep_grid.py",
+        "test_task_sandbox.py",
         "test_tiers.py",
         "test_trace_formats.py",
         "test_trace_kueue_workloads.py",
@@ -155,6 +156,7 @@ FILE_TIERS: dict[str, tuple[str, ...]] = {
         "test_whatif_tutorial.py",
     ),
     "ray": (
+        "test_live_isolation.py",
         "test_live_ray.py",
         "test_sweep_ray.py",
         "test_whatif_ray.py",

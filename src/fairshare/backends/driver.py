@@ -609,7 +609,10 @@ class LiveDriver:
             run.first_start = now
         self._rows += (now, run.order, "map", index, attempt, machine, math.nan, None)
         self._calls.append(
-            (TaskSpec(key, spec.id, index, attempt, spec.command, spec.demand), machine)
+            (
+                TaskSpec(key, spec.id, index, attempt, spec.command, spec.demand, spec.tenant),
+                machine,
+            )
         )
 
     def _forget(self, now: float, run: _Running, pi: int, *, killed: bool) -> str | None:

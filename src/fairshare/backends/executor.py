@@ -65,6 +65,9 @@ class TaskSpec:
         The argv it runs (never a shell line).
     demand : mapping of str to float
         What it holds while it runs, by resource name.
+    tenant : str
+        The tenant it runs for (its sandbox's user and directory:
+        :mod:`~fairshare.backends.ray_task`).
     """
 
     key: str
@@ -73,6 +76,7 @@ class TaskSpec:
     attempt: int
     command: tuple[str, ...]
     demand: Mapping[str, float] = field(default_factory=dict)
+    tenant: str = ""
 
 
 class Finished(NamedTuple):

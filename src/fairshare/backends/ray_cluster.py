@@ -37,6 +37,7 @@ A node as ``ray.nodes()`` lists it, and a task's demand as Ray options (no Ray n
 from __future__ import annotations
 
 import math
+import os
 import signal
 import socket
 import sys
@@ -211,6 +212,44 @@ def _signal_handlers() -> dict[int, Any]:
     return {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
 
 
+def private_ray_auth(private_dir: str) -> str:
+    """Turn on Ray's token authentication (Ray 2.52 and later: ``RAY_AUTH_MODE=token``;
+    https://docs.ray.io/en/latest/ray-security/token-auth.html, "Token sources and
+    precedence") for the local instance this process starts, its token a new random one in
+    ``PRIVATE_DIR/ray-auth-token`` (mode 0600, ``RAY_AUTH_TOKEN_PATH``) rather than the
+    user's ``~/.ray/auth_token``, which may be readable by others: only this process and
+    the Ray processes it starts (which inherit the two variables) can join the instance.
+    Set in this process's environment before ``ray.init``. A ``RAY_AUTH_TOKEN`` the
+    operator set takes precedence, as Ray documents.
+
+    Parameters
+    ----------
+    private_dir : str
+        A directory only this process's user can enter.
+
+    Returns
+    -------
+    str
+        The token file's path.
+    """
+    import secrets  # noqa: PLC0415
+
+    path = os.path.join(private_dir, "ray-auth-token")
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(descriptor, "w") as token:
+        token.write(secrets.token_hex(32))
+    os.environ["RAY_AUTH_MODE"] = "token"
+    os.environ["RAY_AUTH_TOKEN_PATH"] = path
+    # Ray read its configuration when it was imported: read again (as Ray's own
+    # ``_enable_token_auth`` does), and the token with it.
+    import importlib  # noqa: PLC0415
+
+    raylet: Any = importlib.import_module("ray._raylet")
+    raylet.Config.initialize("")
+    raylet.AuthenticationTokenLoader.instance().reset_cache()
+    return path
+
+
 CONNECT_SECONDS = 5.0
 """How long a Ray address may take to accept a connection: ``ray.init`` itself retries an
 address where nothing listens for ever, printing a warning every few seconds."""
@@ -261,6 +300,14 @@ class RayExecutor(Executor):
         The scenario resources (default: :func:`node_resources` of the nodes).
     num_cpus : int, optional
         CPUs of the local instance (default: all the machine's).
+    sandbox : mapping, optional
+        How every task is sandboxed (:func:`fairshare.backends.ray_task.run_command`'s
+        ``sandbox``, less the task's ``tenant`` and ``key``, which each launch adds). None:
+        no sandbox (a benchmark's trivial tasks).
+    private_dir : str, optional
+        A directory only this process's user can enter (mode 0700): a local instance
+        started here keeps its sessions, logs and sockets there (Ray's ``_temp_dir``), and
+        its authentication token (:func:`private_ray_auth`), out of tasks' reach.
     """
 
     def __init__(
@@ -269,11 +316,14 @@ class RayExecutor(Executor):
         resources: Sequence[str] | None = None,
         *,
         num_cpus: int | None = None,
+        sandbox: Mapping[str, Any] | None = None,
+        private_dir: str | None = None,
     ) -> None:
         import ray  # noqa: PLC0415
 
         # Any: mypy must pass with and without Ray installed.
         self._ray: Any = ray
+        self._sandbox = dict(sandbox) if sandbox is not None else None
         self._own = not self._ray.is_initialized()
         if self._own:
             options: dict[str, Any] = {
@@ -287,8 +337,16 @@ class RayExecutor(Executor):
                 if reason is not None:
                     raise ConnectionError(f"no Ray cluster answers at {address}: {reason}")
                 options["address"] = address
-            elif num_cpus is not None:
-                options["num_cpus"] = num_cpus
+            else:
+                if num_cpus is not None:
+                    options["num_cpus"] = num_cpus
+                if private_dir is not None:
+                    # A new instance of its own ("local": never one found on the host), its
+                    # files in the private directory, its token there too.
+                    options["address"] = "local"
+                    # Ray makes its temporary directory mode 0777: one level down.
+                    options["_temp_dir"] = os.path.join(private_dir, "ray")
+                    private_ray_auth(private_dir)
             # Ray's driver would exit at once on SIGTERM: the process's own handlers stay
             # (the service stops on it in order, and writes its files).
             handlers = _signal_handlers()
@@ -357,8 +415,13 @@ class RayExecutor(Executor):
         }
         if self.service:
             env["FAIRSHARE_SERVICE"] = self.service
+        sandbox = (
+            None
+            if self._sandbox is None
+            else {**self._sandbox, "tenant": spec.tenant, "key": spec.key}
+        )
         try:
-            ref = self._remote.options(**options).remote(list(spec.command), env)
+            ref = self._remote.options(**options).remote(list(spec.command), env, sandbox)
         except ValueError as err:
             # Ray refuses the options (a fractional amount above 1 of a custom resource).
             self._lost.append(Failed(spec.key, f"Ray refused the task: {err}"))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import os
 import sys
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -271,7 +272,19 @@ def tenant_add_command(
     sys.stdout.flush()
     for path, what in ((_stdout_file(), "a bearer token"), (Path(db), "the tokens' hashes")):
         if path is not None:
+            _keep_private(path)
             _warn_if_committable(path, what)
+
+
+def _keep_private(path: Path) -> None:
+    """Mode 0600 for a file holding a token or the tokens' hashes (a task's user, or any
+    other user of the machine, must not read it); a file that cannot be changed is left."""
+    from fairshare.service.sandbox import private_file  # noqa: PLC0415
+
+    try:
+        private_file(path)
+    except OSError:
+        return
 
 
 def _stdout_file() -> Path | None:
@@ -356,6 +369,48 @@ def serve_command(
         int | None,
         typer.Option("--num-cpus", min=1, help="CPUs of the local Ray instance (no --ray)"),
     ] = None,
+    task_user: Annotated[
+        str | None,
+        typer.Option(
+            "--task-user",
+            metavar="USER",
+            help="Run every tenant's commands as USER (default: one user per tenant)",
+        ),
+    ] = None,
+    task_user_prefix: Annotated[
+        str | None,
+        typer.Option(
+            "--task-user-prefix",
+            metavar="PREFIX",
+            help="Run tenant T's commands as user PREFIX+T, made when missing "
+            "(default: fairshare-t-)",
+        ),
+    ] = None,
+    insecure_same_user: Annotated[
+        bool,
+        typer.Option(
+            "--insecure-same-user",
+            help="Run tenants' commands as the service's own user (trusted tenants only)",
+        ),
+    ] = False,
+    task_dir: Annotated[
+        str | None,
+        typer.Option(
+            "--task-dir",
+            metavar="DIR",
+            help="The tenants' working directories on each node "
+            "(default: fairshare-tasks-UID in its temporary directory)",
+        ),
+    ] = None,
+    task_network: Annotated[
+        str,
+        typer.Option(
+            "--task-network",
+            metavar="host|none",
+            help="none: each task in a network namespace of its own, no interface up "
+            "(workers run as root)",
+        ),
+    ] = "host",
     **sim_options: Any,
 ) -> None:
     """Run POLICY live on a Ray cluster for the scenario's users, with an HTTP API."""
@@ -404,6 +459,9 @@ def serve_command(
         raise InputError(str(db), "--db", str(err)) from None
     except OSError as err:
         raise InputError(str(db), "--db", f"cannot open it ({err})") from None
+    sandbox = _task_sandbox(
+        db, ray_address, (task_user, task_user_prefix, insecure_same_user, task_dir), task_network
+    )
     try:
         sock = server.listen(host, port)
     except OSError as err:
@@ -421,11 +479,14 @@ def serve_command(
         options=options,
         limits=Limits(max_pending_jobs=max_pending_jobs, max_body_bytes=max_body_bytes),
     )
+    # A local Ray instance keeps its files and token where tasks cannot reach them.
+    private = tempfile.mkdtemp(prefix="fairshare-serve-") if ray_address is None else None
     try:
-        executor = RayExecutor(ray_address, num_cpus=num_cpus)
+        executor = RayExecutor(ray_address, num_cpus=num_cpus, sandbox=sandbox, private_dir=private)
     except (ConnectionError, RuntimeError, ValueError) as err:
         sock.close()
         store.release()
+        _remove(private)
         raise InputError("command line", "--ray", f"cannot connect to Ray ({err})") from None
     try:
         scenario = server.load_live_scenario(Path(scenario_path), executor)
@@ -446,12 +507,52 @@ def serve_command(
         executor.close()
         sock.close()
         store.release()
+        _remove(private)
     if out is not None:
         from fairshare.cli.runs import RUN_FILES, output_dir  # noqa: PLC0415
         from fairshare.report.html import write_outputs  # noqa: PLC0415
 
         with output_dir(out, "serve", list(RUN_FILES), force) as directory:
             directory.commit(lambda path: write_outputs(log, path))
+
+
+def _task_sandbox(
+    db: str,
+    ray_address: str | None,
+    users: tuple[str | None, str | None, bool, str | None],
+    network: str,
+) -> dict[str, Any]:
+    """The tasks' sandbox from ``serve``'s options, and the database kept from the tasks'
+    users (:mod:`fairshare.service.sandbox`); a refusal is one ``error:`` line, an
+    ``--insecure-same-user`` one ``warning:`` line."""
+    from fairshare.service.sandbox import (  # noqa: PLC0415
+        SandboxRefused,
+        choose_sandbox,
+        private_database,
+    )
+
+    try:
+        choice = choose_sandbox(*users, local=ray_address is None, network=network)
+    except SandboxRefused as err:
+        raise InputError("command line", err.where, err.what) from None
+    try:
+        warning = private_database(Path(db))
+    except SandboxRefused as err:
+        raise InputError(str(db), err.where, err.what) from None
+    except OSError as err:
+        raise InputError(str(db), "--db", f"cannot make it private ({err})") from None
+    for line in (choice.warning, warning):
+        if line is not None:
+            sys.stderr.write(line + "\n")
+    return choice.settings
+
+
+def _remove(private: str | None) -> None:
+    """Remove the local Ray instance's private directory (its sessions' files)."""
+    if private is not None:
+        import shutil  # noqa: PLC0415
+
+        shutil.rmtree(private, ignore_errors=True)
 
 
 def _check_out(out: str, force: bool) -> None:
