@@ -1,7 +1,11 @@
 """The compiled kernel (``fairshare.kernel``): the modules mypyc compiles exist, the switch to
 the pure-Python sources loads them, and, where the kernel is compiled, the pure-Python kernel
-makes the compiled kernel's decisions (every committed fingerprint of
-``tests/golden/decision_fingerprints.txt``): CI's only run of the pure-Python fingerprints."""
+makes the compiled kernel's decisions (the committed fingerprints of
+``tests/golden/decision_fingerprints.txt``): CI's only run of the pure-Python fingerprints.
+
+Under the ``ci`` and ``nightly`` profiles every line is run (323 simulations, about 90 s of
+CPU); under ``dev``, a user's ``python -m pytest -n auto``, a quarter of them chosen so that
+every policy and every mechanism is run at least four times (:func:`pure_python_sample`)."""
 
 from __future__ import annotations
 
@@ -18,12 +22,32 @@ import pytest
 from fairshare import kernel
 from fairshare.policies import ONLINE_POLICIES
 
+from conftest import hypothesis_profile
+
 SOURCE_ROOT = Path(kernel.__file__).parent.parent
 """The directory holding the imported ``fairshare``: ``src/`` of an editable install, the
 environment's site-packages where CI installs the built wheel."""
 SETUP = Path(__file__).resolve().parents[1] / "setup.py"
 """The checkout's ``setup.py``, whichever copy of the package is installed."""
 GOLDEN = Path(__file__).parent / "golden" / "decision_fingerprints.txt"
+SAMPLE_STRIDE = 4
+"""Under the ``dev`` profile, one (policy, mechanism) fingerprint in this many runs on the
+pure-Python kernel."""
+
+
+def pure_python_sample(policy: str, mechanisms: list[str], profile: str) -> list[str]:
+    """The mechanisms whose fingerprint ``policy`` runs on the pure-Python kernel: all of them
+    under ``ci`` and ``nightly``; under ``dev`` every :data:`SAMPLE_STRIDE`-th one, starting at
+    an offset that turns with the policy's place in the sorted policies, so that the sample
+    covers each policy and each mechanism (the compiled run checks every line regardless).
+
+    >>> pure_python_sample("drf", ["a", "b", "c", "d", "e"], "ci")
+    ['a', 'b', 'c', 'd', 'e']
+    """
+    if profile != "dev":
+        return list(mechanisms)
+    offset = sorted(ONLINE_POLICIES).index(policy) % SAMPLE_STRIDE
+    return [m for k, m in enumerate(mechanisms) if k % SAMPLE_STRIDE == offset]
 
 
 def _python(code: str, *, pure: bool) -> str:
@@ -67,18 +91,21 @@ def test_the_switch_loads_every_kernel_module_from_its_source() -> None:
 @pytest.mark.parametrize("policy", sorted(ONLINE_POLICIES))
 def test_the_pure_python_kernel_makes_the_committed_decisions(policy: str) -> None:
     """Where the kernel is compiled (CI installs the built wheel), the pure-Python fallback
-    must make the same decisions: every fingerprint line of ``policy``, in a process with
-    ``FAIRSHARE_PURE_PYTHON=1``. One test per policy, so that pytest-xdist spreads them."""
-    expected = {
+    must make the same decisions: the fingerprint lines of ``policy`` (all of them in CI,
+    :func:`pure_python_sample`), in a process with ``FAIRSHARE_PURE_PYTHON=1``. One test per
+    policy, so that pytest-xdist spreads them."""
+    every = {
         line.split()[1]: line
         for line in GOLDEN.read_text().splitlines()
         if line.strip() and line.split()[0] == policy
     }
+    chosen = pure_python_sample(policy, list(every), hypothesis_profile(os.environ))
+    expected = {name: every[name] for name in chosen}
     code = (
         "import json; from fairshare import kernel; "
         "from fairshare.bench.fingerprint import configs, fingerprint; "
         "print(json.dumps([kernel.compiled(), "
-        f"{{c[0]: fingerprint({policy!r}, c) for c in configs()}}]))"
+        f"{{c[0]: fingerprint({policy!r}, c) for c in configs() if c[0] in {chosen!r}}}]))"
     )
     compiled, lines = json.loads(_python(code, pure=True))
     assert compiled is False
@@ -180,3 +207,14 @@ def test_setup_runs_mypyc_only_to_build_and_says_when_it_skips(
         assert expected_line in done.stderr
     else:
         assert done.stderr == ""
+
+
+def test_the_dev_sample_covers_every_policy_and_mechanism() -> None:
+    """A quarter of the lines, yet no policy and no mechanism left out of the pure-Python run."""
+    mechanisms = sorted({line.split()[1] for line in GOLDEN.read_text().splitlines() if line})
+    samples = {p: pure_python_sample(p, mechanisms, "dev") for p in ONLINE_POLICIES}
+    assert all(samples.values())
+    assert {m for chosen in samples.values() for m in chosen} == set(mechanisms)
+    # at most a quarter of each policy's lines, rounded up
+    assert all(len(c) <= -(-len(mechanisms) // SAMPLE_STRIDE) for c in samples.values())
+    assert pure_python_sample("drf", mechanisms, "nightly") == mechanisms

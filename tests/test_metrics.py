@@ -118,13 +118,13 @@ def test_summary_hand_computed() -> None:
     assert s["p95_response_time"] == 10.95
     assert s["mean_slowdown"] == pytest.approx((2.0 + 1.375) / 2)
     assert s["mean_queueing_delay"] == 1.5
-    assert s["p95_queueing_delay"] == 2.85
+    assert s["p95_queueing_delay"] == pytest.approx(2.85, rel=1e-12)
     # The killed rack-local attempt does not count: node, rack, off-rack once each.
-    assert s["locality"] == {"node": 0.333333, "rack": 0.333333, "off_rack": 0.333333}
+    assert s["locality"] == {"node": 1 / 3, "rack": 1 / 3, "off_rack": 1 / 3}
     assert s["locality_tasks"] == 3
     # cpu: a runs 5 + 3 + 5 task-seconds x 1, b 8 x 2 -> 29 / (8 x 12).
     # mem: a 13 x 2, b 8 x 1 -> 34 / (16 x 12).
-    assert s["utilization"] == {"cpu": round(29 / 96, 6), "mem": round(34 / 192, 6)}
+    assert s["utilization"] == pytest.approx({"cpu": 29 / 96, "mem": 34 / 192}, rel=1e-12)
     assert s["preempted_tasks"] == 1
     assert s["wasted_task_seconds"] == 3.0
     assert s["events"] == 9
@@ -134,8 +134,8 @@ def test_summary_hand_computed() -> None:
     users = s["users"]
     assert isinstance(users, dict)
     # a: share 0.25 on [0, 3), 0.125 on [3, 10); b: 0.25 on [4, 12); over 12 s.
-    assert users["a"]["mean_share"] == round(1.625 / 12, 6)
-    assert users["b"]["mean_share"] == round(2.0 / 12, 6)
+    assert users["a"]["mean_share"] == pytest.approx(1.625 / 12, rel=1e-12)
+    assert users["b"]["mean_share"] == pytest.approx(2.0 / 12, rel=1e-12)
     assert users["a"]["task_seconds"] == 10.0
     assert users["b"]["mean_slowdown"] == 1.375
 
@@ -236,7 +236,7 @@ def test_no_finished_jobs_and_no_input_data(tmp_path: Path) -> None:
     assert s["makespan"] == 6.0
     assert s["mean_queueing_delay"] == 1.0
     # 5 task-seconds of 1 cpu on 8 cpus over 6 s.
-    assert s["utilization"]["cpu"] == round(5 / 48, 6)
+    assert s["utilization"]["cpu"] == pytest.approx(5 / 48, rel=1e-12)
     jobs = (tmp_path / "jobs.csv").read_text().splitlines()
     assert jobs[2].startswith("j2,b,2.000000,,,,,1,")
 
@@ -339,7 +339,7 @@ def test_compare_document_and_csv() -> None:
     runs = doc["runs"]
     assert isinstance(runs, list)
     assert runs[1]["rmse_vs_reference"]["max"] == 0.0
-    assert runs[0]["rmse_vs_reference"]["max"] == round(math.sqrt(0.25**2 / 2), 6)
+    assert runs[0]["rmse_vs_reference"]["max"] == pytest.approx(math.sqrt(0.25**2 / 2), rel=1e-12)
     frame = compare_frame(doc)
     assert frame.columns[:3] == ["label", "policy", "seed"]
     assert frame.columns[-2:] == ["utilization_cpu", "utilization_mem"]

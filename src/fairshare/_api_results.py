@@ -160,7 +160,7 @@ class Run:
     @cached_property
     def summary(self) -> dict[str, object]:
         """The ``summary.json`` document: response times, slowdown, locality, utilisation,
-        per-user figures. Numbers rounded to 6 decimals; None where undefined."""
+        per-user figures. Floats exact (JSON never rounds); None where undefined."""
         from fairshare.metrics import summary  # noqa: PLC0415
 
         return summary(self.log)

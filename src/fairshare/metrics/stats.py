@@ -23,8 +23,9 @@ import numpy as np
 from fairshare.metrics.frames import FloatArray
 
 FLOAT_DECIMALS = 6
-"""Every float written to JSON or CSV is rounded to this many decimals (as in SPEC
-section 2).
+"""The decimals of every float in a CSV file (a table, rounded for people). JSON never
+rounds: :func:`clean` keeps every float as it was computed, which ``json`` prints as its
+shortest round-trip representation.
 """
 
 
@@ -143,7 +144,8 @@ def ecdf(values: FloatArray) -> tuple[FloatArray, FloatArray]:
 def clean(value: object) -> object:
     """A JSON-ready copy of ``value``.
 
-    Floats rounded to :data:`FLOAT_DECIMALS` (no ``-0.0``), NaN and infinities as None,
+    Floats exactly as computed (no ``-0.0``; ``json`` prints the shortest representation
+    that reads back as the same float, so nothing is lost), NaN and infinities as None,
     tuples as lists, numpy scalars and arrays as Python numbers and lists, mapping keys as
     strings; anything else unknown as its ``str``.
 
@@ -161,7 +163,7 @@ def clean(value: object) -> object:
     >>> import numpy as np
     >>> from fairshare.metrics import clean
     >>> clean({"share": np.float64(2 / 3), "times": (1, float("inf")), 7: -0.0})
-    {'share': 0.666667, 'times': [1, None], '7': 0.0}
+    {'share': 0.6666666666666666, 'times': [1, None], '7': 0.0}
     """
     if value is None or isinstance(value, bool | str):
         return value
@@ -172,8 +174,7 @@ def clean(value: object) -> object:
     if isinstance(value, float):
         if not math.isfinite(value):
             return None
-        r = round(value, FLOAT_DECIMALS)
-        return 0.0 if r == 0 else r
+        return 0.0 if value == 0 else value
     if isinstance(value, Mapping):
         return {str(k): clean(v) for k, v in value.items()}
     if isinstance(value, np.ndarray):

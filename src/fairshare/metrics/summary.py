@@ -147,7 +147,7 @@ def summary(log: RunLog) -> dict[str, object]:
     Returns
     -------
     dict of str to object
-        Floats rounded to 6 decimals, None for undefined statistics.
+        Floats exact (never rounded), None for undefined statistics.
 
     Examples
     --------

@@ -3,8 +3,8 @@
 ``jobs.csv``, ``timeline.csv``, ``tasks.parquet`` and, when jobs name queues,
 ``queues.csv`` (:mod:`fairshare.metrics.queues`). Floats in CSV files are written with
 6 decimals and missing values (a job that never finished, a slowdown that is undefined) as
-empty fields; ``summary.json`` has sorted keys, floats rounded to 6 decimals, null for
-undefined values and a final newline. The same log gives the same bytes, except
+empty fields; ``summary.json`` has sorted keys, floats exact (never rounded: JSON prints each float's
+shortest round-trip form), null for undefined values and a final newline. The same log gives the same bytes, except
 ``wall_seconds``.
 
 Examples
@@ -267,7 +267,7 @@ def dumps_json(document: object) -> str:
     >>> print(dumps_json({"b": 1 / 3, "a": float("nan")}), end="")
     {
       "a": null,
-      "b": 0.333333
+      "b": 0.3333333333333333
     }
     """
     return json.dumps(clean(document), sort_keys=True, indent=2, allow_nan=False) + "\n"
