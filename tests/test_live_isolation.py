@@ -218,6 +218,7 @@ def test_a_task_sees_none_of_the_services_environment_and_cannot_signal_it(
     assert names == [
         "FAIRSHARE_ATTEMPT",
         "FAIRSHARE_JOB_ID",
+        "FAIRSHARE_SERVICE",
         "FAIRSHARE_TASK_INDEX",
         "HOME",
         "LANG",

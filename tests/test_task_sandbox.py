@@ -179,7 +179,7 @@ def test_the_database_and_its_wal_become_private(tmp_path: Path) -> None:
 
 
 def test_a_database_in_a_directory_everyone_writes_is_refused(tmp_path: Path) -> None:
-    shared = tmp_path / "shared"
+    shared = tmp_path / "open-to-all"
     shared.mkdir()
     shared.chmod(0o777)
     with pytest.raises(SandboxRefused) as refused:
