@@ -27,7 +27,7 @@ from fairshare.backends.ray_task import read_output, run_command  # noqa: E402
 from fairshare.cluster import Cluster, Machine  # noqa: E402
 from fairshare.policies import PolicyOptions, make_policy  # noqa: E402
 from fairshare.service.app import create_app  # noqa: E402
-from fairshare.service.core import LiveService  # noqa: E402
+from fairshare.service.core import JobRequest, LiveService  # noqa: E402
 from fairshare.service.journal import StoreJournal  # noqa: E402
 from fairshare.service.server import Stopped, listen  # noqa: E402
 from fairshare.service.store import Store  # noqa: E402
@@ -224,7 +224,6 @@ def test_the_decayed_usage_survives_a_restart(tmp_path: Path) -> None:
     alice = first.store.caller(first.store.add_token("alice"))
     bob = first.store.caller(first.store.add_token("bob"))
     assert alice is not None and bob is not None
-    from fairshare.service.core import JobRequest
 
     first.submit(alice, JobRequest("a", 2, {"cpu": 1.0}, ["x"]))
     while first.driver.active():
@@ -281,8 +280,14 @@ def test_the_shutdown_line_says_what_was_left_and_written() -> None:
         "fairshare serve: stopped: 4 jobs left pending or running (resumed on restart), "
         "2 running tasks stopped, wrote o/summary.json, o/jobs.csv"
     )
-    assert Stopped(1, 1).line([]).endswith("1 job left pending or running (resumed on "
-                                           "restart), 1 running task stopped, no files written")
+    assert (
+        Stopped(1, 1)
+        .line([])
+        .endswith(
+            "1 job left pending or running (resumed on "
+            "restart), 1 running task stopped, no files written"
+        )
+    )
 
 
 # ---------------------------------------------------------------------- the executable
@@ -383,6 +388,3 @@ def test_fairshare_submit_of_an_unfit_job_is_one_error_line(live: _Running) -> N
         f"error: {live.url}: HTTP 422: demand.mem: 16 is more than any node has: the largest "
         "has 4 (a task runs on one node; 1 node now)"
     )
-
-
-

@@ -159,6 +159,7 @@ FILE_TIERS: dict[str, tuple[str, ...]] = {
     "ray": (
         "test_live_isolation.py",
         "test_live_ray.py",
+        "test_live_tenant_ray.py",
         "test_sweep_ray.py",
         "test_whatif_ray.py",
     ),
