@@ -95,6 +95,7 @@ FILE_TIERS: dict[str, tuple[str, ...]] = {
         "test_live_ray_mapping.py",
         "test_live_service.py",
         "test_live_store.py",
+        "test_live_tenant.py",
         "test_loader.py",
         "test_lp_fallback.py",
         "test_metrics.py",
@@ -158,6 +159,7 @@ FILE_TIERS: dict[str, tuple[str, ...]] = {
     "ray": (
         "test_live_isolation.py",
         "test_live_ray.py",
+        "test_live_tenant_ray.py",
         "test_sweep_ray.py",
         "test_whatif_ray.py",
     ),

@@ -34,7 +34,14 @@ would.
 """
 
 from fairshare.backends.driver import DEFAULT_MAX_RETRIES, Journal, LiveDriver, LiveJob
-from fairshare.backends.executor import ExecEvent, Executor, Failed, Finished, TaskSpec
+from fairshare.backends.executor import (
+    ExecEvent,
+    Executor,
+    Failed,
+    Finished,
+    OutputRef,
+    TaskSpec,
+)
 from fairshare.backends.fake import FakeExecutor
 
 __all__ = [
@@ -47,5 +54,6 @@ __all__ = [
     "Journal",
     "LiveDriver",
     "LiveJob",
+    "OutputRef",
     "TaskSpec",
 ]

@@ -302,6 +302,7 @@ class LiveDriver:
         # Executor calls waiting for the journal's commit (see _flush).
         self._calls: list[tuple[TaskSpec, str] | str] = []
         self.events = 0
+        self._capacities = [m.capacity.copy() for m in self.machines.values()]
         self._publish()
 
     # ------------------------------------------------------------------ from other threads
@@ -338,6 +339,18 @@ class LiveDriver:
         """
         with self._lock:
             return dict(self._shares)
+
+    def capacities(self) -> list[np.ndarray]:
+        """The capacity of every node alive, as of the last poll (any thread): what a
+        task's demand must fit on one of, to ever run.
+
+        Returns
+        -------
+        list of numpy.ndarray
+            One vector over :attr:`resources` per node.
+        """
+        with self._lock:
+            return list(self._capacities)
 
     # ------------------------------------------------------------------ the loop
 
@@ -418,6 +431,9 @@ class LiveDriver:
                 self.machines[name] = machine
                 self.policy.machine_added(now, machine)
                 self.events += 1
+        capacities = [m.capacity.copy() for m in self.machines.values()]
+        with self._lock:
+            self._capacities = capacities
 
     # ------------------------------------------------------------------ events
 

@@ -79,6 +79,24 @@ class TaskSpec:
     tenant: str = ""
 
 
+class OutputRef(NamedTuple):
+    """Which output of which attempt (:meth:`Executor.read_output`).
+
+    Attributes
+    ----------
+    tenant : str
+        The attempt's tenant (its directory).
+    key : str
+        The attempt's :attr:`TaskSpec.key`.
+    stream : str
+        ``"out"`` (standard output) or ``"err"`` (standard error).
+    """
+
+    tenant: str
+    key: str
+    stream: str
+
+
 class Finished(NamedTuple):
     """Attempt ``key`` ended successfully.
 
@@ -193,6 +211,27 @@ class Executor(ABC):
         list of ExecEvent
             :class:`Finished` and :class:`Failed` attempts; empty when nothing ended.
         """
+
+    def read_output(self, spec: OutputRef, machine: str, offset: int, limit: int) -> bytes | None:
+        """Up to ``limit`` bytes from ``offset`` of an attempt's standard output or error,
+        read on ``machine``, the node that ran it (``fairshare logs``). Unlike the other
+        methods, any thread may call it: it reads, and never changes what runs.
+
+        Parameters
+        ----------
+        spec : OutputRef
+            The attempt's tenant, key, and which stream.
+        machine : str
+            The node that ran it.
+        offset, limit : int
+            Where to start, and the most bytes.
+
+        Returns
+        -------
+        bytes or None
+            None: this executor keeps no output, or none is found (the node is gone).
+        """
+        return None
 
     @abstractmethod
     def close(self) -> None:

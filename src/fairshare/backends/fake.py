@@ -31,7 +31,14 @@ from collections.abc import Callable
 
 import numpy as np
 
-from fairshare.backends.executor import ExecEvent, Executor, Failed, Finished, TaskSpec
+from fairshare.backends.executor import (
+    ExecEvent,
+    Executor,
+    Failed,
+    Finished,
+    OutputRef,
+    TaskSpec,
+)
 from fairshare.cluster import Machine
 from fairshare.tolerances import FIT
 
@@ -49,6 +56,9 @@ class FakeExecutor(Executor):
         An attempt's run time in seconds, from its spec (default: one second).
     failure : callable, optional
         An attempt's error text, or None for a success (default: every attempt succeeds).
+    output : callable, optional
+        An attempt's standard output and error (bytes), kept in memory from its launch for
+        :meth:`read_output` (default: none kept).
 
     Attributes
     ----------
@@ -67,7 +77,10 @@ class FakeExecutor(Executor):
         *,
         duration: Callable[[TaskSpec], float] | None = None,
         failure: Callable[[TaskSpec], str | None] | None = None,
+        output: Callable[[TaskSpec], tuple[bytes, bytes]] | None = None,
     ) -> None:
+        self.output = output
+        self.outputs: dict[str, tuple[bytes, bytes]] = {}
         self.resources = resources
         self.clock = 0.0
         self.duration = duration if duration is not None else (lambda spec: 1.0)
@@ -160,6 +173,31 @@ class FakeExecutor(Executor):
         self._seq += 1
         heapq.heappush(self._ends, (end, self._seq, spec.key))
         self.launched.append((self.clock, machine, spec))
+        if self.output is not None:
+            self.outputs[spec.key] = self.output(spec)
+
+    def read_output(self, spec: OutputRef, machine: str, offset: int, limit: int) -> bytes | None:
+        """What ``output`` gave the attempt at its launch, from ``offset``, at most
+        ``limit`` bytes (None: nothing kept).
+
+        Parameters
+        ----------
+        spec : OutputRef
+            The attempt and stream.
+        machine : str
+            Its node (unused: the fake keeps every output in memory).
+        offset, limit : int
+            Where to start, and the most bytes.
+
+        Returns
+        -------
+        bytes or None
+        """
+        kept = self.outputs.get(spec.key)
+        if kept is None:
+            return None
+        data = kept[0] if spec.stream == "out" else kept[1]
+        return data[max(0, offset) : max(0, offset) + max(0, limit)]
 
     def cancel(self, key: str) -> None:
         """Stop attempt ``key`` now and free its room (nothing if it is not running).

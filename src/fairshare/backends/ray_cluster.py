@@ -36,6 +36,7 @@ A node as ``ray.nodes()`` lists it, and a task's demand as Ray options (no Ray n
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import signal
@@ -47,7 +48,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from fairshare.backends import ray_task
-from fairshare.backends.executor import ExecEvent, Executor, Failed, Finished, TaskSpec
+from fairshare.backends.executor import (
+    ExecEvent,
+    Executor,
+    Failed,
+    Finished,
+    OutputRef,
+    TaskSpec,
+)
 from fairshare.cluster import Machine
 from fairshare.cluster.model import AttributeValue
 
@@ -58,6 +66,9 @@ RAY_RESOURCES: dict[str, tuple[str, float]] = {
 }
 """A scenario resource -> (Ray's resource, Ray units per scenario unit); other names are
 Ray custom resources of the same name."""
+
+READ_SECONDS = 30.0
+"""How long a read of a task's output on its node may take (``fairshare logs``)."""
 
 _NOT_RESOURCES = ("memory", "object_store_memory", "CPU", "GPU")
 
@@ -357,6 +368,7 @@ class RayExecutor(Executor):
                     signal.signal(signum, handler)
         self._ray.cloudpickle.register_pickle_by_value(sys.modules[ray_task.__name__])
         self._remote = self._ray.remote(ray_task.run_command)
+        self._reader = self._ray.remote(ray_task.read_output)
         self.resources = (
             tuple(resources) if resources is not None else node_resources(self._alive())
         )
@@ -420,6 +432,10 @@ class RayExecutor(Executor):
             if self._sandbox is None
             else {**self._sandbox, "tenant": spec.tenant, "key": spec.key}
         )
+        memory = spec.demand.get("mem", 0.0)
+        if sandbox is not None and sandbox.get("limit_memory") and memory > 0:
+            # Enforced in the task (RLIMIT_AS): Ray's memory resource only schedules.
+            sandbox["memory"] = int(memory * RAY_RESOURCES["mem"][1])
         try:
             ref = self._remote.options(**options).remote(list(spec.command), env, sandbox)
         except ValueError as err:
@@ -428,6 +444,46 @@ class RayExecutor(Executor):
             return
         self._refs[ref] = (spec.key, machine)
         self._keys[spec.key] = ref
+
+    def read_output(self, spec: OutputRef, machine: str, offset: int, limit: int) -> bytes | None:
+        """Read an attempt's output file on the node that ran it: a Ray task of no CPU
+        pinned there (``NodeAffinitySchedulingStrategy(machine, soft=False)``) running
+        :func:`~fairshare.backends.ray_task.read_output` (None without a sandbox, whose
+        tasks keep no files, or when the node is gone or does not answer in
+        :data:`READ_SECONDS`).
+
+        Parameters
+        ----------
+        spec : OutputRef
+            The attempt and stream.
+        machine : str
+            Its node's id.
+        offset, limit : int
+            Where to start, and the most bytes.
+
+        Returns
+        -------
+        bytes or None
+        """
+        if self._sandbox is None:
+            return None
+        from ray.util.scheduling_strategies import (  # noqa: PLC0415
+            NodeAffinitySchedulingStrategy,
+        )
+
+        ray = self._ray
+        ref = self._reader.options(
+            num_cpus=0,
+            max_retries=0,
+            scheduling_strategy=NodeAffinitySchedulingStrategy(machine, soft=False),
+        ).remote(self._sandbox, spec.tenant, spec.key, spec.stream, offset, limit)
+        try:
+            data = ray.get(ref, timeout=READ_SECONDS)
+        except (ray.exceptions.RayError, TimeoutError):
+            with contextlib.suppress(Exception):
+                ray.cancel(ref, force=True)
+            return None
+        return data if isinstance(data, bytes) else None
 
     def cancel(self, key: str) -> None:
         """Force-cancel attempt ``key`` (its worker and command are killed).

@@ -46,9 +46,11 @@ import hashlib
 import os
 import pwd
 import re
+import resource
 import selectors
 import shutil
 import signal
+import stat
 import subprocess
 import tempfile
 import time
@@ -355,7 +357,7 @@ def tenant_directory(root: str, tenant: str, account: Account) -> str:
 def _log_files(directory: str, key: str, account: Account) -> tuple[int, int]:
     """Open ``logs/KEY.out`` and ``.err`` in the tenant's directory for writing, never
     following a link the task may have left there (``O_NOFOLLOW``, ``O_EXCL``)."""
-    name = re.sub(r"[^A-Za-z0-9_.-]", ".", key) or "task"
+    name = output_name(key)
     top = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     try:
         with contextlib.suppress(FileExistsError):
@@ -403,6 +405,121 @@ def _open_logs(
         descriptors.append(fd)
         if os.geteuid() != account.uid:
             os.fchown(fd, account.uid, account.gid)
+
+
+def output_name(key: str) -> str:
+    """The file name (less ``.out``/``.err``) of attempt ``key``'s output in its tenant's
+    ``logs`` directory: ``JOB.INDEX.ATTEMPT`` for the driver's ``JOB:INDEX:ATTEMPT``.
+
+    Parameters
+    ----------
+    key : str
+        The attempt's key.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> output_name("0123abcd:4:1")
+    '0123abcd.4.1'
+    """
+    return re.sub(r"[^A-Za-z0-9_.-]", ".", key) or "task"
+
+
+def read_output(
+    sandbox: Mapping[str, Any], tenant: str, key: str, stream: str, offset: int, limit: int
+) -> bytes | None:
+    """Up to ``limit`` bytes from ``offset`` of attempt ``key``'s standard output
+    (``stream`` ``"out"``) or error (``"err"``) on this node (what ``fairshare logs`` reads,
+    in a Ray task pinned to the node that ran the attempt). The task's user owns its
+    directory, so every step is opened without following a link (``O_NOFOLLOW``) and the
+    file must be a regular file owned by the tenant directory's owner: a tenant cannot
+    make this read another tenant's file or the service's.
+
+    Parameters
+    ----------
+    sandbox : mapping
+        The tasks' sandbox (its ``root``: :func:`task_root`).
+    tenant : str
+        The attempt's tenant.
+    key : str
+        The attempt's key.
+    stream : {"out", "err"}
+        Which file.
+    offset, limit : int
+        Where to start, and the most bytes to return.
+
+    Returns
+    -------
+    bytes or None
+        None: no such file on this node (never written, or removed).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> root = tempfile.mkdtemp()
+    >>> os.makedirs(os.path.join(root, "bob", "logs"))
+    >>> with open(os.path.join(root, "bob", "logs", "j.0.0.out"), "wb") as file:
+    ...     _ = file.write(b"hello\\n")
+    >>> read_output({"root": root}, "bob", "j:0:0", "out", 1, 3)
+    b'ell'
+    >>> read_output({"root": root}, "bob", "j:0:1", "out", 0, 3) is None
+    True
+    """
+    if stream not in ("out", "err"):
+        raise ValueError(f"stream must be out or err, not {stream!r}")
+    descriptors: list[int] = []
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
+    try:
+        top = os.open(task_root(sandbox), flags | os.O_DIRECTORY)
+        descriptors.append(top)
+        home = os.open(tenant_slug(tenant), flags | os.O_DIRECTORY, dir_fd=top)
+        descriptors.append(home)
+        owner = os.fstat(home).st_uid
+        logs = os.open("logs", flags | os.O_DIRECTORY, dir_fd=home)
+        descriptors.append(logs)
+        fd = os.open(f"{output_name(key)}.{stream}", flags, dir_fd=logs)
+        descriptors.append(fd)
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != owner or info.st_nlink != 1:
+            return None
+        return os.pread(fd, max(0, limit), max(0, offset))
+    except OSError:
+        return None
+    finally:
+        for fd in descriptors:
+            os.close(fd)
+
+
+MIN_MEMORY_LIMIT = 64 << 20
+"""The smallest address-space cap a task gets (bytes): below it no program starts."""
+
+
+def task_memory_limit(sandbox: Mapping[str, Any] | None) -> int | None:
+    """The address-space cap (``RLIMIT_AS``, bytes) of a sandboxed task: its ``memory``
+    (the demand's ``mem``), at least :data:`MIN_MEMORY_LIMIT`; None without one.
+
+    Parameters
+    ----------
+    sandbox : mapping or None
+        The task's sandbox.
+
+    Returns
+    -------
+    int or None
+
+    Examples
+    --------
+    >>> task_memory_limit({"memory": 2 << 30}), task_memory_limit({"memory": 1})
+    (2147483648, 67108864)
+    >>> task_memory_limit({}) is None, task_memory_limit(None) is None
+    (True, True)
+    """
+    if sandbox is None or not sandbox.get("memory"):
+        return None
+    return max(MIN_MEMORY_LIMIT, int(sandbox["memory"]))
 
 
 def popen_arguments(
@@ -464,13 +581,19 @@ def _libc() -> Any:
     return ctypes.CDLL(None, use_errno=True)
 
 
-def _child_setup(libc: Any, account: Account | None, no_network: bool) -> Any:
+def _child_setup(
+    libc: Any, account: Account | None, no_network: bool, memory: int | None = None
+) -> Any:
     """What the child runs before exec: with ``no_network``, a network namespace of its own
     (``unshare(CLONE_NEWNET)``: no interface up, not even loopback) and then its user
     switched here (as root; Popen would switch it first, and the unshare would be refused);
     then, in every case, die when the worker dies (``PR_SET_PDEATHSIG``, so a forced cancel,
     which kills the worker, kills the command too) and gain no privilege from a set-user-ID
-    program (``PR_SET_NO_NEW_PRIVS``). Raises in the child: Popen then fails."""
+    program (``PR_SET_NO_NEW_PRIVS``); with ``memory``, its address space capped at that
+    many bytes (``RLIMIT_AS``: an allocation past it fails). Raises in the child: Popen
+    then fails."""
+    # Built here, in the parent: the child only makes system calls.
+    limit = (ctypes.c_ulong * 2)(memory, memory) if memory is not None else None
 
     def setup() -> None:
         if no_network:
@@ -483,6 +606,8 @@ def _child_setup(libc: Any, account: Account | None, no_network: bool) -> Any:
             ):
                 if call(*args) != 0:
                     raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+        if limit is not None and libc.setrlimit(resource.RLIMIT_AS, ctypes.byref(limit)) != 0:
+            raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
         libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
 
@@ -572,7 +697,8 @@ def run_command(
     sandbox : mapping, optional
         ``mode``, ``user``/``prefix``, ``create_users``, ``root`` (:func:`task_account`,
         :func:`task_root`), ``network`` (``"none"``: a network namespace of its own), and
-        the task's ``tenant`` and ``key`` (its files' name).
+        the task's ``tenant``, ``key`` (its files' name) and ``memory`` (bytes of address
+        space it may map: :func:`task_memory_limit`).
 
     Returns
     -------
@@ -592,6 +718,7 @@ def run_command(
     directory: str | None = None
     out = err = None
     no_network = sandbox is not None and sandbox.get("network") == "none"
+    memory = task_memory_limit(sandbox)
     if sandbox is not None:
         tenant = str(sandbox.get("tenant", ""))
         try:
@@ -618,7 +745,7 @@ def run_command(
                 stdout=subprocess.PIPE if sandbox is not None else None,
                 stderr=subprocess.PIPE,
                 # Only system calls through a library loaded here (async-signal-safe).
-                preexec_fn=_child_setup(_libc(), account, no_network),  # noqa: PLW1509
+                preexec_fn=_child_setup(_libc(), account, no_network, memory),  # noqa: PLW1509
                 **popen_arguments(argv, env, account, directory, no_network=no_network),
             )
         except OSError as error:

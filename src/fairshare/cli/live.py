@@ -21,7 +21,7 @@ from rich.table import Table
 from fairshare.cli.app import InputError, JsonOption, app, dump_json, flag, flags_in
 from fairshare.cli.names import ONLINE_HELP
 from fairshare.cli.runs import simulation_options
-from fairshare.sim.option_table import BACKFILL
+from fairshare.sim.option_table import BACKFILL, USAGE_HALF_LIFE
 
 if TYPE_CHECKING:
     from fairshare.service.client import Client
@@ -207,7 +207,7 @@ def jobs_command(
     Console(markup=False, highlight=False).print(table)
 
 
-_COUNTS = ("pending", "running", "finished", "failed")
+_COUNTS = ("pending", "running", "finished", "failed", "cancelled")
 
 
 @app.command("cancel")
@@ -216,8 +216,61 @@ def cancel_command(
     server: ServerOption = None,
     token: TokenOption = None,
 ) -> None:
-    """Cancel one of your jobs: its pending tasks are dropped, its running tasks stopped."""
-    _call(_client(server, token), "cancel", job_id)
+    """Cancel one of your jobs: its pending tasks are dropped, its running tasks stopped;
+    prints what was done."""
+    report = _call(_client(server, token), "cancel_reported", job_id)
+    sys.stdout.write(f"{report['message']}\n")
+
+
+@app.command("logs")
+def logs_command(
+    job_id: Annotated[str, typer.Argument(metavar="JOB", help="The job's id")],
+    task: Annotated[int, typer.Option("--task", min=0, help="The task's index")] = 0,
+    attempt: Annotated[
+        int | None, typer.Option("--attempt", min=0, help="The attempt (default: the latest)")
+    ] = None,
+    follow: Annotated[
+        bool, typer.Option("--follow", "-f", help="Keep printing until the attempt ends")
+    ] = False,
+    stderr: Annotated[
+        bool, typer.Option("--stderr", help="The task's standard error, not its output")
+    ] = False,
+    server: ServerOption = None,
+    token: TokenOption = None,
+) -> None:
+    """A task's output (each stream kept up to 8 MiB on the node that ran it)."""
+    import time  # noqa: PLC0415
+
+    from fairshare.service.client import ClientError  # noqa: PLC0415
+
+    client = _client(server, token)
+    stream = "stderr" if stderr else "stdout"
+    offset = 0
+    out = sys.stdout.buffer
+    try:
+        while True:
+            data, head = client.logs(
+                job_id, task=task, attempt=attempt, stream=stream, offset=offset
+            )
+            out.write(data)
+            out.flush()
+            offset = int(head["next"])
+            # The attempt followed stays the one first read (a retry is another attempt).
+            attempt = int(head["attempt"]) if head["attempt"] else attempt
+            if data:
+                continue
+            if not follow or head["ended"] == "true":
+                return
+            time.sleep(FOLLOW_SECONDS)
+    except ClientError as err:
+        status = f"HTTP {err.status}" if err.status else "connection"
+        raise InputError(client.server, status, err.message) from None
+    finally:
+        client.close()
+
+
+FOLLOW_SECONDS = 0.5
+"""How often ``fairshare logs --follow`` asks for more output."""
 
 
 @app.command("shares")
@@ -334,7 +387,7 @@ def _warn_if_committable(path: Path, what: str) -> None:
 
 
 @app.command("serve")
-@simulation_options(BACKFILL)
+@simulation_options(BACKFILL, USAGE_HALF_LIFE)
 def serve_command(
     scenario_path: Annotated[
         str,
@@ -411,6 +464,15 @@ def serve_command(
             "(workers run as root)",
         ),
     ] = "host",
+    task_memory_limit: Annotated[
+        str,
+        typer.Option(
+            "--task-memory-limit",
+            metavar="address-space|none",
+            help="address-space: a task demanding mem=M GiB gets its address space capped "
+            "at M GiB (RLIMIT_AS); none: mem only schedules",
+        ),
+    ] = "address-space",
     **sim_options: Any,
 ) -> None:
     """Run POLICY live on a Ray cluster for the scenario's users, with an HTTP API."""
@@ -422,7 +484,10 @@ def serve_command(
     source = str(scenario_path)
     try:
         # Any text: SimOptions accepts easy, and names backfill otherwise.
-        options = SimOptions(backfill=sim_options[BACKFILL.parameter]).policy_options()
+        options = SimOptions(
+            backfill=sim_options[BACKFILL.parameter],
+            usage_half_life=sim_options[USAGE_HALF_LIFE.parameter],
+        ).policy_options()
     except OptionError as err:
         raise InputError(source, flag(err.where), flags_in(err.what)) from None
     if policy not in ONLINE_POLICIES:
@@ -437,6 +502,12 @@ def serve_command(
             "--policy",
             f"'{policy}' over-commits machines, which only the simulator models; "
             "it does not run live",
+        )
+    if task_memory_limit not in ("address-space", "none"):
+        raise InputError(
+            "command line",
+            "--task-memory-limit",
+            f"expected address-space or none, got {task_memory_limit!r}",
         )
     try:
         import fastapi  # noqa: F401, PLC0415
@@ -462,6 +533,7 @@ def serve_command(
     sandbox = _task_sandbox(
         db, ray_address, (task_user, task_user_prefix, insecure_same_user, task_dir), task_network
     )
+    sandbox["limit_memory"] = task_memory_limit == "address-space"
     try:
         sock = server.listen(host, port)
     except OSError as err:
@@ -494,6 +566,7 @@ def serve_command(
             raise InputError(
                 source, "users", "the service's tenants are the scenario's users: list some"
             )
+        stopped = server.Stopped()
         log = server.serve(
             settings,
             executor,
@@ -502,18 +575,22 @@ def serve_command(
             announce=server.announce_on_stderr,
             store=store,
             warn=server.announce_on_stderr,
+            stopped=stopped,
         )
     finally:
         executor.close()
         sock.close()
         store.release()
         _remove(private)
+    from fairshare.cli.runs import RUN_FILES, output_dir  # noqa: PLC0415
+
     if out is not None:
-        from fairshare.cli.runs import RUN_FILES, output_dir  # noqa: PLC0415
         from fairshare.report.html import write_outputs  # noqa: PLC0415
 
         with output_dir(out, "serve", list(RUN_FILES), force) as directory:
             directory.commit(lambda path: write_outputs(log, path))
+    written = [str(Path(out, name)) for name in RUN_FILES] if out is not None else []
+    server.announce_on_stderr(stopped.line(written))
 
 
 def _task_sandbox(

@@ -37,6 +37,8 @@ POST /v1/jobs
 GET /v1/jobs
 GET /v1/jobs/{job_id}
 DELETE /v1/jobs/{job_id}
+POST /v1/jobs/{job_id}/cancel
+GET /v1/jobs/{job_id}/logs
 GET /v1/shares
 POST /v1/tenants
 GET /v1/tenants
@@ -56,7 +58,7 @@ from fastapi.responses import JSONResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 
-from fairshare.service.core import JobRequest, LiveService, ServiceError
+from fairshare.service.core import LOG_CHUNK, JobRequest, LiveService, ServiceError
 from fairshare.service.store import Caller, JobRow, StoreFault, clean_text
 
 MAX_NESTING = 32
@@ -158,6 +160,17 @@ class JobList(BaseModel):
     next: str | None = Field(
         default=None, description="the `after` of the next page (null: this is the last)"
     )
+
+
+class Cancelled(BaseModel):
+    """What a cancel did."""
+
+    id: str
+    state: str = Field(description="the job's state after: cancelled, or how it had ended")
+    cancelled: bool = Field(description="whether this request cancelled it")
+    stopped: int = Field(description="its running tasks, stopped")
+    dropped: int = Field(description="its pending tasks, dropped")
+    message: str = Field(description="one line saying so")
 
 
 class UserShare(BaseModel):
@@ -511,6 +524,71 @@ def create_app(service: LiveService) -> FastAPI:
         """Cancel one of the caller's jobs (another tenant's is 404)."""
         service.cancel(_caller(request), job_id)
         return Response(status_code=204)
+
+    @app.post("/v1/jobs/{job_id}/cancel", tags=["jobs"])
+    def cancel_reported(job_id: str, request: Request, _: Token) -> Cancelled:
+        """Cancel one of the caller's jobs, as ``DELETE`` does, and say what it did (its
+        running tasks stopped, its pending tasks dropped; another tenant's job is 404)."""
+        report = service.cancel(_caller(request), job_id)
+        return Cancelled(
+            id=report.job,
+            state=report.state,
+            cancelled=report.cancelled,
+            stopped=report.stopped,
+            dropped=report.dropped,
+            message=report.line(),
+        )
+
+    @app.get("/v1/jobs/{job_id}/logs", tags=["jobs"], response_class=Response)
+    def logs(
+        job_id: str,
+        request: Request,
+        _: Token,
+        task: Annotated[int, Query(ge=0, description="the task's index")] = 0,
+        attempt: Annotated[
+            int | None, Query(ge=0, description="the attempt (0 first; default: the latest)")
+        ] = None,
+        stream: Annotated[
+            str, Query(pattern="^(stdout|stderr)$", description="stdout or stderr")
+        ] = "stdout",
+        offset: Annotated[int, Query(ge=0, description="the first byte")] = 0,
+        limit: Annotated[int, Query(ge=1, le=LOG_CHUNK, description="the most bytes")] = (
+            LOG_CHUNK
+        ),
+    ) -> Response:
+        """A task's output as it was captured on its node (each stream cut at 8 MiB there),
+        bytes ``offset`` on, as ``application/octet-stream``; the headers
+        ``Fairshare-Attempt``, ``Fairshare-Node``, ``Fairshare-Next-Offset`` and
+        ``Fairshare-Ended`` (``true`` once the attempt ended: nothing more comes). 404 for
+        another tenant's job or a task that has not run; 503 when the output of an attempt
+        that ended cannot be read (its node is gone)."""
+        chunk = service.logs(
+            _caller(request),
+            job_id,
+            task=task,
+            attempt=attempt,
+            stream="out" if stream == "stdout" else "err",
+            offset=offset,
+            limit=limit,
+        )
+        # Not found while the attempt runs: not written yet (its Ray task has not started).
+        if chunk.data is None and chunk.ended:
+            return _problem(
+                503,
+                "",
+                f"the output of task {task} (attempt {chunk.attempt}) cannot be read on node "
+                f"{chunk.machine} now (the node is gone, or keeps no output)",
+            )
+        return Response(
+            content=chunk.data or b"",
+            media_type="application/octet-stream",
+            headers={
+                "Fairshare-Attempt": str(chunk.attempt),
+                "Fairshare-Node": chunk.machine,
+                "Fairshare-Next-Offset": str(chunk.next),
+                "Fairshare-Ended": "true" if chunk.ended else "false",
+            },
+        )
 
     @app.get("/v1/shares", tags=["shares"])
     def shares(request: Request, _: Token) -> Shares:

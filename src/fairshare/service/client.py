@@ -214,6 +214,74 @@ class Client:
         """
         self._call("DELETE", f"/v1/jobs/{job_id}")
 
+    def cancel_reported(self, job_id: str) -> dict[str, Any]:
+        """Cancel one of the tenant's jobs and say what was done.
+
+        Parameters
+        ----------
+        job_id : str
+            The job's id.
+
+        Returns
+        -------
+        dict
+            ``id``, ``state``, ``cancelled``, ``stopped`` (running tasks), ``dropped``
+            (pending tasks) and ``message`` (one line).
+        """
+        report: dict[str, Any] = self._call("POST", f"/v1/jobs/{job_id}/cancel")
+        return report
+
+    def logs(
+        self,
+        job_id: str,
+        *,
+        task: int = 0,
+        attempt: int | None = None,
+        stream: str = "stdout",
+        offset: int = 0,
+    ) -> tuple[bytes, dict[str, str]]:
+        """Part of a task's output, from ``offset``.
+
+        Parameters
+        ----------
+        job_id : str
+            The job's id.
+        task : int
+            The task's index.
+        attempt : int, optional
+            The attempt (default: the latest).
+        stream : {"stdout", "stderr"}
+            Which output.
+        offset : int
+            The first byte.
+
+        Returns
+        -------
+        (bytes, dict of str to str)
+            The bytes, and ``attempt``, ``node``, ``next`` (the next offset) and ``ended``
+            (``"true"`` once nothing more comes).
+        """
+        params: dict[str, Any] = {"task": task, "stream": stream, "offset": offset}
+        if attempt is not None:
+            params["attempt"] = attempt
+        try:
+            answer = self._http.get(f"/v1/jobs/{job_id}/logs", params=params)
+        except self._httpx.HTTPError as err:
+            raise ClientError(0, f"cannot reach {self.server} ({err})") from None
+        if answer.status_code >= 400:
+            try:
+                message = str(answer.json().get("error"))
+            except ValueError:
+                message = answer.text.strip()[:200] or answer.reason_phrase
+            raise ClientError(answer.status_code, message)
+        head = answer.headers
+        return answer.content, {
+            "attempt": head.get("fairshare-attempt", ""),
+            "node": head.get("fairshare-node", ""),
+            "next": head.get("fairshare-next-offset", str(offset + len(answer.content))),
+            "ended": head.get("fairshare-ended", "true"),
+        }
+
     def shares(self) -> dict[str, Any]:
         """The policy and every user's running tasks and share now.
 

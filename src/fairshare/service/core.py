@@ -61,7 +61,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from fairshare.backends import DEFAULT_MAX_RETRIES, LiveDriver, LiveJob
+from fairshare.backends import DEFAULT_MAX_RETRIES, LiveDriver, LiveJob, OutputRef
 from fairshare.cluster.constraint_syntax import ConstraintSyntaxError, parse_tree
 from fairshare.cluster.constraints import parse_constraint
 from fairshare.errors import FairshareError
@@ -74,6 +74,8 @@ from fairshare.service.store import (
     StoreFault,
     clean_text,
 )
+from fairshare.service.usage_state import restore_usage, save_usage
+from fairshare.tolerances import FIT
 from fairshare.workload.model import MAX_AMOUNT, MAX_PRIORITY, MAX_SECONDS, User
 
 PROBE_SECONDS = 0.5
@@ -195,6 +197,82 @@ class ServiceError(FairshareError):
         self.status = status
         self.where = where
         self.what = what
+
+
+LOG_CHUNK = 1 << 20
+"""The most bytes of a task's output one ``GET /v1/jobs/{id}/logs`` returns."""
+
+
+@dataclass(frozen=True)
+class CancelReport:
+    """What a cancel did.
+
+    Parameters
+    ----------
+    job : str
+        The job's id.
+    state : str
+        Its state after (``cancelled``, or how it had ended).
+    cancelled : bool
+        Whether this request cancelled it (False: it had ended already).
+    stopped : int
+        Its running tasks, stopped.
+    dropped : int
+        Its pending tasks, dropped.
+    """
+
+    job: str
+    state: str
+    cancelled: bool
+    stopped: int
+    dropped: int
+
+    def line(self) -> str:
+        """The one line ``fairshare cancel`` prints.
+
+        Returns
+        -------
+        str
+
+        Examples
+        --------
+        >>> CancelReport("j1", "cancelled", True, 3, 1).line()
+        'cancelled j1: 3 running tasks stopped, 1 pending task dropped'
+        >>> CancelReport("j1", "finished", False, 0, 0).line()
+        'j1 had already ended (finished): nothing to cancel'
+        """
+        if not self.cancelled:
+            return f"{self.job} had already ended ({self.state}): nothing to cancel"
+        return (
+            f"cancelled {self.job}: {self.stopped} running task{'' if self.stopped == 1 else 's'}"
+            f" stopped, {self.dropped} pending task{'' if self.dropped == 1 else 's'} dropped"
+        )
+
+
+@dataclass(frozen=True)
+class LogChunk:
+    """Part of a task attempt's output.
+
+    Parameters
+    ----------
+    attempt : int
+        The attempt read (0 first).
+    machine : str
+        The node that ran it.
+    data : bytes or None
+        The bytes read; None: the output cannot be read (its node is gone, or the
+        executor keeps none).
+    next : int
+        The offset of the next read.
+    ended : bool
+        Whether the attempt has ended (nothing more will be written).
+    """
+
+    attempt: int
+    machine: str
+    data: bytes | None
+    next: int
+    ended: bool
 
 
 @dataclass(frozen=True)
@@ -354,6 +432,7 @@ class LiveService:
             demand[resource] = float(amount)
         if not any(v > 0 for v in demand.values()):
             raise ServiceError(422, "demand", "a task must demand some resource (an amount > 0)")
+        self._fits_some_node(demand)
         command = tuple(request.command)
         if not 1 <= len(command) <= limits.max_command_items:
             raise ServiceError(
@@ -444,6 +523,31 @@ class LiveService:
             estimate=None if estimate is None else float(estimate),
         )
 
+    def _fits_some_node(self, demand: Mapping[str, float]) -> None:
+        """Refuse (422) a demand no node alive can hold: a task runs on one node, so it
+        would wait forever. The resource named is one no node has enough of (with the
+        largest node's amount), else the demand as a whole. A cluster with no node yet
+        takes every job (nodes may still join)."""
+        capacities = self.driver.capacities()
+        if not capacities:
+            return
+        wanted = [(r, demand.get(r, 0.0), k) for k, r in enumerate(self.resources)]
+        for resource, amount, k in wanted:
+            largest = max(float(c[k]) for c in capacities)
+            if amount > largest + FIT:
+                raise ServiceError(
+                    422,
+                    f"demand.{resource}",
+                    f"{amount:g} is more than any node has: the largest has {largest:g} "
+                    f"(a task runs on one node; {len(capacities)} node"
+                    f"{'' if len(capacities) == 1 else 's'} now)",
+                )
+        if not any(all(amount <= c[k] + FIT for _, amount, k in wanted) for c in capacities):
+            asked = ", ".join(f"{r} {a:g}" for r, a, _ in wanted if a > 0)
+            raise ServiceError(
+                422, "demand", f"no node has {asked} together (a task runs on one node)"
+            )
+
     def _mine(self, caller: Caller, job_id: str) -> JobRow:
         """The job, if the caller may see it (its tenant's, or any for an administrator)."""
         row = self.store.job(job_id)
@@ -512,7 +616,7 @@ class LiveService:
             return rows[:limit], rows[limit - 1].id
         return rows, None
 
-    def cancel(self, caller: Caller, job_id: str) -> None:
+    def cancel(self, caller: Caller, job_id: str) -> CancelReport:
         """Cancel a job of the caller's (written first); cancelling an ended job changes
         nothing.
 
@@ -523,6 +627,11 @@ class LiveService:
         job_id : str
             The job's id.
 
+        Returns
+        -------
+        CancelReport
+            What it did.
+
         Raises
         ------
         ServiceError
@@ -530,9 +639,75 @@ class LiveService:
         """
         self._mine(caller, job_id)
         with self._writing():
-            cancelled = self.store.cancel_job(job_id, actor=caller.tenant)
+            cancelled, stopped, dropped = self.store.cancel_job_counted(job_id, actor=caller.tenant)
         if cancelled:
             self.driver.cancel(job_id)
+        row = self._mine(caller, job_id)
+        return CancelReport(job_id, row.state, cancelled, stopped, dropped)
+
+    def logs(
+        self,
+        caller: Caller,
+        job_id: str,
+        *,
+        task: int = 0,
+        attempt: int | None = None,
+        stream: str = "out",
+        offset: int = 0,
+        limit: int = LOG_CHUNK,
+    ) -> LogChunk:
+        """Part of a task's output (``fairshare logs``), read on the node that ran the
+        attempt (:meth:`~fairshare.backends.Executor.read_output`).
+
+        Parameters
+        ----------
+        caller : Caller
+            The token's owner.
+        job_id : str
+            The job's id.
+        task : int
+            The task's index.
+        attempt : int, optional
+            The attempt (0 first; None: the latest).
+        stream : {"out", "err"}
+            Standard output or error.
+        offset : int
+            The first byte.
+        limit : int
+            The most bytes (at most :data:`LOG_CHUNK`).
+
+        Returns
+        -------
+        LogChunk
+
+        Raises
+        ------
+        ServiceError
+            404: no such job (or another tenant's), or the attempt never launched; 422: a
+            task index out of the job.
+        """
+        row = self._mine(caller, job_id)
+        total = sum(row.tasks.values())
+        if not 0 <= task < total:
+            raise ServiceError(
+                422, "task", f"must be a task index from 0 to {total - 1}, got {task}"
+            )
+        found = self.store.attempt(job_id, task, attempt)
+        if found is None:
+            which = "any attempt" if attempt is None else f"attempt {attempt}"
+            raise ServiceError(404, "", f"task {task} of job {job_id!r} has not run {which} yet")
+        number, machine, state = found
+        key = f"{job_id}:{task}:{number}"
+        data = self.driver.executor.read_output(
+            OutputRef(row.tenant, key, stream), machine, offset, min(limit, LOG_CHUNK)
+        )
+        ended = state != "running" or (attempt is not None and self._later(job_id, task, number))
+        return LogChunk(number, machine, data, offset + len(data or b""), ended)
+
+    def _later(self, job_id: str, task: int, attempt: int) -> bool:
+        """Whether the task has an attempt after ``attempt`` (which therefore ended)."""
+        latest = self.store.attempt(job_id, task, None)
+        return latest is not None and latest[0] > attempt
 
     def shares(self) -> dict[str, tuple[int, float]]:
         """Per user: running tasks and the policy's share, as of the driver's last step.
@@ -715,10 +890,17 @@ class LiveService:
                     f"of the scenario: its {count} unfinished job{'s' if count > 1 else ''} "
                     f"{'are' if count > 1 else 'is'} cancelled"
                 )
+        # Usage over time goes on from where it was, decayed by the time the service was down.
+        restore_usage(self.store, self.driver.policy, self.driver.now())
         jobs = self.store.recover()
         for job in jobs:
             self.driver.submit(job)
         return len(jobs)
+
+    def save_usage(self) -> None:
+        """Write the policy's decayed usage to the database (on the driver's thread, or
+        after it stopped), so that a restart goes on from it."""
+        save_usage(self.store, self.driver.policy, self.driver.now())
 
     def run(self, stop: threading.Event, tick: float = 0.05, *, max_backoff: float = 5.0) -> None:
         """The driver's loop until ``stop`` is set (on the driver's thread: the only one
@@ -747,6 +929,7 @@ class LiveService:
                 # when the database takes writes again.
                 if now - beat >= (PROBE_SECONDS if self.health() else HEARTBEAT_SECONDS):
                     self.store.heartbeat()
+                    self.save_usage()
                     beat = now
                     probed = True
                 self.driver.step(tick)

@@ -81,6 +81,11 @@ class StoreJournal(Journal):
             (attempt, machine, self.store.owner, job, index),
         )
         self._run("UPDATE jobs SET state = 'running' WHERE id = ? AND state = 'pending'", (job,))
+        # Each attempt's node, kept: its output is read there (``fairshare logs``).
+        self._run(
+            "INSERT OR REPLACE INTO attempts (job, idx, attempt, machine) VALUES (?, ?, ?, ?)",
+            (job, index, attempt, machine),
+        )
 
     def task_finished(self, job: str, index: int) -> None:
         """The task finished (from running).

@@ -36,7 +36,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from fairshare.backends import Executor, LiveDriver
@@ -128,6 +128,50 @@ def listen(host: str, port: int) -> socket.socket:
     return sock
 
 
+@dataclass
+class Stopped:
+    """What a service's shutdown did, for the one line ``serve`` prints last.
+
+    Attributes
+    ----------
+    jobs_left : int or None
+        Jobs not ended, left in the database for the next start (None: it could not be
+        read).
+    tasks_stopped : int
+        Task attempts that were running and are stopped (they run again on restart).
+    """
+
+    jobs_left: int | None = None
+    tasks_stopped: int = 0
+
+    def line(self, files: list[str]) -> str:
+        """The shutdown's line.
+
+        Parameters
+        ----------
+        files : list of str
+            The files written (``--out``).
+
+        Returns
+        -------
+        str
+
+        Examples
+        --------
+        >>> Stopped(3, 2).line(["out/summary.json"])
+        'fairshare serve: stopped: 3 jobs left pending or running (resumed on restart), 2 running tasks stopped, wrote out/summary.json'
+        >>> Stopped(0, 0).line([])
+        'fairshare serve: stopped: 0 jobs left pending or running (resumed on restart), 0 running tasks stopped, no files written'
+        """  # noqa: E501
+        left = "unknown (database unreadable)" if self.jobs_left is None else self.jobs_left
+        return (
+            f"fairshare serve: stopped: {left} job{'' if self.jobs_left == 1 else 's'} left "
+            f"pending or running (resumed on restart), {self.tasks_stopped} running "
+            f"task{'' if self.tasks_stopped == 1 else 's'} stopped, "
+            + (f"wrote {', '.join(files)}" if files else "no files written")
+        )
+
+
 def load_live_scenario(path: Path, executor: Executor) -> Scenario:
     """The scenario's tenants over the cluster's nodes (SPEC section 6): its machines are
     ignored, but a scenario that lists them names the resources; one that does not takes
@@ -196,6 +240,7 @@ def serve(
     announce: Callable[[str], None] | None = None,
     store: Store | None = None,
     warn: Callable[[str], None] | None = None,
+    stopped: Stopped | None = None,
 ) -> RunLog:
     """Run the service until SIGINT or SIGTERM: the database's lease is taken (one service
     per database), a previous service's attempts still running here are stopped (local
@@ -222,6 +267,8 @@ def serve(
         and taken here.
     warn : callable, optional
         Called with each ``warning:`` line of the start (tenants left out of the scenario).
+    stopped : Stopped, optional
+        Filled in on shutdown with what the service left (for its last line).
 
     Returns
     -------
@@ -244,12 +291,15 @@ def serve(
         store.acquire()
     executor.service = store.owner or ""
     users = list(scenario.users)
+    options = settings.options
+    if options.usage_half_life is None and scenario.usage_half_life is not None:
+        options = replace(options, usage_half_life=scenario.usage_half_life)
     policy = make_policy(
         settings.policy,
         Cluster.build(executor.resources, executor.nodes()),
         users=users,
         queues=scenario.queues,
-        options=settings.options,
+        options=options,
     )
     driver = LiveDriver(
         policy,
@@ -306,7 +356,16 @@ def serve(
             signal.signal(signum, handler)
         stop.set()
         thread.join()
+        tasks_stopped = driver.running()
+        jobs_left: int | None = None
+        with contextlib.suppress(StoreFault):
+            service.save_usage()
+        with contextlib.suppress(StoreFault):
+            jobs_left = store.unended()
         _close(store)
+        if stopped is not None:
+            stopped.jobs_left = jobs_left
+            stopped.tasks_stopped = tasks_stopped
     if failure:
         raise failure[0]
     return driver.log(settings.policy, time.perf_counter() - started)

@@ -127,6 +127,13 @@ CREATE TABLE IF NOT EXISTS actions (
     action TEXT NOT NULL,
     subject TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS attempts (
+    job TEXT NOT NULL,
+    idx INTEGER NOT NULL,
+    attempt INTEGER NOT NULL,
+    machine TEXT NOT NULL,
+    PRIMARY KEY (job, idx, attempt)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS lease (
     id INTEGER PRIMARY KEY CHECK (id = 1),
     owner TEXT NOT NULL,
@@ -823,6 +830,131 @@ class Store:
                 )
                 self._act(conn, actor, "cancel", job_id)
         return bool(changed)
+
+    def cancel_job_counted(self, job_id: str, *, actor: str) -> tuple[bool, int, int]:
+        """:meth:`cancel_job`, telling what it did: whether the job changed, and how many of
+        its tasks were running (to be stopped) and pending (dropped) when it was cancelled,
+        counted in the same transaction.
+
+        Parameters
+        ----------
+        job_id : str
+            The job's id.
+        actor : str
+            Who asks, for the audit trail.
+
+        Returns
+        -------
+        (bool, int, int)
+            Changed, running tasks stopped, pending tasks dropped.
+        """
+        with self.transaction(immediate=True) as conn:
+            counts = dict(
+                conn.execute(
+                    "SELECT state, count(*) FROM tasks WHERE job = ? "
+                    "AND state IN ('pending', 'running') GROUP BY state",
+                    (job_id,),
+                ).fetchall()
+            )
+            changed = conn.execute(
+                "UPDATE jobs SET state = 'cancelled', finished = ? "
+                "WHERE id = ? AND state IN ('pending', 'running')",
+                (time.time(), job_id),
+            ).rowcount
+            if changed:
+                conn.execute(
+                    "UPDATE tasks SET state = 'cancelled' "
+                    "WHERE job = ? AND state IN ('pending', 'running')",
+                    (job_id,),
+                )
+                self._act(conn, actor, "cancel", job_id)
+        if not changed:
+            return False, 0, 0
+        return True, int(counts.get("running", 0)), int(counts.get("pending", 0))
+
+    def attempt(self, job_id: str, index: int, attempt: int | None) -> tuple[int, str, str] | None:
+        """Where an attempt of a task ran: its number, its node, and the task's state now
+        (the attempts' nodes are written as they launch, so a task's output can be read
+        on the node that ran it).
+
+        Parameters
+        ----------
+        job_id : str
+            The job's id.
+        index : int
+            The task.
+        attempt : int, optional
+            The attempt's number (0 first); None: the latest.
+
+        Returns
+        -------
+        (int, str, str) or None
+            The attempt, its node and the task's state; None when it never launched.
+        """
+        query = "SELECT a.attempt, a.machine, t.state FROM attempts AS a JOIN tasks AS t " + (
+            "ON t.job = a.job AND t.idx = a.idx WHERE a.job = ? AND a.idx = ?"
+        )
+        args: tuple[object, ...] = (job_id, index)
+        if attempt is not None:
+            query += " AND a.attempt = ?"
+            args += (attempt,)
+        query += " ORDER BY a.attempt DESC LIMIT 1"
+        with _faults("read"):
+            row = self.connection().execute(query, args).fetchone()
+        if row is None:
+            return None
+        return int(row[0]), clean_text(row[1]), clean_text(row[2])
+
+    def meta(self, key: str) -> str | None:
+        """A value the service keeps between runs (``usage``: the decayed usage).
+
+        Parameters
+        ----------
+        key : str
+            Its name.
+
+        Returns
+        -------
+        str or None
+        """
+        with _faults("read"):
+            row = (
+                self.connection().execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+            )
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Keep ``value`` under ``key`` between runs (see :meth:`meta`).
+
+        Parameters
+        ----------
+        key : str
+            Its name (never ``schema``).
+        value : str
+            The value.
+        """
+        assert key != "schema"
+        with self.transaction() as conn:
+            conn.execute(
+                "INSERT INTO meta (key, value) VALUES (?, ?) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (key, value),
+            )
+
+    def unended(self) -> int:
+        """How many jobs have not ended (pending or running): those a restart resumes.
+
+        Returns
+        -------
+        int
+        """
+        with _faults("read"):
+            row = (
+                self.connection()
+                .execute("SELECT count(*) FROM jobs WHERE state IN ('pending', 'running')")
+                .fetchone()
+            )
+        return int(row[0])
 
     def job(self, job_id: str) -> JobRow | None:
         """One job.
