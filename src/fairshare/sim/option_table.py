@@ -377,9 +377,9 @@ USAGE_HALF_LIFE: SimOption[None] = SimOption(
     "--usage-half-life",
     "number",
     None,
-    "Fairness over time (see docs/usage-over-time.md): a user's standing adds its past "
-    "usage, decayed with this half-life in seconds, to what it holds now; overrides the "
-    "scenario's usage_half_life",
+    "Fairness over time: a user's standing adds its past usage, decayed with this "
+    "half-life in seconds, to what it holds now; overrides the scenario's "
+    "usage_half_life (docs: usage-over-time.md)",
     field="usage_half_life",
     sweepable=True,
     metavar="SECONDS",
