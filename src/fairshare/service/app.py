@@ -45,6 +45,7 @@ DELETE /v1/tenants/{name}/tokens
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from datetime import UTC, datetime
@@ -360,8 +361,19 @@ class _Gate:
         # route never sees a body past the limit.
         messages: list[Message] = []
         seen = 0
+        # A body trickled in (or never sent) holds a connection: it must arrive in time.
+        deadline = asyncio.get_running_loop().time() + self.service.limits.body_seconds
         while True:
-            message = await receive()
+            try:
+                message = await asyncio.wait_for(
+                    receive(), max(0.0, deadline - asyncio.get_running_loop().time())
+                )
+            except TimeoutError:
+                seconds = self.service.limits.body_seconds
+                await _problem(408, "body", f"did not arrive within {seconds:g} seconds")(
+                    scope, receive, send
+                )
+                return
             messages.append(message)
             if message["type"] != "http.request":
                 break

@@ -106,6 +106,8 @@ class Limits:
         Nodes of a job's constraint's syntax tree.
     max_demand_keys : int
         Resources a job's demand names.
+    body_seconds : float
+        A request body must arrive whole within this many seconds of its head (408).
     """
 
     max_body_bytes: int = 1 << 20
@@ -128,6 +130,8 @@ class Limits:
     """Nodes of a job's constraint's syntax tree: what each placement check evaluates."""
     max_demand_keys: int = 64
     """Resources a job's demand names."""
+    body_seconds: float = 30.0
+    """A request body must arrive whole within this many seconds of its head (408)."""
 
 
 def check_text(where: str, text: str) -> None:
