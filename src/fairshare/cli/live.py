@@ -283,6 +283,31 @@ def jobs_command(
 _COUNTS = ("pending", "running", "finished", "failed")
 
 
+def explain_live(
+    job_id: str,
+    server: str | None,
+    token: str | None,
+    token_file: str | None,
+    cacert: str | None,
+) -> dict[str, Any]:
+    """``fairshare explain ID --server URL``: SPEC section 8.5's document of one of the
+    token's tenant's jobs, from the service (``GET /v1/jobs/{id}/explain``).
+
+    Parameters
+    ----------
+    job_id : str
+        The job's id.
+    server, token, token_file, cacert : str or None
+        As the other client commands take them.
+
+    Returns
+    -------
+    dict
+    """
+    why: dict[str, Any] = _call(_client(server, token, token_file, cacert), "explain", job_id)
+    return why
+
+
 @app.command("cancel")
 def cancel_command(
     job_id: Annotated[str, typer.Argument(metavar="ID", help="The job's id")],
@@ -353,6 +378,30 @@ def tenant_add_command(
         if path is not None:
             _keep_private(path)
             _warn_if_committable(path, what)
+
+
+@tenant_app.command("revoke")
+def tenant_revoke_command(
+    name: Annotated[str, typer.Argument(metavar="NAME", help="The tenant (or administrator)")],
+    db: DbOption,
+    admin: Annotated[
+        bool, typer.Option("--admin", help="Revoke the administrator tokens made for NAME")
+    ] = False,
+) -> None:
+    """Revoke every token of tenant NAME (with --admin, every administrator token made for
+    NAME): they stop working at the next request, a running service included."""
+    from fairshare.service.store import Store, StoreError  # noqa: PLC0415
+
+    try:
+        count = Store(db).revoke(name, actor="command line", admin=admin)
+    except StoreError as err:
+        raise InputError(str(db), "--db", str(err)) from None
+    except OSError as err:
+        raise InputError(str(db), "--db", f"cannot open it ({err})") from None
+    what = "administrator" if admin else "tenant"
+    if count == 0:
+        raise InputError(str(db), "NAME", f"no {what} {name!r} with tokens")
+    sys.stdout.write(f"revoked {count} token{'s' if count != 1 else ''} of {what} {name}\n")
 
 
 def _keep_private(path: Path) -> None:
@@ -549,6 +598,7 @@ def serve_command(
         )
     try:
         import fastapi  # noqa: F401, PLC0415
+        import prometheus_client  # noqa: F401, PLC0415
         import ray  # noqa: F401, PLC0415
         import uvicorn  # noqa: F401, PLC0415
     except ImportError as err:

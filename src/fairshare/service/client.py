@@ -217,6 +217,22 @@ class Client:
         job: dict[str, Any] = self._call("GET", f"/v1/jobs/{job_id}")
         return job
 
+    def explain(self, job_id: str) -> dict[str, Any]:
+        """Why one of the tenant's jobs is not running now (SPEC section 8.5).
+
+        Parameters
+        ----------
+        job_id : str
+            The job's id.
+
+        Returns
+        -------
+        dict
+            ``job``, ``state``, ``reasons``, ``ahead``, ``estimated_start``, ...
+        """
+        why: dict[str, Any] = self._call("GET", f"/v1/jobs/{job_id}/explain")
+        return why
+
     def cancel(self, job_id: str) -> None:
         """Cancel one of the tenant's jobs (a job already ended is left as it is).
 
