@@ -198,3 +198,24 @@ def test_the_tls_files_are_checked_and_an_exposed_host_warned() -> None:
         line = exposure_warning(host, tls=False)
         assert line is not None and line.startswith(f"warning: --host {host} is not a loopback")
         assert exposure_warning(host, tls=True) is None
+
+
+def test_serve_refuses_tls_files_that_do_not_load(tmp_path: Path) -> None:
+    """``fairshare serve`` with a certificate and no key, a missing file, or a file that
+    is not PEM: one ``error:`` line naming the file and the flag, exit 2, before Ray (or
+    anything else) starts."""
+    (tmp_path / "s.yaml").write_text("users:\n  - {name: alice}\n")
+    garbage = tmp_path / "garbage.pem"
+    garbage.write_text("not a certificate\n")
+    serve = ("serve", str(tmp_path / "s.yaml"), "--policy", "drf", "--db", str(tmp_path / "db"))
+    line = assert_rejected(run_fairshare(*serve, "--tls-cert", str(garbage)))
+    assert line == (f"error: {garbage}: --tls-key: missing: --tls-cert needs it (HTTPS needs both)")
+    line = assert_rejected(
+        run_fairshare(*serve, "--tls-cert", str(garbage), "--tls-key", str(tmp_path / "no.pem"))
+    )
+    assert line == f"error: {tmp_path / 'no.pem'}: --tls-key: no such file: {tmp_path / 'no.pem'}"
+    line = assert_rejected(
+        run_fairshare(*serve, "--tls-cert", str(garbage), "--tls-key", str(garbage))
+    )
+    assert line.startswith(f"error: {garbage}: --tls-cert: {garbage} and {garbage} do not load")
+    assert not (tmp_path / "db").exists()

@@ -596,6 +596,8 @@ def serve_command(
             f"'{policy}' over-commits machines, which only the simulator models; "
             "it does not run live",
         )
+    # The TLS files are input: checked (and an exposed host warned) before anything else.
+    transport = _transport(host, tls_cert, tls_key, header_timeout, max_connections)
     try:
         import fastapi  # noqa: F401, PLC0415
         import prometheus_client  # noqa: F401, PLC0415
@@ -608,7 +610,6 @@ def serve_command(
 
     if out is not None:
         _check_out(out, force)
-    transport = _transport(host, tls_cert, tls_key, header_timeout, max_connections)
     # The database is checked whole and its lease taken before Ray starts: a damaged
     # database, or one another service holds, is refused at once.
     try:
