@@ -35,6 +35,7 @@ USERS = [User("alice", np.array([1.0, 1.0])), User("bob", np.array([1.0, 1.0]))]
 
 class _Running:
     def __init__(self, db: Path) -> None:
+        self.folder = db.parent
         store = Store(db)
         fake = FakeExecutor(
             ("cpu", "mem"), [Machine("n0", np.array([2.0, 4.0]))], duration=lambda s: 1e6
@@ -66,7 +67,12 @@ class _Running:
             thread.join(timeout=30)
 
     def run(self, *args: str, token: str | None = None) -> object:
-        auth = ["--token", token] if token is not None else []
+        auth: list[str] = []
+        if token is not None:
+            # A file, as SPEC section 6 asks (--token warns that ps shows it).
+            path = self.folder / f"token-{hash_token(token)[:12]}"
+            path.write_text(token + "\n")
+            auth = ["--token-file", str(path)]
         # The options go before the task's command (everything after ``--``).
         return run_fairshare(args[0], "--server", self.url, *auth, *args[1:])
 
@@ -127,13 +133,16 @@ def test_a_refused_submission_is_one_error_line(
 
 def test_a_missing_or_wrong_token(live: _Running) -> None:
     line = assert_rejected(live.run("jobs"))  # type: ignore[arg-type]
-    assert line == "error: command line: --token: missing: pass --token or set FAIRSHARE_TOKEN"
+    assert line == (
+        "error: command line: --token-file: missing: pass --token-file FILE or set "
+        "FAIRSHARE_TOKEN (or FAIRSHARE_TOKEN_FILE)"
+    )
     line = assert_rejected(live.run("jobs", token="fs_wrong"))  # type: ignore[arg-type]
     assert line == f"error: {live.url}: HTTP 401: missing or invalid bearer token"
 
 
 def test_an_unreachable_service_is_one_error_line(live: _Running) -> None:
-    done = run_fairshare("shares", "--server", "http://127.0.0.1:9", "--token", "t")
+    done = live.run("shares", "--server", "http://127.0.0.1:9", token="t")
     assert "error: http://127.0.0.1:9: connection: cannot reach" in assert_rejected(done)
 
 

@@ -148,6 +148,8 @@ FILE_TIERS: dict[str, tuple[str, ...]] = {
         "test_kueue_cli.py",
         "test_live_cli.py",
         "test_live_store_cli.py",
+        "test_live_transport.py",
+        "test_live_ops.py",
         "test_out_dir.py",
         "test_reproduce.py",
         "test_reproduce_events.py",

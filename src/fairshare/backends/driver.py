@@ -54,7 +54,9 @@ from __future__ import annotations
 import math
 import queue
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -303,6 +305,11 @@ class LiveDriver:
         self._calls: list[tuple[TaskSpec, str] | str] = []
         self.events = 0
         self._capacities = [m.capacity.copy() for m in self.machines.values()]
+        self.decisions = 0
+        """Launches and kills taken from the policy so far (``fairshare_decisions_total``)."""
+        self.on_first_start: Callable[[str, float], None] | None = None
+        """Called on this thread with a job's tenant and its wait in seconds (since the
+        driver received it) when its first task launches (``fairshare_job_wait_seconds``)."""
         self._publish()
 
     # ------------------------------------------------------------------ from other threads
@@ -351,6 +358,46 @@ class LiveDriver:
         """
         with self._lock:
             return list(self._capacities)
+
+    def explain(self, job_id: str, timeout: float) -> dict[str, object] | None:
+        """Why a job is not running (SPEC section 8.5: ``state``, ``reasons``, ``ahead``),
+        asked of the policy on the driver's thread at its next step (any thread; the
+        policy is the driver's alone).
+
+        Parameters
+        ----------
+        job_id : str
+            The job's id.
+        timeout : float
+            The longest wait for the driver's thread, in seconds.
+
+        Returns
+        -------
+        dict or None
+            :meth:`fairshare.policies.explain.Explanation.document`; None when the job has
+            not reached the policy yet.
+
+        Raises
+        ------
+        TimeoutError
+            The driver's thread did not answer in time.
+        """
+        from fairshare.policies.explain import explain  # noqa: PLC0415
+
+        answer: Future[dict[str, object] | None] = Future()
+
+        def ask() -> None:
+            jid = self._by_id.get(job_id)
+            try:
+                answer.set_result(None if jid is None else explain(self.policy, jid).document())
+            except Exception as err:  # the asking thread raises it; this loop goes on
+                answer.set_exception(err)
+
+        self._inbox.put(("ask", ask))
+        try:
+            return answer.result(timeout)
+        except FutureTimeout:
+            raise TimeoutError(f"the scheduler did not answer within {timeout:g} s") from None
 
     # ------------------------------------------------------------------ the loop
 
@@ -444,6 +491,9 @@ class LiveDriver:
                 kind, payload = self._inbox.get_nowait()
             except queue.Empty:
                 return
+            if kind == "ask":
+                payload()
+                continue
             self.events += 1
             if kind == "submit":
                 self._submitted(now, payload)
@@ -584,6 +634,7 @@ class LiveDriver:
     def _decide(self, now: float) -> None:
         """Take the policy's decisions, write them, then make the executor calls."""
         decisions: list[Decision] = self.policy.decide(now)
+        self.decisions += len(decisions)
         for decision in decisions:
             run = self._jobs[decision.task.job]
             pi = decision.task.task
@@ -623,6 +674,8 @@ class LiveDriver:
         run.running[pi] = (key, len(self._rows))
         if run.first_start is None:
             run.first_start = now
+            if self.on_first_start is not None:
+                self.on_first_start(spec.tenant, now - run.submit)
         self._rows += (now, run.order, "map", index, attempt, machine, math.nan, None)
         self._calls.append(
             (

@@ -1,5 +1,7 @@
 """``fairshare explain JOB --run DIR [--at T] [--json]`` (SPEC section 8.5): why a job of a
-recorded simulation is not running at time T.
+recorded simulation is not running at time T; without ``--run``, ``fairshare explain ID
+--server URL`` (or ``FAIRSHARE_SERVER``) asks the live service about its job ID now
+(``GET /v1/jobs/{id}/explain``, :func:`fairshare.cli.live.explain_live`).
 
 The run's inputs are those ``simulate`` recorded in DIR (``run.json``, ``scenario.json``;
 :func:`fairshare.cli.runs.write_run_inputs`). They run again, deterministically, with the
@@ -17,6 +19,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -70,11 +73,14 @@ def _number(text: str | None) -> float | None:
 
 @app.command("explain")
 def explain_command(
-    job: Annotated[str, typer.Argument(metavar="JOB", help="The job's name (jobs.csv's job)")],
-    run: Annotated[
+    job: Annotated[
         str,
-        typer.Option("--run", metavar="DIR", help="The --out DIR of a `fairshare simulate` run"),
+        typer.Argument(metavar="JOB", help="The job's name (jobs.csv's job), or a live job's id"),
     ],
+    run: Annotated[
+        str | None,
+        typer.Option("--run", metavar="DIR", help="The --out DIR of a `fairshare simulate` run"),
+    ] = None,
     at: Annotated[
         float | None,
         typer.Option(
@@ -84,10 +90,45 @@ def explain_command(
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the JSON document (see docs/explain.md)")
     ] = False,
+    server: Annotated[
+        str | None,
+        typer.Option(
+            "--server",
+            metavar="URL",
+            help="The live service: explain job ID there now (default: $FAIRSHARE_SERVER)",
+        ),
+    ] = None,
+    token: Annotated[
+        str | None,
+        typer.Option("--token", metavar="TOKEN", help="Bearer token (visible in ps)"),
+    ] = None,
+    token_file: Annotated[
+        str | None,
+        typer.Option("--token-file", metavar="FILE", help="Read the bearer token from FILE"),
+    ] = None,
+    cacert: Annotated[
+        str | None,
+        typer.Option("--cacert", metavar="FILE", help="Trust the service's TLS certificate"),
+    ] = None,
 ) -> None:
-    """Why JOB is not running at time T of a simulated run: the reasons in the order they
-    bind, who the policy serves first with their shares, and when it would start if no new
-    job arrived."""
+    """Why JOB is not running at time T of a simulated run (--run DIR), or why live job ID
+    is not running now (--server URL, or $FAIRSHARE_SERVER, without --run): the reasons in
+    the order they bind, who the policy serves first with their shares, and (simulated)
+    when it would start if no new job arrived."""
+    if run is None:
+        if server is None and not os.environ.get("FAIRSHARE_SERVER"):
+            raise InputError(
+                "command line",
+                "--run",
+                "missing: give --run DIR (a simulated run) or --server URL (the live service)",
+            )
+        if at is not None:
+            raise InputError("command line", "--at", "only for a simulated run (--run DIR)")
+        from fairshare.cli.live import explain_live  # noqa: PLC0415
+
+        live = explain_live(job, server, token, token_file, cacert)
+        typer.echo(json.dumps(live) if as_json else _text(live))
+        return
     run_dir = Path(run)
     inputs = _read_json(run_dir / "run.json", "the run's inputs (run.json)")
     row = _job_row(run_dir, job)
@@ -211,8 +252,11 @@ def explain_run(run_dir: Path, inputs: dict[str, Any], job: str, at: float) -> d
 
 def _text(document: dict[str, Any]) -> str:
     """The document for people: the state, one line per reason, who is ahead, the
-    estimate."""
+    estimate (a live job's: none)."""
+    live = "name" in document
     head = f"{document['job']} at t={document['at']:g} ({document['policy']})"
+    if live:
+        head = f"{document['job']} ({document['name']}, {document['policy']}, live)"
     lines = [f"{head}: {document['state']}"]
     for reason in document["reasons"]:
         lines.append(f"  {reason['kind']}: {reason['detail']}")
@@ -220,7 +264,7 @@ def _text(document: dict[str, Any]) -> str:
         ahead = ", ".join(f"{a['user']} ({a['share']:.4g})" for a in document["ahead"])
         lines.append(f"  ahead (served first, with their shares): {ahead}")
     start = document["estimated_start"]
-    if document["state"] in ("pending", "not-submitted"):
+    if document["state"] in ("pending", "not-submitted") and not live:
         lines.append(
             "  estimated start: never (no machine will take it)"
             if start is None

@@ -25,6 +25,7 @@ from fairshare.sim.option_table import BACKFILL, USAGE_HALF_LIFE
 
 if TYPE_CHECKING:
     from fairshare.service.client import Client
+    from fairshare.service.transport import Transport
 
 tenant_app = typer.Typer(
     name="tenant",
@@ -44,7 +45,28 @@ ServerOption = Annotated[
 ]
 TokenOption = Annotated[
     str | None,
-    typer.Option("--token", metavar="TOKEN", help="Bearer token (default: $FAIRSHARE_TOKEN)"),
+    typer.Option(
+        "--token",
+        metavar="TOKEN",
+        help="Bearer token (visible in ps: prefer $FAIRSHARE_TOKEN or --token-file)",
+    ),
+]
+TokenFileOption = Annotated[
+    str | None,
+    typer.Option(
+        "--token-file",
+        metavar="FILE",
+        help="Read the bearer token from FILE (default: $FAIRSHARE_TOKEN_FILE)",
+    ),
+]
+CacertOption = Annotated[
+    str | None,
+    typer.Option(
+        "--cacert",
+        metavar="FILE",
+        help="Trust the service's TLS certificate through FILE (PEM; default: "
+        "$FAIRSHARE_CACERT, else the system's authorities)",
+    ),
 ]
 DbOption = Annotated[str, typer.Option("--db", metavar="PATH", help="The service's database")]
 
@@ -59,8 +81,14 @@ def _missing_extra(what: str, module: str) -> InputError:
     )
 
 
-def _client(server: str | None, token: str | None) -> Client:
-    """The client of ``--server`` / ``--token`` (or their environment variables), checked."""
+def _client(
+    server: str | None,
+    token: str | None,
+    token_file: str | None = None,
+    cacert: str | None = None,
+) -> Client:
+    """The client of ``--server``, the token (``--token``, ``--token-file`` or their
+    environment variables) and ``--cacert``, checked."""
     from fairshare.service.client import DEFAULT_SERVER  # noqa: PLC0415
 
     try:
@@ -70,12 +98,51 @@ def _client(server: str | None, token: str | None) -> Client:
     except ImportError:
         raise _missing_extra("client", "httpx") from None
     url = server or os.environ.get("FAIRSHARE_SERVER") or DEFAULT_SERVER
-    secret = token or os.environ.get("FAIRSHARE_TOKEN")
-    if not secret:
-        raise InputError("command line", "--token", "missing: pass --token or set FAIRSHARE_TOKEN")
+    secret = _token(token, token_file)
     if not url.startswith(("http://", "https://")):
         raise InputError("command line", "--server", f"expected an http(s):// URL, got {url!r}")
-    return Client(url, secret)
+    authority = cacert or os.environ.get("FAIRSHARE_CACERT") or None
+    if authority is not None:
+        flag_ = "--cacert" if cacert else "FAIRSHARE_CACERT"
+        if not url.startswith("https://"):
+            raise InputError("command line", flag_, f"needs an https:// --server, got {url!r}")
+        if not Path(authority).is_file():
+            raise InputError(authority, flag_, "no such file (a PEM certificate)")
+    try:
+        return Client(url, secret, cacert=authority)
+    except (OSError, ValueError) as err:
+        raise InputError(str(authority), "--cacert", f"not a PEM certificate ({err})") from None
+
+
+def _token(token: str | None, token_file: str | None) -> str:
+    """The bearer token: ``--token`` (with a warning: any user sees it in ``ps``), else
+    ``--token-file`` / ``FAIRSHARE_TOKEN_FILE``'s first line, else ``FAIRSHARE_TOKEN``."""
+    if token is not None:
+        sys.stderr.write(
+            "warning: --token is visible to every user of this machine in ps: "
+            "use --token-file or FAIRSHARE_TOKEN\n"
+        )
+        secret = token
+    else:
+        path = token_file or os.environ.get("FAIRSHARE_TOKEN_FILE") or None
+        if path is not None:
+            where = "--token-file" if token_file else "FAIRSHARE_TOKEN_FILE"
+            try:
+                with open(path, encoding="utf-8") as handle:
+                    secret = handle.read(4096).strip().partition("\n")[0].strip()
+            except (OSError, UnicodeDecodeError) as err:
+                raise InputError(path, where, f"cannot read it ({err})") from None
+            if not secret:
+                raise InputError(path, where, "is empty: expected a bearer token")
+        else:
+            secret = os.environ.get("FAIRSHARE_TOKEN") or ""
+    if not secret:
+        raise InputError(
+            "command line",
+            "--token-file",
+            "missing: pass --token-file FILE or set FAIRSHARE_TOKEN (or FAIRSHARE_TOKEN_FILE)",
+        )
+    return secret
 
 
 def _call(client: Client, method: str, *args: Any, **kwargs: Any) -> Any:
@@ -153,6 +220,8 @@ def submit_command(
     ] = None,
     server: ServerOption = None,
     token: TokenOption = None,
+    token_file: TokenFileOption = None,
+    cacert: CacertOption = None,
 ) -> None:
     """Submit a job to the service: TASKS tasks, each running COMMAND with
     FAIRSHARE_TASK_INDEX set. Prints the job's id."""
@@ -170,7 +239,7 @@ def submit_command(
         raise InputError(
             "command line", "--estimate", f"must be a number of seconds > 0, got {estimate:g}"
         )
-    client = _client(server, token)
+    client = _client(server, token, token_file, cacert)
     job_id = _call(
         client,
         "submit",
@@ -189,10 +258,14 @@ def submit_command(
 
 @app.command("jobs")
 def jobs_command(
-    server: ServerOption = None, token: TokenOption = None, as_json: JsonOption = False
+    server: ServerOption = None,
+    token: TokenOption = None,
+    token_file: TokenFileOption = None,
+    cacert: CacertOption = None,
+    as_json: JsonOption = False,
 ) -> None:
     """Your jobs on the service and their tasks' states."""
-    jobs = _call(_client(server, token), "jobs")
+    jobs = _call(_client(server, token, token_file, cacert), "jobs")
     if as_json:
         dump_json({"jobs": jobs})
         return
@@ -210,15 +283,42 @@ def jobs_command(
 _COUNTS = ("pending", "running", "finished", "failed", "cancelled")
 
 
+def explain_live(
+    job_id: str,
+    server: str | None,
+    token: str | None,
+    token_file: str | None,
+    cacert: str | None,
+) -> dict[str, Any]:
+    """``fairshare explain ID --server URL``: SPEC section 8.5's document of one of the
+    token's tenant's jobs, from the service (``GET /v1/jobs/{id}/explain``).
+
+    Parameters
+    ----------
+    job_id : str
+        The job's id.
+    server, token, token_file, cacert : str or None
+        As the other client commands take them.
+
+    Returns
+    -------
+    dict
+    """
+    why: dict[str, Any] = _call(_client(server, token, token_file, cacert), "explain", job_id)
+    return why
+
+
 @app.command("cancel")
 def cancel_command(
     job_id: Annotated[str, typer.Argument(metavar="ID", help="The job's id")],
     server: ServerOption = None,
     token: TokenOption = None,
+    token_file: TokenFileOption = None,
+    cacert: CacertOption = None,
 ) -> None:
     """Cancel one of your jobs: its pending tasks are dropped, its running tasks stopped;
     prints what was done."""
-    report = _call(_client(server, token), "cancel_reported", job_id)
+    report = _call(_client(server, token, token_file, cacert), "cancel_reported", job_id)
     sys.stdout.write(f"{report['message']}\n")
 
 
@@ -237,13 +337,15 @@ def logs_command(
     ] = False,
     server: ServerOption = None,
     token: TokenOption = None,
+    token_file: TokenFileOption = None,
+    cacert: CacertOption = None,
 ) -> None:
     """A task's output (each stream kept up to 8 MiB on the node that ran it)."""
     import time  # noqa: PLC0415
 
     from fairshare.service.client import ClientError  # noqa: PLC0415
 
-    client = _client(server, token)
+    client = _client(server, token, token_file, cacert)
     stream = "stderr" if stderr else "stdout"
     offset = 0
     out = sys.stdout.buffer
@@ -275,10 +377,14 @@ FOLLOW_SECONDS = 0.5
 
 @app.command("shares")
 def shares_command(
-    server: ServerOption = None, token: TokenOption = None, as_json: JsonOption = False
+    server: ServerOption = None,
+    token: TokenOption = None,
+    token_file: TokenFileOption = None,
+    cacert: CacertOption = None,
+    as_json: JsonOption = False,
 ) -> None:
     """Every user's running tasks and share under the service's policy now."""
-    doc = _call(_client(server, token), "shares")
+    doc = _call(_client(server, token, token_file, cacert), "shares")
     if as_json:
         dump_json(doc)
         return
@@ -327,6 +433,30 @@ def tenant_add_command(
         if path is not None:
             _keep_private(path)
             _warn_if_committable(path, what)
+
+
+@tenant_app.command("revoke")
+def tenant_revoke_command(
+    name: Annotated[str, typer.Argument(metavar="NAME", help="The tenant (or administrator)")],
+    db: DbOption,
+    admin: Annotated[
+        bool, typer.Option("--admin", help="Revoke the administrator tokens made for NAME")
+    ] = False,
+) -> None:
+    """Revoke every token of tenant NAME (with --admin, every administrator token made for
+    NAME): they stop working at the next request, a running service included."""
+    from fairshare.service.store import Store, StoreError  # noqa: PLC0415
+
+    try:
+        count = Store(db).revoke(name, actor="command line", admin=admin)
+    except StoreError as err:
+        raise InputError(str(db), "--db", str(err)) from None
+    except OSError as err:
+        raise InputError(str(db), "--db", f"cannot open it ({err})") from None
+    what = "administrator" if admin else "tenant"
+    if count == 0:
+        raise InputError(str(db), "NAME", f"no {what} {name!r} with tokens")
+    sys.stdout.write(f"revoked {count} token{'s' if count != 1 else ''} of {what} {name}\n")
 
 
 def _keep_private(path: Path) -> None:
@@ -473,6 +603,36 @@ def serve_command(
             "at M GiB (RLIMIT_AS); none: mem only schedules",
         ),
     ] = "address-space",
+    tls_cert: Annotated[
+        str | None,
+        typer.Option("--tls-cert", metavar="FILE", help="Serve HTTPS with this certificate (PEM)"),
+    ] = None,
+    tls_key: Annotated[
+        str | None,
+        typer.Option("--tls-key", metavar="FILE", help="The certificate's private key (PEM)"),
+    ] = None,
+    header_timeout: Annotated[
+        float,
+        typer.Option(
+            "--header-timeout",
+            metavar="SECONDS",
+            min=0.01,
+            help="Close a connection whose request head is not complete in time",
+        ),
+    ] = 10.0,
+    body_timeout: Annotated[
+        float,
+        typer.Option(
+            "--body-timeout",
+            metavar="SECONDS",
+            min=0.01,
+            help="Refuse (408) a request whose body is not complete in time",
+        ),
+    ] = 30.0,
+    max_connections: Annotated[
+        int,
+        typer.Option("--max-connections", min=1, help="Connections at once (past it: 503)"),
+    ] = 512,
     **sim_options: Any,
 ) -> None:
     """Run POLICY live on a Ray cluster for the scenario's users, with an HTTP API."""
@@ -509,8 +669,11 @@ def serve_command(
             "--task-memory-limit",
             f"expected address-space or none, got {task_memory_limit!r}",
         )
+    # The TLS files are input: checked (and an exposed host warned) before anything else.
+    transport = _transport(host, tls_cert, tls_key, header_timeout, max_connections)
     try:
         import fastapi  # noqa: F401, PLC0415
+        import prometheus_client  # noqa: F401, PLC0415
         import ray  # noqa: F401, PLC0415
         import uvicorn  # noqa: F401, PLC0415
     except ImportError as err:
@@ -549,7 +712,12 @@ def serve_command(
         host=host,
         port=port,
         options=options,
-        limits=Limits(max_pending_jobs=max_pending_jobs, max_body_bytes=max_body_bytes),
+        limits=Limits(
+            max_pending_jobs=max_pending_jobs,
+            max_body_bytes=max_body_bytes,
+            body_seconds=body_timeout,
+        ),
+        transport=transport,
     )
     # A local Ray instance keeps its files and token where tasks cannot reach them.
     private = tempfile.mkdtemp(prefix="fairshare-serve-") if ray_address is None else None
@@ -591,6 +759,35 @@ def serve_command(
             directory.commit(lambda path: write_outputs(log, path))
     written = [str(Path(out, name)) for name in RUN_FILES] if out is not None else []
     server.announce_on_stderr(stopped.line(written))
+
+
+def _transport(
+    host: str, cert: str | None, key: str | None, header_seconds: float, connections: int
+) -> Transport:
+    """``serve``'s HTTP transport (:mod:`fairshare.service.transport`): the TLS files
+    checked, and one ``warning:`` line for a non-loopback ``--host`` without TLS."""
+    from fairshare.service.transport import (  # noqa: PLC0415
+        Transport,
+        TransportError,
+        check_tls,
+        exposure_warning,
+    )
+
+    try:
+        check_tls(cert, key)
+    except TransportError as err:
+        given = key if err.where == "tls_key" and key is not None else cert
+        where, what = (
+            text.replace("tls_cert", "--tls-cert").replace("tls_key", "--tls-key")
+            for text in (err.where, err.what)
+        )
+        raise InputError(given or "command line", where, what) from None
+    warning = exposure_warning(host, tls=cert is not None)
+    if warning is not None:
+        sys.stderr.write(warning + "\n")
+    return Transport(
+        tls_cert=cert, tls_key=key, header_seconds=header_seconds, max_connections=connections
+    )
 
 
 def _task_sandbox(

@@ -30,12 +30,14 @@ fake executor):
 >>> driver = LiveDriver(policy, executor, users=tenants)
 >>> app = create_app(LiveService(Store(":memory:"), driver, policy="drf", users=tenants))
 >>> for route in app.routes:
-...     if route.path.startswith(("/v1/", "/healthz")):
+...     if route.path.startswith(("/v1/", "/healthz", "/metrics")):
 ...         print(*sorted(route.methods), route.path)
 GET /healthz
 POST /v1/jobs
 GET /v1/jobs
 GET /v1/jobs/{job_id}
+GET /v1/jobs/{job_id}/explain
+GET /metrics
 DELETE /v1/jobs/{job_id}
 POST /v1/jobs/{job_id}/cancel
 GET /v1/jobs/{job_id}/logs
@@ -47,6 +49,7 @@ DELETE /v1/tenants/{name}/tokens
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from datetime import UTC, datetime
@@ -59,6 +62,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 
 from fairshare.service.core import LOG_CHUNK, JobRequest, LiveService, ServiceError
+from fairshare.service.metrics import CONTENT_TYPE, ServiceMetrics
 from fairshare.service.store import Caller, JobRow, StoreFault, clean_text
 
 MAX_NESTING = 32
@@ -171,6 +175,39 @@ class Cancelled(BaseModel):
     stopped: int = Field(description="its running tasks, stopped")
     dropped: int = Field(description="its pending tasks, dropped")
     message: str = Field(description="one line saying so")
+
+
+class Reason(BaseModel):
+    """One reason a job is not running (SPEC section 8.5), with its further fields."""
+
+    model_config = ConfigDict(extra="allow")
+
+    kind: str = Field(
+        description="quota, fair-share, gang, reservation, constraint, headroom or priority"
+    )
+    detail: str
+
+
+class Ahead(BaseModel):
+    """A user the policy serves before the job's, with its share."""
+
+    user: str
+    share: float
+
+
+class Explained(BaseModel):
+    """Why a job is not running now (SPEC section 8.5's document, live)."""
+
+    job: str
+    name: str
+    at: float = Field(description="the service's time, seconds since it started")
+    policy: str
+    state: str = Field(description="pending, running, finished, failed or cancelled")
+    reasons: list[Reason] = Field(description="in the order they bind (empty unless pending)")
+    ahead: list[Ahead] = Field(description="who the policy serves first, with their shares")
+    estimated_start: float | None = Field(
+        description="null: the live service does not know how long tasks run"
+    )
 
 
 class UserShare(BaseModel):
@@ -373,8 +410,19 @@ class _Gate:
         # route never sees a body past the limit.
         messages: list[Message] = []
         seen = 0
+        # A body trickled in (or never sent) holds a connection: it must arrive in time.
+        deadline = asyncio.get_running_loop().time() + self.service.limits.body_seconds
         while True:
-            message = await receive()
+            try:
+                message = await asyncio.wait_for(
+                    receive(), max(0.0, deadline - asyncio.get_running_loop().time())
+                )
+            except TimeoutError:
+                seconds = self.service.limits.body_seconds
+                await _problem(408, "body", f"did not arrive within {seconds:g} seconds")(
+                    scope, receive, send
+                )
+                return
             messages.append(message)
             if message["type"] != "http.request":
                 break
@@ -444,6 +492,7 @@ def create_app(service: LiveService) -> FastAPI:
         "Every /v1/ request needs `Authorization: Bearer TOKEN`.",
         version="1",
     )
+    exposition = ServiceMetrics(service)
 
     @app.exception_handler(ServiceError)
     async def refused(request: Request, err: ServiceError) -> JSONResponse:
@@ -518,6 +567,18 @@ def create_app(service: LiveService) -> FastAPI:
     def job(job_id: str, request: Request, _: Token) -> JobOut:
         """One of the caller's jobs (another tenant's is 404)."""
         return _job_out(service.job(_caller(request), job_id))
+
+    @app.get("/v1/jobs/{job_id}/explain", tags=["jobs"])
+    def explain(job_id: str, request: Request, _: Token) -> Explained:
+        """Why one of the caller's jobs is not running now (SPEC section 8.5; another
+        tenant's is 404)."""
+        return Explained.model_validate(service.explain(_caller(request), job_id))
+
+    @app.get("/metrics", tags=["service"], response_class=Response)
+    def metrics() -> Response:
+        """The service's state in Prometheus' text format (no token: it holds no secret;
+        see :mod:`fairshare.service.metrics`)."""
+        return Response(exposition.render(), media_type=CONTENT_TYPE)
 
     @app.delete("/v1/jobs/{job_id}", status_code=204, tags=["jobs"])
     def cancel(job_id: str, request: Request, _: Token) -> Response:
@@ -618,9 +679,17 @@ def create_app(service: LiveService) -> FastAPI:
         )
 
     @app.delete("/v1/tenants/{name}/tokens", status_code=204, tags=["tenants"])
-    def revoke(name: str, request: Request, _: Token) -> Response:
-        """Revoke every token of a tenant; administrators only."""
-        service.revoke(_caller(request), name)
+    def revoke(
+        name: str,
+        request: Request,
+        _: Token,
+        admin: Annotated[
+            bool, Query(description="revoke the administrator tokens made for `name`")
+        ] = False,
+    ) -> Response:
+        """Revoke every token of a tenant (``admin=true``: every administrator token made
+        for that name); administrators only."""
+        service.revoke(_caller(request), name, admin=admin)
         return Response(status_code=204)
 
     app.add_middleware(_Gate, service=service)

@@ -60,11 +60,16 @@ class Client:
         A tenant's (or an administrator's) bearer token.
     timeout : float
         Seconds to wait for an answer.
+    cacert : str, optional
+        A PEM file of the authorities (or the self-signed certificate) an ``https://``
+        service's certificate is verified against (default: the system's).
 
     Raises
     ------
     ImportError
         httpx (the ``[client]`` extra) is not installed.
+    OSError, ssl.SSLError
+        ``cacert`` cannot be read as PEM certificates.
 
     Notes
     -----
@@ -72,15 +77,23 @@ class Client:
     service.
     """
 
-    def __init__(self, server: str, token: str, *, timeout: float = 30.0) -> None:
+    def __init__(
+        self, server: str, token: str, *, timeout: float = 30.0, cacert: str | None = None
+    ) -> None:
+        import ssl  # noqa: PLC0415
+
         import httpx  # noqa: PLC0415
 
         self.server = server.rstrip("/")
         self._httpx = httpx
+        verify: ssl.SSLContext | bool = True
+        if cacert is not None:
+            verify = ssl.create_default_context(cafile=cacert)
         self._http = httpx.Client(
             base_url=self.server,
             headers={"Authorization": f"Bearer {token}"},
             timeout=timeout,
+            verify=verify,
         )
 
     def close(self) -> None:
@@ -203,6 +216,22 @@ class Client:
         """
         job: dict[str, Any] = self._call("GET", f"/v1/jobs/{job_id}")
         return job
+
+    def explain(self, job_id: str) -> dict[str, Any]:
+        """Why one of the tenant's jobs is not running now (SPEC section 8.5).
+
+        Parameters
+        ----------
+        job_id : str
+            The job's id.
+
+        Returns
+        -------
+        dict
+            ``job``, ``state``, ``reasons``, ``ahead``, ``estimated_start``, ...
+        """
+        why: dict[str, Any] = self._call("GET", f"/v1/jobs/{job_id}/explain")
+        return why
 
     def cancel(self, job_id: str) -> None:
         """Cancel one of the tenant's jobs (a job already ended is left as it is).

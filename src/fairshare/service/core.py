@@ -82,6 +82,10 @@ PROBE_SECONDS = 0.5
 """While the service is unhealthy, how often a write tries the database again."""
 
 
+EXPLAIN_SECONDS = 10.0
+"""The longest ``GET /v1/jobs/{id}/explain`` waits for the driver's thread."""
+
+
 @dataclass(frozen=True)
 class Limits:
     """What one tenant may ask (SPEC section 6's limits), each a named bound.
@@ -108,6 +112,8 @@ class Limits:
         Nodes of a job's constraint's syntax tree.
     max_demand_keys : int
         Resources a job's demand names.
+    body_seconds : float
+        A request body must arrive whole within this many seconds of its head (408).
     """
 
     max_body_bytes: int = 1 << 20
@@ -130,6 +136,8 @@ class Limits:
     """Nodes of a job's constraint's syntax tree: what each placement check evaluates."""
     max_demand_keys: int = 64
     """Resources a job's demand names."""
+    body_seconds: float = 30.0
+    """A request body must arrive whole within this many seconds of its head (408)."""
 
 
 def check_text(where: str, text: str) -> None:
@@ -709,6 +717,48 @@ class LiveService:
         latest = self.store.attempt(job_id, task, None)
         return latest is not None and latest[0] > attempt
 
+    def explain(self, caller: Caller, job_id: str) -> dict[str, object]:
+        """Why one of the caller's jobs is not running now: SPEC section 8.5's document,
+        the policy asked on the driver's thread (:meth:`LiveDriver.explain`).
+
+        Parameters
+        ----------
+        caller : Caller
+            The token's owner.
+        job_id : str
+            The job's id.
+
+        Returns
+        -------
+        dict
+            ``job``, ``name``, ``at`` (the driver's time), ``policy``, ``state``,
+            ``reasons``, ``ahead``, ``estimated_start`` (null: the live service does not
+            know how long tasks run, so it does not simulate ahead).
+
+        Raises
+        ------
+        ServiceError
+            404: no such job, or another tenant's; 503: the scheduler did not answer.
+        """
+        row = self._mine(caller, job_id)
+        why: dict[str, object] | None = None
+        if row.state in ("pending", "running"):
+            try:
+                why = self.driver.explain(job_id, EXPLAIN_SECONDS)
+            except TimeoutError as err:
+                raise ServiceError(503, "", str(err)) from None
+        if why is None:
+            # Ended (the policy holds nothing of it), or not yet handed to the policy.
+            why = {"state": row.state, "reasons": [], "ahead": []}
+        return {
+            "job": row.id,
+            "name": row.name,
+            "at": self.driver.now(),
+            "policy": self.policy,
+            **why,
+            "estimated_start": None,
+        }
+
     def shares(self) -> dict[str, tuple[int, float]]:
         """Per user: running tasks and the policy's share, as of the driver's last step.
 
@@ -770,26 +820,31 @@ class LiveService:
         self._admin(caller)
         return self.store.tenants()
 
-    def revoke(self, caller: Caller, name: str) -> None:
-        """Revoke every token of tenant ``name`` (administrators only).
+    def revoke(self, caller: Caller, name: str, *, admin: bool = False) -> None:
+        """Revoke every token of tenant ``name``, or with ``admin`` every administrator
+        token made for ``name`` (the caller's own included: it stops working at once);
+        administrators only.
 
         Parameters
         ----------
         caller : Caller
             An administrator.
         name : str
-            The tenant.
+            The tenant (or the administrator's name).
+        admin : bool
+            Revoke administrator tokens, not a tenant's.
 
         Raises
         ------
         ServiceError
-            403 for a caller that is no administrator, 404 for a tenant without tokens.
+            403 for a caller that is no administrator, 404 for a name without tokens.
         """
         self._admin(caller)
         with self._writing():
-            revoked = self.store.revoke(name, actor=caller.tenant)
+            revoked = self.store.revoke(name, actor=caller.tenant, admin=admin)
         if not revoked:
-            raise ServiceError(404, "", f"no tenant {name!r} with tokens")
+            what = "administrator" if admin else "tenant"
+            raise ServiceError(404, "", f"no {what} {name!r} with tokens")
 
     @staticmethod
     def _admin(caller: Caller) -> None:

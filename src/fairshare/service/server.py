@@ -36,7 +36,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from fairshare.backends import Executor, LiveDriver
@@ -47,6 +47,7 @@ from fairshare.service.core import Limits, LiveService
 from fairshare.service.journal import StoreJournal
 from fairshare.service.stale import stop_stale_processes
 from fairshare.service.store import Store, StoreFault
+from fairshare.service.transport import Transport, http_protocol, uvicorn_options
 from fairshare.workload.loader import parse_scenario, read_scenario_file
 from fairshare.workload.model import Scenario
 
@@ -75,6 +76,9 @@ class ServeSettings:
         What one tenant may ask.
     poll_interval : float
         How often the nodes are listed, in seconds.
+    transport : Transport
+        TLS, the header timeout and the connection limit
+        (:mod:`fairshare.service.transport`).
     """
 
     scenario: Path
@@ -86,6 +90,7 @@ class ServeSettings:
     options: PolicyOptions
     limits: Limits
     poll_interval: float = 1.0
+    transport: Transport = field(default_factory=Transport)
 
 
 def listen(host: str, port: int) -> socket.socket:
@@ -315,8 +320,14 @@ def serve(
     resumed = service.recover(
         stop_stale=stop_stale_processes if settings.ray is None else None, warn=warn
     )
+    transport = settings.transport
     config = uvicorn.Config(
-        create_app(service), log_level="warning", lifespan="off", access_log=False
+        create_app(service),
+        log_level="warning",
+        lifespan="off",
+        access_log=False,
+        http=http_protocol(transport.header_seconds),
+        **uvicorn_options(transport),
     )
     server = uvicorn.Server(config)
     stop = threading.Event()
@@ -339,7 +350,8 @@ def serve(
         announce(
             f"fairshare serve: {settings.policy} on {len(driver.machines)} "
             f"node{'' if len(driver.machines) == 1 else 's'}, "
-            f"http://{shown}:{port} (database {settings.db}; {resumed} jobs resumed)"
+            f"{'https' if transport.tls else 'http'}://{shown}:{port} "
+            f"(database {settings.db}; {resumed} jobs resumed)"
         )
     # uvicorn stops on SIGINT or SIGTERM, then raises the signal again with the handlers it
     # found in place (the default ones would end the process): these only note it, so that

@@ -682,15 +682,18 @@ class Store:
             self._act(conn, actor, "add admin token" if admin else "add token", tenant)
         return token
 
-    def revoke(self, tenant: str, *, actor: str) -> int:
-        """Revoke every token of ``tenant`` (not administrators').
+    def revoke(self, tenant: str, *, actor: str, admin: bool = False) -> int:
+        """Revoke every token of ``tenant`` (with ``admin``, every administrator's token
+        made for that name instead).
 
         Parameters
         ----------
         tenant : str
-            The tenant.
+            The tenant (or the administrator's name).
         actor : str
             Who asks, for the audit trail.
+        admin : bool
+            Revoke administrator tokens, not a tenant's.
 
         Returns
         -------
@@ -699,10 +702,25 @@ class Store:
         """
         with self.transaction() as conn:
             count = conn.execute(
-                "DELETE FROM tokens WHERE tenant = ? AND admin = 0", (tenant,)
+                "DELETE FROM tokens WHERE tenant = ? AND admin = ?", (tenant, int(admin))
             ).rowcount
-            self._act(conn, actor, "revoke tokens", tenant)
+            self._act(conn, actor, "revoke admin tokens" if admin else "revoke tokens", tenant)
         return int(count)
+
+    def pending_jobs(self) -> dict[str, int]:
+        """Jobs none of whose tasks has started yet, per tenant (``GET /metrics``), in one
+        query.
+
+        Returns
+        -------
+        dict of str to int
+            By tenant name, tenants with such jobs only.
+        """
+        with _faults("read"):
+            rows = self.connection().execute(
+                "SELECT tenant, count(*) FROM jobs WHERE state = 'pending' GROUP BY tenant"
+            )
+            return {str(t): int(n) for t, n in rows}
 
     def tenants(self) -> dict[str, int]:
         """Tenants with tokens, and how many each has.
