@@ -51,9 +51,13 @@ def serve_with(
     limits: Limits | None = None,
     duration: float = 1e9,
     ready: Callable[[str], None] | None = None,
+    announce: Callable[[str], None] | None = None,
+    signal_at_end: bool = True,
 ) -> tuple[Served, RunLog]:
     """Run the service with tenants alice and bob (and an administrator) until ``client``
-    returns; ``ready(url)`` (default: ``/healthz`` over plain HTTP answers) waits for it."""
+    returns; ``ready(url)`` (default: ``/healthz`` over plain HTTP answers) waits for it;
+    ``announce`` gets the service's announcement; ``signal_at_end=False`` leaves the ending
+    to the test (no SIGTERM once ``client`` returns)."""
     db = tmp_path / "db"
     store = Store(db)
     tokens = {
@@ -95,12 +99,13 @@ def serve_with(
         except BaseException as err:
             failures.append(err)
         finally:
-            os.kill(os.getpid(), signal.SIGTERM)
+            if signal_at_end:
+                os.kill(os.getpid(), signal.SIGTERM)
 
     thread = threading.Thread(target=run)
     thread.start()
     try:
-        log = server.serve(settings, fake, scenario, sock, store=store)
+        log = server.serve(settings, fake, scenario, sock, store=store, announce=announce)
     finally:
         thread.join(120)
         sock.close()

@@ -272,3 +272,31 @@ def test_tenant_revoke_on_the_command_line(tmp_path: Path) -> None:
     done = run_fairshare("tenant", "revoke", "alice", "--db", str(db))
     assert done.stdout == "revoked 1 token of tenant alice\n"
     assert store.caller(tenant) is None
+
+
+def test_a_sigterm_right_after_the_announcement_stops_the_service(tmp_path: Path) -> None:
+    """A supervisor signals as soon as it has read the announcement; the signal used to
+    arrive before uvicorn's own handlers were in place and was only noted, so the service
+    ran on (a restarted service stopped at once never ended). Now it ends, with its lease
+    released."""
+    import signal  # noqa: PLC0415
+
+    lines: list[str] = []
+
+    def announce(line: str) -> None:
+        lines.append(line)
+        signal.raise_signal(signal.SIGTERM)  # in the main thread, before uvicorn starts
+
+    _, log = serve_with(
+        tmp_path,
+        lambda served: None,
+        ready=lambda url: None,
+        announce=announce,
+        signal_at_end=False,
+    )
+    assert len(lines) == 1 and lines[0].startswith("fairshare serve: drf on 1 node, http://")
+    assert log.policy == "drf"
+    again = Store(tmp_path / "db")
+    again.acquire()  # the first service's lease was released
+    again.release()
+    again.close()

@@ -299,6 +299,7 @@ class _Running:
 
     def __init__(self, db: Path, duration: float) -> None:
         self.service = _service(db, [Machine("n0", np.array([2.0, 4.0]))], duration=duration)
+        self.root = db.parent
         self.alice = self.service.store.add_token("alice")
         self.bob = self.service.store.add_token("bob")
         sock = listen("127.0.0.1", 0)
@@ -330,8 +331,11 @@ class _Running:
             thread.join(timeout=30)
 
     def run(self, *args: str, token: str | None = None) -> object:
-        return run_fairshare(args[0], "--server", self.url, "--token", token or self.alice,
-                             *args[1:])  # fmt: skip
+        # A token file, as a user should pass it (--token prints a warning: visible in ps).
+        chosen = token or self.alice
+        path = self.root / f"token-{'bob' if chosen == self.bob else 'alice'}"
+        path.write_text(chosen + "\n")
+        return run_fairshare(args[0], "--server", self.url, "--token-file", str(path), *args[1:])
 
 
 @pytest.fixture

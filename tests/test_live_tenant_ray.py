@@ -109,7 +109,10 @@ def test_logs_cancel_unfit_shutdown_and_usage_on_ray(tmp_path: Path) -> None:
     service = _Service(tmp_path)
 
     def cli(*args: str, token: str = tokens["alice"]) -> subprocess.CompletedProcess[str]:
-        return run_fairshare(args[0], "--server", service.url, "--token", token, *args[1:])
+        # A token file, as a user should pass it (--token prints a warning: visible in ps).
+        path = tmp_path / f"token-{'bob' if token == tokens['bob'] else 'alice'}"
+        path.write_text(token + "\n")
+        return run_fairshare(args[0], "--server", service.url, "--token-file", str(path), *args[1:])
 
     script = "import os, time; i = os.environ['FAIRSHARE_TASK_INDEX']; " + (
         "print('line 1 of', i, flush=True); time.sleep(2); print('line 2 of', i)"

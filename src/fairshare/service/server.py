@@ -346,6 +346,18 @@ def serve(
     thread.start()
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in str(host) else host
+    # uvicorn stops on SIGINT or SIGTERM, then raises the signal again with the handlers it
+    # found in place (the default ones would end the process): these note it, so that the
+    # run's records are still returned, and stop uvicorn, so that a signal that arrives
+    # before uvicorn has put its own handlers in place (right after the announcement below,
+    # which is what a supervisor waits for) is not lost: that left the service running.
+    stopping: list[int] = []
+
+    def note(signum: int, frame: object) -> None:
+        stopping.append(signum)
+        server.should_exit = True
+
+    previous = {signum: signal.signal(signum, note) for signum in (signal.SIGINT, signal.SIGTERM)}
     if announce is not None:
         announce(
             f"fairshare serve: {settings.policy} on {len(driver.machines)} "
@@ -353,14 +365,6 @@ def serve(
             f"{'https' if transport.tls else 'http'}://{shown}:{port} "
             f"(database {settings.db}; {resumed} jobs resumed)"
         )
-    # uvicorn stops on SIGINT or SIGTERM, then raises the signal again with the handlers it
-    # found in place (the default ones would end the process): these only note it, so that
-    # the run's records are still returned.
-    stopping: list[int] = []
-    previous = {
-        signum: signal.signal(signum, lambda signum, frame: stopping.append(signum))
-        for signum in (signal.SIGINT, signal.SIGTERM)
-    }
     try:
         server.run(sockets=[sock])
     finally:
