@@ -8,19 +8,28 @@ The compile is most of an install's time, so it is made cheap (docs/performance.
 compiled kernel", has the measurements): mypyc writes one C file per module
 (``multi_file``), which gcc compiles in about half the CPU time of the single 13 MB file, and
 on every core at once; mypyc runs only for the commands that build (not for the metadata
-that pip asks for first); and a line on the terminal says what is compiled and how to skip it.
+that pip asks for first); a line on the terminal says what is compiled and how to skip it;
+and a build is kept in a cache (``~/.cache/fairshare/kernel/KEY``, :func:`kernel_cache`), so an
+install of the same sources with the same interpreter, mypy and compiler settings (a second
+``pip install -e``, another virtual environment) copies the compiled kernel instead of
+compiling it again.
 """
 
 from __future__ import annotations
 
 import ast
+import hashlib
+import json
 import os
+import shutil
 import sys
+import sysconfig
+import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from setuptools import setup
+from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 ROOT = Path(__file__).parent
@@ -67,6 +76,94 @@ def tell(message: str) -> None:
         pass
 
 
+CACHE_ENV = "FAIRSHARE_KERNEL_CACHE"
+"""A directory for the build cache, or ``0`` for none (CI sets it: CI must compile)."""
+MANIFEST = "manifest.json"
+"""The file of a cache entry that lists its extensions, written last: an entry without it is
+incomplete (a build interrupted while storing) and is never used."""
+
+
+def kernel_cache() -> Path | None:
+    """The build cache's directory: ``$FAIRSHARE_KERNEL_CACHE``, none when that is ``0``,
+    else ``$XDG_CACHE_HOME/fairshare/kernel`` (``~/.cache/fairshare/kernel``)."""
+    chosen = os.environ.get(CACHE_ENV, "")
+    if chosen == "0":
+        return None
+    if chosen:
+        return Path(chosen)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "fairshare" / "kernel"
+
+
+def build_key() -> str:
+    """What decides the compiled code: every source of the package (mypyc reads the types of
+    the modules the kernel imports, not only the kernel's), this file, the mypy settings and
+    version, the interpreter, the platform and the compiler's settings."""
+    digest = hashlib.sha256()
+    import mypy.version  # noqa: PLC0415 - only where mypyc is available
+
+    files = [*sorted(SOURCES.rglob("*.py")), Path(__file__).resolve(), ROOT / "kernel-mypy.ini"]
+    for path in files:
+        digest.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes() + b"\0")
+    for part in (
+        mypy.version.__version__,
+        sys.version,
+        sysconfig.get_platform(),
+        str(sysconfig.get_config_var("EXT_SUFFIX")),
+        *(os.environ.get(name, "") for name in ("CC", "CFLAGS", "CPPFLAGS", "LDFLAGS")),
+    ):
+        digest.update(part.encode() + b"\0")
+    return digest.hexdigest()[:32]
+
+
+class CachedKernel:
+    """The cache entry of one build key: the built extensions' files, by extension name."""
+
+    def __init__(self, root: Path, key: str) -> None:
+        self.entry = root / key
+
+    def names(self) -> list[str] | None:
+        """The extensions of a complete entry, or None when there is none."""
+        try:
+            listed = json.loads((self.entry / MANIFEST).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        if not isinstance(listed, dict) or not all(
+            (self.entry / str(name)).is_file() for name in listed.values()
+        ):
+            return None
+        return sorted(listed)
+
+    def restore(self, name: str, target: str) -> None:
+        """Copies extension ``name``'s file to ``target`` with a new modification time (a
+        compiled module older than its source is not loaded: ``fairshare.kernel``)."""
+        listed = json.loads((self.entry / MANIFEST).read_text(encoding="utf-8"))
+        Path(target).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(self.entry / listed[name], target)
+
+    def store(self, built: dict[str, str]) -> None:
+        """Keeps the files ``built`` (extension name: file), written to a temporary directory
+        and renamed into place, so that two installs at once never see half an entry."""
+        self.entry.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=".incoming-", dir=self.entry.parent))
+        listed = {}
+        for name, path in built.items():
+            listed[name] = Path(path).name
+            shutil.copyfile(path, staging / listed[name])
+        (staging / MANIFEST).write_text(json.dumps(listed, sort_keys=True), encoding="utf-8")
+        try:
+            staging.rename(self.entry)
+        except OSError:  # another install stored the same key first
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+CACHE: CachedKernel | None = None
+"""The cache entry of this build (None: no cache), set by :func:`compiled_kernel`."""
+RESTORING = False
+"""True when :func:`compiled_kernel` found the kernel in the cache: the extensions are copied
+from it, not compiled."""
+
+
 class OptionalBuildExt(build_ext):
     """Builds the compiled kernel, or, when that fails, leaves the pure-Python modules in
     place: a failed compile must never fail the install."""
@@ -76,8 +173,17 @@ class OptionalBuildExt(build_ext):
             super().run()
         except Exception as error:
             self._fall_back(error)
+            return
+        if CACHE is not None and not RESTORING and self.extensions:
+            try:
+                CACHE.store({e.name: self.get_ext_fullpath(e.name) for e in self.extensions})
+            except OSError as error:  # a full or read-only cache costs the next install only
+                tell(f"fairshare: the compiled kernel was not cached ({error})")
 
     def build_extension(self, ext: Any) -> None:
+        if RESTORING and CACHE is not None:
+            CACHE.restore(ext.name, self.get_ext_fullpath(ext.name))
+            return
         jobs = cores()
         compile_one = self.compiler.compile
 
@@ -126,6 +232,17 @@ def compiled_kernel() -> list[object]:
     except ImportError:
         tell("warning: mypyc is not available; fairshare stays pure Python")
         return []
+    global CACHE, RESTORING  # noqa: PLW0603 - read by OptionalBuildExt, one build a process
+    root = kernel_cache()
+    CACHE = None if root is None else CachedKernel(root, build_key())
+    cached = None if CACHE is None else CACHE.names()
+    if CACHE is not None and cached is not None:
+        RESTORING = True
+        tell(
+            f"fairshare: the online core's compiled kernel is in the cache ({CACHE.entry}): "
+            f"copied, not compiled ({CACHE_ENV}=0 compiles it anew)"
+        )
+        return [Extension(name, sources=[]) for name in cached]
     paths = [str(Path("src", *name.split(".")).with_suffix(".py")) for name in kernel_modules()]
     tell(
         f"fairshare: compiling its online core ({len(paths)} modules) to C with mypyc, about "

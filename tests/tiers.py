@@ -83,6 +83,7 @@ FILE_TIERS: dict[str, tuple[str, ...]] = {
         "test_import_hostile.py",
         "test_job_events.py",
         "test_kernel.py",
+        "test_kernel_cache.py",
         "test_kueue.py",
         "test_kueue_import.py",
         "test_limits.py",
