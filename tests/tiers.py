@@ -127,6 +127,7 @@ FILE_TIERS: dict[str, tuple[str, ...]] = {
         "test_trace_numbers.py",
         "test_trace_slurm_sacct.py",
         "test_traces.py",
+        "test_traces_alibaba_batch.py",
         "test_unrunnable.py",
         "test_whatif.py",
     ),

@@ -41,13 +41,14 @@ ALIBABA_PODS = {"openb_pod_list_default.csv": 1000, "openb_pod_list_gpuspec33.cs
 """Alibaba GPU 2023: the header and the first N pods of each pod list; the node list whole."""
 
 ALIBABA_2017_TASKS = 300
-"""Alibaba v2017: the header and the first N rows of ``batch_task.csv``; ``server_event.csv``
-whole (the 1,313 machines)."""
+ALIBABA_2017_MACHINES = 400
+"""Alibaba v2017: the header and the first ``ALIBABA_2017_TASKS`` rows of ``batch_task.csv``;
+the first ``ALIBABA_2017_MACHINES`` rows of ``server_event.csv`` (their ``add`` events)."""
 ALIBABA_2018_TASKS = 400
 """Alibaba v2018: the first N rows of ``sample_tasks.csv`` and the rest of the last job's rows
 (a job's DAG is whole); the first ``ALIBABA_2018_MACHINE_ROWS`` rows of ``machine_meta.csv``
 (every row of its first machines)."""
-ALIBABA_2018_MACHINE_ROWS = 1000
+ALIBABA_2018_MACHINE_ROWS = 600
 
 
 def _head(lines: Iterable[str], count: int) -> list[str]:
@@ -144,7 +145,9 @@ def alibaba_batch(data: Path) -> dict[str, bytes]:
         "alibaba-2017/batch_task.csv": _encode(
             "batch_task.csv", _head(_read(v2017 / "batch_task.csv"), 1 + ALIBABA_2017_TASKS)
         ),
-        f"alibaba-2017/{events}": _encode(events, _read(v2017 / events)),
+        f"alibaba-2017/{events}": _encode(
+            events, _head(_read(v2017 / events), ALIBABA_2017_MACHINES)
+        ),
         "alibaba-2018/sample_tasks.csv": _encode("sample_tasks.csv", tasks[:cut]),
         "alibaba-2018/machine_meta.csv": _encode(
             "machine_meta.csv", machines[:ALIBABA_2018_MACHINE_ROWS]

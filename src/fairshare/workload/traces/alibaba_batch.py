@@ -129,14 +129,14 @@ def _fields(path: Path, line: int, text: str, width: int) -> list[str]:
     return [field.strip() for field in fields]
 
 
-def _records(path: Path, width: int) -> Iterator[tuple[int, list[str]]]:
-    """``(line, fields)`` of each non-blank record, a header line (first field not a number)
-    skipped."""
+def _records(path: Path, width: int, number: int = 0) -> Iterator[tuple[int, list[str]]]:
+    """``(line, fields)`` of each non-blank record, a header line (field ``number``, a number
+    in every record, is not one) skipped."""
     for line, text in numbered_lines(path):
         if not text.strip():
             continue
         fields = _fields(path, line, text, width)
-        if line == 1 and not _numeric(fields[0]):
+        if line == 1 and not _numeric(fields[number]):
             continue
         yield line, fields
 
@@ -258,7 +258,7 @@ def machines_2018(path: Path) -> Cluster | str:
     check_readable(table, "Alibaba v2018 machine_meta.csv")
     machines: list[Machine] = []
     seen: set[str] = set()
-    for line, fields in _records(table, 7):
+    for line, fields in _records(table, 7, number=1):
         name = fields[0]
         if not name:
             raise TraceError(table, line, "field machine_id: is empty")
