@@ -104,7 +104,7 @@ def test_v2017_sample_finished_tasks_in_creation_order() -> None:
     submits = [job.submit for job in jobs]
     assert submits == sorted(submits)
     assert list(workload.warnings) == [
-        f"{V2017 / 'batch_task.csv'}: skipped tasks: 30 Waiting or Running (no end time)"
+        f"warning: {V2017 / 'batch_task.csv'}: skipped tasks: 30 Waiting or Running (no end time)"
     ]
     # 6459,6524,3,4,15740,Terminated,50,0.007956928: 15,740 instances of half a core, 65 s.
     task = next(job for job in jobs if job.name == "3/4")

@@ -153,6 +153,7 @@ FILE_TIERS: dict[str, tuple[str, ...]] = {
         "test_reproduce_events.py",
         "test_reproduce_targets.py",
         "test_sweep.py",
+        "test_traces_alibaba_batch_cli.py",
         "test_whatif_cli.py",
         "test_whatif_tutorial.py",
     ),

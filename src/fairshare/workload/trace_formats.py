@@ -179,7 +179,7 @@ TRACE_FORMATS: dict[str, TraceFormat] = by_name(
             "Alibaba cluster-trace-v2017: its directory, or its batch_task.csv; machines from "
             "server_event.csv beside it unless the scenario has them",
             "fairshare.workload.traces.alibaba_batch:read_alibaba_2017",
-            "traces.md#alibaba-cluster-trace-v2017-alibaba-2017",
+            _DOC,
             machines="fairshare.workload.traces.alibaba_batch:machines_2017",
         ),
         TraceFormat(
@@ -187,7 +187,7 @@ TRACE_FORMATS: dict[str, TraceFormat] = by_name(
             "Alibaba cluster-trace-v2018 batch tasks with DAGs: its directory, or its task "
             "table (sample_tasks.csv); machines from machine_meta.csv beside it",
             "fairshare.workload.traces.alibaba_batch:read_alibaba_2018",
-            "traces.md#alibaba-cluster-trace-v2018-alibaba-2018",
+            _DOC,
             machines="fairshare.workload.traces.alibaba_batch:machines_2018",
         ),
         TraceFormat(

@@ -420,7 +420,7 @@ def _stream_2017(path: Path, cluster: Cluster, warnings: list[str]) -> Iterator[
     }
     skipped = [f"{n:,} {notes[why]}" for why, n in dropped.items() if n]
     if skipped:
-        warnings.append(f"{path}: skipped tasks: {'; '.join(skipped)}")
+        warnings.append(f"warning: {path}: skipped tasks: {'; '.join(skipped)}")
     starts = np.frombuffer(create, dtype=np.float64)
     order = np.argsort(starts, kind="stable")
     for i in order.tolist():
