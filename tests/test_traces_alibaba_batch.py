@@ -12,11 +12,12 @@ import numpy as np
 import pytest
 
 import fairshare
-from conftest import SAMPLE_DATA
 from fairshare.cluster import Cluster, Machine
 from fairshare.sim.engine import simulate
 from fairshare.workload.model import FixedDuration, Job
 from fairshare.workload.traces import TraceError, open_trace
+
+from conftest import SAMPLE_DATA
 
 V2017 = SAMPLE_DATA / "alibaba-2017"
 V2018 = SAMPLE_DATA / "alibaba-2018"
@@ -218,7 +219,7 @@ def test_v2017_machine_without_capacity_and_missing_tables(tmp_path: Path) -> No
     with pytest.raises(TraceError, match=r"server_event.csv: line 1: field cpu capacity"):
         open_trace("alibaba-2017", tmp_path, None)
     (tmp_path / "server_event.csv").unlink()
-    with pytest.raises(TraceError, match="no server_event.csv beside the task table"):
+    with pytest.raises(TraceError, match=r"no server_event\.csv beside the task table"):
         open_trace("alibaba-2017", tmp_path, None)
     (tmp_path / "batch_task.csv").unlink()
     with pytest.raises(TraceError, match=r"holds no Alibaba v2017 batch_task.csv"):

@@ -402,8 +402,6 @@ def _stream_2017(path: Path, cluster: Cluster, warnings: list[str]) -> Iterator[
         if modified < created:
             dropped["ending early"] += 1
             continue
-        if instances == 0:
-            continue
         create.append(created)
         end.append(modified)
         cpu.append(cores)
