@@ -167,6 +167,10 @@ def _trace(tmp: Path, tasks: str, machines: str = "m_1,0,1,1,96,100,USING\n") ->
             "line 2: field arrival: 4 is before the previous row's (5)",
         ),
         ("0,j_1,M1,5,0,0,1\n", "line 1: field plan_cpu: the task demands no cpu or memory"),
+        (
+            "M1,1,j_1,1,Terminated,157213,157295,100,0.3\n",
+            "line 1: has the official batch_task table's 9 columns; alibaba-2018 reads the",
+        ),
     ],
 )
 def test_v2018_bad_records_name_the_line_and_field(
