@@ -278,3 +278,49 @@ def test_the_full_traces_count_their_instances() -> None:
     v2017 = open_trace("alibaba-2017", data / "alibaba-v2017-batch", None)
     assert len(v2017.cluster.machines) == 1313
     assert sum(job.tasks for job in v2017.jobs) == 10_530_116
+
+
+HUGE = "1" + "0" * 400
+"""A 401-digit number: beyond the float range."""
+
+
+@pytest.mark.parametrize(
+    ("column", "field"),
+    [(0, "arrival"), (3, "duration"), (4, "plan_cpu"), (5, "plan_mem"), (6, "instance_num")],
+)
+def test_v2018_huge_numbers_name_the_line_and_field(
+    tmp_path: Path, column: int, field: str
+) -> None:
+    row = ["0", "j_2", "M1", "5", "100", "1", "1"]
+    row[column] = HUGE
+    trace = _trace(tmp_path, "0,j_1,M1,5,100,1,1\n" + ",".join(row) + "\n")
+    with pytest.raises(TraceError) as caught:
+        list(open_trace("alibaba-2018", trace, None).jobs)
+    assert str(caught.value).startswith(
+        f"error: {trace / 'sample_tasks.csv'}: line 2: field {field}:"
+    )
+    assert len(str(caught.value)) < 400 + len(str(trace))
+
+
+@pytest.mark.parametrize(
+    ("column", "field"),
+    [
+        (0, "create_timestamp"),
+        (1, "modify_timestamp"),
+        (4, "instance_num"),
+        (6, "plan_cpu"),
+        (7, "plan_mem"),
+    ],
+)
+def test_v2017_huge_numbers_name_the_line_and_field(
+    tmp_path: Path, column: int, field: str
+) -> None:
+    row = ["1", "5", "1", "2", "3", "Terminated", "50", "0.01"]
+    row[column] = HUGE
+    (tmp_path / "batch_task.csv").write_text("0,1,1,1,1,Terminated,50,0.1\n" + ",".join(row) + "\n")
+    (tmp_path / "server_event.csv").write_text("0,1,add,,64,0.69,1\n")
+    with pytest.raises(TraceError) as caught:
+        list(open_trace("alibaba-2017", tmp_path, None).jobs)
+    assert str(caught.value).startswith(
+        f"error: {tmp_path / 'batch_task.csv'}: line 2: field {field}:"
+    )
