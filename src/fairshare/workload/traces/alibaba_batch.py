@@ -30,8 +30,9 @@ is the hour of ``batch_task`` that the ``spar`` generator ships (``sample_tasks.
 header): ``arrival`` (the job's arrival, seconds from the start of the hour), ``job_name``,
 ``task_name``, ``duration`` (seconds from the task's start to its end: each instance runs that
 long), ``plan_cpu``, ``plan_mem`` (a machine has 100), ``instance_num``; rows in arrival order,
-a job's rows together (the official eight-day table, nine columns, is refused). Task names carry the DAG: ``M2_1`` / ``R5_3_4`` / ``J7_5_6`` are task 2
-after task 1, task 5 after tasks 3 and 4 (letter, task number, ``_``-separated numbers of the
+a job's rows together (the official eight-day table, nine columns, is refused). Task names
+carry the DAG: ``M2_1`` / ``R5_3_4`` / ``J7_5_6`` are task 2 after task 1, task 5 after tasks
+3 and 4 (letter, task number, ``_``-separated numbers of the
 tasks it needs); any other name (``task_<id>``) is a task without dependencies. A task with
 dependencies is submitted when every instance of the tasks it names has finished
 (:attr:`~fairshare.workload.model.Job.after_all`); the reader yields each job's tasks in
