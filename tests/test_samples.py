@@ -27,6 +27,8 @@ SAMPLES = {
     "swim": SAMPLE_DATA / "swim" / "FB-2009_samples_24_times_1hr_0.tsv",
     "google-2011": SAMPLE_DATA / "google-2011" / "job_events",
     "alibaba-gpu": SAMPLE_DATA / "alibaba-gpu" / "openb_pod_list_default.csv",
+    "alibaba-2017": SAMPLE_DATA / "alibaba-2017",
+    "alibaba-2018": SAMPLE_DATA / "alibaba-2018",
     "swf": SAMPLE_DATA / "swf" / "KTH-SP2-1996-2.1-cln.swf.gz",
     "slurm-sacct": ROOT / "examples" / "whatif" / "slurm" / "sacct.txt",
     "kueue-workloads": ROOT / "examples" / "whatif" / "kueue" / "workloads.yaml",
@@ -93,7 +95,7 @@ def test_every_trace_format_has_a_small_sample_with_its_source_and_licence() -> 
     assert sorted(SAMPLES) == sorted(TRACE_FORMATS)
     assert all(path.exists() for path in SAMPLES.values()), SAMPLES
     folders = sorted(p.name for p in SAMPLE_DATA.iterdir() if p.is_dir())
-    assert folders == ["alibaba-gpu", "google-2011", "swf", "swim"]
+    assert folders == ["alibaba-2017", "alibaba-2018", "alibaba-gpu", "google-2011", "swf", "swim"]
     for folder in folders:
         source = (SAMPLE_DATA / folder / "SOURCE.md").read_text(encoding="utf-8")
         assert "Licence:" in source and "https://" in source and "How cut" in source, folder
@@ -102,9 +104,9 @@ def test_every_trace_format_has_a_small_sample_with_its_source_and_licence() -> 
         for p in SAMPLE_DATA.rglob("*")
         if p.is_file() and p.name not in ("SOURCE.md", "LICENSE", "README.md", "make_samples.py")
     ]
-    assert len(files) == 11
+    assert len(files) == 15
     assert max(p.stat().st_size for p in files) <= SAMPLE_BYTES
-    assert sum(p.stat().st_size for p in files) < 600_000
+    assert sum(p.stat().st_size for p in files) < 650_000
 
 
 def test_nothing_reads_files_beside_the_repository() -> None:
@@ -212,6 +214,8 @@ def test_the_cut_script_gives_the_committed_samples_again(tmp_path: Path) -> Non
         "swf": "pwa-swf",
         "google-2011": "google-clusterdata-2011",
         "alibaba-gpu": "alibaba-gpu-v2023",
+        "alibaba-2017": "alibaba-v2017-batch",
+        "alibaba-2018": "alibaba-v2018-batch",
     }
     for folder, full in layout.items():
         shutil.copytree(SAMPLE_DATA / folder, tmp_path / full)

@@ -297,7 +297,7 @@ def test_errors_are_one_line_and_write_nothing(
         (
             ["--policy", "drf", "--trace", "nope:x"],
             "error: nope:x: --trace: unknown trace format 'nope'; allowed: swim, google-2011, "
-            "alibaba-gpu, swf",
+            "alibaba-gpu, alibaba-2017, alibaba-2018, swf",
         ),
     ]
     for extra, line in cases:

@@ -107,10 +107,13 @@ def test_errors_list_the_registered_formats(toy: Path) -> None:
     with pytest.raises(fairshare.ScenarioError) as unknown:
         parse_trace_argument("nope:x")
     assert unknown.value.what == (
-        "unknown trace format 'nope'; allowed: swim, google-2011, alibaba-gpu, swf, slurm-sacct, "
-        "kueue-workloads, toy"
+        "unknown trace format 'nope'; allowed: swim, google-2011, alibaba-gpu, alibaba-2017, "
+        "alibaba-2018, swf, slurm-sacct, kueue-workloads, toy"
     )
-    assert listed() == "swim, google-2011, alibaba-gpu, swf, slurm-sacct, kueue-workloads or toy"
+    assert listed() == (
+        "swim, google-2011, alibaba-gpu, alibaba-2017, alibaba-2018, swf, slurm-sacct, "
+        "kueue-workloads or toy"
+    )
     assert parse_trace_argument(f"toy:{toy}") == ("toy", toy)
 
 

@@ -406,8 +406,8 @@ def test_missing_files_and_unknown_format(tmp_path: Path) -> None:
     with pytest.raises(ScenarioError) as unknown:
         open_trace("parquet", tmp_path, slots())
     assert unknown.value.what == (
-        "unknown trace format 'parquet'; allowed: swim, google-2011, alibaba-gpu, swf, "
-        "slurm-sacct, kueue-workloads"
+        "unknown trace format 'parquet'; allowed: swim, google-2011, alibaba-gpu, alibaba-2017, "
+        "alibaba-2018, swf, slurm-sacct, kueue-workloads"
     )
     bad_gzip = tmp_path / "x.swf.gz"
     bad_gzip.write_text("not gzip")
@@ -421,6 +421,8 @@ def test_parse_trace_argument() -> None:
         "swim",
         "google-2011",
         "alibaba-gpu",
+        "alibaba-2017",
+        "alibaba-2018",
         "swf",
         "slurm-sacct",
         "kueue-workloads",

@@ -40,6 +40,16 @@ of shard 1 (from 5,620 s), its first N events (to 6,196 s)."""
 ALIBABA_PODS = {"openb_pod_list_default.csv": 1000, "openb_pod_list_gpuspec33.csv": 1000}
 """Alibaba GPU 2023: the header and the first N pods of each pod list; the node list whole."""
 
+ALIBABA_2017_TASKS = 300
+ALIBABA_2017_MACHINES = 400
+"""Alibaba v2017: the header and the first ``ALIBABA_2017_TASKS`` rows of ``batch_task.csv``;
+the first ``ALIBABA_2017_MACHINES`` rows of ``server_event.csv`` (their ``add`` events)."""
+ALIBABA_2018_TASKS = 400
+"""Alibaba v2018: the first N rows of ``sample_tasks.csv`` and the rest of the last job's rows
+(a job's DAG is whole); the first ``ALIBABA_2018_MACHINE_ROWS`` rows of ``machine_meta.csv``
+(every row of its first machines)."""
+ALIBABA_2018_MACHINE_ROWS = 600
+
 
 def _head(lines: Iterable[str], count: int) -> list[str]:
     """The first ``count`` lines of ``lines``."""
@@ -119,7 +129,33 @@ def alibaba(data: Path) -> dict[str, bytes]:
     return out
 
 
-CUTS: tuple[Callable[[Path], dict[str, bytes]], ...] = (swim, swf, google, alibaba)
+def alibaba_batch(data: Path) -> dict[str, bytes]:
+    """The Alibaba cluster-trace-v2017 and v2018 samples: the first task rows (v2018: whole
+    jobs) and the machines."""
+    v2017 = data / "alibaba-v2017-batch"
+    v2018 = data / "alibaba-v2018-batch"
+    events = "server_event.csv"
+    tasks = _read(v2018 / "sample_tasks.csv")
+    cut = ALIBABA_2018_TASKS
+    job = tasks[cut - 1].split(",")[1]
+    while cut < len(tasks) and tasks[cut].split(",")[1] == job:
+        cut += 1
+    machines = _read(v2018 / "machine_meta.csv")
+    return {
+        "alibaba-2017/batch_task.csv": _encode(
+            "batch_task.csv", _head(_read(v2017 / "batch_task.csv"), 1 + ALIBABA_2017_TASKS)
+        ),
+        f"alibaba-2017/{events}": _encode(
+            events, _head(_read(v2017 / events), ALIBABA_2017_MACHINES)
+        ),
+        "alibaba-2018/sample_tasks.csv": _encode("sample_tasks.csv", tasks[:cut]),
+        "alibaba-2018/machine_meta.csv": _encode(
+            "machine_meta.csv", machines[:ALIBABA_2018_MACHINE_ROWS]
+        ),
+    }
+
+
+CUTS: tuple[Callable[[Path], dict[str, bytes]], ...] = (swim, swf, google, alibaba, alibaba_batch)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -44,7 +44,8 @@ trace larger than memory runs (only the records grow).
 Closed loop: a job with ``after`` (a closed-loop submitter's next job) is not submitted at
 its ``submit``: it is kept when read (it must come after the job it follows in the stream)
 and submitted ``think`` seconds after that job ends (finishes or is cancelled), with that
-time as its submit time. A job is numbered (its index in the records) when it is submitted.
+time as its submit time; a job with ``after_all`` (a task of a DAG) likewise, once every
+job it names has ended. A job is numbered (its index in the records) when it is submitted.
 A user cancelled (``JobEvent`` ``cancel_user``: Choosy section 7's sudden leave) has its
 running jobs cancelled and submits nothing afterwards (its later jobs are not recorded).
 

@@ -178,8 +178,8 @@ TRACE: SimOption[None] = SimOption(
     "--trace",
     "text",
     None,
-    "Replay a trace instead of the scenario's jobs: swim, google-2011, alibaba-gpu, swf, "
-    "slurm-sacct or kueue-workloads, "
+    "Replay a trace instead of the scenario's jobs: swim, google-2011, alibaba-gpu, "
+    "alibaba-2017, alibaba-2018, swf, slurm-sacct or kueue-workloads, "
     "e.g. swim:FB-2009.tsv",
     field=None,
     sweepable=False,

@@ -114,6 +114,8 @@ class RunState:
         self.names: set[str] = set()
         # Closed loop: job name -> the jobs submitted when it ends (kept until then).
         self.followers: dict[str, list[Job]] = {}
+        # A job of several (``after_all``) -> how many of them have not ended yet.
+        self.waiting: dict[str, int] = {}
         # Users cancelled as a whole: their later jobs are not submitted.
         self.gone: set[str] = set()
         # The job stream, read one job ahead (module docstring of fairshare.sim.engine): the
@@ -180,7 +182,7 @@ class RunState:
                 raise SimulationError(
                     f"{where}.duration", "a simulated job needs its tasks' duration (seconds)"
                 )
-            if job.after is not None:
+            if job.follows:
                 self._follow(now, job, where)
                 self.names.add(job.name)
                 continue
@@ -195,25 +197,35 @@ class RunState:
             return
 
     def _follow(self, now: float, job: Job, where: str) -> None:
-        """Keep closed-loop ``job`` until the job it follows ends; a job that ended before
-        ``job`` was read is followed from now."""
-        after = job.after
-        assert after is not None
-        if after not in self.names:
-            raise SimulationError(
-                f"{where}.after",
-                f"job '{job.name}' follows '{after}', which is not among the jobs before it",
-            )
-        index = self.order.get(after)
-        if index is not None and self.records[index] is not None:
+        """Keep closed-loop ``job`` until the job it follows ends, or every job of its
+        ``after_all`` (a task DAG); jobs that ended before ``job`` was read are followed
+        from now."""
+        field = "after_all" if job.after_all else "after"
+        left = 0
+        for after in job.after_all or (job.after or "",):
+            if after not in self.names:
+                raise SimulationError(
+                    f"{where}.{field}",
+                    f"job '{job.name}' follows '{after}', which is not among the jobs before it",
+                )
+            index = self.order.get(after)
+            if index is None or self.records[index] is None:
+                self.followers.setdefault(after, []).append(job)
+                left += 1
+        if left == 0:
             self._arrive(now, job)
-        else:
-            self.followers.setdefault(after, []).append(job)
+        elif left > 1:
+            self.waiting[job.name] = left
 
     def _release(self, now: float, name: str) -> None:
-        """Job ``name`` ended: the jobs that follow it arrive after their think time."""
+        """Job ``name`` ended: the jobs that follow it (and no other job still running)
+        arrive after their think time."""
         for job in self.followers.pop(name, ()):
-            self._arrive(now, job)
+            left = self.waiting.pop(job.name, 1) - 1
+            if left:
+                self.waiting[job.name] = left
+            else:
+                self._arrive(now, job)
 
     def _arrive(self, now: float, job: Job) -> None:
         """Queue closed-loop ``job``'s arrival ``think`` seconds after ``now``."""
@@ -225,7 +237,7 @@ class RunState:
         policy sees the same tasks) and tell the policy. A job of a cancelled user is
         dropped."""
         if job.user in self.gone:
-            if job.after is None:
+            if not job.follows:
                 self.next_job(now)
             return
         index = self.next_index
@@ -239,7 +251,7 @@ class RunState:
         self.runs[index] = run
         self.records.append(None)
         self.policy.job_submitted(now, index, job, blocks)
-        if job.after is None:
+        if not job.follows:
             self.next_job(now)
         if run.total == 0:
             run.first_start = run.finish = now

@@ -353,6 +353,11 @@ class Job:
         for an open-loop job submitted at ``submit``.
     think : float
         Seconds between the end of ``after`` and this job's submission.
+    after_all : tuple of str
+        A task DAG (Alibaba cluster-trace-v2018's ``R5_3_4``: task 5 after tasks 3 and 4):
+        the job is submitted ``think`` seconds after every job named here has ended (each
+        listed before it in the stream); its ``submit`` is decided by the run, as with
+        ``after``. Empty for none.
     min_tasks : int, optional
         Gang scheduling (SPEC section 1, ``gang`` / ``min_tasks``): at least this many of
         the job's (map) tasks start together, all in one decision, or none does; the rest
@@ -383,6 +388,13 @@ class Job:
     think: float = 0.0
     min_tasks: int | None = None
     estimate: float | None = None
+    after_all: tuple[str, ...] = ()
+
+    @property
+    def follows(self) -> bool:
+        """Whether the run decides the job's submission: it waits for ``after`` or for
+        every job of ``after_all`` to end."""
+        return self.after is not None or bool(self.after_all)
 
     @property
     def gang(self) -> bool:

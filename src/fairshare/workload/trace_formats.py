@@ -17,7 +17,7 @@ Examples
 --------
 >>> from fairshare.workload.trace_formats import TRACE_FORMATS, listed
 >>> listed()
-'swim, google-2011, alibaba-gpu, swf, slurm-sacct or kueue-workloads'
+'swim, google-2011, alibaba-gpu, alibaba-2017, alibaba-2018, swf, slurm-sacct or kueue-workloads'
 >>> TRACE_FORMATS["alibaba-gpu"].brings_machines, TRACE_FORMATS["swf"].brings_machines
 (True, False)
 """
@@ -175,6 +175,22 @@ TRACE_FORMATS: dict[str, TraceFormat] = by_name(
             machines="fairshare.workload.traces.alibaba:machines_beside",
         ),
         TraceFormat(
+            "alibaba-2017",
+            "Alibaba cluster-trace-v2017: its directory, or its batch_task.csv; machines from "
+            "server_event.csv beside it unless the scenario has them",
+            "fairshare.workload.traces.alibaba_batch:read_alibaba_2017",
+            _DOC,
+            machines="fairshare.workload.traces.alibaba_batch:machines_2017",
+        ),
+        TraceFormat(
+            "alibaba-2018",
+            "Alibaba cluster-trace-v2018 batch tasks with DAGs: its directory, or its task "
+            "table (sample_tasks.csv); machines from machine_meta.csv beside it",
+            "fairshare.workload.traces.alibaba_batch:read_alibaba_2018",
+            _DOC,
+            machines="fairshare.workload.traces.alibaba_batch:machines_2018",
+        ),
+        TraceFormat(
             "swf",
             "a Standard Workload Format log (.swf, .swf.gz)",
             "fairshare.workload.traces.swf:read_swf",
@@ -210,7 +226,8 @@ def listed(conjunction: str = "or") -> str:
     Returns
     -------
     str
-        ``"swim, google-2011, alibaba-gpu, swf, slurm-sacct or kueue-workloads"``.
+        ``"swim, google-2011, alibaba-gpu, alibaba-2017, alibaba-2018, swf, slurm-sacct or
+        kueue-workloads"``.
     """
     names = list(TRACE_FORMATS)
     if len(names) < 2:
