@@ -42,6 +42,7 @@ TIERS = ("unit", "property", "e2e", "ray")
 FILE_TIERS: dict[str, tuple[str, ...]] = {
     "unit": (
         "test_api.py",
+        "test_attempt_spill.py",
         "test_backfill.py",
         "test_bench.py",
         "test_cli.py",

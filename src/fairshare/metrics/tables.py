@@ -3,9 +3,9 @@
 ``jobs.csv``, ``timeline.csv``, ``tasks.parquet`` and, when jobs name queues,
 ``queues.csv`` (:mod:`fairshare.metrics.queues`). Floats in CSV files are written with
 6 decimals and missing values (a job that never finished, a slowdown that is undefined) as
-empty fields; ``summary.json`` has sorted keys, floats exact (never rounded: JSON prints each float's
-shortest round-trip form), null for undefined values and a final newline. The same log gives the same bytes, except
-``wall_seconds``.
+empty fields; ``summary.json`` has sorted keys, floats exact (never rounded: JSON prints
+each float's shortest round-trip form), null for undefined values and a final newline. The
+same log gives the same bytes, except ``wall_seconds``.
 
 Examples
 --------

@@ -66,7 +66,6 @@ from fairshare.cluster import Cluster, Machine
 from fairshare.policies import Decision, Launch, Policy, TaskRef, make_policy
 from fairshare.policies.protocol import final_shares
 from fairshare.runlog import (
-    AttemptRows,
     JobRecord,
     RunLog,
 )
@@ -209,7 +208,7 @@ def simulate(
     # fifth of a long run, so it waits until the log's columns are built.
     with collector.paused():
         run.run(iter(jobs), machine_events, job_events)
-        rows = AttemptRows.from_flat(run.attempts, run.killed, run.truncated)
+        rows = run.attempt_rows()
     user_names = [u.name for u in users]
     seen = set(user_names)
     records = [r for r in run.records if r is not None]
