@@ -107,6 +107,7 @@ FILE_TIERS: dict[str, tuple[str, ...]] = {
         "test_policies_paper.py",
         "test_preemption.py",
         "test_priority.py",
+        "test_progress.py",
         "test_quota.py",
         "test_reduce_slowstart.py",
         "test_reference.py",

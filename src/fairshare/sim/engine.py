@@ -58,6 +58,7 @@ from __future__ import annotations
 import math
 import time as wallclock
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Final
 
 import numpy as np
 
@@ -112,6 +113,7 @@ def simulate(
     machine_events: Iterable[MachineEvent] = (),
     job_events: Iterable[JobEvent] = (),
     at: tuple[float, Callable[[Policy], None]] | None = None,
+    progress: Callable[[float, int], None] | None = None,
 ) -> RunLog:
     """Replay jobs on a cluster under an online policy, in simulated time.
 
@@ -151,6 +153,10 @@ def simulate(
         T: after every event at or before T and its decision round, before any later event
         (at the end of the run if none is later). ``fairshare explain`` reads the policy
         there; ``look`` must not change it.
+    progress : callable, optional
+        Called as ``progress(now, launched)`` every :data:`PROGRESS_EVENTS` events with the
+        simulated time and the task attempts launched so far (a progress bar); it must not
+        change the run.
 
     Returns
     -------
@@ -203,6 +209,7 @@ def simulate(
     run = _Run(cluster, sched, rng, opts)
     run.sampling = bool(queues) and hasattr(sched, "queue_shares")
     run.at = at
+    run.progress = progress
     # The run allocates a few tuples per running task (its event, its TaskRef) and no
     # reference cycles on its hot path: the cyclic collector's passes over them cost about a
     # fifth of a long run, so it waits until the log's columns are built.
@@ -234,6 +241,10 @@ def simulate(
         user_queues=_user_queues(users, records),
     )
 
+
+PROGRESS_EVENTS: Final = 16_384
+"""How often (in events) ``simulate``'s ``progress`` is told how the run goes: a few
+hundred times a second at the engine's rate, a test of an integer otherwise."""
 
 SHARE_SAMPLE_SECONDS = 1.0
 """With queues, each queue's share as the policy computes it is sampled after a decision
@@ -291,6 +302,7 @@ class _Run(RunState):
         stop = self.opts.until if self.opts.until is not None else math.inf
         # A look at the policy at a time (simulate's ``at``), once.
         at = self.at
+        progress = self.progress
         # With queues, each queue's share as the policy computes it, after every round.
         sampling = self.sampling
         quiet = False  # the policy's quiescent() after the last decision round
@@ -316,6 +328,8 @@ class _Run(RunState):
                 at = None
             event = pop()
             events += 1
+            if progress is not None and not events % PROGRESS_EVENTS:
+                progress(now, self.launched())
             decisions: list[Decision] | None = None
             if type(event) is Finish:
                 task = event.task

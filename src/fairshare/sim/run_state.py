@@ -153,6 +153,8 @@ class RunState:
         self.base = 0
         self.pieces: list[AttemptRows] = []
         self.spill_at = SPILL_ITEMS
+        # Told (simulated time, attempts launched) every PROGRESS_EVENTS events: a progress bar.
+        self.progress: Callable[[float, int], None] | None = None
         # Running reducer (or copy part) -> its Finish (its running entry); a running map
         # task's is in its job's map_entries.
         self.running: dict[TaskRef, Finish] = {}
@@ -585,6 +587,10 @@ class RunState:
         self.truncated.difference_update(slot + base for slot in truncated)
         self.attempts = attempts[cut:]
         self.base = end
+
+    def launched(self) -> int:
+        """The attempts launched so far."""
+        return (self.base + len(self.attempts)) // ROW_FIELDS
 
     def attempt_rows(self) -> AttemptRows:
         """All the run's attempt rows as columns, sorted (at the end of the run)."""
