@@ -233,7 +233,7 @@ def tasks_frame(log: RunLog) -> pl.DataFrame:
     return _tasks_rows(log, f, 0, f.a_start.shape[0])
 
 
-TASK_ROW_GROUP = 65_536
+TASK_ROW_GROUP = 32_768
 """Attempts per row group of ``tasks.parquet``: the file is written one group at a time, so
 that writing it holds one group's columns of names, not the whole run's (issue 32)."""
 
