@@ -1,6 +1,7 @@
-"""The simulator's attempt rows spilled in pieces during the run (issue 32, bounded memory):
-every output of every golden run is byte-identical when the flat attempt list is spilled
-after every few rows, and the spilled log's columns equal the unspilled one's.
+"""The simulator's attempt rows spilled in pieces during the run, and ``tasks.parquet``
+written in row groups (issue 32, bounded memory): every output of every golden run is
+byte-identical when the flat attempt list is spilled after every few rows (``tasks.parquet``:
+the same schema and rows), and the spilled log's columns equal the unspilled one's.
 
 ``fairshare.sim.run_state.SPILL_ITEMS`` is lowered so that the goldens' small runs spill
 hundreds of times: pieces cut by preemption's kills, ``until``'s truncations, reducers
@@ -13,9 +14,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pyarrow.parquet as pq
 import pytest
 
 import fairshare
+from fairshare.metrics import tables
 from fairshare.runlog import ROW_FIELDS, AttemptRows
 from fairshare.sim import SimOptions, run_state
 from test_simulate_outputs import CASES, EXAMPLES, golden, outputs
@@ -28,6 +31,17 @@ def test_spilled_runs_write_the_golden_bytes(
 ) -> None:
     monkeypatch.setattr(run_state, "SPILL_ITEMS", items)
     assert outputs(name, tmp_path) == golden()[name]
+
+
+@pytest.mark.parametrize("name", ["section-5.3-fair-ccs", "online-tsf", "sticky-fair-delay"])
+def test_tasks_in_row_groups_are_the_golden_rows(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Row groups of 5 attempts through pyarrow: the rows polars wrote in one group."""
+    monkeypatch.setattr(tables, "TASK_ROW_GROUP", 5)
+    assert outputs(name, tmp_path) == golden()[name]
+    groups = pq.ParquetFile(tmp_path / "out" / "tasks.parquet").metadata.num_row_groups
+    assert groups > 1
 
 
 def _columns(rows: AttemptRows) -> list[list[object]]:
