@@ -39,8 +39,26 @@ from conftest import EXAMPLES
 ROOT = Path(__file__).resolve().parents[1]
 
 OWN_FLAGS = {
-    "simulate": {"scenario_path", "--policy", "-p", "--out", "-o", "--force"},
-    "compare": {"scenario_path", "--policies", "--out", "-o", "--reference", "--force"},
+    "simulate": {
+        "scenario_path",
+        "--policy",
+        "-p",
+        "--out",
+        "-o",
+        "--force",
+        "--quiet",
+        "--progress",
+    },
+    "compare": {
+        "scenario_path",
+        "--policies",
+        "--out",
+        "-o",
+        "--reference",
+        "--force",
+        "--quiet",
+        "--progress",
+    },
 }
 """The options ``simulate`` and ``compare`` declare themselves; every other is the table's."""
 

@@ -42,6 +42,7 @@ TIERS = ("unit", "property", "e2e", "ray")
 FILE_TIERS: dict[str, tuple[str, ...]] = {
     "unit": (
         "test_api.py",
+        "test_attempt_spill.py",
         "test_backfill.py",
         "test_bench.py",
         "test_cli.py",
@@ -108,6 +109,7 @@ FILE_TIERS: dict[str, tuple[str, ...]] = {
         "test_policies_paper.py",
         "test_preemption.py",
         "test_priority.py",
+        "test_progress.py",
         "test_quota.py",
         "test_reduce_slowstart.py",
         "test_reference.py",

@@ -435,6 +435,7 @@ def replay(
     options: SimOptions | None = None,
     jobs: Iterator[Job] | None = None,
     at: tuple[float, Callable[[Policy], None]] | None = None,
+    progress: Callable[[float, int], None] | None = None,
 ) -> Run:
     """Simulate ``workload`` (from :func:`workload_of`) under ``policy``: the step of
     :func:`simulate` after the jobs are known. ``jobs`` replaces ``workload.jobs`` (the same
@@ -457,6 +458,9 @@ def replay(
         Replaces ``workload.jobs``.
     at : (float, callable), optional
         ``(T, look)``: ``look(policy)`` sees the policy as it stands at time T.
+    progress : callable, optional
+        ``progress(now, launched)``, told the simulated time and the task attempts launched
+        every few thousand events (:func:`fairshare.sim.engine.simulate`).
 
     Returns
     -------
@@ -492,6 +496,7 @@ def replay(
         machine_events=machine_events,
         job_events=job_events,
         at=at,
+        progress=progress,
     )
     return Run(log)
 

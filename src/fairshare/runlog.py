@@ -281,6 +281,72 @@ class AttemptRows(NamedTuple):
             cut,
         )
 
+    @classmethod
+    def concat(cls, pieces: Sequence[AttemptRows]) -> AttemptRows:
+        """The columns of consecutive pieces of one log, as one table.
+
+        A driver that hands its attempts over in pieces (the simulator spills the closed
+        attempts of its flat list as the run goes, :class:`fairshare.sim.run_state.RunState`)
+        cuts them where the start time changes, so each piece sorted on its own and the
+        pieces in order are the log's order. Machine names keep their order of first use.
+
+        Parameters
+        ----------
+        pieces : sequence of AttemptRows
+            In run order; each sorted (:meth:`from_flat`).
+
+        Returns
+        -------
+        AttemptRows
+
+        Examples
+        --------
+        >>> a = AttemptRows.from_flat([0.0, 0, "map", 0, 0, "m2", 5.0, None], [], [])
+        >>> b = AttemptRows.from_flat(
+        ...     [1.0, 0, "map", 1, 0, "m1", 6.0, None, 1.0, 0, "map", 2, 0, "m2", 7.0, None],
+        ...     [8], [])
+        >>> rows = AttemptRows.concat([a, b])
+        >>> rows.names("machine"), rows.task.tolist(), rows.killed.tolist()
+        (['m2', 'm1', 'm2'], [0, 1, 2], [False, False, True])
+        """
+        if len(pieces) == 1:
+            return pieces[0]
+        if not pieces:
+            return cls.from_flat([], (), ())
+        machine_index: dict[str, int] = {}
+        for piece in pieces:
+            for name in piece.machine_names:
+                machine_index.setdefault(name, len(machine_index))
+        machines = []
+        for piece in pieces:
+            remap = np.fromiter(
+                (machine_index[name] for name in piece.machine_names),
+                dtype=np.int64,
+                count=len(piece.machine_names),
+            )
+            machines.append(remap[piece.machine])
+
+        def joined(column: Callable[[AttemptRows], npt.NDArray[Any]]) -> npt.NDArray[Any]:
+            out = np.concatenate([column(piece) for piece in pieces])
+            out.flags.writeable = False
+            return out
+
+        machine = np.concatenate(machines)
+        machine.flags.writeable = False
+        return cls(
+            joined(lambda p: p.start),
+            joined(lambda p: p.order),
+            joined(lambda p: p.phase),
+            joined(lambda p: p.task),
+            joined(lambda p: p.attempt),
+            machine,
+            tuple(machine_index),
+            joined(lambda p: p.finish),
+            joined(lambda p: p.killed),
+            joined(lambda p: p.locality),
+            joined(lambda p: p.truncated),
+        )
+
     def names(self, column: Literal["phase", "machine", "locality"]) -> list[Any]:
         """A coded column as its names, one per attempt (None: no input data).
 

@@ -245,6 +245,22 @@ OutOption = Annotated[
 ]
 
 
+QuietOption = Annotated[bool, typer.Option("--quiet", help="Show no progress bar on stderr.")]
+ProgressOption = Annotated[
+    bool,
+    typer.Option(
+        "--progress",
+        help="Show the progress bar on stderr even when it is not a terminal (runs longer "
+        "than 2 s; by default only a terminal gets one).",
+    ),
+]
+
+
+def progress_shown(quiet: bool, progress: bool) -> bool | None:
+    """``run_policy``'s ``show`` from ``--quiet`` and ``--progress`` (``--quiet`` wins)."""
+    return False if quiet else (True if progress else None)
+
+
 ForceOption = Annotated[
     bool,
     typer.Option(
@@ -495,67 +511,102 @@ def validate_comparison(names: list[str], reference: str | None, settings: RunSe
 
 
 class _Progress:
-    """A progress bar on stderr for runs longer than a second (none when stderr is not a
-    terminal). It counts jobs as the engine submits them, so it follows simulated time."""
+    """A progress bar on stderr for runs longer than :data:`PROGRESS_AFTER` seconds: the
+    simulated time against the horizon (``--until``, else the last submission when the jobs
+    are known), the time left at the rate so far, the tasks launched and their rate.
 
-    def __init__(self, label: str, total: int | None) -> None:
+    Shown when stderr is a terminal, or when ``--progress`` asks; never with ``--quiet``.
+    It is drawn from the engine's ``progress`` calls and the jobs it reads, on stderr only:
+    the output files do not change.
+    """
+
+    def __init__(
+        self, label: str, horizon: float | None, show: bool | None, *, by_jobs: bool = False
+    ) -> None:
         self.label = label
-        self.total = total
+        self.horizon = horizon
         self.started = time.perf_counter()
         self.bar: Progress | None = None
         self.task: TaskID | None = None
-        self.enabled = sys.stderr.isatty()
+        self.enabled = sys.stderr.isatty() if show is None else show
+        self.unit = "jobs" if by_jobs else "tasks"
 
     def wrap(self, jobs: Iterator[Job]) -> Iterator[Job]:
+        """The jobs, counted as the engine reads them when the bar counts jobs (runs whose
+        engine calls are not at hand: ``whatif``'s cells)."""
+        if not self.enabled or self.unit != "jobs":
+            yield from jobs
+            return
         for count, job in enumerate(jobs, start=1):
-            if self.enabled:
-                self._tick(count, job.submit)
+            self.tick(job.submit, count)
             yield job
-        if self.bar is not None and self.task is not None:
-            self.bar.update(self.task, description=f"{self.label}: finishing running tasks")
 
-    def _tick(self, count: int, submit: float) -> None:
+    def tick(self, now: float, done: int) -> None:
+        """Simulated time ``now``, ``done`` tasks launched (or jobs read)."""
+        if not self.enabled:
+            return
+        wall = time.perf_counter() - self.started
         if self.bar is None:
-            if time.perf_counter() - self.started < 1.0:
+            if wall < PROGRESS_AFTER:
                 return
-            # Only a terminal gets a bar: rich.progress is not imported otherwise.
+            # Only a shown bar imports rich.progress.
             from rich.progress import (  # noqa: PLC0415
                 BarColumn,
-                MofNCompleteColumn,
                 Progress,
                 TextColumn,
                 TimeElapsedColumn,
+                TimeRemainingColumn,
             )
 
             self.bar = Progress(
                 TextColumn("{task.description}"),
                 BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("jobs, simulated {task.fields[clock]}"),
+                TextColumn("simulated {task.fields[clock]}"),
+                TextColumn(f"{{task.fields[done]}} {self.unit} ({{task.fields[rate]}}/s)"),
                 TimeElapsedColumn(),
-                console=Console(markup=False, stderr=True),
+                TextColumn("ETA"),
+                TimeRemainingColumn(),
+                console=Console(markup=False, stderr=True, force_terminal=self.enabled),
                 transient=True,
             )
             self.bar.start()
-            self.task = self.bar.add_task(self.label, total=self.total, clock="0 s")
+            self.task = self.bar.add_task(
+                self.label, total=self.horizon, clock="0 s", done="0", rate="0"
+            )
         assert self.task is not None
-        self.bar.update(self.task, completed=count, clock=f"{submit:,.0f} s")
+        horizon = self.horizon
+        clock = f"{now:,.0f} s" if horizon is None else f"{now:,.0f} / {horizon:,.0f} s"
+        self.bar.update(
+            self.task,
+            completed=min(now, horizon) if horizon is not None else now,
+            clock=clock,
+            done=f"{done:,}",
+            rate=f"{done / wall:,.0f}",
+        )
 
     def close(self) -> None:
         if self.bar is not None:
             self.bar.stop()
 
 
-def run_policy(settings: RunSettings, policy_name: str) -> RunLog:
-    """Simulate one policy (:func:`fairshare.api.replay`) with a progress bar; input
-    problems become :class:`InputError` (exit 2)."""
+PROGRESS_AFTER = 2.0
+"""Seconds of wall time before a run shows its progress bar (shorter runs show none)."""
+
+
+def run_policy(settings: RunSettings, policy_name: str, show: bool | None = None) -> RunLog:
+    """Simulate one policy (:func:`fairshare.api.replay`) with a progress bar (``show``:
+    None for a bar only on a terminal, False never, True always); input problems become
+    :class:`InputError` (exit 2)."""
     from fairshare.api import replay  # noqa: PLC0415
     from fairshare.policies import PolicyError  # noqa: PLC0415
 
     scenario = settings.scenario
     workload = _workload(settings)
-    counted = settings.trace is None and bool(scenario.jobs)
-    progress = _Progress(policy_name, len(scenario.jobs) if counted else None)
+    horizon = settings.options.until
+    scaled = settings.options.load_scale != 1.0 or settings.options.time_scale != 1.0
+    if horizon is None and settings.trace is None and scenario.jobs and not scaled:
+        horizon = max(job.submit for job in scenario.jobs) or None
+    progress = _Progress(policy_name, horizon, show)
     try:
         run = replay(
             scenario,
@@ -564,6 +615,7 @@ def run_policy(settings: RunSettings, policy_name: str) -> RunLog:
             seed=settings.seed,
             options=settings.options,
             jobs=progress.wrap(workload.jobs),
+            progress=progress.tick if progress.enabled else None,
         )
     except PolicyError as err:  # includes SimulationError
         raise InputError(settings.source, flag(err.where), flags_in(err.what)) from None

@@ -19,8 +19,11 @@ from fairshare.cli.runs import (
     ForceOption,
     OptionalScenarioArgument,
     OutOption,
+    ProgressOption,
+    QuietOption,
     RunSettings,
     output_dir,
+    progress_shown,
     run_policy,
     run_settings,
     simulation_options,
@@ -79,6 +82,8 @@ def simulate_command(
     out: OutOption,
     scenario_path: OptionalScenarioArgument = None,
     force: ForceOption = False,
+    quiet: QuietOption = False,
+    progress: ProgressOption = False,
     **options: Any,
 ) -> None:
     """Replay the scenario's jobs (or workload, or a trace) under an online policy and write
@@ -90,7 +95,7 @@ def simulate_command(
     validate_policy(policy, settings)
     with output_dir(out, "simulate", [*RUN_FILES, *INPUT_FILES], force) as target:
         warnings, unrunnable = unrunnable_warnings(settings)
-        log = run_policy(settings, policy)
+        log = run_policy(settings, policy, progress_shown(quiet, progress))
 
         def write(path: Path) -> dict[str, object]:
             doc = write_outputs(log, path)
@@ -139,6 +144,8 @@ def compare_command(
     ] = None,
     scenario_path: OptionalScenarioArgument = None,
     force: ForceOption = False,
+    quiet: QuietOption = False,
+    progress: ProgressOption = False,
     **options: Any,
 ) -> None:
     """Run several policies on the same jobs (same seed: same jobs and durations) and write
@@ -159,7 +166,8 @@ def compare_command(
     files = [*COMPARE_FILES, *(f"{name}/{file}" for name in names for file in run_files)]
     with output_dir(out, "compare", files, force) as target:
         warnings, unrunnable = unrunnable_warnings(settings)
-        logs = [run_policy(settings, name) for name in names]
+        show = progress_shown(quiet, progress)
+        logs = [run_policy(settings, name, show) for name in names]
 
         def write(path: Path) -> list[dict[str, object]]:
             docs = [write_outputs(log, path / name) for name, log in zip(names, logs, strict=True)]

@@ -134,11 +134,11 @@ def run_whatif(
             raise InputError(settings.source, flag(err.where), flags_in(err.what)) from None
 
     counted = settings.trace is None and bool(settings.scenario.jobs)
-    total = len(settings.scenario.jobs) if counted else None
+    horizon = max(job.submit for job in settings.scenario.jobs) or None if counted else None
     bars: list[_Progress] = []
 
     def observe(label: str, seed: int, jobs: Iterator[Job]) -> Iterator[Job]:
-        bar = _Progress(f"{label} (seed {seed})", total)
+        bar = _Progress(f"{label} (seed {seed})", horizon, None, by_jobs=True)
         bars.append(bar)
         try:
             yield from bar.wrap(jobs)

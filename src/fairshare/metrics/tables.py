@@ -35,7 +35,14 @@ import numpy as np
 import polars as pl
 
 from fairshare.metrics.bins import FAIR_BIN_LABELS, fair_bin
-from fairshare.metrics.frames import LOCALITY_LEVELS, PHASES, FloatArray, IntArray, run_frames
+from fairshare.metrics.frames import (
+    LOCALITY_LEVELS,
+    PHASES,
+    FloatArray,
+    IntArray,
+    RunFrames,
+    run_frames,
+)
 from fairshare.metrics.queues import queue_usage
 from fairshare.metrics.stats import FLOAT_DECIMALS, clean
 from fairshare.metrics.summary import _summary
@@ -223,26 +230,38 @@ def tasks_frame(log: RunLog) -> pl.DataFrame:
         ``start``, ``finish``, ``duration``, ``killed``, ``locality`` (null: no input data).
     """
     f = run_frames(log)
+    return _tasks_rows(log, f, 0, f.a_start.shape[0])
+
+
+TASK_ROW_GROUP = 32_768
+"""Attempts per row group of ``tasks.parquet``: the file is written one group at a time, so
+that writing it holds one group's columns of names, not the whole run's (issue 32)."""
+
+
+def _tasks_rows(log: RunLog, f: RunFrames, lo: int, hi: int) -> pl.DataFrame:
+    """The rows ``lo:hi`` of :func:`tasks_frame` (the one place its columns are made)."""
     machines = log.cluster.machines
     m_names = (*tuple(m.name for m in machines), "")
     m_racks = (*tuple(m.rack or "" for m in machines), "")
     # An attempt on a machine the cluster does not list (index -1) gets empty names.
-    m_idx = np.where(f.a_machine >= 0, f.a_machine, len(machines))
+    a_machine = f.a_machine[lo:hi]
+    m_idx = np.where(a_machine >= 0, a_machine, len(machines))
     # No input data (-1) is the null after the named levels.
-    locality = np.where(f.a_locality >= 0, f.a_locality, len(LOCALITY_LEVELS))
+    a_locality = f.a_locality[lo:hi]
+    locality = np.where(a_locality >= 0, a_locality, len(LOCALITY_LEVELS))
     return pl.DataFrame(
         {
-            "job": _names(f.job_names, f.a_job),
-            "user": _names(f.users, f.a_user),
-            "phase": _names(PHASES, f.a_phase),
-            "task": pl.Series(f.a_task, dtype=pl.Int64),
-            "attempt": pl.Series(f.a_attempt, dtype=pl.Int64),
+            "job": _names(f.job_names, f.a_job[lo:hi]),
+            "user": _names(f.users, f.a_user[lo:hi]),
+            "phase": _names(PHASES, f.a_phase[lo:hi]),
+            "task": pl.Series(f.a_task[lo:hi], dtype=pl.Int64),
+            "attempt": pl.Series(f.a_attempt[lo:hi], dtype=pl.Int64),
             "machine": _names(m_names, m_idx),
             "rack": _names(m_racks, m_idx),
-            "start": pl.Series(f.a_start, dtype=pl.Float64),
-            "finish": pl.Series(f.a_finish, dtype=pl.Float64),
-            "duration": pl.Series(f.a_duration, dtype=pl.Float64),
-            "killed": pl.Series(f.a_killed, dtype=pl.Boolean),
+            "start": pl.Series(f.a_start[lo:hi], dtype=pl.Float64),
+            "finish": pl.Series(f.a_finish[lo:hi], dtype=pl.Float64),
+            "duration": pl.Series(f.a_duration[lo:hi], dtype=pl.Float64),
+            "killed": pl.Series(f.a_killed[lo:hi], dtype=pl.Boolean),
             "locality": _names((*LOCALITY_LEVELS, None), locality),
         }
     )
@@ -356,20 +375,38 @@ def write_run_files(
 
 
 def _write_tasks(log: RunLog, path: Path) -> None:
-    """Build and write ``tasks.parquet`` (a worker's job: polars gathers the frame's
-    200,000-row name columns without holding the interpreter too)."""
-    _write_parquet(tasks_frame(log), path)
+    """Write ``tasks.parquet`` one row group of :data:`TASK_ROW_GROUP` attempts at a time
+    (a worker's job: polars gathers the name columns without holding the interpreter).
+
+    pyarrow's writer appends each group to the open file, so the memory it takes is one
+    group's, whatever the run's size. Compression is zstd; statistics and the writer's
+    version string are fixed for a given polars and pyarrow, so the bytes depend only on the
+    rows. A run of one group (no attempts included) is written by polars.
+
+    Raises
+    ------
+    OSError
+        The file cannot be written.
+    """
+    f = run_frames(log)
+    n = f.a_start.shape[0]
+    if n <= TASK_ROW_GROUP:
+        # One group: polars writes it whole, the bytes every earlier release wrote, and the
+        # run does not load pyarrow (about 30 MB).
+        frame = _tasks_rows(log, f, 0, n)
+        buffer = io.BytesIO()
+        frame.write_parquet(buffer, compression="zstd")
+        path.write_bytes(buffer.getbuffer())
+        return
+    import pyarrow.parquet as pq  # noqa: PLC0415  (only a run of several groups needs it)
+
+    first = _tasks_rows(log, f, 0, min(n, TASK_ROW_GROUP)).to_arrow()
+    with path.open("wb") as sink, pq.ParquetWriter(sink, first.schema, compression="zstd") as w:
+        w.write_table(first)
+        for lo in range(TASK_ROW_GROUP, n, TASK_ROW_GROUP):
+            w.write_table(_tasks_rows(log, f, lo, min(n, lo + TASK_ROW_GROUP)).to_arrow())
 
 
 def _write_jobs(log: RunLog, path: Path) -> None:
     """Build and write ``jobs.csv`` (a worker's job)."""
     write_csv(jobs_frame(log), path)
-
-
-def _write_parquet(frame: pl.DataFrame, path: Path) -> None:
-    """Write ``frame`` as zstd-compressed Parquet to ``path`` (Python writes the file, as in
-    :func:`write_csv`). Statistics and the writer's version string are fixed for a given
-    polars, so the bytes depend only on the rows."""
-    buffer = io.BytesIO()
-    frame.write_parquet(buffer, compression="zstd")
-    path.write_bytes(buffer.getvalue())

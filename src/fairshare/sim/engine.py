@@ -59,6 +59,7 @@ from __future__ import annotations
 import math
 import time as wallclock
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Final
 
 import numpy as np
 
@@ -67,7 +68,6 @@ from fairshare.cluster import Cluster, Machine
 from fairshare.policies import Decision, Launch, Policy, TaskRef, make_policy
 from fairshare.policies.protocol import final_shares
 from fairshare.runlog import (
-    AttemptRows,
     JobRecord,
     RunLog,
 )
@@ -114,6 +114,7 @@ def simulate(
     machine_events: Iterable[MachineEvent] = (),
     job_events: Iterable[JobEvent] = (),
     at: tuple[float, Callable[[Policy], None]] | None = None,
+    progress: Callable[[float, int], None] | None = None,
 ) -> RunLog:
     """Replay jobs on a cluster under an online policy, in simulated time.
 
@@ -153,6 +154,10 @@ def simulate(
         T: after every event at or before T and its decision round, before any later event
         (at the end of the run if none is later). ``fairshare explain`` reads the policy
         there; ``look`` must not change it.
+    progress : callable, optional
+        Called as ``progress(now, launched)`` every :data:`PROGRESS_EVENTS` events with the
+        simulated time and the task attempts launched so far (a progress bar); it must not
+        change the run.
 
     Returns
     -------
@@ -205,12 +210,13 @@ def simulate(
     run = _Run(cluster, sched, rng, opts)
     run.sampling = bool(queues) and hasattr(sched, "queue_shares")
     run.at = at
+    run.progress = progress
     # The run allocates a few tuples per running task (its event, its TaskRef) and no
     # reference cycles on its hot path: the cyclic collector's passes over them cost about a
     # fifth of a long run, so it waits until the log's columns are built.
     with collector.paused():
         run.run(iter(jobs), machine_events, job_events)
-        rows = AttemptRows.from_flat(run.attempts, run.killed, run.truncated)
+        rows = run.attempt_rows()
     user_names = [u.name for u in users]
     seen = set(user_names)
     records = [r for r in run.records if r is not None]
@@ -236,6 +242,10 @@ def simulate(
         user_queues=_user_queues(users, records),
     )
 
+
+PROGRESS_EVENTS: Final = 16_384
+"""How often (in events) ``simulate``'s ``progress`` is told how the run goes: a few
+hundred times a second at the engine's rate, a test of an integer otherwise."""
 
 SHARE_SAMPLE_SECONDS = 1.0
 """With queues, each queue's share as the policy computes it is sampled after a decision
@@ -293,6 +303,7 @@ class _Run(RunState):
         stop = self.opts.until if self.opts.until is not None else math.inf
         # A look at the policy at a time (simulate's ``at``), once.
         at = self.at
+        progress = self.progress
         # With queues, each queue's share as the policy computes it, after every round.
         sampling = self.sampling
         quiet = False  # the policy's quiescent() after the last decision round
@@ -318,6 +329,8 @@ class _Run(RunState):
                 at = None
             event = pop()
             events += 1
+            if progress is not None and not events % PROGRESS_EVENTS:
+                progress(now, self.launched())
             decisions: list[Decision] | None = None
             if type(event) is Finish:
                 task = event.task

@@ -32,7 +32,14 @@ import numpy as np
 
 from fairshare.cluster import Cluster, FloatArray, Machine
 from fairshare.policies import Launch, Policy, TaskRef
-from fairshare.runlog import ROW_ATTEMPT, ROW_FINISH, JobRecord, greedy_end
+from fairshare.runlog import (
+    ROW_ATTEMPT,
+    ROW_FIELDS,
+    ROW_FINISH,
+    AttemptRows,
+    JobRecord,
+    greedy_end,
+)
 from fairshare.sim.events import (
     ARRIVAL,
     CANCEL,
@@ -64,6 +71,11 @@ cancelled); its work is lost."""
 PAUSED: Final = 2
 """A reason a running task stops: paused (:class:`~fairshare.sim.options.Pause`); the
 fraction of its work left is kept."""
+
+SPILL_ITEMS = ROW_FIELDS * 65_536
+"""The flat attempt list's length at which its closed rows move into a piece of columns
+(:meth:`RunState.spill`): about 8 MB of list, converted in a few milliseconds. Read at each
+spill, so a test may lower it."""
 
 _NEW: Final = tuple.__new__
 """Builds a :class:`~fairshare.sim.events.Finish` without NamedTuple's Python-level
@@ -137,6 +149,14 @@ class RunState:
         self.attempts: list[Any] = []
         self.killed: set[int] = set()
         self.truncated: set[int] = set()
+        # Closed attempts leave the flat list in pieces of columns (:meth:`spill`), so that a
+        # long run holds a few dozen bytes per attempt, not a Python list's 130: ``base`` is
+        # the slot of the list's first item, ``pieces`` the columns of the rows before it.
+        self.base = 0
+        self.pieces: list[AttemptRows] = []
+        self.spill_at = SPILL_ITEMS
+        # Told (simulated time, attempts launched) every PROGRESS_EVENTS events: a progress bar.
+        self.progress: Callable[[float, int], None] | None = None
         # Running reducer (or copy part) -> its Finish (its running entry); a running map
         # task's is in its job's map_entries.
         self.running: dict[TaskRef, Finish] = {}
@@ -284,7 +304,7 @@ class RunState:
         """Rewrite the attempt row of a task that ran from its launch (``state``) to
         ``end``."""
         slot = state.slot
-        self.attempts[slot + ROW_FINISH] = end
+        self.attempts[slot - self.base + ROW_FINISH] = end
         if killed:
             self.killed.add(slot)
         if truncated:
@@ -292,12 +312,12 @@ class RunState:
 
     def _attempt(self, state: Finish) -> int:
         """The attempt number of running task ``state``."""
-        attempt: int = self.attempts[state.slot + ROW_ATTEMPT]
+        attempt: int = self.attempts[state.slot - self.base + ROW_ATTEMPT]
         return attempt
 
     def _started(self, state: Finish) -> float:
         """When running task ``state`` started."""
-        start: float = self.attempts[state.slot]
+        start: float = self.attempts[state.slot - self.base]
         return start
 
     def _reduce_seconds(self, job: Job, ref: TaskRef) -> float:
@@ -374,7 +394,10 @@ class RunState:
                 self.fraction[task] = fraction
         attempt = self.attempt_of.get(task, 0) if self.attempt_of else 0
         attempts = self.attempts
-        slot = len(attempts)
+        if len(attempts) >= self.spill_at:
+            self.spill()
+            attempts = self.attempts
+        slot = len(attempts) + self.base
         if phase == "map":
             end = now + seconds
             attempts += (now, run.index, phase, index, attempt, machine, end, locality)
@@ -541,6 +564,55 @@ class RunState:
             self.stop(now, self.entry(ref), KILLED)
 
     # ----------------------------------------------------------------- records
+
+    def spill(self) -> None:
+        """Move the attempt rows that are closed and start before the oldest open one into a
+        piece of columns (:meth:`AttemptRows.from_flat`), cut where the start time changes
+        so that the pieces in order are the log's order (:meth:`AttemptRows.concat`).
+
+        A row is open while its task runs (its finish, a kill or a truncation may rewrite
+        it); rows of the latest start time stay too, since attempts launched later at that
+        time may sort before them. A long-running task keeps the rows after its own in the
+        list until it ends; the next try waits for another :data:`SPILL_ITEMS` items.
+        """
+        attempts = self.attempts
+        base = self.base
+        cut = len(attempts)
+        for state in self.running.values():
+            cut = min(cut, state.slot - base)
+        for run in self.runs.values():
+            for entry in run.map_entries:
+                if entry is not None and entry.slot - base < cut:
+                    cut = entry.slot - base
+        if cut == len(attempts):
+            cut -= ROW_FIELDS  # the latest row; its time's ties go back with it below
+        while cut > 0 and attempts[cut - ROW_FIELDS] == attempts[cut]:
+            cut -= ROW_FIELDS
+        self.spill_at = len(attempts) - cut + SPILL_ITEMS
+        if cut <= 0:
+            return
+        end = base + cut
+        killed = [slot - base for slot in self.killed if slot < end]
+        truncated = [slot - base for slot in self.truncated if slot < end]
+        self.pieces.append(AttemptRows.from_flat(attempts[:cut], killed, truncated))
+        self.killed.difference_update(slot + base for slot in killed)
+        self.truncated.difference_update(slot + base for slot in truncated)
+        self.attempts = attempts[cut:]
+        self.base = end
+
+    def launched(self) -> int:
+        """The attempts launched so far."""
+        return (self.base + len(self.attempts)) // ROW_FIELDS
+
+    def attempt_rows(self) -> AttemptRows:
+        """All the run's attempt rows as columns, sorted (at the end of the run)."""
+        base = self.base
+        last = AttemptRows.from_flat(
+            self.attempts,
+            [slot - base for slot in self.killed],
+            [slot - base for slot in self.truncated],
+        )
+        return AttemptRows.concat([*self.pieces, last])
 
     def close(self, last: float) -> None:
         """Jobs still running when the run ends keep ``finish=None``; refresh their rows. Tasks
