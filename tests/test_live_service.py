@@ -211,7 +211,7 @@ def test_a_job_cancelled_while_the_driver_launches_keeps_its_tasks_cancelled(
     service, fake = _service(tmp_path / "db")
     job = service.submit(ALICE, _request("a", 3))
     # The cancellation is written, but the driver launches before it reads its inbox.
-    service.store.cancel_job(job, actor="alice")
+    service.store.cancel_job_counted(job, actor="alice")
     service.driver.step(0.0)
     row = service.job(ALICE, job)
     assert row.state == "cancelled"

@@ -41,8 +41,8 @@ True
 ('running', 1)
 >>> [(job.id, job.done) for job in store.recover()]
 [('j1', frozenset({0}))]
->>> store.cancel_job("j1", actor="alice"), store.job("j1").state
-(True, 'cancelled')
+>>> store.cancel_job_counted("j1", actor="alice"), store.job("j1").state
+((True, 0, 1), 'cancelled')
 """
 
 from __future__ import annotations
@@ -818,39 +818,9 @@ class Store:
             self._act(conn, job.tenant, "submit", job.id)
         return True
 
-    def cancel_job(self, job_id: str, *, actor: str) -> bool:
-        """Mark a job not ended cancelled (its tasks not finished too); False when it had
-        ended already.
-
-        Parameters
-        ----------
-        job_id : str
-            The job's id.
-        actor : str
-            Who asks, for the audit trail.
-
-        Returns
-        -------
-        bool
-            Whether it changed.
-        """
-        with self.transaction() as conn:
-            changed = conn.execute(
-                "UPDATE jobs SET state = 'cancelled', finished = ? "
-                "WHERE id = ? AND state IN ('pending', 'running')",
-                (time.time(), job_id),
-            ).rowcount
-            if changed:
-                conn.execute(
-                    "UPDATE tasks SET state = 'cancelled' "
-                    "WHERE job = ? AND state IN ('pending', 'running')",
-                    (job_id,),
-                )
-                self._act(conn, actor, "cancel", job_id)
-        return bool(changed)
-
     def cancel_job_counted(self, job_id: str, *, actor: str) -> tuple[bool, int, int]:
-        """:meth:`cancel_job`, telling what it did: whether the job changed, and how many of
+        """Mark a job not ended cancelled (its tasks not finished too), telling what it did:
+        whether the job changed (False: it had ended already), and how many of
         its tasks were running (to be stopped) and pending (dropped) when it was cancelled,
         counted in the same transaction.
 
