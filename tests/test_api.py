@@ -208,6 +208,7 @@ PUBLIC = {
         "Journal",
         "LiveDriver",
         "LiveJob",
+        "OutputRef",
         "TaskSpec",
     ],
     "fairshare.service.client": ["DEFAULT_SERVER", "Client", "ClientError"],

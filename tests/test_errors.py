@@ -41,7 +41,7 @@ PRIVATE = {
 """The exceptions of fairshare that are not :class:`FairshareError`: private signals between
 a function and its caller in the same module, which never reach a user."""
 
-EXTRA = {"ray", "fastapi", "uvicorn", "httpx", "starlette"}
+EXTRA = {"ray", "fastapi", "uvicorn", "httpx", "starlette", "prometheus_client"}
 """The ``[ray]`` extra's packages: a module that imports them is skipped without them."""
 
 NOT_IMPORTED = {"fairshare.__main__": "runs the command line when imported"}
@@ -132,6 +132,7 @@ def test_the_ray_extra_modules_are_walked_when_installed() -> None:
             "fairshare.service.app",
             "fairshare.service.server",
             "fairshare.service.client",
+            "fairshare.service.metrics",
         }
     )
 

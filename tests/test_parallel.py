@@ -15,8 +15,11 @@ def test_the_modules_marked_ray_are_the_ones_kept_on_one_worker() -> None:
     marked = {
         f"tests/{path.name}"
         for path in TESTS.glob("test_*.py")
+        # pytestmark on one line, or a list over several lines
         if re.search(
-            r"^pytestmark = .*pytest\.mark\.ray\b|^@pytest\.mark\.ray\b", path.read_text(), re.M
+            r"^pytestmark = (?:\[[^\]]*|.*)pytest\.mark\.ray\b|^@pytest\.mark\.ray\b",
+            path.read_text(),
+            re.M,
         )
     }
     assert marked == RAY_MODULES

@@ -25,6 +25,7 @@ from fairshare.sim.option_table import BACKFILL, USAGE_HALF_LIFE
 
 if TYPE_CHECKING:
     from fairshare.service.client import Client
+    from fairshare.service.sandbox import SandboxChoice
     from fairshare.service.transport import Transport
 
 tenant_app = typer.Typer(
@@ -669,8 +670,13 @@ def serve_command(
             "--task-memory-limit",
             f"expected address-space or none, got {task_memory_limit!r}",
         )
-    # The TLS files are input: checked (and an exposed host warned) before anything else.
+    # The TLS files are input: checked (and an exposed host warned) before anything else;
+    # so are the sandbox's options (whether this process may switch users included), so
+    # that a contradiction is reported whether or not the [ray] extra is installed.
     transport = _transport(host, tls_cert, tls_key, header_timeout, max_connections)
+    choice = _sandbox_choice(
+        ray_address, (task_user, task_user_prefix, insecure_same_user, task_dir), task_network
+    )
     try:
         import fastapi  # noqa: F401, PLC0415
         import prometheus_client  # noqa: F401, PLC0415
@@ -693,9 +699,7 @@ def serve_command(
         raise InputError(str(db), "--db", str(err)) from None
     except OSError as err:
         raise InputError(str(db), "--db", f"cannot open it ({err})") from None
-    sandbox = _task_sandbox(
-        db, ray_address, (task_user, task_user_prefix, insecure_same_user, task_dir), task_network
-    )
+    sandbox = _task_sandbox(db, choice)
     sandbox["limit_memory"] = task_memory_limit == "address-space"
     try:
         sock = server.listen(host, port)
@@ -790,34 +794,39 @@ def _transport(
     )
 
 
-def _task_sandbox(
-    db: str,
+def _sandbox_choice(
     ray_address: str | None,
     users: tuple[str | None, str | None, bool, str | None],
     network: str,
-) -> dict[str, Any]:
-    """The tasks' sandbox from ``serve``'s options, and the database kept from the tasks'
-    users (:mod:`fairshare.service.sandbox`); a refusal is one ``error:`` line, an
-    ``--insecure-same-user`` one ``warning:`` line."""
-    from fairshare.service.sandbox import (  # noqa: PLC0415
-        SandboxRefused,
-        choose_sandbox,
-        private_database,
-    )
+) -> SandboxChoice:
+    """The tasks' sandbox chosen from ``serve``'s options (:func:`fairshare.service.sandbox.
+    choose_sandbox`); a refusal is one ``error:`` line, an ``--insecure-same-user`` one
+    ``warning:`` line."""
+    from fairshare.service.sandbox import SandboxRefused, choose_sandbox  # noqa: PLC0415
 
     try:
         choice = choose_sandbox(*users, local=ray_address is None, network=network)
     except SandboxRefused as err:
         raise InputError("command line", err.where, err.what) from None
+    if choice.warning is not None:  # --insecure-same-user, said at once
+        sys.stderr.write(choice.warning + "\n")
+    return choice
+
+
+def _task_sandbox(db: str, choice: SandboxChoice) -> dict[str, Any]:
+    """The sandbox's settings, with the database kept from the tasks' users
+    (:mod:`fairshare.service.sandbox`); a refusal is one ``error:`` line, a database others
+    may reach one ``warning:`` line."""
+    from fairshare.service.sandbox import SandboxRefused, private_database  # noqa: PLC0415
+
     try:
         warning = private_database(Path(db))
     except SandboxRefused as err:
         raise InputError(str(db), err.where, err.what) from None
     except OSError as err:
         raise InputError(str(db), "--db", f"cannot make it private ({err})") from None
-    for line in (choice.warning, warning):
-        if line is not None:
-            sys.stderr.write(line + "\n")
+    if warning is not None:
+        sys.stderr.write(warning + "\n")
     return choice.settings
 
 
