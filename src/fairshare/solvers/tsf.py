@@ -65,6 +65,7 @@ from fairshare.solvers.placed import (
     prepare_placed,
     whole_minimums,
 )
+from fairshare.solvers.machine_pool import QueueCaps
 from fairshare.solvers.whole_tasks import progressive_whole_tasks
 from fairshare.workload.model import Scenario
 
@@ -210,6 +211,7 @@ def solve_task_share(scenario: Scenario, policy: str, integral: bool) -> Allocat
             scenario.weights,
             data.caps,
             whole_minimums(data.initial),
+            QueueCaps(data.group_members, data.group_caps, len(scenario.users)),
         )
     else:
         placement, lp_solves = data.fill(scenario, share_per_task)
