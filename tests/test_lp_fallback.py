@@ -61,7 +61,13 @@ def _failing(steps: set[str], monkeypatch: pytest.MonkeyPatch) -> list[list[str]
 
 @pytest.mark.parametrize(
     ("failing", "accepted"),
-    [(set(), "warm"), ({"warm"}, "scaled"), ({"warm", "scaled"}, "interior")],
+    [
+        (set(), "warm"),
+        ({"warm"}, "scaled"),
+        ({"warm", "scaled"}, "interior"),
+        ({"warm", "scaled", "interior"}, "relaxed"),
+        ({"warm", "scaled", "interior", "relaxed"}, "relaxed wide"),
+    ],
 )
 def test_each_step_solves_when_the_steps_before_it_fail(
     failing: set[str], accepted: str, monkeypatch: pytest.MonkeyPatch
@@ -116,7 +122,10 @@ def test_an_lp_failing_every_step_is_one_solver_failure_naming_them(
         progressive_filling(choosy_figure_1_problem())
     message = str(caught.value)
     assert message.startswith("HiGHS could not solve the level LP: Unknown")
-    assert "warm: Unknown; scaled: Unknown; interior: Unknown" in message
+    assert (
+        "warm: Unknown; scaled: Unknown; interior: Unknown; relaxed: Unknown; "
+        "relaxed wide: Unknown" in message
+    )
 
 
 def test_the_exact_check_decides_rows_a_float_sum_cannot() -> None:
