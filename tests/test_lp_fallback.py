@@ -3,8 +3,9 @@
 - The fallback chain of every LP of progressive filling (``FillingLP.solve``, Choosy section
   5.1 / TSF section V-B Algorithm 1): each step is tested by forcing the steps before it to
   fail: warm start, then a fresh presolved solve with forced scaling, then interior point with
-  crossover; a candidate the exact rational check rejects goes to the next step too; a chain
-  that fails throughout is one ``SolverFailure`` naming every step.
+  crossover, then the scaled solve with frozen amounts 1e-9 and then 1e-7 lower; a
+  candidate the exact rational check rejects goes to the next step too; a chain that fails
+  throughout is one ``SolverFailure`` naming every step.
 - The exact check itself (``solvers/exact_check.py``) on rows a float sum cannot decide.
 - The wide-range shape of the issue's failing case (5 users, 7 machines, capacities 21 to
   380,123, demands 0.0006 to 8), and corpus scenario 11 (HiGHS "freeze test LP: Unknown"),
@@ -13,7 +14,8 @@
 - ``fairshare solve --json`` through the installed executable prints 3e-07 for a 3e-7-task
   allocation (it printed 0.0, rounded to 6 decimals).
 - Hypothesis: over wide-range scenarios (numbers 1e-6 to 1e9, the seeded corpus's generator)
-  every LP policy returns an allocation the invariant checks accept as printed.
+  every LP policy, divisible and integral, returns an allocation the invariant checks accept
+  as printed.
 """
 
 from __future__ import annotations
@@ -211,13 +213,15 @@ def test_executable_solve_json_prints_3e_minus_7(tmp_path: Path, policy: str) ->
 
 
 @settings(deadline=None, max_examples=scaled_examples(12))
-@given(index=st.integers(0, 10**6), policy=st.sampled_from(LP_POLICIES))
-def test_property_every_lp_policy_is_sound_as_printed(index: int, policy: str) -> None:
-    """The LPs' (divisible) allocations; the integral walks are not LPs, and ignore a
-    queue's max_share (the corpus counts those failures)."""
+@given(index=st.integers(0, 10**6), policy=st.sampled_from(LP_POLICIES), integral=st.booleans())
+def test_property_every_lp_policy_is_sound_as_printed(
+    index: int, policy: str, integral: bool
+) -> None:
+    """The LPs' (divisible) allocations and the integral walks' (within every cap, a
+    queue's ``max_share`` included, and maximal)."""
     scenario = parse_scenario(corpus_scenario(index, seed=7), "<drawn>")
     try:
-        allocation = solve(scenario, policy)
+        allocation = solve(scenario, policy, integral=integral)
     except InvalidRequest as err:
         assert "single resource" in str(err)
         return

@@ -239,7 +239,9 @@ def maximality_violations(scenario: Scenario, allocation: Allocation) -> list[st
         total = scenario.cluster.total
         free = total - allocation.tasks @ demands
         for i in np.flatnonzero(room >= 1 - 1e-9):
-            if types.eligible[i].any() and np.all(demands[i] <= free + _fit_slack(total, demands[i])):
+            if types.eligible[i].any() and np.all(
+                demands[i] <= free + _fit_slack(total, demands[i])
+            ):
                 out.append(f"user {scenario.users[i].name}: one more task still fits")
         return out
     capacities = scenario.cluster.capacities

@@ -373,13 +373,17 @@ def _cmmf_by_flow(
         heapq.heapify(heap)
         return heap
 
-    may_jump = _jump_slots(flow, tasks, steps, caps[users], ~(frozen | dropped), queues, users) is not None
+    may_jump = (
+        _jump_slots(flow, tasks, steps, caps[users], ~(frozen | dropped), queues, users) is not None
+    )
     heap = queue()
     since = 0  # tasks handed out one at a time since the last try of a jump
     while heap:
         if may_jump and since >= JUMP_MIN_TASKS:
             since = 0  # the bound _jump_slots checks only falls: once too small, it stays so
-            jumped = _jump_slots(flow, tasks, steps, caps[users], ~(frozen | dropped), queues, users)
+            jumped = _jump_slots(
+                flow, tasks, steps, caps[users], ~(frozen | dropped), queues, users
+            )
             may_jump = jumped is not None
             if jumped:
                 heap = queue()

@@ -35,10 +35,10 @@ import numpy as np
 from fairshare.allocation import Allocation
 from fairshare.cluster import BoolArray, FloatArray
 from fairshare.solvers.cmmf_flow import cmmf_whole_tasks
-from fairshare.solvers.machine_pool import QueueCaps
 from fairshare.solvers.errors import InvalidRequest, SolverFailure
 from fairshare.solvers.filling_lp import progressive_filling
 from fairshare.solvers.filling_problem import FillingProblem
+from fairshare.solvers.machine_pool import QueueCaps
 from fairshare.solvers.per_machine import per_machine_whole_tasks
 from fairshare.solvers.placed import (
     PlacedInput,

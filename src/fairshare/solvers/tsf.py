@@ -59,13 +59,13 @@ from fairshare.allocation import Allocation
 from fairshare.cluster import FloatArray
 from fairshare.solvers.constrained import per_machine_allocation
 from fairshare.solvers.filling_problem import tasks_alone
+from fairshare.solvers.machine_pool import QueueCaps
 from fairshare.solvers.placed import (
     PlacedInput,
     placed_allocation,
     prepare_placed,
     whole_minimums,
 )
-from fairshare.solvers.machine_pool import QueueCaps
 from fairshare.solvers.whole_tasks import progressive_whole_tasks
 from fairshare.workload.model import Scenario
 
