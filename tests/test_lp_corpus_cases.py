@@ -12,7 +12,8 @@ found, one class per test, on the corpus's own scenarios (pinned by digest in
   10^12 tasks on one machine: scenario 561).
 - Divisible LPs that gave up: frozen amounts a hair above what fits left HiGHS with an
   infeasible freeze test or status Unknown (scenarios 183, 291, 523, 748, 783, 854, 895,
-  930, 950); the chain's relaxed steps solve them.
+  930, 950); the chain's relaxed steps solve them, and a level LP no step solves is
+  bisected over feasibility LPs (532).
 - Hypothesis: on one machine (where a jump's tasks fit exactly when they fit together),
   jumps give the task counts of one task at a time, capped queues included.
 """
@@ -160,6 +161,7 @@ def test_a_task_short_of_the_free_capacity_does_not_still_fit() -> None:
         (291, "cdrf"),
         (523, "tsf"),
         (523, "cdrf"),
+        (532, "drfh"),
         (748, "drfh"),
         (783, "tsf"),
         (854, "tsf"),
@@ -170,8 +172,9 @@ def test_a_task_short_of_the_free_capacity_does_not_still_fit() -> None:
 )
 def test_divisible_lps_that_gave_up_solve_and_are_sound_as_printed(index: int, policy: str) -> None:
     """Each ended in "HiGHS could not solve the freeze test LP" (Infeasible, Unknown, or an
-    exact check 1.6e-9 off a bound) or a false "minimum shares do not fit" (the corpus
-    draws no minimum shares)."""
+    exact check 1.6e-9 off a bound), "the level LP: Unknown" (532: every step, the level
+    is bisected) or a false "minimum shares do not fit" (the corpus draws no minimum
+    shares)."""
     solved = _solve(corpus_scenario(index), policy, False)
     assert solved is not None
     scenario, allocation = solved

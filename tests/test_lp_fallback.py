@@ -85,6 +85,31 @@ def test_each_step_solves_when_the_steps_before_it_fail(
     assert steps == order[:per_lp] * (len(steps) // per_lp)
 
 
+def test_a_level_lp_no_step_solves_is_bisected_over_feasibility_lps(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every step of every level LP (the level free, maximised) ends in status Unknown, as
+    on corpus scenario 532 (drfh): the level is found by bisection over LPs with the level
+    fixed, and Choosy Figure 1's allocation is the same."""
+    real = FillingLP._attempt
+    logs: list[list[str]] = []
+
+    def attempt(self: FillingLP, step: str, *, level_fixed: bool) -> highspy.HighsModelStatus:
+        if not logs or logs[-1] is not self.steps:
+            logs.append(self.steps)
+        status = real(self, step, level_fixed=level_fixed)
+        lp = self.highs.getLp()
+        free = lp.col_lower_[self.level_col] != lp.col_upper_[self.level_col]
+        return _FAIL if free else status
+
+    monkeypatch.setattr(FillingLP, "_attempt", attempt)
+    result = progressive_filling(choosy_figure_1_problem())
+    np.testing.assert_allclose(result.tasks, [1.5, 1.5, 3.0, 4.0], atol=1e-9)
+    (steps,) = logs
+    assert steps.count("bisect") == steps.count("relaxed wide") >= 1
+    assert steps[: len(STEPS) + 1] == [*STEPS, "bisect"]
+
+
 def test_a_candidate_the_exact_check_rejects_goes_to_the_next_step(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -126,8 +151,8 @@ def test_an_lp_failing_every_step_is_one_solver_failure_naming_them(
     assert message.startswith("HiGHS could not solve the level LP: Unknown")
     assert (
         "warm: Unknown; scaled: Unknown; interior: Unknown; relaxed: Unknown; "
-        "relaxed wide: Unknown" in message
-    )
+        "relaxed wide: Unknown)" in message
+    )  # and the bisection's feasibility LPs failed too: no "bisect" step
 
 
 def test_the_exact_check_decides_rows_a_float_sum_cannot() -> None:

@@ -37,6 +37,8 @@ _SMALLEST = 1e-12
 """HiGHS's ``small_matrix_value`` (its least): it would drop a smaller entry, with a warning."""
 _LEVEL_GIVE = 1e-9
 """How far below its value a freeze test's fallback lets the level go (relative)."""
+_BISECT = 1e-12
+"""The relative width at which :meth:`FillingLP._bisect_level` stops."""
 _RELAXED = {"relaxed": 1e-9, "relaxed wide": 1e-7}
 """The last steps of the chain: how far below their values they let frozen amounts (and a
 freeze test's level) go, relative (:meth:`FillingLP._relax_frozen`)."""
@@ -449,10 +451,66 @@ class FillingLP:
             reasons.append(f"{step}: {self.highs.modelStatusToString(status)}")
         if what == "level" and infeasible:
             raise _Infeasible(what)
+        if what == "level" and self._bisect_level():
+            self.steps.append("bisect")
+            return
         last = reasons[-1].split(": ", 1)[1]
         raise SolverFailure(
             f"HiGHS could not solve the {what} LP: {last} (tried {'; '.join(reasons)})"
         )
+
+    def _bisect_level(self) -> bool:
+        """The level LP's last resort: the highest level at which the model is feasible, by
+        bisection over feasibility LPs (the level column fixed, no objective; each solved as
+        the ``scaled`` step and accepted by the same checks), to :data:`_BISECT` of the
+        level. A model whose entries span many orders of magnitude can leave every step of
+        the chain at status Unknown with a point 3e-4 outside a bound (corpus scenario 532,
+        drfh), while each fixed level is decided at once. Leaves the solution at that level
+        and the level column as it found it (free, in the objective).
+
+        Returns
+        -------
+        bool
+            Whether a feasible level was found (False: not even level 0 is).
+        """
+        level = np.array([self.level_col], dtype=np.int64)
+        best: tuple[FloatArray, FloatArray] | None = None
+
+        def feasible(value: float) -> bool:
+            nonlocal best
+            self.set_bounds(level, np.array([value]), np.array([value]))
+            status = self._attempt("scaled", level_fixed=False)
+            accepted = status == highspy.HighsModelStatus.kOptimal and self._rejection() is None
+            if accepted:
+                best = (self.solution.copy(), self.row_value.copy())
+            return accepted
+
+        self.set_costs(level, np.zeros(1))
+        try:
+            if not feasible(0.0):
+                return False
+            low, high = 0.0, 1.0
+            for _ in range(64):  # the level is of order 1 in the round's units
+                if not feasible(high):
+                    break
+                low, high = high, 2 * high
+            else:
+                return False  # unbounded: not a level LP's trouble to hide
+            for _ in range(64):
+                middle = (low + high) / 2
+                if not low < middle < high or high - low <= _BISECT * high:
+                    break
+                if feasible(middle):
+                    low = middle
+                else:
+                    high = middle
+            feasible(low)  # the solution read last is the level's own
+            assert best is not None
+            self.solution, self.row_value = best
+            return True
+        finally:
+            self.set_costs(level, np.ones(1))
+            self.set_bounds(level, np.zeros(1), np.array([_INF]))
 
     def _rejection(self) -> str | None:
         """Why the solution just read is not accepted, or None when it is."""
