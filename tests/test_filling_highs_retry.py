@@ -25,7 +25,7 @@ import pytest
 
 from fairshare.allocation import check_allocation
 from fairshare.solvers import filling_lp, solve
-from fairshare.solvers.errors import InvalidRequest, SolverFailure
+from fairshare.solvers.errors import InvalidRequest
 from fairshare.solvers.filling_lp import progressive_filling
 from fairshare.solvers.filling_model import FillingLP
 from fairshare.solvers.filling_problem import FillingProblem
