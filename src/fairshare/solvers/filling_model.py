@@ -415,7 +415,9 @@ class FillingLP:
         bounds (:func:`fairshare.solvers.exact_check.exact_violations`). Otherwise the next
         step runs: warm start from the last basis (primal simplex); a fresh solve with
         forced scaling (dual simplex, basis dropped); HiGHS's interior point method with
-        crossover. Only the level LP may be infeasible (minimum shares that do not fit), and
+        crossover; the scaled solve with frozen amounts 1e-9, then 1e-7 below their values
+        (:meth:`_relax_frozen`); for the level LP, bisection over feasibility LPs
+        (:meth:`_bisect_level`). Only the level LP may be infeasible (minimum shares that do not fit), and
         only once every step says so; every other LP starts from a feasible point, so a
         status no step turns into an accepted candidate is numerical trouble.
 
