@@ -417,8 +417,8 @@ class FillingLP:
         forced scaling (dual simplex, basis dropped); HiGHS's interior point method with
         crossover; the scaled solve with frozen amounts 1e-9, then 1e-7 below their values
         (:meth:`_relax_frozen`); for the level LP, bisection over feasibility LPs
-        (:meth:`_bisect_level`). Only the level LP may be infeasible (minimum shares that do not fit), and
-        only once every step says so; every other LP starts from a feasible point, so a
+        (:meth:`_bisect_level`). Only the level LP may be infeasible (minimum shares that
+        do not fit), and only once every step says so; every other LP starts from a feasible point, so a
         status no step turns into an accepted candidate is numerical trouble.
 
         Parameters
