@@ -418,8 +418,9 @@ class FillingLP:
         crossover; the scaled solve with frozen amounts 1e-9, then 1e-7 below their values
         (:meth:`_relax_frozen`); for the level LP, bisection over feasibility LPs
         (:meth:`_bisect_level`). Only the level LP may be infeasible (minimum shares that
-        do not fit), and only once every step says so; every other LP starts from a feasible point, so a
-        status no step turns into an accepted candidate is numerical trouble.
+        do not fit), and only once every step says so; every other LP starts from a
+        feasible point, so a status no step turns into an accepted candidate is numerical
+        trouble.
 
         Parameters
         ----------
