@@ -9,8 +9,9 @@ before its status counts.
   derived by hand, the one the papers' per-user model gives, and sound as a CMMF allocation.
 - The rule itself, for the level LP and the freeze tests alike: a warm-started solve made to
   stop short (an iteration limit of 0) is retried from scratch and gives the unforced result.
-- An LP that fails at every step of the chain still raises the clear error, after three solves;
-  minimum shares that do not fit are still an ``InvalidRequest``.
+- A level LP no step of the chain solves (no iteration allowed) is bisected over
+  feasibility LPs, which presolve decides; minimum shares that do not fit are still an
+  ``InvalidRequest``.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import pytest
 
 from fairshare.allocation import check_allocation
 from fairshare.solvers import filling_lp, solve
-from fairshare.solvers.errors import InvalidRequest, SolverFailure
+from fairshare.solvers.errors import InvalidRequest
 from fairshare.solvers.filling_lp import progressive_filling
 from fairshare.solvers.filling_model import FillingLP
 from fairshare.solvers.filling_problem import FillingProblem
@@ -172,14 +173,19 @@ def test_every_lp_stopped_short_warm_started_is_retried_from_scratch(
     assert result.lp_solves == unforced.lp_solves + len(model.retries)
 
 
-def test_an_lp_that_fails_at_every_step_raises_after_the_whole_chain() -> None:
+def test_a_level_lp_no_iteration_solves_is_bisected_by_presolve() -> None:
+    """With no simplex or interior-point iteration allowed every step of the level LP
+    fails; each fixed level of the bisection (``FillingLP._bisect_level``) is decided by
+    presolve alone, and the level is the one the unrestricted LP finds."""
+    free = FillingLP(_problem())
+    expected = free.raise_level()
     model = FillingLP(_problem())
     model.highs.setOptionValue("simplex_iteration_limit", 0)
     model.highs.setOptionValue("ipm_iteration_limit", 0)
-    with pytest.raises(SolverFailure, match=r"^HiGHS could not solve the level LP: "):
-        model.raise_level()
-    assert model.lp_solves == 3
-    assert model.steps == ["warm", "scaled", "interior"]
+    level = model.raise_level()
+    assert model.steps[-1] == "bisect"
+    # within the LPs' feasibility tolerance (1e-10) of the level the free LP finds
+    assert level == pytest.approx(expected, rel=1e-9)
 
 
 def test_minimum_shares_that_do_not_fit_are_still_an_invalid_request() -> None:
@@ -189,5 +195,6 @@ def test_minimum_shares_that_do_not_fit_are_still_an_invalid_request() -> None:
     model = FillingLP(problem)
     with pytest.raises(InvalidRequest, match="minimum shares do not fit"):
         model.raise_level()
-    # infeasible warm-started, from scratch with scaling, and by the interior point method
-    assert model.lp_solves == 3
+    # infeasible warm-started, from scratch with scaling, by the interior point method, and
+    # with the frozen amounts (here the minimums) 1e-9 and 1e-7 lower
+    assert model.lp_solves == 5

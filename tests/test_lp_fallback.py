@@ -3,8 +3,9 @@
 - The fallback chain of every LP of progressive filling (``FillingLP.solve``, Choosy section
   5.1 / TSF section V-B Algorithm 1): each step is tested by forcing the steps before it to
   fail: warm start, then a fresh presolved solve with forced scaling, then interior point with
-  crossover; a candidate the exact rational check rejects goes to the next step too; a chain
-  that fails throughout is one ``SolverFailure`` naming every step.
+  crossover, then the scaled solve with frozen amounts 1e-9 and then 1e-7 lower; a
+  candidate the exact rational check rejects goes to the next step too; a chain that fails
+  throughout is one ``SolverFailure`` naming every step.
 - The exact check itself (``solvers/exact_check.py``) on rows a float sum cannot decide.
 - The wide-range shape of the issue's failing case (5 users, 7 machines, capacities 21 to
   380,123, demands 0.0006 to 8), and corpus scenario 11 (HiGHS "freeze test LP: Unknown"),
@@ -13,7 +14,8 @@
 - ``fairshare solve --json`` through the installed executable prints 3e-07 for a 3e-7-task
   allocation (it printed 0.0, rounded to 6 decimals).
 - Hypothesis: over wide-range scenarios (numbers 1e-6 to 1e9, the seeded corpus's generator)
-  every LP policy returns an allocation the invariant checks accept as printed.
+  every LP policy, divisible and integral, returns an allocation the invariant checks accept
+  as printed.
 """
 
 from __future__ import annotations
@@ -61,7 +63,13 @@ def _failing(steps: set[str], monkeypatch: pytest.MonkeyPatch) -> list[list[str]
 
 @pytest.mark.parametrize(
     ("failing", "accepted"),
-    [(set(), "warm"), ({"warm"}, "scaled"), ({"warm", "scaled"}, "interior")],
+    [
+        (set(), "warm"),
+        ({"warm"}, "scaled"),
+        ({"warm", "scaled"}, "interior"),
+        ({"warm", "scaled", "interior"}, "relaxed"),
+        ({"warm", "scaled", "interior", "relaxed"}, "relaxed wide"),
+    ],
 )
 def test_each_step_solves_when_the_steps_before_it_fail(
     failing: set[str], accepted: str, monkeypatch: pytest.MonkeyPatch
@@ -75,6 +83,31 @@ def test_each_step_solves_when_the_steps_before_it_fail(
     per_lp = len(order[: order.index(accepted) + 1])
     assert len(steps) % per_lp == 0 and len(steps) >= per_lp
     assert steps == order[:per_lp] * (len(steps) // per_lp)
+
+
+def test_a_level_lp_no_step_solves_is_bisected_over_feasibility_lps(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every step of every level LP (the level free, maximised) ends in status Unknown, as
+    on corpus scenario 532 (drfh): the level is found by bisection over LPs with the level
+    fixed, and Choosy Figure 1's allocation is the same."""
+    real = FillingLP._attempt
+    logs: list[list[str]] = []
+
+    def attempt(self: FillingLP, step: str, *, level_fixed: bool) -> highspy.HighsModelStatus:
+        if not logs or logs[-1] is not self.steps:
+            logs.append(self.steps)
+        status = real(self, step, level_fixed=level_fixed)
+        lp = self.highs.getLp()
+        free = lp.col_lower_[self.level_col] != lp.col_upper_[self.level_col]
+        return _FAIL if free else status
+
+    monkeypatch.setattr(FillingLP, "_attempt", attempt)
+    result = progressive_filling(choosy_figure_1_problem())
+    np.testing.assert_allclose(result.tasks, [1.5, 1.5, 3.0, 4.0], atol=1e-9)
+    (steps,) = logs
+    assert steps.count("bisect") == steps.count("relaxed wide") >= 1
+    assert steps[: len(STEPS) + 1] == [*STEPS, "bisect"]
 
 
 def test_a_candidate_the_exact_check_rejects_goes_to_the_next_step(
@@ -116,7 +149,10 @@ def test_an_lp_failing_every_step_is_one_solver_failure_naming_them(
         progressive_filling(choosy_figure_1_problem())
     message = str(caught.value)
     assert message.startswith("HiGHS could not solve the level LP: Unknown")
-    assert "warm: Unknown; scaled: Unknown; interior: Unknown" in message
+    assert (
+        "warm: Unknown; scaled: Unknown; interior: Unknown; relaxed: Unknown; "
+        "relaxed wide: Unknown)" in message
+    )  # and the bisection's feasibility LPs failed too: no "bisect" step
 
 
 def test_the_exact_check_decides_rows_a_float_sum_cannot() -> None:
@@ -202,13 +238,15 @@ def test_executable_solve_json_prints_3e_minus_7(tmp_path: Path, policy: str) ->
 
 
 @settings(deadline=None, max_examples=scaled_examples(12))
-@given(index=st.integers(0, 10**6), policy=st.sampled_from(LP_POLICIES))
-def test_property_every_lp_policy_is_sound_as_printed(index: int, policy: str) -> None:
-    """The LPs' (divisible) allocations; the integral walks are not LPs, and ignore a
-    queue's max_share (the corpus counts those failures)."""
+@given(index=st.integers(0, 10**6), policy=st.sampled_from(LP_POLICIES), integral=st.booleans())
+def test_property_every_lp_policy_is_sound_as_printed(
+    index: int, policy: str, integral: bool
+) -> None:
+    """The LPs' (divisible) allocations and the integral walks' (within every cap, a
+    queue's ``max_share`` included, and maximal)."""
     scenario = parse_scenario(corpus_scenario(index, seed=7), "<drawn>")
     try:
-        allocation = solve(scenario, policy)
+        allocation = solve(scenario, policy, integral=integral)
     except InvalidRequest as err:
         assert "single resource" in str(err)
         return

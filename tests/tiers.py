@@ -100,6 +100,7 @@ FILE_TIERS: dict[str, tuple[str, ...]] = {
         "test_live_tenant.py",
         "test_loader.py",
         "test_lp_fallback.py",
+        "test_lp_corpus_cases.py",
         "test_metrics.py",
         "test_numeric_range.py",
         "test_option_table.py",

@@ -55,6 +55,25 @@ def _over(amount: FloatArray, limit: FloatArray) -> FloatArray:
     return np.asarray(amount > limit + TOLERANCE * np.maximum(1.0, np.abs(limit)))
 
 
+FIT_NOISE = 1e-12
+"""Relative slack of "one more task still fits" (:func:`maximality_violations`): the
+round-off of the check's own sums, far below the solvers' fit slack (1e-9 of a capacity)."""
+FIT_SHARE = 1e-3
+"""... and at most this fraction of the task itself (10^12 tasks on a machine: round-off of
+the capacity is more than the task)."""
+
+
+def _fit_slack(capacity: FloatArray, demand: FloatArray) -> FloatArray:
+    """The slack of "one more task still fits": :data:`FIT_NOISE` of the capacity, at most
+    ``TOLERANCE`` and :data:`FIT_SHARE` of the task's ``demand``. A task short of the free
+    capacity by more than round-off does not fit: a wider slack would call a solver that
+    refused it (rightly) not maximal, and only a solver that overfilled the machine by up
+    to the slack could pass."""
+    slack = np.minimum(np.minimum(TOLERANCE, FIT_NOISE * np.abs(capacity)), FIT_SHARE * demand)
+    # a resource the task does not need: it fits unless the machine is over (as before)
+    return np.asarray(np.where(demand > 0, slack, TOLERANCE), dtype=np.float64)
+
+
 def feasibility_violations(scenario: Scenario, allocation: Allocation) -> list[str]:
     """Violations of feasibility: over capacity, negative, or placed tasks not adding up.
 
@@ -217,14 +236,19 @@ def maximality_violations(scenario: Scenario, allocation: Allocation) -> list[st
     types = machine_types(scenario)
     out = []
     if allocation.placement is None:
-        free = scenario.cluster.total - allocation.tasks @ demands
+        total = scenario.cluster.total
+        free = total - allocation.tasks @ demands
         for i in np.flatnonzero(room >= 1 - 1e-9):
-            if types.eligible[i].any() and np.all(demands[i] <= free + TOLERANCE):
+            if types.eligible[i].any() and np.all(
+                demands[i] <= free + _fit_slack(total, demands[i])
+            ):
                 out.append(f"user {scenario.users[i].name}: one more task still fits")
         return out
-    free_per_machine = scenario.cluster.capacities - allocation.placement.machine_usage(demands)
+    capacities = scenario.cluster.capacities
+    free_per_machine = capacities - allocation.placement.machine_usage(demands)
     for i in np.flatnonzero(room >= 1 - 1e-9):
-        fits = np.all(demands[i] <= free_per_machine + TOLERANCE, axis=1)
+        slack = _fit_slack(capacities, demands[i])
+        fits = np.all(demands[i] <= free_per_machine + slack, axis=1)
         where = np.flatnonzero(fits & types.eligible[i, types.machine_type])
         if len(where):
             machine = scenario.cluster.machines[int(where[0])].name

@@ -218,8 +218,9 @@ def run_corpus(
         :func:`~fairshare.allocation.printed_allocation`); False times the solves alone.
     limit : float
         Seconds a solve may take before it counts as a failure (``timeout``; a wall-clock
-        alarm, so the run must be on the main thread of a Unix process). The integral walks
-        hang on a few scenarios (a user of weight 4e-6 owed 6e10 tasks).
+        alarm, so the run must be on the main thread of a Unix process): a guard against a
+        solve that would not end, as the integral walks once did on scenario 287 (a user
+        of weight 4e-6 owed 6.3e10 tasks).
 
     Returns
     -------

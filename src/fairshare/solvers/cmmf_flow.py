@@ -23,6 +23,7 @@ from fairshare.solvers.machine_pool import (
     DIGITS,
     FIT_TOL,
     MachinePool,
+    QueueCaps,
     check_finite_demands,
     members_by_type,
     records_to_placement,
@@ -38,6 +39,7 @@ def cmmf_whole_tasks(
     weights: FloatArray,
     caps: FloatArray,
     initial: FloatArray,
+    queues: QueueCaps | None = None,
 ) -> Placement:
     """Integral weighted constrained max-min fairness on one resource (Choosy section 4.2,
     4.2.1; section 5's progressive filling with the network-flow step for non-divisible
@@ -74,6 +76,12 @@ def cmmf_whole_tasks(
     :func:`~fairshare.solvers.whole_tasks.progressive_whole_tasks`): feasible and maximal, but
     not guaranteed leximin-optimal.
 
+    Capped queues (``queues``): a user whose next task would take a queue above it past its
+    ``max_share`` is set aside for good, as at its own cap (queues only fill). The users of
+    the flow's components are filled before the mixed ones, so a queue holding both is
+    filled by the first in that order: within every cap and maximal, not leximin across
+    the two.
+
     Parameters
     ----------
     types : MachineTypes
@@ -86,11 +94,14 @@ def cmmf_whole_tasks(
         Per user, the most tasks it may hold (may be infinite).
     initial : FloatArray
         Per user, its guaranteed whole tasks (minimum shares).
+    queues : QueueCaps, optional
+        The capped queues (none when omitted).
 
     Returns
     -------
     Placement
-        Whole tasks per (user, machine): feasible, within ``caps`` and maximal.
+        Whole tasks per (user, machine): feasible, within ``caps`` and the queues' caps, and
+        maximal.
 
     Raises
     ------
@@ -127,6 +138,8 @@ def cmmf_whole_tasks(
         )
     check_finite_demands(demands, caps)
     n_users = demands.shape[0]
+    if queues is None:
+        queues = QueueCaps((), np.zeros(0), n_users)
     shape = (n_users, len(types.machine_type))
     resource = int(used[0]) if len(used) else 0
     size = np.asarray(demands[:, resource], dtype=np.float64)
@@ -157,6 +170,7 @@ def cmmf_whole_tasks(
             exact_types,
             type_size,
             records,
+            queues,
         )
     mixed_users = np.flatnonzero(~exact)
     if len(mixed_users):
@@ -172,6 +186,7 @@ def cmmf_whole_tasks(
             mixed_users,
             lambda u: -round(float(jump[u]), DIGITS),
             records,
+            queues,
         )
     return records_to_placement(records, shape)
 
@@ -314,10 +329,11 @@ def _cmmf_by_flow(
     type_ids: IntArray,
     type_size: FloatArray,
     records: dict[tuple[int, int], int],
+    queues: QueueCaps,
 ) -> None:
     """Exact integral weighted CMMF for ``users``, each of whose usable types (``type_ids``)
     is used by one task size only (``type_size``); ``capacity`` is one machine's amount of the
-    resource, per type."""
+    resource, per type; ``queues`` are booked as the tasks are given."""
     local = usable[np.ix_(users, type_ids)]
     per_machine = np.floor(capacity[type_ids] / type_size + FIT_TOL).astype(np.int64)
     slots = per_machine * types.count[type_ids]
@@ -333,6 +349,7 @@ def _cmmf_by_flow(
         placed = 0
         while placed < whole[row]:
             more = flow.add_many(row, int(whole[row]) - placed)
+            queues.add(int(users[row]), more)
             placed += more
             if not more:
                 raise InvalidRequest(
@@ -356,21 +373,26 @@ def _cmmf_by_flow(
         heapq.heapify(heap)
         return heap
 
-    may_jump = _jump_slots(flow, tasks, steps, caps[users], ~(frozen | dropped)) is not None
+    may_jump = (
+        _jump_slots(flow, tasks, steps, caps[users], ~(frozen | dropped), queues, users) is not None
+    )
     heap = queue()
     since = 0  # tasks handed out one at a time since the last try of a jump
     while heap:
         if may_jump and since >= JUMP_MIN_TASKS:
             since = 0  # the bound _jump_slots checks only falls: once too small, it stays so
-            jumped = _jump_slots(flow, tasks, steps, caps[users], ~(frozen | dropped))
+            jumped = _jump_slots(
+                flow, tasks, steps, caps[users], ~(frozen | dropped), queues, users
+            )
             may_jump = jumped is not None
             if jumped:
                 heap = queue()
         _, _, row = heapq.heappop(heap)
-        if frozen[row] or tasks[row] + 1 > limit[row]:
+        if frozen[row] or tasks[row] + 1 > limit[row] or not queues.allows(int(users[row])):
             dropped[row] = True
         elif flow.add(row):
             tasks[row] += 1
+            queues.add(int(users[row]), 1)
             since += 1
             heapq.heappush(heap, (rounded_level(tasks[row] * step[row]), -step[row], row))
         else:
@@ -396,28 +418,49 @@ def _cmmf_by_flow(
 
 
 def _jump_slots(
-    flow: _SlotFlow, tasks: list[int], steps: FloatArray, caps: FloatArray, active: BoolArray
+    flow: _SlotFlow,
+    tasks: list[int],
+    steps: FloatArray,
+    caps: FloatArray,
+    active: BoolArray,
+    queues: QueueCaps,
+    users: IntArray,
 ) -> bool | None:
     """Jumps of the level (``levels.jump_to_level``) for :func:`_cmmf_by_flow`, while
     they hand out many tasks: a level whose extra tasks take at most half the free slots
     in all and at most half of those of each user's types, given in one go per user (in
-    index order) from free slots; a user that gets fewer is left to one task at a time."""
+    index order) from free slots; a user that gets fewer is left to one task at a time.
+    The extra tasks keep every capped queue within its ``max_share``; a user under a full
+    queue is left to the walk, which sets it aside (``active`` is the caller's, not
+    changed here)."""
     jumped_once = False
     while True:
         x = np.asarray(tasks, dtype=np.float64)
+        open_ = active & np.array([queues.allows(int(u)) for u in users], dtype=np.bool_)
         spare = flow.spare.astype(np.float64)
         own = np.asarray(flow.usable @ spare, dtype=np.float64)
         total = float(spare.sum())
-        if float(np.minimum(own, caps - x)[active].sum()) < JUMP_MIN_TASKS:
+        if float(np.minimum(own, caps - x)[open_].sum()) < JUMP_MIN_TASKS:
             return True if jumped_once else None
+        everyone = np.zeros(len(queues.above))
+        everyone[users] = x
+        headroom = queues.headroom(everyone)[users]
 
         def fits(
-            counts: FloatArray, x: FloatArray = x, own: FloatArray = own, total: float = total
+            counts: FloatArray,
+            x: FloatArray = x,
+            own: FloatArray = own,
+            total: float = total,
+            everyone: FloatArray = everyone,
         ) -> bool:
             extra = counts - x
-            return bool(extra.sum() <= total / 2 and np.all(extra <= own / 2))
+            if not (extra.sum() <= total / 2 and np.all(extra <= own / 2)):
+                return False
+            after = everyone.copy()
+            after[users] += extra
+            return queues.within(after, everyone)
 
-        jumped = jump_to_level(x, steps, caps, active, fits)
+        jumped = jump_to_level(x, steps, np.minimum(caps, headroom), open_, fits)
         if jumped is None:
             return jumped_once
         jumped_once = True
@@ -425,5 +468,6 @@ def _jump_slots(
             want = int(jumped[row] - x[row])
             got = flow.add_many(row, want)
             tasks[row] += got
+            queues.add(int(users[row]), got)
             if got < want:
                 return True

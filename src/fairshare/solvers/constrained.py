@@ -38,6 +38,7 @@ from fairshare.solvers.cmmf_flow import cmmf_whole_tasks
 from fairshare.solvers.errors import InvalidRequest, SolverFailure
 from fairshare.solvers.filling_lp import progressive_filling
 from fairshare.solvers.filling_problem import FillingProblem
+from fairshare.solvers.machine_pool import QueueCaps
 from fairshare.solvers.per_machine import per_machine_whole_tasks
 from fairshare.solvers.placed import (
     PlacedInput,
@@ -142,6 +143,7 @@ def solve_cmmf(scenario: Scenario, policy: str, integral: bool) -> Allocation:
             scenario.weights,
             data.caps,
             whole_minimums(data.initial),
+            QueueCaps(data.group_members, data.group_caps, len(scenario.users)),
         )
     else:
         placement, lp_solves = data.fill(scenario, demand)

@@ -11,7 +11,7 @@ warm-starts from the previous basis, which stays primal feasible (primal simplex
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
@@ -37,6 +37,11 @@ _SMALLEST = 1e-12
 """HiGHS's ``small_matrix_value`` (its least): it would drop a smaller entry, with a warning."""
 _LEVEL_GIVE = 1e-9
 """How far below its value a freeze test's fallback lets the level go (relative)."""
+_BISECT = 1e-12
+"""The relative width at which :meth:`FillingLP._bisect_level` stops."""
+_RELAXED = {"relaxed": 1e-9, "relaxed wide": 1e-7}
+"""The last steps of the chain: how far below their values they let frozen amounts (and a
+freeze test's level) go, relative (:meth:`FillingLP._relax_frozen`)."""
 _ROUNDING = 4 * float(np.finfo(np.float64).eps)
 """A level this close (relative) to a user's cap level reaches the cap: rounding only."""
 _RESIDUAL = 1e-9
@@ -145,6 +150,7 @@ class FillingLP:
         # the scaled amount at which a pooled user was frozen (its share of its pool's F_c)
         self.fixed = np.zeros(users)
         self._lifting = False
+        self._restore: Callable[[], None] | None = None
         self._build()
         fixed = np.where(participates, low, 0.0)
         self.level = np.where(self.active, np.nan, problem.share_per_task * fixed / problem.weights)
@@ -409,9 +415,12 @@ class FillingLP:
         bounds (:func:`fairshare.solvers.exact_check.exact_violations`). Otherwise the next
         step runs: warm start from the last basis (primal simplex); a fresh solve with
         forced scaling (dual simplex, basis dropped); HiGHS's interior point method with
-        crossover. Only the level LP may be infeasible (minimum shares that do not fit), and
-        only once every step says so; every other LP starts from a feasible point, so a
-        status no step turns into an accepted candidate is numerical trouble.
+        crossover; the scaled solve with frozen amounts 1e-9, then 1e-7 below their values
+        (:meth:`_relax_frozen`); for the level LP, bisection over feasibility LPs
+        (:meth:`_bisect_level`). Only the level LP may be infeasible (minimum shares that
+        do not fit), and only once every step says so; every other LP starts from a
+        feasible point, so a status no step turns into an accepted candidate is numerical
+        trouble.
 
         Parameters
         ----------
@@ -432,20 +441,79 @@ class FillingLP:
             status = self._attempt(step, level_fixed=level_fixed)
             if status == highspy.HighsModelStatus.kOptimal:
                 infeasible = False
+                # the relaxed step's candidate is checked against its relaxed bounds
                 reason = self._rejection()
+                self._restore_bounds()
                 if reason is None:
                     return
                 reasons.append(f"{step}: {reason}")
                 continue
+            self._restore_bounds()
             if status not in _INFEASIBLE:
                 infeasible = False
             reasons.append(f"{step}: {self.highs.modelStatusToString(status)}")
         if what == "level" and infeasible:
             raise _Infeasible(what)
+        if what == "level" and self._bisect_level():
+            self.steps.append("bisect")
+            return
         last = reasons[-1].split(": ", 1)[1]
         raise SolverFailure(
             f"HiGHS could not solve the {what} LP: {last} (tried {'; '.join(reasons)})"
         )
+
+    def _bisect_level(self) -> bool:
+        """The level LP's last resort: the highest level at which the model is feasible, by
+        bisection over feasibility LPs (the level column fixed, no objective; each solved as
+        the ``scaled`` step and accepted by the same checks), to :data:`_BISECT` of the
+        level. A model whose entries span many orders of magnitude can leave every step of
+        the chain at status Unknown with a point 3e-4 outside a bound (corpus scenario 532,
+        drfh), while each fixed level is decided at once. Leaves the solution at that level
+        and the level column as it found it (free, in the objective).
+
+        Returns
+        -------
+        bool
+            Whether a feasible level was found (False: not even level 0 is).
+        """
+        level = np.array([self.level_col], dtype=np.int64)
+        best: tuple[FloatArray, FloatArray] | None = None
+
+        def feasible(value: float) -> bool:
+            nonlocal best
+            self.set_bounds(level, np.array([value]), np.array([value]))
+            status = self._attempt("scaled", level_fixed=False)
+            accepted = status == highspy.HighsModelStatus.kOptimal and self._rejection() is None
+            if accepted:
+                best = (self.solution.copy(), self.row_value.copy())
+            return accepted
+
+        self.set_costs(level, np.zeros(1))
+        try:
+            if not feasible(0.0):
+                return False
+            low, high = 0.0, 1.0
+            for _ in range(64):  # the level is of order 1 in the round's units
+                if not feasible(high):
+                    break
+                low, high = high, 2 * high
+            else:
+                return False  # unbounded: not a level LP's trouble to hide
+            for _ in range(64):
+                middle = (low + high) / 2
+                if not low < middle < high or high - low <= _BISECT * high:
+                    break
+                if feasible(middle):
+                    low = middle
+                else:
+                    high = middle
+            feasible(low)  # the solution read last is the level's own
+            assert best is not None
+            self.solution, self.row_value = best
+            return True
+        finally:
+            self.set_costs(level, np.ones(1))
+            self.set_bounds(level, np.zeros(1), np.array([_INF]))
 
     def _rejection(self) -> str | None:
         """Why the solution just read is not accepted, or None when it is."""
@@ -484,8 +552,9 @@ class FillingLP:
         Returns
         -------
         highspy.HighsModelStatus
-            The solve's status; when optimal, its solution is read (before the level's
-            bounds are restored).
+            The solve's status; when optimal, its solution is read. The bounds a step moved
+            stay moved until :meth:`_restore_bounds` (after the candidate is checked
+            against them).
         """
         highs = self.highs
         if step == "warm":
@@ -497,11 +566,23 @@ class FillingLP:
             return status
         level = np.array([self.level_col], dtype=np.int64)
         lp_level = self.current_level / self.round_scale
+        give = _RELAXED.get(step, 0.0)
+        if give:
+            self._relax_frozen(give)
         if level_fixed:
-            self.set_bounds(level, np.array([lp_level * (1 - _LEVEL_GIVE)]), np.array([lp_level]))
+            low = lp_level * (1 - max(_LEVEL_GIVE, give))
+            self.set_bounds(level, np.array([low]), np.array([lp_level]))
+            frozen = self._restore
+
+            def restore() -> None:
+                self.set_bounds(level, np.array([lp_level]), np.array([lp_level]))
+                if frozen is not None:
+                    frozen()
+
+            self._restore = restore
         highs.clearSolver()
         highs.setOptionValue("presolve", "on")
-        if step == "scaled":
+        if step != "interior":
             highs.setOptionValue("simplex_strategy", 1)
             highs.setOptionValue("simplex_scale_strategy", _FORCED_SCALING)
         else:
@@ -518,9 +599,53 @@ class FillingLP:
             highs.setOptionValue("simplex_scale_strategy", _DEFAULT_SCALING)
             highs.setOptionValue("solver", "simplex")
             highs.setOptionValue("presolve", "off")
-            if level_fixed:
-                self.set_bounds(level, np.array([lp_level]), np.array([lp_level]))
         return status
+
+    def _relax_frozen(self, give: float) -> None:
+        """Lower every positive lower bound of the entities' amounts (a frozen user's tasks,
+        a pool's ``F_c``, a minimum share) by ``give`` of itself (:data:`_RELAXED`), for
+        the relaxed steps; a freeze test's level goes as far below its value.
+
+        Users frozen at amounts computed from their levels can leave the others a room
+        that rounding makes empty or negative (a user frozen at its cap, 0.9999995 of what
+        it could run alone, beside machines another user needs), and a level row whose
+        terms are 1e-5 of a user's tasks alone is held only to HiGHS's absolute tolerance
+        (1e-10: a level 4e-8 too high for a queue's cap row, corpus scenario 895): the LP
+        is then infeasible or HiGHS stops at status Unknown, though the exact problem is
+        feasible a hair lower. The amounts reported are the frozen values themselves, not
+        the LP's (``_split_into_users`` rescales the placement to them; caps are enforced
+        exactly after, ``PlacedInput.within_caps``), so the give moves a placement by at
+        most that fraction: within the checks' tolerance (1e-7). The wider give lets a
+        frozen user's slack pass the freeze test's ``_GROWS``: it is the last step, and a
+        user wrongly found growing only costs a round (the level cannot rise, and
+        ``least_growing`` freezes it). :meth:`_restore_bounds` puts the
+        bounds back once the candidate is checked.
+        """
+        lp = self.highs.getLp()
+        cols = np.arange(self.n0, self.level_col, dtype=np.int64)
+        col_lower = np.asarray(lp.col_lower_, dtype=np.float64)[cols]
+        col_upper = np.asarray(lp.col_upper_, dtype=np.float64)[cols]
+        rows = np.arange(self.level_row0, self.level_row0 + self.entities, dtype=np.int64)
+        row_lower = np.asarray(lp.row_lower_, dtype=np.float64)[rows]
+        row_upper = np.asarray(lp.row_upper_, dtype=np.float64)[rows]
+        give = 1.0 - give
+        self.set_bounds(cols, np.where(col_lower > 0, col_lower * give, col_lower), col_upper)
+        lifted = np.flatnonzero((row_lower > 0) & np.isfinite(row_lower))
+        for k in lifted:
+            self.highs.changeRowBounds(int(rows[k]), float(row_lower[k] * give), row_upper[k])
+
+        def restore() -> None:
+            self.set_bounds(cols, col_lower, col_upper)
+            for k in lifted:
+                self.highs.changeRowBounds(int(rows[k]), float(row_lower[k]), row_upper[k])
+
+        self._restore = restore
+
+    def _restore_bounds(self) -> None:
+        """Undo :meth:`_relax_frozen` (nothing when the bounds are not relaxed)."""
+        if self._restore is not None:
+            self._restore()
+            self._restore = None
 
     def _consistent(self) -> bool:
         """Whether the solution just read satisfies the model's rows: HiGHS's row values equal
@@ -788,7 +913,7 @@ class FillingLP:
         self.level[chosen] = self.current_level * self.level_unit
 
 
-STEPS = ("warm", "scaled", "interior")
+STEPS = ("warm", "scaled", "interior", "relaxed", "relaxed wide")
 """The fallback chain of every LP of the model, in order (:meth:`FillingLP.solve`)."""
 
 _INFEASIBLE = (

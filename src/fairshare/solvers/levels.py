@@ -170,15 +170,22 @@ def level_counts(x: FloatArray, step: FloatArray, limit: FloatArray, level: floa
             break
         high = np.where(short, 2 * high + 1, high)
         low = np.where(over, np.floor(low / 2) - 1, low)
+    ceiling = np.floor(limit + FIT_TOL)
+    # A user whose limit is at or below a count short of the level ends at its limit: no
+    # need to search (its count there may be past 2^53, where floats skip integers).
+    settled = low >= ceiling
     while True:  # invariant: low is short of the level (or -1), high reaches it
-        open_ = high - low > 1
+        open_ = (high - low > 1) & ~settled
         if not open_.any():
             break
         middle = np.floor((low + high) / 2)
+        # past 2^53 no float lies strictly between: high is the closest count there is
+        open_ &= (middle > low) & (middle < high)
         up = reached(middle)
         low = np.where(open_ & ~up, middle, low)
         high = np.where(open_ & up, middle, high)
-    counts = np.minimum(np.maximum(high, x), np.floor(limit + FIT_TOL))
+        settled |= ~open_
+    counts = np.minimum(np.maximum(high, x), ceiling)
     return np.asarray(np.where(valid, np.maximum(counts, x), x), dtype=np.float64)
 
 

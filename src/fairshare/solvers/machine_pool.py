@@ -475,3 +475,109 @@ def within(counts: FloatArray, base: FloatArray, demands: FloatArray, room: Floa
     bool
     """
     return bool(np.all((counts - base) @ demands <= room))
+
+
+class QueueCaps:
+    """The capped queues of a whole-task walk: each queue's ``max_share`` in tasks, summed
+    over the users below it (``PlacedInput.group_members`` and ``group_caps``).
+
+    A walk asks :meth:`allows` before it gives a user one more task and sets the user aside
+    for good when a queue above it is full (queues only fill), exactly as it does at the
+    user's own cap; so the result is within every cap and still maximal (no user can take
+    one more task without breaking a cap or a capacity, as
+    :func:`~fairshare.allocation.invariants.maximality_violations` checks). A jump keeps the
+    counts it hands out within the queues (:meth:`within`).
+
+    Parameters
+    ----------
+    members : tuple of IntArray
+        The users below each capped queue (a user may be under several: nested queues).
+    limits : FloatArray
+        Each queue's most tasks.
+    users : int
+        The number of users.
+
+    Examples
+    --------
+    Users 0 and 1 in a queue of at most 2.5 tasks: two tasks fill it.
+
+    >>> caps = QueueCaps((np.array([0, 1]),), np.array([2.5]), 3)
+    >>> caps.add(0, 1); caps.add(1, 1); caps.add(2, 7)
+    >>> caps.allows(0), caps.allows(1), caps.allows(2)
+    (False, False, True)
+    """
+
+    def __init__(self, members: tuple[IntArray, ...], limits: FloatArray, users: int) -> None:
+        self.members = members
+        self.limits = [float(v) for v in limits]
+        self.held = [0] * len(members)
+        self.above: list[list[int]] = [[] for _ in range(users)]
+        for g, below in enumerate(members):
+            for user in below:
+                self.above[int(user)].append(g)
+
+    def allows(self, user: int) -> bool:
+        """Whether ``user`` may take one more task within every queue above it.
+
+        Parameters
+        ----------
+        user : int
+            The user's index.
+
+        Returns
+        -------
+        bool
+        """
+        return all(self.held[g] + 1 <= self.limits[g] + FIT_TOL for g in self.above[user])
+
+    def add(self, user: int, tasks: int) -> None:
+        """Book ``tasks`` more tasks of ``user`` in every queue above it.
+
+        Parameters
+        ----------
+        user : int
+            The user's index.
+        tasks : int
+            How many.
+        """
+        for g in self.above[user]:
+            self.held[g] += tasks
+
+    def headroom(self, x: FloatArray) -> FloatArray:
+        """Per user, the tasks its fullest queue still takes (inf outside capped queues): an
+        upper bound on its count, given ``x`` (tasks per user now), for a jump.
+
+        Parameters
+        ----------
+        x : FloatArray
+            Tasks per user now.
+
+        Returns
+        -------
+        FloatArray
+            ``x`` plus the room of the fullest queue above each user.
+        """
+        out = np.full(len(self.above), np.inf)
+        for g, below in enumerate(self.members):
+            room = np.floor(self.limits[g] - self.held[g] + FIT_TOL)
+            out[below] = np.minimum(out[below], x[below] + max(room, 0.0))
+        return out
+
+    def within(self, counts: FloatArray, base: FloatArray) -> bool:
+        """Whether the tasks from ``base`` to ``counts`` (per user) keep every queue within
+        its cap.
+
+        Parameters
+        ----------
+        counts, base : FloatArray
+            Tasks per user, after and before.
+
+        Returns
+        -------
+        bool
+        """
+        extra = counts - base
+        return all(
+            self.held[g] + float(extra[below].sum()) <= self.limits[g] + FIT_TOL
+            for g, below in enumerate(self.members)
+        )

@@ -59,6 +59,7 @@ from fairshare.allocation import Allocation
 from fairshare.cluster import FloatArray
 from fairshare.solvers.constrained import per_machine_allocation
 from fairshare.solvers.filling_problem import tasks_alone
+from fairshare.solvers.machine_pool import QueueCaps
 from fairshare.solvers.placed import (
     PlacedInput,
     placed_allocation,
@@ -210,6 +211,7 @@ def solve_task_share(scenario: Scenario, policy: str, integral: bool) -> Allocat
             scenario.weights,
             data.caps,
             whole_minimums(data.initial),
+            QueueCaps(data.group_members, data.group_caps, len(scenario.users)),
         )
     else:
         placement, lp_solves = data.fill(scenario, share_per_task)

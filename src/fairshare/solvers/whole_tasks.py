@@ -39,6 +39,7 @@ from fairshare.cluster import BoolArray, FloatArray
 from fairshare.solvers.errors import InvalidRequest
 from fairshare.solvers.levels import (
     JUMP_MIN_TASKS,
+    FitTest,
     jump_to_level,
     rounded_level,
     tasks_that_may_fit,
@@ -46,6 +47,7 @@ from fairshare.solvers.levels import (
 from fairshare.solvers.machine_pool import (
     FIT_TOL,
     MachinePool,
+    QueueCaps,
     check_finite_demands,
     records_to_placement,
     usable_types,
@@ -64,6 +66,7 @@ def progressive_whole_tasks(
     weights: FloatArray,
     caps: FloatArray,
     initial: FloatArray,
+    queues: QueueCaps | None = None,
 ) -> Placement:
     """Whole-task progressive filling with per-machine placement (TSF section V-D's online
     algorithm applied offline to an empty cluster; TSF section V-B is its divisible ideal).
@@ -72,8 +75,10 @@ def progressive_whole_tasks(
     whole tasks (minimum shares) are placed first, largest tasks first; if one does not fit,
     :class:`InvalidRequest` names the user. Then, repeatedly, the user with the lowest weighted
     share (ties: lowest index) that is below ``caps[i]`` gets one task, on a machine chosen by
-    the rule below. A user whose next task fits on no machine it may use is set aside for good
-    (resources are only consumed), and the others continue, so the result is maximal.
+    the rule below. A user whose next task fits on no machine it may use, or would take a
+    capped queue above it past its ``max_share`` (``queues``), is set aside for good
+    (resources are only consumed, queues only fill), and the others continue, so the result
+    is maximal.
 
     Machine choice (deterministic). Each user ranks the machine types it may use and that can
     hold one of its tasks by
@@ -112,11 +117,14 @@ def progressive_whole_tasks(
         Per user, the most tasks it may hold (may be infinite).
     initial : FloatArray
         Per user, its guaranteed whole tasks (minimum shares).
+    queues : QueueCaps, optional
+        The capped queues (none when omitted).
 
     Returns
     -------
     Placement
-        Whole tasks per (user, machine): feasible, within ``caps`` and maximal.
+        Whole tasks per (user, machine): feasible, within ``caps`` and the queues' caps, and
+        maximal.
 
     Raises
     ------
@@ -147,7 +155,11 @@ def progressive_whole_tasks(
     pool = MachinePool(types, demands, usable, caps)
     records: dict[tuple[int, int], int] = {}
     users = np.arange(demands.shape[0], dtype=np.int64)
-    fill_whole_tasks(pool, share_per_task, weights, caps, initial, users, lambda u: 0.0, records)
+    if queues is None:
+        queues = QueueCaps((), np.zeros(0), demands.shape[0])
+    fill_whole_tasks(
+        pool, share_per_task, weights, caps, initial, users, lambda u: 0.0, records, queues
+    )
     return records_to_placement(records, (demands.shape[0], len(types.machine_type)))
 
 
@@ -160,10 +172,12 @@ def fill_whole_tasks(
     users: IntArray,
     tie: TieBreak,
     records: dict[tuple[int, int], int],
+    queues: QueueCaps,
 ) -> None:
     """Place ``initial`` (first-fit decreasing), then progressive filling over ``users``: the
     lowest weighted share first (then ``tie``, then the lowest index), one whole task at a
-    time, setting aside for good a user whose next task fits nowhere.
+    time, setting aside for good a user whose next task fits nowhere or breaks a cap (its
+    own or a queue's).
 
     Parameters
     ----------
@@ -177,6 +191,8 @@ def fill_whole_tasks(
         The rank among users at the same level, before the index.
     records : dict of (int, int) to int
         Tasks per (user, machine), updated in place.
+    queues : QueueCaps
+        The capped queues, booked in place (they may hold users outside ``users``).
 
     Raises
     ------
@@ -191,6 +207,7 @@ def fill_whole_tasks(
         if machine < 0:
             return False
         tasks[user] += 1
+        queues.add(user, 1)
         key = (user, machine)
         records[key] = records.get(key, 0) + 1
         return True
@@ -201,6 +218,7 @@ def fill_whole_tasks(
     # tasks, so that minimum shares that fit together are rarely refused.
     for user in sorted((int(u) for u in users), key=lambda u: (-float(size[u]), u)):
         placed = tasks[user] = pool.place_many(user, int(whole[user]), records)
+        queues.add(user, placed)
         if placed < whole[user]:
             raise InvalidRequest(
                 f"users[{user}].min_share",
@@ -223,18 +241,18 @@ def fill_whole_tasks(
         heapq.heapify(heap)
         return heap
 
-    may_jump = _jump(pool, tasks, steps, caps, active, records) is not None
+    may_jump = _jump(pool, tasks, steps, caps, active, records, queues) is not None
     heap = queue()
     since = 0  # tasks handed out one at a time since the last try of a jump
     while heap:
         if may_jump and since >= JUMP_MIN_TASKS:
             since = 0  # the bound _jump checks only falls: once too small, it stays so
-            jumped = _jump(pool, tasks, steps, caps, active, records)
+            jumped = _jump(pool, tasks, steps, caps, active, records, queues)
             may_jump = jumped is not None
             if jumped:
                 heap = queue()
         _, _, user = heapq.heappop(heap)
-        if tasks[user] + 1 > limit[user] or not put(user):
+        if tasks[user] + 1 > limit[user] or not queues.allows(user) or not put(user):
             active[user] = False
             continue
         since += 1
@@ -248,6 +266,7 @@ def _jump(
     caps: FloatArray,
     active: BoolArray,
     records: dict[tuple[int, int], int],
+    queues: QueueCaps,
 ) -> bool | None:
     """Jumps of the level (``levels.jump_to_level``) for :func:`fill_whole_tasks`, repeated
     while they hand out many tasks. Whether the tasks of a level fit on the machines is bin
@@ -257,7 +276,9 @@ def _jump(
     fit is set aside, as one task at a time would set it aside at its first task that fits
     nowhere. Each jump halves the free capacity at most, so there are about log2(tasks) of
     them; what is left is handed out one task at a time. Returns whether it jumped, or None
-    when too few tasks may still fit for any later jump.
+    when too few tasks may still fit for any later jump. A jump keeps every capped queue
+    within its ``max_share``, and a user under a full queue is set aside first, as the walk
+    would set it aside at its turn (else no level above it would fit).
 
     What is guaranteed: the result is feasible, within every cap, maximal (a user is set
     aside only when its next task fits on no machine it may use) and whole; a jump hands
@@ -275,8 +296,16 @@ def _jump(
         room = 0.5 * np.maximum(pool.free_total(), 0.0)
         if tasks_that_may_fit(x, caps, active, room, pool.demands) < JUMP_MIN_TASKS:
             return None if not jumped_once else True
-        fits = partial(within, base=x, demands=pool.demands, room=room)
-        jumped = jump_to_level(x, steps, caps, active, fits)
+        for user in np.flatnonzero(active):
+            if not queues.allows(int(user)):
+                active[user] = False
+        inside = partial(within, base=x, demands=pool.demands, room=room)
+
+        def fits(counts: FloatArray, x: FloatArray = x, inside: FitTest = inside) -> bool:
+            return inside(counts) and queues.within(counts, x)
+
+        limit = np.minimum(caps, queues.headroom(x))
+        jumped = jump_to_level(x, steps, limit, active, fits)
         if jumped is None:
             return jumped_once
         jumped_once = True
@@ -284,5 +313,6 @@ def _jump(
             want = int(jumped[user] - x[user])
             got = pool.place_many(int(user), want, records)
             tasks[user] += got
+            queues.add(int(user), got)
             if got < want:
                 active[user] = False
