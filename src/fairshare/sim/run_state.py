@@ -37,6 +37,7 @@ from fairshare.runlog import (
     ROW_FIELDS,
     ROW_FINISH,
     AttemptRows,
+    AttemptSpill,
     JobRecord,
     greedy_end,
 )
@@ -149,11 +150,12 @@ class RunState:
         self.attempts: list[Any] = []
         self.killed: set[int] = set()
         self.truncated: set[int] = set()
-        # Closed attempts leave the flat list in pieces of columns (:meth:`spill`), so that a
-        # long run holds a few dozen bytes per attempt, not a Python list's 130: ``base`` is
-        # the slot of the list's first item, ``pieces`` the columns of the rows before it.
+        # Closed attempts leave the flat list in pieces of columns (:meth:`spill`) written to
+        # a temporary file, so that a long run holds only its open attempts, not a Python
+        # list's 130 bytes per attempt: ``base`` is the slot of the list's first item,
+        # ``pieces`` holds the columns of the rows before it.
         self.base = 0
-        self.pieces: list[AttemptRows] = []
+        self.pieces = AttemptSpill()
         self.spill_at = SPILL_ITEMS
         # Told (simulated time, attempts launched) every PROGRESS_EVENTS events: a progress bar.
         self.progress: Callable[[float, int], None] | None = None
@@ -567,8 +569,9 @@ class RunState:
 
     def spill(self) -> None:
         """Move the attempt rows that are closed and start before the oldest open one into a
-        piece of columns (:meth:`AttemptRows.from_flat`), cut where the start time changes
-        so that the pieces in order are the log's order (:meth:`AttemptRows.concat`).
+        piece of columns (:meth:`AttemptRows.from_flat`) written to the spill file
+        (:class:`AttemptSpill`), cut where the start time changes so that the pieces in
+        order are the log's order (:meth:`AttemptRows.concat`).
 
         A row is open while its task runs (its finish, a kill or a truncation may rewrite
         it); rows of the latest start time stay too, since attempts launched later at that
@@ -612,7 +615,7 @@ class RunState:
             [slot - base for slot in self.killed],
             [slot - base for slot in self.truncated],
         )
-        return AttemptRows.concat([*self.pieces, last])
+        return self.pieces.rows(last)
 
     def close(self, last: float) -> None:
         """Jobs still running when the run ends keep ``finish=None``; refresh their rows. Tasks
