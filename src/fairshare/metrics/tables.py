@@ -260,7 +260,11 @@ def _tasks_rows(log: RunLog, f: RunFrames, lo: int, hi: int) -> pl.DataFrame:
             "rack": _names(m_racks, m_idx),
             "start": pl.Series(f.a_start[lo:hi], dtype=pl.Float64),
             "finish": pl.Series(f.a_finish[lo:hi], dtype=pl.Float64),
-            "duration": pl.Series(f.a_duration[lo:hi], dtype=pl.Float64),
+            # The group's own durations (RunFrames.a_duration's formula): the property
+            # would make the whole run's column for every group.
+            "duration": pl.Series(
+                np.maximum(f.a_finish[lo:hi] - f.a_start[lo:hi], 0.0), dtype=pl.Float64
+            ),
             "killed": pl.Series(f.a_killed[lo:hi], dtype=pl.Boolean),
             "locality": _names((*LOCALITY_LEVELS, None), locality),
         }
