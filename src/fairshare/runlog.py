@@ -516,7 +516,7 @@ class AttemptSpill:
 
 def _read_into(file: IO[bytes], column: npt.NDArray[Any]) -> None:
     """Fill ``column`` (contiguous) with the file's next bytes."""
-    view = memoryview(column).cast("B")
+    view = column.data.cast("B")
     done = 0
     while done < len(view):
         got = file.readinto(view[done:])  # type: ignore[attr-defined]

@@ -29,8 +29,10 @@ Examples
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from fairshare.metrics.frames import (
     FloatArray,
@@ -40,6 +42,9 @@ from fairshare.metrics.frames import (
     run_frames,
 )
 from fairshare.runlog import RunLog
+
+EventIndex = npt.NDArray[np.signedinteger[Any]]
+"""Event indices into the 2n events of a timeline: int32 where they fit, else int64."""
 
 SHARE_DECIMALS = 12
 """Shares are rounded here before change detection, so float residue of running sums
@@ -144,15 +149,16 @@ def _timeline(f: RunFrames) -> Timeline:
     return Timeline(f.users, t[out], u[out], r[out], share[out], by_user)
 
 
-def _events_by_user_time(f: RunFrames) -> IntArray:
+def _events_by_user_time(f: RunFrames) -> EventIndex:
     """The 2n events (attempt k's start, then as event n + k its end) in (user, time, event)
     order: :func:`~fairshare.metrics.frames.order_by_user_time`'s two stable sorts, each
     input freed as soon as read and the indices kept as int32 where they fit, so that the
     sort holds about 36 bytes per attempt at its peak rather than 74 (the same permutation).
     """
     n = f.a_start.shape[0]
-    index = np.int32 if 2 * n < np.iinfo(np.int32).max else np.int64
-    by_time = np.argsort(np.concatenate([f.a_start, f.a_finish]), kind="stable").astype(index)
+    by_time: EventIndex = np.argsort(np.concatenate([f.a_start, f.a_finish]), kind="stable")
+    if 2 * n < np.iinfo(np.int32).max:
+        by_time = by_time.astype(np.int32)
     # Users as small integers: the second sort is a radix sort on them.
     small = f.a_user.astype(np.int16 if len(f.users) < np.iinfo(np.int16).max else np.int64)
     user = np.concatenate([small, small])
@@ -160,7 +166,7 @@ def _events_by_user_time(f: RunFrames) -> IntArray:
     user = user[by_time]
     by_user = np.argsort(user, kind="stable")
     del user
-    order: IntArray = by_time[by_user]
+    order: EventIndex = by_time[by_user]
     return order
 
 
@@ -183,7 +189,7 @@ class _Walk:
     def rows(
         self,
         f: RunFrames,
-        order: IntArray,
+        order: EventIndex,
         lo: int,
         hi: int,
         n: int,

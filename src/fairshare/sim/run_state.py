@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 from array import array
+from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any, Final
@@ -608,13 +609,41 @@ class RunState:
         return (self.base + len(self.attempts)) // ROW_FIELDS
 
     def attempt_rows(self) -> AttemptRows:
-        """All the run's attempt rows as columns, sorted (at the end of the run)."""
+        """All the run's attempt rows as columns, sorted (at the end of the run, when every
+        attempt is closed).
+
+        What is left of the flat list goes to the spill file too, a piece of about
+        :data:`SPILL_ITEMS` items at a time (cut where the start time changes, as
+        :meth:`spill` cuts), and the list is dropped before the file is read back: a run
+        whose long tasks kept much of the list until the end never holds the list, its
+        columns and the whole run's columns at once.
+        """
+        attempts = self.attempts
         base = self.base
+        killed = sorted(slot - base for slot in self.killed)
+        truncated = sorted(slot - base for slot in self.truncated)
+        lo = 0
+        while len(attempts) - lo > SPILL_ITEMS:
+            cut = lo + SPILL_ITEMS
+            while cut > lo and attempts[cut - ROW_FIELDS] == attempts[cut]:
+                cut -= ROW_FIELDS
+            if cut == lo:
+                break  # one start time all along: the rest is one piece
+            self.pieces.append(
+                AttemptRows.from_flat(
+                    attempts[lo:cut], _within(killed, lo, cut), _within(truncated, lo, cut)
+                )
+            )
+            lo = cut
         last = AttemptRows.from_flat(
-            self.attempts,
-            [slot - base for slot in self.killed],
-            [slot - base for slot in self.truncated],
+            attempts[lo:], _within(killed, lo, len(attempts)), _within(truncated, lo, len(attempts))
         )
+        # Every row is in the file now (launched() still counts them).
+        self.base = base + len(attempts)
+        self.attempts = []
+        self.killed.clear()
+        self.truncated.clear()
+        del attempts
         return self.pieces.rows(last)
 
     def close(self, last: float) -> None:
@@ -675,6 +704,11 @@ class RunState:
         if self.fit is None:
             self.fit = TaskFit(list(self.machines.values()), self.resources)
         return self.fit.slots(job.constraint, job.machines, demand)
+
+
+def _within(offsets: list[int], lo: int, hi: int) -> list[int]:
+    """The sorted ``offsets`` in ``[lo, hi)``, made relative to ``lo``."""
+    return [o - lo for o in offsets[bisect_left(offsets, lo) : bisect_left(offsets, hi)]]
 
 
 def _durations(job: Job, rng: np.random.Generator) -> Sequence[float]:
