@@ -169,3 +169,57 @@ def test_golden_runs_spilled_and_walked_in_chunks(
     monkeypatch.setattr(run_state, "SPILL_ITEMS", ROW_FIELDS)
     monkeypatch.setattr(timeline_module, "TIMELINE_CHUNK", 5)
     assert outputs(name, tmp_path) == golden()[name]
+
+
+def _all_columns(log: RunLog) -> tuple[tuple[str, ...], list[bytes]]:
+    rows = log.attempt_columns().rows
+    return rows.machine_names, [getattr(rows, name).tobytes() for name in COLUMNS]
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        SimOptions(preemption=(1.0, 2.0), until=200.0),
+        SimOptions(reduce_slowstart=0.05),
+        SimOptions(reduce_slowstart=0.05, copy_compute_splitting=True, preemption=(1.0, 2.0)),
+    ],
+)
+@pytest.mark.parametrize("items", [1, 3, 10])
+def test_attempts_spilled_while_they_run_are_rewritten(
+    options: SimOptions, items: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Attempts spilled while their task still runs, then killed by preemption, cut by
+    ``until``, or given their end when their job's maps finish (reducers launched early):
+    the table read back is the unspilled run's, and the rewrites did happen."""
+    scenario = fairshare.parse_scenario(
+        {
+            "machines": [{"name": f"m{i}", "capacity": {"slots": 4}} for i in range(4)],
+            "workload": {
+                "generator": "facebook-2009",
+                "jobs": 12,
+                "arrival": 5,
+                "users": 3,
+                "duration": {"exponential": {"mean": 30}},
+            },
+        },
+        source="fb",
+    )
+    whole = _all_columns(fairshare.simulate(scenario, "fair", seed=1, options=options).log)
+    rewrites: list[tuple[bool, bool]] = []
+    patch = AttemptSpill.patch
+
+    def counted(
+        self: AttemptSpill, row: int, finish: float, *, killed: bool, truncated: bool
+    ) -> None:
+        rewrites.append((killed, truncated))
+        patch(self, row, finish, killed=killed, truncated=truncated)
+
+    monkeypatch.setattr(AttemptSpill, "patch", counted)
+    monkeypatch.setattr(run_state, "SPILL_ITEMS", ROW_FIELDS * items)
+    spilled = fairshare.simulate(scenario, "fair", seed=1, options=options).log
+    assert _all_columns(spilled) == whole
+    assert len(rewrites) >= 5
+    if options.preemption is not None:
+        assert any(killed for killed, _ in rewrites)
+    if options.until is not None:
+        assert any(truncated for _, truncated in rewrites)

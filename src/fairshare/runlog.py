@@ -237,6 +237,33 @@ class AttemptRows(NamedTuple):
         >>> rows.order.tolist(), rows.names("machine"), rows.killed.tolist()
         ([0, 1], ['m2', 'm1'], [True, False])
         """
+        return cls._sorted_from_flat(flat, killed, truncated)[1]
+
+    @classmethod
+    def from_flat_at(
+        cls, flat: list[Any], killed: Iterable[int], truncated: Iterable[int], rows: IntArray
+    ) -> tuple[AttemptRows, IntArray]:
+        """:meth:`from_flat`, and where the attempts ``rows`` (indices into the flat list's
+        attempts) are in the sorted columns.
+
+        Examples
+        --------
+        >>> flat = [5.0, 1, "map", 0, 0, "m1", 9.0, None, 5.0, 0, "map", 0, 0, "m2", 8.0, None]
+        >>> AttemptRows.from_flat_at(flat, [], [], np.array([0, 1]))[1].tolist()
+        [1, 0]
+        """
+        by, table = cls._sorted_from_flat(flat, killed, truncated)
+        if by is None:
+            return table, rows
+        where = np.empty_like(by)
+        where[by] = np.arange(by.shape[0])
+        return table, where[rows]
+
+    @classmethod
+    def _sorted_from_flat(
+        cls, flat: list[Any], killed: Iterable[int], truncated: Iterable[int]
+    ) -> tuple[IntArray | None, AttemptRows]:
+        """:meth:`from_flat`'s table and the permutation that sorted it (None: none did)."""
         n = len(flat) // ROW_FIELDS
 
         def numbers(offset: int, dtype: type[np.generic]) -> npt.NDArray[Any]:
@@ -258,6 +285,7 @@ class AttemptRows(NamedTuple):
         was_killed = _flags(n, killed)
         cut = _flags(n, truncated)
         keys = (start, order, _PHASE_SORT_RANK[phase], task, attempt)
+        by: IntArray | None = None
         if not _ascending(keys):
             by = np.lexsort(keys[::-1])
             start, order, phase, task, attempt = (
@@ -268,7 +296,7 @@ class AttemptRows(NamedTuple):
         columns = (start, order, phase, task, attempt, machine, finish, was_killed, locality, cut)
         for column in columns:
             column.flags.writeable = False  # a log is immutable; its readers share these
-        return cls(
+        return by, cls(
             start,
             order,
             phase,
@@ -437,6 +465,9 @@ class AttemptSpill:
         """Per piece appended, its attempts and its machine names."""
         self.spilled = 0
         """The attempts in the file."""
+        self.patches: dict[int, list[Any]] = {}
+        """Attempts written while they ran and changed since, by their row in the table:
+        [finish, killed, truncated] (:meth:`patch`)."""
 
     def append(self, piece: AttemptRows) -> None:
         """Write ``piece`` (the log's next attempts, sorted: :meth:`AttemptRows.from_flat`)
@@ -458,6 +489,18 @@ class AttemptSpill:
             self.file.write(getattr(piece, name).tobytes())
         self.pieces.append((n, piece.machine_names))
         self.spilled += n
+
+    def patch(self, row: int, finish: float, *, killed: bool, truncated: bool) -> None:
+        """The attempt at ``row`` of the table (already written) ends at ``finish``, and was
+        killed or truncated if so (a driver spills attempts that still run: their end is
+        written when known)."""
+        known = self.patches.get(row)
+        if known is None:
+            self.patches[row] = [finish, killed, truncated]
+        else:
+            known[0] = finish
+            known[1] = known[1] or killed
+            known[2] = known[2] or truncated
 
     def rows(self, last: AttemptRows) -> AttemptRows:
         """The pieces written, then ``last``, as one table (:meth:`AttemptRows.concat`'s
@@ -486,6 +529,11 @@ class AttemptSpill:
             lo += n
         file.close()
         self.file = None
+        for row, (finish, killed, truncated) in self.patches.items():
+            out["finish"][row] = finish
+            out["killed"][row] |= killed
+            out["truncated"][row] |= truncated
+        self.patches = {}
         for name, _ in _SPILLED_COLUMNS:
             out[name][lo:] = getattr(last, name)
         machine = out["machine"]
