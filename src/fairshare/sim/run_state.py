@@ -151,8 +151,8 @@ class RunState:
         self.attempts: list[Any] = []
         self.killed: set[int] = set()
         self.truncated: set[int] = set()
-        # Closed attempts leave the flat list in pieces of columns (:meth:`spill`) written to
-        # a temporary file, so that a long run holds only its open attempts, not a Python
+        # Attempts leave the flat list in pieces of columns (:meth:`spill`) written to a
+        # temporary file, so that a long run holds its latest attempts only, not a Python
         # list's 130 bytes per attempt: ``base`` is the slot of the list's first item,
         # ``pieces`` holds the columns of the rows before it.
         self.base = 0
@@ -632,9 +632,8 @@ class RunState:
 
         What is left of the flat list goes to the spill file too, a piece of about
         :data:`SPILL_ITEMS` items at a time (cut where the start time changes, as
-        :meth:`spill` cuts), and the list is dropped before the file is read back: a run
-        whose long tasks kept much of the list until the end never holds the list, its
-        columns and the whole run's columns at once.
+        :meth:`spill` cuts), and the list is dropped before the file is read back: the
+        list, its columns and the whole run's columns are never held at once.
         """
         attempts = self.attempts
         base = self.base
