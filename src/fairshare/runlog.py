@@ -30,9 +30,10 @@ A log as the simulator writes it (:func:`fairshare.sim.simulate`):
 from __future__ import annotations
 
 import heapq
+import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple
+from typing import IO, Any, Literal, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -236,6 +237,33 @@ class AttemptRows(NamedTuple):
         >>> rows.order.tolist(), rows.names("machine"), rows.killed.tolist()
         ([0, 1], ['m2', 'm1'], [True, False])
         """
+        return cls._sorted_from_flat(flat, killed, truncated)[1]
+
+    @classmethod
+    def from_flat_at(
+        cls, flat: list[Any], killed: Iterable[int], truncated: Iterable[int], rows: IntArray
+    ) -> tuple[AttemptRows, IntArray]:
+        """:meth:`from_flat`, and where the attempts ``rows`` (indices into the flat list's
+        attempts) are in the sorted columns.
+
+        Examples
+        --------
+        >>> flat = [5.0, 1, "map", 0, 0, "m1", 9.0, None, 5.0, 0, "map", 0, 0, "m2", 8.0, None]
+        >>> AttemptRows.from_flat_at(flat, [], [], np.array([0, 1]))[1].tolist()
+        [1, 0]
+        """
+        by, table = cls._sorted_from_flat(flat, killed, truncated)
+        if by is None:
+            return table, rows
+        where = np.empty_like(by)
+        where[by] = np.arange(by.shape[0])
+        return table, where[rows]
+
+    @classmethod
+    def _sorted_from_flat(
+        cls, flat: list[Any], killed: Iterable[int], truncated: Iterable[int]
+    ) -> tuple[IntArray | None, AttemptRows]:
+        """:meth:`from_flat`'s table and the permutation that sorted it (None: none did)."""
         n = len(flat) // ROW_FIELDS
 
         def numbers(offset: int, dtype: type[np.generic]) -> npt.NDArray[Any]:
@@ -257,6 +285,7 @@ class AttemptRows(NamedTuple):
         was_killed = _flags(n, killed)
         cut = _flags(n, truncated)
         keys = (start, order, _PHASE_SORT_RANK[phase], task, attempt)
+        by: IntArray | None = None
         if not _ascending(keys):
             by = np.lexsort(keys[::-1])
             start, order, phase, task, attempt = (
@@ -267,7 +296,7 @@ class AttemptRows(NamedTuple):
         columns = (start, order, phase, task, attempt, machine, finish, was_killed, locality, cut)
         for column in columns:
             column.flags.writeable = False  # a log is immutable; its readers share these
-        return cls(
+        return by, cls(
             start,
             order,
             phase,
@@ -388,6 +417,160 @@ def _ascending(keys: tuple[npt.NDArray[Any], ...]) -> bool:
         if not undecided.any():
             return True
     return True
+
+
+_SPILLED_COLUMNS: tuple[tuple[str, type[np.generic]], ...] = (
+    ("start", np.float64),
+    ("order", np.int64),
+    ("phase", np.int64),
+    ("task", np.int64),
+    ("attempt", np.int64),
+    ("machine", np.int64),
+    ("finish", np.float64),
+    ("killed", np.bool_),
+    ("locality", np.int64),
+    ("truncated", np.bool_),
+)
+"""The columns of :class:`AttemptRows` a piece writes to its spill file, in file order, and
+their types."""
+
+
+class AttemptSpill:
+    """Consecutive pieces of one log's attempt columns, kept in an anonymous temporary file
+    rather than in memory until the end of the run.
+
+    A driver that spills its closed attempts as the run goes (the simulator,
+    :meth:`fairshare.sim.run_state.RunState.spill`) appends each piece here: its columns go
+    to the file as raw bytes (the file is private to the run and deleted when closed, so it
+    needs no format of its own; writing it costs a copy, no encoding) and only each piece's
+    length and machine names stay in memory. :meth:`rows` reads them back into one array
+    per column, :meth:`AttemptRows.concat`'s table, without holding the pieces and their
+    concatenation at once. The file is in the temporary directory (``TMPDIR``).
+
+    Examples
+    --------
+    >>> spill = AttemptSpill()
+    >>> spill.append(AttemptRows.from_flat([0.0, 0, "map", 0, 0, "m2", 5.0, None], [], []))
+    >>> last = AttemptRows.from_flat(
+    ...     [1.0, 0, "map", 1, 0, "m1", 6.0, None, 1.0, 0, "map", 2, 0, "m2", 7.0, None],
+    ...     [8], [])
+    >>> rows = spill.rows(last)
+    >>> rows.names("machine"), rows.task.tolist(), rows.killed.tolist()
+    (['m2', 'm1', 'm2'], [0, 1, 2], [False, False, True])
+    """
+
+    def __init__(self) -> None:
+        self.file: IO[bytes] | None = None
+        self.pieces: list[tuple[int, tuple[str, ...]]] = []
+        """Per piece appended, its attempts and its machine names."""
+        self.spilled = 0
+        """The attempts in the file."""
+        self.patches: dict[int, list[Any]] = {}
+        """Attempts written while they ran and changed since, by their row in the table:
+        [finish, killed, truncated] (:meth:`patch`)."""
+
+    def append(self, piece: AttemptRows) -> None:
+        """Write ``piece`` (the log's next attempts, sorted: :meth:`AttemptRows.from_flat`)
+        to the file.
+
+        Raises
+        ------
+        OSError
+            The temporary file cannot be created or written.
+        """
+        n = len(piece.start)
+        if n == 0:
+            return
+        if self.file is None:
+            # Open across the run's spills, closed by rows() (or, for a run that fails, when
+            # the spill is collected): the file is anonymous, nothing is left on disk.
+            self.file = tempfile.TemporaryFile(prefix="fairshare-attempts-")  # noqa: SIM115
+        for name, _ in _SPILLED_COLUMNS:
+            self.file.write(getattr(piece, name).tobytes())
+        self.pieces.append((n, piece.machine_names))
+        self.spilled += n
+
+    def patch(self, row: int, finish: float, *, killed: bool, truncated: bool) -> None:
+        """The attempt at ``row`` of the table (already written) ends at ``finish``, and was
+        killed or truncated if so (a driver spills attempts that still run: their end is
+        written when known)."""
+        known = self.patches.get(row)
+        if known is None:
+            self.patches[row] = [finish, killed, truncated]
+        else:
+            known[0] = finish
+            known[1] = known[1] or killed
+            known[2] = known[2] or truncated
+
+    def rows(self, last: AttemptRows) -> AttemptRows:
+        """The pieces written, then ``last``, as one table (:meth:`AttemptRows.concat`'s
+        columns); the file is closed.
+
+        Raises
+        ------
+        OSError
+            The temporary file cannot be read back.
+        """
+        if self.file is None:
+            return last
+        pieces = [*self.pieces, (len(last.start), last.machine_names)]
+        machine_index: dict[str, int] = {}
+        for _, names in pieces:
+            for name in names:
+                machine_index.setdefault(name, len(machine_index))
+        total = self.spilled + len(last.start)
+        out = {name: np.empty(total, dtype=dtype) for name, dtype in _SPILLED_COLUMNS}
+        file = self.file
+        file.seek(0)
+        lo = 0
+        for n, _names in self.pieces:
+            for name, _ in _SPILLED_COLUMNS:
+                _read_into(file, out[name][lo : lo + n])
+            lo += n
+        file.close()
+        self.file = None
+        for row, (finish, killed, truncated) in self.patches.items():
+            out["finish"][row] = finish
+            out["killed"][row] |= killed
+            out["truncated"][row] |= truncated
+        self.patches = {}
+        for name, _ in _SPILLED_COLUMNS:
+            out[name][lo:] = getattr(last, name)
+        machine = out["machine"]
+        lo = 0
+        for n, names in pieces:
+            remap = np.fromiter(
+                (machine_index[name] for name in names), dtype=np.int64, count=len(names)
+            )
+            if n:
+                machine[lo : lo + n] = remap[machine[lo : lo + n]]
+            lo += n
+        for column in out.values():
+            column.flags.writeable = False
+        return AttemptRows(
+            out["start"],
+            out["order"],
+            out["phase"],
+            out["task"],
+            out["attempt"],
+            machine,
+            tuple(machine_index),
+            out["finish"],
+            out["killed"],
+            out["locality"],
+            out["truncated"],
+        )
+
+
+def _read_into(file: IO[bytes], column: npt.NDArray[Any]) -> None:
+    """Fill ``column`` (contiguous) with the file's next bytes."""
+    view = column.data.cast("B")
+    done = 0
+    while done < len(view):
+        got = file.readinto(view[done:])  # type: ignore[attr-defined]
+        if not got:
+            raise OSError("the attempts' spill file ended early")
+        done += got
 
 
 class AttemptColumns(NamedTuple):

@@ -30,6 +30,7 @@ import json
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import polars as pl
@@ -238,11 +239,34 @@ TASK_ROW_GROUP = 32_768
 that writing it holds one group's columns of names, not the whole run's (issue 32)."""
 
 
-def _tasks_rows(log: RunLog, f: RunFrames, lo: int, hi: int) -> pl.DataFrame:
+class _TaskNames(NamedTuple):
+    """The name columns :func:`_tasks_rows` gathers from (jobs, users, machines and their
+    racks with "" after them), made once per file rather than once per row group: a trace of
+    67,000 jobs would otherwise convert every job's name for each group of 32,768 rows."""
+
+    jobs: pl.Series
+    users: pl.Series
+    machines: pl.Series
+    racks: pl.Series
+
+    @classmethod
+    def of(cls, log: RunLog, f: RunFrames) -> _TaskNames:
+        machines = log.cluster.machines
+        return cls(
+            pl.Series(list(f.job_names), dtype=pl.String),
+            pl.Series(list(f.users), dtype=pl.String),
+            pl.Series([*(m.name for m in machines), ""], dtype=pl.String),
+            pl.Series([*(m.rack or "" for m in machines), ""], dtype=pl.String),
+        )
+
+
+def _tasks_rows(
+    log: RunLog, f: RunFrames, lo: int, hi: int, names: _TaskNames | None = None
+) -> pl.DataFrame:
     """The rows ``lo:hi`` of :func:`tasks_frame` (the one place its columns are made)."""
     machines = log.cluster.machines
-    m_names = (*tuple(m.name for m in machines), "")
-    m_racks = (*tuple(m.rack or "" for m in machines), "")
+    if names is None:
+        names = _TaskNames.of(log, f)
     # An attempt on a machine the cluster does not list (index -1) gets empty names.
     a_machine = f.a_machine[lo:hi]
     m_idx = np.where(a_machine >= 0, a_machine, len(machines))
@@ -251,16 +275,20 @@ def _tasks_rows(log: RunLog, f: RunFrames, lo: int, hi: int) -> pl.DataFrame:
     locality = np.where(a_locality >= 0, a_locality, len(LOCALITY_LEVELS))
     return pl.DataFrame(
         {
-            "job": _names(f.job_names, f.a_job[lo:hi]),
-            "user": _names(f.users, f.a_user[lo:hi]),
+            "job": names.jobs.gather(f.a_job[lo:hi]),
+            "user": names.users.gather(f.a_user[lo:hi]),
             "phase": _names(PHASES, f.a_phase[lo:hi]),
             "task": pl.Series(f.a_task[lo:hi], dtype=pl.Int64),
             "attempt": pl.Series(f.a_attempt[lo:hi], dtype=pl.Int64),
-            "machine": _names(m_names, m_idx),
-            "rack": _names(m_racks, m_idx),
+            "machine": names.machines.gather(m_idx),
+            "rack": names.racks.gather(m_idx),
             "start": pl.Series(f.a_start[lo:hi], dtype=pl.Float64),
             "finish": pl.Series(f.a_finish[lo:hi], dtype=pl.Float64),
-            "duration": pl.Series(f.a_duration[lo:hi], dtype=pl.Float64),
+            # The group's own durations (RunFrames.a_duration's formula): the property
+            # would make the whole run's column for every group.
+            "duration": pl.Series(
+                np.maximum(f.a_finish[lo:hi] - f.a_start[lo:hi], 0.0), dtype=pl.Float64
+            ),
             "killed": pl.Series(f.a_killed[lo:hi], dtype=pl.Boolean),
             "locality": _names((*LOCALITY_LEVELS, None), locality),
         }
@@ -400,11 +428,13 @@ def _write_tasks(log: RunLog, path: Path) -> None:
         return
     import pyarrow.parquet as pq  # noqa: PLC0415  (only a run of several groups needs it)
 
-    first = _tasks_rows(log, f, 0, min(n, TASK_ROW_GROUP)).to_arrow()
+    names = _TaskNames.of(log, f)
+    first = _tasks_rows(log, f, 0, min(n, TASK_ROW_GROUP), names).to_arrow()
     with path.open("wb") as sink, pq.ParquetWriter(sink, first.schema, compression="zstd") as w:
         w.write_table(first)
         for lo in range(TASK_ROW_GROUP, n, TASK_ROW_GROUP):
-            w.write_table(_tasks_rows(log, f, lo, min(n, lo + TASK_ROW_GROUP)).to_arrow())
+            rows = _tasks_rows(log, f, lo, min(n, lo + TASK_ROW_GROUP), names)
+            w.write_table(rows.to_arrow())
 
 
 def _write_jobs(log: RunLog, path: Path) -> None:

@@ -29,18 +29,22 @@ Examples
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from fairshare.metrics.frames import (
     FloatArray,
     IntArray,
     RunFrames,
     cached,
-    order_by_user_time,
     run_frames,
 )
 from fairshare.runlog import RunLog
+
+EventIndex = npt.NDArray[np.signedinteger[Any]]
+"""Event indices into the 2n events of a timeline: int32 where they fit, else int64."""
 
 SHARE_DECIMALS = 12
 """Shares are rounded here before change detection, so float residue of running sums
@@ -99,73 +103,170 @@ def timeline(log: RunLog) -> Timeline:
     return cached(log, "timeline", lambda lg: _timeline(run_frames(lg)))
 
 
+TIMELINE_CHUNK = 1 << 18
+"""Events per pass of the timeline's running sums (:func:`_timeline`): what the sums hold in
+flight is this many events' worth (some 100 MB), whatever the run's size. Read at each call,
+so a test may lower it."""
+
+
 def _timeline(f: RunFrames) -> Timeline:
     """The step functions of the frames: cumulative sums of starts and ends per user,
     restarted at each user's first row.
 
-    Each resource's load is summed as its own contiguous column (a strided sum over an
-    attempts x resources matrix costs more), and the dominant share is the running maximum
-    over the columns.
+    The 2n events are sorted once by (user, time); the sums then walk that order a
+    :data:`TIMELINE_CHUNK` of events at a time, each pass carrying the sums, the current
+    user's base values and the last row over to the next. A cumulative sum is sequential,
+    so a sum continued from its carried value adds the same numbers in the same order as
+    one sum over all the events: the rows are the same to the bit whatever the chunk.
     """
     n = f.a_start.shape[0]
     if n == 0:
         empty_f = np.zeros(0, dtype=np.float64)
         empty_i = np.zeros(0, dtype=np.int64)
         return Timeline(f.users, empty_f, empty_i, empty_i, empty_f, empty_i)
-    times = np.concatenate([f.a_start, f.a_finish])
     # Event k < n starts attempt k (one more task, its demand more), event n + k ends it.
-    # Users as small integers: the (user, time) sort is a radix sort on them, and the
-    # arrays of 2n events are the bulk of what this function writes.
-    small = f.a_user.astype(np.int16 if len(f.users) < np.iinfo(np.int16).max else np.int64)
-    user = np.concatenate([small, small])
-    order = order_by_user_time(user, times)
-    times, user = times[order], user[order]
-    ending = order >= n
-    # The count's steps as bytes, summed in int64: the same sums as int64 steps, with
-    # 2n bytes instead of 16n in flight (a long run's peak memory is here).
-    running = np.cumsum(np.where(ending, np.int8(-1), np.int8(1)), dtype=np.int64)
-    # Restart the sums at each user's first row, so one user's float residue cannot leak
-    # into the next user's values.
-    first = np.empty(2 * n, dtype=np.bool_)
-    first[0] = True
-    np.not_equal(user[1:], user[:-1], out=first[1:])
-    starts = np.flatnonzero(first)
-    # Only the last row of each (user, time) is kept, so the sums restart there alone.
-    last = np.empty(2 * n, dtype=np.bool_)
-    last[-1] = True
-    np.not_equal(times[1:], times[:-1], out=last[:-1])
-    last[:-1] |= first[1:]
-    kept = np.cumsum(first)[last]
-    kept -= 1
-    t, u = times[last], user[last].astype(np.int64)
-    r = running[last] - (running[starts] - np.where(ending[starts], -1, 1))[kept]
-    # What the per-resource sums below do not read goes before they run.
-    del times, user, running, first, ending
+    order = _events_by_user_time(f)
     # Demands as fractions of the pooled total, so the dominant share is a max over columns
     # (a resource the cluster has none of counts for none); an end adds the demand negated.
-    top = np.zeros(len(t))
-    for column, total in enumerate(f.total.tolist()):
-        if total > 0:
-            demand = f.a_demand[:, column] * (1.0 / total)
-            step = np.concatenate([demand, -demand])[order]
-            load = np.cumsum(step)
-            np.maximum(top, load[last] - (load[starts] - step[starts])[kept], out=top)
-    share = np.where(r > 0, np.round(top, SHARE_DECIMALS), 0.0)
-
-    # A row is kept where the user's value changed (a user's first row: from nothing).
-    same = np.zeros(len(t), dtype=np.bool_)
-    same[1:] = u[1:] == u[:-1]
-    changed = np.ones(len(t), dtype=np.bool_)
-    changed[1:] = (r[1:] != r[:-1]) | (share[1:] != share[:-1])
-    fresh = ~same
-    changed[fresh] = (r[fresh] != 0) | (share[fresh] != 0)
-    t, u, r, share = t[changed], u[changed], r[changed], share[changed]
+    columns = [(c, 1.0 / total) for c, total in enumerate(f.total.tolist()) if total > 0]
+    walk = _Walk(len(columns))
+    pieces: list[tuple[FloatArray, IntArray, IntArray, FloatArray]] = []
+    chunk = TIMELINE_CHUNK
+    for lo in range(0, 2 * n, chunk):
+        hi = min(2 * n, lo + chunk)
+        pieces.append(walk.rows(f, order, lo, hi, n, columns))
+    del order
+    t = np.concatenate([p[0] for p in pieces])
+    u = np.concatenate([p[1] for p in pieces])
+    r = np.concatenate([p[2] for p in pieces])
+    share = np.concatenate([p[3] for p in pieces])
+    del pieces
 
     # Rows are in (user, time) order, so a stable sort by time gives (time, user).
     out = np.argsort(t, kind="stable")
     by_user = np.empty_like(out)
     by_user[out] = np.arange(out.size)
     return Timeline(f.users, t[out], u[out], r[out], share[out], by_user)
+
+
+def _events_by_user_time(f: RunFrames) -> EventIndex:
+    """The 2n events (attempt k's start, then as event n + k its end) in (user, time, event)
+    order: :func:`~fairshare.metrics.frames.order_by_user_time`'s two stable sorts, each
+    input freed as soon as read and the indices kept as int32 where they fit, so that the
+    sort holds about 36 bytes per attempt at its peak rather than 74 (the same permutation).
+    """
+    n = f.a_start.shape[0]
+    by_time: EventIndex = np.argsort(np.concatenate([f.a_start, f.a_finish]), kind="stable")
+    if 2 * n < np.iinfo(np.int32).max:
+        by_time = by_time.astype(np.int32)
+    # Users as small integers: the second sort is a radix sort on them.
+    small = f.a_user.astype(np.int16 if len(f.users) < np.iinfo(np.int16).max else np.int64)
+    user = np.concatenate([small, small])
+    del small
+    user = user[by_time]
+    by_user = np.argsort(user, kind="stable")
+    del user
+    order: EventIndex = by_time[by_user]
+    return order
+
+
+class _Walk:
+    """What one pass of :func:`_timeline` hands the next: the running sums at the end of the
+    events seen, the base values of the user whose events were last (its sums before its
+    first event, subtracted so that its values restart there, as if the earlier users'
+    float residue were not in the sums), and the last row (its user, count and share:
+    whether the next row is a change)."""
+
+    def __init__(self, resources: int) -> None:
+        self.started = False
+        self.user = -1
+        self.running = 0
+        self.load = [0.0] * resources
+        self.base_running = 0
+        self.base_load = [0.0] * resources
+        self.row: tuple[int, int, float] | None = None
+
+    def rows(
+        self,
+        f: RunFrames,
+        order: EventIndex,
+        lo: int,
+        hi: int,
+        n: int,
+        columns: list[tuple[int, float]],
+    ) -> tuple[FloatArray, IntArray, IntArray, FloatArray]:
+        """The change rows (time, user, running, share) of events ``order[lo:hi]``, in
+        (user, time) order, the carried values updated."""
+        idx = order[lo:hi]
+        ending = idx >= n
+        att = np.where(ending, idx - n, idx)
+        times = np.where(ending, f.a_finish[att], f.a_start[att])
+        user = f.a_user[att]
+        m = idx.shape[0]
+        running = np.cumsum(np.where(ending, np.int8(-1), np.int8(1)), dtype=np.int64)
+        running += self.running
+        # A user's first event; the first of the pass is one unless it goes on the last
+        # pass's user.
+        first = np.empty(m, dtype=np.bool_)
+        first[0] = not self.started or int(user[0]) != self.user
+        np.not_equal(user[1:], user[:-1], out=first[1:])
+        starts = np.flatnonzero(first)
+        # Only the last event of each (user, time) gives a row; the pass's last event looks
+        # at the next pass's first.
+        last = np.empty(m, dtype=np.bool_)
+        if hi < order.shape[0]:
+            k = int(order[hi])
+            after = f.a_finish[k - n] if k >= n else f.a_start[k]
+            after_user = int(f.a_user[k - n if k >= n else k])
+            last[-1] = bool(after != times[-1]) or after_user != int(user[-1])
+        else:
+            last[-1] = True
+        np.not_equal(times[1:], times[:-1], out=last[:-1])
+        last[:-1] |= first[1:]
+        # Each event's user's group: 0 the carried user, j the pass's j-th first event.
+        group = np.cumsum(first)[last]
+        t, u = times[last], user[last].astype(np.int64)
+        bases = np.empty(starts.shape[0] + 1, dtype=np.int64)
+        bases[0] = self.base_running
+        bases[1:] = running[starts] - np.where(ending[starts], -1, 1)
+        r = running[last] - bases[group]
+        self.running = int(running[-1])
+        if starts.shape[0]:
+            self.base_running = int(bases[-1])
+        del running, times
+        top = np.zeros(len(t))
+        for j, (column, scale) in enumerate(columns):
+            demand = f.a_demand[att, column] * scale
+            step = np.where(ending, -demand, demand)
+            if self.started:
+                load = np.cumsum(np.concatenate([[self.load[j]], step]))[1:]
+            else:
+                load = np.cumsum(step)
+            base = np.empty(starts.shape[0] + 1, dtype=np.float64)
+            base[0] = self.base_load[j]
+            base[1:] = load[starts] - step[starts]
+            np.maximum(top, load[last] - base[group], out=top)
+            self.load[j] = float(load[-1])
+            if starts.shape[0]:
+                self.base_load[j] = float(base[-1])
+        share = np.where(r > 0, np.round(top, SHARE_DECIMALS), 0.0)
+        self.started = True
+        self.user = int(user[-1])
+
+        # A row is kept where the user's value changed (a user's first row: from nothing).
+        same = np.zeros(len(t), dtype=np.bool_)
+        changed = np.ones(len(t), dtype=np.bool_)
+        if len(t):
+            prev = self.row
+            if prev is not None:
+                same[0] = int(u[0]) == prev[0]
+                changed[0] = int(r[0]) != prev[1] or float(share[0]) != prev[2]
+            same[1:] = u[1:] == u[:-1]
+            changed[1:] = (r[1:] != r[:-1]) | (share[1:] != share[:-1])
+            self.row = (int(u[-1]), int(r[-1]), float(share[-1]))
+        fresh = ~same
+        changed[fresh] = (r[fresh] != 0) | (share[fresh] != 0)
+        return t[changed], u[changed], r[changed], share[changed]
 
 
 def share_integrals(tl: Timeline, horizon: float) -> FloatArray:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 from array import array
+from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any, Final
@@ -37,6 +38,7 @@ from fairshare.runlog import (
     ROW_FIELDS,
     ROW_FINISH,
     AttemptRows,
+    AttemptSpill,
     JobRecord,
     greedy_end,
 )
@@ -149,11 +151,15 @@ class RunState:
         self.attempts: list[Any] = []
         self.killed: set[int] = set()
         self.truncated: set[int] = set()
-        # Closed attempts leave the flat list in pieces of columns (:meth:`spill`), so that a
-        # long run holds a few dozen bytes per attempt, not a Python list's 130: ``base`` is
-        # the slot of the list's first item, ``pieces`` the columns of the rows before it.
+        # Attempts leave the flat list in pieces of columns (:meth:`spill`) written to a
+        # temporary file, so that a long run holds its latest attempts only, not a Python
+        # list's 130 bytes per attempt: ``base`` is the slot of the list's first item,
+        # ``pieces`` holds the columns of the rows before it.
         self.base = 0
-        self.pieces: list[AttemptRows] = []
+        self.pieces = AttemptSpill()
+        # Attempts spilled while they ran, by slot: (start, attempt number, row in the
+        # spilled table), for the writes and reads of their row until they end.
+        self.spilled_open: dict[int, tuple[float, int, int]] = {}
         self.spill_at = SPILL_ITEMS
         # Told (simulated time, attempts launched) every PROGRESS_EVENTS events: a progress bar.
         self.progress: Callable[[float, int], None] | None = None
@@ -304,6 +310,10 @@ class RunState:
         """Rewrite the attempt row of a task that ran from its launch (``state``) to
         ``end``."""
         slot = state.slot
+        if slot < self.base:
+            row = self.spilled_open[slot][2]
+            self.pieces.patch(row, end, killed=killed, truncated=truncated)
+            return
         self.attempts[slot - self.base + ROW_FINISH] = end
         if killed:
             self.killed.add(slot)
@@ -312,11 +322,15 @@ class RunState:
 
     def _attempt(self, state: Finish) -> int:
         """The attempt number of running task ``state``."""
+        if state.slot < self.base:
+            return self.spilled_open[state.slot][1]
         attempt: int = self.attempts[state.slot - self.base + ROW_ATTEMPT]
         return attempt
 
     def _started(self, state: Finish) -> float:
         """When running task ``state`` started."""
+        if state.slot < self.base:
+            return self.spilled_open[state.slot][0]
         start: float = self.attempts[state.slot - self.base]
         return start
 
@@ -566,35 +580,43 @@ class RunState:
     # ----------------------------------------------------------------- records
 
     def spill(self) -> None:
-        """Move the attempt rows that are closed and start before the oldest open one into a
-        piece of columns (:meth:`AttemptRows.from_flat`), cut where the start time changes
-        so that the pieces in order are the log's order (:meth:`AttemptRows.concat`).
+        """Move the attempt rows that start before the latest start time into a piece of
+        columns (:meth:`AttemptRows.from_flat`) written to the spill file
+        (:class:`AttemptSpill`), cut where the start time changes so that the pieces in
+        order are the log's order (:meth:`AttemptRows.concat`).
 
-        A row is open while its task runs (its finish, a kill or a truncation may rewrite
-        it); rows of the latest start time stay too, since attempts launched later at that
-        time may sort before them. A long-running task keeps the rows after its own in the
-        list until it ends; the next try waits for another :data:`SPILL_ITEMS` items.
+        Rows of the latest start time stay, since attempts launched later at that time may
+        sort before them. A row whose task still runs goes too: its start and attempt
+        number are kept (``spilled_open``) for the engine to read, and a later change of its
+        end (its finish rewritten, a kill, a truncation) is written over its row in the
+        table when the file is read back (:meth:`AttemptSpill.patch`). So the list never
+        holds more than about :data:`SPILL_ITEMS` items, however long a task runs.
         """
         attempts = self.attempts
         base = self.base
-        cut = len(attempts)
-        for state in self.running.values():
-            cut = min(cut, state.slot - base)
-        for run in self.runs.values():
-            for entry in run.map_entries:
-                if entry is not None and entry.slot - base < cut:
-                    cut = entry.slot - base
-        if cut == len(attempts):
-            cut -= ROW_FIELDS  # the latest row; its time's ties go back with it below
+        cut = len(attempts) - ROW_FIELDS
         while cut > 0 and attempts[cut - ROW_FIELDS] == attempts[cut]:
             cut -= ROW_FIELDS
         self.spill_at = len(attempts) - cut + SPILL_ITEMS
         if cut <= 0:
             return
         end = base + cut
+        running = [state.slot for state in self.running.values()]
+        for run in self.runs.values():
+            running += [entry.slot for entry in run.map_entries if entry is not None]
+        # The rows still written to: those spilled before and these.
+        fresh = sorted(slot for slot in running if base <= slot < end)
         killed = [slot - base for slot in self.killed if slot < end]
         truncated = [slot - base for slot in self.truncated if slot < end]
-        self.pieces.append(AttemptRows.from_flat(attempts[:cut], killed, truncated))
+        rows = np.array([(slot - base) // ROW_FIELDS for slot in fresh], dtype=np.int64)
+        piece, where = AttemptRows.from_flat_at(attempts[:cut], killed, truncated, rows)
+        kept = {slot: self.spilled_open[slot] for slot in running if slot in self.spilled_open}
+        first = self.pieces.spilled
+        for slot, row in zip(fresh, where.tolist(), strict=True):
+            offset = slot - base
+            kept[slot] = (attempts[offset], attempts[offset + ROW_ATTEMPT], first + row)
+        self.spilled_open = kept
+        self.pieces.append(piece)
         self.killed.difference_update(slot + base for slot in killed)
         self.truncated.difference_update(slot + base for slot in truncated)
         self.attempts = attempts[cut:]
@@ -605,14 +627,41 @@ class RunState:
         return (self.base + len(self.attempts)) // ROW_FIELDS
 
     def attempt_rows(self) -> AttemptRows:
-        """All the run's attempt rows as columns, sorted (at the end of the run)."""
+        """All the run's attempt rows as columns, sorted (at the end of the run, when every
+        attempt is closed).
+
+        What is left of the flat list goes to the spill file too, a piece of about
+        :data:`SPILL_ITEMS` items at a time (cut where the start time changes, as
+        :meth:`spill` cuts), and the list is dropped before the file is read back: the
+        list, its columns and the whole run's columns are never held at once.
+        """
+        attempts = self.attempts
         base = self.base
+        killed = sorted(slot - base for slot in self.killed)
+        truncated = sorted(slot - base for slot in self.truncated)
+        lo = 0
+        while len(attempts) - lo > SPILL_ITEMS:
+            cut = lo + SPILL_ITEMS
+            while cut > lo and attempts[cut - ROW_FIELDS] == attempts[cut]:
+                cut -= ROW_FIELDS
+            if cut == lo:
+                break  # one start time all along: the rest is one piece
+            self.pieces.append(
+                AttemptRows.from_flat(
+                    attempts[lo:cut], _within(killed, lo, cut), _within(truncated, lo, cut)
+                )
+            )
+            lo = cut
         last = AttemptRows.from_flat(
-            self.attempts,
-            [slot - base for slot in self.killed],
-            [slot - base for slot in self.truncated],
+            attempts[lo:], _within(killed, lo, len(attempts)), _within(truncated, lo, len(attempts))
         )
-        return AttemptRows.concat([*self.pieces, last])
+        # Every row is in the file now (launched() still counts them).
+        self.base = base + len(attempts)
+        self.attempts = []
+        self.killed.clear()
+        self.truncated.clear()
+        del attempts
+        return self.pieces.rows(last)
 
     def close(self, last: float) -> None:
         """Jobs still running when the run ends keep ``finish=None``; refresh their rows. Tasks
@@ -672,6 +721,11 @@ class RunState:
         if self.fit is None:
             self.fit = TaskFit(list(self.machines.values()), self.resources)
         return self.fit.slots(job.constraint, job.machines, demand)
+
+
+def _within(offsets: list[int], lo: int, hi: int) -> list[int]:
+    """The sorted ``offsets`` in ``[lo, hi)``, made relative to ``lo``."""
+    return [o - lo for o in offsets[bisect_left(offsets, lo) : bisect_left(offsets, hi)]]
 
 
 def _durations(job: Job, rng: np.random.Generator) -> Sequence[float]:
