@@ -157,6 +157,7 @@ FILE_TIERS: dict[str, tuple[str, ...]] = {
         "test_out_dir.py",
         "test_reproduce.py",
         "test_reproduce_events.py",
+        "test_reproduce_sensitivity.py",
         "test_reproduce_targets.py",
         "test_sweep.py",
         "test_traces_alibaba_batch_cli.py",

@@ -241,13 +241,13 @@ class Setup:
     sweep: tuple[Variant, ...] = ()
 
     def document(self) -> dict[str, object]:
-        """The choice as ``result.json`` holds it (``sweep``: the values swept)."""
+        """The choice as ``result.json`` holds it (the swept values are in its
+        ``sensitivity``, written by ``--sensitivity``)."""
         return {
             "parameter": self.parameter,
             "value": self.value,
             "why": self.why,
             "verdicts_change": self.verdicts_change,
-            "sweep": [variant.value for variant in self.sweep],
         }
 
 

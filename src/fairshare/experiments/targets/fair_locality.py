@@ -75,7 +75,7 @@ def _locality_tolerance(standard: float, delayed: float) -> float:
     """A locality row's tolerance (issue 33, item 3): 0.1, but never more than half the
     effect the claim is about (the gap between the standard scheduler's locality and
     delay scheduling's), nor less than the printed precision (whole percents, 0.005)."""
-    return max(0.005, min(0.1, abs(delayed - standard) / 2))
+    return round(max(0.005, min(0.1, abs(delayed - standard) / 2)), 4)
 
 
 _GAIN_PRECISION = 0.05
