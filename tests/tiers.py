@@ -99,6 +99,7 @@ FILE_TIERS: dict[str, tuple[str, ...]] = {
         "test_live_store.py",
         "test_live_tenant.py",
         "test_loader.py",
+        "test_generator_sizes.py",
         "test_lp_fallback.py",
         "test_metrics.py",
         "test_numeric_range.py",
