@@ -55,6 +55,8 @@ def test_every_swept_parameter_is_a_stated_setup_choice_with_two_ends() -> None:
         ("hdrf-fig11", "memory per task"),
         ("fair-fig10-11", "reducer slow-start"),
         ("fair-fig8-9", "reducer slow-start"),
+        ("fair-fig10-11", "job sizes and slots"),
+        ("tsf-fig9-11", "job sizes"),
     ):
         assert expected in swept, expected
     for t in TARGETS:
@@ -96,7 +98,7 @@ def test_gain_tolerances_are_the_printed_precision_not_wider_than_the_effect(
 
 
 def test_sensitivity_fills_verdicts_change_from_the_runs(tmp_path: Path) -> None:
-    base = run_target(target("fair-fig10-11"), tmp_path, scale=0.1, seeds=(0,), jobs=1)
+    base = run_target(target("fair-fig8-9"), tmp_path, scale=0.2, seeds=(0,), jobs=1)
     swept = run_sensitivity(base, jobs=1)
     assert [(r.parameter, r.value) for r in swept.sensitivity] == [
         ("reducer slow-start", "1 (after the job's last map)")
@@ -105,12 +107,12 @@ def test_sensitivity_fills_verdicts_change_from_the_runs(tmp_path: Path) -> None
     own = {row.metric: row.verdict for row in base.rows}
     assert list(dict(run.verdicts)) == list(own)
     assert list(run.changed) == [m for m, v in run.verdicts if own[m] != v]
-    document = json.loads((tmp_path / "fair-fig10-11" / "result.json").read_text())
+    document = json.loads((tmp_path / "fair-fig8-9" / "result.json").read_text())
     choice = next(c for c in document["setup"] if c["parameter"] == "reducer slow-start")
     assert choice["verdicts_change"] is bool(run.changed)
     assert document["sensitivity"][0]["value"] == "1 (after the job's last map)"
-    assert (tmp_path / "fair-fig10-11" / "sensitivity" / "reducer-slow-start-0").is_dir()
-    assert "Sensitivity" in (tmp_path / "fair-fig10-11" / "report.html").read_text()
+    assert (tmp_path / "fair-fig8-9" / "sensitivity" / "reducer-slow-start-0").is_dir()
+    assert "Sensitivity" in (tmp_path / "fair-fig8-9" / "report.html").read_text()
 
 
 def test_the_command_line_runs_the_sweep(
@@ -120,9 +122,9 @@ def test_the_command_line_runs_the_sweep(
         main(
             [
                 "reproduce",
-                "fair-fig10-11",
+                "fair-fig8-9",
                 "--scale",
-                "0.1",
+                "0.2",
                 "--seeds",
                 "1",
                 "-j",
