@@ -234,6 +234,7 @@ TABLE3 = Target(
             "map task length",
             "10 s, constant",
             "the paper gives none for the scans; one length so makespans compare",
+            verdicts_change=True,
             sweep=(
                 Variant(
                     "exponential, mean 10 s",
@@ -246,6 +247,7 @@ TABLE3 = Target(
             "rack slowdown",
             "1.2 (the --rack-slowdown default): a rack-local map runs 1.2x longer",
             "the paper gives none; the same as fair-fig15",
+            verdicts_change=True,
             sweep=(Variant("2.0", with_fixed(_t3_build, rack_slowdown=2.0)),),
         ),
         Setup(
@@ -439,6 +441,7 @@ FIG13_14 = Target(
             "2.0: a non-local map runs 2x longer (fair-table3 and fair-fig15 use 1.2)",
             "section 6.2.1's own numbers (10-map jobs 1.7x faster from 37% to 99% node "
             "locality) imply about 2; the throughput gains depend on it",
+            verdicts_change=True,
             sweep=(Variant("1.2", partial(_sticky_build, slowdown=1.2)),),
         ),
         Setup(
@@ -446,6 +449,7 @@ FIG13_14 = Target(
             "exponential, mean 10 s",
             "the paper gives none; with one constant length every slot frees at once each "
             "wave and no slot stays with its job",
+            verdicts_change=True,
             sweep=(
                 Variant("10 s, constant", partial(_sticky_build, duration=10.0)),
                 Variant(
@@ -619,6 +623,7 @@ FIG15 = Target(
             "rack slowdown",
             "1.2 (the --rack-slowdown default)",
             "the model has no disk or network contention; the paper gives no remote-read cost",
+            verdicts_change=True,
             sweep=(Variant("2.0", with_fixed(_io_build, rack_slowdown=2.0)),),
         ),
         Setup(

@@ -579,6 +579,7 @@ FIG8_9 = Target(
             "reducer slow-start",
             "0.05 (reducers launch once 5% of the job's maps are done)",
             _SLOWSTART_WHY,
+            verdicts_change=True,
             sweep=(
                 Variant(
                     "1 (after the job's last map)", with_fixed(_s53_build, reduce_slowstart=1.0)

@@ -698,6 +698,7 @@ TARGETS = (
                 "1.5 GB for two thirds of the CPU jobs (drawn per job), else 1 GB",
                 "the paper: 'a majority of which use 1.5 GB memory' (section 5.3); two "
                 "thirds is one reading of 'a majority', swept over 0.51-1",
+                verdicts_change=True,
                 sweep=(
                     Variant("1.5 GB for 51% of the jobs", partial(_fig11_build, memory=0.51)),
                     Variant("1.5 GB for every CPU job", partial(_fig11_build, memory=1.0)),
