@@ -57,6 +57,7 @@ def test_every_swept_parameter_is_a_stated_setup_choice_with_two_ends() -> None:
         ("fair-fig8-9", "reducer slow-start"),
         ("fair-fig10-11", "job sizes and slots"),
         ("tsf-fig9-11", "job sizes"),
+        ("tsf-fig9-11", "task length"),
     ):
         assert expected in swept, expected
     for t in TARGETS:
