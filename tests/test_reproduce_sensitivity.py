@@ -147,3 +147,12 @@ def _jobs(scenario: object) -> list[dict[str, object]]:
     jobs = document["jobs"]
     assert isinstance(jobs, list)
     return jobs
+
+
+def test_fair_s626_judges_the_ratio_of_the_papers_batch_times(tmp_path: Path) -> None:
+    """FAIR section 6.2.6: 'Fair Sharing took 26.2 ± 0.3 minutes ..., while FIFO took 22.1
+    ± 0.2 minutes': the ratio 1.186, its tolerance the error bars' (0.017, rounded up)."""
+    result = run_target(target("fair-s626"), tmp_path, scale=0.1, seeds=(0,), jobs=1)
+    (row,) = result.rows
+    assert (row.paper, row.tolerance, row.neutral) == (1.186, 0.02, 1.0)
+    assert row.ours is not None and row.ours > 0
