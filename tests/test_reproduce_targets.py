@@ -20,6 +20,8 @@ TINY = {
     "fair-fig13-14": 0.1,
     "fair-fig10-11": 0.1,
     "fair-fig8-9": 0.3,
+    "fair-s623": 1.0,
+    "fair-s626": 0.1,
     "hdrf-fig9": 0.05,
     "hdrf-fig11": 0.3,
     "hdrf-fig12-13": 0.02,

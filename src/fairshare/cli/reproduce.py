@@ -1,7 +1,7 @@
 """``fairshare reproduce [TARGET...] [--list [--markdown]] [--seeds N] [--scale S] [--jobs N]
---out DIR`` (SPEC section 7): the papers' evaluation figures and tables, each run on the
-sweep machinery and judged against the paper's numbers (:mod:`fairshare.experiments.targets`,
-:mod:`fairshare.experiments.reproduce`)."""
+[--sensitivity] --out DIR`` (SPEC section 7): the papers' evaluation figures and tables,
+each run on the sweep machinery and judged against the paper's numbers
+(:mod:`fairshare.experiments.targets`, :mod:`fairshare.experiments.reproduce`)."""
 
 from __future__ import annotations
 
@@ -86,7 +86,9 @@ class _Progress:
         self.task: TaskID | None = None
 
     def start(self, cells: int, todo: int) -> None:
-        """Show the bar for the ``todo`` cells, if stderr is a terminal."""
+        """Show the bar for the ``todo`` cells, if stderr is a terminal (a sensitivity
+        run's variants each start a new one)."""
+        self.close()
         if not todo or not sys.stderr.isatty():
             return
         self.bar = Progress(
@@ -139,15 +141,17 @@ def _print_result(result: TargetResult, scaled: str, console: Console) -> None:
     ):
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
     for row in result.rows:
-        table.add_row(
-            row.metric, _shown(row.shown), _shown(row.ours), _shown(row.spread), row.verdict
-        )
+        verdict = row.verdict + (" (model check)" if row.kind == "model-check" else "")
+        table.add_row(row.metric, _shown(row.shown), _shown(row.ours), _shown(row.spread), verdict)
     console.print(table)
     for row in result.rows:
         if row.reason is not None:
             console.print(f"  {row.verdict}: {row.metric}: {row.reason}", markup=False)
     if t.note is not None:
         console.print(f"  note: {t.note}", markup=False)
+    for run in result.sensitivity:
+        changed = ", ".join(run.changed) if run.changed else "no verdict changes"
+        console.print(f"  sensitivity: {run.parameter} = {run.value}: {changed}", markup=False)
     ran = f"ran {result.ran} cells" + (f" ({result.reused} done before)" if result.reused else "")
     console.print(
         f"{ran} in {result.seconds:.1f} s; wrote {result.out}: result.json, figure.svg, "
@@ -183,6 +187,14 @@ def reproduce_command(
         int | None,
         typer.Option("--jobs", "-j", min=1, help="Cells at a time (default: every core)"),
     ] = None,
+    sensitivity: Annotated[
+        bool,
+        typer.Option(
+            "--sensitivity",
+            help="Also run each end of every swept setup parameter's range and record "
+            "which verdicts change (result.json's sensitivity; setup's verdicts_change)",
+        ),
+    ] = False,
     out: Annotated[
         str | None,
         typer.Option(
@@ -198,7 +210,11 @@ def reproduce_command(
     (reproduced, same-direction, inconclusive, differs), and writes DIR/TARGET/result.json,
     figure.svg and report.html."""
     from fairshare.experiments import SweepDirError  # noqa: PLC0415
-    from fairshare.experiments.reproduce import TargetUnavailable, run_target  # noqa: PLC0415
+    from fairshare.experiments.reproduce import (  # noqa: PLC0415
+        TargetUnavailable,
+        run_sensitivity,
+        run_target,
+    )
     from fairshare.experiments.targets import TARGETS, target_names  # noqa: PLC0415
     from fairshare.experiments.targets import target as find  # noqa: PLC0415
 
@@ -252,6 +268,8 @@ def reproduce_command(
                 jobs=jobs,
                 progress=progress,
             )
+            if sensitivity:
+                result = run_sensitivity(result, jobs=jobs, progress=progress)
         except SweepDirError as err:
             raise InputError(err.file, "--out", err.what) from None
         except TargetUnavailable as err:

@@ -15,7 +15,14 @@ DIR/TARGET/result.json   {"target", "paper", "figure", "rows": [{"metric", "pape
 DIR/TARGET/figure.svg    the figure in the paper's form
 DIR/TARGET/report.html   the figure beside every row, the setup, the seeds and scale
 DIR/TARGET/sweep/        the sweep's directory: cells/, results.parquet, sweep.html
+DIR/TARGET/sensitivity/  with --sensitivity: one reproduction per end of each swept setup
+                          parameter (:func:`run_sensitivity`)
 ```
+
+With ``--sensitivity`` (:func:`run_sensitivity`), ``result.json`` also holds
+``"sensitivity": [{"parameter", "value", "verdicts", "changed"}]`` (the verdict of every row
+at that value, and the metrics whose verdict differs from the target's own), and each
+``setup`` entry's ``verdicts_change`` is what the sweep found.
 
 ``seeds`` is the number of seeds run.
 
@@ -40,6 +47,7 @@ Examples
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -66,10 +74,12 @@ __all__ = [
     "FIGURE",
     "REPORT",
     "RESULT",
+    "SENSITIVITY",
     "SWEEP",
     "TargetResult",
     "TargetUnavailable",
     "check_target_dir",
+    "run_sensitivity",
     "run_target",
 ]
 
@@ -81,7 +91,9 @@ REPORT = "report.html"
 """A target's page: the figure beside every row, the setup (SPEC section 7)."""
 SWEEP = "sweep"
 """A target's sweep directory."""
-_OWN = {RESULT, FIGURE, REPORT, SWEEP}
+SENSITIVITY = "sensitivity"
+"""A target's sensitivity runs (``--sensitivity``), one directory per swept value."""
+_OWN = {RESULT, FIGURE, REPORT, SWEEP, SENSITIVITY}
 
 
 class TargetUnavailable(FairshareError):
@@ -114,6 +126,10 @@ class TargetResult:
         Wall seconds, cells and evaluation.
     out : Path
         ``DIR/TARGET``.
+    figure : str
+        The figure (an ``<svg>``).
+    sensitivity : tuple of SensitivityRun
+        The sensitivity sweep's runs (empty without ``--sensitivity``).
     """
 
     target: Target
@@ -124,17 +140,61 @@ class TargetResult:
     reused: int
     seconds: float
     out: Path
+    figure: str = ""
+    sensitivity: tuple[SensitivityRun, ...] = ()
 
     def document(self) -> dict[str, object]:
         """``result.json``'s document."""
-        return {
+        found: dict[str, bool] = {}
+        for run in self.sensitivity:
+            found[run.parameter] = found.get(run.parameter, False) or bool(run.changed)
+        setup = []
+        for choice in self.target.setup:
+            entry = choice.document()
+            if choice.parameter in found:
+                entry["verdicts_change"] = found[choice.parameter]
+            setup.append(entry)
+        document: dict[str, object] = {
             "target": self.target.name,
             "paper": self.target.paper,
             "figure": self.target.figure,
             "rows": [row.document() for row in self.rows],
             "scale": self.scale,
             "seeds": len(self.seeds),
-            "setup": [choice.document() for choice in self.target.setup],
+            "setup": setup,
+        }
+        if self.sensitivity:
+            document["sensitivity"] = [run.document() for run in self.sensitivity]
+        return document
+
+
+@dataclass(frozen=True)
+class SensitivityRun:
+    """The target run with one end of a setup parameter's range (``--sensitivity``).
+
+    Attributes
+    ----------
+    parameter, value : str
+        The setup's parameter and the value swept.
+    verdicts : tuple of (str, str)
+        Each row's metric and verdict at that value.
+    changed : tuple of str
+        The metrics whose verdict differs from the target's own run (model checks
+        excluded).
+    """
+
+    parameter: str
+    value: str
+    verdicts: tuple[tuple[str, str], ...]
+    changed: tuple[str, ...]
+
+    def document(self) -> dict[str, object]:
+        """The run as ``result.json``'s ``sensitivity`` holds it."""
+        return {
+            "parameter": self.parameter,
+            "value": self.value,
+            "verdicts": dict(self.verdicts),
+            "changed": list(self.changed),
         }
 
 
@@ -316,18 +376,26 @@ def run_target(
         len(cells) - len(todo),
         time.perf_counter() - started,
         where,
+        evaluation.figure,
     )
+    _publish(result)
+    return result
+
+
+def _publish(result: TargetResult) -> None:
+    """Write ``result.json``, ``figure.svg`` and ``report.html`` of ``result``."""
+    target, where = result.target, result.out
     try:
         _write(where / RESULT, json.dumps(result.document(), indent=2) + "\n")
-        _write(where / FIGURE, evaluation.figure + "\n")
+        _write(where / FIGURE, result.figure + "\n")
         _write(
             where / REPORT,
             render_reproduction(
                 result.document(),
                 description=target.description,
                 section=target.section,
-                scaled=target.scaled(chosen_scale),
-                figure=evaluation.figure,
+                scaled=target.scaled(result.scale),
+                figure=result.figure,
                 note=target.note,
             ),
         )
@@ -335,4 +403,55 @@ def run_target(
         raise SweepDirError(
             str(where), f"cannot write the result ({err.strerror or err})"
         ) from None
-    return result
+
+
+def _slug(text: str) -> str:
+    """A directory name for a swept value (``rack-slowdown-1.2``)."""
+    return re.sub(r"[^A-Za-z0-9.]+", "-", text).strip("-").lower() or "value"
+
+
+def run_sensitivity(
+    result: TargetResult,
+    *,
+    jobs: int | None = None,
+    progress: SweepProgress | None = None,
+) -> TargetResult:
+    """Run ``result``'s target once per swept value of each of its setup parameters
+    (:attr:`~.targets.base.Setup.sweep`, the ends of the plausible range; issue 33 item
+    4), at the same scale and seeds, into ``DIR/TARGET/sensitivity/PARAMETER-k/``, and
+    rewrite ``result.json`` and ``report.html`` with what changed.
+
+    Parameters
+    ----------
+    result : TargetResult
+        The target's own run (:func:`run_target`).
+    jobs : int, optional
+        Worker processes.
+    progress : SweepProgress, optional
+        Told each variant's plan and cells.
+
+    Returns
+    -------
+    TargetResult
+        ``result`` with its :attr:`~TargetResult.sensitivity`.
+    """
+    own = {row.metric: row.verdict for row in result.rows if row.kind != "model-check"}
+    runs: list[SensitivityRun] = []
+    for choice in result.target.setup:
+        for k, variant in enumerate(choice.sweep):
+            varied = dataclasses.replace(result.target, build=variant.build, setup=())
+            where = result.out / SENSITIVITY / f"{_slug(choice.parameter)}-{k}"
+            done = run_target(
+                varied,
+                where,
+                scale=result.scale,
+                seeds=result.seeds,
+                jobs=jobs,
+                progress=progress,
+            )
+            verdicts = tuple((row.metric, row.verdict) for row in done.rows)
+            changed = tuple(m for m, v in verdicts if m in own and own[m] != v)
+            runs.append(SensitivityRun(choice.parameter, variant.value, verdicts, changed))
+    swept = dataclasses.replace(result, sensitivity=tuple(runs))
+    _publish(swept)
+    return swept

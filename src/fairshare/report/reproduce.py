@@ -230,13 +230,35 @@ def render_reproduction(
             "ours": _plus_minus(row["ours"], row["spread"]),
             "tolerance": "—" if row["tolerance"] is None else f"± {fmt(row['tolerance'])}",
             "neutral": fmt(row["neutral"]),
-            "verdict": row["verdict"],
+            "verdict": (
+                f"{row['verdict']} (model check)"
+                if row.get("kind") == "model-check"
+                else row["verdict"]
+            ),
             "colour": _VERDICT_COLOURS.get(str(row["verdict"]), "#000000"),
             "reason": row["reason"] or "",
+            "counted": row.get("kind") != "model-check",
         }
         for row in document["rows"]
     ]
-    counts = {v: sum(1 for r in rows if r["verdict"] == v) for v in _VERDICT_COLOURS}
+    # Model checks (true by construction in the model) are shown, never counted.
+    judged = [r for r in rows if r["counted"]]
+    counts = {v: sum(1 for r in judged if r["verdict"] == v) for v in _VERDICT_COLOURS}
+    checks = len(rows) - len(judged)
+    sensitivity = document.get("sensitivity")
+    swept = [
+        {
+            "parameter": run["parameter"],
+            "value": run["value"],
+            "changed": ", ".join(run["changed"]) or "none",
+            "counts": ", ".join(
+                f"{n} {v}"
+                for v in _VERDICT_COLOURS
+                if (n := sum(1 for x in run["verdicts"].values() if x == v))
+            ),
+        }
+        for run in (sensitivity if isinstance(sensitivity, list) else [])
+    ]
     seeds = int(document["seeds"])
     scale = float(document["scale"])
     return _ENV.get_template("reproduce.html.j2").render(
@@ -251,7 +273,9 @@ def render_reproduction(
             ("seeds", f"{seeds} (0 to {seeds - 1})" if seeds > 1 else "1 (seed 0)"),
             (
                 "verdicts",
-                ", ".join(f"{n} {v}" for v, n in counts.items() if n) + f" (of {len(rows)})",
+                ", ".join(f"{n} {v}" for v, n in counts.items() if n)
+                + f" (of {len(judged)})"
+                + (f"; {checks} model checks not counted" if checks else ""),
             ),
         ],
         svg=figure,
@@ -267,5 +291,6 @@ def render_reproduction(
             }
             for choice in document["setup"]
         ],
+        swept=swept,
         note=note,
     )

@@ -59,10 +59,10 @@ _DEFAULTS: dict[str, dict[str, object]] = {
 _COMMON = ("jobs", "arrival", "duration", "demand", "users", "queues", "closed_loop")
 _INPUT = ("replicas", "replica_placement", "hot_files")
 _PARAMETERS: dict[str, tuple[str, ...]] = {
-    "facebook-2009": (*_COMMON, *_INPUT, "reduce"),
-    "facebook-2010": (*_COMMON, *_INPUT),
+    "facebook-2009": (*_COMMON, *_INPUT, "reduce", "sizes"),
+    "facebook-2010": (*_COMMON, *_INPUT, "sizes"),
     "zipf": (*_COMMON, *_INPUT, "reduce", "s"),
-    "google-constraints": _COMMON,
+    "google-constraints": (*_COMMON, "sizes"),
 }
 _DEFAULT_HOT_FILES = 3
 _DEFAULT_DURATION = ParetoDuration(alpha=1.9, minimum=10.0)
@@ -202,6 +202,42 @@ class GeneratorParams:
         """``vector``, made read-only so that every job can share it."""
         vector.setflags(write=False)
         return vector
+
+    def sizes(self) -> list[tuple[int, int, float]] | None:
+        """``sizes``: the job-size bins to draw from instead of the generator's own, a
+        non-empty list of ``{low: N, high: N, fraction: F}`` (a bin by its fraction, then
+        uniform from ``low`` to ``high`` tasks; fractions are renormalised); None when not
+        given."""
+        value = self.values.get("sizes")
+        if value is None:
+            return None
+        shape = "must be a non-empty list of {low: N, high: N, fraction: F}"
+        if not isinstance(value, list) or not value:
+            self.fail("sizes", shape)
+        bins: list[tuple[int, int, float]] = []
+        for i, item in enumerate(value):
+            where = f"sizes[{i}]"
+            if not isinstance(item, Mapping) or set(item) != {"low", "high", "fraction"}:
+                self.fail(where, shape.replace("a non-empty list of ", ""))
+            ends = []
+            for end in ("low", "high"):
+                tasks = item[end]
+                if (
+                    isinstance(tasks, bool)
+                    or not isinstance(tasks, int | float)
+                    or not float(tasks).is_integer()
+                    or not 1 <= tasks <= MAX_TASKS
+                ):
+                    self.fail(
+                        f"{where}.{end}",
+                        f"must be a whole number of tasks from 1 to {MAX_TASKS:,}, got {tasks!r}",
+                    )
+                ends.append(int(tasks))
+            if ends[1] < ends[0]:
+                self.fail(f"{where}.high", f"must be at least low ({ends[0]}), got {ends[1]}")
+            fraction = self.positive("sizes", item["fraction"], f"{where}.fraction")
+            bins.append((ends[0], ends[1], fraction))
+        return bins
 
     def users(self) -> int | None:
         """``users``: how many users share the jobs; None for a user per job."""

@@ -63,7 +63,12 @@ demands within the loader's bounds, ``MAX_SECONDS`` and ``MIN_AMOUNT`` to ``MAX_
 - ``closed_loop``: ``{think: S}`` (needs ``users``): each user submits its next job S seconds
   after its previous one ends (FAIR section 6.3's IO-rate biasing runs users that keep
   submitting); the drawn arrival times give only each user's first job;
-- ``s``: the Zipf exponent (``zipf`` only, > 0, default 1).
+- ``s``: the Zipf exponent (``zipf`` only, > 0, default 1);
+- ``sizes``: job-size bins ``[{low: N, high: N, fraction: F}, ...]`` drawn instead of the
+  generator's own (``facebook-2009``, ``facebook-2010``, ``google-constraints``): a bin by
+  its fraction (renormalised), then uniform from ``low`` to ``high`` tasks; for a workload
+  whose size distribution differs from the Facebook bins, such as TSF section VI-B's
+  Google hour ("over 60% of jobs have only one task", 180k tasks across 4,500 jobs).
 
 Determinism: all randomness comes from the ``numpy.random.Generator`` passed in; the jobs are
 drawn lazily as ``Workload.jobs`` is iterated, so the same seed gives the same jobs provided
@@ -289,6 +294,7 @@ def generate(
     reduce = params.reduce() if kind in ("facebook-2009", "zipf") else None
     _check_events(events, count, users, source)
     exponent = params.number("s", 1.0) if kind == "zipf" else 1.0
+    sizes = params.sizes() if kind != "zipf" else None
     if kind == "google-constraints":
         cluster = constraint_cluster(cluster, rng)
     has = attribute_matrix(cluster) if kind == "google-constraints" else None
@@ -297,7 +303,11 @@ def generate(
         zipf = None
         if kind == "zipf":  # P(k maps) proportional to k^-s, k = 1 .. 400
             zipf = _cumulative(np.arange(1, _ZIPF_MAX_MAPS + 1, dtype=np.float64) ** -exponent)
-        bins = FACEBOOK_2010_BINS if kind == "facebook-2010" else FACEBOOK_2009_BINS
+        bins: tuple[SizeBin, ...] = (
+            FACEBOOK_2010_BINS if kind == "facebook-2010" else FACEBOOK_2009_BINS
+        )
+        if sizes is not None:
+            bins = tuple(SizeBin(low, high, fraction) for low, high, fraction in sizes)
         bin_cdf = _cumulative(np.array([b.fraction for b in bins], dtype=np.float64))
         cache: dict[tuple[int, ...], Constraint] = {}
         width = len(str(count - 1))

@@ -52,8 +52,15 @@ __all__ = [
     "Row",
     "Setup",
     "Target",
+    "Variant",
+    "counted",
     "judge",
 ]
+
+Kind = Literal["claim", "model-check"]
+"""A row's kind: a ``claim`` of the paper, or a ``model-check``, a number the model's own
+rules fix (rack locality with delay scheduling is 1.0 by construction): shown, never
+counted in the verdicts."""
 
 
 @dataclass(frozen=True)
@@ -77,6 +84,9 @@ class Claim:
         The paper's direction against ``neutral`` when it gives no number.
     source : str
         The paper's words or table cell behind ``paper`` (or behind the direction).
+    kind : ``"claim"`` or ``"model-check"``
+        ``model-check`` for a row true by construction in the model (:data:`Kind`): it
+        is judged and shown, but no verdict count includes it (issue 33, item 3).
     """
 
     metric: str
@@ -85,6 +95,7 @@ class Claim:
     neutral: float | None = None
     direction: Literal[">", "<"] | None = None
     source: str = ""
+    kind: Kind = "claim"
 
     def shown_paper(self) -> float | str:
         """The paper's number, or its direction as text (``> 1``), for people."""
@@ -99,7 +110,8 @@ class Row:
     direction-only claim), ``ours`` (the mean over seeds), ``spread`` (half the 95% interval
     over seeds; 0 with one seed), ``verdict`` and ``reason`` (one line where it is not
     ``reproduced``, else None), ``neutral``, ``tolerance`` (None without a number) and
-    ``source``; ``shown`` is the paper's column for people (``> 1`` for a direction)."""
+    ``source``; ``shown`` is the paper's column for people (``> 1`` for a direction);
+    ``kind`` is ``model-check`` for a row no verdict count includes (:data:`Kind`)."""
 
     metric: str
     paper: float | None
@@ -112,9 +124,12 @@ class Row:
     tolerance: float | None = None
     source: str = ""
     shown: float | str | None = None
+    kind: Kind = "claim"
 
     def document(self) -> dict[str, object]:
-        """The row as ``result.json`` holds it."""
+        """The row as ``result.json`` holds it (``kind`` only on a model check, so the
+        rows of claims keep SPEC section 7's fields)."""
+        extra: dict[str, object] = {"kind": self.kind} if self.kind != "claim" else {}
         return {
             "metric": self.metric,
             "paper": self.paper,
@@ -125,6 +140,7 @@ class Row:
             "neutral": self.neutral,
             "tolerance": self.tolerance,
             "source": self.source,
+            **extra,
         }
 
 
@@ -170,7 +186,30 @@ def judge(claim: Claim, values: Sequence[float | None]) -> Row:
         tolerance,
         claim.source,
         claim.shown_paper(),
+        claim.kind,
     )
+
+
+def counted(rows: Sequence[Row]) -> list[Row]:
+    """The rows the verdict counts include: every row but the model checks."""
+    return [row for row in rows if row.kind != "model-check"]
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One value of a :class:`Setup`'s sensitivity sweep: the value in words and the
+    target's grids built with it (``fairshare reproduce --sensitivity``).
+
+    Parameters
+    ----------
+    value : str
+        The value (``rack slowdown 1.2``).
+    build : callable
+        ``(scale, seeds) -> list of Part``, the target's build with this value.
+    """
+
+    value: str
+    build: Callable[[float, tuple[int, ...]], list[Part]]
 
 
 @dataclass(frozen=True)
@@ -187,17 +226,23 @@ class Setup:
     why : str
         Where the value comes from (the paper's text, a documented default) or why.
     verdicts_change : bool or None
-        Whether any verdict changes across the parameter's plausible range; None where no
-        sensitivity sweep has been run yet.
+        Whether any verdict changes across the parameter's plausible range, as last
+        measured at the default scale (``fairshare reproduce --sensitivity`` measures it
+        afresh); None where no sensitivity sweep has been run.
+    sweep : tuple of Variant
+        The ends of the parameter's plausible range (issue 33, item 4), each a build of the
+        target with that value; empty where the parameter is not swept.
     """
 
     parameter: str
     value: str
     why: str
     verdicts_change: bool | None = None
+    sweep: tuple[Variant, ...] = ()
 
     def document(self) -> dict[str, object]:
-        """The choice as ``result.json`` holds it."""
+        """The choice as ``result.json`` holds it (the swept values are in its
+        ``sensitivity``, written by ``--sensitivity``)."""
         return {
             "parameter": self.parameter,
             "value": self.value,

@@ -27,6 +27,7 @@ __all__ = [
     "part",
     "ratio_per_seed",
     "scaled_count",
+    "with_fixed",
 ]
 
 
@@ -62,6 +63,23 @@ def part(
     if fixed:
         grid = dataclasses.replace(grid, fixed=dict(fixed))
     return Part(label, grid)
+
+
+def with_fixed(
+    build: Callable[[float, tuple[int, ...]], list[Part]], **fields: object
+) -> Callable[[float, tuple[int, ...]], list[Part]]:
+    """``build`` with ``fields`` (:class:`~fairshare.api.SimOptions` fields, such as
+    ``rack_slowdown`` or ``reduce_slowstart``) set in every cell of every part: a
+    sensitivity sweep's variant (:class:`~.base.Variant`) of an option the target does not
+    sweep itself."""
+
+    def built(scale: float, seeds: tuple[int, ...]) -> list[Part]:
+        return [
+            Part(p.label, dataclasses.replace(p.grid, fixed={**p.grid.fixed, **fields}))
+            for p in build(scale, seeds)
+        ]
+
+    return built
 
 
 def column_values(

@@ -26,7 +26,9 @@ Clusters*, section 6.2) as reproduction targets, listed by :mod:`.fair`.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Sequence
+from functools import partial
 
 import polars as pl
 
@@ -37,6 +39,7 @@ from fairshare.experiments.targets.base import (
     Part,
     Setup,
     Target,
+    Variant,
 )
 from fairshare.experiments.targets.common import (
     bar,
@@ -48,10 +51,11 @@ from fairshare.experiments.targets.common import (
     part,
     ratio_per_seed,
     scaled_count,
+    with_fixed,
 )
 from fairshare.report.reproduce import grouped_figure
 
-__all__ = ["FIG13_14", "FIG15", "TABLE3"]
+__all__ = ["FIG13_14", "FIG15", "S623", "TABLE3"]
 
 
 # ---- Table 3 / Figure 12 -------------------------------------------------------------------
@@ -63,11 +67,26 @@ _T3_GAIN = {3: 1.2, 10: 1.7, 100: 1.3}
 _T3_TASKS = 36_000
 """Map tasks per run at scale 1: 600 slots busy for about ten minutes with 10-s scans."""
 _T3_DURATION = 10.0
+_PARETO_10 = {"pareto": {"alpha": 1.9, "min": round(10 * 0.9 / 1.9, 4)}}
+"""Pareto map lengths of mean 10 s (alpha 1.9, Choosy section 6.2's heavy tail): the
+long-tailed end of the sensitivity sweeps' task lengths."""
 
 
-def _t3_build(scale: float, seeds: tuple[int, ...]) -> list[Part]:
+def _locality_tolerance(standard: float, delayed: float) -> float:
+    """A locality row's tolerance (issue 33, item 3): 0.1, but never more than half the
+    effect the claim is about (the gap between the standard scheduler's locality and
+    delay scheduling's), nor less than the printed precision (whole percents, 0.005)."""
+    return round(max(0.005, min(0.1, abs(delayed - standard) / 2)), 4)
+
+
+_GAIN_PRECISION = 0.05
+"""A gain printed with one decimal (``1.2x``) is known to half its last digit."""
+
+
+def _t3_build(scale: float, seeds: tuple[int, ...], duration: object = _T3_DURATION) -> list[Part]:
     """One part per job size: jobs arriving evenly over ~80% of the work's span, so the
-    cluster stays full; fair sharing with and without delay scheduling."""
+    cluster stays full; fair sharing with and without delay scheduling. ``duration`` is
+    each map's length (a number or a distribution; the sensitivity sweep varies it)."""
     parts = []
     tasks = scaled_count(_T3_TASKS, scale, 600)
     span = tasks * _T3_DURATION / 600
@@ -84,7 +103,7 @@ def _t3_build(scale: float, seeds: tuple[int, ...]) -> list[Part]:
                     "name": f"scan-{k}",
                     "submit": round(k * gap, 3),
                     "tasks": size,
-                    "duration": _T3_DURATION,
+                    "duration": duration,
                     "input": {"replicas": 3},
                 }
                 for k in range(jobs)
@@ -131,14 +150,29 @@ def _t3_evaluate(frame: pl.DataFrame, seeds: tuple[int, ...]) -> Evaluation:
                 f"{_T3_NODE[size][k]:.0%} / {_T3_RACK[size][k]:.0%}"
             )
             m = Measured(
-                Claim(f"node locality, {label}, {shown}", _T3_NODE[size][k], 0.1, source=cell),
+                Claim(
+                    f"node locality, {label}, {shown}",
+                    _T3_NODE[size][k],
+                    _locality_tolerance(*_T3_NODE[size]),
+                    source=cell,
+                ),
                 node,
             )
             measured.append(m)
             node_bars[name].append(m)
+            # With delay scheduling (T1 = T2 = 15 s on a full cluster of 4 racks, blocks on
+            # 3 nodes) a map almost always finds a rack-local slot before T2: the model
+            # makes that row about 1.0 by construction, a check of the model, not of the
+            # paper's claim (issue 33, item 3).
             measured.append(
                 Measured(
-                    Claim(f"rack locality, {label}, {shown}", _T3_RACK[size][k], 0.1, source=cell),
+                    Claim(
+                        f"rack locality, {label}, {shown}",
+                        _T3_RACK[size][k],
+                        _locality_tolerance(*_T3_RACK[size]),
+                        source=cell,
+                        kind="model-check" if delay else "claim",
+                    ),
                     rack,
                 )
             )
@@ -161,7 +195,7 @@ def _t3_evaluate(frame: pl.DataFrame, seeds: tuple[int, ...]) -> Evaluation:
                 Claim(
                     f"throughput gain of delay scheduling, {label}",
                     _T3_GAIN[size],
-                    0.15,
+                    _GAIN_PRECISION,
                     1.0,
                     source="FAIR section 6.2.1: 'Delay scheduling increased throughput by 1.2x "
                     "for 3-map jobs, 1.7x for 10-map jobs, and 1.3x for 100-map jobs'",
@@ -201,11 +235,21 @@ TABLE3 = Target(
             "map task length",
             "10 s, constant",
             "the paper gives none for the scans; one length so makespans compare",
+            verdicts_change=True,
+            sweep=(
+                Variant(
+                    "exponential, mean 10 s",
+                    partial(_t3_build, duration={"exponential": {"mean": 10}}),
+                ),
+                Variant("Pareto, alpha 1.9, mean 10 s", partial(_t3_build, duration=_PARETO_10)),
+            ),
         ),
         Setup(
             "rack slowdown",
             "1.2 (the --rack-slowdown default): a rack-local map runs 1.2x longer",
             "the paper gives none; the same as fair-fig15",
+            verdicts_change=True,
+            sweep=(Variant("2.0", with_fixed(_t3_build, rack_slowdown=2.0)),),
         ),
         Setup(
             "arrivals",
@@ -232,6 +276,10 @@ TABLE3 = Target(
 
 _STICKY_JOBS = (5, 10, 20, 50)
 _STICKY_GAIN = {10: 1.1, 20: 1.6, 50: 2.0}
+_STICKY_GAIN_TOLERANCE = {10: 0.05, 20: 0.05, 50: 0.05}
+"""Half the last printed digit of '1.1x' and '1.6x' (issue 33, item 3); the same sentence's
+'2x' is read at that precision too (2.0): as a whole number its ±0.5 would accept half the
+effect."""
 _STICKY_LOCALITY = {5: 0.90, 50: 0.27}
 _STICKY_MAPS = 1440
 """Maps per job at scale 1: the whole 180-GB data set in 128-MB blocks."""
@@ -239,10 +287,16 @@ _STICKY_SLOWDOWN = 2.0
 """A non-local scan map's time over a local one's (module docstring)."""
 
 
-def _sticky_build(scale: float, seeds: tuple[int, ...]) -> list[Part]:
+def _sticky_build(
+    scale: float,
+    seeds: tuple[int, ...],
+    slowdown: float = _STICKY_SLOWDOWN,
+    duration: object = None,
+) -> list[Part]:
     """One part per count of concurrent jobs, all submitted at 0 and all scanning the data
     set (the input file ``dataset``), on one rack (EC2 gives no topology); fair sharing
-    with and without delay scheduling (T1 = 10 s)."""
+    with and without delay scheduling (T1 = 10 s); a non-local map runs ``slowdown`` times
+    as long (the sensitivity sweep varies it)."""
     maps = scaled_count(_STICKY_MAPS, scale, 100)
     parts = []
     for count in _STICKY_JOBS:
@@ -253,7 +307,7 @@ def _sticky_build(scale: float, seeds: tuple[int, ...]) -> list[Part]:
                     "name": f"scan-{k}",
                     "submit": 0,
                     "tasks": maps,
-                    "duration": {"exponential": {"mean": 10}},
+                    "duration": duration or {"exponential": {"mean": 10}},
                     "input": {"replicas": 3, "file": "dataset"},
                 }
                 for k in range(count)
@@ -268,7 +322,7 @@ def _sticky_build(scale: float, seeds: tuple[int, ...]) -> list[Part]:
                 seeds,
                 options={
                     "delay-scheduling": [None, "10,10"],
-                    "rack-slowdown": [_STICKY_SLOWDOWN],
+                    "rack-slowdown": [slowdown],
                 },
             )
         )
@@ -290,7 +344,7 @@ def _sticky_evaluate(frame: pl.DataFrame, seeds: tuple[int, ...]) -> Evaluation:
         standard_claim = Claim(
             f"node locality, {label}, standard",
             _STICKY_LOCALITY.get(count),
-            0.1,
+            _locality_tolerance(_STICKY_LOCALITY.get(count, 0.0), 0.995),
             source="FAIR section 6.2.2: 'It also brings locality from 90-27% to 99-100%' "
             "(90% with 5 jobs, 27% with 50: Figure 14's ends)",
         )
@@ -314,9 +368,10 @@ def _sticky_evaluate(frame: pl.DataFrame, seeds: tuple[int, ...]) -> Evaluation:
             Claim(
                 f"node locality, {label}, delay scheduling",
                 0.995,
-                0.02,
+                0.01,
                 source="FAIR section 6.2.2: 'brings locality from 90-27% to 99-100%' (0.995: "
-                "the middle of the printed range)",
+                "the middle of the printed range; tolerance: half the range plus the printed "
+                "precision, 0.005 + 0.005)",
             ),
             node["delay"],
         )
@@ -338,7 +393,7 @@ def _sticky_evaluate(frame: pl.DataFrame, seeds: tuple[int, ...]) -> Evaluation:
                     Claim(
                         f"throughput gain of delay scheduling, {label}",
                         _STICKY_GAIN[count],
-                        0.2,
+                        _STICKY_GAIN_TOLERANCE[count],
                         1.0,
                         source="FAIR section 6.2.2: 'Delay scheduling improves by throughput by "
                         "1.1x for 10 concurrent jobs, 1.6x for 20 concurrent jobs, and 2x for "
@@ -387,12 +442,21 @@ FIG13_14 = Target(
             "2.0: a non-local map runs 2x longer (fair-table3 and fair-fig15 use 1.2)",
             "section 6.2.1's own numbers (10-map jobs 1.7x faster from 37% to 99% node "
             "locality) imply about 2; the throughput gains depend on it",
+            verdicts_change=True,
+            sweep=(Variant("1.2", partial(_sticky_build, slowdown=1.2)),),
         ),
         Setup(
             "map task length",
             "exponential, mean 10 s",
             "the paper gives none; with one constant length every slot frees at once each "
             "wave and no slot stays with its job",
+            verdicts_change=True,
+            sweep=(
+                Variant("10 s, constant", partial(_sticky_build, duration=10.0)),
+                Variant(
+                    "Pareto, alpha 1.9, mean 10 s", partial(_sticky_build, duration=_PARETO_10)
+                ),
+            ),
         ),
         Setup("racks", "one", "EC2 gives no topology (section 6)"),
     ),
@@ -560,6 +624,8 @@ FIG15 = Target(
             "rack slowdown",
             "1.2 (the --rack-slowdown default)",
             "the model has no disk or network contention; the paper gives no remote-read cost",
+            verdicts_change=True,
+            sweep=(Variant("2.0", with_fixed(_io_build, rack_slowdown=2.0)),),
         ),
         Setup(
             "map task length",
@@ -579,3 +645,149 @@ FIG15 = Target(
     "effect (compute tasks holding the contended local slots 36 s) is there",
 )
 """The target ``fair-fig15``: Figure 15, section 6.2.4."""
+
+
+# ---- Section 6.2.3: delay scheduling's impact on a small job's response time -------------
+
+_S623_MAPS = 16
+_S623_DELAY = "10,10"
+_S623_TIME_TOLERANCE = 0.04
+"""The paper's runs spread over 32-38 s (8 per condition, a standard deviation of about a
+quarter of the range, 1.5 s): the 95% interval of the difference of two such means is about
+±1.5 s, 4% of 35.4 s. A claim of no effect: only closeness counts."""
+
+
+def _s623_build(scale: float, seeds: tuple[int, ...], slowdown: float | None = None) -> list[Part]:
+    """Per seed (one of the paper's eight runs), the one 16-map / 1-reduce job alone on
+    EC2's 100 nodes of 4 map and 2 reduce slots (one rack), with and without delay
+    scheduling (T1 = 10 s). Map lengths are drawn per task uniformly in 15-25 s and the
+    reducer copies 5 s and computes 10 s, so the lone job takes 30-40 s, as the paper's
+    32-37 s; ``slowdown`` overrides the rack slowdown (the sensitivity sweep's)."""
+    parts = []
+    for seed in seeds:
+        rng = random.Random(seed)
+        scenario = {
+            "resources": ["map_slot", "reduce_slot"],
+            "machines": [
+                {
+                    "name": "n",
+                    "count": 100,
+                    "capacity": {"map_slot": 4, "reduce_slot": 2},
+                    "rack": "ec2",
+                }
+            ],
+            "jobs": [
+                {
+                    "name": "small",
+                    "submit": 0,
+                    "demand": {"map_slot": 1},
+                    "tasks": _S623_MAPS,
+                    "duration": [round(rng.uniform(15, 25), 3) for _ in range(_S623_MAPS)],
+                    "input": {"replicas": 3},
+                    "reduce": {
+                        "tasks": 1,
+                        "copy": 5,
+                        "compute": 10,
+                        "demand": {"reduce_slot": 1},
+                    },
+                }
+            ],
+        }
+        options: dict[str, list[object]] = {"delay-scheduling": [None, _S623_DELAY]}
+        if slowdown is not None:
+            options["rack-slowdown"] = [slowdown]
+        parts.append(part(f"run {seed}", "fair-s623", scenario, ["fair"], [seed], options=options))
+    return parts
+
+
+def _s623_evaluate(frame: pl.DataFrame, seeds: tuple[int, ...]) -> Evaluation:
+    """The job's response time with delay scheduling over without; node locality."""
+
+    def column(
+        delay: str | None, value: Callable[[dict[str, object]], float | None]
+    ) -> tuple[float | None, ...]:
+        return ratio_per_seed(frame, seeds, value, delay__scheduling=delay)
+
+    span = {d: column(d, lambda r: number(r.get("makespan"))) for d in (None, _S623_DELAY)}
+    node = {d: column(d, lambda r: locality(r, "node")) for d in (None, _S623_DELAY)}
+    words = (
+        "FAIR section 6.2.3: 'Running alone, the job took 32-37s, with a mean of 35.4s. With "
+        "delay scheduling, the job took 32-38s with a mean again of 35.4s. The difference in "
+        "response time was not statistically significant, but locality improved from 25% "
+        "to 100%'"
+    )
+    measured = (
+        Measured(
+            Claim(
+                "response time, delay scheduling over none",
+                1.0,
+                _S623_TIME_TOLERANCE,
+                1.0,
+                source=words + " (35.4 / 35.4; tolerance: ±1.5 s on 35.4 s)",
+            ),
+            divided(span[_S623_DELAY], span[None]),
+        ),
+        Measured(
+            Claim(
+                "node locality, no delay scheduling",
+                0.25,
+                _locality_tolerance(0.25, 1.0),
+                source=words,
+            ),
+            node[None],
+        ),
+        # On an otherwise idle cluster a map always finds a free slot on one of its
+        # block's 3 nodes within T1: 100% by the model's construction.
+        Measured(
+            Claim(
+                "node locality, delay scheduling",
+                1.0,
+                _locality_tolerance(0.25, 1.0),
+                source=words,
+                kind="model-check",
+            ),
+            node[_S623_DELAY],
+        ),
+    )
+    figure = grouped_figure(
+        "FAIR section 6.2.3: a 16-map job alone, with and without delay scheduling",
+        "node-local fraction of maps",
+        ["no delay", "delay scheduling"],
+        [("ours", [bar(node[None], 0.25), bar(node[_S623_DELAY], 1.0)])],
+    )
+    return Evaluation(measured, figure)
+
+
+S623 = Target(
+    name="fair-s623",
+    typical_seconds=3,
+    paper="FAIR",
+    figure="Sec 6.2.3",
+    description="a small job alone: delay scheduling's locality gain without a response-time cost",
+    section="section 6.2.3",
+    default_scale=1.0,
+    default_seeds=8,
+    setup=(
+        Setup("runs", "8 seeds", "the paper: 'We ran the job eight times under each condition'"),
+        Setup(
+            "task lengths",
+            "maps uniform in 15-25 s per task, the reducer copies 5 s and computes 10 s",
+            "the paper gives only the job's 32-37 s; these put the lone job at 30-40 s",
+        ),
+        Setup(
+            "rack slowdown",
+            "1.2 (the --rack-slowdown default): a non-local map runs 1.2x longer",
+            "the paper gives no remote-read cost on EC2; the same as fair-table3 and fair-fig15",
+            verdicts_change=True,
+            sweep=(
+                Variant("1.0 (remote reads cost nothing)", partial(_s623_build, slowdown=1.0)),
+                Variant("2.0", partial(_s623_build, slowdown=2.0)),
+            ),
+        ),
+        Setup("racks", "one", "EC2 gives no topology (section 6)"),
+    ),
+    build=_s623_build,
+    evaluate=_s623_evaluate,
+    scaled=lambda s: "the paper's size (one job; --scale does not change it)",
+)
+"""The target ``fair-s623``: section 6.2.3."""
