@@ -47,6 +47,7 @@ class Round:
     jobs: int
     seconds: float
     rss_kib: int
+    threads: int
     waits: dict[str, float]
     post_p50_ms: float
     post_p99_ms: float
@@ -93,6 +94,7 @@ class LoadResult:
                     "jobs": r.jobs,
                     "seconds": round(r.seconds, 2),
                     "jobs_per_second": round(r.jobs / r.seconds, 1),
+                    "threads": r.threads,
                     "fairness": round(r.fairness, 3),
                     "mean_wait": round(statistics.fmean(r.waits.values()), 3),
                     "waits": {t: round(w, 3) for t, w in sorted(r.waits.items())},
@@ -104,10 +106,10 @@ class LoadResult:
         }
 
 
-def _rss_kib(pid: int) -> int:
-    """The process's resident set in KiB (``VmRSS``)."""
+def _status(pid: int, field: str) -> int:
+    """A number of the process's ``/proc/PID/status`` (``VmRSS`` in KiB, ``Threads``)."""
     text = Path(f"/proc/{pid}/status").read_text()
-    found = re.search(r"^VmRSS:\s+(\d+) kB", text, re.MULTILINE)
+    found = re.search(rf"^{field}:\s+(\d+)", text, re.MULTILINE)
     return int(found.group(1)) if found else 0
 
 
@@ -260,12 +262,13 @@ def run_load(
             while _unended(root / "db") and time.monotonic() < deadline:
                 time.sleep(0.25)
             seconds = time.time() - began
-            rss = _rss_kib(process.pid)
+            rss = _status(process.pid, "VmRSS")
             result.rounds.append(
                 Round(
                     jobs=tenants * jobs,
                     seconds=seconds,
                     rss_kib=rss,
+                    threads=_status(process.pid, "Threads"),
                     waits=_round_waits(root, began),
                     post_p50_ms=1000 * statistics.median(latencies),
                     post_p99_ms=1000 * _percentile(latencies, 0.99),
