@@ -92,6 +92,7 @@ FILE_TIERS: dict[str, tuple[str, ...]] = {
         "test_live_driver.py",
         "test_live_gangs.py",
         "test_live_http.py",
+        "test_live_memory.py",
         "test_live_optional.py",
         "test_live_ray_address.py",
         "test_live_ray_mapping.py",
@@ -169,6 +170,7 @@ FILE_TIERS: dict[str, tuple[str, ...]] = {
     ),
     "ray": (
         "test_live_isolation.py",
+        "test_live_load_ray.py",
         "test_live_ray.py",
         "test_live_tenant_ray.py",
         "test_sweep_ray.py",

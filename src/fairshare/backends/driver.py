@@ -52,9 +52,11 @@ j failed task 0 failed 2 times: exit code 1
 from __future__ import annotations
 
 import math
+import pickle
 import queue
+import tempfile
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
@@ -239,6 +241,42 @@ class _Running:
     running: dict[int, tuple[str, int]] = field(default_factory=dict)
     left: int = 0
     first_start: float | None = None
+    # Its attempts flat (fairshare.runlog's ROW_FIELDS each; ``running`` holds offsets in
+    # it), the offsets of those killed, and the seconds of those that finished: kept here
+    # until the job ends, then spilled with its record (see _Spill).
+    rows: list[Any] = field(default_factory=list)
+    killed: set[int] = field(default_factory=set)
+    durations: list[float] = field(default_factory=list)
+
+
+class _Spill:
+    """Ended jobs' records and attempts, out of memory: appended to an unnamed temporary
+    file as each job ends (a live service runs for ever, and what it keeps per ended job
+    grew without bound, issue 31), read back in order by :meth:`LiveDriver.log`. Pickle is
+    safe here: the file is this process's own, unnamed, and nothing else writes it."""
+
+    def __init__(self) -> None:
+        # Open for the driver's life (closed with it: the file has no name).
+        self._file = tempfile.TemporaryFile(prefix="fairshare-records-")  # noqa: SIM115
+
+    def add(self, record: JobRecord, run: _Running) -> None:
+        """Append the ended job's record and its attempts (all closed)."""
+        pickle.dump(
+            (record, run.order, run.rows, sorted(run.killed)),
+            self._file,
+            protocol=pickle.HIGHEST_PROTOCOL,
+        )
+
+    def read(self) -> Iterator[tuple[JobRecord, int, list[Any], list[int]]]:
+        """Every entry so far, in the order they were added."""
+        self._file.flush()
+        end = self._file.tell()
+        self._file.seek(0)
+        try:
+            while self._file.tell() < end:
+                yield pickle.load(self._file)
+        finally:
+            self._file.seek(end)
 
 
 class LiveDriver:
@@ -293,12 +331,12 @@ class LiveDriver:
         self._by_id: dict[str, int] = {}
         self._keys: dict[str, tuple[int, int]] = {}
         self._next_jid = 0
-        # The run's records (fairshare.runlog): attempts flat, job records by order.
-        self._rows: list[Any] = []
-        self._killed: set[int] = set()
+        # The run's records (fairshare.runlog): a running job's attempts are its own; an
+        # ended job's record and attempts leave memory for a file (issue 31: memory
+        # bounded however many jobs have finished), read back only by log().
         self._slots: dict[str, int] = {}
-        self._records: list[JobRecord | None] = []
-        self._durations: list[list[float]] = []
+        self._orders = 0
+        self._spill = _Spill()
         self._lock = threading.Lock()
         self._shares: dict[str, tuple[int, float]] = {}
         # Executor calls waiting for the journal's commit (see _flush).
@@ -503,16 +541,15 @@ class LiveDriver:
     def _submitted(self, now: float, spec: LiveJob) -> None:
         """A job reaches the policy with its unfinished tasks (numbered 0.. for it)."""
         if spec.id in self._by_id:
-            return
+            return  # running already (the ids of ended jobs are the journal's to know)
         indices = [i for i in range(spec.tasks) if i not in spec.done]
         jid = self._next_jid
         self._next_jid += 1
-        run = _Running(spec, jid, len(self._records), indices, now)
+        run = _Running(spec, jid, self._orders, indices, now)
+        self._orders += 1
         run.failures = dict(spec.failures)
         run.attempts = dict(spec.attempts)
         run.left = len(indices)
-        self._records.append(None)
-        self._durations.append([])
         self._jobs[jid] = run
         self._by_id[spec.id] = jid
         self.policy.job_submitted(now, jid, self._policy_job(spec, now, len(indices)))
@@ -671,12 +708,12 @@ class LiveDriver:
         key = f"{spec.id}:{index}:{attempt}"
         self.journal.task_launched(spec.id, index, attempt, machine)
         self._keys[key] = (run.jid, pi)
-        run.running[pi] = (key, len(self._rows))
+        run.running[pi] = (key, len(run.rows))
         if run.first_start is None:
             run.first_start = now
             if self.on_first_start is not None:
                 self.on_first_start(spec.tenant, now - run.submit)
-        self._rows += (now, run.order, "map", index, attempt, machine, math.nan, None)
+        run.rows += (now, run.order, "map", index, attempt, machine, math.nan, None)
         self._calls.append(
             (
                 TaskSpec(key, spec.id, index, attempt, spec.command, spec.demand, spec.tenant),
@@ -692,18 +729,19 @@ class LiveDriver:
             return None
         key, slot = held
         del self._keys[key]
-        self._rows[slot + ROW_FINISH] = now
+        run.rows[slot + ROW_FINISH] = now
         if killed:
-            self._killed.add(slot)
+            run.killed.add(slot)
         else:
-            self._durations[run.order].append(now - self._rows[slot])
+            run.durations.append(now - run.rows[slot])
         return key
 
     def _end(self, now: float, run: _Running, outcome: JobEnd | None) -> None:
         """The job left the driver: finished (``outcome``), or failed or cancelled (None:
         recorded unfinished)."""
         del self._jobs[run.jid]
-        self._records[run.order] = self._record(run, now if outcome == "finished" else None)
+        del self._by_id[run.spec.id]
+        self._spill.add(self._record(run, now if outcome == "finished" else None), run)
 
     # ------------------------------------------------------------------ records
 
@@ -712,7 +750,7 @@ class LiveDriver:
         spec = run.spec
         user = self.users[spec.tenant]
         demand = np.array([float(spec.demand.get(r, 0.0)) for r in self.resources])
-        seconds = self._durations[run.order]
+        seconds = run.durations
         fit = TaskFit(list(self.machines.values()), self.resources)
         job = self._policy_job(spec, run.submit, spec.tasks)
         slots = fit.slots(job.constraint, job.machines, demand)
@@ -748,15 +786,23 @@ class LiveDriver:
             simulation's (``options`` is ``{"live": True}``, ``seed`` 0).
         """
         now = self.now()
-        rows = list(self._rows)
-        truncated: set[int] = set()
-        for slot in range(0, len(rows), ROW_FIELDS):
-            if math.isnan(rows[slot + ROW_FINISH]):
-                rows[slot + ROW_FINISH] = now
-                truncated.add(slot)
-        records = list(self._records)
+        records: list[JobRecord | None] = [None] * self._orders
+        rows: list[Any] = []
+        killed: list[int] = []
+        truncated: list[int] = []
+        for record, order, flat, offsets in self._spill.read():
+            records[order] = record
+            killed += (len(rows) + k for k in offsets)
+            rows += flat
         for run in self._jobs.values():
             records[run.order] = self._record(run, None)
+            killed += (len(rows) + k for k in run.killed)
+            for slot in range(0, len(run.rows), ROW_FIELDS):
+                if math.isnan(run.rows[slot + ROW_FINISH]):
+                    truncated.append(len(rows) + slot)
+            rows += run.rows
+        for slot in truncated:
+            rows[slot + ROW_FINISH] = now
         jobs = tuple(r for r in records if r is not None)
         cluster = Cluster.build(self.resources, list(self.machines.values()))
         return RunLog.from_rows(
@@ -765,7 +811,7 @@ class LiveDriver:
             cluster=cluster,
             users=self.user_names,
             jobs=jobs,
-            rows=AttemptRows.from_flat(rows, self._killed, truncated),
+            rows=AttemptRows.from_flat(rows, killed, truncated),
             events=self.events,
             wall_seconds=wall_seconds,
             options={"live": True},

@@ -144,6 +144,9 @@ CREATE TABLE IF NOT EXISTS lease (
 );
 """
 
+CACHE_KIB = 256
+"""SQLite's page cache per connection, in KiB."""
+
 JOB_STATES = ("pending", "running", "finished", "failed", "cancelled")
 """A job's states: pending until its first launch, running, then one of :data:`ENDED`."""
 ENDED = ("finished", "failed", "cancelled")
@@ -461,6 +464,10 @@ class Store:
             try:
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("PRAGMA synchronous=NORMAL")
+                # Each thread of the API's pool has a connection: SQLite's default page
+                # cache (2 MiB each) made the service's memory grow with the database up
+                # to 80 MiB (the load test, docs/live.md); the OS caches the file anyway.
+                conn.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
             except sqlite3.Error:
                 conn.close()
                 raise
