@@ -307,4 +307,11 @@ class _Engine:
             full = np.flatnonzero(queue_tasks >= limit - _REL_TOL * np.maximum(1.0, limit))
             if len(full):
                 frozen |= self.queues.users_below(full, len(self.x))
+            for g in np.flatnonzero(queue_tasks > limit):
+                # A queue a step took past its cap by round-off goes back within it, with a
+                # margin of a few units in the last place per member, so that any order of
+                # summation stays within (as the placed solvers' within_caps does).
+                below = self.queues.users[self.queues.nodes == g]
+                margin = 4 * np.finfo(np.float64).eps * (len(below) + 1)
+                self.x[below] *= limit[g] / queue_tasks[g] * (1 - margin)
         self.frozen = frozen
