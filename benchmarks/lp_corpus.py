@@ -1,8 +1,9 @@
-"""Every LP policy on the seeded wide-range corpus (``fairshare.bench.lp_corpus``): failures
-(an error on valid input, or an allocation the invariant checks reject as printed) and the
-median time per solve.
+"""The solver policies on the seeded wide-range corpus (``fairshare.bench.lp_corpus``):
+failures (an error on valid input, or an allocation the invariant checks reject as printed)
+and the median time per solve. The LP policies by default; ``--policies all`` for every
+solver policy.
 
-Usage: ``python benchmarks/lp_corpus.py [--size N] [--seed S] [--failures]``
+Usage: ``python benchmarks/lp_corpus.py [--size N] [--seed S] [--policies P,Q|all] [--failures]``
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from fairshare.bench.lp_corpus import LP_POLICIES, SEED, SIZE, run_corpus
+from fairshare.bench.lp_corpus import ALL_POLICIES, LP_POLICIES, SEED, SIZE, run_corpus
 
 
 def main() -> None:
@@ -22,7 +23,8 @@ def main() -> None:
     parser.add_argument("--failures", action="store_true", help="list every failure")
     args = parser.parse_args()
     start = time.perf_counter()
-    run = run_corpus(args.size, args.seed, tuple(args.policies.split(",")))
+    policies = ALL_POLICIES if args.policies == "all" else tuple(args.policies.split(","))
+    run = run_corpus(args.size, args.seed, policies)
     wall = time.perf_counter() - start
     print(f"corpus: {args.size} scenarios, seed {args.seed}; {run.solves} solves in {wall:.1f} s")
     kinds: dict[str, int] = {}
@@ -34,7 +36,7 @@ def main() -> None:
     for (policy, mode), seconds in sorted(run.seconds.items()):
         fails = sum(1 for line in run.failures if line.split()[1:3] == [policy, f"{mode}:"])
         print(
-            f"{policy:>5} {mode:>9}: {len(seconds) + 0:4d} solved, {fails:3d} failed, "
+            f"{policy:>15} {mode:>9}: {len(seconds) + 0:4d} solved, {fails:3d} failed, "
             f"median {1000 * run.median(policy, mode):.2f} ms"
         )
     if args.failures:

@@ -103,6 +103,7 @@ FILE_TIERS: dict[str, tuple[str, ...]] = {
         "test_generator_sizes.py",
         "test_lp_fallback.py",
         "test_lp_corpus_cases.py",
+        "test_queue_caps_every_policy.py",
         "test_metrics.py",
         "test_numeric_range.py",
         "test_option_table.py",

@@ -10,10 +10,11 @@ demands from 0.0006 to 8, on which tsf, drfh and cdrf used to end in "HiGHS coul
 the level LP: Unknown". Each scenario is valid input: every user may use some machine, and no
 minimum shares (which may not fit) are drawn.
 
-:func:`run_corpus` solves every scenario with every LP policy (divisible and integral) and
-counts failures: a raised :class:`~fairshare.errors.FairshareError` other than a request the
-policy cannot serve (several resources for a one-resource policy), and allocations the
-invariant checks reject as printed (:func:`fairshare.allocation.printed_allocation`).
+:func:`run_corpus` solves every scenario with every LP policy (divisible and integral; or
+any solver policies, :data:`ALL_POLICIES` for all of them) and counts failures: a raised
+:class:`~fairshare.errors.FairshareError` other than a request the policy cannot serve
+(several resources for a one-resource policy), and allocations the invariant checks reject
+as printed (:func:`fairshare.allocation.printed_allocation`).
 ``benchmarks/lp_corpus.py`` prints the counts and the time per solve; the figures are in
 ``docs/performance.md``.
 
@@ -40,7 +41,7 @@ import numpy as np
 
 from fairshare.allocation import check_allocation, printed_allocation
 from fairshare.errors import FairshareError
-from fairshare.solvers import InvalidRequest, solve
+from fairshare.solvers import SOLVER_POLICIES, InvalidRequest, solve
 from fairshare.workload.loader import parse_scenario
 
 LOW = 1e-6
@@ -53,6 +54,9 @@ SEED = 30
 """The corpus's seed: scenario ``k`` is drawn from ``numpy.random.default_rng((SEED, k))``."""
 LP_POLICIES = ("cmmf", "tsf", "drfh", "cdrf")
 """The solver policies whose allocations come from HiGHS LPs (progressive filling)."""
+ALL_POLICIES = tuple(SOLVER_POLICIES)
+"""Every solver policy: the corpus holds every one to its caps (a queue's ``max_share``
+included), not only the LP ones."""
 _RESOURCES = ("cpu", "mem", "gpu")
 
 

@@ -159,7 +159,7 @@ def ceei(
                 sufficient = decrease > 1e-4 * float(gradient @ (prices - candidate))
                 # Near the optimum the dual stops changing in floating point; there a step is
                 # judged by the market's imbalance instead.
-                flat = error < 1e-6 and decrease >= -1e-13 * max(1.0, abs(value))
+                flat = error < 1e-4 and decrease >= -1e-13 * max(1.0, abs(value))
                 candidate_error = imbalance(candidate)
                 if sufficient or (flat and candidate_error < error):
                     prices, value, error, moved = candidate, candidate_value, candidate_error, True

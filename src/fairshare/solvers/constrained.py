@@ -252,6 +252,7 @@ def per_machine_allocation(
             share_per_task_per_type,
             scenario.weights,
             data.caps,
+            QueueCaps(data.group_members, data.group_caps, len(scenario.users)),
         )
         per_type = np.zeros_like(share_per_task_per_type)
         np.add.at(

@@ -17,7 +17,7 @@ from functools import partial
 import numpy as np
 
 from fairshare.allocation.types import IntArray, Placement
-from fairshare.cluster import FloatArray
+from fairshare.cluster import BoolArray, FloatArray
 from fairshare.solvers.levels import (
     JUMP_MIN_TASKS,
     fit_slack,
@@ -27,6 +27,7 @@ from fairshare.solvers.levels import (
 )
 from fairshare.solvers.machine_pool import (
     FIT_TOL,
+    QueueCaps,
     check_finite_demands,
     members_by_type,
     to_placement,
@@ -42,6 +43,7 @@ def per_machine_whole_tasks(
     share_per_task_per_type: FloatArray,
     weights: FloatArray,
     caps: FloatArray,
+    queues: QueueCaps | None = None,
 ) -> Placement:
     """Per-machine DRF with whole tasks (TSF section IV-B1; with one resource, Choosy's
     independent allocation, section 4.1).
@@ -56,7 +58,10 @@ def per_machine_whole_tasks(
     index order and a user stops receiving tasks once its running total reaches ``caps[i]``
     (on the machine where that happens it takes part up to its remaining room). A capped user
     thus takes its tasks from the first machines in scenario order, and its room on later
-    machines goes to the others there, which keeps the result maximal.
+    machines goes to the others there, which keeps the result maximal. Capped queues
+    (``queues``) are global caps too, kept the same way: on the machine where a queue would
+    pass its cap, a user whose next task would is set aside there (as at its own cap), and
+    every user below the full queue stops.
 
     Speed: while no cap binds, every machine of a type receives the same allocation, computed
     once per type. The first machine where a cap would bind is found by binary search over
@@ -80,11 +85,14 @@ def per_machine_whole_tasks(
         Per user; the share is divided by it.
     caps : FloatArray
         Per user, the most tasks it may hold over all machines (may be infinite).
+    queues : QueueCaps, optional
+        The capped queues (booked in place); none by default.
 
     Returns
     -------
     Placement
-        Whole tasks per (user, machine): feasible, within ``caps`` and maximal.
+        Whole tasks per (user, machine): feasible, within ``caps`` and every queue's cap,
+        and maximal.
 
     Raises
     ------
@@ -127,8 +135,15 @@ def per_machine_whole_tasks(
     def before(q: int) -> IntArray:
         return np.asarray(np.searchsorted(keys, type_offsets + q) - starts, dtype=np.int64)
 
+    if queues is None:
+        queues = QueueCaps((), np.zeros(0), n_users)
+    in_queues = queues
+
+    def allowed() -> BoolArray:
+        return np.fromiter((in_queues.allows(u) for u in range(n_users)), np.bool_, n_users)
+
     remaining = caps.astype(np.float64).copy()
-    active = remaining >= 1 - FIT_TOL
+    active = (remaining >= 1 - FIT_TOL) & allowed()
     finite = np.isfinite(remaining)
     pattern = np.zeros((n_types, n_users), dtype=np.int64)
     stale = np.ones(n_types, dtype=np.bool_)
@@ -147,7 +162,10 @@ def per_machine_whole_tasks(
             parts_users.append(np.tile(holders, len(machines)))
             parts_machines.append(np.repeat(machines, len(holders)))
             parts_tasks.append(np.tile(pattern[t, holders], len(machines)))
-        remaining[:] -= (hi - lo) @ pattern
+        given = (hi - lo) @ pattern
+        remaining[:] -= given
+        for user in np.flatnonzero(given):
+            in_queues.add(int(user), int(given[user]))
 
     p = 0
     while p < n_machines:
@@ -162,8 +180,18 @@ def per_machine_whole_tasks(
                     types.capacity[t], who, demands, step[who, t], no_limit[who]
                 )
         watched = np.flatnonzero(finite & active)
+        # the capped queues' use grows with their users' (a column each, summed)
+        queue_pattern = np.array(
+            [pattern[:, below].sum(axis=1) for below in queues.members], dtype=np.int64
+        ).reshape(len(queues.members), n_types)
+        queue_room = np.array(queues.limits, dtype=np.float64) - np.array(queues.held)
         j = _first_binding_machine(
-            before, lo, p, n_machines, pattern[:, watched], remaining[watched]
+            before,
+            lo,
+            p,
+            n_machines,
+            np.hstack((pattern[:, watched], queue_pattern.T)),
+            np.concatenate((remaining[watched], queue_room)),
         )
         if j < 0:
             bulk(lo, before(n_machines))
@@ -172,14 +200,14 @@ def per_machine_whole_tasks(
         kind = int(types.machine_type[j])
         who = np.flatnonzero(usable[:, kind] & active)
         counts = _fill_one_machine(
-            types.capacity[kind], who, demands, step[who, kind], remaining[who]
+            types.capacity[kind], who, demands, step[who, kind], remaining[who], queues
         )
         placed = counts > 0
         parts_users.append(who[placed])
         parts_machines.append(np.full(int(placed.sum()), j, dtype=np.int64))
         parts_tasks.append(counts[placed])
         remaining[who] -= counts
-        capped = active & (remaining < 1 - FIT_TOL)
+        capped = active & ((remaining < 1 - FIT_TOL) | ~allowed())
         stale |= (pattern[:, capped] > 0).any(axis=1)
         active &= ~capped
         p = j + 1
@@ -200,9 +228,16 @@ def _fill_one_machine(
     demands: FloatArray,
     step: FloatArray,
     limits: FloatArray,
+    queues: QueueCaps | None = None,
 ) -> IntArray:
     """DRF Algorithm 1 on one machine, continued past users whose next task does not fit:
-    tasks per user (aligned with ``users``), lowest weighted share first, ties by index."""
+    tasks per user (aligned with ``users``), lowest weighted share first, ties by index.
+    With ``queues`` (booked in place), a user whose next task would take a queue above it
+    past its cap is set aside too."""
+    if queues is None:
+        queues = QueueCaps((), np.zeros(0), int(users.max(initial=-1)) + 1)
+    in_queues = queues
+    everyone = len(in_queues.above)
     free = capacity.astype(np.float64).copy()
     slack = fit_slack(capacity, demands)
     counts = np.zeros(len(users), dtype=np.int64)
@@ -219,11 +254,20 @@ def _fill_one_machine(
         )
         if not may_jump:
             return False
-        fits = partial(within, base=x, demands=mine, room=free + slack)
-        jumped = jump_to_level(x, step, limits, active, fits)
+        inside = partial(within, base=x, demands=mine, room=free + slack)
+
+        def fits(local: FloatArray) -> bool:
+            extra = np.zeros(everyone)
+            extra[users] = local - x
+            return inside(local) and in_queues.within(extra, np.zeros(everyone))
+
+        room = in_queues.headroom(np.zeros(everyone))[users]
+        jumped = jump_to_level(x, step, np.minimum(limits, x + room), active, fits)
         if jumped is None:
             return False
         free = free - (jumped - x) @ mine
+        for k in np.flatnonzero(jumped > x):
+            in_queues.add(int(users[k]), int(jumped[k] - x[k]))
         counts = jumped.astype(np.int64)
         return True
 
@@ -245,11 +289,16 @@ def _fill_one_machine(
                 heap = queue()
         _, user, k = heapq.heappop(heap)
         demand = demands[user]
-        if counts[k] + 1 > limits[k] + FIT_TOL or np.any(demand > free + slack):
+        if (
+            counts[k] + 1 > limits[k] + FIT_TOL
+            or not in_queues.allows(user)
+            or np.any(demand > free + slack)
+        ):
             active[k] = False
             continue
         free -= demand
         counts[k] += 1
+        in_queues.add(user, 1)
         since += 1
         heapq.heappush(heap, (rounded_level(float(counts[k] * step[k])), user, k))
     return counts

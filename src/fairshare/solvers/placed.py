@@ -212,21 +212,14 @@ def prepare_placed(scenario: Scenario) -> PlacedInput:
         )
     caps = np.where(usable.any(axis=1), scenario.caps, 0.0)
     initial = np.minimum(scenario.min_shares, caps)
-    tree = build_hierarchy(scenario)
-    members: list[IntArray] = []
-    limits: list[float] = []
-    for node in range(1, tree.size):
-        if tree.user_of[node] < 0 and np.isfinite(tree.max_tasks[node]):
-            below = tree.ancestors.users[tree.ancestors.nodes == node]
-            members.append(below.astype(np.int64))
-            limits.append(float(tree.max_tasks[node]))
+    members, limits = build_hierarchy(scenario).capped_queues()
     return PlacedInput(
         types=types,
         usable=usable,
         caps=caps,
         initial=initial,
-        group_members=tuple(members),
-        group_caps=np.array(limits, dtype=np.float64),
+        group_members=members,
+        group_caps=limits,
         warnings=tuple(warnings),
     )
 

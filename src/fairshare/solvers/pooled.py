@@ -11,7 +11,7 @@ nothing (SPEC section 1).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -22,7 +22,7 @@ from fairshare.solvers.errors import InvalidRequest
 from fairshare.solvers.progressive import progressive_fill
 from fairshare.solvers.waterfill import WaterfillProblem, waterfill
 from fairshare.workload.eligibility import MATCHES_NO_MACHINE, machine_types
-from fairshare.workload.hierarchy import Hierarchy, build_hierarchy
+from fairshare.workload.hierarchy import Hierarchy, IntArray, build_hierarchy
 from fairshare.workload.model import Scenario
 
 ShareRule = Callable[[FloatArray, FloatArray], FloatArray]
@@ -102,6 +102,12 @@ class PooledInput:
         The tasks filling starts from: minimum shares, within the caps.
     warnings : tuple of str
         What ``fairshare solve`` prints: users no machine serves, constraints ignored.
+    group_members : tuple of IntArray
+        The users below each queue with a ``max_share``
+        (:meth:`~fairshare.workload.hierarchy.Hierarchy.capped_queues`): every pooled
+        policy keeps them within their caps, the flat ones (DRF, ...) too.
+    group_caps : FloatArray
+        Each such queue's ``max_share`` in tasks.
     """
 
     demands: FloatArray
@@ -109,6 +115,8 @@ class PooledInput:
     caps: FloatArray
     initial: FloatArray
     warnings: tuple[str, ...]
+    group_members: tuple[IntArray, ...] = ()
+    group_caps: FloatArray = field(default_factory=lambda: np.zeros(0))
 
 
 def prepare(scenario: Scenario, policy: str) -> PooledInput:
@@ -186,7 +194,8 @@ def prepare(scenario: Scenario, policy: str) -> PooledInput:
             f"the minimum shares need {needed[r]:g} {name} but the cluster has {capacity[r]:g}; "
             "lower them so that they fit together",
         )
-    return PooledInput(demands, capacity, caps, initial, tuple(warnings))
+    members, limits = build_hierarchy(scenario).capped_queues()
+    return PooledInput(demands, capacity, caps, initial, tuple(warnings), members, limits)
 
 
 def solve_pooled(scenario: Scenario, policy: str, integral: bool) -> Allocation:
@@ -275,7 +284,7 @@ def solve_pooled(scenario: Scenario, policy: str, integral: bool) -> Allocation:
             weight[tree.leaf_node] = collapsed
             tree = _with_weights(tree, weight)
         tree = _with_leaf_caps(tree, data.caps)
-        problem = WaterfillProblem(tree, data.demands, data.capacity, share_per_task, data.initial)
+        problem = _problem(tree, data, share_per_task)
         tasks = progressive_fill(problem) if integral else waterfill(problem)
     return Allocation(
         policy=policy,
@@ -291,19 +300,42 @@ def _ceei(scenario: Scenario, data: PooledInput, integral: bool) -> FloatArray:
     then progressive filling of each user's tasks relative to its equilibrium tasks, then of
     whatever still fits, so that whole tasks stay close to the equilibrium and are
     maximal."""
-    divisible = ceei(data.demands, data.capacity, scenario.weights, data.initial, data.caps)
+    # A capped queue is one more good of the market: each of its users' tasks takes one unit
+    # of it, and it has its max_share in supply (Eisenberg-Gale with the queue's linear
+    # constraint; its price is the constraint's multiplier).
+    goods = np.zeros((len(scenario.users), len(data.group_members)))
+    for g, members in enumerate(data.group_members):
+        goods[members, g] = 1.0
+    divisible = ceei(
+        np.hstack((data.demands, goods)),
+        np.concatenate((data.capacity, data.group_caps)),
+        scenario.weights,
+        data.initial,
+        data.caps,
+    )
     if not integral:
         return divisible
     ratio_share = np.where(divisible > 0, 1.0 / np.where(divisible > 0, divisible, 1.0), 0.0)
     tree = _with_leaf_caps(build_hierarchy(scenario, flat=True), data.caps)
     tree = _with_weights(tree, np.ones(tree.size))
     start = np.maximum(np.floor(divisible + 1e-9), np.floor(data.initial + 1e-9))
-    problem = WaterfillProblem(tree, data.demands, data.capacity, ratio_share, data.initial)
-    completed = progressive_fill(problem, start=start)
-    leftover = WaterfillProblem(
-        tree, data.demands, data.capacity, np.ones(len(divisible)), data.initial
-    )
+    completed = progressive_fill(_problem(tree, data, ratio_share), start=start)
+    leftover = _problem(tree, data, np.ones(len(divisible)))
     return progressive_fill(leftover, start=completed)
+
+
+def _problem(tree: Hierarchy, data: PooledInput, share_per_task: FloatArray) -> WaterfillProblem:
+    """The filling problem of ``tree``; a flat tree carries the capped queues it lacks."""
+    flat = tree.is_flat
+    return WaterfillProblem(
+        tree,
+        data.demands,
+        data.capacity,
+        share_per_task,
+        data.initial,
+        data.group_members if flat else (),
+        data.group_caps if flat else np.zeros(0),
+    )
 
 
 def _queue_warnings(scenario: Scenario, policy: str) -> tuple[str, ...]:

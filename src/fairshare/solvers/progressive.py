@@ -66,6 +66,7 @@ from fairshare.solvers.levels import (
     search_level,
     tasks_that_may_fit,
 )
+from fairshare.solvers.machine_pool import QueueCaps
 from fairshare.solvers.waterfill import WaterfillProblem
 
 
@@ -457,7 +458,11 @@ class _TreeLevels:
 def _flat_fill(problem: WaterfillProblem, x: FloatArray) -> FloatArray:
     """:func:`progressive_fill` on a flat tree (every user a child of the root), where the
     walk is one heap of users by (level, node): the same tasks, with jumps (module
-    docstring)."""
+    docstring). The problem's capped queues (``group_members``, a flat policy's queues) are
+    kept as the placed walks keep them (:class:`~fairshare.solvers.machine_pool.QueueCaps`):
+    a user whose next task would take a queue above it past its cap is set aside, as at its
+    own cap, and a jump stays within every queue, so the result is within every cap and
+    still maximal."""
     tree = problem.tree
     demands = problem.demands
     capacity = problem.capacity
@@ -469,12 +474,19 @@ def _flat_fill(problem: WaterfillProblem, x: FloatArray) -> FloatArray:
         step = np.asarray(problem.share_per_task / tree.weight[nodes], dtype=np.float64)
     free = capacity - x @ demands
     active = np.ones(len(x), dtype=np.bool_)
+    queues = QueueCaps(problem.group_members, problem.group_caps, len(x))
+    for holder in np.flatnonzero(x > 0):
+        queues.add(int(holder), int(x[holder]))
 
     def key(user: int) -> tuple[float, int, int]:
         return rounded_level(float(x[user] * step[user])), int(nodes[user]), user
 
     def fits(counts: FloatArray) -> bool:
-        return bool(np.all((counts - x) @ demands <= free + slack) and counts.sum() <= total_limit)
+        return bool(
+            np.all((counts - x) @ demands <= free + slack)
+            and counts.sum() <= total_limit
+            and queues.within(counts, x)
+        )
 
     may_jump = True  # the bound below only falls: once too small, it stays so
 
@@ -485,10 +497,17 @@ def _flat_fill(problem: WaterfillProblem, x: FloatArray) -> FloatArray:
         )
         if not may_jump:
             return False
-        jumped = jump_to_level(x, step, limit, active, fits)
+        for candidate in np.flatnonzero(active):
+            # set aside under a full queue first, as the walk would at its turn (a jump
+            # with it active could not rise past its level)
+            if not queues.allows(int(candidate)):
+                active[candidate] = False
+        jumped = jump_to_level(x, step, np.minimum(limit, queues.headroom(x)), active, fits)
         if jumped is None:
             return False
         free = free - (jumped - x) @ demands
+        for taker in np.flatnonzero(jumped > x):
+            queues.add(int(taker), int(jumped[taker] - x[taker]))
         x = jumped
         return True
 
@@ -508,10 +527,15 @@ def _flat_fill(problem: WaterfillProblem, x: FloatArray) -> FloatArray:
             return x
         user = heapq.heappop(heap)[2]
         demand = demands[user]
-        if x[user] + 1 > limit[user] + FIT_TOL or np.any(demand > free + slack):
+        if (
+            x[user] + 1 > limit[user] + FIT_TOL
+            or not queues.allows(user)
+            or np.any(demand > free + slack)
+        ):
             active[user] = False
             continue
         x[user] += 1
+        queues.add(user, 1)
         total += 1
         since += 1
         free = free - demand

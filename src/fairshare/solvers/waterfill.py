@@ -47,13 +47,13 @@ tree, equalising dominant shares:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from fairshare.cluster import BoolArray, FloatArray
 from fairshare.solvers.errors import SolverFailure
-from fairshare.workload.hierarchy import Hierarchy, IntArray
+from fairshare.workload.hierarchy import Hierarchy, IntArray, TreeSum
 
 _REL_TOL = 1e-10
 """Relative tolerance of every comparison of levels, usage and caps."""
@@ -78,6 +78,12 @@ class WaterfillProblem:
         share of one task).
     initial : FloatArray
         The tasks filling starts from (minimum shares).
+    group_members : tuple of IntArray
+        The users of each capped queue the tree does not hold (a flat policy's queues,
+        :meth:`~fairshare.workload.hierarchy.Hierarchy.capped_queues`): they share by the
+        tree, but each queue stays within its cap.
+    group_caps : FloatArray
+        Each such queue's ``max_share`` in tasks.
     """
 
     tree: Hierarchy
@@ -85,6 +91,8 @@ class WaterfillProblem:
     capacity: FloatArray
     share_per_task: FloatArray
     initial: FloatArray
+    group_members: tuple[IntArray, ...] = ()
+    group_caps: FloatArray = field(default_factory=lambda: np.zeros(0))
 
 
 @dataclass(frozen=True)
@@ -136,7 +144,18 @@ class _Engine:
         internal = np.ones(tree.size, dtype=np.bool_)
         internal[self.leaf] = False
         self.internal = internal
-        self.capped_queues = np.flatnonzero(internal & np.isfinite(tree.max_tasks))
+        # The capped queues, the tree's and the problem's own, as a groups x users sum.
+        capped = np.flatnonzero(internal & np.isfinite(tree.max_tasks))
+        members = [tree.ancestors.users[tree.ancestors.nodes == q] for q in capped]
+        members += [np.asarray(m, dtype=np.int64) for m in problem.group_members]
+        self.queue_limit = np.concatenate(
+            (tree.max_tasks[capped], np.asarray(problem.group_caps, dtype=np.float64))
+        )
+        self.queues = TreeSum(
+            nodes=np.repeat(np.arange(len(members)), [len(m) for m in members]).astype(np.int64),
+            users=np.concatenate([*members, np.zeros(0, np.int64)]).astype(np.int64),
+            size=len(members),
+        )
         self.below_root = np.flatnonzero(internal)[1:]
         used = self.capacity > 0
         self.inv_capacity = np.where(used, 1.0 / np.where(used, self.capacity, 1.0), 0.0)
@@ -242,12 +261,12 @@ class _Engine:
         if growing.any():
             room = self.cap_leaf[growing] - self.x[growing]
             step = min(step, float((np.maximum(room, 0) / rate[growing]).min()))
-        if len(self.capped_queues):
-            queue_rate = np.asarray(self.ancestors @ rate)[self.capped_queues]
-            queue_tasks = np.asarray(self.ancestors @ self.x)[self.capped_queues]
+        if self.queues.size:
+            queue_rate = self.queues @ rate
+            queue_tasks = self.queues @ self.x
             filling = queue_rate > 0
             if filling.any():
-                room = tree.max_tasks[self.capped_queues][filling] - queue_tasks[filling]
+                room = self.queue_limit[filling] - queue_tasks[filling]
                 step = min(step, float((np.maximum(room, 0) / queue_rate[filling]).min()))
         waiting = active & ~receiving & np.isfinite(level)
         waiting[0] = False
@@ -282,11 +301,17 @@ class _Engine:
         at_cap = finite_cap & (self.x >= cap_or_zero - _REL_TOL * np.maximum(1.0, cap_or_zero))
         self.x = np.where(at_cap, np.minimum(self.x, self.cap_leaf), self.x)
         frozen: BoolArray = self.frozen | needs_saturated | at_cap
-        if len(self.capped_queues):
-            queue_tasks = np.asarray(self.ancestors @ self.x)[self.capped_queues]
-            limit = self.tree.max_tasks[self.capped_queues]
-            full = self.capped_queues[queue_tasks >= limit - _REL_TOL * np.maximum(1.0, limit)]
+        if self.queues.size:
+            queue_tasks = self.queues @ self.x
+            limit = self.queue_limit
+            full = np.flatnonzero(queue_tasks >= limit - _REL_TOL * np.maximum(1.0, limit))
             if len(full):
-                below_full = self.ancestors.users_below(full, len(self.x))
-                frozen |= below_full
+                frozen |= self.queues.users_below(full, len(self.x))
+            for g in np.flatnonzero(queue_tasks > limit):
+                # A queue a step took past its cap by round-off goes back within it, with a
+                # margin of a few units in the last place per member, so that any order of
+                # summation stays within (as the placed solvers' within_caps does).
+                below = self.queues.users[self.queues.nodes == g]
+                margin = 4 * np.finfo(np.float64).eps * (len(below) + 1)
+                self.x[below] *= limit[g] / queue_tasks[g] * (1 - margin)
         self.frozen = frozen

@@ -210,6 +210,41 @@ class Hierarchy:
             node = int(self.parent[node])
         return path
 
+    def capped_queues(self) -> tuple[tuple[IntArray, ...], FloatArray]:
+        """The queues with a ``max_share``: the users below each, and its cap in tasks.
+
+        What every solver keeps its queues within (one list, whatever tree the policy
+        shares by: a flat policy such as DRF still honours its queues' caps).
+
+        Returns
+        -------
+        tuple of (tuple of IntArray, FloatArray)
+            Per capped queue, its users (ascending; a user may be under several: nested
+            queues), and each queue's ``max_share`` in tasks.
+
+        Examples
+        --------
+        >>> from fairshare.workload import parse_scenario
+        >>> scenario = parse_scenario(
+        ...     {"machines": [{"name": "m", "capacity": {"slots": 8}}],
+        ...      "queues": [{"path": "q", "max_share": 2.5}, {"path": "r"}],
+        ...      "users": [{"name": "a", "queue": "q"}, {"name": "b", "queue": "r"},
+        ...                {"name": "c", "queue": "q"}]},
+        ...     source="tree",
+        ... )
+        >>> members, limits = build_hierarchy(scenario).capped_queues()
+        >>> [m.tolist() for m in members], limits.tolist()
+        ([[0, 2]], [2.5])
+        """
+        members: list[IntArray] = []
+        limits: list[float] = []
+        pairs = self.ancestors
+        for node in range(1, self.size):
+            if self.user_of[node] < 0 and np.isfinite(self.max_tasks[node]):
+                members.append(np.sort(pairs.users[pairs.nodes == node]).astype(np.int64))
+                limits.append(float(self.max_tasks[node]))
+        return tuple(members), np.array(limits, dtype=np.float64)
+
     def collapsed_weights(self) -> FloatArray:
         """Each user's weight in the flattened hierarchy (H-DRF section 3.2).
 
