@@ -4,7 +4,6 @@ records, and the task DAGs they need (:attr:`fairshare.workload.model.Job.after_
 
 from __future__ import annotations
 
-import importlib.util
 import re
 from pathlib import Path
 
@@ -22,16 +21,6 @@ from conftest import SAMPLE_DATA
 V2017 = SAMPLE_DATA / "alibaba-2017"
 V2018 = SAMPLE_DATA / "alibaba-2018"
 _DAG = re.compile(r"[A-Za-z]+(\d+)((?:_\d+)*)")
-
-
-def _full_data() -> Path:
-    """The full data sets' directory as ``data/samples/make_samples.py`` finds it."""
-    spec = importlib.util.spec_from_file_location("make_samples", SAMPLE_DATA / "make_samples.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    found: Path = module.DEFAULT_DATA
-    return found
 
 
 # ------------------------------------------------------------------- the samples
@@ -261,23 +250,6 @@ def test_after_all_names_only_jobs_before() -> None:
     cluster = Cluster.build(["slot"], [Machine("m", np.array([1.0]))])
     with pytest.raises(fairshare.FairshareError, match=r"jobs\[1\]\.after_all"):
         simulate(cluster, [_job("a", 0, 1), _job("c", 0, 1, ("a", "z"))], "fifo", seed=0)
-
-
-# ------------------------------------------------------------------- the full traces
-
-
-def test_the_full_traces_count_their_instances() -> None:
-    """Counts only (the full replays are the benchmarks'): cluster-trace-v2018's hour holds
-    3,056,536 instances on 4,034 machines; v2017's finished tasks over 10 million."""
-    data = _full_data()
-    if not (data / "alibaba-v2018-batch").is_dir() or not (data / "alibaba-v2017-batch").is_dir():
-        pytest.skip("the full Alibaba traces are not beside the repository")
-    v2018 = open_trace("alibaba-2018", data / "alibaba-v2018-batch", None)
-    assert len(v2018.cluster.machines) == 4034
-    assert sum(job.tasks for job in v2018.jobs) == 3_056_536
-    v2017 = open_trace("alibaba-2017", data / "alibaba-v2017-batch", None)
-    assert len(v2017.cluster.machines) == 1313
-    assert sum(job.tasks for job in v2017.jobs) == 10_530_116
 
 
 HUGE = "1" + "0" * 400
