@@ -36,6 +36,8 @@ Definitions, fixed here because the papers leave them open:
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from fairshare import __version__
@@ -128,11 +130,13 @@ def utilization(f: RunFrames, span: float) -> dict[str, float | None]:
     dict of str to float or None
         None for a resource of zero capacity, or when ``span`` is 0.
     """
-    busy = (f.a_demand * f.a_duration[:, None]).sum(axis=0)
+    # math.fsum: the correctly rounded sum, the same bits whatever numpy's version (its
+    # reductions along an axis changed order between 1.26 and 2.x, and JSON prints every bit).
+    busy = [math.fsum(column) for column in (f.a_demand * f.a_duration[:, None]).T.tolist()]
     out: dict[str, float | None] = {}
     for r, name in enumerate(f.resources):
         cap = float(f.total[r]) * span
-        out[name] = float(busy[r]) / cap if cap > 0 else None
+        out[name] = busy[r] / cap if cap > 0 else None
     return out
 
 
