@@ -41,6 +41,7 @@ from pathlib import Path
 
 from fairshare.backends import Executor, LiveDriver
 from fairshare.cluster import Cluster
+from fairshare.collector import collecting
 from fairshare.policies import PolicyOptions, make_policy
 from fairshare.runlog import RunLog
 from fairshare.service.core import Limits, LiveService
@@ -334,9 +335,13 @@ def serve(
     failure: list[BaseException] = []
 
     def loop() -> None:
-        """The driver's thread: its failure stops the API too."""
+        """The driver's thread: its failure stops the API too. The cyclic collector is on
+        while it runs (the process's, API included): a command runs with it paused, and a
+        service left so never frees the cycles Ray makes per launch
+        (:func:`fairshare.collector.collecting`)."""
         try:
-            service.run(stop)
+            with collecting():
+                service.run(stop)
         except BaseException as err:
             failure.append(err)
             server.should_exit = True
