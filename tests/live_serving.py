@@ -53,11 +53,12 @@ def serve_with(
     ready: Callable[[str], None] | None = None,
     announce: Callable[[str], None] | None = None,
     signal_at_end: bool = True,
+    executor: type[FakeExecutor] = FakeExecutor,
 ) -> tuple[Served, RunLog]:
     """Run the service with tenants alice and bob (and an administrator) until ``client``
     returns; ``ready(url)`` (default: ``/healthz`` over plain HTTP answers) waits for it;
     ``announce`` gets the service's announcement; ``signal_at_end=False`` leaves the ending
-    to the test (no SIGTERM once ``client`` returns)."""
+    to the test (no SIGTERM once ``client`` returns); ``executor`` is the fake's class."""
     db = tmp_path / "db"
     store = Store(db)
     tokens = {
@@ -66,7 +67,7 @@ def serve_with(
         "admin": store.add_token("admin", admin=True),
     }
     store.acquire()
-    fake = FakeExecutor(
+    fake = executor(
         RESOURCES, [Machine("n0", np.array([2.0, 4.0]))], duration=lambda s: duration
     )
     scenario = parse_scenario(

@@ -6,11 +6,16 @@ from __future__ import annotations
 
 import gc
 import math
+import time
 import tracemalloc
+import weakref
+from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
+import pytest
 
-from fairshare.backends import FakeExecutor, LiveDriver, LiveJob
+from fairshare.backends import FakeExecutor, LiveDriver, LiveJob, TaskSpec
 from fairshare.cluster import Cluster, Machine
 from fairshare.policies import make_policy
 from fairshare.workload.model import User
@@ -88,3 +93,54 @@ def test_the_log_keeps_ended_and_running_jobs_attempts() -> None:
     assert by_job["a"] == [(True, False, 1.0)] * 4
     assert by_job["b"] == [(False, False, 11.0)] * 4
     assert by_job["c"] == [(False, True, 11.0)] * 2
+
+
+class _CyclicFake(FakeExecutor):
+    """A fake executor whose every launch leaves a reference cycle behind, as Ray's
+    ``RemoteFunction.options`` does (it defines a class per call); the classes are watched
+    through weak references."""
+
+    made: ClassVar[list[weakref.ref[type]]] = []
+
+    def launch(self, spec: TaskSpec, machine: str) -> None:
+        wrapper = type("FuncWrapper", (), {"remote": lambda self: None})
+        _CyclicFake.made.append(weakref.ref(wrapper))
+        super().launch(spec, machine)
+
+
+def test_the_service_frees_the_cycles_of_its_launches(tmp_path: Path) -> None:
+    """``fairshare serve`` ran with the cyclic collector paused (``cli.app.main`` pauses it
+    for every command), so the class Ray defines per launch was never freed: the service's
+    RSS grew 5.5 KB per job on Ray (200 to 244 MB over five rounds of 2,000 jobs). Now the
+    service turns the collector on while it runs: with it off before (as the command leaves
+    it), 300 jobs over HTTP leave few of their launches' classes alive, and the collector is
+    off again after."""
+    pytest.importorskip("httpx")
+    import httpx  # noqa: PLC0415
+
+    from live_serving import Served, serve_with  # noqa: PLC0415
+
+    _CyclicFake.made.clear()
+
+    def post(served: Served) -> None:
+        auth = {"Authorization": f"Bearer {served.tokens['alice']}"}
+        body = {"name": "j", "tasks": 1, "demand": {"cpu": 1}, "command": ["true"]}
+        with httpx.Client(base_url=served.url, timeout=30) as http:
+            for _ in range(300):
+                assert http.post("/v1/jobs", json=body, headers=auth).status_code == 201
+            while served.store.unended():
+                time.sleep(0.05)
+
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        serve_with(tmp_path, post, duration=0.0, executor=_CyclicFake)
+        off_after = not gc.isenabled()
+        # Counted before the collector is on again (its next pass would free them all).
+        alive = sum(1 for ref in _CyclicFake.made if ref() is not None)
+    finally:
+        if was:
+            gc.enable()
+    assert len(_CyclicFake.made) == 300
+    assert alive < 100, f"{alive} of 300 launches' cycles still alive"
+    assert off_after

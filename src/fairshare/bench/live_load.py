@@ -6,13 +6,15 @@ Each round every tenant posts ``jobs`` one-task jobs (one CPU, a shell line that
 job id, task index, attempt number and start time to a file in the tenant's working
 directory), all tenants at once from threads of their own; then the round waits until the
 database says every job ended and reads the service's resident memory (``VmRSS`` of
-``/proc/PID/status``). Measured:
+``/proc/PID/status``, and its anonymous part, ``Anonymous`` of ``/proc/PID/smaps_rollup``).
+Measured:
 
 - each tenant's mean wait (a task's start, as the task itself wrote it, minus its job's
   submission time in the database) against the mean over tenants;
 - jobs lost (not finished) and tasks run more than once (attempt rows in the database and
   start lines written by the tasks);
-- the service's RSS after each round;
+- the service's RSS after each round, flat within :data:`RSS_FLATNESS` (issue 31: "service RSS
+  flat (+-10%) over three rounds of 2,000 jobs");
 - the latency of every ``POST /v1/jobs`` (median, 99th percentile).
 """
 
@@ -39,6 +41,9 @@ from fairshare.service.store import Store
 MARK = 'echo "$FAIRSHARE_JOB_ID $FAIRSHARE_TASK_INDEX $FAIRSHARE_ATTEMPT $(date +%s.%N)" >> marks'
 """Each task's command (``sh -c``): one start line per attempt, appended."""
 
+RSS_FLATNESS = 0.10
+"""The largest spread of the service's RSS over the rounds, ``(max - min) / min``."""
+
 
 @dataclass
 class Round:
@@ -47,6 +52,7 @@ class Round:
     jobs: int
     seconds: float
     rss_kib: int
+    anon_kib: int
     threads: int
     waits: dict[str, float]
     post_p50_ms: float
@@ -76,6 +82,31 @@ class LoadResult:
     rerun: int = 0
     stderr: str = ""
 
+    @property
+    def rss_spread(self) -> float:
+        """The spread of the service's RSS over the rounds: ``(max - min) / min``."""
+        rss = [r.rss_kib for r in self.rounds]
+        return (max(rss) - min(rss)) / min(rss) if rss and min(rss) > 0 else 0.0
+
+    def shortfalls(self) -> list[str]:
+        """What misses issue 31's acceptance (empty when everything holds): a round's
+        fairness above 1.5, a job lost or a task run twice, the RSS not flat within
+        :data:`RSS_FLATNESS`."""
+        missed = [
+            f"round {n}: a tenant's mean wait {r.fairness:.2f}x the mean (at most 1.5)"
+            for n, r in enumerate(self.rounds, 1)
+            if r.fairness > 1.5
+        ]
+        if self.lost or self.duplicated:
+            missed.append(f"{self.lost} jobs lost, {self.duplicated} tasks run twice")
+        if self.rss_spread > RSS_FLATNESS:
+            rss = ", ".join(f"{r.rss_kib / 1024:.1f}" for r in self.rounds)
+            missed.append(
+                f"service RSS {rss} MiB over the rounds: spread {self.rss_spread:.1%} "
+                f"(at most {RSS_FLATNESS:.0%})"
+            )
+        return missed
+
     def as_dict(self) -> dict[str, Any]:
         """The figures as JSON-ready values."""
         rss = [r.rss_kib for r in self.rounds]
@@ -88,7 +119,8 @@ class LoadResult:
             "duplicated": self.duplicated,
             "rerun": self.rerun,
             "rss_kib": rss,
-            "rss_spread": (max(rss) - min(rss)) / min(rss) if rss else 0.0,
+            "rss_spread": self.rss_spread,
+            "anon_kib": [r.anon_kib for r in self.rounds],
             "rounds": [
                 {
                     "jobs": r.jobs,
@@ -110,6 +142,18 @@ def _status(pid: int, field: str) -> int:
     """A number of the process's ``/proc/PID/status`` (``VmRSS`` in KiB, ``Threads``)."""
     text = Path(f"/proc/{pid}/status").read_text()
     found = re.search(rf"^{field}:\s+(\d+)", text, re.MULTILINE)
+    return int(found.group(1)) if found else 0
+
+
+def _anonymous(pid: int) -> int:
+    """The process's anonymous resident memory in KiB (``Anonymous`` of
+    ``/proc/PID/smaps_rollup``: the heaps and arenas, not the mapped files), 0 where the
+    system does not say."""
+    try:
+        text = Path(f"/proc/{pid}/smaps_rollup").read_text()
+    except OSError:
+        return 0
+    found = re.search(r"^Anonymous:\s+(\d+)", text, re.MULTILINE)
     return int(found.group(1)) if found else 0
 
 
@@ -268,6 +312,7 @@ def run_load(
                     jobs=tenants * jobs,
                     seconds=seconds,
                     rss_kib=rss,
+                    anon_kib=_anonymous(process.pid),
                     threads=_status(process.pid, "Threads"),
                     waits=_round_waits(root, began),
                     post_p50_ms=1000 * statistics.median(latencies),
@@ -328,3 +373,8 @@ def main(argv: list[str] | None = None) -> None:
         policy=args.policy,
     )  # fmt: skip
     print(json.dumps(result.as_dict(), indent=1))
+    missed = result.shortfalls()
+    for line in missed:
+        print(f"not met: {line}", file=sys.stderr)
+    if missed:
+        raise SystemExit(1)
