@@ -67,9 +67,7 @@ def serve_with(
         "admin": store.add_token("admin", admin=True),
     }
     store.acquire()
-    fake = executor(
-        RESOURCES, [Machine("n0", np.array([2.0, 4.0]))], duration=lambda s: duration
-    )
+    fake = executor(RESOURCES, [Machine("n0", np.array([2.0, 4.0]))], duration=lambda s: duration)
     scenario = parse_scenario(
         {"users": [{"name": "alice", "demand": {"cpu": 1}}, {"name": "bob", "demand": {"cpu": 1}}]},
         "s.yaml",

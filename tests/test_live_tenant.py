@@ -268,6 +268,9 @@ def test_a_tasks_memory_demand_caps_its_address_space(tmp_path: Path) -> None:
     sandbox = {"mode": "same", "root": str(tmp_path / "t"), "tenant": "alice"}
     capped = run_command(grab, {}, {**sandbox, "key": "j:0:0", "memory": 1 << 28})
     assert capped[0] == 1 and capped[1].endswith("MemoryError")
+    assert capped[1].startswith(
+        "out of memory: the task may map at most 256 MiB (its demand mem, RLIMIT_AS): "
+    )
     free = run_command(grab, {}, {**sandbox, "key": "j:0:1"})
     assert free == (0, "")
 

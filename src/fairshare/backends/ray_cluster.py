@@ -11,7 +11,10 @@ extra; this module is imported only by the commands that use it).
   ``NodeAffinitySchedulingStrategy(node, soft=False)`` and ``num_cpus``, ``num_gpus``,
   ``memory`` and custom ``resources`` from the task's demand; Ray's own retries are off
   (the driver retries failures, up to the job's limit).
-- **A cancel** is ``ray.cancel(force=True)``: the worker is killed, and the command with it.
+- **A cancel** is ``ray.cancel(force=True)``: the worker is killed, and the command with it;
+  then a Ray task of no CPU pinned to the attempt's node
+  (:func:`~fairshare.backends.ray_task.stop_attempt`) kills what the command started, which
+  the worker's death leaves running.
 - **Node loss**: an attempt that ends with ``NodeDiedError``, ``TaskUnschedulableError`` or
   a dead raylet is reported lost, and its node is left out of :meth:`RayExecutor.nodes`
   at once (the early signal), before Ray's own node list says so.
@@ -375,6 +378,10 @@ class RayExecutor(Executor):
         # Running attempts: object ref -> (key, node); key -> ref.
         self._refs: dict[Any, tuple[str, str]] = {}
         self._keys: dict[str, Any] = {}
+        # Running attempts' variables (what stop_attempt looks for), and the stop tasks sent.
+        self._envs: dict[str, dict[str, str]] = {}
+        self._stops: list[Any] = []
+        self._stopper = self._ray.remote(ray_task.stop_attempt)
         self._lost: list[ExecEvent] = []
         # Nodes whose tasks died with them, left out of nodes() from then on.
         self._dead: set[str] = set()
@@ -444,6 +451,7 @@ class RayExecutor(Executor):
             return
         self._refs[ref] = (spec.key, machine)
         self._keys[spec.key] = ref
+        self._envs[spec.key] = env
 
     def read_output(self, spec: OutputRef, machine: str, offset: int, limit: int) -> bytes | None:
         """Read an attempt's output file on the node that ran it: a Ray task of no CPU
@@ -486,7 +494,9 @@ class RayExecutor(Executor):
         return data if isinstance(data, bytes) else None
 
     def cancel(self, key: str) -> None:
-        """Force-cancel attempt ``key`` (its worker and command are killed).
+        """Force-cancel attempt ``key``: its worker and command are killed, then what the
+        command started (a Ray task pinned to its node runs
+        :func:`~fairshare.backends.ray_task.stop_attempt`; not waited for).
 
         Parameters
         ----------
@@ -496,11 +506,34 @@ class RayExecutor(Executor):
         ref = self._keys.pop(key, None)
         if ref is None:
             return
-        del self._refs[ref]
+        _, node = self._refs.pop(ref)
+        env = self._envs.pop(key)
         try:
             self._ray.cancel(ref, force=True)
         except self._ray.exceptions.RayError:
             return  # the task ended, or its node went, meanwhile
+        self._stop(env, node)
+
+    def _stop(self, env: dict[str, str], node: str) -> None:
+        """Send a stop task for the attempt of ``env`` to ``node``; forget those ended."""
+        from ray.util.scheduling_strategies import (  # noqa: PLC0415
+            NodeAffinitySchedulingStrategy,
+        )
+
+        if self._stops:
+            _, self._stops = self._ray.wait(
+                self._stops, num_returns=len(self._stops), timeout=0, fetch_local=False
+            )
+        try:
+            self._stops.append(
+                self._stopper.options(
+                    num_cpus=0,
+                    max_retries=0,
+                    scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False),
+                ).remote(env)
+            )
+        except self._ray.exceptions.RayError:
+            return  # the node is gone, and its processes with it
 
     def wait(self, timeout: float) -> list[ExecEvent]:
         """The attempts that ended, waiting up to ``timeout`` seconds for the first.
@@ -530,6 +563,7 @@ class RayExecutor(Executor):
         for ref in ready:
             key, node = self._refs.pop(ref)
             del self._keys[key]
+            del self._envs[key]
             out.append(self._outcome(ref, key, node))
         return out
 
@@ -555,5 +589,9 @@ class RayExecutor(Executor):
         """Cancel the running attempts, and shut down a Ray instance started here."""
         for key in list(self._keys):
             self.cancel(key)
+        if self._stops:
+            # The stop tasks sent finish before a local instance's workers go.
+            self._ray.wait(self._stops, num_returns=len(self._stops), timeout=30, fetch_local=False)
+            self._stops = []
         if self._own:
             self._ray.shutdown()

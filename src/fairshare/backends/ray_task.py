@@ -18,7 +18,9 @@ command runs
   standard output and error captured to ``logs/JOB.INDEX.ATTEMPT.{out,err}`` there, each cut
   at :data:`OUTPUT_CAP` bytes (not Ray's worker log, which other tenants' tasks share);
 - in a session of its own (``setsid``): it cannot signal the worker's process group, and
-  what it leaves running in its session is killed when it ends;
+  what it leaves running in its session is killed when it ends; when it is cancelled (the
+  worker killed) :func:`stop_attempt` kills every process that carries its attempt's
+  ``FAIRSHARE_*`` variables, in its session or not;
 - with ``network: none``, in a network namespace of its own with no interface up (the
   worker must be root).
 
@@ -754,4 +756,140 @@ def run_command(
     finally:
         capture.close()
     tail = capture.tail.decode("utf-8", errors="replace")[-STDERR_TAIL:].strip()
+    if memory is not None and code != 0 and out_of_memory(code, tail):
+        tail = memory_reason(memory) + (f": {tail}" if tail else "")
     return code, tail
+
+
+_NO_MEMORY = re.compile(
+    r"MemoryError|Cannot allocate memory|bad_alloc|out of memory|ENOMEM|memory exhausted",
+    re.IGNORECASE,
+)
+
+
+def out_of_memory(code: int, tail: str) -> bool:
+    """Whether a capped task's failure looks like its cap (``RLIMIT_AS`` makes an allocation
+    fail, not the process die): what a program prints when an allocation fails (Python's
+    ``MemoryError``, C's ``Cannot allocate memory``, C++'s ``std::bad_alloc``, ...), or a
+    death by a signal (a program that does not check ``malloc`` crashes).
+
+    Parameters
+    ----------
+    code : int
+        The exit code (negative: the signal that ended it).
+    tail : str
+        The end of its standard error.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> out_of_memory(1, "MemoryError"), out_of_memory(-11, ""), out_of_memory(1, "no such file")
+    (True, True, False)
+    """
+    return code < 0 or _NO_MEMORY.search(tail) is not None
+
+
+def memory_reason(memory: int) -> str:
+    """The reason a job's error starts with when its task failed at its memory cap.
+
+    Parameters
+    ----------
+    memory : int
+        The cap, in bytes.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> memory_reason(256 << 20)
+    'out of memory: the task may map at most 256 MiB (its demand mem, RLIMIT_AS)'
+    """
+    cap = f"{memory / 2**20:g} MiB"
+    return f"out of memory: the task may map at most {cap} (its demand mem, RLIMIT_AS)"
+
+
+ATTEMPT_VARIABLES = (
+    "FAIRSHARE_SERVICE",
+    "FAIRSHARE_JOB_ID",
+    "FAIRSHARE_TASK_INDEX",
+    "FAIRSHARE_ATTEMPT",
+)
+"""The variables that name a task's attempt in its environment (and its children's)."""
+
+
+def _attempt_processes(wanted: Mapping[bytes, bytes]) -> list[int]:
+    """The processes of this node whose environment holds every ``wanted`` variable with
+    its value (``/proc/PID/environ``: the environment they started with)."""
+    me = os.getpid()
+    found: list[int] = []
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return found
+    for name in names:
+        if not name.isdigit() or int(name) == me:
+            continue
+        try:
+            with open(f"/proc/{name}/environ", "rb") as environ:
+                raw = environ.read()
+        except OSError:
+            continue  # ended, or not ours to read
+        have = dict(item.partition(b"=")[::2] for item in raw.split(b"\0") if item)
+        if all(have.get(key) == value for key, value in wanted.items()):
+            found.append(int(name))
+    return found
+
+
+def stop_attempt(env: Mapping[str, str], settle: float = 1.0, wait: float = 10.0) -> int:
+    """Kill (``SIGKILL``) every process on this node that runs attempt ``env`` names: its
+    command and all it started, whether they stayed in the command's session or left it
+    (``setsid``, a daemon's double fork), found by the attempt's variables
+    (:data:`ATTEMPT_VARIABLES`), which every child inherits. What the executor runs, on
+    the attempt's node, after a forced cancel: that kills the Ray worker, and the
+    command's leader with it (``PR_SET_PDEATHSIG``), but not the leader's children, which
+    Ray never knew (``sh -c 'sleep 100 & sleep 100'`` left its first ``sleep`` running).
+
+    Looks again until no such process has been seen for ``settle`` seconds (the cancel may
+    reach the worker after this starts), at most ``wait`` seconds. Needs to read the
+    tasks' ``/proc/PID/environ`` and signal them: a worker running as root, or as the
+    tasks' own user (``--insecure-same-user``). A process that replaced its environment
+    (``env -i``) and left the session is not found.
+
+    Parameters
+    ----------
+    env : mapping of str to str
+        The attempt's variables (those of :data:`ATTEMPT_VARIABLES` it has).
+    settle, wait : float
+        Seconds.
+
+    Returns
+    -------
+    int
+        How many processes were killed.
+
+    Examples
+    --------
+    >>> stop_attempt({"FAIRSHARE_JOB_ID": "no-such-job", "FAIRSHARE_TASK_INDEX": "0",
+    ...               "FAIRSHARE_ATTEMPT": "0"}, settle=0.0, wait=0.0)
+    0
+    """
+    wanted = {key.encode(): str(env[key]).encode() for key in ATTEMPT_VARIABLES if key in env}
+    if b"FAIRSHARE_JOB_ID" not in wanted:
+        return 0
+    killed = 0
+    start = last = time.monotonic()
+    while True:
+        now = time.monotonic()
+        for pid in _attempt_processes(wanted):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+                killed += 1
+            last = now
+        if now - last >= settle or now - start >= wait:
+            return killed
+        time.sleep(0.05)
