@@ -7,10 +7,15 @@ Each attack the issue reports is a tenant's job here, and fails: reading or writ
 service's database, reading another tenant's directory, reading the service's environment
 (a secret set in ``serve``'s own environment), signalling the service, reading the local
 Ray instance's files, and ``ray.init(address='auto')``.
+
+And what a task leaves or takes (issue 31's leftovers): a cancelled task's whole process tree
+is gone, children that left its session included; a task past its ``mem`` demand is stopped
+with the reason.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pwd
 import re
@@ -256,3 +261,90 @@ def test_a_task_cannot_reach_the_ray_instance(service: Any) -> None:
     if re.search(r"ImportError|ModuleNotFoundError", job["error"]):
         pytest.skip(f"the task's {python} cannot import Ray: {job['error'][-200:]}")
     assert re.search(r"AuthenticationError|ConnectionError", job["error"]), job
+
+
+def _job_processes(job: str) -> list[int]:
+    """The processes of this host whose environment names ``job`` (``FAIRSHARE_JOB_ID``)."""
+    wanted = f"FAIRSHARE_JOB_ID={job}".encode()
+    found = []
+    for environ in Path("/proc").glob("[0-9]*/environ"):
+        try:
+            if wanted in environ.read_bytes().split(b"\0"):
+                found.append(int(environ.parent.name))
+        except (OSError, ValueError):
+            continue
+    return sorted(found)
+
+
+def test_a_cancelled_tasks_whole_process_tree_is_gone(service: Any) -> None:
+    """A forced cancel kills the Ray worker and the command (``PR_SET_PDEATHSIG``), but
+    the command's own children outlived it: ``sh -c 'sleep 1000 & sleep 1000'`` left its
+    first ``sleep`` running, and a child that left the session (``setsid``) too. Now the
+    executor's stop task on the node kills every process carrying the attempt's
+    variables."""
+    running, _, auth = service
+    body = {
+        "name": "tree",
+        "tasks": 1,
+        "demand": {"cpu": 1},
+        "command": ["sh", "-c", "sleep 1000 & setsid sleep 1001 & sleep 1002"],
+        "max_retries": 0,
+    }
+    job = ""
+    try:
+        with httpx.Client(base_url=running.url, timeout=30) as http:
+            created = http.post("/v1/jobs", json=body, headers=auth["alice"])
+            assert created.status_code == 201, created.text
+            job = created.json()["id"]
+            deadline = time.monotonic() + 120
+            while len(_job_processes(job)) < 4 and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert len(_job_processes(job)) == 4  # sh and its three sleeps
+            answer = http.post(f"/v1/jobs/{job}/cancel", headers=auth["alice"])
+            assert answer.status_code == 200 and answer.json()["stopped"] == 1, answer.text
+            deadline = time.monotonic() + 60
+            while _job_processes(job) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert _job_processes(job) == []
+            state = http.get(f"/v1/jobs/{job}", headers=auth["alice"]).json()["state"]
+            assert state == "cancelled"
+    finally:
+        for pid in _job_processes(job) if job else []:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def test_a_task_past_its_memory_demand_is_stopped_with_the_reason(service: Any) -> None:
+    """Demand ``mem`` caps a task's address space (``RLIMIT_AS``, the default
+    ``--task-memory-limit address-space``): a task demanding 0.25 GiB whose ``tail`` holds a
+    line of 1 GB fails, and its job's error says it ran out of the memory it declared; the
+    same task with a line of 100 MB finishes."""
+    running, _, auth = service
+    grab = "head -c {} /dev/zero | tail -n 1 > /dev/null"
+    results = {}
+    with httpx.Client(base_url=running.url, timeout=30) as http:
+        for size in (10**9, 10**8):
+            body = {
+                "name": "mem",
+                "tasks": 1,
+                "demand": {"cpu": 1, "mem": 0.25},
+                "command": ["sh", "-c", grab.format(size)],
+                "max_retries": 0,
+            }
+            created = http.post("/v1/jobs", json=body, headers=auth["bob"])
+            assert created.status_code == 201, created.text
+            job = created.json()["id"]
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline:
+                answer = http.get(f"/v1/jobs/{job}", headers=auth["bob"]).json()
+                if answer["state"] in ("finished", "failed", "cancelled"):
+                    break
+                time.sleep(0.2)
+            results[size] = answer
+    failed = results[10**9]
+    assert failed["state"] == "failed", failed
+    assert failed["error"].endswith(
+        "exit code 1: out of memory: the task may map at most 256 MiB (its demand mem, "
+        "RLIMIT_AS): tail: memory exhausted"
+    ), failed
+    assert results[10**8]["state"] == "finished", results[10**8]
