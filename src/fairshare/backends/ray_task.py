@@ -16,7 +16,8 @@ command runs
 - in its tenant's directory (:func:`tenant_directory`: ``ROOT/SLUG``, mode 0700, owned by the
   task's user; ``ROOT`` owned by the worker's user and writable by no one else), with its
   standard output and error captured to ``logs/JOB.INDEX.ATTEMPT.{out,err}`` there, each cut
-  at :data:`OUTPUT_CAP` bytes (not Ray's worker log, which other tenants' tasks share);
+  at :data:`OUTPUT_CAP` bytes (not Ray's worker log, which other tenants' tasks share); a
+  file left empty is removed when the task ends;
 - in a session of its own (``setsid``): it cannot signal the worker's process group, and
   what it leaves running in its session is killed when it ends; when it is cancelled (the
   worker killed) :func:`stop_attempt` kills every process that carries its attempt's
@@ -456,7 +457,8 @@ def read_output(
     Returns
     -------
     bytes or None
-        None: no such file on this node (never written, or removed).
+        Empty: no such file in the tenant's ``logs`` (an attempt that wrote nothing there,
+        or has not started); None: no such directory on this node, or not one to read.
 
     Examples
     --------
@@ -467,7 +469,9 @@ def read_output(
     ...     _ = file.write(b"hello\\n")
     >>> read_output({"root": root}, "bob", "j:0:0", "out", 1, 3)
     b'ell'
-    >>> read_output({"root": root}, "bob", "j:0:1", "out", 0, 3) is None
+    >>> read_output({"root": root}, "bob", "j:0:1", "out", 0, 3)
+    b''
+    >>> read_output({"root": root}, "carol", "j:0:0", "out", 0, 3) is None
     True
     """
     if stream not in ("out", "err"):
@@ -482,7 +486,10 @@ def read_output(
         owner = os.fstat(home).st_uid
         logs = os.open("logs", flags | os.O_DIRECTORY, dir_fd=home)
         descriptors.append(logs)
-        fd = os.open(f"{output_name(key)}.{stream}", flags, dir_fd=logs)
+        try:
+            fd = os.open(f"{output_name(key)}.{stream}", flags, dir_fd=logs)
+        except FileNotFoundError:
+            return b""  # an empty output leaves no file (see _drop_empty)
         descriptors.append(fd)
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode) or info.st_uid != owner or info.st_nlink != 1:
@@ -646,6 +653,28 @@ class _Capture:
                 os.close(fd)
 
 
+def _drop_empty(directory: str, key: str, capture: _Capture) -> None:
+    """Remove the attempt's output files it wrote nothing to: two files per attempt, most of
+    them empty, filled a node's inodes and directories (20,000 files per 10,000 jobs);
+    :func:`read_output` reads a missing one as empty. Opened without following a link,
+    as :func:`_log_files` made them."""
+    empty = [s for s, n in (("out", capture.written[1]), ("err", capture.written[2])) if n == 0]
+    if not empty:
+        return
+    with contextlib.suppress(OSError):
+        top = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        try:
+            logs = os.open("logs", os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=top)
+        finally:
+            os.close(top)
+        try:
+            for suffix in empty:
+                with contextlib.suppress(OSError):
+                    os.unlink(f"{output_name(key)}.{suffix}", dir_fd=logs)
+        finally:
+            os.close(logs)
+
+
 def _ended(pid: int) -> bool:
     """Whether child ``pid`` has exited, without reaping it (its id stays its own, so that
     its process group can still be killed safely)."""
@@ -755,6 +784,8 @@ def run_command(
         code = _pump(process, capture)
     finally:
         capture.close()
+        if directory is not None:
+            _drop_empty(directory, str(sandbox.get("key", "task")) if sandbox else "", capture)
     tail = capture.tail.decode("utf-8", errors="replace")[-STDERR_TAIL:].strip()
     if memory is not None and code != 0 and out_of_memory(code, tail):
         tail = memory_reason(memory) + (f": {tail}" if tail else "")
