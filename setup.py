@@ -13,11 +13,17 @@ and a build is kept in a cache (``~/.cache/fairshare/kernel/KEY``, :func:`kernel
 install of the same sources with the same interpreter, mypy and compiler settings (a second
 ``pip install -e``, another virtual environment) copies the compiled kernel instead of
 compiling it again.
+
+An editable install also byte-compiles the package's sources in place
+(:class:`EditableBuildPy`): pip does so for what a regular install copies, but an editable
+install imports ``src/`` where nothing compiles them, and with ``PYTHONDONTWRITEBYTECODE`` set
+every ``fairshare`` command compiled its modules again (0.1 CPU s of a 0.4 s ``simulate``).
 """
 
 from __future__ import annotations
 
 import ast
+import compileall
 import hashlib
 import json
 import os
@@ -31,6 +37,7 @@ from typing import Any
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
+from setuptools.command.build_py import build_py
 
 ROOT = Path(__file__).parent
 SOURCES = ROOT / "src"
@@ -221,6 +228,21 @@ class OptionalBuildExt(build_ext):
         )
 
 
+class EditableBuildPy(build_py):
+    """``build_py`` that, in an editable install, byte-compiles ``src/fairshare`` where it is
+    imported from, as pip does for the files of a regular install. Python reads a ``.pyc``
+    whatever ``PYTHONDONTWRITEBYTECODE`` says (it only stops the writing), and recompiles in
+    memory a source edited since (the ``.pyc`` records its source's time and size)."""
+
+    def run(self) -> None:
+        super().run()
+        if getattr(self, "editable_mode", False):
+            try:
+                compileall.compile_dir(str(SOURCES / "fairshare"), quiet=1, workers=cores())
+            except OSError as error:  # a read-only tree costs every command's start, no more
+                tell(f"fairshare: the sources were not byte-compiled ({error})")
+
+
 def compiled_kernel() -> list[object]:
     if not BUILD_COMMANDS.intersection(sys.argv[1:]):
         return []
@@ -274,4 +296,7 @@ def compiled_kernel() -> list[object]:
 
 
 if __name__ == "__main__":
-    setup(ext_modules=compiled_kernel(), cmdclass={"build_ext": OptionalBuildExt})
+    setup(
+        ext_modules=compiled_kernel(),
+        cmdclass={"build_ext": OptionalBuildExt, "build_py": EditableBuildPy},
+    )

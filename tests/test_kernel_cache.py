@@ -103,3 +103,30 @@ def test_a_manifest_that_is_not_a_file_list_is_no_entry(
     assert cache.names() is None
     (cache.entry / "manifest.json").write_text("[]")
     assert cache.names() is None
+
+
+@pytest.mark.parametrize("editable", [True, False])
+def test_an_editable_install_byte_compiles_the_sources_it_imports(
+    setup_module: dict[str, Any], monkeypatch: pytest.MonkeyPatch, tmp_path: Path, editable: bool
+) -> None:
+    """An editable install imports ``src/``, which no installer compiles: with
+    ``PYTHONDONTWRITEBYTECODE`` set every command compiled its modules again. A regular
+    install's files are pip's to compile."""
+    import importlib.util  # noqa: PLC0415
+
+    from setuptools import Distribution  # noqa: PLC0415
+    from setuptools.command.build_py import build_py  # noqa: PLC0415
+
+    package = tmp_path / "src" / "fairshare"
+    (package / "cli").mkdir(parents=True)
+    modules = [package / "__init__.py", package / "cli" / "app.py"]
+    for module in modules:
+        module.write_text("x = 1\n")
+    command_class = setup_module["EditableBuildPy"]
+    monkeypatch.setitem(command_class.run.__globals__, "SOURCES", tmp_path / "src")
+    monkeypatch.setattr(build_py, "run", lambda self: None)  # the files are already in place
+    command = command_class(Distribution())
+    command.editable_mode = editable
+    command.run()
+    compiled = [Path(importlib.util.cache_from_source(str(m))).exists() for m in modules]
+    assert compiled == [editable, editable]
