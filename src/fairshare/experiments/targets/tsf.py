@@ -128,8 +128,9 @@ def _table2_evaluate(frame: pl.DataFrame, seeds: tuple[int, ...]) -> Evaluation:
                 Claim(
                     f"task share of {job} at {t:g} s",
                     round(paper, 4),
-                    0.05,
-                    source=f"TSF section VI-A2: {_PHASE_WORDS[t, job]}",
+                    round(1 / hi[job], 4),
+                    source=f"TSF section VI-A2: {_PHASE_WORDS[t, job]} (exact fractions of "
+                    f"task counts; tolerance: one task of the job's hi, 1/{hi[job]})",
                 ),
                 ratio_per_seed(frame, seeds, share),
             )
