@@ -46,11 +46,15 @@ one worker, one after another (:func:`pytest_xdist_make_scheduler`)."""
 # Hypothesis profiles (issue 27 item 7). No profile has a deadline: a deadline is a timed
 # assertion, which fails on a loaded machine (tests/test_hygiene.py forbids the others).
 BASE_EXAMPLES = 100
-"""The ``dev`` and ``ci`` profiles' ``max_examples``: the budget tests' own counts are sized for."""
+"""The ``ci`` profile's ``max_examples``: the budget tests' own counts are sized for."""
+DEV_EXAMPLES = BASE_EXAMPLES // 2
+"""The ``dev`` profile's: a user's ``python -m pytest -n auto`` (the README's command, which
+must finish in minutes on two cores) draws half of CI's examples, fresh ones every run (not
+derandomized), with Hypothesis's example database replaying a failure until it is fixed."""
 # Each from Hypothesis's own defaults: a profile made without a parent inherits the one loaded
 # (Hypothesis loads its own "ci" profile on import where CI is set).
 _DEFAULTS = settings.get_profile("default")
-settings.register_profile("dev", _DEFAULTS, max_examples=BASE_EXAMPLES, deadline=None)
+settings.register_profile("dev", _DEFAULTS, max_examples=DEV_EXAMPLES, deadline=None)
 # CI: the same examples on every run (a red run can be repeated with the same inputs), and no
 # example database written into the clone.
 settings.register_profile(
@@ -74,10 +78,10 @@ settings.load_profile(hypothesis_profile(os.environ))
 
 
 def scaled_examples(count: int) -> int:
-    """A test's own Hypothesis budget ``count`` (sized for its cost under the ``dev``
-    profile) in the active profile's proportion: ``count`` under ``dev`` and ``ci``, ten times
-    it under ``nightly``. An explicit ``max_examples`` overrides the profile's, so a test that
-    sets one passes it through here."""
+    """A test's own budget ``count`` (Hypothesis examples or seeds of a seeded sweep, sized
+    for its cost under the ``ci`` profile) in the active profile's proportion: ``count`` under
+    ``ci``, half of it under ``dev``, ten times it under ``nightly``. An explicit
+    ``max_examples`` overrides the profile's, so a test that sets one passes it through here."""
     return max(1, count * settings.default.max_examples // BASE_EXAMPLES)
 
 

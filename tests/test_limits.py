@@ -26,7 +26,7 @@ from fairshare.workload.limits import (
 from fairshare.workload.loader import ScenarioError, load_scenario, parse_scenario
 from fairshare.workload.model import WorkloadSpec
 
-from conftest import assert_rejected, run_fairshare
+from conftest import assert_rejected, run_fairshare, scaled_examples
 
 MACHINE = "machines: [{name: m, capacity: {cpu: 4}}]\n"
 
@@ -445,7 +445,7 @@ one by one); TSF, DRFH, CDRF and CMMF pack several machines, where a jump is che
 against half the free capacity and places each user's tasks in one go."""
 
 
-@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("seed", range(scaled_examples(12)))
 def test_jumps_give_the_allocation_of_one_task_at_a_time(
     seed: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:

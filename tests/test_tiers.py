@@ -4,6 +4,7 @@ start a process are ``e2e`` wherever they are, and ``CI`` selects the derandomiz
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from collections import Counter
@@ -123,12 +124,18 @@ def test_the_profiles() -> None:
     assert ci.database is None
     assert settings.get_profile("dev").derandomize is False
     assert settings.get_profile("dev").deadline is None
+    assert 2 * settings.get_profile("dev").max_examples == ci.max_examples
     nightly = settings.get_profile("nightly")
     assert nightly.max_examples == 10 * ci.max_examples
     assert nightly.deadline is None
 
 
 def test_a_tests_own_budget_scales_with_the_profile() -> None:
+    """A count is sized for ``ci``: half of it under ``dev``, ten times under ``nightly``."""
     active = settings.default.max_examples
-    assert scaled_examples(400) == 400 * active // settings.get_profile("dev").max_examples
+    assert scaled_examples(400) == 400 * active // settings.get_profile("ci").max_examples
+    assert (
+        scaled_examples(400)
+        == {"dev": 200, "ci": 400, "nightly": 4000}[hypothesis_profile(os.environ)]
+    )
     assert scaled_examples(0) == 1
