@@ -304,7 +304,7 @@ def run_trace(trace: str, path: Path, policy: str, out: Path, seed: int = 0) -> 
     command += ["--trace", f"{trace}:{path}", "--policy", policy, "--seed", str(seed)]
     command += ["--out", str(out)]
     start = time.perf_counter()
-    child = subprocess.Popen(  # noqa: S603 - our own interpreter and arguments
+    child = subprocess.Popen(
         command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )
     assert child.stderr is not None

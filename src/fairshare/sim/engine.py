@@ -384,8 +384,10 @@ class _Run(RunState):
             if sampling and now >= self.next_sample:
                 self.sample_shares(now)
                 self.next_sample = now + SHARE_SAMPLE_SECONDS
-            # A round that launched nothing may leave a policy with nothing to place.
-            quiet = not decisions and policy.quiescent()
+            # Asked after every round, one that launched tasks too: a job placed whole on
+            # arrival (a cluster with room) leaves nothing to place, and the finishes of its
+            # tasks need no round.
+            quiet = policy.quiescent()
             if wakeups:
                 self._ask_wakeup(now)
         if held:
