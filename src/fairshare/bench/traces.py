@@ -304,9 +304,7 @@ def run_trace(trace: str, path: Path, policy: str, out: Path, seed: int = 0) -> 
     command += ["--trace", f"{trace}:{path}", "--policy", policy, "--seed", str(seed)]
     command += ["--out", str(out)]
     start = time.perf_counter()
-    child = subprocess.Popen(
-        command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-    )
+    child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     assert child.stderr is not None
     # The child's own figures (wait4), not the maximum over every child this process had.
     errors = child.stderr.read()

@@ -410,13 +410,15 @@ def bench_traces_command(
             }
         )
         return
+    averages = where["load_average"]
+    load = ", ".join(str(x) for x in averages) if isinstance(averages, list) else ""
     table = Table(
         title=f"fairshare simulate --trace, {name}: {where['cpu']}, {where['cores']} cores, "
         f"Python {where['python']}, {where['kernel']} kernel",
         title_justify="left",
         caption=f"medians of {repeat} run(s); tasks/s: over summary.json's wall_seconds "
         "(target 250,000); ratio: end to end over the simulation (target at most 1.5); "
-        f"load average before: {', '.join(map(str, where['load_average'])) or '-'}",
+        f"load average before: {load or '-'}",
         caption_justify="left",
     )
     for column in traces.COLUMNS:

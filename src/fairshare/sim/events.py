@@ -317,10 +317,10 @@ class EventQueue:
                     # entry, which now stands for this event.
                     here = self.at.setdefault(at, head)
                     if here is not head:
-                        if type(here) is list:
+                        if isinstance(here, list):
                             heappush(here, head)
                         else:
-                            self.at[at] = [here, head] if here < head else [head, here]  # type: ignore[operator]
+                            self.at[at] = [here, head] if here < head else [head, here]
                     return event
                 # push(head) without a call when nothing else is queued at its time (the
                 # common case: one event per finish); one sift of the heap for the pop and
