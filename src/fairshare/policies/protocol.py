@@ -228,6 +228,21 @@ class Policy(Protocol):
             The task, running until now.
         """
 
+    def tasks_finished_at(self, now: float, tasks: Sequence[TaskRef]) -> None:
+        """Tasks that completed at ``now``, in order: by contract :meth:`task_finished` for
+        each (a driver's finishes of one time, delivered together before that time's
+        ``decide``; the default calls it for each).
+
+        Parameters
+        ----------
+        now : float
+            The time of the finishes.
+        tasks : sequence of TaskRef
+            The tasks, running until now.
+        """
+        for task in tasks:
+            self.task_finished(now, task)
+
     @abstractmethod
     def machine_added(self, now: float, machine: Machine) -> None:
         """A machine joins the cluster (its name new, or that of a machine removed before).

@@ -406,9 +406,10 @@ class _Run(RunState):
     def _flush(self, now: float, held: list[TaskRef], held_at: list[float]) -> bool:
         """The finishes held back while the policy was quiescent reach it before anything
         else at ``now`` does: those of earlier times in one ``tasks_finished`` call, those
-        of ``now`` itself one ``task_finished`` each, as they would have come without the
-        holding (their machines then wait for this time's decision round, which another
-        event at ``now`` makes due). Returns whether some finished at ``now``.
+        of ``now`` itself as one ``task_finished`` each (``tasks_finished_at``), as they
+        would have come without the holding (their machines then wait for this time's
+        decision round, which another event at ``now`` makes due). Returns whether some
+        finished at ``now``.
 
         Held finishes of an earlier time had no other event at their time, so without the
         holding their round would have offered their machines to nobody (the policy
@@ -420,9 +421,10 @@ class _Run(RunState):
             k -= 1
         if k:
             policy.tasks_finished(now, held[:k], held_at[:k])
-        for task in held[k:]:
-            policy.task_finished(now, task)
-        return k < len(held)
+        if k < len(held):
+            policy.tasks_finished_at(now, held[k:])
+            return True
+        return False
 
     def sample_shares(self, now: float) -> None:
         """Record each queue's share as the policy computes it now, where it changed
