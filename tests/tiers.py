@@ -149,6 +149,7 @@ FILE_TIERS: dict[str, tuple[str, ...]] = {
         "test_timeline_reference.py",
     ),
     "e2e": (
+        "test_bench_traces.py",
         "test_decision_fingerprints.py",
         "test_executable.py",
         "test_explain_cli.py",

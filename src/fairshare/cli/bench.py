@@ -335,6 +335,99 @@ def bench_end_to_end_command(
     Console(markup=False, highlight=False, width=max(Console().width, 110)).print(table)
 
 
+@bench_app.command("traces")
+def bench_traces_command(
+    alibaba_2018: Annotated[
+        str | None,
+        typer.Option(
+            "--alibaba-2018",
+            metavar="DIR",
+            help="The cluster-trace-v2018 directory (sample_tasks.csv, machine_meta.csv)",
+        ),
+    ] = None,
+    alibaba_2017: Annotated[
+        str | None,
+        typer.Option(
+            "--alibaba-2017",
+            metavar="DIR",
+            help="The cluster-trace-v2017 directory (batch_task.csv, server_event.csv)",
+        ),
+    ] = None,
+    policy: Annotated[str, typer.Option("--policy", help="The online policy")] = "drf",
+    repeat: Annotated[
+        int, typer.Option("--repeat", min=1, help="Runs per trace (medians reported)")
+    ] = 1,
+    as_json: JsonOption = False,
+) -> None:
+    """`fairshare simulate` of the Alibaba traces on an empty scenario, as a user runs it (a
+    fresh process, every output file written): tasks, the simulation's rate (tasks over
+    summary.json's wall_seconds; target 250,000/s), end-to-end wall time and its ratio to the
+    simulation's (target at most 1.5), the same in CPU seconds, the process's peak resident
+    memory, and the machine (CPU, cores, Python, compiled kernel or not). At least one trace."""
+    from fairshare.bench import traces  # noqa: PLC0415
+    from fairshare.policies import ONLINE_POLICIES  # noqa: PLC0415
+
+    names = parse_names(policy, "--policy", ONLINE_POLICIES, "online policy")
+    if len(names) != 1:
+        raise InputError("command line", "--policy", f"expected one policy, got {policy!r}")
+    name = names[0]
+    given = {"alibaba-2018": alibaba_2018, "alibaba-2017": alibaba_2017}
+    chosen = {trace: Path(path) for trace, path in given.items() if path is not None}
+    if not chosen:
+        raise InputError(
+            "command line",
+            "--alibaba-2018",
+            "give at least one trace directory (--alibaba-2018 DIR, --alibaba-2017 DIR)",
+        )
+    for trace, path in chosen.items():
+        if not path.is_dir():
+            raise InputError("command line", f"--{trace}", f"{path} is not a directory")
+    where = traces.machine()
+    with bench_progress() as progress:
+        step = progress.add_task("traces", total=len(chosen) * repeat)
+
+        def running(trace: str) -> None:
+            """Show which trace's run is being timed."""
+            progress.update(step, description=f"fairshare simulate --trace {trace}")
+
+        figures = traces.measure(
+            {trace: path.resolve() for trace, path in chosen.items()},
+            name,
+            repeat,
+            step=running,
+        )
+        progress.update(step, completed=len(chosen) * repeat)
+    if as_json:
+        dump_json(
+            {
+                "benchmark": "traces",
+                "policy": name,
+                "repeat": repeat,
+                "machine": where,
+                "target_rate": traces.TARGET_RATE,
+                "target_ratio": traces.TARGET_RATIO,
+                "traces": [f.document() for f in figures],
+            }
+        )
+        return
+    averages = where["load_average"]
+    load = ", ".join(str(x) for x in averages) if isinstance(averages, list) else ""
+    table = Table(
+        title=f"fairshare simulate --trace, {name}: {where['cpu']}, {where['cores']} cores, "
+        f"Python {where['python']}, {where['kernel']} kernel",
+        title_justify="left",
+        caption=f"medians of {repeat} run(s); tasks/s: over summary.json's wall_seconds "
+        "(target 250,000); ratio: end to end over the simulation (target at most 1.5); "
+        f"load average before: {load or '-'}",
+        caption_justify="left",
+    )
+    for column in traces.COLUMNS:
+        table.add_column(column, justify="left" if column == "trace" else "right")
+    for row in traces.rows(figures):
+        table.add_row(*row)
+    Console(markup=False, highlight=False, width=max(Console().width, 140)).print(table)
+
+
 @bench_app.command("simulate")
 def bench_simulate_command(
     only: Annotated[

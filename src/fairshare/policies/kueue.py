@@ -1192,6 +1192,17 @@ class Kueue(Scheduler):
         self._released(task)
         super().task_finished(now, task)
 
+    def tasks_finished_at(self, now: float, tasks: Sequence[TaskRef]) -> None:
+        """:meth:`task_finished` for each task in order (each frees its quota first).
+
+        Parameters
+        ----------
+        now : float
+        tasks : sequence of TaskRef
+        """
+        for task in tasks:
+            self.task_finished(now, task)
+
     def task_failed(self, now: float, task: TaskRef) -> None:
         """A task failed (see :meth:`task_finished`).
 

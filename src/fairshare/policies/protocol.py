@@ -42,16 +42,18 @@ whose machine is handed straight to the next task, the steady state of a busy cl
 The default implementation is the composition of the two calls.
 
 A driver may also hold finishes back. While ``quiescent()`` is True, the policy promises
-that a finish of a map task whose job has no reduce phase, the only event at its time,
-leads to no decision and needs no other timestamp than its own order: until the next other
-event (or ``decide`` call), the driver may keep such finishes and hand them over in one
-``tasks_finished(now, tasks, times)`` call, in the order they happened (``now``: no earlier
-than the last; ``times``: each one's time, for a policy that books usage over time). The
-result is by contract that of delivering them one by one, each with ``finish_and_decide``
-(which returns nothing). A finish that shares its time with another
-event is not covered: delivered with it before one ``decide``, its machine is offered
-first. A simulator with a cluster that has room skips most of its decision rounds this way;
-a live backend may use it for finishes that come one at a time.
+that a finish of a map task whose job has no reduce phase, the only event at its time or
+one of several such finishes at one time, leads to no decision and needs no other timestamp
+than its own order: until the next other event (or ``decide`` call), the driver may keep
+such finishes and hand them over in one ``tasks_finished(now, tasks, times)`` call, in the
+order they happened (``now``: no earlier than the last; ``times``: each one's time, for a
+policy that books usage over time). The result is by contract that of delivering them one
+by one, each with ``finish_and_decide`` (which returns nothing), or those of one time each
+with ``task_finished`` before one ``decide`` (which returns nothing). A finish that shares
+its time with another kind of event is not covered: delivered with it before one
+``decide``, its machine is offered first. A simulator with a cluster that has room skips
+most of its decision rounds this way (the instances of a trace's task, launched together,
+end together); a live backend may use it for finishes that come one at a time.
 The default is never quiescent; ``tasks_finished`` then calls ``task_finished`` in order.
 
 A task is named by ``TaskRef(job_id, phase, task)``; map tasks are 0 .. tasks-1 and reduce
@@ -226,6 +228,21 @@ class Policy(Protocol):
             The task, running until now.
         """
 
+    def tasks_finished_at(self, now: float, tasks: Sequence[TaskRef]) -> None:
+        """Tasks that completed at ``now``, in order: by contract :meth:`task_finished` for
+        each (a driver's finishes of one time, delivered together before that time's
+        ``decide``; the default calls it for each).
+
+        Parameters
+        ----------
+        now : float
+            The time of the finishes.
+        tasks : sequence of TaskRef
+            The tasks, running until now.
+        """
+        for task in tasks:
+            self.task_finished(now, task)
+
     @abstractmethod
     def machine_added(self, now: float, machine: Machine) -> None:
         """A machine joins the cluster (its name new, or that of a machine removed before).
@@ -352,8 +369,9 @@ class Policy(Protocol):
         Returns
         -------
         bool
-            True promises that a lone finish of a map task of a job without a reduce phase
-            leads to no decision until another event; the default is never.
+            True promises that finishes of map tasks of jobs without a reduce phase (one
+            alone at its time, or several at one time) lead to no decision until another
+            event; the default is never.
         """
         return False
 

@@ -397,6 +397,21 @@ class Scheduler:
         self.ledger.now = now
         self.ledger.stop_task(task, "finished")
 
+    def tasks_finished_at(self, now: float, tasks: Sequence[TaskRef]) -> None:
+        """:meth:`task_finished` for each task in order, in one call of
+        :meth:`Ledger.release`, which releases a batch as it releases one task after the
+        other (the instances of a trace's task end together).
+
+        Parameters
+        ----------
+        now : float
+            The time of the finishes.
+        tasks : sequence of TaskRef
+            The tasks, running until now.
+        """
+        self.ledger.now = now
+        self.ledger.release(tasks, finished=True, then="offer")
+
     def finish_and_decide(self, now: float, task: TaskRef) -> list[Decision]:
         """:meth:`task_finished` then :meth:`decide` (the protocol's fused call), with a fast
         path for the steady state of a busy cluster: a map task finishes, nothing else

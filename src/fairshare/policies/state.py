@@ -144,6 +144,10 @@ class ClusterState:
         self.selects = 0
         self.machines_of_sig: list[list[int]] = []
         self.sigs_of_class: list[list[int]] = []
+        # Per class, its machines in index order once asked (machines_of_class), kept as
+        # machines join: a group is listed on them whenever it gains work again, and merging
+        # the signatures' lists each time was a tenth of an Alibaba replay.
+        self.class_machines: list[list[int] | None] = []
         # Per class not read by name: whether each signature matches its constraint, so a
         # placement never evaluates a constraint; computed once per combination of the
         # attributes the constraint reads (Google-like clusters give every machine its own
@@ -210,6 +214,9 @@ class ClusterState:
         self.machines_of_sig[sig].append(mi)
         for c in range(len(self.classes)):
             self.machine_ok[c].append(self.by_name[c] and self._eligible_machine(c, mi))
+            known = self.class_machines[c]
+            if known is not None and self.eligible(c, mi):
+                known.append(mi)  # the highest index yet: the list stays in order
         self.afor.append(
             [
                 g
@@ -264,11 +271,20 @@ class ClusterState:
         Returns
         -------
         list of int
+            Kept for the next call (and extended as machines join): not to be changed.
         """
+        known = self.class_machines[cls]
+        if known is not None:
+            return known
         if self.by_name[cls]:
             ok = self.machine_ok[cls]
-            return [mi for mi in range(len(self.names)) if ok[mi]]
-        return sorted(mi for sig in self.sigs_of_class[cls] for mi in self.machines_of_sig[sig])
+            known = [mi for mi in range(len(self.names)) if ok[mi]]
+        else:
+            known = sorted(
+                mi for sig in self.sigs_of_class[cls] for mi in self.machines_of_sig[sig]
+            )
+        self.class_machines[cls] = known
+        return known
 
     def rebucket(self, mi: int) -> None:
         """Move machine ``mi`` to the bucket of its current free vector (out of them all when
@@ -358,6 +374,7 @@ class ClusterState:
         if c is None:
             c = self._class_of[key] = len(self.classes)
             self.classes.append(key)
+            self.class_machines.append(None)
             self._constraints.append(job.constraint)
             by_name = eligibility.reads_names(job.constraint, job.machines)
             self.by_name.append(by_name)

@@ -280,9 +280,10 @@ class _Run(RunState):
         Two shortcuts of the protocol (:mod:`fairshare.policies.protocol`) carry most of a
         large run. A map task's finish that is the only event at its time goes to
         ``finish_and_decide`` (the finish and the decision round in one call). While the
-        policy said it is ``quiescent`` after the last round, such a finish of a job without
-        a reduce phase is only held back, and the held finishes go in one
-        ``tasks_finished`` call before anything else reaches the policy."""
+        policy said it is ``quiescent`` after the last round, a map task's finish of a job
+        without a reduce phase, alone at its time or among other finishes only, is held
+        back, and the held finishes go in one ``tasks_finished`` call before anything else
+        reaches the policy (:meth:`_flush`)."""
         self.job_iter = jobs
         self.next_job(0.0)
         queue = self.queue
@@ -338,28 +339,33 @@ class _Run(RunState):
                 if self.stop(now, event, FINISHED):
                     # The only event at its time (the finish may have queued reducers).
                     alone = not delivered and (not times or times[0] != now)
+                    if (
+                        quiet
+                        and task.phase == "map"
+                        and event.run.maps_only
+                        and (alone or not (delivered or sampling))
+                    ):
+                        # Held back whether alone or among other finishes at its time (the
+                        # instances of one trace task end together), while no round is due
+                        # (and no queue's share is sampled at its rounds): see _flush.
+                        held.append(task)
+                        held_at.append(now)
+                        continue
+                    if held:
+                        delivered = self._flush(now, held, held_at) or delivered
+                        held = []
+                        held_at = []
+                        alone = not delivered and (not times or times[0] != now)
                     if alone and task.phase == "map":
-                        if quiet and event.run.maps_only:
-                            held.append(task)
-                            held_at.append(now)
-                            continue
-                        if held:
-                            policy.tasks_finished(now, held, held_at)
-                            held = []
-                            held_at = []
                         decisions = policy.finish_and_decide(now, task)
                     else:
-                        if held:
-                            policy.tasks_finished(now, held, held_at)
-                            held = []
-                            held_at = []
                         policy.task_finished(now, task)
                 elif over is not None and (not delivered or (times and times[0] == now)):
                     # A finish event replaced by a retimed one: nothing happened at its time.
                     continue
             else:
                 if held:
-                    policy.tasks_finished(now, held, held_at)
+                    delivered = self._flush(now, held, held_at) or delivered
                     held = []
                     held_at = []
                 assert not isinstance(event, Finish)
@@ -369,7 +375,7 @@ class _Run(RunState):
                     delivered = True  # the rest of this time's events first
                     continue
                 if held:
-                    policy.tasks_finished(now, held, held_at)
+                    self._flush(now, held, held_at)
                     held = []
                     held_at = []
                 decisions = policy.decide(now)
@@ -378,8 +384,10 @@ class _Run(RunState):
             if sampling and now >= self.next_sample:
                 self.sample_shares(now)
                 self.next_sample = now + SHARE_SAMPLE_SECONDS
-            # A round that launched nothing may leave a policy with nothing to place.
-            quiet = not decisions and policy.quiescent()
+            # Asked after every round, one that launched tasks too: a job placed whole on
+            # arrival (a cluster with room) leaves nothing to place, and the finishes of its
+            # tasks need no round.
+            quiet = policy.quiescent()
             if wakeups:
                 self._ask_wakeup(now)
         if held:
@@ -394,6 +402,29 @@ class _Run(RunState):
             # use (too large, a constraint no machine meets, or room held forever).
             self.stranded = tuple(run.job.name for run in self.runs.values() if run.finish is None)
         self.close(now)
+
+    def _flush(self, now: float, held: list[TaskRef], held_at: list[float]) -> bool:
+        """The finishes held back while the policy was quiescent reach it before anything
+        else at ``now`` does: those of earlier times in one ``tasks_finished`` call, those
+        of ``now`` itself as one ``task_finished`` each (``tasks_finished_at``), as they
+        would have come without the holding (their machines then wait for this time's
+        decision round, which another event at ``now`` makes due). Returns whether some
+        finished at ``now``.
+
+        Held finishes of an earlier time had no other event at their time, so without the
+        holding their round would have offered their machines to nobody (the policy
+        promised it, :meth:`~fairshare.policies.protocol.Policy.quiescent`): releasing them
+        without offers leaves the policy as those rounds would have."""
+        policy = self.policy
+        k = len(held)
+        while k and held_at[k - 1] == now:
+            k -= 1
+        if k:
+            policy.tasks_finished(now, held[:k], held_at[:k])
+        if k < len(held):
+            policy.tasks_finished_at(now, held[k:])
+            return True
+        return False
 
     def sample_shares(self, now: float) -> None:
         """Record each queue's share as the policy computes it now, where it changed

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from heapq import heappop, heappush
+from heapq import heappop, heappush, heapreplace
 from operator import itemgetter
 from typing import NamedTuple
 
@@ -297,7 +297,8 @@ class EventQueue:
         Event
             The event of the lowest (time, kind, token). The queue must not be empty.
         """
-        at = heappop(self.times)
+        times = self.times
+        at = times[0]
         held = self.at.pop(at)
         if type(held) is list:
             event = heappop(held)
@@ -309,12 +310,28 @@ class EventQueue:
             lane = event[6]  # type: ignore[misc]
             if lane:
                 head: Finish = lane.pop()
+                nxt = head[0]
+                if nxt == at:
+                    # The lane's next event ends at the same time (the instances of a trace's
+                    # task launched together end together): the heap of times keeps its
+                    # entry, which now stands for this event.
+                    here = self.at.setdefault(at, head)
+                    if here is not head:
+                        if isinstance(here, list):
+                            heappush(here, head)
+                        else:
+                            self.at[at] = [here, head] if here < head else [head, here]
+                    return event
                 # push(head) without a call when nothing else is queued at its time (the
-                # common case: one event per finish).
-                if self.at.setdefault(head[0], head) is head:
-                    heappush(self.times, head[0])
-                else:
-                    self.push(head)
+                # common case: one event per finish); one sift of the heap for the pop and
+                # the push.
+                if self.at.setdefault(nxt, head) is head:
+                    heapreplace(times, nxt)
+                    return event
+                heappop(times)
+                self.push(head)
+                return event
+        heappop(times)
         return event
 
     def open_lane(self, lane: list[Finish]) -> None:
