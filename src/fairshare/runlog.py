@@ -514,6 +514,7 @@ class AttemptSpill:
             dtype=np.int64,
             count=len(piece.machine_names),
         )
+        self._write_patches()
         self.file.seek(self.size)
         for name, _ in _SPILLED_COLUMNS:
             column = remap[piece.machine] if name == "machine" else getattr(piece, name)
@@ -547,8 +548,25 @@ class AttemptSpill:
         if self.file is None:
             return last
         self.append(last)
+        self._write_patches()
         file = self.file
-        starts = np.array([0, *np.cumsum([n for _, n in self.pieces]).tolist()], dtype=np.int64)
+        file.flush()
+        out = SpilledRows(file, self.pieces, tuple(self.machine_index))
+        self.file = None
+        self.pieces = []
+        self.size = self.spilled = 0
+        self.machine_index = {}
+        self.patches = {}
+        return out
+
+    def _write_patches(self) -> None:
+        """Write the patches over their rows in the file and forget them: the patches held
+        are those since the last piece (the attempts running then and ended since), not
+        every one of the run (a long run's attempts mostly end after they were spilled)."""
+        if not self.patches or self.file is None:
+            return
+        file = self.file
+        starts = np.cumsum([0, *(n for _, n in self.pieces)])
         for row, (finish, killed, truncated) in sorted(self.patches.items()):
             p = int(np.searchsorted(starts, row, side="right")) - 1
             offset, n = self.pieces[p]
@@ -560,14 +578,7 @@ class AttemptSpill:
                 if flag:
                     file.seek(offset + n * _COLUMN_OFFSET[name] + i)
                     file.write(b"\x01")
-        file.flush()
-        out = SpilledRows(file, self.pieces, tuple(self.machine_index))
-        self.file = None
-        self.pieces = []
-        self.size = self.spilled = 0
-        self.machine_index = {}
         self.patches = {}
-        return out
 
     def rows(self, last: AttemptRows) -> AttemptRows:
         """The pieces written, then ``last``, as one table (:meth:`AttemptRows.concat`'s
