@@ -36,8 +36,8 @@ import numpy as np
 from fairshare.metrics.frames import LOCALITY_LEVELS, BoolArray, FloatArray, IntArray, cached
 from fairshare.runlog import AttemptRows, RunLog, attempt_chunks
 
-ATTEMPT_CHUNK = 1 << 18
-"""Attempts per chunk of a pass over a run's attempts (some 20 MB of columns). Read at each
+ATTEMPT_CHUNK = 1 << 16
+"""Attempts per chunk of a pass over a run's attempts (some 5 MB of columns). Read at each
 pass, so a test may lower it."""
 
 
