@@ -597,7 +597,11 @@ class _Follow:
         if self.grid.size:
             self._fill(held, t, s, self.cum[held], np.full(held.size, np.inf))
             widths = np.diff(self.grid)
-            resampled = np.diff(self.at, axis=1) / np.where(widths > 0, widths, 1.0)
+            # In place, and the cumulative values let go first: the matrices are the users'
+            # times the grid's, the one part of the view that grows with the users.
+            resampled = np.diff(self.at, axis=1)
+            self.at = np.zeros((0, self.grid.size), dtype=np.float64)
+            resampled /= np.where(widths > 0, widths, 1.0)
         else:
             resampled = np.zeros((len(users), 0), dtype=np.float64)
         return TimelineView(users, self.rows, self.integral, resampled)
