@@ -23,7 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import fairshare
-from fairshare.metrics.timeline import segmented_cumsum
+from fairshare.metrics.timeline import resample, segmented_cumsum, share_integrals
 from fairshare.metrics.totals import ExactSum, run_totals
 from fairshare.report import write_outputs
 from fairshare.runlog import ROW_FIELDS, AttemptRows, RunLog, SpilledRows, attempt_chunks
@@ -190,3 +190,24 @@ def test_spilled_rows_read_any_range(lo: int, width: int, size: int) -> None:
         assert (a == b) if name == "machine_names" else a.tobytes() == b.tobytes(), name
     chunks = [rows for _, rows in attempt_chunks(table, size)]
     assert sum(len(rows.start) for rows in chunks) == len(table)
+
+
+@pytest.mark.parametrize(("policy", "options"), RUNS)
+@pytest.mark.parametrize("size", [1, 3, 40])
+def test_timeline_view_is_resample_and_integrals_of_the_timeline(
+    policy: str, options: SimOptions, size: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The report's resampled shares and the summary's share integrals, followed batch by
+    batch, are :func:`resample` and :func:`share_integrals` of the whole timeline, bit for
+    bit (horizons inside and past the run, a grid finer than the rows)."""
+    log = _run(policy, options)
+    tl = timeline_module.timeline(log)
+    assert len(tl) > 20
+    monkeypatch.setattr(timeline_module, "TIMELINE_CHUNK", size)
+    end = float(tl.time.max())
+    for horizon, points in ((end, 400), (end / 3, 7), (end * 2, 1)):
+        view = timeline_module.timeline_view(log, horizon, points)
+        grid = np.linspace(0.0, horizon, points + 1)
+        assert view.rows == len(tl)
+        assert view.integrals.tobytes() == share_integrals(tl, horizon).tobytes()
+        assert view.resampled.tobytes() == resample(tl, grid).tobytes()
