@@ -897,8 +897,8 @@ class RunLog:
         return attempts
 
     def _read_rows(self) -> AttemptRows:
-        """A from_rows log's table in memory: its spill file read back whole (once; the file
-        is closed) if the driver left it there."""
+        """A from_rows log's table in memory: its spill file read back whole (once) if the
+        driver left it there."""
         rows: AttemptRows | SpilledRows = self.__dict__["_rows"]
         if isinstance(rows, SpilledRows):
             # The file is left to close when its last reader lets it go (a writer thread

@@ -590,7 +590,7 @@ class RunState:
         sort before them. A row whose task still runs goes too: its start and attempt
         number are kept (``spilled_open``) for the engine to read, and a later change of its
         end (its finish rewritten, a kill, a truncation) is written over its row in the
-        table when the file is read back (:meth:`AttemptSpill.patch`). So the list never
+        table at the next spill (:meth:`AttemptSpill.patch`). So the list never
         holds more than about :data:`SPILL_ITEMS` items, however long a task runs.
         """
         attempts = self.attempts
