@@ -204,6 +204,7 @@ def test_timeline_view_is_resample_and_integrals_of_the_timeline(
     tl = timeline_module.timeline(log)
     assert len(tl) > 20
     monkeypatch.setattr(timeline_module, "TIMELINE_CHUNK", size)
+    monkeypatch.setattr(timeline_module, "_PAIRS", size)
     end = float(tl.time.max())
     for horizon, points in ((end, 400), (end / 3, 7), (end * 2, 1)):
         view = timeline_module.timeline_view(log, horizon, points)

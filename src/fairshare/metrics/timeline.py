@@ -507,6 +507,10 @@ def timeline_view(
     return follow.view(users)
 
 
+_PAIRS = 1 << 18
+"""(Row, grid point) pairs :meth:`_Follow._fill` computes at a time."""
+
+
 class _Follow:
     """Per user, its last row (time, share), the integral of its share so far and, with a
     grid, the cumulative integral at its last row and at each grid point passed
@@ -582,12 +586,20 @@ class _Follow:
         lo = np.searchsorted(grid, t, side="left")
         hi = np.searchsorted(grid, nxt, side="left")
         count = np.maximum(hi - lo, 0)
-        total = int(count.sum())
-        if not total:
-            return
-        which = np.repeat(np.arange(count.size), count)
-        point = lo[which] + np.arange(total) - np.repeat(np.cumsum(count) - count, count)
-        self.at[u[which], point] = cum[which] + s[which] * (grid[point] - t[which])
+        # A few rows' worth of (row, grid point) pairs at a time: at the end every user's
+        # last row may reach most of the grid (users x grid points pairs at once).
+        ends = np.cumsum(count)
+        first = 0
+        while first < count.size:
+            last = int(np.searchsorted(ends, int(ends[first]) - int(count[first]) + _PAIRS))
+            last = min(max(last, first + 1), count.size)
+            k, g = count[first:last], lo[first:last]
+            total = int(k.sum())
+            if total:
+                which = np.repeat(np.arange(first, last), k)
+                point = g[which - first] + np.arange(total) - np.repeat(np.cumsum(k) - k, k)
+                self.at[u[which], point] = cum[which] + s[which] * (grid[point] - t[which])
+            first = last
 
     def view(self, users: tuple[str, ...]) -> TimelineView:
         """The view, each user's last row followed to the horizon and the grid's end."""
