@@ -16,6 +16,7 @@ from fairshare.workload import generators
 from fairshare.workload.generators import DEFAULT_JOBS, generate
 from fairshare.workload.limits import (
     MAX_ALIAS_NODES,
+    MAX_JOB_TASKS,
     MAX_MACHINES,
     MAX_NESTING,
     MAX_REPLICA_COPIES,
@@ -165,13 +166,16 @@ def test_tasks_per_job_and_in_all_are_limited() -> None:
     error = parse_error(scenario(jobs=[job]))
     assert (error.where, error.what) == (
         "jobs[0].tasks",
-        f"tasks must be at most {MAX_TASKS:,} (the limit), got 1000000000000",
+        f"tasks must be at most {MAX_JOB_TASKS:,} (the limit), got 1000000000000",
     )
-    half = MAX_TASKS // 2
-    jobs = [{"name": f"j{k}", "submit": 0, "tasks": half, "duration": 1} for k in range(2)]
-    jobs[1]["reduce"] = {"tasks": 1}
+    assert MAX_TASKS % MAX_JOB_TASKS == 0
+    count = MAX_TASKS // MAX_JOB_TASKS
+    jobs: list[dict[str, Any]] = [
+        {"name": f"j{k}", "submit": 0, "tasks": MAX_JOB_TASKS, "duration": 1} for k in range(count)
+    ]
+    jobs[-1]["reduce"] = {"tasks": 1}
     error = parse_error(scenario(jobs=jobs))
-    assert error.where == "jobs[1].reduce.tasks"
+    assert error.where == f"jobs[{count - 1}].reduce.tasks"
     assert f"add up to {MAX_TASKS + 1:,} here" in error.what
     jobs[0]["reduce"] = {"tasks": 10**12}
     assert parse_error(scenario(jobs=jobs)).where == "jobs[0].reduce.tasks"

@@ -20,7 +20,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import fairshare
-from fairshare.metrics.frames import run_frames
 from fairshare.runlog import ROW_FIELDS, AttemptRows, AttemptSpill, RunLog
 from fairshare.sim import SimOptions, run_state
 from test_simulate_outputs import CASES, EXAMPLES, golden, outputs
@@ -91,7 +90,7 @@ def test_nothing_spilled_is_the_last_piece_itself() -> None:
 
 def _timeline_arrays(log: RunLog, chunk: int, monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
     monkeypatch.setattr(timeline_module, "TIMELINE_CHUNK", chunk)
-    tl = timeline_module._timeline(run_frames(log))
+    tl = timeline_module._timeline(log)
     return [a.tobytes() for a in (tl.time, tl.user, tl.running, tl.share, tl.by_user)]
 
 
@@ -112,7 +111,7 @@ def test_timeline_in_chunks_is_the_one_pass_timeline(
     chunk: int,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Chunks of 1 to 64 events: every boundary falls inside a user's events, between
+    """Chunks of 1 to 64 attempts: every boundary falls inside a user's events, between
     events of one time, at a user's first event; the rows are those of one pass."""
     log = fairshare.simulate(EXAMPLES / example, policy, seed=3, options=options).log
     whole = _timeline_arrays(log, 1 << 30, monkeypatch)
@@ -147,12 +146,11 @@ def test_timeline_chunks_never_move_a_bit(seed: int, policy: str, chunk: int) ->
     users, any chunk: the same rows as one pass."""
     scenario = fairshare.parse_scenario(_SCENARIO, source="zipf")
     log = fairshare.simulate(scenario, policy, seed=seed).log
-    f = run_frames(log)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(timeline_module, "TIMELINE_CHUNK", 1 << 30)
-        one = timeline_module._timeline(f)
+        one = timeline_module._timeline(log)
         patch.setattr(timeline_module, "TIMELINE_CHUNK", chunk)
-        chunked = timeline_module._timeline(f)
+        chunked = timeline_module._timeline(log)
     for name in ("time", "user", "running", "share", "by_user"):
         a, b = getattr(one, name), getattr(chunked, name)
         assert a.dtype == b.dtype

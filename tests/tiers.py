@@ -145,8 +145,9 @@ FILE_TIERS: dict[str, tuple[str, ...]] = {
         "test_constrained_properties.py",
         "test_fair_ties.py",
         "test_solver_properties.py",
-        "test_usage_over_time.py",
+        "test_streamed_metrics.py",
         "test_timeline_reference.py",
+        "test_usage_over_time.py",
     ),
     "e2e": (
         "test_bench_traces.py",
@@ -203,6 +204,7 @@ LIBRARY_CONTRACT = (
     "test_scenario_events.py",
     "test_simulate.py",
     "test_simulate_outputs.py",
+    "test_streamed_metrics.py",
     "test_streamed_outputs.py",
     "test_sweep_grid.py",
     "test_trace_formats.py",

@@ -31,7 +31,8 @@ from __future__ import annotations
 
 import heapq
 import tempfile
-from collections.abc import Callable, Iterable, Sequence
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any, Literal, NamedTuple
 
@@ -376,6 +377,22 @@ class AttemptRows(NamedTuple):
             joined(lambda p: p.truncated),
         )
 
+    def slice(self, lo: int, hi: int) -> AttemptRows:
+        """The rows ``lo:hi`` (views of the columns)."""
+        return AttemptRows(
+            self.start[lo:hi],
+            self.order[lo:hi],
+            self.phase[lo:hi],
+            self.task[lo:hi],
+            self.attempt[lo:hi],
+            self.machine[lo:hi],
+            self.machine_names,
+            self.finish[lo:hi],
+            self.killed[lo:hi],
+            self.locality[lo:hi],
+            self.truncated[lo:hi],
+        )
+
     def names(self, column: Literal["phase", "machine", "locality"]) -> list[Any]:
         """A coded column as its names, one per attempt (None: no input data).
 
@@ -442,10 +459,12 @@ class AttemptSpill:
     A driver that spills its closed attempts as the run goes (the simulator,
     :meth:`fairshare.sim.run_state.RunState.spill`) appends each piece here: its columns go
     to the file as raw bytes (the file is private to the run and deleted when closed, so it
-    needs no format of its own; writing it costs a copy, no encoding) and only each piece's
-    length and machine names stay in memory. :meth:`rows` reads them back into one array
-    per column, :meth:`AttemptRows.concat`'s table, without holding the pieces and their
-    concatenation at once. The file is in the temporary directory (``TMPDIR``).
+    needs no format of its own; writing it costs a copy, no encoding), its machine codes
+    first renumbered into the log's one list of machine names (order of first use), and only
+    each piece's place in the file stays in memory. :meth:`finish` ends the file and hands
+    it over as :class:`SpilledRows`, which the metrics read a range of rows at a time;
+    :meth:`rows` reads the whole table back instead (:meth:`AttemptRows.concat`'s). The file
+    is in the temporary directory (``TMPDIR``).
 
     Examples
     --------
@@ -461,10 +480,14 @@ class AttemptSpill:
 
     def __init__(self) -> None:
         self.file: IO[bytes] | None = None
-        self.pieces: list[tuple[int, tuple[str, ...]]] = []
-        """Per piece appended, its attempts and its machine names."""
+        self.pieces: list[tuple[int, int]] = []
+        """Per piece appended, its first byte in the file and its attempts."""
+        self.size = 0
+        """The bytes written."""
         self.spilled = 0
         """The attempts in the file."""
+        self.machine_index: dict[str, int] = {}
+        """The machine names of the pieces, in order of first use: the file's codes."""
         self.patches: dict[int, list[Any]] = {}
         """Attempts written while they ran and changed since, by their row in the table:
         [finish, killed, truncated] (:meth:`patch`)."""
@@ -482,12 +505,22 @@ class AttemptSpill:
         if n == 0:
             return
         if self.file is None:
-            # Open across the run's spills, closed by rows() (or, for a run that fails, when
-            # the spill is collected): the file is anonymous, nothing is left on disk.
+            # Open across the run's spills and then by the log's SpilledRows, closed when it
+            # is read whole or collected: the file is anonymous, nothing is left on disk.
             self.file = tempfile.TemporaryFile(prefix="fairshare-attempts-")  # noqa: SIM115
+        index = self.machine_index
+        remap = np.fromiter(
+            (index.setdefault(name, len(index)) for name in piece.machine_names),
+            dtype=np.int64,
+            count=len(piece.machine_names),
+        )
+        self._write_patches()
+        self.file.seek(self.size)
         for name, _ in _SPILLED_COLUMNS:
-            self.file.write(getattr(piece, name).tobytes())
-        self.pieces.append((n, piece.machine_names))
+            column = remap[piece.machine] if name == "machine" else getattr(piece, name)
+            self.file.write(column.tobytes())
+        self.pieces.append((self.size, n))
+        self.size += n * _SPILLED_BYTES
         self.spilled += n
 
     def patch(self, row: int, finish: float, *, killed: bool, truncated: bool) -> None:
@@ -502,6 +535,51 @@ class AttemptSpill:
             known[1] = known[1] or killed
             known[2] = known[2] or truncated
 
+    def finish(self, last: AttemptRows) -> SpilledRows | AttemptRows:
+        """The pieces written, then ``last``, as the log's table: ``last`` itself when
+        nothing was spilled, else the file (``last`` appended, the patches written over
+        their rows) as :class:`SpilledRows`. The spill is empty afterwards.
+
+        Raises
+        ------
+        OSError
+            The temporary file cannot be written.
+        """
+        if self.file is None:
+            return last
+        self.append(last)
+        self._write_patches()
+        file = self.file
+        file.flush()
+        out = SpilledRows(file, self.pieces, tuple(self.machine_index))
+        self.file = None
+        self.pieces = []
+        self.size = self.spilled = 0
+        self.machine_index = {}
+        self.patches = {}
+        return out
+
+    def _write_patches(self) -> None:
+        """Write the patches over their rows in the file and forget them: the patches held
+        are those since the last piece (the attempts running then and ended since), not
+        every one of the run (a long run's attempts mostly end after they were spilled)."""
+        if not self.patches or self.file is None:
+            return
+        file = self.file
+        starts = np.cumsum([0, *(n for _, n in self.pieces)])
+        for row, (finish, killed, truncated) in sorted(self.patches.items()):
+            p = int(np.searchsorted(starts, row, side="right")) - 1
+            offset, n = self.pieces[p]
+            i = row - int(starts[p])
+            file.seek(offset + n * _COLUMN_OFFSET["finish"] + 8 * i)
+            file.write(np.float64(finish).tobytes())
+            # A flag once set stays set (patch's rule); a flag set in the piece stays too.
+            for name, flag in (("killed", killed), ("truncated", truncated)):
+                if flag:
+                    file.seek(offset + n * _COLUMN_OFFSET[name] + i)
+                    file.write(b"\x01")
+        self.patches = {}
+
     def rows(self, last: AttemptRows) -> AttemptRows:
         """The pieces written, then ``last``, as one table (:meth:`AttemptRows.concat`'s
         columns); the file is closed.
@@ -511,40 +589,61 @@ class AttemptSpill:
         OSError
             The temporary file cannot be read back.
         """
-        if self.file is None:
-            return last
-        pieces = [*self.pieces, (len(last.start), last.machine_names)]
-        machine_index: dict[str, int] = {}
-        for _, names in pieces:
-            for name in names:
-                machine_index.setdefault(name, len(machine_index))
-        total = self.spilled + len(last.start)
-        out = {name: np.empty(total, dtype=dtype) for name, dtype in _SPILLED_COLUMNS}
+        table = self.finish(last)
+        if isinstance(table, AttemptRows):
+            return table
+        try:
+            return table.read(0, len(table))
+        finally:
+            table.close()
+
+
+class SpilledRows:
+    """A log's attempt table in its spill file (:meth:`AttemptSpill.finish`), read a range of
+    rows at a time, so that a long run's metrics and files hold a chunk of its attempts
+    rather than all of them (issue 32).
+
+    The rows are the log's (:class:`AttemptRows`' order); the file stays open (anonymous:
+    it goes when closed, or when this object is collected).
+
+    Parameters
+    ----------
+    file : binary file
+        The spill file, every piece written and patched.
+    pieces : list of (int, int)
+        Per piece, its first byte and its attempts, in row order.
+    machine_names : tuple of str
+        The names the file's machine codes index.
+    """
+
+    def __init__(
+        self, file: IO[bytes], pieces: list[tuple[int, int]], machine_names: tuple[str, ...]
+    ) -> None:
+        self.file = file
+        self.pieces = pieces
+        self.machine_names = machine_names
+        self.starts = np.array([0, *np.cumsum([n for _, n in pieces]).tolist()], dtype=np.int64)
+        self.lock = threading.Lock()
+
+    def __len__(self) -> int:
+        """The number of attempts."""
+        return int(self.starts[-1])
+
+    def read(self, lo: int, hi: int) -> AttemptRows:
+        """The rows ``lo:hi`` as columns (``machine`` indexing :attr:`machine_names`).
+
+        Raises
+        ------
+        OSError
+            The file cannot be read.
+        """
+        hi = min(hi, len(self))
+        lo = min(lo, hi)
+        out = {name: np.empty(hi - lo, dtype=dtype) for name, dtype in _SPILLED_COLUMNS}
+        first = max(int(np.searchsorted(self.starts, lo, side="right")) - 1, 0)
         file = self.file
-        file.seek(0)
-        lo = 0
-        for n, _names in self.pieces:
-            for name, _ in _SPILLED_COLUMNS:
-                _read_into(file, out[name][lo : lo + n])
-            lo += n
-        file.close()
-        self.file = None
-        for row, (finish, killed, truncated) in self.patches.items():
-            out["finish"][row] = finish
-            out["killed"][row] |= killed
-            out["truncated"][row] |= truncated
-        self.patches = {}
-        for name, _ in _SPILLED_COLUMNS:
-            out[name][lo:] = getattr(last, name)
-        machine = out["machine"]
-        lo = 0
-        for n, names in pieces:
-            remap = np.fromiter(
-                (machine_index[name] for name in names), dtype=np.int64, count=len(names)
-            )
-            if n:
-                machine[lo : lo + n] = remap[machine[lo : lo + n]]
-            lo += n
+        with self.lock:  # the writers' threads read chunks at once: one seek and read each
+            self._read(file, first, lo, hi, out)
         for column in out.values():
             column.flags.writeable = False
         return AttemptRows(
@@ -553,13 +652,62 @@ class AttemptSpill:
             out["phase"],
             out["task"],
             out["attempt"],
-            machine,
-            tuple(machine_index),
+            out["machine"],
+            self.machine_names,
             out["finish"],
             out["killed"],
             out["locality"],
             out["truncated"],
         )
+
+    def _read(
+        self, file: IO[bytes], first: int, lo: int, hi: int, out: dict[str, npt.NDArray[Any]]
+    ) -> None:
+        """Fill ``out`` with the rows ``lo:hi``, from piece ``first`` on."""
+        for p in range(first, len(self.pieces)):
+            begin = int(self.starts[p])
+            if begin >= hi:
+                break
+            offset, n = self.pieces[p]
+            a, b = max(lo, begin) - begin, min(hi, begin + n) - begin
+            for name, dtype in _SPILLED_COLUMNS:
+                size = np.dtype(dtype).itemsize
+                file.seek(offset + n * _COLUMN_OFFSET[name] + a * size)
+                _read_into(file, out[name][begin + a - lo : begin + b - lo])
+
+    def close(self) -> None:
+        """Close (and so delete) the file."""
+        self.file.close()
+
+
+_COLUMN_OFFSET: dict[str, int] = {}
+"""Per spilled column, the bytes per attempt of the columns before it in a piece."""
+_SPILLED_BYTES = 0
+"""The bytes per attempt of a piece."""
+for _name, _dtype in _SPILLED_COLUMNS:
+    _COLUMN_OFFSET[_name] = _SPILLED_BYTES
+    _SPILLED_BYTES += np.dtype(_dtype).itemsize
+
+
+def attempt_chunks(rows: AttemptRows | SpilledRows, size: int) -> Iterator[tuple[int, AttemptRows]]:
+    """The rows of a table ``size`` at a time, each with the index of its first row: slices
+    of the columns in memory, or reads of the spill file (one chunk's columns at a time).
+
+    Examples
+    --------
+    >>> rows = AttemptRows.from_flat(
+    ...     [1.0, 0, "map", 1, 0, "m1", 6.0, None, 1.0, 0, "map", 2, 0, "m2", 7.0, None],
+    ...     [], [])
+    >>> [(lo, piece.task.tolist()) for lo, piece in attempt_chunks(rows, 1)]
+    [(0, [1]), (1, [2])]
+    """
+    n = len(rows) if isinstance(rows, SpilledRows) else len(rows.start)
+    for lo in range(0, n, size):
+        hi = min(n, lo + size)
+        if isinstance(rows, SpilledRows):
+            yield lo, rows.read(lo, hi)
+        else:
+            yield lo, rows.slice(lo, hi)
 
 
 def _read_into(file: IO[bytes], column: npt.NDArray[Any]) -> None:
@@ -657,7 +805,7 @@ class RunLog:
         cluster: Cluster,
         users: tuple[str, ...],
         jobs: tuple[JobRecord, ...],
-        rows: AttemptRows,
+        rows: AttemptRows | SpilledRows,
         events: int,
         wall_seconds: float,
         options: dict[str, object],
@@ -670,8 +818,10 @@ class RunLog:
 
         Parameters
         ----------
-        rows : AttemptRows
-            The attempts, whose ``order`` indexes ``jobs``.
+        rows : AttemptRows or SpilledRows
+            The attempts, whose ``order`` indexes ``jobs``: in memory, or in the driver's
+            spill file (read back whole only if :meth:`attempt_columns` is asked for;
+            :meth:`attempt_table` hands it over as it is).
         policy, seed, cluster, users, jobs, events, wall_seconds, options, stranded
             As the attributes of the same names (``jobs`` in job order).
 
@@ -698,9 +848,9 @@ class RunLog:
 
     def __getattr__(self, name: str) -> object:
         # Reached only for an attribute the instance lacks: a from_rows log's attempts.
-        rows: AttemptRows | None = self.__dict__.get("_rows") if name == "attempts" else None
-        if rows is None:
+        if name != "attempts" or "_rows" not in self.__dict__:
             raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        rows = self._read_rows()
         jobs = self.jobs
         attempts = tuple(
             [
@@ -746,15 +896,34 @@ class RunLog:
         object.__setattr__(self, "attempts", attempts)
         return attempts
 
+    def _read_rows(self) -> AttemptRows:
+        """A from_rows log's table in memory: its spill file read back whole (once) if the
+        driver left it there."""
+        rows: AttemptRows | SpilledRows = self.__dict__["_rows"]
+        if isinstance(rows, SpilledRows):
+            # The file is left to close when its last reader lets it go (a writer thread
+            # may be reading a chunk of it now).
+            table = rows.read(0, len(rows))
+            object.__setattr__(self, "_rows", table)
+            return table
+        return rows
+
+    def attempt_table(self) -> AttemptRows | SpilledRows | None:
+        """A driver's table of attempts as it holds it, columns in memory or its spill file
+        (read it with :func:`attempt_chunks`); None for a log made of :class:`TaskAttempt`
+        objects (:meth:`attempt_columns` converts those)."""
+        if "attempts" in self.__dict__:
+            return None
+        table: AttemptRows | SpilledRows | None = self.__dict__.get("_rows")
+        return table
+
     @property
     def attempt_count(self) -> int:
         """The number of task attempts, ``len(attempts)``, without building them."""
-        rows: AttemptRows | None = self.__dict__.get("_rows")
-        return (
-            len(rows.start)
-            if rows is not None and "attempts" not in self.__dict__
-            else len(self.attempts)
-        )
+        rows = self.attempt_table()
+        if rows is None:
+            return len(self.attempts)
+        return len(rows) if isinstance(rows, SpilledRows) else len(rows.start)
 
     def attempt_columns(self) -> AttemptColumns:
         """The attempts as columns: the driver's rows when the log has them (no
@@ -769,9 +938,8 @@ class RunLog:
         KeyError
             An attempt of a job the log does not list.
         """
-        rows: AttemptRows | None = self.__dict__.get("_rows")
-        if rows is not None and "attempts" not in self.__dict__:
-            return AttemptColumns(rows, None)
+        if self.attempt_table() is not None:
+            return AttemptColumns(self._read_rows(), None)
         atts = self.attempts
         index = {record.job: k for k, record in enumerate(self.jobs)}
         machine_index = {name: i for i, name in enumerate(dict.fromkeys(a.machine for a in atts))}

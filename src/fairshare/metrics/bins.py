@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from fairshare.metrics.frames import LOCALITY_LEVELS, IntArray, RunFrames, run_frames
+from fairshare.metrics.frames import LOCALITY_LEVELS, IntArray, run_frames
 from fairshare.metrics.stats import mean, percentile, std
+from fairshare.metrics.totals import RunTotals, run_totals
 from fairshare.runlog import RunLog
 
 FAIR_MAP_BOUNDS: tuple[int, ...] = (25, 50, 100, 200, 400, 800, 1600, 3200)
@@ -93,25 +94,22 @@ def size_bins(log: RunLog) -> list[dict[str, object]]:
         of the bin's completed attempts that read input (FAIR Figure 11) with their count,
         ``locality_tasks``.
     """
-    return _size_bins(run_frames(log))
+    return _size_bins(run_totals(log))
 
 
-def _size_bins(f: RunFrames) -> list[dict[str, object]]:
-    """:func:`size_bins` of the frames (the summary passes the ones it has)."""
+def _size_bins(f: RunTotals) -> list[dict[str, object]]:
+    """:func:`size_bins` of the run's totals (the summary passes the ones it has)."""
     job_bin = fair_bin(f.maps)
     slow = f.slowdown
     resp = f.response
     delay = f.queueing_delay
-    done = ~f.a_killed & (f.a_locality >= 0)
-    a_bin = job_bin[f.a_job] if f.a_job.size else np.zeros(0, dtype=np.int64)
     rows: list[dict[str, object]] = []
     for b, label in enumerate(FAIR_BIN_LABELS):
         in_bin = job_bin == b
         n = int(in_bin.sum())
         if n == 0:
             continue
-        loc = f.a_locality[done & (a_bin == b)]
-        counts = np.bincount(loc, minlength=len(LOCALITY_LEVELS))
+        counts = f.completed_at[:, in_bin].sum(axis=1)
         total = int(counts.sum())
         locality: dict[str, float | None] = {
             level: (float(counts[i]) / total if total else None)

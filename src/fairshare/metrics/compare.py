@@ -51,7 +51,8 @@ from fairshare.metrics.frames import (
 )
 from fairshare.metrics.stats import clean
 from fairshare.metrics.summary import _summary, makespan
-from fairshare.metrics.timeline import timeline
+from fairshare.metrics.timeline import share_integrals, timeline
+from fairshare.metrics.totals import run_totals
 from fairshare.runlog import RunLog
 
 
@@ -414,8 +415,8 @@ def compare_runs(logs: Sequence[RunLog], reference: int | str = 0) -> dict[str, 
     ref = logs[reference]
     runs = []
     for label, log in zip(labels, logs, strict=True):
-        f = run_frames(log)
-        summ = _summary(log, f, timeline(log))
+        totals = run_totals(log)
+        summ = _summary(log, totals, share_integrals(timeline(log), makespan(totals)))
         summ.pop("users")
         runs.append(
             {

@@ -36,16 +36,15 @@ Definitions, fixed here because the papers leave them open:
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from fairshare import __version__
 from fairshare.metrics.bins import _size_bins
 from fairshare.metrics.fairness_metrics import BOUNDED_SLOWDOWN_TAU, bounded_slowdowns, jain_index
-from fairshare.metrics.frames import LOCALITY_LEVELS, BoolArray, FloatArray, RunFrames, run_frames
+from fairshare.metrics.frames import LOCALITY_LEVELS, BoolArray, FloatArray, RunFrames
 from fairshare.metrics.stats import clean, mean, percentile
-from fairshare.metrics.timeline import Timeline, share_integrals, timeline
+from fairshare.metrics.timeline import share_integrals, timeline
+from fairshare.metrics.totals import RunTotals, run_totals
 from fairshare.runlog import RunLog
 
 UNRUNNABLE_IDS = 20
@@ -54,15 +53,16 @@ all).
 """
 
 
-def unrunnable(f: RunFrames) -> BoolArray:
+def unrunnable(f: RunFrames | RunTotals) -> BoolArray:
     """Which jobs can never run: unfinished, and no slot anywhere for one of their tasks.
 
     The engine's isolated response is infinite exactly then.
 
     Parameters
     ----------
-    f : RunFrames
-        The run's columnar view (:func:`~fairshare.metrics.run_frames`).
+    f : RunFrames or RunTotals
+        The run's columnar view (:func:`~fairshare.metrics.run_frames`) or its totals
+        (:func:`~fairshare.metrics.totals.run_totals`).
 
     Returns
     -------
@@ -72,30 +72,32 @@ def unrunnable(f: RunFrames) -> BoolArray:
     return np.asarray(~np.isfinite(f.finish) & np.isinf(f.isolated), dtype=np.bool_)
 
 
-def makespan(f: RunFrames) -> float:
+def makespan(f: RunFrames | RunTotals) -> float:
     """The last finish time of any attempt or job (the run starts at 0).
 
     Parameters
     ----------
-    f : RunFrames
-        The run's columnar view (:func:`~fairshare.metrics.run_frames`).
+    f : RunFrames or RunTotals
+        The run's columnar view (:func:`~fairshare.metrics.run_frames`) or its totals
+        (:func:`~fairshare.metrics.totals.run_totals`).
 
     Returns
     -------
     float
         0 for a run in which nothing ran.
     """
-    ends = np.concatenate([f.a_finish, f.finish[np.isfinite(f.finish)], [0.0]])
+    last = f.a_finish if isinstance(f, RunFrames) else np.array([f.last_finish])
+    ends = np.concatenate([last, f.finish[np.isfinite(f.finish)], [0.0]])
     return float(ends.max())
 
 
-def locality_fractions(f: RunFrames) -> tuple[dict[str, float | None], int]:
+def locality_fractions(f: RunTotals) -> tuple[dict[str, float | None], int]:
     """Locality fractions of the completed attempts that read input, and how many there were.
 
     Parameters
     ----------
-    f : RunFrames
-        The run's columnar view (:func:`~fairshare.metrics.run_frames`).
+    f : RunTotals
+        The run's totals (:func:`~fairshare.metrics.totals.run_totals`).
 
     Returns
     -------
@@ -103,8 +105,7 @@ def locality_fractions(f: RunFrames) -> tuple[dict[str, float | None], int]:
         Per level (``node``, ``rack``, ``off_rack``), the fraction of those attempts (all None
         when there were none), and their count.
     """
-    loc = f.a_locality[~f.a_killed & (f.a_locality >= 0)]
-    counts = np.bincount(loc, minlength=len(LOCALITY_LEVELS))
+    counts = f.completed_at.sum(axis=1)
     total = int(counts.sum())
     return {
         level: (float(counts[i]) / total if total else None)
@@ -112,7 +113,7 @@ def locality_fractions(f: RunFrames) -> tuple[dict[str, float | None], int]:
     }, total
 
 
-def utilization(f: RunFrames, span: float) -> dict[str, float | None]:
+def utilization(f: RunTotals, span: float) -> dict[str, float | None]:
     """Per resource, the busy fraction over ``span``.
 
     The sum over attempts (killed ones too: they held the resources) of demand x duration,
@@ -120,8 +121,10 @@ def utilization(f: RunFrames, span: float) -> dict[str, float | None]:
 
     Parameters
     ----------
-    f : RunFrames
-        The run's columnar view (:func:`~fairshare.metrics.run_frames`).
+    f : RunTotals
+        The run's totals (:func:`~fairshare.metrics.totals.run_totals`): the busy times,
+        correctly rounded sums (the same bits whatever numpy's version, whose reductions
+        along an axis changed order between 1.26 and 2.x, and JSON prints every bit).
     span : float
         The makespan.
 
@@ -130,13 +133,10 @@ def utilization(f: RunFrames, span: float) -> dict[str, float | None]:
     dict of str to float or None
         None for a resource of zero capacity, or when ``span`` is 0.
     """
-    # math.fsum: the correctly rounded sum, the same bits whatever numpy's version (its
-    # reductions along an axis changed order between 1.26 and 2.x, and JSON prints every bit).
-    busy = [math.fsum(column) for column in (f.a_demand * f.a_duration[:, None]).T.tolist()]
     out: dict[str, float | None] = {}
     for r, name in enumerate(f.resources):
         cap = float(f.total[r]) * span
-        out[name] = busy[r] / cap if cap > 0 else None
+        out[name] = f.busy[r] / cap if cap > 0 else None
     return out
 
 
@@ -170,12 +170,14 @@ def summary(log: RunLog) -> dict[str, object]:
     >>> document["users"]["b"]["mean_response_time"]
     29.0
     """
-    f = run_frames(log)
-    return clean(_summary(log, f, timeline(log)))  # type: ignore[return-value]
+    f = run_totals(log)
+    span = makespan(f)
+    return clean(_summary(log, f, share_integrals(timeline(log), span)))  # type: ignore[return-value]
 
 
-def _summary(log: RunLog, f: RunFrames, tl: Timeline) -> dict[str, object]:
-    """The summary document before cleaning (the writers add to it and clean once)."""
+def _summary(log: RunLog, f: RunTotals, integrals: FloatArray) -> dict[str, object]:
+    """The summary document before cleaning (the writers add to it and clean once), given
+    the users' share integrals up to the makespan (:func:`share_integrals`)."""
     span = makespan(f)
     resp = f.response
     slow = f.slowdown
@@ -183,9 +185,7 @@ def _summary(log: RunLog, f: RunFrames, tl: Timeline) -> dict[str, object]:
     finished = np.isfinite(f.finish)
     never = unrunnable(f)
     locality, locality_tasks = locality_fractions(f)
-    completed = ~f.a_killed
     bounded = bounded_slowdowns(resp, f.isolated, BOUNDED_SLOWDOWN_TAU)
-    integrals = share_integrals(tl, span)
     shares = integrals / span if span > 0 else np.full(len(f.users), np.nan)
     return {
         # Which build wrote it, for a bug report: constant per release, so outputs stay
@@ -200,8 +200,8 @@ def _summary(log: RunLog, f: RunFrames, tl: Timeline) -> dict[str, object]:
         "unrunnable_jobs": int(never.sum()),
         "unrunnable_job_ids": [f.job_names[j] for j in np.flatnonzero(never)[:UNRUNNABLE_IDS]],
         "tasks": int(f.tasks.sum()),
-        "task_attempts": int(f.a_start.size),
-        "completed_attempts": int(completed.sum()),
+        "task_attempts": f.attempts,
+        "completed_attempts": f.completed,
         "makespan": span,
         "mean_response_time": mean(resp),
         "p50_response_time": percentile(resp, 50),
@@ -222,8 +222,8 @@ def _summary(log: RunLog, f: RunFrames, tl: Timeline) -> dict[str, object]:
         "locality": locality,
         "locality_tasks": locality_tasks,
         "utilization": utilization(f, span),
-        "preempted_tasks": int(f.a_killed.sum()),
-        "wasted_task_seconds": float(f.a_duration[f.a_killed].sum()),
+        "preempted_tasks": f.killed,
+        "wasted_task_seconds": f.wasted,
         "events": log.events,
         "wall_seconds": log.wall_seconds,
         "options": log.options,
@@ -233,7 +233,7 @@ def _summary(log: RunLog, f: RunFrames, tl: Timeline) -> dict[str, object]:
     }
 
 
-def _per_user(f: RunFrames, integrals: FloatArray, span: float) -> dict[str, dict[str, object]]:
+def _per_user(f: RunTotals, integrals: FloatArray, span: float) -> dict[str, dict[str, object]]:
     """Per user: jobs, finished jobs, mean response time and slowdown, task-seconds of
     completed attempts, and mean dominant share over the makespan (the time average of its
     ``timeline.csv`` share; H-DRF section 6 and Choosy section 7 compare these)."""
@@ -246,8 +246,7 @@ def _per_user(f: RunFrames, integrals: FloatArray, span: float) -> dict[str, dic
     has_slow = np.isfinite(slow)
     slow_n = np.bincount(f.job_user[has_slow], minlength=n)
     slow_sum = np.bincount(f.job_user[has_slow], weights=slow[has_slow], minlength=n)
-    done = ~f.a_killed
-    task_seconds = np.bincount(f.a_user[done], weights=f.a_duration[done], minlength=n)
+    task_seconds = f.task_seconds
     out: dict[str, dict[str, object]] = {}
     for i, name in enumerate(f.users):
         out[name] = {

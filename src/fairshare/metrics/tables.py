@@ -36,19 +36,19 @@ import numpy as np
 import polars as pl
 
 from fairshare.metrics.bins import FAIR_BIN_LABELS, fair_bin
-from fairshare.metrics.frames import (
-    LOCALITY_LEVELS,
-    PHASES,
-    FloatArray,
-    IntArray,
-    RunFrames,
-    run_frames,
-)
+from fairshare.metrics.frames import LOCALITY_LEVELS, PHASES, FloatArray, IntArray, cached
 from fairshare.metrics.queues import queue_usage
 from fairshare.metrics.stats import FLOAT_DECIMALS, clean
-from fairshare.metrics.summary import _summary
-from fairshare.metrics.timeline import Timeline, timeline
-from fairshare.runlog import RunLog
+from fairshare.metrics.summary import _summary, makespan
+from fairshare.metrics.timeline import (
+    Timeline,
+    TimelineRows,
+    TimelineView,
+    timeline,
+    timeline_view,
+)
+from fairshare.metrics.totals import ATTEMPT_CHUNK, attempt_users, run_totals
+from fairshare.runlog import AttemptRows, RunLog
 
 JOB_COLUMNS: tuple[str, ...] = (
     "job",
@@ -107,13 +107,8 @@ def jobs_frame(log: RunLog) -> pl.DataFrame:
     polars.DataFrame
         Columns :data:`JOB_COLUMNS`; nulls where a value is undefined.
     """
-    f = run_frames(log)
-    n = len(f.job_names)
-    done = ~f.a_killed
-    per_level = [
-        np.bincount(f.a_job[done & (f.a_locality == i)], minlength=n)
-        for i in range(len(LOCALITY_LEVELS))
-    ]
+    f = run_totals(log)
+    per_level = f.completed_at
     bins = fair_bin(f.maps)
     return pl.DataFrame(
         {
@@ -131,10 +126,8 @@ def jobs_frame(log: RunLog) -> pl.DataFrame:
             "size_bin": _names(FAIR_BIN_LABELS, bins),
             "queueing_delay": _floats(f.queueing_delay),
             "isolated_response": _floats(f.isolated),
-            "task_attempts": pl.Series(np.bincount(f.a_job, minlength=n), dtype=pl.Int64),
-            "killed_attempts": pl.Series(
-                np.bincount(f.a_job[f.a_killed], minlength=n), dtype=pl.Int64
-            ),
+            "task_attempts": pl.Series(f.task_attempts, dtype=pl.Int64),
+            "killed_attempts": pl.Series(f.killed_attempts, dtype=pl.Int64),
             "node_local": pl.Series(per_level[0], dtype=pl.Int64),
             "rack_local": pl.Series(per_level[1], dtype=pl.Int64),
             "off_rack": pl.Series(per_level[2], dtype=pl.Int64),
@@ -175,23 +168,26 @@ def timeline_frame(log: RunLog) -> pl.DataFrame:
     (30.0, 'a', 0, 0.0, None)
     (30.0, 'b', 0, 0.0, None)
     """
-    return _timeline_frame(timeline(log), log)
+    tl = timeline(log)
+    return _timeline_frame(tl, tl.users, log)
 
 
-def _timeline_frame(tl: Timeline, log: RunLog) -> pl.DataFrame:
-    """:func:`timeline_frame` of a timeline already built."""
+def _timeline_frame(tl: Timeline | TimelineRows, users: Sequence[str], log: RunLog) -> pl.DataFrame:
+    """:func:`timeline_frame` of a timeline already built, or of a batch of its rows."""
     return pl.DataFrame(
         {
             "time": _floats(tl.time),
-            "user": _names(tl.users, tl.user),
+            "user": _names(users, tl.user),
             "running_tasks": pl.Series(tl.running, dtype=pl.Int64),
             "share": _floats(tl.share),
-            "queue_share": pl.Series(_queue_shares(tl, log), dtype=pl.Float64),
+            "queue_share": pl.Series(_queue_shares(tl, users, log), dtype=pl.Float64),
         }
     )
 
 
-def _queue_shares(tl: Timeline, log: RunLog) -> list[float | None]:
+def _queue_shares(
+    tl: Timeline | TimelineRows, users: Sequence[str], log: RunLog
+) -> list[float | None]:
     """Per timeline row, the share of the row's user's queue at the row's time (the last
     sample at or before it, :attr:`RunLog.queue_shares`); None for a user in no queue or
     before its queue's first sample."""
@@ -204,7 +200,6 @@ def _queue_shares(tl: Timeline, log: RunLog) -> list[float | None]:
         times.append(at)
         shares.append(share)
     out: list[float | None] = []
-    users = tl.users
     for time, user in zip(tl.time.tolist(), tl.user.tolist(), strict=True):
         path = queue_of.get(users[user])
         series = samples.get(path) if path is not None else None
@@ -230,8 +225,14 @@ def tasks_frame(log: RunLog) -> pl.DataFrame:
         Columns ``job``, ``user``, ``phase``, ``task``, ``attempt``, ``machine``, ``rack``,
         ``start``, ``finish``, ``duration``, ``killed``, ``locality`` (null: no input data).
     """
-    f = run_frames(log)
-    return _tasks_rows(log, f, 0, f.a_start.shape[0])
+    names = _TaskNames.of(log)
+    frames = [
+        _tasks_rows(names, rows, user)
+        for _, rows, user in attempt_users(log).chunks(log, ATTEMPT_CHUNK)
+    ]
+    if not frames:
+        return _tasks_rows(names, AttemptRows.from_flat([], (), ()), np.zeros(0, np.int64))
+    return pl.concat(frames, rechunk=True) if len(frames) > 1 else frames[0]
 
 
 TASK_ROW_GROUP = 32_768
@@ -248,48 +249,47 @@ class _TaskNames(NamedTuple):
     users: pl.Series
     machines: pl.Series
     racks: pl.Series
+    cluster_index: dict[str, int]
 
     @classmethod
-    def of(cls, log: RunLog, f: RunFrames) -> _TaskNames:
+    def of(cls, log: RunLog) -> _TaskNames:
         machines = log.cluster.machines
         return cls(
-            pl.Series(list(f.job_names), dtype=pl.String),
-            pl.Series(list(f.users), dtype=pl.String),
+            pl.Series([record.job for record in log.jobs], dtype=pl.String),
+            pl.Series(list(attempt_users(log).names), dtype=pl.String),
             pl.Series([*(m.name for m in machines), ""], dtype=pl.String),
             pl.Series([*(m.rack or "" for m in machines), ""], dtype=pl.String),
+            {name: i for i, name in enumerate(log.cluster.machine_names)},
         )
 
 
-def _tasks_rows(
-    log: RunLog, f: RunFrames, lo: int, hi: int, names: _TaskNames | None = None
-) -> pl.DataFrame:
-    """The rows ``lo:hi`` of :func:`tasks_frame` (the one place its columns are made)."""
-    machines = log.cluster.machines
-    if names is None:
-        names = _TaskNames.of(log, f)
-    # An attempt on a machine the cluster does not list (index -1) gets empty names.
-    a_machine = f.a_machine[lo:hi]
-    m_idx = np.where(a_machine >= 0, a_machine, len(machines))
+def _tasks_rows(names: _TaskNames, rows: AttemptRows, user: IntArray) -> pl.DataFrame:
+    """The rows of :func:`tasks_frame` of a chunk of attempts (``rows``, their users
+    ``user``): the one place its columns are made."""
+    # An attempt on a machine the cluster does not list gets empty names.
+    absent = len(names.cluster_index)
+    to_cluster = np.fromiter(
+        (names.cluster_index.get(name, absent) for name in rows.machine_names),
+        dtype=np.int64,
+        count=len(rows.machine_names),
+    )
+    m_idx = to_cluster[rows.machine]
     # No input data (-1) is the null after the named levels.
-    a_locality = f.a_locality[lo:hi]
-    locality = np.where(a_locality >= 0, a_locality, len(LOCALITY_LEVELS))
+    locality = np.where(rows.locality >= 0, rows.locality, len(LOCALITY_LEVELS))
     return pl.DataFrame(
         {
-            "job": names.jobs.gather(f.a_job[lo:hi]),
-            "user": names.users.gather(f.a_user[lo:hi]),
-            "phase": _names(PHASES, f.a_phase[lo:hi]),
-            "task": pl.Series(f.a_task[lo:hi], dtype=pl.Int64),
-            "attempt": pl.Series(f.a_attempt[lo:hi], dtype=pl.Int64),
+            "job": names.jobs.gather(rows.order),
+            "user": names.users.gather(user),
+            "phase": _names(PHASES, rows.phase),
+            "task": pl.Series(rows.task, dtype=pl.Int64),
+            "attempt": pl.Series(rows.attempt, dtype=pl.Int64),
             "machine": names.machines.gather(m_idx),
             "rack": names.racks.gather(m_idx),
-            "start": pl.Series(f.a_start[lo:hi], dtype=pl.Float64),
-            "finish": pl.Series(f.a_finish[lo:hi], dtype=pl.Float64),
-            # The group's own durations (RunFrames.a_duration's formula): the property
-            # would make the whole run's column for every group.
-            "duration": pl.Series(
-                np.maximum(f.a_finish[lo:hi] - f.a_start[lo:hi], 0.0), dtype=pl.Float64
-            ),
-            "killed": pl.Series(f.a_killed[lo:hi], dtype=pl.Boolean),
+            "start": pl.Series(rows.start, dtype=pl.Float64),
+            "finish": pl.Series(rows.finish, dtype=pl.Float64),
+            # RunFrames.a_duration's formula.
+            "duration": pl.Series(np.maximum(rows.finish - rows.start, 0.0), dtype=pl.Float64),
+            "killed": pl.Series(rows.killed, dtype=pl.Boolean),
             "locality": _names((*LOCALITY_LEVELS, None), locality),
         }
     )
@@ -349,16 +349,24 @@ def write_run_files(
     log: RunLog,
     out_dir: Path,
     alongside: Callable[[dict[str, object]], None] | None = None,
+    grid_points: int = 0,
 ) -> dict[str, object]:
     """Write the data files of one run into ``out_dir`` (created if missing).
 
     ``summary.json``, ``jobs.csv``, ``timeline.csv`` and ``tasks.parquet`` (SPEC section 3);
     :func:`fairshare.report.write_outputs` adds ``report.html`` through ``alongside``.
 
-    polars encodes and compresses ``tasks.parquet`` and ``timeline.csv`` without holding the
-    interpreter, so each is written by a worker thread while this one goes on with the next
-    table (and with ``alongside``): on a machine of two cores or more, the wait for the files
-    is about the longest of them rather than their sum. The bytes are the same either way.
+    Every file is made from passes over the attempts a chunk at a time (the spill file's
+    rows for a long simulated run): the run's totals (:func:`~fairshare.metrics.totals.
+    run_totals`), then ``tasks.parquet`` a row group at a time, and ``timeline.csv`` a batch
+    of rows at a time while the summary's share integrals (and, with ``grid_points``, the
+    report's resampled shares: :func:`~fairshare.metrics.timeline.timeline_view`, cached
+    for the report) follow the same rows. So the memory taken is the jobs', the users' and
+    a few chunks', whatever the attempts (issue 32).
+
+    polars encodes and compresses ``tasks.parquet`` and ``jobs.csv`` without holding the
+    interpreter, so they are written by worker threads while this one writes the timeline
+    and the summary (and runs ``alongside``). The bytes are the same either way.
 
     Parameters
     ----------
@@ -369,6 +377,8 @@ def write_run_files(
     alongside : callable, optional
         Called with the summary document while the worker threads write, before this
         returns (the report's page).
+    grid_points : int
+        The bins of the report's allocation figure, resampled in the timeline's pass.
 
     Returns
     -------
@@ -381,15 +391,15 @@ def write_run_files(
         A file cannot be written.
     """
     out_dir.mkdir(parents=True, exist_ok=True)
-    f = run_frames(log)
-    with ThreadPoolExecutor(max_workers=3, thread_name_prefix="fairshare-write") as pool:
+    totals = run_totals(log)
+    span = makespan(totals)
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="fairshare-write") as pool:
         writes = [
             pool.submit(_write_tasks, log, out_dir / "tasks.parquet"),
             pool.submit(_write_jobs, log, out_dir / "jobs.csv"),
         ]
-        tl = timeline(log)
-        writes.append(pool.submit(write_csv, _timeline_frame(tl, log), out_dir / "timeline.csv"))
-        doc = clean(_summary(log, f, tl))
+        view = _write_timeline(log, out_dir / "timeline.csv", span, grid_points)
+        doc = clean(_summary(log, totals, view.integrals))
         assert isinstance(doc, dict)
         (out_dir / "summary.json").write_text(dumps_json(doc), encoding="utf-8")
         if log.user_queues or any(record.queue for record in log.jobs):
@@ -402,9 +412,50 @@ def write_run_files(
     return doc
 
 
+def _write_timeline(log: RunLog, path: Path, horizon: float, grid_points: int) -> TimelineView:
+    """Write ``timeline.csv`` a batch of rows at a time (:func:`write_csv`'s format, the
+    header once) and return the :class:`TimelineView` the same pass follows (cached for the
+    report)."""
+    users = attempt_users(log).names
+    with path.open("wb") as sink:
+        header = [True]
+
+        def write(batch: TimelineRows) -> None:
+            buffer = io.BytesIO()
+            _timeline_frame(batch, users, log).write_csv(
+                buffer,
+                include_header=header[0],
+                float_precision=FLOAT_DECIMALS,
+                null_value="",
+                line_terminator="\n",
+            )
+            header[0] = False
+            sink.write(buffer.getbuffer())
+
+        view = timeline_view(log, horizon, grid_points, each=write)
+        if header[0]:  # no rows: the header alone
+            buffer = io.BytesIO()
+            _timeline_frame(TimelineRows(*_EMPTY_ROWS), users, log).write_csv(
+                buffer, float_precision=FLOAT_DECIMALS, null_value="", line_terminator="\n"
+            )
+            sink.write(buffer.getbuffer())
+    # The report draws from the same view (fairshare.report.html.render_run).
+    cached(log, f"timeline_view/{grid_points}", lambda _log: view)
+    return view
+
+
+_EMPTY_ROWS = (
+    np.zeros(0, dtype=np.float64),
+    np.zeros(0, dtype=np.int64),
+    np.zeros(0, dtype=np.int64),
+    np.zeros(0, dtype=np.float64),
+)
+
+
 def _write_tasks(log: RunLog, path: Path) -> None:
     """Write ``tasks.parquet`` one row group of :data:`TASK_ROW_GROUP` attempts at a time
-    (a worker's job: polars gathers the name columns without holding the interpreter).
+    (a worker's job: polars gathers the name columns without holding the interpreter),
+    each read as a chunk of the log's attempts.
 
     pyarrow's writer appends each group to the open file, so the memory it takes is one
     group's, whatever the run's size. Compression is zstd; statistics and the writer's
@@ -416,25 +467,26 @@ def _write_tasks(log: RunLog, path: Path) -> None:
     OSError
         The file cannot be written.
     """
-    f = run_frames(log)
-    n = f.a_start.shape[0]
+    n = log.attempt_count
     if n <= TASK_ROW_GROUP:
         # One group: polars writes it whole, the bytes every earlier release wrote, and the
         # run does not load pyarrow (about 30 MB).
-        frame = _tasks_rows(log, f, 0, n)
+        frame = tasks_frame(log)
         buffer = io.BytesIO()
         frame.write_parquet(buffer, compression="zstd")
         path.write_bytes(buffer.getbuffer())
         return
     import pyarrow.parquet as pq  # noqa: PLC0415  (only a run of several groups needs it)
 
-    names = _TaskNames.of(log, f)
-    first = _tasks_rows(log, f, 0, min(n, TASK_ROW_GROUP), names).to_arrow()
+    names = _TaskNames.of(log)
+    groups = attempt_users(log).chunks(log, TASK_ROW_GROUP)
+    _, rows, user = next(groups)
+    first = _tasks_rows(names, rows, user).to_arrow()
     with path.open("wb") as sink, pq.ParquetWriter(sink, first.schema, compression="zstd") as w:
         w.write_table(first)
-        for lo in range(TASK_ROW_GROUP, n, TASK_ROW_GROUP):
-            rows = _tasks_rows(log, f, lo, min(n, lo + TASK_ROW_GROUP), names)
-            w.write_table(rows.to_arrow())
+        del first
+        for _, rows, user in groups:
+            w.write_table(_tasks_rows(names, rows, user).to_arrow())
 
 
 def _write_jobs(log: RunLog, path: Path) -> None:

@@ -28,23 +28,16 @@ Examples
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
-from fairshare.metrics.frames import (
-    FloatArray,
-    IntArray,
-    RunFrames,
-    cached,
-    run_frames,
-)
+from fairshare.metrics.frames import FloatArray, IntArray, cached
+from fairshare.metrics.totals import attempt_demands, attempt_users, demand_rows
 from fairshare.runlog import RunLog
-
-EventIndex = npt.NDArray[np.signedinteger[Any]]
-"""Event indices into the 2n events of a timeline: int32 where they fit, else int64."""
 
 SHARE_DECIMALS = 12
 """Shares are rounded here before change detection, so float residue of running sums
@@ -100,173 +93,266 @@ def timeline(log: RunLog) -> Timeline:
     -------
     Timeline
     """
-    return cached(log, "timeline", lambda lg: _timeline(run_frames(lg)))
+    return cached(log, "timeline", _timeline)
 
 
-TIMELINE_CHUNK = 1 << 18
-"""Events per pass of the timeline's running sums (:func:`_timeline`): what the sums hold in
-flight is this many events' worth (some 100 MB), whatever the run's size. Read at each call,
-so a test may lower it."""
+TIMELINE_CHUNK = 1 << 16
+"""Attempts read per pass of the timeline (:func:`timeline_batches`): what a pass holds in
+flight is some two chunks' events (a few tens of MB) and the attempts running at its time,
+whatever the run's size (and smaller chunks stay in the processor's caches: 2^16 walked a
+run of 1.27 million attempts in half the time 2^18 took). Read at each call, so a test may
+lower it."""
 
 
-def _timeline(f: RunFrames) -> Timeline:
-    """The step functions of the frames: cumulative sums of starts and ends per user,
-    restarted at each user's first row.
+class TimelineRows(NamedTuple):
+    """Change rows of :func:`timeline_batches`, in (time, user) order."""
 
-    The 2n events are sorted once by (user, time); the sums then walk that order a
-    :data:`TIMELINE_CHUNK` of events at a time, each pass carrying the sums, the current
-    user's base values and the last row over to the next. A cumulative sum is sequential,
-    so a sum continued from its carried value adds the same numbers in the same order as
-    one sum over all the events: the rows are the same to the bit whatever the chunk.
-    """
-    n = f.a_start.shape[0]
-    if n == 0:
+    time: FloatArray
+    user: IntArray
+    running: IntArray
+    share: FloatArray
+
+
+def _timeline(log: RunLog) -> Timeline:
+    """:func:`timeline`: the batches of :func:`timeline_batches` as one table."""
+    users = attempt_users(log)
+    batches = list(timeline_batches(log))
+    if not batches:
         empty_f = np.zeros(0, dtype=np.float64)
         empty_i = np.zeros(0, dtype=np.int64)
-        return Timeline(f.users, empty_f, empty_i, empty_i, empty_f, empty_i)
-    # Event k < n starts attempt k (one more task, its demand more), event n + k ends it.
-    order = _events_by_user_time(f)
+        return Timeline(users.names, empty_f, empty_i, empty_i, empty_f, empty_i)
+    t = np.concatenate([b.time for b in batches])
+    u = np.concatenate([b.user for b in batches])
+    r = np.concatenate([b.running for b in batches])
+    share = np.concatenate([b.share for b in batches])
+    # The rows are in (time, user) order; a stable sort by user gives (user, time).
+    by_user = np.argsort(u, kind="stable")
+    return Timeline(users.names, t, u, r, share, by_user)
+
+
+def timeline_batches(log: RunLog) -> Iterator[TimelineRows]:
+    """The change rows of ``log``'s timeline (module docstring) in (time, user) order, a
+    batch at a time: one pass over the attempts, :data:`TIMELINE_CHUNK` at a time
+    (:func:`~fairshare.metrics.totals.attempt_chunks`, the spill file's rows for a long
+    run), holding only the attempts still running (issue 32).
+
+    The attempts are in start order, so once a chunk is read every event before its last
+    start time is known: the starts before it, and the ends before it of the attempts read
+    (a heap of pending ends, as arrays). Each batch is those events, in (user, time, event)
+    order, where the event of attempt k is k for its start and ``n + k`` for its end (at
+    one time, starts before ends); each user's running count and load per resource go on
+    from the values carried from the last batch, sums taken one event at a time in that
+    order (:func:`segmented_cumsum`): the same numbers in the same order whatever the chunk,
+    so the rows are the same to the bit. A user's values are its own sums from 0, never
+    another user's float residue.
+
+    Parameters
+    ----------
+    log : RunLog
+        A run.
+
+    Yields
+    ------
+    TimelineRows
+        The rows of the batch's times, which are before the next batch's.
+    """
+    users = attempt_users(log)
+    total = np.asarray(log.cluster.total, dtype=np.float64)
     # Demands as fractions of the pooled total, so the dominant share is a max over columns
     # (a resource the cluster has none of counts for none); an end adds the demand negated.
-    columns = [(c, 1.0 / total) for c, total in enumerate(f.total.tolist()) if total > 0]
-    walk = _Walk(len(columns))
-    pieces: list[tuple[FloatArray, IntArray, IntArray, FloatArray]] = []
-    chunk = TIMELINE_CHUNK
-    for lo in range(0, 2 * n, chunk):
-        hi = min(2 * n, lo + chunk)
-        pieces.append(walk.rows(f, order, lo, hi, n, columns))
-    del order
-    t = np.concatenate([p[0] for p in pieces])
-    u = np.concatenate([p[1] for p in pieces])
-    r = np.concatenate([p[2] for p in pieces])
-    share = np.concatenate([p[3] for p in pieces])
-    del pieces
-
-    # Rows are in (user, time) order, so a stable sort by time gives (time, user).
-    out = np.argsort(t, kind="stable")
-    by_user = np.empty_like(out)
-    by_user[out] = np.arange(out.size)
-    return Timeline(f.users, t[out], u[out], r[out], share[out], by_user)
-
-
-def _events_by_user_time(f: RunFrames) -> EventIndex:
-    """The 2n events (attempt k's start, then as event n + k its end) in (user, time, event)
-    order: :func:`~fairshare.metrics.frames.order_by_user_time`'s two stable sorts, each
-    input freed as soon as read and the indices kept as int32 where they fit, so that the
-    sort holds about 36 bytes per attempt at its peak rather than 74 (the same permutation).
-    """
-    n = f.a_start.shape[0]
-    by_time: EventIndex = np.argsort(np.concatenate([f.a_start, f.a_finish]), kind="stable")
-    if 2 * n < np.iinfo(np.int32).max:
-        by_time = by_time.astype(np.int32)
-    # Users as small integers: the second sort is a radix sort on them.
-    small = f.a_user.astype(np.int16 if len(f.users) < np.iinfo(np.int16).max else np.int64)
-    user = np.concatenate([small, small])
-    del small
-    user = user[by_time]
-    by_user = np.argsort(user, kind="stable")
-    del user
-    order: EventIndex = by_time[by_user]
-    return order
+    columns = [(c, 1.0 / t) for c, t in enumerate(total.tolist()) if t > 0]
+    demand = attempt_demands(log)
+    scaled = np.empty((demand.shape[0], len(columns)), dtype=np.float64)
+    for j, (c, scale) in enumerate(columns):
+        scaled[:, j] = demand[:, c] * scale
+    state = _Carried(len(users.names), len(columns))
+    n_all = log.attempt_count
+    empty = _Events.empty()
+    deferred = empty  # read, starting at the latest start time read
+    pending = empty  # started, not yet ended
+    for lo, rows, user in users.chunks(log, TIMELINE_CHUNK):
+        k = np.arange(lo, lo + len(rows.start), dtype=np.int64)
+        fresh = _Events(rows.start, rows.finish, k, user, demand_rows(log, rows))
+        read = _Events.join(deferred, fresh)
+        latest = float(rows.start[-1])
+        ready = read.start < latest
+        starts = read.take(ready)
+        deferred = read.take(~ready)
+        pending = _Events.join(pending, starts)
+        ending = pending.finish < latest
+        ends = pending.take(ending)
+        pending = pending.take(~ending)
+        batch = state.rows(starts, ends, n_all, scaled)
+        if batch.time.size:
+            yield batch
+    pending = _Events.join(pending, deferred)
+    batch = state.rows(deferred, pending, n_all, scaled)
+    if batch.time.size:
+        yield batch
 
 
-class _Walk:
-    """What one pass of :func:`_timeline` hands the next: the running sums at the end of the
-    events seen, the base values of the user whose events were last (its sums before its
-    first event, subtracted so that its values restart there, as if the earlier users'
-    float residue were not in the sums), and the last row (its user, count and share:
-    whether the next row is a change)."""
+class _Events(NamedTuple):
+    """Attempts as a timeline pass holds them: start, finish, index k in the log, user and
+    demand row (:func:`~fairshare.metrics.totals.demand_rows`)."""
 
-    def __init__(self, resources: int) -> None:
-        self.started = False
-        self.user = -1
-        self.running = 0
-        self.load = [0.0] * resources
-        self.base_running = 0
-        self.base_load = [0.0] * resources
-        self.row: tuple[int, int, float] | None = None
+    start: FloatArray
+    finish: FloatArray
+    k: IntArray
+    user: IntArray
+    demand: IntArray
 
-    def rows(
-        self,
-        f: RunFrames,
-        order: EventIndex,
-        lo: int,
-        hi: int,
-        n: int,
-        columns: list[tuple[int, float]],
-    ) -> tuple[FloatArray, IntArray, IntArray, FloatArray]:
-        """The change rows (time, user, running, share) of events ``order[lo:hi]``, in
-        (user, time) order, the carried values updated."""
-        idx = order[lo:hi]
-        ending = idx >= n
-        att = np.where(ending, idx - n, idx)
-        times = np.where(ending, f.a_finish[att], f.a_start[att])
-        user = f.a_user[att]
-        m = idx.shape[0]
-        running = np.cumsum(np.where(ending, np.int8(-1), np.int8(1)), dtype=np.int64)
-        running += self.running
-        # A user's first event; the first of the pass is one unless it goes on the last
-        # pass's user.
+    @classmethod
+    def empty(cls) -> _Events:
+        f = np.zeros(0, dtype=np.float64)
+        i = np.zeros(0, dtype=np.int64)
+        return cls(f, f, i, i, i)
+
+    @classmethod
+    def join(cls, a: _Events, b: _Events) -> _Events:
+        if not a.k.size:
+            return b
+        if not b.k.size:
+            return a
+        return cls(
+            np.concatenate([a.start, b.start]),
+            np.concatenate([a.finish, b.finish]),
+            np.concatenate([a.k, b.k]),
+            np.concatenate([a.user, b.user]),
+            np.concatenate([a.demand, b.demand]),
+        )
+
+    def take(self, mask: npt.NDArray[np.bool_]) -> _Events:
+        return _Events(
+            self.start[mask], self.finish[mask], self.k[mask], self.user[mask], self.demand[mask]
+        )
+
+
+class _Carried:
+    """What one batch of :func:`timeline_batches` hands the next, per user: its running
+    count, its load per resource column, and its last row's count and share (whether its
+    next row is a change; a user before its first row stands at 0 tasks, share 0)."""
+
+    def __init__(self, users: int, columns: int) -> None:
+        self.running = np.zeros(users, dtype=np.int64)
+        self.load = np.zeros((users, columns), dtype=np.float64)
+        self.row_running = np.zeros(users, dtype=np.int64)
+        self.row_share = np.zeros(users, dtype=np.float64)
+
+    def rows(self, starts: _Events, ends: _Events, n: int, scaled: FloatArray) -> TimelineRows:
+        """The change rows of the events of ``starts`` (their starts) and ``ends`` (their
+        ends), the carried values updated."""
+        time = np.concatenate([starts.start, ends.finish])
+        user = np.concatenate([starts.user, ends.user])
+        event = np.concatenate([starts.k, ends.k + n])
+        ending = np.zeros(time.size, dtype=np.bool_)
+        ending[starts.k.size :] = True
+        demand = np.concatenate([starts.demand, ends.demand])
+        if not time.size:
+            empty_f = np.zeros(0, dtype=np.float64)
+            empty_i = np.zeros(0, dtype=np.int64)
+            return TimelineRows(empty_f, empty_i, empty_i, empty_f)
+        order = np.lexsort((event, time, user))
+        time, user, ending, demand = time[order], user[order], ending[order], demand[order]
+        del order, event
+        m = time.size
         first = np.empty(m, dtype=np.bool_)
-        first[0] = not self.started or int(user[0]) != self.user
+        first[0] = True
         np.not_equal(user[1:], user[:-1], out=first[1:])
-        starts = np.flatnonzero(first)
-        # Only the last event of each (user, time) gives a row; the pass's last event looks
-        # at the next pass's first.
+        seg_start = np.flatnonzero(first)
+        seg_user = user[seg_start]
+        seg_len = np.diff(np.append(seg_start, m))
+        # The running count: integer sums, exact in any order.
+        steps = np.where(ending, np.int64(-1), np.int64(1))
+        total = np.cumsum(steps)
+        before = np.repeat(total[seg_start] - steps[seg_start], seg_len)
+        running = total - before + np.repeat(self.running[seg_user], seg_len)
+        # Only the last event of each (user, time) gives a row.
         last = np.empty(m, dtype=np.bool_)
-        if hi < order.shape[0]:
-            k = int(order[hi])
-            after = f.a_finish[k - n] if k >= n else f.a_start[k]
-            after_user = int(f.a_user[k - n if k >= n else k])
-            last[-1] = bool(after != times[-1]) or after_user != int(user[-1])
-        else:
-            last[-1] = True
-        np.not_equal(times[1:], times[:-1], out=last[:-1])
+        np.not_equal(time[1:], time[:-1], out=last[:-1])
         last[:-1] |= first[1:]
-        # Each event's user's group: 0 the carried user, j the pass's j-th first event.
-        group = np.cumsum(first)[last]
-        t, u = times[last], user[last].astype(np.int64)
-        bases = np.empty(starts.shape[0] + 1, dtype=np.int64)
-        bases[0] = self.base_running
-        bases[1:] = running[starts] - np.where(ending[starts], -1, 1)
-        r = running[last] - bases[group]
-        self.running = int(running[-1])
-        if starts.shape[0]:
-            self.base_running = int(bases[-1])
-        del running, times
-        top = np.zeros(len(t))
-        for j, (column, scale) in enumerate(columns):
-            demand = f.a_demand[att, column] * scale
-            step = np.where(ending, -demand, demand)
-            if self.started:
-                load = np.cumsum(np.concatenate([[self.load[j]], step]))[1:]
-            else:
-                load = np.cumsum(step)
-            base = np.empty(starts.shape[0] + 1, dtype=np.float64)
-            base[0] = self.base_load[j]
-            base[1:] = load[starts] - step[starts]
-            np.maximum(top, load[last] - base[group], out=top)
-            self.load[j] = float(load[-1])
-            if starts.shape[0]:
-                self.base_load[j] = float(base[-1])
+        last[-1] = True
+        top = np.zeros(int(last.sum()), dtype=np.float64)
+        for j in range(scaled.shape[1]):
+            step = scaled[demand, j]
+            np.negative(step, out=step, where=ending)
+            load = segmented_cumsum(step, seg_start, seg_len, self.load[seg_user, j])
+            np.maximum(top, load[last], out=top)
+            self.load[seg_user, j] = load[seg_start + seg_len - 1]
+        self.running[seg_user] = running[seg_start + seg_len - 1]
+        t, u, r = time[last], user[last], running[last]
         share = np.where(r > 0, np.round(top, SHARE_DECIMALS), 0.0)
-        self.started = True
-        self.user = int(user[-1])
+        # A row is kept where the user's value changed from its previous row (carried
+        # across batches; a user's first row changes from nothing: 0 tasks, share 0).
+        fresh = np.empty(t.size, dtype=np.bool_)
+        fresh[0] = True
+        np.not_equal(u[1:], u[:-1], out=fresh[1:])
+        prev_r = np.empty_like(r)
+        prev_s = np.empty_like(share)
+        prev_r[1:], prev_s[1:] = r[:-1], share[:-1]
+        prev_r[fresh] = self.row_running[u[fresh]]
+        prev_s[fresh] = self.row_share[u[fresh]]
+        changed = (r != prev_r) | (share != prev_s)
+        ends_at = np.append(np.flatnonzero(fresh)[1:] - 1, t.size - 1)
+        self.row_running[u[ends_at]] = r[ends_at]
+        self.row_share[u[ends_at]] = share[ends_at]
+        t, u, r, share = t[changed], u[changed], r[changed], share[changed]
+        # Rows are in (user, time) order; a stable sort by time gives (time, user).
+        by_time = np.argsort(t, kind="stable")
+        return TimelineRows(t[by_time], u[by_time], r[by_time], share[by_time])
 
-        # A row is kept where the user's value changed (a user's first row: from nothing).
-        same = np.zeros(len(t), dtype=np.bool_)
-        changed = np.ones(len(t), dtype=np.bool_)
-        if len(t):
-            prev = self.row
-            if prev is not None:
-                same[0] = int(u[0]) == prev[0]
-                changed[0] = int(r[0]) != prev[1] or float(share[0]) != prev[2]
-            same[1:] = u[1:] == u[:-1]
-            changed[1:] = (r[1:] != r[:-1]) | (share[1:] != share[:-1])
-            self.row = (int(u[-1]), int(r[-1]), float(share[-1]))
-        fresh = ~same
-        changed[fresh] = (r[fresh] != 0) | (share[fresh] != 0)
-        return t[changed], u[changed], r[changed], share[changed]
+
+def segmented_cumsum(
+    values: FloatArray, seg_start: IntArray, seg_len: IntArray, carry: FloatArray
+) -> FloatArray:
+    """Cumulative sums of consecutive segments of ``values``, each from its own start value
+    ``carry``: every sum one addition after the other (``np.cumsum``'s order), so a sum
+    continued from its carried value gives the bits of one sum over all of it.
+
+    Segments of similar lengths are summed together, as the columns of a matrix padded
+    with zeros (a cumulative sum down axis 0 is sequential in each column), so the work is
+    a few vectorised passes however many segments, and the matrices hold at most about
+    twice the values.
+
+    Parameters
+    ----------
+    values : FloatArray
+        The values, segment after segment.
+    seg_start, seg_len : IntArray
+        Each segment's first index and length (positive, covering ``values``).
+    carry : FloatArray
+        Each segment's start value.
+
+    Returns
+    -------
+    FloatArray
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> segmented_cumsum(np.array([1.0, 2.0, 3.0, 4.0]), np.array([0, 2]), np.array([2, 2]),
+    ...                  np.array([10.0, 0.5])).tolist()
+    [11.0, 13.0, 3.5, 7.5]
+    """
+    out = np.empty_like(values)
+    if not values.size:
+        return out
+    seg_of = np.repeat(np.arange(seg_len.size), seg_len)
+    pos = np.arange(values.size) - seg_start[seg_of] + 1
+    # Lengths bucketed by powers of two: a bucket's matrix is at most twice its values.
+    bucket = np.ceil(np.log2(seg_len)).astype(np.int64)
+    for b in np.unique(bucket).tolist():
+        segs = np.flatnonzero(bucket == b)
+        height = int(seg_len[segs].max()) + 1
+        local = np.full(seg_len.size, -1, dtype=np.int64)
+        local[segs] = np.arange(segs.size)
+        mine = np.flatnonzero(local[seg_of] >= 0)
+        col = local[seg_of[mine]]
+        grid = np.zeros((height, segs.size), dtype=np.float64)
+        grid[0] = carry[segs]
+        grid[pos[mine], col] = values[mine]
+        np.cumsum(grid, axis=0, out=grid)
+        out[mine] = grid[pos[mine], col]
+    return out
 
 
 def share_integrals(tl: Timeline, horizon: float) -> FloatArray:
@@ -357,3 +443,177 @@ def resample(tl: Timeline, grid: FloatArray) -> FloatArray:
         at = np.where(k >= 0, cum[np.maximum(k, 0)] + val * (grid - ti[np.maximum(k, 0)]), 0.0)
         out[i] = np.diff(at) / np.where(widths > 0, widths, 1.0)
     return out
+
+
+@dataclass(frozen=True)
+class TimelineView:
+    """What the summary and the report read of a timeline, computed batch by batch
+    (:func:`timeline_view`) rather than from the whole :class:`Timeline`.
+
+    Parameters
+    ----------
+    users : tuple of str
+        The run's users.
+    rows : int
+        The timeline's rows.
+    integrals : FloatArray
+        :func:`share_integrals` up to the horizon.
+    resampled : FloatArray
+        :func:`resample` on ``np.linspace(0, horizon, grid_points + 1)`` (users x
+        ``grid_points``; no columns for 0 grid points).
+    """
+
+    users: tuple[str, ...]
+    rows: int
+    integrals: FloatArray
+    resampled: FloatArray
+
+
+def timeline_view(
+    log: RunLog,
+    horizon: float,
+    grid_points: int,
+    each: Callable[[TimelineRows], None] | None = None,
+) -> TimelineView:
+    """The :class:`TimelineView` of ``log`` up to ``horizon``: one pass over its timeline's
+    batches (:func:`timeline_batches`), each handed to ``each`` too (``timeline.csv``'s
+    writer), holding per user its last row and, with ``grid_points``, its resampled row.
+
+    The integrals and resampled shares are :func:`share_integrals`' and :func:`resample`'s
+    to the bit: each user's terms are made by the same operations and added in the same
+    (time) order, the rows of one user arriving in time order batch after batch.
+
+    Parameters
+    ----------
+    log : RunLog
+        A run.
+    horizon : float
+        The end of the integrals and of the grid (the makespan).
+    grid_points : int
+        The resampling bins (0: none).
+    each : callable, optional
+        Called with every batch of rows, in order.
+
+    Returns
+    -------
+    TimelineView
+    """
+    users = attempt_users(log).names
+    follow = _Follow(len(users), horizon, grid_points)
+    for batch in timeline_batches(log):
+        if each is not None:
+            each(batch)
+        follow.add(batch)
+    return follow.view(users)
+
+
+_PAIRS = 1 << 18
+"""(Row, grid point) pairs :meth:`_Follow._fill` computes at a time."""
+
+
+class _Follow:
+    """Per user, its last row (time, share), the integral of its share so far and, with a
+    grid, the cumulative integral at its last row and at each grid point passed
+    (:func:`resample`'s ``at``)."""
+
+    def __init__(self, users: int, horizon: float, grid_points: int) -> None:
+        self.horizon = horizon
+        self.rows = 0
+        self.has = np.zeros(users, dtype=np.bool_)
+        self.time = np.zeros(users, dtype=np.float64)
+        self.share = np.zeros(users, dtype=np.float64)
+        self.cum = np.zeros(users, dtype=np.float64)
+        self.integral = np.zeros(users, dtype=np.float64)
+        self.grid = (
+            np.linspace(0.0, horizon, grid_points + 1)
+            if grid_points > 0
+            else np.zeros(0, dtype=np.float64)
+        )
+        self.at = np.zeros((users, self.grid.size), dtype=np.float64)
+
+    def add(self, batch: TimelineRows) -> None:
+        """Follow the rows of ``batch``."""
+        m = batch.time.size
+        if not m:
+            return
+        self.rows += m
+        order = np.argsort(batch.user, kind="stable")
+        t, u, s = batch.time[order], batch.user[order], batch.share[order]
+        first = np.empty(m, dtype=np.bool_)
+        first[0] = True
+        np.not_equal(u[1:], u[:-1], out=first[1:])
+        # Each row's predecessor: the row before it of its user, in this batch or carried.
+        prev_t = np.empty(m, dtype=np.float64)
+        prev_s = np.empty(m, dtype=np.float64)
+        prev_t[1:], prev_s[1:] = t[:-1], s[:-1]
+        prev_t[first], prev_s[first] = self.time[u[first]], self.share[u[first]]
+        has_prev = np.ones(m, dtype=np.bool_)
+        has_prev[first] = self.has[u[first]]
+        self._close(u[has_prev], prev_t[has_prev], prev_s[has_prev], t[has_prev])
+        if self.grid.size:
+            # resample's cumulative integral at each row: the products of the rows before,
+            # summed one after the other from the user's carried value.
+            step = np.where(has_prev, prev_s * (t - prev_t), 0.0)
+            seg_start = np.flatnonzero(first)
+            seg_len = np.diff(np.append(seg_start, m))
+            cum = segmented_cumsum(step, seg_start, seg_len, self.cum[u[seg_start]])
+            prev_cum = np.empty(m, dtype=np.float64)
+            prev_cum[1:] = cum[:-1]
+            prev_cum[first] = self.cum[u[first]]
+            self._fill(
+                u[has_prev], prev_t[has_prev], prev_s[has_prev], prev_cum[has_prev], t[has_prev]
+            )
+            last = np.append(seg_start[1:] - 1, m - 1)
+            self.cum[u[last]] = cum[last]
+        last = np.append(np.flatnonzero(first)[1:] - 1, m - 1)
+        self.time[u[last]] = t[last]
+        self.share[u[last]] = s[last]
+        self.has[u[last]] = True
+
+    def _close(self, u: IntArray, t: FloatArray, s: FloatArray, nxt: FloatArray) -> None:
+        """Add to the integrals the rows at ``t`` of users ``u`` (in each user's time order),
+        followed by rows at ``nxt``: :func:`_share_integrals`' terms."""
+        h = self.horizon
+        width = np.clip(np.minimum(nxt, h) - np.minimum(t, h), 0.0, None)
+        np.add.at(self.integral, u, s * width)
+
+    def _fill(
+        self, u: IntArray, t: FloatArray, s: FloatArray, cum: FloatArray, nxt: FloatArray
+    ) -> None:
+        """:func:`resample`'s ``at`` at the grid points from ``t`` (a row of user ``u``,
+        share ``s``, cumulative integral ``cum``) to before ``nxt``."""
+        grid = self.grid
+        lo = np.searchsorted(grid, t, side="left")
+        hi = np.searchsorted(grid, nxt, side="left")
+        count = np.maximum(hi - lo, 0)
+        # A few rows' worth of (row, grid point) pairs at a time: at the end every user's
+        # last row may reach most of the grid (users x grid points pairs at once).
+        ends = np.cumsum(count)
+        first = 0
+        while first < count.size:
+            last = int(np.searchsorted(ends, int(ends[first]) - int(count[first]) + _PAIRS))
+            last = min(max(last, first + 1), count.size)
+            k, g = count[first:last], lo[first:last]
+            total = int(k.sum())
+            if total:
+                which = np.repeat(np.arange(first, last), k)
+                point = g[which - first] + np.arange(total) - np.repeat(np.cumsum(k) - k, k)
+                self.at[u[which], point] = cum[which] + s[which] * (grid[point] - t[which])
+            first = last
+
+    def view(self, users: tuple[str, ...]) -> TimelineView:
+        """The view, each user's last row followed to the horizon and the grid's end."""
+        held = np.flatnonzero(self.has)
+        t, s = self.time[held], self.share[held]
+        self._close(held, t, s, np.full(held.size, self.horizon))
+        if self.grid.size:
+            self._fill(held, t, s, self.cum[held], np.full(held.size, np.inf))
+            widths = np.diff(self.grid)
+            # In place, and the cumulative values let go first: the matrices are the users'
+            # times the grid's, the one part of the view that grows with the users.
+            resampled = np.diff(self.at, axis=1)
+            self.at = np.zeros((0, self.grid.size), dtype=np.float64)
+            resampled /= np.where(widths > 0, widths, 1.0)
+        else:
+            resampled = np.zeros((len(users), 0), dtype=np.float64)
+        return TimelineView(users, self.rows, self.integral, resampled)

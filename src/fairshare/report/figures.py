@@ -38,6 +38,7 @@ import numpy as np
 
 from fairshare.metrics import FAIR_BIN_LABELS, Timeline, ecdf, resample, share_integrals
 from fairshare.metrics.frames import FloatArray
+from fairshare.metrics.timeline import TimelineView
 from fairshare.report.scales import Scale, Tick
 from fairshare.report.svg import (
     EDGE,
@@ -111,8 +112,12 @@ def top_users(tl: Timeline, horizon: float, n: int = TOP_USERS) -> list[int]:
     >>> top_users(timeline(log), 30.0)
     [0, 1]
     """
-    area = share_integrals(tl, horizon)
-    order = sorted(range(len(tl.users)), key=lambda i: (-area[i], i))
+    return top_by_area(share_integrals(tl, horizon), n)
+
+
+def top_by_area(area: FloatArray, n: int = TOP_USERS) -> list[int]:
+    """:func:`top_users` of the users' share-seconds ``area``."""
+    order = sorted(range(area.size), key=lambda i: (-area[i], i))
     return [i for i in order[:n] if area[i] > 0]
 
 
@@ -196,19 +201,42 @@ def allocation_figure(
     if len(tl) == 0 or horizon <= 0:
         return _empty(fig, "no task ran", title)
     grid = np.linspace(0.0, horizon, GRID_POINTS + 1)
-    shares = resample(tl, grid)
+    return _allocation(
+        fig, tl.users, resample(tl, grid), share_integrals(tl, horizon), horizon, title, users
+    )
+
+
+def allocation_figure_of(view: TimelineView, horizon: float, title: str = "") -> str:
+    """:func:`allocation_figure` of a run's :class:`~fairshare.metrics.timeline.TimelineView`
+    (resampled on :data:`GRID_POINTS` bins up to ``horizon``), the same figure."""
+    fig = Figure(9.0, 3.8)
+    if view.rows == 0 or horizon <= 0:
+        return _empty(fig, "no task ran", title)
+    return _allocation(fig, view.users, view.resampled, view.integrals, horizon, title, None)
+
+
+def _allocation(
+    fig: Figure,
+    names: Sequence[str],
+    shares: FloatArray,
+    area: FloatArray,
+    horizon: float,
+    title: str,
+    users: Sequence[str] | None,
+) -> str:
+    """The allocation figure of the users' resampled ``shares`` and share-seconds ``area``."""
+    grid = np.linspace(0.0, horizon, GRID_POINTS + 1)
     mid = (grid[:-1] + grid[1:]) / 2
     if users is None:
-        top = top_users(tl, horizon)
+        top = top_by_area(area)
         positions = list(range(len(top)))
     else:
-        index = {name: i for i, name in enumerate(tl.users)}
+        index = {name: i for i, name in enumerate(names)}
         chosen = [(k, index[name]) for k, name in enumerate(users) if name in index]
         positions, top = [k for k, _ in chosen], [i for _, i in chosen]
     layers = [shares[i] for i in top]
-    labels = [tl.users[i] for i in top]
+    labels = [names[i] for i in top]
     colors = [_palette(k) for k in positions]
-    area = share_integrals(tl, horizon)
     # The other users with a share, in index order (np.setdiff1d's answer, without the
     # numpy.ma import its first call costs).
     others = area > 0

@@ -45,13 +45,15 @@ from fairshare.metrics import (
     dumps_json,
     resolve_reference,
     run_frames,
-    share_integrals,
     summary,
     timeline,
     write_csv,
     write_run_files,
 )
+from fairshare.metrics.frames import cached
 from fairshare.metrics.summary import makespan
+from fairshare.metrics.timeline import timeline_view
+from fairshare.metrics.totals import run_totals
 from fairshare.report import figures
 from fairshare.runlog import RunLog
 
@@ -202,14 +204,19 @@ def render_run(log: RunLog, summary_doc: Mapping[str, Any] | None = None) -> str
         A self-contained HTML page: headline figures, the allocation, CDF, slowdown and
         locality figures, the size bins and the top users.
     """
-    f = run_frames(log)
-    tl = timeline(log)
+    f = run_totals(log)
     s: Mapping[str, Any] = summary(log) if summary_doc is None else summary_doc
     span = makespan(f)
-    n_top = len(figures.top_users(tl, span))
-    active = int(np.count_nonzero(share_integrals(tl, span) > 0))
+    # The timeline as write_run_files followed it (or one more pass over the attempts).
+    view = cached(
+        log,
+        f"timeline_view/{figures.GRID_POINTS}",
+        lambda lg: timeline_view(lg, span, figures.GRID_POINTS),
+    )
+    n_top = len(figures.top_by_area(view.integrals))
+    active = int(np.count_nonzero(view.integrals > 0))
     fig = {
-        "allocation": figures.allocation_figure(tl, span),
+        "allocation": figures.allocation_figure_of(view, span),
         "cdf": figures.cdf_figure([(log.policy, f.response)], [(log.policy, f.queueing_delay)]),
         "slowdown": figures.bins_figure(
             [(log.policy, s["size_bins"])], "mean_slowdown", "mean slowdown"
@@ -219,9 +226,10 @@ def render_run(log: RunLog, summary_doc: Mapping[str, Any] | None = None) -> str
     loc_rows = _locality_rows("all jobs", s)
     if loc_rows:
         fig["locality"] = figures.locality_figure(loc_rows)
+    position = {name: i for i, name in enumerate(f.users)}
     users = sorted(
         s["users"].items(),
-        key=lambda kv: (-(kv[1]["mean_share"] or 0.0), f.users.index(kv[0])),
+        key=lambda kv: (-(kv[1]["mean_share"] or 0.0), position[kv[0]]),
     )
     listed = users[:USERS_LISTED]
     return _ENV.get_template("run.html.j2").render(
@@ -283,7 +291,7 @@ def write_outputs(log: RunLog, out_dir: Path) -> dict[str, object]:
     def page(doc: dict[str, object]) -> None:
         (out_dir / "report.html").write_text(render_run(log, doc), encoding="utf-8")
 
-    return write_run_files(log, out_dir, alongside=page)
+    return write_run_files(log, out_dir, alongside=page, grid_points=figures.GRID_POINTS)
 
 
 def _relative_rows(doc: Mapping[str, Any]) -> list[tuple[str, list[str]]]:

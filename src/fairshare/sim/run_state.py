@@ -40,6 +40,7 @@ from fairshare.runlog import (
     AttemptRows,
     AttemptSpill,
     JobRecord,
+    SpilledRows,
     greedy_end,
 )
 from fairshare.sim.events import (
@@ -589,7 +590,7 @@ class RunState:
         sort before them. A row whose task still runs goes too: its start and attempt
         number are kept (``spilled_open``) for the engine to read, and a later change of its
         end (its finish rewritten, a kill, a truncation) is written over its row in the
-        table when the file is read back (:meth:`AttemptSpill.patch`). So the list never
+        table at the next spill (:meth:`AttemptSpill.patch`). So the list never
         holds more than about :data:`SPILL_ITEMS` items, however long a task runs.
         """
         attempts = self.attempts
@@ -626,14 +627,15 @@ class RunState:
         """The attempts launched so far."""
         return (self.base + len(self.attempts)) // ROW_FIELDS
 
-    def attempt_rows(self) -> AttemptRows:
+    def attempt_rows(self) -> AttemptRows | SpilledRows:
         """All the run's attempt rows as columns, sorted (at the end of the run, when every
-        attempt is closed).
+        attempt is closed): in memory when nothing was spilled, else the spill file
+        (:meth:`AttemptSpill.finish`), which the metrics read a chunk at a time.
 
         What is left of the flat list goes to the spill file too, a piece of about
         :data:`SPILL_ITEMS` items at a time (cut where the start time changes, as
-        :meth:`spill` cuts), and the list is dropped before the file is read back: the
-        list, its columns and the whole run's columns are never held at once.
+        :meth:`spill` cuts), and the list is dropped: the list, its columns and the whole
+        run's columns are never held at once.
         """
         attempts = self.attempts
         base = self.base
@@ -661,7 +663,7 @@ class RunState:
         self.killed.clear()
         self.truncated.clear()
         del attempts
-        return self.pieces.rows(last)
+        return self.pieces.finish(last)
 
     def close(self, last: float) -> None:
         """Jobs still running when the run ends keep ``finish=None``; refresh their rows. Tasks

@@ -27,7 +27,7 @@ from typing import NoReturn
 import numpy as np
 
 from fairshare.cluster import Cluster, FloatArray
-from fairshare.workload.limits import MAX_TASKS
+from fairshare.workload.limits import MAX_JOB_TASKS, MAX_TASKS
 from fairshare.workload.loader import ScenarioError
 from fairshare.workload.model import (
     MAX_AMOUNT,
@@ -226,11 +226,12 @@ class GeneratorParams:
                     isinstance(tasks, bool)
                     or not isinstance(tasks, int | float)
                     or not float(tasks).is_integer()
-                    or not 1 <= tasks <= MAX_TASKS
+                    or not 1 <= tasks <= MAX_JOB_TASKS
                 ):
                     self.fail(
                         f"{where}.{end}",
-                        f"must be a whole number of tasks from 1 to {MAX_TASKS:,}, got {tasks!r}",
+                        f"must be a whole number of tasks from 1 to {MAX_JOB_TASKS:,}, "
+                        f"got {tasks!r}",
                     )
                 ends.append(int(tasks))
             if ends[1] < ends[0]:

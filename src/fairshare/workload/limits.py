@@ -26,6 +26,7 @@ from __future__ import annotations
 __all__ = [
     "MAX_ALIAS_NODES",
     "MAX_GENERATED_JOBS",
+    "MAX_JOB_TASKS",
     "MAX_MACHINES",
     "MAX_NESTING",
     "MAX_REPLICAS",
@@ -49,9 +50,16 @@ what it names, aliases inside included): a "billion laughs" file of 700 bytes na
 MAX_MACHINES = 1_000_000
 """Machines in a scenario, summed over the ``count`` of every entry."""
 
-MAX_TASKS = 10_000_000
-"""Tasks in a scenario's jobs, map and reduce tasks summed over all jobs (so also per job);
-for a ``workload`` generator, the tasks of the jobs it draws (counted as it draws them)."""
+MAX_TASKS = 100_000_000
+"""Tasks in a scenario's jobs, map and reduce tasks summed over all jobs; for a ``workload``
+generator, the tasks of the jobs it draws (counted as it draws them). A run's memory no
+longer grows with its tasks (its attempts go to a temporary file, about 66 bytes each, and
+the outputs are written from it a chunk at a time: issue 32), so this bounds that file (some
+6.6 GB at the limit) and the run's time rather than memory."""
+
+MAX_JOB_TASKS = 10_000_000
+"""Tasks of one job, map and reduce: the simulator holds an entry per task of a job while the
+job runs (its tasks' durations and running entries, some 40 bytes a task)."""
 
 MAX_GENERATED_JOBS = 1_000_000
 """A ``workload`` generator's ``jobs``."""

@@ -46,9 +46,9 @@ from fairshare.workload.field_checks import (
 )
 from fairshare.workload.limits import (
     MAX_GENERATED_JOBS,
+    MAX_JOB_TASKS,
     MAX_MACHINES,
     MAX_REPLICAS,
-    MAX_TASKS,
 )
 from fairshare.workload.model import (
     BORROW_POLICIES,
@@ -298,7 +298,7 @@ class _ReduceModel(_Record):
     slowstart: float | None
 
     fields = (
-        _Field("tasks", _whole(0, MAX_TASKS)),
+        _Field("tasks", _whole(0, MAX_JOB_TASKS)),
         _Field("copy", _seconds, 0.0),
         _Field("compute", _seconds, 0.0),
         _Field("demand", _demand, None),
@@ -335,7 +335,7 @@ class JobModel(_Record):
         _Field("demand", _demand, None),
         _Field("constraint", _optional(_text), None),
         _Field("machines", _optional(_names), None),
-        _Field("tasks", _whole(1, MAX_TASKS)),
+        _Field("tasks", _whole(1, MAX_JOB_TASKS)),
         _Field("duration", _duration),
         _Field("input", _optional(_record(_InputModel)), None),
         _Field("reduce", _optional(_record(_ReduceModel)), None),
@@ -343,7 +343,7 @@ class JobModel(_Record):
         _Field("after", _optional(_name), None),
         _Field("think", _optional(_seconds), None),
         _Field("gang", _flag, False),
-        _Field("min_tasks", _optional(_whole(1, MAX_TASKS)), None),
+        _Field("min_tasks", _optional(_whole(1, MAX_JOB_TASKS)), None),
     )
 
     def check(self) -> None:
