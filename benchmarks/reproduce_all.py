@@ -10,8 +10,9 @@ Targets run one after the other at their default scale and seeds (``--jobs`` cel
 default 1); a target already run into ``DIR`` reuses its cells. ``--only T[,T]`` runs and
 updates those targets and keeps the others' committed entries; ``--collect`` runs nothing and
 reads ``DIR/TARGET/result.json`` as they are (a target without one is recorded as not run);
-``--check`` runs nothing and exits 1 when README or docs/experiments.md differ from
-``docs/reproductions.json``.
+``--commit SHA`` with ``--collect`` records the commit the results were run at (default: the
+checkout's, ``+dirty`` when src/ has uncommitted changes). ``--check`` runs nothing and exits
+1 when README or docs/experiments.md differ from ``docs/reproductions.json``.
 """
 
 from __future__ import annotations
@@ -75,6 +76,10 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=1, help="cells at a time (default 1)")
     parser.add_argument("--collect", action="store_true", help="run nothing; read DIR")
     parser.add_argument("--check", action="store_true", help="compare the docs with the JSON")
+    parser.add_argument(
+        "--commit",
+        help="with --collect: the commit DIR's results were run at (default: the checkout's)",
+    )
     args = parser.parse_args()
     if args.check:
         document = json.loads(SUMMARY.read_text(encoding="utf-8"))
@@ -109,7 +114,7 @@ def main() -> int:
         args.out,
         TARGETS,
         version=fairshare.__version__,
-        commit=_commit(),
+        commit=args.commit if args.collect and args.commit else _commit(),
         previous=previous,
         names=names,
     )
