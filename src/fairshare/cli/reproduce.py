@@ -54,8 +54,9 @@ def list_lines(targets: tuple[Target, ...]) -> list[str]:
 
 def markdown_table(targets: tuple[Target, ...]) -> str:
     """``--list --markdown``: README's table of targets, between its markers. It holds no
-    verdicts: those come only from running the targets (``result.json``, ``report.html``),
-    never from text that could drift from them."""
+    verdicts: those come only from running the targets (``result.json``, ``report.html``;
+    README's verdict table is generated from a run of all of them,
+    :mod:`fairshare.experiments.verdict_table`), never from hand-written text."""
     lines = [
         MARKDOWN_BEGIN,
         "",

@@ -311,6 +311,10 @@ class Target:
     note : str, optional
         One line: where and why the model's experiment differs from the paper's, printed
         under the target's rows.
+    wall_clock : bool
+        Its numbers are wall-clock times measured while it runs (Choosy Table 2's solver
+        run times): its verdicts depend on the machine and its load, so the committed
+        verdict table marks it and the drift test does not rerun it.
     """
 
     name: str
@@ -327,6 +331,7 @@ class Target:
     typical_seconds: float | None = None
     setup: tuple[Setup, ...] = ()
     note: str | None = None
+    wall_clock: bool = False
 
     @property
     def runnable(self) -> bool:
