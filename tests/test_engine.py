@@ -321,10 +321,10 @@ def test_a_cluster_with_room_holds_finishes_back_until_the_next_arrival() -> Non
     log = simulate(cluster, jobs, policy, seed=0)
     plain = simulate(cluster, jobs, "drf", seed=0)
     assert log.attempts == plain.attempts
-    # a's first finish (t=1) goes through a decision round: the round before it launched
-    # tasks, so nobody asked for quiescence yet. Its other three are held until b arrives
-    # at t=10; b's the same, the last three until the run ends.
-    assert policy.held == [3, 3]
+    # The engine asks for quiescence after every decision round, the one that launched a's
+    # four tasks too: all four of a's finishes (t=1..4) are held until b arrives at t=10;
+    # b's four the same, until the run ends.
+    assert policy.held == [4, 4]
 
 
 def test_a_finish_sharing_its_time_with_an_arrival_is_not_held_back() -> None:
