@@ -195,7 +195,7 @@ def write_scenario(
     return path
 
 
-_CHILD = """
+TIMED_CHILD = """
 import sys, time
 import fairshare.api as api
 from fairshare.cli import main
@@ -253,7 +253,7 @@ def run_simulate(scenario: Path, policy: str, out: Path) -> EndToEndRun:
         The command failed.
     """
     figure = out.with_name(out.name + ".cpu")
-    command = [sys.executable, "-c", _CHILD, str(figure), "simulate", str(scenario)]
+    command = [sys.executable, "-c", TIMED_CHILD, str(figure), "simulate", str(scenario)]
     command += ["--policy", policy, "--seed", str(online.SIM_SEED), "--out", str(out)]
     cpu = _children_cpu()
     start = time.perf_counter()

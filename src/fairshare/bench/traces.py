@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fairshare import kernel
+from fairshare.bench.end_to_end import TIMED_CHILD
 
 TRACES = ("alibaba-2018", "alibaba-2017")
 """The traces the benchmark replays (SPEC section 3's reader names), in the order run."""
@@ -240,32 +241,6 @@ class TraceFigures:
         }
 
 
-_CHILD = """
-import sys, time
-import fairshare.api as api
-from fairshare.cli import main
-
-replay, spent = api.replay, []
-
-def timed(*args, **kwargs):
-    start = time.process_time()
-    try:
-        return replay(*args, **kwargs)
-    finally:
-        spent.append(time.process_time() - start)
-
-api.replay = timed
-try:
-    main(sys.argv[2:])
-finally:
-    with open(sys.argv[1], "w", encoding="utf-8") as out:
-        out.write(repr(sum(spent)))
-"""
-"""The child process: the command line's ``main``, as the ``fairshare`` script runs it, with
-the API's ``replay`` (the simulation) timed in CPU seconds and the figure written to the
-file named first (as :mod:`fairshare.bench.end_to_end`'s child)."""
-
-
 def _rss_bytes(maxrss: int) -> int:
     """``ru_maxrss`` in bytes: kilobytes on Linux, bytes on macOS."""
     return maxrss if sys.platform == "darwin" else maxrss * 1024
@@ -300,7 +275,7 @@ def run_trace(trace: str, path: Path, policy: str, out: Path, seed: int = 0) -> 
     scenario = out.with_name(out.name + ".scenario.json")
     scenario.write_text("{}", encoding="utf-8")
     figure = out.with_name(out.name + ".cpu")
-    command = [sys.executable, "-c", _CHILD, str(figure), "simulate", str(scenario)]
+    command = [sys.executable, "-c", TIMED_CHILD, str(figure), "simulate", str(scenario)]
     command += ["--trace", f"{trace}:{path}", "--policy", policy, "--seed", str(seed)]
     command += ["--out", str(out)]
     start = time.perf_counter()

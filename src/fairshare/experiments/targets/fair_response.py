@@ -64,6 +64,20 @@ _SLOWSTART_WHY = (
 )
 
 
+def _slowstart_setup(
+    at_one: Callable[[float, tuple[int, ...]], list[Part]], *, verdicts_change: bool
+) -> Setup:
+    """The reducer slow-start every FAIR target with reduce phases fixes (Hadoop's default,
+    :data:`_SLOWSTART_WHY`), swept to 1 with ``at_one``, the target's build at that value."""
+    return Setup(
+        "reducer slow-start",
+        "0.05 (reducers launch once 5% of the job's maps are done)",
+        _SLOWSTART_WHY,
+        verdicts_change=verdicts_change,
+        sweep=(Variant("1 (after the job's last map)", at_one),),
+    )
+
+
 _RANGE_TOLERANCE = 0.15
 """A printed range's half width plus half its last digit: '1.8-2x' is 1.9 ± (0.1 + 0.05)."""
 
@@ -392,13 +406,7 @@ FIG10_11 = Target(
             "one",
             "EC2 gives no topology (section 6); the paper's 15-95% locality is node locality",
         ),
-        Setup(
-            "reducer slow-start",
-            "0.05 (reducers launch once 5% of the job's maps are done)",
-            _SLOWSTART_WHY,
-            verdicts_change=True,
-            sweep=(Variant("1 (after the job's last map)", _bm_variant(1.0)),),
-        ),
+        _slowstart_setup(_bm_variant(1.0), verdicts_change=True),
         Setup("delay scheduling", "T1 5 s, T2 10 s", "the paper does not give section 6.1's"),
     ),
     build=_bm_variant(_SLOWSTART),
@@ -585,17 +593,7 @@ FIG8_9 = Target(
             "maps exponential, mean 10 s; reducers copy 10 s then compute 20 s",
             "the paper gives none",
         ),
-        Setup(
-            "reducer slow-start",
-            "0.05 (reducers launch once 5% of the job's maps are done)",
-            _SLOWSTART_WHY,
-            verdicts_change=True,
-            sweep=(
-                Variant(
-                    "1 (after the job's last map)", with_fixed(_s53_build, reduce_slowstart=1.0)
-                ),
-            ),
-        ),
+        _slowstart_setup(with_fixed(_s53_build, reduce_slowstart=1.0), verdicts_change=True),
         Setup("preemption timeouts", "10 s and 10 s", "the paper gives none"),
     ),
     build=with_fixed(_s53_build, reduce_slowstart=_SLOWSTART),
@@ -803,17 +801,7 @@ S625 = Target(
             "(108 s) + three waves of copy and compute, (774 - 108) / 3 - 12 = 210 s (the "
             "absolute time, not the ratio the claim is about)",
         ),
-        Setup(
-            "reducer slow-start",
-            "0.05 (reducers launch once 5% of the job's maps are done)",
-            _SLOWSTART_WHY,
-            verdicts_change=False,
-            sweep=(
-                Variant(
-                    "1 (after the job's last map)", with_fixed(_s625_build, reduce_slowstart=1.0)
-                ),
-            ),
-        ),
+        _slowstart_setup(with_fixed(_s625_build, reduce_slowstart=1.0), verdicts_change=False),
         Setup(
             "CPAC limits",
             f"maxComputing {_S625_MAX_COMPUTING}, maxReducers {_S625_MAX_REDUCERS} per node",
@@ -955,17 +943,7 @@ S626 = Target(
                 Variant("compute 400 s", partial(_b626_build, compute=400.0)),
             ),
         ),
-        Setup(
-            "reducer slow-start",
-            "0.05 (reducers launch once 5% of the job's maps are done)",
-            _SLOWSTART_WHY,
-            verdicts_change=False,
-            sweep=(
-                Variant(
-                    "1 (after the job's last map)", with_fixed(_b626_build, reduce_slowstart=1.0)
-                ),
-            ),
-        ),
+        _slowstart_setup(with_fixed(_b626_build, reduce_slowstart=1.0), verdicts_change=False),
         Setup("racks", "one", "EC2 gives no topology (section 6)"),
     ),
     build=with_fixed(_b626_build, reduce_slowstart=_SLOWSTART),
