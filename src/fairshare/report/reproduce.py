@@ -241,7 +241,8 @@ def render_reproduction(
         }
         for row in document["rows"]
     ]
-    # Model checks (true by construction in the model) are shown, never counted.
+    # Model checks (true by construction, or the model against a formula) are shown, never
+    # counted.
     judged = [r for r in rows if r["counted"]]
     counts = {v: sum(1 for r in judged if r["verdict"] == v) for v in _VERDICT_COLOURS}
     checks = len(rows) - len(judged)

@@ -58,9 +58,10 @@ __all__ = [
 ]
 
 Kind = Literal["claim", "model-check"]
-"""A row's kind: a ``claim`` of the paper, or a ``model-check``, a number the model's own
-rules fix (rack locality with delay scheduling is 1.0 by construction): shown, never
-counted in the verdicts."""
+"""A row's kind: a ``claim`` of the paper, or a ``model-check``: a number the model's own
+rules fix (rack locality with delay scheduling is 1.0 by construction), or the model set
+against a formula the paper derives but prints no number of (Choosy's ramp-up bound, where
+the tolerance can only be ours): shown, never counted in the verdicts."""
 
 
 @dataclass(frozen=True)
@@ -85,7 +86,8 @@ class Claim:
     source : str
         The paper's words or table cell behind ``paper`` (or behind the direction).
     kind : ``"claim"`` or ``"model-check"``
-        ``model-check`` for a row true by construction in the model (:data:`Kind`): it
+        ``model-check`` for a row true by construction in the model, or one that sets the
+        model against a formula of the paper with no printed number (:data:`Kind`): it
         is judged and shown, but no verdict count includes it (issue 33, item 3).
     """
 

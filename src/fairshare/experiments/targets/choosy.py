@@ -380,7 +380,9 @@ def _rampup_evaluate(frame: pl.DataFrame, seeds: tuple[int, ...]) -> Evaluation:
                     "analytically computed ramp-up times ... The figure also includes "
                     "simulation results that confirm that the derivations are correct'; the "
                     "text prints no value and no precision, so the tolerance (30%, at least "
-                    "0.1) is ours",
+                    "0.1) is ours and the row a model check: the model against the paper's "
+                    "formula, not a number of the paper's",
+                    kind="model-check",
                 ),
                 ratio_per_seed(frame, seeds, rampup, part=f"pickiness {p}"),
             )
