@@ -176,3 +176,28 @@ def test_the_script_check_passes_on_the_committed_files() -> None:
         check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_no_committed_row_claims_a_side_its_interval_does_not_clear() -> None:
+    """Issue 33's acceptance over the committed run: no row ``reproduced`` on the other side
+    of its neutral value than the paper's number, and no row whose interval ``ours ± spread``
+    includes its neutral value ``reproduced`` or ``same-direction`` (a paper's number at the
+    neutral value claims no side, and its row has none)."""
+    summary = json.loads(SUMMARY.read_text())
+    judged = 0
+    for entry in summary["targets"]:
+        for row in entry["rows"]:
+            neutral, ours = row["neutral"], row["ours"]
+            if row["paper"] is not None and neutral is not None:
+                assert row["paper"] != neutral, (entry["target"], row["metric"])
+            if (
+                neutral is None
+                or ours is None
+                or row["verdict"] not in ("reproduced", "same-direction")
+            ):
+                continue
+            judged += 1
+            assert not ours - row["spread"] <= neutral <= ours + row["spread"], row["metric"]
+            if row["paper"] is not None:
+                assert (ours - neutral) * (row["paper"] - neutral) > 0, row["metric"]
+    assert judged >= 30

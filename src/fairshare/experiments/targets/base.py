@@ -168,6 +168,11 @@ def judge(claim: Claim, values: Sequence[float | None]) -> Row:
     """
     interval = mean_interval(values)
     tolerance = None if claim.paper is None else claim.tolerance
+    # A paper's number at the neutral value (a slowdown of 1.00: no difference) claims no
+    # side: only closeness counts, and the row says so with no neutral (an interval across
+    # it would otherwise read as an inconclusive direction beside a reproduced verdict).
+    sided = claim.neutral is not None and claim.paper != claim.neutral
+    neutral = claim.neutral if sided else None
     verdict, reason = decide(
         claim.paper,
         interval.mean,
@@ -184,7 +189,7 @@ def judge(claim: Claim, values: Sequence[float | None]) -> Row:
         verdict,
         reason,
         interval.n,
-        claim.neutral,
+        neutral,
         tolerance,
         claim.source,
         claim.shown_paper(),
