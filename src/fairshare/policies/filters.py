@@ -240,6 +240,8 @@ class RoomFilter(Filter):
 
     def room(self, mi: int, free: Sequence[float], demand: Demand) -> bool:
         """Whether a task of ``demand`` may use machine ``mi`` whose free room is ``free``.
+        A room filter admits at most what fits (:func:`~fairshare.policies.state.fits`): the
+        selection ends an offer without asking it when no pending demand fits.
 
         Parameters
         ----------

@@ -36,7 +36,7 @@ not fit the freed room: a is served.
 
 from __future__ import annotations
 
-from heapq import heappop, heappush
+from heapq import heapify, heappop, heappush
 from typing import TYPE_CHECKING
 
 from mypy_extensions import mypyc_attr
@@ -48,6 +48,11 @@ from fairshare.policies.state import fits
 if TYPE_CHECKING:
     from fairshare.policies.filters import RoomFilter
     from fairshare.policies.ledger import Ledger
+
+
+STALE_SLACK = 64
+"""Stale entries a group's heap may hold beyond twice its users before they are dropped at
+once (see :meth:`HeapSelection._push`)."""
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)
@@ -88,7 +93,6 @@ class HeapSelection(Selection):
         if not user.job_heaps or user.running >= user.cap:
             return
         ledger = self.ledger
-        groups = ledger.cluster.groups
         ranking = ledger.ranking
         since = ledger.pending_since(user)
         served = user.served
@@ -99,19 +103,36 @@ class HeapSelection(Selection):
             for g, heap in user.job_heaps.items():
                 head = ledger.first_pending(heap)
                 tier = 0 if head is None else -head.priority
-                heappush(
-                    groups[g].heap,
-                    (tier, ranking.user_rank(user, g), since, served, idx, version),
-                )
+                self._push(g, (tier, ranking.user_rank(user, g), since, served, idx, version))
             return
         if self._by_share:
             # One entry serves every group: the rank does not depend on the group.
             entry = (0, user.share / user.divisor, since, served, idx, version)
             for g in user.job_heaps:
-                heappush(groups[g].heap, entry)
+                self._push(g, entry)
             return
         for g in user.job_heaps:
-            heappush(groups[g].heap, (0, ranking.user_rank(user, g), since, served, idx, version))
+            self._push(g, (0, ranking.user_rank(user, g), since, served, idx, version))
+
+    def _push(self, g: int, entry: HeapEntry) -> None:
+        """Push ``entry`` on group ``g``'s heap. Selections drop stale entries only as they
+        surface in a group that fits the machine offered, so a group that seldom fits (a
+        large task on a full cluster) would keep every entry its users' changes push: past
+        twice its users' number (plus :data:`STALE_SLACK`), its stale entries are dropped
+        all at once (amortised O(1) per push; the valid entries, and so every selection,
+        stay the same)."""
+        grp = self.ledger.cluster.groups[g]
+        heap = grp.heap
+        heappush(heap, entry)
+        if len(heap) > 2 * len(grp.users) + STALE_SLACK:
+            users = self.ledger.users
+            kept = []
+            for e in heap:
+                user = users[e[4]]
+                if e[5] == user.version and g in user.job_heaps and user.running < user.cap:
+                    kept.append(e)
+            heap[:] = kept
+            heapify(heap)
 
     def select(self, mi: int) -> Pick | None:
         """The lowest valid heap entry over the groups that may use ``mi`` and whose task fits
@@ -137,13 +158,23 @@ class HeapSelection(Selection):
         best_group = -1
         room = self.room
         cs.selects += 1
+        # A room filter admits at most what fits, so room short of every pending demand
+        # ends the offer with no group looked at (a full cluster's usual last selection).
+        if cs.fits_none(free):
+            return None
         # Groups nobody has pending work in hold only stale entries: skipped (see afor).
         for g in cs.afor[mi]:
             grp = groups[g]
             heap = grp.heap
-            # Stale entries never become valid again (a user's version only grows), so they
-            # are dropped whether or not the group fits: the fit test runs only for a top
-            # that would win.
+            # A heap's top, stale or not, bounds its valid entries from below: a group that
+            # cannot beat the best so far, or whose task does not fit, is passed without
+            # touching its heap.
+            if not heap or (best is not None and not heap[0] < best):
+                continue
+            if not (fits(free, grp.demand) if room is None else room.room(mi, free, grp.demand)):
+                continue
+            # Stale entries never become valid again (a user's version only grows): dropped
+            # as they surface.
             while heap:
                 entry = heap[0]
                 user = users[entry[4]]
@@ -152,9 +183,7 @@ class HeapSelection(Selection):
                 heappop(heap)
             else:
                 continue
-            if best is not None and not entry < best:
-                continue
-            if fits(free, grp.demand) if room is None else room.room(mi, free, grp.demand):
+            if best is None or entry < best:
                 best = entry
                 best_group = g
         if best is None:

@@ -39,6 +39,7 @@ Two machines of one signature share a bucket until one of them loses room:
 from __future__ import annotations
 
 import bisect
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -140,6 +141,10 @@ class ClusterState:
         self.active_groups = 0
         # The groups some user has pending work in (their number is active_groups).
         self.active: dict[int, None] = {}
+        # Per resource, the least demand of the active groups (None: to compute again, as the
+        # active groups changed): room below it in some resource fits no pending task, which
+        # ends a machine's offer without a look at any group (a full cluster's usual case).
+        self._floor: list[float] | None = None
         self.retiring: dict[int, int] = {}
         self.selects = 0
         self.machines_of_sig: list[list[int]] = []
@@ -426,9 +431,14 @@ class ClusterState:
         active : bool
             Whether it gained its first user with work (else it lost its last).
         """
+        self._floor = None
         if not active:
             self.active_groups -= 1
             del self.active[g]
+            # No user has work in it: every heap entry is stale. Selections skip a group whose
+            # room does not fit (their fit test comes before a look at its heap), so they
+            # would no longer drop these.
+            self.groups[g].heap.clear()
             self.retiring[g] = self.selects
             return
         self.active_groups += 1
@@ -441,6 +451,51 @@ class ClusterState:
             if since < horizon:
                 del self.retiring[r]
                 self._list(r, False)
+
+    def fits_none(self, free: Sequence[float]) -> bool:
+        """Whether ``free`` room is short, in some resource, of every active group's demand
+        there (within the fit tolerance): then no pending task fits it. A quick test ahead of
+        a selection; False says nothing (a group may still not fit).
+
+        Parameters
+        ----------
+        free : sequence of float
+            A machine's free room.
+
+        Returns
+        -------
+        bool
+
+        Examples
+        --------
+        Two active groups, of <1, 4> and <2, 2>: room under one CPU or two of memory fits
+        neither; <1, 2> is short of both groups' demands but of no floor.
+
+        >>> from fairshare.cluster import Machine
+        >>> from fairshare.workload.model import Job
+        >>> cs = ClusterState(["cpu", "mem"], [Machine("m", np.array([4.0, 8.0]))])
+        >>> cls = cs.class_of(Job("j", 0.0, "u", np.array([1.0, 4.0]), 1))
+        >>> g, h = cs.group_of(cls, (1.0, 4.0)), cs.group_of(cls, (2.0, 2.0))
+        >>> cs.group_active(g, True); cs.group_active(h, True)
+        >>> cs.fits_none([0.5, 8.0]), cs.fits_none([1.0, 1.0]), cs.fits_none([1.0, 2.0])
+        (True, True, False)
+        """
+        floor = self._floor
+        if floor is None:
+            floor = [math.inf] * len(self.resources)
+            groups = self.groups
+            for g in self.active:
+                i = 0
+                for d in groups[g].demand:
+                    floor[i] = min(floor[i], d)
+                    i += 1  # noqa: SIM113 (enumerate allocates a tuple per step)
+            self._floor = floor
+        i = 0
+        for d in floor:
+            if free[i] + EPS < d:
+                return True
+            i += 1  # noqa: SIM113
+        return False
 
     def _list(self, g: int, on: bool) -> None:
         """List group ``g`` in (or take it out of) ``afor`` of every machine it may use."""

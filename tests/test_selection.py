@@ -1,0 +1,137 @@
+"""The per-group heap selection (:mod:`fairshare.policies.selection`): its shortcuts (the
+demand floor that ends an offer, the fit test before a look at a heap, stale entries dropped
+in bulk) pick exactly the user a full scan of every entry picks, and keep the heaps bounded
+by their users, not by the run's length."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fairshare.cluster import Cluster, Machine
+from fairshare.policies.choosy import ChoosyRanking
+from fairshare.policies.drf import DrfRanking
+from fairshare.policies.fair import FairRanking
+from fairshare.policies.fifo import FifoRanking
+from fairshare.policies.ranking import HeapEntry, Pick, Ranking
+from fairshare.policies.scheduler import Scheduler
+from fairshare.policies.selection import STALE_SLACK, HeapSelection
+from fairshare.policies.state import fits
+from fairshare.policies.tsf import TsfRanking
+from fairshare.sim.engine import simulate
+from fairshare.workload.model import FixedDuration, Job
+
+
+def _full_scan(selection: HeapSelection, mi: int) -> Pick | None:
+    """The lowest valid entry over every group listed for ``mi`` whose task fits, each heap
+    read whole (no shortcut); ties to the group listed first."""
+    ledger: Any = selection.ledger
+    cs = ledger.cluster
+    best: HeapEntry | None = None
+    best_group = -1
+    for g in cs.afor[mi]:
+        grp = cs.groups[g]
+        if not fits(cs.free[mi], grp.demand):
+            continue
+        for entry in sorted(grp.heap):
+            user = ledger.users[entry[4]]
+            if entry[5] == user.version and g in user.job_heaps and user.running < user.cap:
+                if best is None or entry < best:
+                    best, best_group = entry, g
+                break
+    return None if best is None else (best[4], best_group)
+
+
+class _Checked(HeapSelection):
+    """The selection, each pick compared with the full scan, and every heap's size checked."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.selects = 0
+        self.largest_heap = 0
+
+    def select(self, mi: int) -> Pick | None:
+        expected = _full_scan(self, mi)
+        got = super().select(mi)
+        assert got == expected
+        self.selects += 1
+        ledger: Any = self.ledger
+        for grp in ledger.cluster.groups:
+            self.largest_heap = max(self.largest_heap, len(grp.heap))
+            assert len(grp.heap) <= 2 * len(grp.users) + STALE_SLACK + 1
+            if not grp.users:
+                assert not grp.heap  # an inactive group holds no entry
+        return got
+
+
+_RANKINGS: dict[str, Callable[[], Ranking]] = {
+    "drf": DrfRanking,
+    "fair": lambda: FairRanking("fair"),
+    "tsf": lambda: TsfRanking(True),
+    "fifo": FifoRanking,
+    "choosy": lambda: ChoosyRanking(0),
+}
+
+_SHAPES = [(1.0, 1.0), (2.0, 1.0), (1.0, 3.0), (3.0, 2.0), (0.5, 0.5)]
+
+
+@settings(deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, 4),  # user
+            st.integers(0, len(_SHAPES) - 1),  # shape
+            st.integers(1, 12),  # tasks
+            st.integers(0, 20),  # submit
+            st.integers(1, 9),  # duration
+        ),
+        min_size=1,
+        max_size=25,
+    ),
+    st.sampled_from(sorted(_RANKINGS)),
+)
+def test_selection_picks_what_a_full_scan_picks(
+    specs: list[tuple[int, int, int, int, int]], policy: str
+) -> None:
+    """On random full clusters of mixed shapes, every selection of every offer equals the
+    full scan's pick, every heap stays within twice its users plus the slack, and a group
+    without users holds no entry."""
+    cluster = Cluster.build(
+        ["cpu", "mem"],
+        [Machine(f"m{i}", np.array([4.0, 4.0 + 2 * i])) for i in range(3)],
+    )
+    jobs = [
+        Job(f"j{k}", float(t), f"u{u}", np.array(_SHAPES[s]), n, FixedDuration(float(d)))
+        for k, (u, s, n, t, d) in enumerate(sorted(specs, key=lambda x: x[3]))
+    ]
+    selection = _Checked()
+    sched = Scheduler(cluster, ranking=_RANKINGS[policy](), selection=selection)
+    log = simulate(cluster, jobs, sched, seed=0)
+    assert selection.selects > 0
+    assert log.attempt_count == sum(job.tasks for job in jobs)
+
+
+def test_a_group_that_never_fits_keeps_a_bounded_heap() -> None:
+    """User a's task of <8, 8> fits no machine of <4, 4> while a's and b's 400 small tasks
+    each change a's rank twice: every change pushes an entry in a's large group, which no
+    selection reads (it never fits). The heap is cut back at twice its one user plus the
+    slack, where it would otherwise hold about 800 entries."""
+    cluster = Cluster.build(["cpu", "mem"], [Machine("m", np.array([4.0, 4.0]))])
+    jobs = [
+        Job("large", 0.0, "a", np.array([8.0, 8.0]), 1, FixedDuration(1.0)),
+        Job("small-a", 0.0, "a", np.array([1.0, 1.0]), 400, FixedDuration(1.0)),
+        Job("small-b", 0.0, "b", np.array([1.0, 1.0]), 400, FixedDuration(1.0)),
+    ]
+    selection = _Checked()
+    sched = Scheduler(cluster, ranking=DrfRanking(), selection=selection)
+    log = simulate(cluster, jobs, sched, seed=0)
+    assert log.stranded == ("large",)
+    assert log.attempt_count == 800
+    large_group = sched.ledger.cluster.groups[0]
+    assert large_group.demand == (8.0, 8.0)
+    assert len(large_group.heap) <= 2 + STALE_SLACK + 1
+    assert selection.largest_heap == 2 + STALE_SLACK + 1
