@@ -13,7 +13,7 @@ users nothing (machine-boundary snapping of 1e-9 of a machine holding 10^12 task
   exception and never a wrong allocation;
 - the fairness checker counts a trial whose LP fails as inconclusive, never as "no gain";
 - a cohort member holding 3e-11 of the machine beside a far larger one keeps its tasks to the
-  last digits.
+  last digits, and a member holding 1e-15 of it (below the rounding of the split) its cap.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from fairshare.allocation import check_allocation
 from fairshare.cli.check import _cell, _markdown_matrix
 from fairshare.fairness import check, efficiency, outcomes
 from fairshare.solvers import SolverFailure, freeze_test, solve
+from fairshare.solvers.filling_lp import _northwest_corner
 from fairshare.solvers.filling_model import FillingLP
 from fairshare.solvers.placed import prepare_placed
 from fairshare.workload.hierarchy import build_hierarchy
@@ -393,6 +394,77 @@ def test_tiny_member_of_a_cohort_keeps_its_tasks_exactly(policy: str) -> None:
     assert check_allocation(scenario, allocation) == []
     reference = solve(scenario, "max-min" if policy == "cmmf" else "drf").tasks
     assert allocation.tasks == pytest.approx(reference, rel=1e-12, abs=0)
+
+
+TINY_MEMBER_BESIDE_THREE_EQUAL_ONES: dict[str, Any] = {
+    "resources": ["cpu"],
+    "machines": [{"name": "m", "count": 1, "capacity": {"cpu": 31622776.60168379}}],
+    "users": [
+        {"name": "u0", "demand": {"cpu": 1.0}, "weight": 1.0},
+        {"name": "u1", "demand": {"cpu": 1.0}, "weight": 1.0},
+        {"name": "u2", "demand": {"cpu": 1e-06}, "weight": 1.0, "max_tasks": 0.03162277660168379},
+        {"name": "u3", "demand": {"cpu": 1.0}, "weight": 1.0},
+    ],
+}
+BELOW_THE_RUNNING_SUMS_ROUNDING = copy.deepcopy(TINY_MEMBER_BESIDE_THREE_EQUAL_ONES)
+BELOW_THE_RUNNING_SUMS_ROUNDING["users"][2]["max_tasks"] = 1e-3  # 1e-9 cpu: under an ulp
+
+
+@pytest.mark.parametrize("policy", ["cmmf", "tsf", "drfh", "cdrf"])
+@pytest.mark.parametrize(
+    "document",
+    [TINY_MEMBER_BESIDE_THREE_EQUAL_ONES, BELOW_THE_RUNNING_SUMS_ROUNDING],
+    ids=["sliver", "no-cut"],
+)
+def test_tiny_capped_member_of_a_class_is_not_dropped(
+    policy: str, document: dict[str, Any]
+) -> None:
+    """Found by the cmmf property test: u2 holds 1e-15 of the machine (its cap, 3.16e-8 cpu),
+    one class with u0, u1 and u3. Splitting the class among its members (the northwest
+    corner) dropped every piece shorter than 1e-15 of the class's total as a rounding sliver,
+    and u2's only piece was one: u2 got 0 tasks instead of its cap, the others its share.
+    The "no-cut" variant (u2 at 1e-9 cpu, below an ulp of the running sum before it) had no
+    piece at all. Now a member left without a piece is placed whole where its run starts."""
+    scenario = scenario_of(document)
+    allocation = solve(scenario, policy)
+    assert check_allocation(scenario, allocation) == []
+    assert_caps_exact(scenario, allocation.tasks)
+    cap = float(scenario.caps[2])
+    assert allocation.tasks[2] == pytest.approx(cap, rel=1e-12)
+    rest = (float(scenario.cluster.total[0]) - cap * 1e-6) / 3
+    assert allocation.tasks[[0, 1, 3]] == pytest.approx([rest] * 3, rel=1e-12)
+    reference = solve(scenario, "max-min" if policy == "cmmf" else "drf").tasks
+    assert allocation.tasks == pytest.approx(reference, rel=1e-12, abs=0)
+
+
+# amounts over 17 orders; whole powers of ten make the extremes side by side likely
+AMOUNTS = (
+    st.sampled_from([0.0])
+    | st.integers(-9, 8).map(lambda p: 10.0**p)
+    | st.floats(-9, 8).map(lambda p: 10**p)
+)
+
+
+@settings(max_examples=scaled_examples(200), deadline=None)
+@given(
+    supply=st.lists(AMOUNTS, min_size=2, max_size=7),
+    shape=st.lists(AMOUNTS, min_size=1, max_size=4),
+)
+def test_property_class_split_keeps_every_member(supply: list[float], shape: list[float]) -> None:
+    """The split of a class among its members over several types (which the one-type
+    property tests never reach): every member gets its amount to the last digits, however
+    small beside the others, and only on types the class holds something on."""
+    members = np.array(supply)
+    if not members.sum() > 0 or not sum(shape) > 0:
+        return
+    demand = np.array(shape) * (members.sum() / sum(shape))
+    member, kind, amount = _northwest_corner(members, demand)
+    assert np.all(amount > 0) and np.all(demand[kind] > 0)
+    rescaled = members * (demand.sum() / members.sum())
+    got = np.bincount(member, weights=amount, minlength=len(members))
+    assert got == pytest.approx(rescaled, rel=1e-12, abs=0)
+    on_types = np.bincount(kind, weights=amount, minlength=len(demand))
+    assert on_types == pytest.approx(demand, rel=1e-9, abs=1e-12 * demand.sum())
 
 
 def test_failed_fairness_lp_is_inconclusive_not_no_gain(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -214,5 +214,16 @@ def _northwest_corner(
     # member 1e-10 of the total would keep six digits of its tasks. So each member's pieces
     # are scaled back to its own amount (a type's total moves by at most that rounding).
     got = np.bincount(member, weights=lengths, minlength=len(supply))
+    # A member within that rounding of the total (1e-15 of it: its only piece was dropped as
+    # a sliver above, or its run has no cut of its own) would get nothing: it is placed
+    # whole on the type where its run starts (the last type with an amount, at the end).
+    lost = np.flatnonzero((supply > 0) & (got <= 0))
+    if len(lost):
+        start = np.concatenate(([0.0], a[:-1]))[lost]
+        last = int(np.flatnonzero(demand > 0)[-1])
+        member = np.concatenate((member, lost))
+        kind = np.concatenate((kind, np.minimum(np.searchsorted(b, start, side="right"), last)))
+        lengths = np.concatenate((lengths, supply[lost]))
+        got[lost] = supply[lost]
     lengths = lengths * np.where(got > 0, supply / np.where(got > 0, got, 1.0), 0.0)[member]
     return member.astype(np.int64), kind.astype(np.int64), lengths
