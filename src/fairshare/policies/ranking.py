@@ -59,6 +59,40 @@ to the user served least recently, then to the lower index (the fair tie rule,
 :meth:`Ledger.pending_since <fairshare.policies.ledger.Ledger.pending_since>`)."""
 
 
+def entry_before(a: HeapEntry, b: HeapEntry) -> bool:
+    """Whether entry ``a`` comes before ``b`` (``a < b`` as tuples, field by field). The
+    compiled kernel holds an entry read from a heap unboxed, and comparing two as tuples would
+    build both tuples again, per comparison.
+
+    Parameters
+    ----------
+    a, b : HeapEntry
+        Two heap entries.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> entry_before((0, 0.5, 1.0, 2, 3, 4), (0, 0.5, 1.0, 2, 3, 5))
+    True
+    >>> entry_before((0, 0.5, 1.0, 2, 3, 4), (-1, 0.9, 1.0, 2, 3, 4))
+    False
+    """
+    if a[0] != b[0]:
+        return a[0] < b[0]
+    if a[1] != b[1]:
+        return a[1] < b[1]
+    if a[2] != b[2]:
+        return a[2] < b[2]
+    if a[3] != b[3]:
+        return a[3] < b[3]
+    if a[4] != b[4]:
+        return a[4] < b[4]
+    return a[5] < b[5]
+
+
 @mypyc_attr(allow_interpreted_subclasses=True)
 class Ranking:
     """The order of users, of a user's jobs and of waiting gangs, and the fair shares

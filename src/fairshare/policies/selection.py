@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING
 
 from mypy_extensions import mypyc_attr
 
-from fairshare.policies.ranking import HeapEntry, Pick, Selection
+from fairshare.policies.ranking import HeapEntry, Pick, Selection, entry_before
 from fairshare.policies.records import UserState
 from fairshare.policies.state import fits
 
@@ -154,7 +154,9 @@ class HeapSelection(Selection):
         free = cs.free[mi]
         users = ledger.users
         groups = cs.groups
-        best: HeapEntry | None = None
+        # The best entry so far (read while best_group >= 0): a plain tuple local, which the
+        # compiled kernel keeps unboxed.
+        best: HeapEntry = (0, 0.0, 0.0, 0, -1, 0)
         best_group = -1
         room = self.room
         cs.selects += 1
@@ -166,11 +168,22 @@ class HeapSelection(Selection):
         for g in cs.afor[mi]:
             grp = groups[g]
             heap = grp.heap
-            # A heap's top, stale or not, bounds its valid entries from below: a group that
-            # cannot beat the best so far, or whose task does not fit, is passed without
-            # touching its heap.
-            if not heap or (best is not None and not heap[0] < best):
+            if not heap:
                 continue
+            if best_group >= 0:
+                # A heap's top, stale or not, bounds its valid entries from below: a group
+                # that cannot beat the best so far is passed without touching its heap (the
+                # tier and the rank decide almost always: compared inline).
+                top = heap[0]
+                if top[0] != best[0]:
+                    if top[0] > best[0]:
+                        continue
+                elif top[1] != best[1]:
+                    if top[1] > best[1]:
+                        continue
+                elif not entry_before(top, best):
+                    continue
+            # So is a group whose task does not fit.
             if not (fits(free, grp.demand) if room is None else room.room(mi, free, grp.demand)):
                 continue
             # Stale entries never become valid again (a user's version only grows): dropped
@@ -183,10 +196,10 @@ class HeapSelection(Selection):
                 heappop(heap)
             else:
                 continue
-            if best is None or entry < best:
+            if best_group < 0 or entry_before(entry, best):
                 best = entry
                 best_group = g
-        if best is None:
+        if best_group < 0:
             return None
         return best[4], best_group
 
