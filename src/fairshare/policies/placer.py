@@ -274,9 +274,17 @@ class Placer:
         sig = cs.sig
         free_of = cs.free_of
         solo_offers = self.solo_offers
-        for free, bucket in list(cs.buckets.items()):
+        # The buckets as they are now, in order (offers move machines between them, and
+        # add and drop buckets): their keys and their dicts copied, not (key, dict) pairs
+        # made for every bucket when the job is usually placed from the first few.
+        buckets = cs.buckets
+        frees = list(buckets)
+        machine_sets = list(buckets.values())
+        for b in range(len(frees)):
             if job.pending == 0:
                 break
+            free = frees[b]
+            bucket = machine_sets[b]
             if not fits(free, demand):
                 continue
             if every_machine:
