@@ -638,7 +638,10 @@ class RunState:
         killed = [slot - base for slot in self.killed if slot < end]
         truncated = [slot - base for slot in self.truncated if slot < end]
         rows = np.array([(slot - base) // ROW_FIELDS for slot in fresh], dtype=np.int64)
-        piece, where = AttemptRows.from_flat_at(attempts[:cut], killed, truncated, rows)
+        # The rows that stay, then the list cut in place: no copy of the rows that go.
+        tail = attempts[cut:]
+        del attempts[cut:]
+        piece, where = AttemptRows.from_flat_at(attempts, killed, truncated, rows)
         kept = self.spilled_open
         first = self.pieces.spilled
         for slot, row in zip(fresh, where.tolist(), strict=True):
@@ -647,7 +650,7 @@ class RunState:
         self.pieces.append(piece)
         self.killed.difference_update(slot + base for slot in killed)
         self.truncated.difference_update(slot + base for slot in truncated)
-        self.attempts = attempts[cut:]
+        self.attempts = tail
         self.base = end
 
     def launched(self) -> int:
