@@ -642,11 +642,14 @@ class RunState:
         tail = attempts[cut:]
         del attempts[cut:]
         piece, where = AttemptRows.from_flat_at(attempts, killed, truncated, rows)
-        kept = self.spilled_open
+        # Copied, not added to in place: a dict keeps the table of its largest size, and
+        # this one's entries come and go by the hundred thousand.
+        kept = dict(self.spilled_open)
         first = self.pieces.spilled
         for slot, row in zip(fresh, where.tolist(), strict=True):
             offset = slot - base
             kept[slot] = (attempts[offset], attempts[offset + ROW_ATTEMPT], first + row)
+        self.spilled_open = kept
         self.pieces.append(piece)
         self.killed.difference_update(slot + base for slot in killed)
         self.truncated.difference_update(slot + base for slot in truncated)
