@@ -106,6 +106,7 @@ FILE_TIERS: dict[str, tuple[str, ...]] = {
         "test_queue_caps_every_policy.py",
         "test_metrics.py",
         "test_numeric_range.py",
+        "test_offer_buckets.py",
         "test_option_table.py",
         "test_paper_examples.py",
         "test_parallel.py",

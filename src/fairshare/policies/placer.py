@@ -43,6 +43,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from heapq import heapify, heappop, heappush
+from itertools import islice
 from typing import Final
 
 from mypy_extensions import mypyc_attr
@@ -61,6 +62,11 @@ from fairshare.tolerances import FIT
 
 _new: Final = tuple.__new__
 """Builds a ``TaskRef`` without its Python-level ``__new__`` (looked up once per process)."""
+
+
+FIRST_BUCKETS = 16
+"""How many of the cluster's buckets :meth:`Placer._offer_job` copies first (the rest only
+for a job that they do not place whole). Read at each offer, so a test may lower it."""
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)
@@ -274,9 +280,33 @@ class Placer:
         sig = cs.sig
         free_of = cs.free_of
         solo_offers = self.solo_offers
-        for free, bucket in list(cs.buckets.items()):
-            if job.pending == 0:
-                break
+        # The buckets as they are now, in order (offers move machines between them, and
+        # add and drop buckets), copied lazily: a job is usually placed from the first few,
+        # and a copy of thousands of buckets for every job cost more than its offers.
+        buckets = cs.buckets
+        total = len(buckets)
+        frees = list(islice(buckets, FIRST_BUCKETS))
+        machine_sets = list(islice(buckets.values(), FIRST_BUCKETS))
+        b = 0
+        while job.pending != 0:
+            if b == len(frees):
+                if b == total:
+                    break
+                # The rest of the buckets as they were. An offer only re-buckets its own
+                # machine, taken from a bucket seen already: the buckets it empties are among
+                # those (dropped, or made again at the end), the buckets it makes are added at
+                # the end, and the others keep their order. So the rest are where the
+                # first ones that are still there end.
+                gone = 0
+                for k in range(b):
+                    if buckets.get(frees[k]) is not machine_sets[k]:
+                        gone += 1
+                frees += islice(buckets, b - gone, total - gone)
+                machine_sets += islice(buckets.values(), b - gone, total - gone)
+                assert len(frees) == total
+            free = frees[b]
+            bucket = machine_sets[b]
+            b += 1
             if not fits(free, demand):
                 continue
             if every_machine:

@@ -259,6 +259,12 @@ class EventQueue:
         self.at: dict[float, Event | list[Event]] = {}
         # Event tokens (insertion order among same-time events of one kind); 0 means none.
         self.tokens = itertools.count(1)
+        # A lane's next event when it ends at the time of the event just popped from its lane
+        # and nothing else is queued at that time: kept here, not in ``at`` (the instances of
+        # a trace's task launched together end together, and thousands of them in a row
+        # each went into ``at`` and out again). Its time keeps its entry in ``times``; a push
+        # at its time puts it in ``at`` first.
+        self.follow: Finish | None = None
 
     def token(self) -> int:
         """A new event token.
@@ -281,6 +287,10 @@ class EventQueue:
             ``(time, kind, token)`` is never compared.
         """
         at = event[0]
+        follow = self.follow
+        if follow is not None and follow[0] == at:
+            self.follow = None
+            self.at[at] = follow
         held = self.at.setdefault(at, event)  # (pop's lane step starts the same way)
         if held is not event:
             if isinstance(held, list):
@@ -299,13 +309,26 @@ class EventQueue:
         """
         times = self.times
         at = times[0]
-        held = self.at.pop(at)
-        if type(held) is list:
-            event = heappop(held)
-            if held:
-                self.at[at] = held
+        # The other events still queued at this time (None: none).
+        rest: list[Event] | None = None
+        event: Event | None = self.follow
+        if event is not None and event[0] == at:
+            # Alone at the lowest time (a push at its time would have put it in ``at``).
+            self.follow = None
         else:
-            event = held  # type: ignore[assignment]
+            if event is not None:
+                # Something earlier was queued since: the follower waits in ``at``.
+                self.follow = None
+                self.at[event[0]] = event
+            held = self.at.pop(at)
+            if type(held) is list:
+                event = heappop(held)
+                if held:
+                    self.at[at] = held
+                    rest = held
+            else:
+                event = held  # type: ignore[assignment]
+        assert event is not None
         if event[1] == FINISH:
             lane = event[6]  # type: ignore[misc]
             if lane:
@@ -314,13 +337,12 @@ class EventQueue:
                 if nxt == at:
                     # The lane's next event ends at the same time (the instances of a trace's
                     # task launched together end together): the heap of times keeps its
-                    # entry, which now stands for this event.
-                    here = self.at.setdefault(at, head)
-                    if here is not head:
-                        if isinstance(here, list):
-                            heappush(here, head)
-                        else:
-                            self.at[at] = [here, head] if here < head else [head, here]
+                    # entry, which now stands for this event, kept aside when nothing else is
+                    # queued at this time.
+                    if rest is None:
+                        self.follow = head
+                    else:
+                        heappush(rest, head)
                     return event
                 # push(head) without a call when nothing else is queued at its time (the
                 # common case: one event per finish); one sift of the heap for the pop and

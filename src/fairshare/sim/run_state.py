@@ -37,6 +37,9 @@ from fairshare.runlog import (
     ROW_ATTEMPT,
     ROW_FIELDS,
     ROW_FINISH,
+    ROW_ORDER,
+    ROW_PHASE,
+    ROW_TASK,
     AttemptRows,
     AttemptSpill,
     JobRecord,
@@ -410,7 +413,7 @@ class RunState:
         attempt = self.attempt_of.get(task, 0) if self.attempt_of else 0
         attempts = self.attempts
         if len(attempts) >= self.spill_at:
-            self.spill()
+            self.spill(now)
             attempts = self.attempts
         slot = len(attempts) + self.base
         if phase == "map":
@@ -490,7 +493,12 @@ class RunState:
             del self.running[ref]
         if self.over is not None:
             self.over.stop(now, ref)
+        # A row spilled while its task ran is written to no more once the task stops (a
+        # killed or paused one's end is written below, before it is forgotten).
+        spilled = state.slot < self.base
         if reason == FINISHED:
+            if spilled:
+                del self.spilled_open[state.slot]
             if ref.phase == "map":
                 if not run.maps_only:
                     run.maps_done += 1
@@ -511,9 +519,13 @@ class RunState:
         if reason == KILLED:
             self.fraction.pop(ref, None)
             self._row(state, now, killed=True)
+            if spilled:
+                del self.spilled_open[state.slot]
             return True
         self._row(state, now)
         end, start, fraction = state.time, self._started(state), self.fraction.pop(ref, 1.0)
+        if spilled:
+            del self.spilled_open[state.slot]
         if not math.isfinite(end):
             self.resume[ref] = fraction  # it was waiting for the maps: no work done yet
         else:
@@ -580,7 +592,7 @@ class RunState:
 
     # ----------------------------------------------------------------- records
 
-    def spill(self) -> None:
+    def spill(self, now: float) -> None:
         """Move the attempt rows that start before the latest start time into a piece of
         columns (:meth:`AttemptRows.from_flat`) written to the spill file
         (:class:`AttemptSpill`), cut where the start time changes so that the pieces in
@@ -602,16 +614,37 @@ class RunState:
         if cut <= 0:
             return
         end = base + cut
-        running = [state.slot for state in self.running.values()]
-        for run in self.runs.values():
-            running += [entry.slot for entry in run.map_entries if entry is not None]
-        # The rows still written to: those spilled before and these.
-        fresh = sorted(slot for slot in running if base <= slot < end)
+        # The rows still written to: those spilled before (``spilled_open``, which
+        # :meth:`stop` keeps to the running tasks) and the running tasks' rows among these. A
+        # running task's row holds its end as it will be, never before ``now`` (its finish
+        # event would have come), so only the rows ending at ``now`` or later are looked up,
+        # not every running task (a scan of them cost a tenth of a large replay).
+        fresh: list[int] = []
+        runs = self.runs
+        running = self.running
+        for offset in range(0, cut, ROW_FIELDS):
+            if attempts[offset + ROW_FINISH] >= now:
+                slot = base + offset
+                order = attempts[offset + ROW_ORDER]
+                phase = attempts[offset + ROW_PHASE]
+                task = attempts[offset + ROW_TASK]
+                if phase == "map":
+                    run = runs.get(order)
+                    state = run.map_entries[task] if run is not None else None
+                else:
+                    state = running.get(TaskRef(order, phase, task))
+                if state is not None and state.slot == slot:
+                    fresh.append(slot)
         killed = [slot - base for slot in self.killed if slot < end]
         truncated = [slot - base for slot in self.truncated if slot < end]
         rows = np.array([(slot - base) // ROW_FIELDS for slot in fresh], dtype=np.int64)
-        piece, where = AttemptRows.from_flat_at(attempts[:cut], killed, truncated, rows)
-        kept = {slot: self.spilled_open[slot] for slot in running if slot in self.spilled_open}
+        # The rows that stay, then the list cut in place: no copy of the rows that go.
+        tail = attempts[cut:]
+        del attempts[cut:]
+        piece, where = AttemptRows.from_flat_at(attempts, killed, truncated, rows)
+        # Copied, not added to in place: a dict keeps the table of its largest size, and
+        # this one's entries come and go by the hundred thousand.
+        kept = dict(self.spilled_open)
         first = self.pieces.spilled
         for slot, row in zip(fresh, where.tolist(), strict=True):
             offset = slot - base
@@ -620,7 +653,7 @@ class RunState:
         self.pieces.append(piece)
         self.killed.difference_update(slot + base for slot in killed)
         self.truncated.difference_update(slot + base for slot in truncated)
-        self.attempts = attempts[cut:]
+        self.attempts = tail
         self.base = end
 
     def launched(self) -> int:
