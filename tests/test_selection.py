@@ -1,7 +1,8 @@
 """The per-group heap selection (:mod:`fairshare.policies.selection`): its shortcuts (the
 demand floor that ends an offer, the fit test before a look at a heap, stale entries dropped
 in bulk) pick exactly the user a full scan of every entry picks, and keep the heaps bounded
-by their users, not by the run's length."""
+by their users, not by the run's length; the groups listed for each machine (``afor``, one
+list shared by the machines of a profile) are exactly the listed groups it may run."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fairshare.cluster import Cluster, Machine
+from fairshare.cluster.constraints import Constraint
 from fairshare.policies.choosy import ChoosyRanking
 from fairshare.policies.drf import DrfRanking
 from fairshare.policies.fair import FairRanking
@@ -22,7 +24,7 @@ from fairshare.policies.scheduler import Scheduler
 from fairshare.policies.selection import STALE_SLACK, HeapSelection
 from fairshare.policies.state import fits
 from fairshare.policies.tsf import TsfRanking
-from fairshare.sim.engine import simulate
+from fairshare.sim.engine import MachineEvent, simulate
 from fairshare.workload.model import FixedDuration, Job
 
 
@@ -60,6 +62,13 @@ class _Checked(HeapSelection):
         assert got == expected
         self.selects += 1
         ledger: Any = self.ledger
+        cs = ledger.cluster
+        for machine in range(len(cs.names)):
+            assert cs.afor[machine] == [
+                g
+                for g, grp in enumerate(cs.groups)
+                if cs.listed[g] and cs.eligible(grp.cls, machine)
+            ]
         for grp in ledger.cluster.groups:
             self.largest_heap = max(self.largest_heap, len(grp.heap))
             assert len(grp.heap) <= 2 * len(grp.users) + STALE_SLACK + 1
@@ -135,3 +144,62 @@ def test_a_group_that_never_fits_keeps_a_bounded_heap() -> None:
     assert large_group.demand == (8.0, 8.0)
     assert len(large_group.heap) <= 2 + STALE_SLACK + 1
     assert selection.largest_heap == 2 + STALE_SLACK + 1
+
+
+@settings(deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, 3),  # user
+            st.integers(0, len(_SHAPES) - 1),  # shape
+            st.integers(1, 8),  # tasks
+            st.integers(0, 20),  # submit
+            st.sampled_from([None, "fast", "m0,m2", "m1,m4", "m3"]),  # constraint/whitelist
+        ),
+        min_size=1,
+        max_size=20,
+    ),
+    st.lists(st.integers(1, 20), max_size=3),  # times machines join
+)
+def test_machines_alike_share_their_listed_groups(
+    specs: list[tuple[int, int, int, int, str | None]], joins: list[int]
+) -> None:
+    """Attribute constraints, whitelists (classes read by name, which split the machines of
+    one signature) and machines joining mid-run: at every selection each machine's listed
+    groups are exactly the listed groups whose class may use it, and picks match the scan."""
+    machines = [
+        Machine(f"m{i}", np.array([4.0, 8.0]), rack=f"r{i % 2}", attributes={"fast": i % 2 == 0})
+        for i in range(4)
+    ]
+    cluster = Cluster.build(["cpu", "mem"], machines)
+    jobs = []
+    for k, (u, shape, n, t, rule) in enumerate(sorted(specs, key=lambda x: x[3])):
+        whitelist = frozenset(rule.split(",")) if rule is not None and "," in rule else None
+        constraint = Constraint(rule) if rule == "fast" else None
+        if rule == "m3":
+            whitelist = frozenset({"m3"})
+        jobs.append(
+            Job(
+                f"j{k}",
+                float(t),
+                f"u{u}",
+                np.array(_SHAPES[shape]),
+                n,
+                FixedDuration(3.0),
+                constraint=constraint,
+                machines=whitelist,
+            )
+        )
+    events = [
+        MachineEvent(float(t), "add", Machine(f"m{4 + i}", np.array([4.0, 8.0]), rack="r0"))
+        for i, t in enumerate(sorted(joins))
+    ]
+    selection = _Checked()
+    sched = Scheduler(cluster, ranking=DrfRanking(), selection=selection)
+    log = simulate(cluster, jobs, sched, seed=0, machine_events=events)
+    assert len(log.jobs) == len(jobs)
+    cs = sched.ledger.cluster
+    # Machines of one profile share one list object; machines alike for every class share
+    # a profile.
+    for machine in range(len(cs.names)):
+        assert cs.afor[machine] is cs.profile_groups[cs.profile[machine]]
