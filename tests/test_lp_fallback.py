@@ -11,6 +11,9 @@
   380,123, demands 0.0006 to 8), and corpus scenario 11 (HiGHS "freeze test LP: Unknown"),
   solve for tsf, drfh and cdrf, and their allocations pass ``check_allocation`` as printed:
   no placement over a machine's capacity.
+- Corpus scenario 38269 (seed 7): a user capped at 6.5e-11 of its tasks alone, in a capped
+  queue, made HiGHS's presolve (forcing-row rule) call the level LP infeasible; tsf, drfh
+  and cdrf solve it, divisible and integral.
 - ``fairshare solve --json`` through the installed executable prints 3e-07 for a 3e-7-task
   allocation (it printed 0.0, rounded to 6 decimals).
 - Hypothesis: over wide-range scenarios (numbers 1e-6 to 1e9, the seeded corpus's generator)
@@ -211,6 +214,179 @@ def test_wide_range_cases_solve_and_are_sound_as_printed(
     if document is ISSUE_CASE:  # 1.0001 > 1 was the issue's complaint: none past 1e-9
         assert np.all(per_machine <= scenario.cluster.capacities * (1 + 1e-9))
     assert allocation.tasks.sum() > 0
+
+
+CORPUS_38269: dict[str, Any] = {
+    "resources": ["cpu", "mem", "gpu"],
+    "machines": [
+        {
+            "name": "m0",
+            "capacity": {
+                "cpu": 1345494.5945597496,
+                "mem": 13667764.036469419,
+                "gpu": 1025342.9331021421,
+            },
+            "attributes": {"a0": False, "a1": False, "a2": True},
+        },
+        {
+            "name": "m1",
+            "capacity": {
+                "cpu": 61802468.78417573,
+                "mem": 5.921255042925203,
+                "gpu": 130.9253301951473,
+            },
+            "attributes": {"a0": True, "a1": True, "a2": False},
+        },
+        {
+            "name": "m2",
+            "capacity": {
+                "cpu": 4.546438506949101,
+                "mem": 527.3037133750236,
+                "gpu": 4.155692826676624,
+            },
+            "attributes": {"a0": False, "a1": False, "a2": True},
+        },
+        {
+            "name": "m3",
+            "capacity": {
+                "cpu": 210.53830027895106,
+                "mem": 13418871.940840265,
+                "gpu": 54.84193516394528,
+            },
+            "attributes": {"a0": True, "a1": False, "a2": False},
+            "count": 4,
+        },
+        {
+            "name": "m4",
+            "capacity": {
+                "cpu": 370428.56691572117,
+                "mem": 3463118.256882965,
+                "gpu": 91493.29524558567,
+            },
+            "attributes": {"a0": True, "a1": True, "a2": False},
+            "count": 3,
+        },
+        {
+            "name": "m5",
+            "capacity": {
+                "cpu": 662.5396652022868,
+                "mem": 6.389603640323628,
+                "gpu": 5012.7591734377675,
+            },
+            "attributes": {"a0": False, "a1": False, "a2": False},
+        },
+        {
+            "name": "m6",
+            "capacity": {
+                "cpu": 15450.027341503275,
+                "mem": 1363.771832886271,
+                "gpu": 269004.9801934062,
+            },
+            "attributes": {"a0": True, "a1": True, "a2": False},
+        },
+    ],
+    "queues": [{"path": "q", "max_share": 0.033597764495939146}],
+    "users": [
+        {
+            "name": "u0",
+            "demand": {
+                "cpu": 0.0008245790281997163,
+                "mem": 7.792157670680402e-06,
+                "gpu": 1.9635698396354514e-06,
+            },
+            "weight": 1.3761285435474964,
+            "machines": ["m3-1", "m4-0", "m4-2", "m5", "m6"],
+        },
+        {
+            "name": "u1",
+            "demand": {
+                "cpu": 1.5531305619191165e-06,
+                "mem": 0.012081977368418633,
+                "gpu": 1.1317217831391658e-05,
+            },
+            "max_tasks": 0.13033617273570894,
+            "machines": ["m0", "m3-3", "m4-0", "m4-1", "m4-2", "m5", "m6"],
+            "queue": "q",
+        },
+        {
+            "name": "u2",
+            "demand": {
+                "cpu": 2.4953856285372406e-06,
+                "mem": 3.8092905145967442e-06,
+                "gpu": 0.0011432665458391787,
+            },
+            "machines": ["m1", "m2", "m3-0", "m4-0", "m4-2", "m5", "m6"],
+        },
+        {
+            "name": "u3",
+            "demand": {
+                "cpu": 7.47412041992786e-06,
+                "mem": 7.413989699363225e-05,
+                "gpu": 3.113887377991225e-05,
+            },
+            "machines": ["m0", "m1", "m3-0", "m3-3", "m4-0", "m4-2", "m5", "m6"],
+        },
+        {
+            "name": "u4",
+            "demand": {
+                "cpu": 0.0047126469617403055,
+                "mem": 9.131562849648197e-05,
+                "gpu": 1.0390993664492013e-05,
+            },
+            "weight": 2.1538462012424944,
+            "constraint": "a2",
+            "queue": "q",
+        },
+        {
+            "name": "u5",
+            "demand": {
+                "cpu": 2.0831011882196976e-05,
+                "mem": 1.4005567198186457e-06,
+                "gpu": 0.004117739650356059,
+            },
+            "weight": 7.513837709213258,
+            "constraint": "a0",
+        },
+        {
+            "name": "u6",
+            "demand": {
+                "cpu": 2.3836191312548255e-05,
+                "mem": 0.00027396086178230753,
+                "gpu": 8.049604767647113e-05,
+            },
+            "weight": 230.1976924254815,
+            "machines": ["m1", "m3-0", "m3-2", "m3-3", "m4-0", "m4-1", "m5", "m6"],
+        },
+    ],
+}
+"""Scenario 38269 of the seeded generator (``corpus_scenario(38269, seed=7)``), inlined."""
+
+
+@pytest.mark.parametrize("integral", [False, True], ids=["divisible", "integral"])
+@pytest.mark.parametrize("policy", ["tsf", "drfh", "cdrf"])
+def test_a_cap_below_the_lp_tolerance_does_not_make_presolve_call_the_level_lp_infeasible(
+    policy: str, integral: bool
+) -> None:
+    """Found by ``test_property_every_lp_policy_is_sound_as_printed`` (index 38269, tsf,
+    divisible); drfh and cdrf failed the same way. u1 (queue ``q``, ``max_share`` 0.034)
+    may hold 0.13 tasks, 6.5e-11 of the 2e9 it could run alone: its amount's column
+    (in units of its tasks alone) has bounds [0, 6.5e-11], under HiGHS's feasibility
+    tolerance (1e-10), and the queue's row holds it with an entry of 5.9e10. In round 2
+    the warm start's columns were off their rows, and every presolved step then found the
+    level LP infeasible: HiGHS's forcing-row rule saw u1's class link row (``sum y = n``)
+    reach its right-hand side within the tolerance at ``n`` = cap, fixed ``n`` there and
+    the queue's row at 3.9 > 1, though level 0 (everything at 0) is feasible. The
+    presolved steps now run without that rule (``filling_model._NO_FORCING_ROWS``)."""
+    scenario = parse_scenario(copy.deepcopy(CORPUS_38269), "<test>")
+    allocation = solve(scenario, policy, integral=integral)
+    printed = printed_allocation(scenario, allocation)
+    assert check_allocation(scenario, printed) == []
+    names = [user.name for user in scenario.users]
+    # the queue's users are held to its max_share: a hair of what they could run alone
+    queue = [names.index("u1"), names.index("u4")]
+    assert allocation.tasks[queue].sum() < 0.05
+    # u3 runs everything it could alone on its machines the others leave
+    assert allocation.tasks[names.index("u3")] == pytest.approx(3.292807e10, rel=1e-6)
 
 
 TINY: dict[str, Any] = {

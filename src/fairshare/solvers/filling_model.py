@@ -540,7 +540,12 @@ class FillingLP:
         in HiGHS's internal scaling on a badly scaled model, so the steps after ``warm``
         also let the level go ``_LEVEL_GIVE`` below its value. That gives a user at most
         that fraction of its level as slack, far below the freeze test's ``_GROWS``, so the
-        test still separates the same users.
+        test still separates the same users. Presolve runs without its forcing-row rule
+        (:data:`_NO_FORCING_ROWS`): a user capped at 6.5e-11 of its tasks alone has a
+        column whose whole range is under the tolerance, so its class's link row looks
+        forced and the rule fixes the user at its cap, over its queue's row (an entry of
+        6e10): the LP "infeasible" at every level, 0 included (corpus scenario 38269 of
+        seed 7, ``tests/test_lp_fallback.py``).
 
         Parameters
         ----------
@@ -582,6 +587,7 @@ class FillingLP:
             self._restore = restore
         highs.clearSolver()
         highs.setOptionValue("presolve", "on")
+        highs.setOptionValue("presolve_rule_off", _NO_FORCING_ROWS)
         if step != "interior":
             highs.setOptionValue("simplex_strategy", 1)
             highs.setOptionValue("simplex_scale_strategy", _FORCED_SCALING)
@@ -599,6 +605,7 @@ class FillingLP:
             highs.setOptionValue("simplex_scale_strategy", _DEFAULT_SCALING)
             highs.setOptionValue("solver", "simplex")
             highs.setOptionValue("presolve", "off")
+            highs.setOptionValue("presolve_rule_off", 0)
         return status
 
     def _relax_frozen(self, give: float) -> None:
@@ -924,6 +931,11 @@ _DEFAULT_SCALING = 2
 """HiGHS's ``simplex_scale_strategy`` by default (equilibration, chosen per model)."""
 _FORCED_SCALING = 3
 """``simplex_scale_strategy`` of the ``scaled`` step: forced equilibration."""
+
+_NO_FORCING_ROWS = 1 << 6
+"""``presolve_rule_off`` of the presolved steps: HiGHS's forcing-row rule (bit 6) off. It
+decides that a row is forced by comparing its activity range with the absolute feasibility
+tolerance, which the model's amounts (in units of a user's tasks alone) can lie below."""
 
 _COLD: ContextVar[bool] = ContextVar("fairshare_filling_cold", default=False)
 
