@@ -88,19 +88,26 @@ _RANKINGS: dict[str, Callable[[], Ranking]] = {
 _SHAPES = [(1.0, 1.0), (2.0, 1.0), (1.0, 3.0), (3.0, 2.0), (0.5, 0.5)]
 
 
-@settings(deadline=None)
-@given(
-    st.lists(
+def _job_specs(
+    users: int, tasks: int, last: st.SearchStrategy[Any], most: int
+) -> st.SearchStrategy[list[tuple[int, int, int, int, Any]]]:
+    """Jobs as (user, shape, tasks, submit, ``last``) tuples."""
+    return st.lists(
         st.tuples(
-            st.integers(0, 4),  # user
-            st.integers(0, len(_SHAPES) - 1),  # shape
-            st.integers(1, 12),  # tasks
-            st.integers(0, 20),  # submit
-            st.integers(1, 9),  # duration
+            st.integers(0, users - 1),
+            st.integers(0, len(_SHAPES) - 1),
+            st.integers(1, tasks),
+            st.integers(0, 20),
+            last,
         ),
         min_size=1,
-        max_size=25,
-    ),
+        max_size=most,
+    )
+
+
+@settings(deadline=None)
+@given(
+    _job_specs(5, 12, st.integers(1, 9), 25),  # the last item: the tasks' duration
     st.sampled_from(sorted(_RANKINGS)),
 )
 def test_selection_picks_what_a_full_scan_picks(
@@ -148,17 +155,8 @@ def test_a_group_that_never_fits_keeps_a_bounded_heap() -> None:
 
 @settings(deadline=None)
 @given(
-    st.lists(
-        st.tuples(
-            st.integers(0, 3),  # user
-            st.integers(0, len(_SHAPES) - 1),  # shape
-            st.integers(1, 8),  # tasks
-            st.integers(0, 20),  # submit
-            st.sampled_from([None, "fast", "m0,m2", "m1,m4", "m3"]),  # constraint/whitelist
-        ),
-        min_size=1,
-        max_size=20,
-    ),
+    # The last item: a constraint or a whitelist.
+    _job_specs(4, 8, st.sampled_from([None, "fast", "m0,m2", "m1,m4", "m3"]), 20),
     st.lists(st.integers(1, 20), max_size=3),  # times machines join
 )
 def test_machines_alike_share_their_listed_groups(
