@@ -127,7 +127,6 @@ def test_selection_picks_what_a_full_scan_picks(
     selection = _Checked()
     sched = Scheduler(cluster, ranking=_RANKINGS[policy](), selection=selection)
     log = simulate(cluster, jobs, sched, seed=0)
-    assert selection.selects > 0
     assert log.attempt_count == sum(job.tasks for job in jobs)
 
 

@@ -247,7 +247,10 @@ class HeapSelection(Selection):
         groups = cs.groups
         users = ledger.users
         room = self.room
-        best: HeapEntry | None = None
+        # The lowest entry so far (read while found): unboxed in the compiled kernel, and
+        # compared field by field (entry_before), as in select.
+        best: HeapEntry = (0, 0.0, 0.0, 0, -1, 0)
+        found = False
         # Only listed groups can hold a valid entry (see ClusterState.afor).
         for g in cs.afor[mi]:
             grp = groups[g]
@@ -270,8 +273,9 @@ class HeapSelection(Selection):
                     continue
                 cand = heap[0]
                 heappush(heap, mine)
-            if best is not None and not cand < best:
+            if found and not entry_before(cand, best):
                 continue
             if fits(free, grp.demand) if room is None else room.room(mi, free, grp.demand):
                 best = cand
-        return best
+                found = True
+        return best if found else None
