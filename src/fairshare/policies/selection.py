@@ -170,19 +170,10 @@ class HeapSelection(Selection):
             heap = grp.heap
             if not heap:
                 continue
-            if best_group >= 0:
-                # A heap's top, stale or not, bounds its valid entries from below: a group
-                # that cannot beat the best so far is passed without touching its heap (the
-                # tier and the rank decide almost always: compared inline).
-                top = heap[0]
-                if top[0] != best[0]:
-                    if top[0] > best[0]:
-                        continue
-                elif top[1] != best[1]:
-                    if top[1] > best[1]:
-                        continue
-                elif not entry_before(top, best):
-                    continue
+            # A heap's top, stale or not, bounds its valid entries from below: a group that
+            # cannot beat the best so far is passed without touching its heap.
+            if best_group >= 0 and not entry_before(heap[0], best):
+                continue
             # So is a group whose task does not fit.
             if not (fits(free, grp.demand) if room is None else room.room(mi, free, grp.demand)):
                 continue
