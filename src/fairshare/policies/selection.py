@@ -125,14 +125,15 @@ class HeapSelection(Selection):
         heap = grp.heap
         heappush(heap, entry)
         if len(heap) > 2 * len(grp.users) + STALE_SLACK:
-            users = self.ledger.users
-            kept = []
-            for e in heap:
-                user = users[e[4]]
-                if e[5] == user.version and g in user.job_heaps and user.running < user.cap:
-                    kept.append(e)
-            heap[:] = kept
+            heap[:] = [e for e in heap if self._current(e, g)]
             heapify(heap)
+
+    def _current(self, entry: HeapEntry, g: int) -> bool:
+        """Whether ``entry`` of group ``g``'s heap is valid: its user's latest, the user has
+        work in the group and is under its cap (a stale entry never becomes valid again: a
+        user's version only grows, and a user back under its cap is pushed afresh)."""
+        user = self.ledger.users[entry[4]]
+        return entry[5] == user.version and g in user.job_heaps and user.running < user.cap
 
     def select(self, mi: int) -> Pick | None:
         """The lowest valid heap entry over the groups that may use ``mi`` and whose task fits
@@ -152,7 +153,6 @@ class HeapSelection(Selection):
         ledger = self.ledger
         cs = ledger.cluster
         free = cs.free[mi]
-        users = ledger.users
         groups = cs.groups
         # The best entry so far (read while best_group >= 0): a plain tuple local, which the
         # compiled kernel keeps unboxed.
@@ -181,8 +181,7 @@ class HeapSelection(Selection):
             # as they surface.
             while heap:
                 entry = heap[0]
-                user = users[entry[4]]
-                if entry[5] == user.version and g in user.job_heaps and user.running < user.cap:
+                if self._current(entry, g):
                     break
                 heappop(heap)
             else:
@@ -236,7 +235,6 @@ class HeapSelection(Selection):
         cs = ledger.cluster
         free = cs.free[mi]
         groups = cs.groups
-        users = ledger.users
         room = self.room
         # The lowest entry so far (read while found): unboxed in the compiled kernel, and
         # compared field by field (entry_before), as in select.
@@ -253,11 +251,7 @@ class HeapSelection(Selection):
                 # Look under u's entry: drop the stale entries that surface (u's own older
                 # ones above all), then put u's entry back.
                 mine = heappop(heap)
-                while heap:
-                    top = heap[0]
-                    user = users[top[4]]
-                    if top[5] == user.version and g in user.job_heaps and user.running < user.cap:
-                        break
+                while heap and not self._current(heap[0], g):
                     heappop(heap)
                 if not heap:
                     heappush(heap, mine)
