@@ -241,24 +241,27 @@ class AttemptRows(NamedTuple):
         return cls._sorted_from_flat(flat, killed, truncated)[1]
 
     @classmethod
-    def from_flat_at(
-        cls, flat: list[Any], killed: Iterable[int], truncated: Iterable[int], rows: IntArray
-    ) -> tuple[AttemptRows, IntArray]:
-        """:meth:`from_flat`, and where the attempts ``rows`` (indices into the flat list's
-        attempts) are in the sorted columns.
+    def from_flat_open(
+        cls, flat: list[Any], killed: Iterable[int], truncated: Iterable[int], now: float
+    ) -> tuple[AttemptRows, IntArray, IntArray]:
+        """:meth:`from_flat`, and the attempts that may still be running at ``now`` (those
+        ending at ``now`` or later): their indices among the flat list's attempts, ascending,
+        and where each is in the sorted columns. Found on the columns, all at once.
 
         Examples
         --------
-        >>> flat = [5.0, 1, "map", 0, 0, "m1", 9.0, None, 5.0, 0, "map", 0, 0, "m2", 8.0, None]
-        >>> AttemptRows.from_flat_at(flat, [], [], np.array([0, 1]))[1].tolist()
-        [1, 0]
+        >>> flat = [5.0, 1, "map", 0, 0, "m1", 9.0, None, 5.0, 0, "map", 0, 0, "m2", 4.0, None]
+        >>> table, flat_rows, table_rows = AttemptRows.from_flat_open(flat, [], [], 6.0)
+        >>> table.order.tolist(), flat_rows.tolist(), table_rows.tolist()
+        ([0, 1], [0], [1])
         """
         by, table = cls._sorted_from_flat(flat, killed, truncated)
+        table_rows = np.flatnonzero(table.finish >= now)
         if by is None:
-            return table, rows
-        where = np.empty_like(by)
-        where[by] = np.arange(by.shape[0])
-        return table, where[rows]
+            return table, table_rows, table_rows
+        flat_rows = by[table_rows]
+        ascending = np.argsort(flat_rows, kind="stable")
+        return table, flat_rows[ascending], table_rows[ascending]
 
     @classmethod
     def _sorted_from_flat(
