@@ -757,6 +757,12 @@ class Ledger:
         timed = accounting and times is not None
         k = 0
         mi = -1
+        # The machine whose re-bucketing waits for the end of its run of consecutive releases
+        # (-1: none). Buckets are read only by offers and gang plans, and ``roomy`` by
+        # activating a copy part, so one move at the end of a run leaves them as a move per
+        # release would: the intermediate buckets are joined and left again (see
+        # ClusterState.rebucket), and a machine's room only grows here.
+        moved = -1
         for ref in tasks:
             if timed:
                 assert times is not None
@@ -790,7 +796,10 @@ class Ledger:
                     free[r] += d
                     r += 1  # noqa: SIM113 (enumerate allocates a tuple per step)
                 if settle:
-                    rebucket(mi)
+                    if moved != mi:
+                        if moved >= 0:
+                            rebucket(moved)
+                        moved = mi
                     if offer:
                         dirty[mi] = None
             if track:
@@ -818,18 +827,26 @@ class Ledger:
             if not finished:
                 continue
             if where is None:
+                if moved >= 0:
+                    rebucket(moved)  # copy-compute splitting may offer machines
+                    moved = -1
                 self._count_finish(job, user, ref, mi)
             else:
                 # A map task's count, the hot one, in place (a reducer part's: above).
                 job.finished += 1
                 job.maps_done += 1
                 if job.maps_done == job.reduce_after:
+                    if moved >= 0:
+                        rebucket(moved)  # activating a copy part reads ``roomy``
+                        moved = -1
                     self._reducers_runnable(job.id, user)
                 if job.finished == job.maps:
                     del jobs[job.part_id]
             if user.job_heaps or idle_touches:
                 touch(user)
             # else: the selection has nothing to refresh; the version moved above.
+        if moved >= 0:
+            rebucket(moved)
         return mi
 
     def _count_finish(self, job: JobState, user: UserState, ref: TaskRef, mi: int) -> None:
