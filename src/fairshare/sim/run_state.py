@@ -81,10 +81,6 @@ SPILL_ITEMS = ROW_FIELDS * 65_536
 (:meth:`RunState.spill`): about 8 MB of list, converted in a few milliseconds. Read at each
 spill, so a test may lower it."""
 
-_NEW: Final = tuple.__new__
-"""Builds a :class:`~fairshare.sim.events.Finish` without NamedTuple's Python-level
-``__new__`` (one per launch, on the hottest path), looked up once rather than per launch."""
-
 
 class OpenRows:
     """The spilled attempt rows whose tasks may still run (:meth:`RunState.spill`), as
@@ -474,7 +470,7 @@ class RunState:
         if phase == "map":
             end = now + seconds
             attempts += (now, run.index, phase, index, attempt, machine, end, locality)
-            entry = _NEW(Finish, (end, FINISH, next(self.queue.tokens), task, slot, run, lane))
+            entry = Finish(end, FINISH, next(self.queue.tokens), task, slot, run, lane)
             run.map_entries[index] = entry
             lane.append(entry)
         elif run.maps_done < run.maps and not (
@@ -485,11 +481,11 @@ class RunState:
             end = math.inf
             run.waiting[task] = None
             attempts += (now, run.index, phase, index, attempt, machine, end, None)
-            self.running[task] = _NEW(Finish, (end, FINISH, 0, task, slot, run, None))
+            self.running[task] = Finish(end, FINISH, 0, task, slot, run, None)
         else:
             end = now + seconds
             attempts += (now, run.index, phase, index, attempt, machine, end, locality)
-            entry = _NEW(Finish, (end, FINISH, next(self.queue.tokens), task, slot, run, None))
+            entry = Finish(end, FINISH, next(self.queue.tokens), task, slot, run, None)
             self.running[task] = entry
             self.queue.push(entry)
         if self.over is not None:
