@@ -22,7 +22,6 @@ finish events have no lane (None).
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Sequence
 from heapq import heappop, heappush, heapreplace
 from operator import attrgetter
@@ -306,7 +305,7 @@ class EventQueue:
         # The events queued at one time: one event, or a heap of them by (kind, token).
         self.at: dict[float, Event | list[Event]] = {}
         # Event tokens (insertion order among same-time events of one kind); 0 means none.
-        self.tokens = itertools.count(1)
+        self.last_token = 0
         # A lane's next event when it ends at the time of the event just popped from its lane
         # and nothing else is queued at that time: kept here, not in ``at`` (the instances of
         # a trace's task launched together end together, and thousands of them in a row
@@ -323,7 +322,8 @@ class EventQueue:
             One more than the last token: the order of insertion among same-time events of
             one kind (0 is left for events that are never queued).
         """
-        return next(self.tokens)
+        self.last_token += 1
+        return self.last_token
 
     def push(self, event: Event) -> None:
         """Queue ``event``; events at one time come out by (kind, token).

@@ -470,7 +470,7 @@ class RunState:
         if phase == "map":
             end = now + seconds
             attempts += (now, run.index, phase, index, attempt, machine, end, locality)
-            entry = Finish(end, FINISH, next(self.queue.tokens), task, slot, run, lane)
+            entry = Finish(end, FINISH, self.queue.token(), task, slot, run, lane)
             run.map_entries[index] = entry
             lane.append(entry)
         elif run.maps_done < run.maps and not (
@@ -485,7 +485,7 @@ class RunState:
         else:
             end = now + seconds
             attempts += (now, run.index, phase, index, attempt, machine, end, locality)
-            entry = Finish(end, FINISH, next(self.queue.tokens), task, slot, run, None)
+            entry = Finish(end, FINISH, self.queue.token(), task, slot, run, None)
             self.running[task] = entry
             self.queue.push(entry)
         if self.over is not None:
