@@ -55,7 +55,7 @@ from fairshare.policies.gangs import gain, gang_plan, reserve
 from fairshare.policies.headroom import Headroom
 from fairshare.policies.ledger import DRAINED, ROOM, Ledger
 from fairshare.policies.protocol import Decision, Locality, TaskRef
-from fairshare.policies.ranking import Pick, Selection
+from fairshare.policies.ranking import HeapEntry, Pick, Selection, rank_before
 from fairshare.policies.records import Demand, JobState, UserState
 from fairshare.policies.state import fits
 from fairshare.tolerances import FIT
@@ -439,10 +439,11 @@ class Placer:
         # A map side that reads no input takes its maps in order (_take's common case).
         in_order = job.where is not None and job.blocks is None
         uidx = user.idx
-        # (tier, rank, pending since, served) of the lowest other entry (None: nobody else
-        # bounds the batch); the user's tier is its head job's priority, fixed while the
-        # batch lasts, and its pending since too (a batch ends when its job drains).
-        below: tuple[int, float, float, int] | None = None
+        # The lowest other entry (when ``below``: else nobody else bounds the batch); a
+        # user's tier is its head job's priority, fixed while the batch lasts, and its
+        # pending since too (a batch ends when its job drains).
+        below = False
+        bound: HeapEntry = (0, 0.0, 0.0, 0, -1, 0)
         since = ledger.pending_since(user)
         tier = -job.priority
         launched = False
@@ -490,13 +491,14 @@ class Placer:
                 touch(user)
                 return False
             if not bounded:
-                bound = self.selection.bound(mi, uidx)
-                if bound is not None:
-                    below = (bound[0], bound[1], bound[2], bound[3])
+                lowest = self.selection.bound(mi, uidx)
+                if lowest is not None:
+                    below = True
+                    bound = lowest
                 bounded = True
-            if below is not None:
+            if below:
                 rank = user.share / user.divisor if by_share else ranking.user_rank(user, group)
-                if not (tier, rank, since, user.served) < below:
+                if not rank_before(tier, rank, since, user.served, bound):
                     touch(user)
                     return False
             if reorder:

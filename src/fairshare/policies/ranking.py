@@ -93,6 +93,27 @@ def entry_before(a: HeapEntry, b: HeapEntry) -> bool:
     return a[5] < b[5]
 
 
+def rank_before(tier: int, rank: float, since: float, served: int, b: HeapEntry) -> bool:
+    """Whether a user's ``(tier, rank, pending since, served)`` comes before entry ``b``'s
+    first four fields (as tuples compare, field by field as :func:`entry_before` does): a
+    batch's test that its user stays first (equal keys end the batch).
+
+    Examples
+    --------
+    >>> rank_before(0, 0.5, 1.0, 2, (0, 0.5, 1.0, 3, 0, 0))
+    True
+    >>> rank_before(0, 0.5, 1.0, 2, (0, 0.5, 1.0, 2, 9, 9))
+    False
+    """
+    if tier != b[0]:
+        return tier < b[0]
+    if rank != b[1]:
+        return rank < b[1]
+    if since != b[2]:
+        return since < b[2]
+    return served < b[3]
+
+
 @mypyc_attr(allow_interpreted_subclasses=True)
 class Ranking:
     """The order of users, of a user's jobs and of waiting gangs, and the fair shares
