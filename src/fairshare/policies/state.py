@@ -456,12 +456,17 @@ class ClusterState:
         self.active[g] = None
         if self.retiring.pop(g, None) is None and not self.listed[g]:
             self._list(g, True)
-        # Groups retired for longer than a selection per machine leave the lists.
+        # Groups retired for longer than a selection per machine leave the lists. The
+        # retiring are in the order they retired (a group active again leaves), so by
+        # ``since``: those past the horizon are the first few.
         horizon = self.selects - len(self.names)
-        for r, since in list(self.retiring.items()):
-            if since < horizon:
-                del self.retiring[r]
-                self._list(r, False)
+        retiring = self.retiring
+        while retiring:
+            r = next(iter(retiring))
+            if retiring[r] >= horizon:
+                break
+            del retiring[r]
+            self._list(r, False)
 
     def fits_none(self, free: Sequence[float]) -> bool:
         """Whether ``free`` room is short, in some resource, of every active group's demand
