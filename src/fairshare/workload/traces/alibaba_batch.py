@@ -464,13 +464,30 @@ def read_alibaba_2018(path: Path, cluster: Cluster) -> Iterator[Job]:
 
 @dataclass
 class _Task:
-    """A v2018 task row, held while its job's rows are read."""
+    """A v2018 task row, held while its job's rows are read (its :class:`Job` is made once
+    the tasks it needs are known: :meth:`job`)."""
 
     line: int
     name: str
     number: int | None
     needs: tuple[int, ...]
-    job: Job
+    user: str
+    submit: float
+    demand: FloatArray
+    instances: int
+    seconds: float
+
+    def job(self, after_all: tuple[str, ...] = ()) -> Job:
+        """The task as a job, after the jobs ``after_all`` names."""
+        return Job(
+            name=f"{self.user}/{self.name}",
+            submit=self.submit,
+            user=self.user,
+            demand=self.demand,
+            tasks=self.instances,
+            duration=FixedDuration(self.seconds),
+            after_all=after_all,
+        )
 
 
 def _stream_2018(path: Path, cluster: Cluster) -> Iterator[Job]:
@@ -511,15 +528,10 @@ def _stream_2018(path: Path, cluster: Cluster) -> Iterator[Job]:
         memory = _resource(fields[5], "plan_mem", path, line)
         instances = whole_number(fields[6], "instance_num", path, line, maximum=MAX_RECORD_TASKS)
         number, needs = _dag(task_name, path, line)
-        job = Job(
-            name=f"{name}/{task_name}",
-            submit=arrival,
-            user=name,
-            demand=demand.of(cores, memory, line),
-            tasks=instances,
-            duration=FixedDuration(seconds),
+        vector = demand.of(cores, memory, line)
+        tasks.append(
+            _Task(line, task_name, number, needs, name, arrival, vector, instances, seconds)
         )
-        tasks.append(_Task(line, task_name, number, needs, job))
     if tasks:
         yield from _in_order(path, tasks)
 
@@ -577,7 +589,7 @@ def _in_order(path: Path, tasks: list[_Task]) -> Iterator[Job]:
                 path,
                 task.line,
                 f"field task_name: task number {task.number} repeats in job "
-                f"{shown(task.job.user)} (first at line {first.line})",
+                f"{shown(task.user)} (first at line {first.line})",
             )
     for task in tasks:
         for need in task.needs:
@@ -586,7 +598,7 @@ def _in_order(path: Path, tasks: list[_Task]) -> Iterator[Job]:
                     path,
                     task.line,
                     f"field task_name: {shown(task.name)} needs task {need}, which job "
-                    f"{shown(task.job.user)} does not have",
+                    f"{shown(task.user)} does not have",
                 )
     done: set[int] = set()
     left = list(tasks)
@@ -598,24 +610,12 @@ def _in_order(path: Path, tasks: list[_Task]) -> Iterator[Job]:
                 path,
                 cycle.line,
                 f"field task_name: {shown(cycle.name)} is in a dependency cycle of job "
-                f"{shown(cycle.job.user)}",
+                f"{shown(cycle.user)}",
             )
         for task in ready:
             if task.number is not None:
                 done.add(task.number)
-            job = task.job
-            if task.needs:
-                user = job.user
-                after = tuple(f"{user}/{numbered[need].name}" for need in task.needs)
-                job = Job(
-                    name=job.name,
-                    submit=job.submit,
-                    user=user,
-                    demand=job.demand,
-                    tasks=job.tasks,
-                    duration=job.duration,
-                    after_all=after,
-                )
-            yield job
+            user = task.user
+            yield task.job(tuple(f"{user}/{numbered[need].name}" for need in task.needs))
         ready_ids = {id(t) for t in ready}
         left = [t for t in left if id(t) not in ready_ids]
