@@ -48,6 +48,14 @@ def _full_scan(selection: HeapSelection, mi: int) -> Pick | None:
     return None if best is None else (best[4], best_group)
 
 
+def _check_top_bounds(selection: HeapSelection) -> None:
+    """Each group's (top_tier, top_rank) is at most its heap top's (tier, rank)."""
+    ledger: Any = selection.ledger
+    for grp in ledger.cluster.groups:
+        if grp.heap:
+            assert (grp.top_tier, grp.top_rank) <= grp.heap[0][:2]
+
+
 class _Checked(HeapSelection):
     """The selection, each pick compared with the full scan, and every heap's size checked."""
 
@@ -58,8 +66,10 @@ class _Checked(HeapSelection):
 
     def select(self, mi: int) -> Pick | None:
         expected = _full_scan(self, mi)
+        _check_top_bounds(self)
         got = super().select(mi)
         assert got == expected
+        _check_top_bounds(self)
         self.selects += 1
         ledger: Any = self.ledger
         cs = ledger.cluster

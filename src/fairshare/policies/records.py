@@ -292,6 +292,11 @@ class Group:
     rank, then the fair tie rule (the oldest pending task first, then the user served least
     recently).
 
+    ``top_tier`` and ``top_rank`` are a lower bound on the heap top's (tier, rank) while the
+    heap is not empty, kept as plain fields so that a selection can pass a group that
+    cannot win without reading its top (:class:`~fairshare.policies.selection.HeapSelection`:
+    a push lowers them, a pop leaves them below the new top).
+
     Parameters
     ----------
     cls : int
@@ -300,13 +305,15 @@ class Group:
         The tasks' demand.
     """
 
-    __slots__ = ("cls", "demand", "heap", "users")
+    __slots__ = ("cls", "demand", "heap", "top_rank", "top_tier", "users")
 
     def __init__(self, cls: int, demand: Demand) -> None:
         self.cls = cls
         self.demand = demand
         self.heap: list[tuple[int, float, float, int, int, int]] = []
         self.users: dict[int, None] = {}
+        self.top_tier = 0
+        self.top_rank = 0.0
 
 
 class StarvationTimers:

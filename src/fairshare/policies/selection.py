@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING
 from mypy_extensions import mypyc_attr
 
 from fairshare.policies.ranking import HeapEntry, Pick, Selection, entry_before
-from fairshare.policies.records import UserState
+from fairshare.policies.records import Group, UserState
 from fairshare.policies.state import fits
 
 if TYPE_CHECKING:
@@ -123,6 +123,7 @@ class HeapSelection(Selection):
         stay the same)."""
         grp = self.ledger.cluster.groups[g]
         heap = grp.heap
+        _lower_top(grp, entry)
         heappush(heap, entry)
         if len(heap) > 2 * len(grp.users) + STALE_SLACK:
             heap[:] = [e for e in heap if self._current(e, g)]
@@ -158,6 +159,8 @@ class HeapSelection(Selection):
         # compiled kernel keeps unboxed.
         best: HeapEntry = (0, 0.0, 0.0, 0, -1, 0)
         best_group = -1
+        best_tier = 0
+        best_rank = 0.0
         room = self.room
         cs.selects += 1
         # A room filter admits at most what fits, so room short of every pending demand
@@ -170,10 +173,13 @@ class HeapSelection(Selection):
             heap = grp.heap
             if not heap:
                 continue
-            # A heap's top, stale or not, bounds its valid entries from below: a group that
-            # cannot beat the best so far is passed without touching its heap.
-            if best_group >= 0 and not entry_before(heap[0], best):
-                continue
+            # A heap's top, stale or not, bounds its valid entries from below, and the group's
+            # (top_tier, top_rank) bound the top: a group that cannot beat the best so far is
+            # passed without reading its heap (equal keys are read: the later fields decide).
+            if best_group >= 0:
+                tier = grp.top_tier
+                if tier > best_tier or (tier == best_tier and grp.top_rank > best_rank):
+                    continue
             # So is a group whose task does not fit.
             if not (fits(free, grp.demand) if room is None else room.room(mi, free, grp.demand)):
                 continue
@@ -186,9 +192,14 @@ class HeapSelection(Selection):
                 heappop(heap)
             else:
                 continue
+            # The top is known now: the bound is tightened to it.
+            grp.top_tier = entry[0]
+            grp.top_rank = entry[1]
             if best_group < 0 or entry_before(entry, best):
                 best = entry
                 best_group = g
+                best_tier = entry[0]
+                best_rank = entry[1]
         if best_group < 0:
             return None
         return best[4], best_group
@@ -212,7 +223,9 @@ class HeapSelection(Selection):
         if self._held:
             groups = self.ledger.cluster.groups
             for g, entry in self._held:
-                heappush(groups[g].heap, entry)
+                grp = groups[g]
+                _lower_top(grp, entry)
+                heappush(grp.heap, entry)
             self._held.clear()
 
     def bound(self, mi: int, u: int) -> HeapEntry | None:
@@ -264,3 +277,13 @@ class HeapSelection(Selection):
                 best = cand
                 found = True
         return best if found else None
+
+
+def _lower_top(grp: Group, entry: HeapEntry) -> None:
+    """``entry`` is about to be pushed on ``grp``'s heap: its (tier, rank) bound on the top
+    (:class:`~fairshare.policies.records.Group`) takes the entry's when the heap is empty or
+    the entry's is lower."""
+    tier = entry[0]
+    if not grp.heap or tier < grp.top_tier or (tier == grp.top_tier and entry[1] < grp.top_rank):
+        grp.top_tier = tier
+        grp.top_rank = entry[1]
