@@ -292,6 +292,10 @@ class Group:
     rank, then the fair tie rule (the oldest pending task first, then the user served least
     recently).
 
+    ``demand0`` and ``demand1`` are the demand's first two amounts (``-inf`` past the last
+    resource), plain fields for a selection's fit test of those resources (the one most
+    groups fail on a full cluster) without reading the demand tuple.
+
     ``top_tier`` and ``top_rank`` are a lower bound on the heap top's (tier, rank) while the
     heap is not empty, kept as plain fields so that a selection can pass a group that
     cannot win without reading its top (:class:`~fairshare.policies.selection.HeapSelection`:
@@ -305,7 +309,7 @@ class Group:
         The tasks' demand.
     """
 
-    __slots__ = ("cls", "demand", "heap", "top_rank", "top_tier", "users")
+    __slots__ = ("cls", "demand", "demand0", "demand1", "heap", "top_rank", "top_tier", "users")
 
     def __init__(self, cls: int, demand: Demand) -> None:
         self.cls = cls
@@ -314,6 +318,8 @@ class Group:
         self.users: dict[int, None] = {}
         self.top_tier = 0
         self.top_rank = 0.0
+        self.demand0 = demand[0] if len(demand) > 0 else -math.inf
+        self.demand1 = demand[1] if len(demand) > 1 else -math.inf
 
 
 class StarvationTimers:

@@ -44,6 +44,7 @@ from mypy_extensions import mypyc_attr
 from fairshare.policies.ranking import HeapEntry, Pick, Selection, entry_before
 from fairshare.policies.records import Group, UserState
 from fairshare.policies.state import fits
+from fairshare.tolerances import FIT as EPS
 
 if TYPE_CHECKING:
     from fairshare.policies.filters import RoomFilter
@@ -162,6 +163,11 @@ class HeapSelection(Selection):
         best_tier = 0
         best_rank = 0.0
         room = self.room
+        # The first two resources' room, unboxed for the quick fit test below (a group's
+        # demand0/demand1 are -inf past its last resource); fits() tests the others.
+        width = len(free)
+        free0 = free[0] if width > 0 else 0.0
+        free1 = free[1] if width > 1 else 0.0
         cs.selects += 1
         # A room filter admits at most what fits, so room short of every pending demand
         # ends the offer with no group looked at (a full cluster's usual last selection).
@@ -180,8 +186,14 @@ class HeapSelection(Selection):
                 tier = grp.top_tier
                 if tier > best_tier or (tier == best_tier and grp.top_rank > best_rank):
                     continue
-            # So is a group whose task does not fit.
-            if not (fits(free, grp.demand) if room is None else room.room(mi, free, grp.demand)):
+            # So is a group whose task does not fit: fits()'s test of the first two resources
+            # first, on plain fields (a room filter admits at most what fits).
+            if free0 + EPS < grp.demand0 or free1 + EPS < grp.demand1:
+                continue
+            if room is None:
+                if width > 2 and not fits(free, grp.demand):
+                    continue
+            elif not room.room(mi, free, grp.demand):
                 continue
             # Stale entries never become valid again (a user's version only grows): dropped
             # as they surface.
