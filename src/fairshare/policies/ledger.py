@@ -763,6 +763,10 @@ class Ledger:
         # release would: the intermediate buckets are joined and left again (see
         # ClusterState.rebucket), and a machine's room only grows here.
         moved = -1
+        # Likewise the user whose touch waits for the end of its run of consecutive releases
+        # (the instances of a task end together): only its last entry would stay valid, and
+        # nothing here reads the selection's entries.
+        waiting: UserState | None = None
         for ref in tasks:
             if timed:
                 assert times is not None
@@ -830,6 +834,9 @@ class Ledger:
                 if moved >= 0:
                     rebucket(moved)  # copy-compute splitting may offer machines
                     moved = -1
+                if waiting is not None:
+                    touch(waiting)
+                    waiting = None
                 self._count_finish(job, user, ref, mi)
             else:
                 # A map task's count, the hot one, in place (a reducer part's: above).
@@ -839,12 +846,19 @@ class Ledger:
                     if moved >= 0:
                         rebucket(moved)  # activating a copy part reads ``roomy``
                         moved = -1
+                    if waiting is not None:
+                        touch(waiting)
+                        waiting = None
                     self._reducers_runnable(job.id, user)
                 if job.finished == job.maps:
                     del jobs[job.part_id]
-            if user.job_heaps or idle_touches:
-                touch(user)
+            if (user.job_heaps or idle_touches) and waiting is not user:
+                if waiting is not None:
+                    touch(waiting)
+                waiting = user
             # else: the selection has nothing to refresh; the version moved above.
+        if waiting is not None:
+            touch(waiting)
         if moved >= 0:
             rebucket(moved)
         return mi
