@@ -112,6 +112,7 @@ FILE_TIERS: dict[str, tuple[str, ...]] = {
         "test_parallel.py",
         "test_policies_batching.py",
         "test_policies_paper.py",
+        "test_release_batches.py",
         "test_selection.py",
         "test_preemption.py",
         "test_priority.py",
