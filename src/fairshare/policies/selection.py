@@ -173,14 +173,9 @@ class HeapSelection(Selection):
         # ends the offer with no group looked at (a full cluster's usual last selection).
         if cs.fits_none(free):
             return None
-        # Groups nobody has pending work in hold only stale entries: skipped (see afor). The
-        # groups are read by their first resource's demand: past the first too large for the
-        # room (fits()'s test of that resource), none fits (a room filter admits at most what
-        # fits).
-        for g in cs.afor_by_demand[mi]:
+        # Groups nobody has pending work in hold only stale entries: skipped (see afor).
+        for g in cs.afor[mi]:
             grp = groups[g]
-            if free0 + EPS < grp.demand0:
-                break
             heap = grp.heap
             if not heap:
                 continue
@@ -191,9 +186,9 @@ class HeapSelection(Selection):
                 tier = grp.top_tier
                 if tier > best_tier or (tier == best_tier and grp.top_rank > best_rank):
                     continue
-            # So is a group whose task does not fit: fits()'s test of the second resource
-            # first, on a plain field, as the first's above.
-            if free1 + EPS < grp.demand1:
+            # So is a group whose task does not fit: fits()'s test of the first two resources
+            # first, on plain fields (a room filter admits at most what fits).
+            if free0 + EPS < grp.demand0 or free1 + EPS < grp.demand1:
                 continue
             if room is None:
                 if width > 2 and not fits(free, grp.demand):
@@ -212,13 +207,7 @@ class HeapSelection(Selection):
             # The top is known now: the bound is tightened to it.
             grp.top_tier = entry[0]
             grp.top_rank = entry[1]
-            # Equal entries (one user's, in two groups) go to the group listed first, the
-            # lower index, whatever the order they are read in.
-            if (
-                best_group < 0
-                or entry_before(entry, best)
-                or (g < best_group and not entry_before(best, entry))
-            ):
+            if best_group < 0 or entry_before(entry, best):
                 best = entry
                 best_group = g
                 best_tier = entry[0]

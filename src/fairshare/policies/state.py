@@ -139,11 +139,6 @@ class ClusterState:
         # signatures; most workloads have no class read by name).
         self.profile: list[int] = []  # per machine
         self.profile_groups: list[list[int]] = []  # per profile: the afor list it shares
-        # The same groups by their first resource's demand (then index), per profile and
-        # machine: a selection reads them in this order and stops at the first group too
-        # large for the room (on a full cluster, most of them).
-        self.profile_by_demand: list[list[int]] = []
-        self.afor_by_demand: list[list[int]] = []
         self.profile_machines: list[list[int]] = []  # per profile, never empty
         self.sig_profiles: list[list[int]] = []  # per signature
         self._name_classes: list[int] = []  # the classes read by name
@@ -522,21 +517,12 @@ class ClusterState:
         """List group ``g`` in (or take it out of) ``afor`` of every machine it may use: once
         per profile of its class (its machines share the list)."""
         lists = self.profile_groups
-        by_demand = self.profile_by_demand
-        key = self._demand_order
         for p in self._profiles_of_class(self.groups[g].cls):
             if on:
                 bisect.insort(lists[p], g)
-                bisect.insort(by_demand[p], g, key=key)
             else:
                 lists[p].remove(g)
-                by_demand[p].remove(g)
         self.listed[g] = on
-
-    def _demand_order(self, g: int) -> tuple[float, int]:
-        """Group ``g``'s place in ``afor_by_demand``: its first resource's demand, then its
-        index."""
-        return (self.groups[g].demand0, g)
 
     def _profiles_of_class(self, cls: int) -> list[int]:
         """The profiles whose machines class ``cls`` may use (kept until profiles split)."""
@@ -567,7 +553,6 @@ class ClusterState:
                     if self.listed[g] and self.eligible(grp.cls, mi)
                 ]
             )
-            self.profile_by_demand.append(sorted(self.profile_groups[p], key=self._demand_order))
             self.sig_profiles[self.sig[mi]].append(p)
             for c, known in enumerate(self._class_profiles):
                 if known is not None and self.eligible(c, mi):
@@ -575,7 +560,6 @@ class ClusterState:
         self.profile.append(p)
         self.profile_machines[p].append(mi)
         self.afor.append(self.profile_groups[p])
-        self.afor_by_demand.append(self.profile_by_demand[p])
 
     def _split_profiles(self, c: int) -> None:
         """Class ``c``, read by name, is new: each profile with machines on both sides of it
@@ -590,12 +574,10 @@ class ClusterState:
             self.profile_machines[p] = [mi for mi in machines if not ok[mi]]
             self.profile_machines.append(taken)
             self.profile_groups.append(list(self.profile_groups[p]))
-            self.profile_by_demand.append(list(self.profile_by_demand[p]))
             self.sig_profiles[self.sig[taken[0]]].append(q)
             for mi in taken:
                 self.profile[mi] = q
                 self.afor[mi] = self.profile_groups[q]
-                self.afor_by_demand[mi] = self.profile_by_demand[q]
         self._name_classes.append(c)
         self._class_profiles = [None] * len(self._class_profiles)
 
