@@ -830,25 +830,23 @@ class Ledger:
                 )
             if not finished:
                 continue
-            if where is None:
+            if where is None or job.maps_done + 1 == job.reduce_after:
+                # The count below reads what waits: a reducer part's may offer machines
+                # (copy-compute splitting), and a job's last map activates its reducers
+                # (a copy part's activation reads ``roomy``). The waiting move and touch first.
                 if moved >= 0:
-                    rebucket(moved)  # copy-compute splitting may offer machines
+                    rebucket(moved)
                     moved = -1
                 if waiting is not None:
                     touch(waiting)
                     waiting = None
+            if where is None:
                 self._count_finish(job, user, ref, mi)
             else:
                 # A map task's count, the hot one, in place (a reducer part's: above).
                 job.finished += 1
                 job.maps_done += 1
                 if job.maps_done == job.reduce_after:
-                    if moved >= 0:
-                        rebucket(moved)  # activating a copy part reads ``roomy``
-                        moved = -1
-                    if waiting is not None:
-                        touch(waiting)
-                        waiting = None
                     self._reducers_runnable(job.id, user)
                 if job.finished == job.maps:
                     del jobs[job.part_id]
