@@ -43,8 +43,7 @@ from mypy_extensions import mypyc_attr
 
 from fairshare.policies.ranking import HeapEntry, Pick, Selection, entry_before
 from fairshare.policies.records import Group, UserState
-from fairshare.policies.state import fits
-from fairshare.tolerances import FIT as EPS
+from fairshare.policies.state import fits, fits_first_two
 
 if TYPE_CHECKING:
     from fairshare.policies.filters import RoomFilter
@@ -188,7 +187,7 @@ class HeapSelection(Selection):
                     continue
             # So is a group whose task does not fit: fits()'s test of the first two resources
             # first, on plain fields (a room filter admits at most what fits).
-            if free0 + EPS < grp.demand0 or free1 + EPS < grp.demand1:
+            if not fits_first_two(free0, free1, grp):
                 continue
             if room is None:
                 if width > 2 and not fits(free, grp.demand):

@@ -614,7 +614,8 @@ class ClusterState:
 
 def fits(free: Sequence[float], demand: Demand) -> bool:
     """Whether a task of ``demand`` fits in ``free`` room, within the fit tolerance
-    (:data:`fairshare.tolerances.FIT`).
+    (:data:`fairshare.tolerances.FIT`); :func:`fits_first_two` is its test of the first two
+    resources on plain numbers.
 
     Parameters
     ----------
@@ -640,3 +641,17 @@ def fits(free: Sequence[float], demand: Demand) -> bool:
             return False
         i += 1  # noqa: SIM113 (enumerate allocates a tuple per step)
     return True
+
+
+def fits_first_two(free0: float, free1: float, grp: Group) -> bool:
+    """:func:`fits`'s test of the first two resources, on a machine's room in them and a
+    group's ``demand0``/``demand1`` (``-inf`` past its last resource): a selection's test
+    of most groups on a full cluster, without reading the demand tuple.
+
+    Examples
+    --------
+    >>> grp = Group(0, (3.0, 6.5))
+    >>> fits_first_two(3.0, 6.0, grp), fits_first_two(3.0, 6.5, grp)
+    (False, True)
+    """
+    return not (free0 + EPS < grp.demand0 or free1 + EPS < grp.demand1)
