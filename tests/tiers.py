@@ -113,6 +113,7 @@ FILE_TIERS: dict[str, tuple[str, ...]] = {
         "test_policies_batching.py",
         "test_policies_paper.py",
         "test_release_batches.py",
+        "test_event_queue.py",
         "test_selection.py",
         "test_preemption.py",
         "test_priority.py",

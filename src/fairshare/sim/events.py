@@ -307,10 +307,11 @@ class EventQueue:
         # Event tokens (insertion order among same-time events of one kind); 0 means none.
         self.last_token = 0
         # A lane's next event when it ends at the time of the event just popped from its lane
-        # and nothing else is queued at that time: kept here, not in ``at`` (the instances of
-        # a trace's task launched together end together, and thousands of them in a row
-        # each went into ``at`` and out again). Its time keeps its entry in ``times``; a push
-        # at its time puts it in ``at`` first.
+        # and comes before every event queued in ``at`` at that time: kept here, not in
+        # ``at`` (the instances of a trace's task launched together end together, and
+        # thousands of them in a row each went into the heap of their time and out again,
+        # a dozen comparisons each where the lanes of a dozen rounds end at one time). Its
+        # time keeps its entry in ``times``; a push at its time puts it in ``at`` first.
         self.follow: Finish | None = None
 
     def token(self) -> int:
@@ -338,14 +339,20 @@ class EventQueue:
         follow = self.follow
         if follow is not None and follow.time == at:
             self.follow = None
-            self.at[at] = follow
+            self._park(follow)
+        self._park(event)
+        heappush(self.times, at)
+
+    def _park(self, event: Event) -> None:
+        """Put ``event`` among the events queued in ``at`` at its time (its entry in
+        ``times`` is the caller's)."""
+        at = event.time
         held = self.at.setdefault(at, event)  # (pop's lane step starts the same way)
         if held is not event:
             if isinstance(held, list):
                 heappush(held, event)
             else:
                 self.at[at] = [held, event] if held < event else [event, held]
-        heappush(self.times, at)
 
     def pop(self) -> Event:
         """Take the next event out of the queue; a finish event's lane queues its next one.
@@ -357,23 +364,21 @@ class EventQueue:
         """
         times = self.times
         at = times[0]
-        # The other events still queued at this time (None: none).
-        rest: list[Event] | None = None
         event: Event | None = self.follow
         if event is not None and event.time == at:
-            # Alone at the lowest time (a push at its time would have put it in ``at``).
+            # The first event of the lowest time (it comes before those in ``at``, and a
+            # push at its time would have put it there).
             self.follow = None
         else:
             if event is not None:
                 # Something earlier was queued since: the follower waits in ``at``.
                 self.follow = None
-                self.at[event.time] = event
+                self._park(event)
             held = self.at.pop(at)
             if type(held) is list:
                 event = heappop(held)
                 if held:
                     self.at[at] = held
-                    rest = held
             else:
                 event = held  # type: ignore[assignment]
         assert event is not None
@@ -385,12 +390,15 @@ class EventQueue:
                 if nxt == at:
                     # The lane's next event ends at the same time (the instances of a trace's
                     # task launched together end together): the heap of times keeps its
-                    # entry, which now stands for this event, kept aside when nothing else is
-                    # queued at this time.
-                    if rest is None:
+                    # entry, which now stands for this event, kept aside while it comes
+                    # before every other event queued at this time (its lane's run is
+                    # delivered without a heap step each).
+                    rest = self.at.get(at)
+                    first = rest[0] if isinstance(rest, list) else rest
+                    if first is None or head < first:
                         self.follow = head
                     else:
-                        heappush(rest, head)
+                        self._park(head)
                     return event
                 # push(head) without a call when nothing else is queued at its time (the
                 # common case: one event per finish); one sift of the heap for the pop and
