@@ -4,6 +4,7 @@ from a generator (``closed_loop: {think: S}``)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from itertools import pairwise
 from pathlib import Path
@@ -172,3 +173,28 @@ def test_the_command_line_runs_a_closed_loop_scenario(tmp_path: Path) -> None:
         run_fairshare("simulate", str(path), "--policy", "fifo", "--out", str(tmp_path / "x"))
     )
     assert line.startswith(f"error: {path}: jobs[3].after: unknown job 'nobody'")
+
+
+def test_a_follower_submitted_at_its_time_equals_dataclasses_replace() -> None:
+    """``Job.submitted_at`` (the run's copy of a follower at its submission) has every field
+    of ``dataclasses.replace(job, submit=...)``, each the same object but ``submit``."""
+    job = Job(
+        "j",
+        0.0,
+        "u",
+        np.array([1.0, 2.0]),
+        3,
+        FixedDuration(4.0),
+        priority=2,
+        after_all=("a", "b"),
+        think=1.5,
+        estimate=9.0,
+    )
+    later = job.submitted_at(7.5)
+    expected = dataclasses.replace(job, submit=7.5)
+    assert type(later) is Job and later.submit == 7.5 and job.submit == 0.0
+    for f in dataclasses.fields(Job):
+        if f.name != "submit":
+            assert getattr(later, f.name) is getattr(expected, f.name), f.name
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        later.submit = 1.0  # type: ignore[misc]

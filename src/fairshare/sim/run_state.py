@@ -26,7 +26,6 @@ import math
 from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import replace
 from typing import Any, Final
 
 import numpy as np
@@ -307,7 +306,7 @@ class RunState:
     def _arrive(self, now: float, job: Job) -> None:
         """Queue closed-loop ``job``'s arrival ``think`` seconds after ``now``."""
         submit = now + job.think
-        self.queue.push(Arrival(submit, ARRIVAL, self.queue.token(), replace(job, submit=submit)))
+        self.queue.push(Arrival(submit, ARRIVAL, self.queue.token(), job.submitted_at(submit)))
 
     def submit(self, now: float, job: Job) -> None:
         """Submit ``job``: draw its durations and input blocks (in job order, so every
