@@ -34,7 +34,7 @@ import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import IO, Any, Literal, NamedTuple
+from typing import IO, Any, Final, Literal, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -139,7 +139,7 @@ class JobRecord:
     reduce_demand: FloatArray | None = None
 
 
-ROW_FIELDS = 8
+ROW_FIELDS: Final = 8
 """A driver records attempts flat, ``ROW_FIELDS`` list items per attempt: (start, job
 order, phase, task, attempt, machine, finish, locality), where the job order indexes
 ``RunLog.jobs`` (the job's name and user are its record's). Eight items appended to one list

@@ -73,6 +73,9 @@ from fairshare.workload.model import Job, Queue, ReducePhase, User
 _new: Final = tuple.__new__
 """Builds a NamedTuple (``TaskRef``, ``Launch``) without its Python-level ``__new__`` (looked
 up once per process)."""
+_LAUNCH: Final = Launch
+"""``Launch`` as a Final name: the compiled kernel keeps it in a C static, where an imported
+class is a dictionary look-up at every launch."""
 
 StopReason = Literal["finished", "killed", "lost", "failed"]
 """Why a running task stops (:meth:`Ledger.stop_task`)."""
@@ -666,7 +669,7 @@ class Ledger:
         user.served = self.serve_seq
         if self.accounting:
             self.account(user)
-        out.append(_new(Launch, (ref, cs.names[mi], locality)))
+        out.append(_new(_LAUNCH, (ref, cs.names[mi], locality)))
         if job.gang:
             job.pending -= 1
         elif ref[1] == "reduce" and self.copy_compute is not None:

@@ -62,9 +62,12 @@ from fairshare.tolerances import FIT
 
 _new: Final = tuple.__new__
 """Builds a ``TaskRef`` without its Python-level ``__new__`` (looked up once per process)."""
+_TASK_REF: Final = TaskRef
+"""``TaskRef`` as a Final name: the compiled kernel keeps it in a C static, where an imported
+class is a dictionary look-up at every launch."""
 
 
-FIRST_BUCKETS = 16
+FIRST_BUCKETS: Final = 16
 """How many of the cluster's buckets :meth:`Placer._offer_job` copies first (the rest only
 for a job that they do not place whole). Read at each offer, so a test may lower it."""
 
@@ -466,7 +469,7 @@ class Placer:
             if in_order and not job.requeue:
                 index = job.next_map
                 job.next_map = index + 1
-                ref: TaskRef = _new(TaskRef, (job.id, "map", index))
+                ref: TaskRef = _new(_TASK_REF, (job.id, "map", index))
                 locality: Locality | None = None
             else:
                 ref, locality = self._take(job, mi, now)

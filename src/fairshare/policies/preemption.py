@@ -109,7 +109,7 @@ killed, each machine going at once to A.
 from __future__ import annotations
 
 import math
-from typing import Protocol
+from typing import Final, Protocol
 
 from mypy_extensions import mypyc_attr
 
@@ -219,11 +219,11 @@ def fair_targets(pre: Preemptor) -> tuple[list[float], list[float]]:
     return demands, pre.view.ranking.preemption_shares(demands, capacity)
 
 
-FAIR = 0
+FAIR: Final = 0
 """A kill for a user below its minimum or fair share (rules 1-5)."""
-QUOTA = 1
+QUOTA: Final = 1
 """A kill for a queue below its quota (rule 6)."""
-PRIORITY = 2
+PRIORITY: Final = 2
 """A kill for a higher priority (rule 7)."""
 
 

@@ -46,7 +46,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from heapq import heappop
-from typing import ClassVar
+from typing import ClassVar, Final
 
 from mypy_extensions import mypyc_attr
 
@@ -74,7 +74,7 @@ from fairshare.policies.selection import HeapSelection
 from fairshare.policies.state import ClusterState
 from fairshare.workload.model import Job, Queue, User
 
-RERANK_FRACTION = 1.0 / 32.0
+RERANK_FRACTION: Final = 1.0 / 32.0
 """With usage over time, every rank is recomputed at least once per this fraction of the
 half-life: between two recomputations a standing's decayed part drifts by at most
 ``1 - 2 ** -RERANK_FRACTION`` (2.1%), as Slurm's ``PriorityCalcPeriod`` and Kueue's

@@ -36,8 +36,8 @@ not fit the freed room: a is served.
 
 from __future__ import annotations
 
-from heapq import heapify, heappop, heappush
-from typing import TYPE_CHECKING
+import heapq
+from typing import TYPE_CHECKING, Final
 
 from mypy_extensions import mypyc_attr
 
@@ -50,7 +50,13 @@ if TYPE_CHECKING:
     from fairshare.policies.ledger import Ledger
 
 
-STALE_SLACK = 64
+# The heap functions as Final names: the compiled kernel keeps them in C statics, where an
+# imported function is a dictionary look-up at every call.
+heapify: Final = heapq.heapify
+heappop: Final = heapq.heappop
+heappush: Final = heapq.heappush
+
+STALE_SLACK: Final = 64
 """Stale entries a group's heap may hold beyond twice its users before they are dropped at
 once (see :meth:`HeapSelection._push`)."""
 

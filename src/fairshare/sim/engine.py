@@ -247,7 +247,7 @@ PROGRESS_EVENTS: Final = 16_384
 """How often (in events) ``simulate``'s ``progress`` is told how the run goes: a few
 hundred times a second at the engine's rate, a test of an integer otherwise."""
 
-SHARE_SAMPLE_SECONDS = 1.0
+SHARE_SAMPLE_SECONDS: Final = 1.0
 """With queues, each queue's share as the policy computes it is sampled after a decision
 round at most once per this many simulated seconds, and at the end (``RunLog.queue_shares``):
 a policy's shares cost O(users) to compute, and sampling every round of a large run cost a
