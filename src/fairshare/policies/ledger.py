@@ -744,13 +744,11 @@ class Ledger:
         cs = self.cluster
         alive = cs.alive
         frees = cs.free
-        rebucket = cs.rebucket
         dirty = self.dirty
         order = self.launch_order
         track = self.track
         ranking = self.ranking
         reorder = ranking.reorder_jobs
-        touch = self.touch
         idle_touches = self.idle_touches
         offer = then == "offer"
         settle = offer or then == "settle"
@@ -805,7 +803,7 @@ class Ledger:
                 if settle:
                     if moved != mi:
                         if moved >= 0:
-                            rebucket(moved)
+                            cs.rebucket(moved)
                         moved = mi
                     if offer:
                         dirty[mi] = None
@@ -838,10 +836,10 @@ class Ledger:
                 # (copy-compute splitting), and a job's last map activates its reducers
                 # (a copy part's activation reads ``roomy``). The waiting move and touch first.
                 if moved >= 0:
-                    rebucket(moved)
+                    cs.rebucket(moved)
                     moved = -1
                 if waiting is not None:
-                    touch(waiting)
+                    self.touch(waiting)
                     waiting = None
             if where is None:
                 self._count_finish(job, user, ref, mi)
@@ -855,13 +853,13 @@ class Ledger:
                     del jobs[job.part_id]
             if (user.job_heaps or idle_touches) and waiting is not user:
                 if waiting is not None:
-                    touch(waiting)
+                    self.touch(waiting)
                 waiting = user
             # else: the selection has nothing to refresh; the version moved above.
         if waiting is not None:
-            touch(waiting)
+            self.touch(waiting)
         if moved >= 0:
-            rebucket(moved)
+            cs.rebucket(moved)
         return mi
 
     def _count_finish(self, job: JobState, user: UserState, ref: TaskRef, mi: int) -> None:

@@ -375,9 +375,7 @@ class Placer:
         cs = ledger.cluster
         free = cs.free[mi]
         selection = self.selection
-        select = selection.select
         users = ledger.users
-        serve = self._serve
         pick_filters = self.pick_filters
         # Set when the served group's next task no longer fits and it is the only group with
         # work: a selection would find nobody, so the offer ends without one.
@@ -395,15 +393,15 @@ class Placer:
                             break
                     else:
                         break
-                pick = select(mi)
+                pick = selection.select(mi)
                 if pick_filters:
                     # A user a pick filter refuses sits out the rest of the offer.
                     while pick is not None and not self._pick_admits(pick, mi, free, now):
                         selection.skip(pick[0], pick[1])
-                        pick = select(mi)
+                        pick = selection.select(mi)
                 if pick is None:
                     break
-            alone = serve(mi, now, out, users[pick[0]], pick[1], solo)
+            alone = self._serve(mi, now, out, users[pick[0]], pick[1], solo)
             pick = None
             solo = False
         selection.restore_held()
@@ -428,8 +426,6 @@ class Placer:
         ledger = self.ledger
         cs = ledger.cluster
         free = cs.free[mi]
-        start_task = ledger.start_task
-        touch = ledger.touch
         ranking = ledger.ranking
         reorder = ranking.reorder_jobs
         batching = self.batching
@@ -462,7 +458,7 @@ class Placer:
                     if launched:
                         # Refresh the user's entries, then select again: a skip applies to
                         # the entry a fresh selection would see.
-                        touch(user)
+                        ledger.touch(user)
                     else:
                         self.selection.skip(uidx, group)
                     return False
@@ -475,7 +471,7 @@ class Placer:
                 ref, locality = self._take(job, mi, now)
             if reservation is not None:
                 reservation.take(job, mi, now)
-            state = start_task(job, user, ref, mi, locality, out)
+            state = ledger.start_task(job, user, ref, mi, locality, out)
             launched = True
             if state == DRAINED:
                 return False
@@ -484,14 +480,14 @@ class Placer:
                 # goes on with whichever job then heads the user's heap.
                 ledger.reorder(job, user)
             if not batching or user.running >= user.cap:
-                touch(user)
+                ledger.touch(user)
                 return False
             if room_filter is None:
                 if state != ROOM:
-                    touch(user)
+                    ledger.touch(user)
                     return cs.active_groups == 1
             elif not room_filter.room(mi, free, demand):
-                touch(user)
+                ledger.touch(user)
                 return False
             if not bounded:
                 lowest = self.selection.bound(mi, uidx)
@@ -502,7 +498,7 @@ class Placer:
             if below:
                 rank = user.share / user.divisor if by_share else ranking.user_rank(user, group)
                 if not rank_before(tier, rank, since, user.served, bound):
-                    touch(user)
+                    ledger.touch(user)
                     return False
             if reorder:
                 job = ledger.head_job(user, group)

@@ -297,7 +297,6 @@ class _Run(RunState):
                 JobChange(job_event.time, kind, queue.token(), job_event.job, job_event.task)
             )
         times = queue.times
-        pop = queue.pop
         policy = self.policy
         wakeups = policy.uses_wakeups
         over = self.over
@@ -328,7 +327,7 @@ class _Run(RunState):
                     held_at = []
                 at[1](policy)
                 at = None
-            event = pop()
+            event = queue.pop()
             events += 1
             if progress is not None and not events % PROGRESS_EVENTS:
                 progress(now, self.launched())
