@@ -335,6 +335,11 @@ class EventQueue:
         # a dozen comparisons each where the lanes of a dozen rounds end at one time). Its
         # time keeps its entry in ``times``; a push at its time puts it in ``at`` first.
         self.follow: Finish | None = None
+        # While ``follow`` stands: the heap of the events queued in ``at`` at its time (None:
+        # none). Only a pop at that time or a push there (which parks the follower) changes
+        # them, so pop's lane step reads it instead of looking the time up (a float key is
+        # hashed again at every look-up).
+        self.follow_rest: list[Event] | None = None
 
     def token(self) -> int:
         """A new event token.
@@ -387,10 +392,13 @@ class EventQueue:
         times = self.times
         at = times[0]
         event: Event | None = self.follow
+        # The other events still queued at this time, a heap (None: none).
+        rest: list[Event] | None = None
         if event is not None and event.time == at:
             # The first event of the lowest time (it comes before those in ``at``, and a
             # push at its time would have put it there).
             self.follow = None
+            rest = self.follow_rest
         else:
             if event is not None:
                 # Something earlier was queued since: the follower waits in ``at``.
@@ -401,6 +409,7 @@ class EventQueue:
                 event = heappop(held)
                 if held:
                     self.at[at] = held
+                    rest = held
             else:
                 event = held  # type: ignore[assignment]
         assert event is not None
@@ -415,12 +424,11 @@ class EventQueue:
                     # entry, which now stands for this event, kept aside while it comes
                     # before every other event queued at this time (its lane's run is
                     # delivered without a heap step each).
-                    rest = self.at.get(at)
-                    first = rest[0] if isinstance(rest, list) else rest
-                    if first is None or head < first:
+                    if rest is None or head < rest[0]:
                         self.follow = head
+                        self.follow_rest = rest
                     else:
-                        self._park(head)
+                        heappush(rest, head)
                     return event
                 # push(head) without a call when nothing else is queued at its time (the
                 # common case: one event per finish); one sift of the heap for the pop and
