@@ -572,25 +572,59 @@ class AttemptSpill:
         self.patches = {}
         return out
 
+    def patch_many(self, rows: IntArray, finish: FloatArray, *, truncated: bool) -> None:
+        """:meth:`patch` for many rows at once (a run's end truncating every attempt still
+        running), without a call per row from the compiled kernel."""
+        patch = self.patch
+        for row, end in zip(rows.tolist(), finish.tolist(), strict=True):
+            patch(row, end, killed=False, truncated=truncated)
+
     def _write_patches(self) -> None:
         """Write the patches over their rows in the file and forget them: the patches held
         are those since the last piece (the attempts running then and ended since), not
-        every one of the run (a long run's attempts mostly end after they were spilled)."""
+        every one of the run (a long run's attempts mostly end after they were spilled).
+
+        Per piece patched, each column's span from its first to its last patched row is
+        read, changed and written back: one read and one write a column, not a seek and a
+        write per row (a run cut at ``until`` patches every attempt still running)."""
         if not self.patches or self.file is None:
             return
         file = self.file
         starts = np.cumsum([0, *(n for _, n in self.pieces)])
-        for row, (finish, killed, truncated) in sorted(self.patches.items()):
-            p = int(np.searchsorted(starts, row, side="right")) - 1
+        ordered = sorted(self.patches.items())
+        rows = np.fromiter((row for row, _ in ordered), dtype=np.int64, count=len(ordered))
+        finish = np.fromiter((p[0] for _, p in ordered), dtype=np.float64, count=len(ordered))
+        flags = {
+            name: np.fromiter((bool(p[k]) for _, p in ordered), dtype=np.bool_, count=len(ordered))
+            for k, name in ((1, "killed"), (2, "truncated"))
+        }
+        piece_of = np.searchsorted(starts, rows, side="right") - 1
+        # The patches of each piece are a run of the sorted rows.
+        bounds = np.flatnonzero(np.diff(piece_of)) + 1
+        for lo_patch, hi_patch in zip(
+            [0, *bounds.tolist()], [*bounds.tolist(), len(ordered)], strict=True
+        ):
+            p = int(piece_of[lo_patch])
             offset, n = self.pieces[p]
-            i = row - int(starts[p])
-            file.seek(offset + n * _COLUMN_OFFSET["finish"] + 8 * i)
-            file.write(np.float64(finish).tobytes())
+            at = rows[lo_patch:hi_patch] - int(starts[p])
+            lo, hi = int(at[0]), int(at[-1]) + 1
+            column = offset + n * _COLUMN_OFFSET["finish"]
+            file.seek(column + 8 * lo)
+            span = np.frombuffer(file.read(8 * (hi - lo)), dtype=np.float64).copy()
+            span[at - lo] = finish[lo_patch:hi_patch]
+            file.seek(column + 8 * lo)
+            file.write(span.tobytes())
             # A flag once set stays set (patch's rule); a flag set in the piece stays too.
-            for name, flag in (("killed", killed), ("truncated", truncated)):
-                if flag:
-                    file.seek(offset + n * _COLUMN_OFFSET[name] + i)
-                    file.write(b"\x01")
+            for name, flag in flags.items():
+                set_here = flag[lo_patch:hi_patch]
+                if not set_here.any():
+                    continue
+                column = offset + n * _COLUMN_OFFSET[name]
+                file.seek(column + lo)
+                marks = np.frombuffer(file.read(hi - lo), dtype=np.bool_).copy()
+                marks[(at - lo)[set_here]] = True
+                file.seek(column + lo)
+                file.write(marks.tobytes())
         self.patches = {}
 
     def rows(self, last: AttemptRows) -> AttemptRows:

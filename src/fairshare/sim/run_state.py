@@ -730,10 +730,28 @@ class RunState:
         running = list(self.running.values())
         for run in self.runs.values():
             running += [state for state in run.map_entries if state is not None]
+        spilled: list[Finish] = []
         for state in running:
-            self._row(state, max(end, self._started(state)), truncated=True)
+            if state.slot < self.base:
+                spilled.append(state)
+            else:
+                self._row(state, max(end, self._started(state)), truncated=True)
+        if spilled:
+            self._truncate_spilled(spilled, end)
         for run in self.runs.values():
             self.records[run.index] = self._record(run)
+
+    def _truncate_spilled(self, states: list[Finish], end: float) -> None:
+        """:meth:`_row` of running tasks whose rows were spilled, truncated at ``end`` (or
+        their start, if later), all at once: one search of the open rows, not one per task
+        (a run cut at ``until`` has tens of thousands still running)."""
+        open_rows = self.spilled_open
+        slots = np.fromiter((state.slot for state in states), dtype=np.int64, count=len(states))
+        at = np.searchsorted(open_rows.slots, slots)
+        assert bool(np.all(open_rows.slots[at] == slots)), "a running task's row is held"
+        ends = np.maximum(end, open_rows.start[at])
+        open_rows.end[at] = ends
+        self.pieces.patch_many(open_rows.rows[at], ends, truncated=True)
 
     def _record(self, run: JobRun) -> JobRecord:
         """The job record of ``run`` as it stands (unfinished jobs keep ``finish=None``)."""
