@@ -330,6 +330,7 @@ class ClusterState:
                 self.free_of[mi] = None
                 self.roomy.pop(mi, None)
             return
+        joined = buckets.get(new)
         if old is None:
             if not self.alive[mi]:
                 return
@@ -337,10 +338,17 @@ class ClusterState:
             self.roomy[mi] = None
         else:
             left = buckets[old]
-            del left[mi]
-            if not left:
+            if len(left) == 1:
+                # Alone in its bucket (a full cluster's usual case: each machine's room is
+                # its own): the bucket leaves, and it is the new one when there is none
+                # (the same {mi: None}, last among the buckets), with no dictionary made.
                 del buckets[old]
-        joined = buckets.get(new)
+                if joined is None:
+                    buckets[new] = left
+                    self.free_of[mi] = new
+                    return
+            else:
+                del left[mi]
         if joined is None:
             buckets[new] = {mi: None}
         else:
