@@ -273,16 +273,21 @@ class AttemptRows(NamedTuple):
         # A column of one value all along (every attempt a map task's first, without input
         # data: a trace replay's usual piece) is filled, not converted item by item; the
         # test is a scan that compares by identity first, a tenth of a conversion. Not for
-        # times: -0.0 equals 0.0.
+        # times: -0.0 equals 0.0. Such a column is neither a sort key (a stable sort by a
+        # constant changes nothing) nor permuted (it is its own permutation).
+        uniform: set[int] = set()
+
         def numbers(offset: int, dtype: type[np.generic]) -> npt.NDArray[Any]:
             items = flat[offset::ROW_FIELDS]
             if dtype is np.int64 and n and items.count(items[0]) == n:
+                uniform.add(offset)
                 return np.full(n, items[0], dtype=dtype)
             return np.fromiter(items, dtype=dtype, count=n)
 
         def codes(offset: int, lookup: Callable[[Any], int]) -> IntArray:
             items = flat[offset::ROW_FIELDS]
             if n and items.count(items[0]) == n:
+                uniform.add(offset)
                 return np.full(n, lookup(items[0]), dtype=np.int64)
             return np.fromiter(map(lookup, items), dtype=np.int64, count=n)
 
@@ -296,17 +301,46 @@ class AttemptRows(NamedTuple):
         machine = np.fromiter(map(machine_index.__getitem__, machines), dtype=np.int64, count=n)
         finish = numbers(ROW_FINISH, np.float64)
         locality = codes(ROW_LOCALITY, _LOCALITY_CODE.__getitem__)
+        killed = list(killed)
+        truncated = list(truncated)
         was_killed = _flags(n, killed)
         cut = _flags(n, truncated)
-        keys = (start, order, _PHASE_SORT_RANK[phase], task, attempt)
-        by: IntArray | None = None
-        if not _ascending(keys):
-            by = np.lexsort(keys[::-1])
-            start, order, phase, task, attempt = (
-                c[by] for c in (start, order, phase, task, attempt)
+        keys = tuple(
+            key
+            for offset, key in (
+                (ROW_START, start),
+                (ROW_ORDER, order),
+                (ROW_PHASE, _PHASE_SORT_RANK[phase]),
+                (ROW_TASK, task),
+                (ROW_ATTEMPT, attempt),
             )
-            machine, finish, locality = machine[by], finish[by], locality[by]
-            was_killed, cut = was_killed[by], cut[by]
+            if offset not in uniform
+        )
+        by: IntArray | None = None
+        if keys and not _ascending(keys):
+            by = np.lexsort(keys[::-1])
+            start, order, task, finish, machine = (
+                c if offset in uniform else c[by]
+                for offset, c in (
+                    (ROW_START, start),
+                    (ROW_ORDER, order),
+                    (ROW_TASK, task),
+                    (ROW_FINISH, finish),
+                    (ROW_MACHINE, machine),
+                )
+            )
+            phase, attempt, locality = (
+                c if offset in uniform else c[by]
+                for offset, c in (
+                    (ROW_PHASE, phase),
+                    (ROW_ATTEMPT, attempt),
+                    (ROW_LOCALITY, locality),
+                )
+            )
+            if killed:
+                was_killed = was_killed[by]
+            if truncated:
+                cut = cut[by]
         columns = (start, order, phase, task, attempt, machine, finish, was_killed, locality, cut)
         for column in columns:
             column.flags.writeable = False  # a log is immutable; its readers share these
