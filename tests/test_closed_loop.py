@@ -198,3 +198,16 @@ def test_a_follower_submitted_at_its_time_equals_dataclasses_replace() -> None:
             assert getattr(later, f.name) is getattr(expected, f.name), f.name
     with pytest.raises(dataclasses.FrozenInstanceError):
         later.submit = 1.0  # type: ignore[misc]
+
+
+def test_a_trace_task_made_with_of_task_equals_the_constructor() -> None:
+    """``Job.of_task`` (the trace readers' fast path) makes the job the constructor makes:
+    equal, the same field objects, the fields in the same order."""
+    demand = np.array([0.5, 1.0])
+    duration = FixedDuration(30.0)
+    fast = Job.of_task("j_1/M2_1", 4.0, "j_1", demand, 7, duration, ("j_1/M1",))
+    made = Job("j_1/M2_1", 4.0, "j_1", demand, 7, duration, after_all=("j_1/M1",))
+    assert fast == made and type(fast) is Job
+    assert list(vars(fast)) == list(vars(made))
+    for name, value in vars(made).items():
+        assert vars(fast)[name] is value or vars(fast)[name] == value, name

@@ -425,13 +425,13 @@ def _stream_2017(path: Path, cluster: Cluster, warnings: list[str]) -> Iterator[
     starts = np.frombuffer(create, dtype=np.float64)
     order = np.argsort(starts, kind="stable")
     for i in order.tolist():
-        yield Job(
-            name=f"{job[i]}/{task[i]}",
-            submit=create[i],
-            user=str(job[i]),
-            demand=demand.of(cpu[i], mem[i], lines[i]),
-            tasks=count[i],
-            duration=FixedDuration(end[i] - create[i]),
+        yield Job.of_task(
+            f"{job[i]}/{task[i]}",
+            create[i],
+            str(job[i]),
+            demand.of(cpu[i], mem[i], lines[i]),
+            count[i],
+            FixedDuration(end[i] - create[i]),
         )
 
 
@@ -479,14 +479,14 @@ class _Task:
 
     def job(self, after_all: tuple[str, ...] = ()) -> Job:
         """The task as a job, after the jobs ``after_all`` names."""
-        return Job(
-            name=f"{self.user}/{self.name}",
-            submit=self.submit,
-            user=self.user,
-            demand=self.demand,
-            tasks=self.instances,
-            duration=FixedDuration(self.seconds),
-            after_all=after_all,
+        return Job.of_task(
+            f"{self.user}/{self.name}",
+            self.submit,
+            self.user,
+            self.demand,
+            self.instances,
+            FixedDuration(self.seconds),
+            after_all,
         )
 
 
@@ -579,6 +579,10 @@ def _in_order(path: Path, tasks: list[_Task]) -> Iterator[Job]:
     """One job's tasks, each after the tasks it needs (otherwise in file order), the
     dependent ones with ``after_all``; a DAG naming a missing task or with a cycle is an
     error."""
+    if len(tasks) == 1 and not tasks[0].needs:
+        # A job of one task that needs none (most of the table's): nothing to order.
+        yield tasks[0].job()
+        return
     numbered: dict[int, _Task] = {}
     for task in tasks:
         if task.number is None:
