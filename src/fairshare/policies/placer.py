@@ -298,8 +298,9 @@ class Placer:
                 # The rest of the buckets as they were. An offer only re-buckets its own
                 # machine, taken from a bucket seen already: the buckets it empties are among
                 # those (dropped, or made again at the end), the buckets it makes are added at
-                # the end, and the others keep their order. So the rest are where the
-                # first ones that are still there end.
+                # the end (a bucket its machine leaves alone is moved to the new room's key,
+                # so it is gone from its own), and the others keep their order. So the rest
+                # are where the first ones that are still there end.
                 gone = 0
                 for k in range(b):
                     if buckets.get(frees[k]) is not machine_sets[k]:

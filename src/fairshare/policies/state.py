@@ -118,6 +118,9 @@ class ClusterState:
         # Per machine: the free vector of its bucket while it has room (None: no room, or
         # dead).
         self.free_of: list[tuple[float, ...] | None] = []
+        # Per machine, its bucket while it has room (the dictionary ``buckets`` maps its
+        # free vector to).
+        self.bucket_of: list[dict[int, None] | None] = []
         self.total = [0.0] * len(self.resources)
         self.classes: list[ClassSignature] = []
         self._class_of: dict[ClassSignature, int] = {}
@@ -239,6 +242,7 @@ class ClusterState:
                 known.append(mi)  # the highest index yet: the list stays in order
         self._join_profile(mi)
         self.free_of.append(None)
+        self.bucket_of.append(None)
         self.rebucket(mi)
         return mi
 
@@ -317,42 +321,46 @@ class ClusterState:
         if new == old:
             return
         buckets = self.buckets
+        bucket_of = self.bucket_of
         for v in new:
             if v > EPS:
                 break
         else:
             # No room left: out of its bucket (full before and after: in none already).
             if old is not None:
-                left = buckets[old]
+                left = bucket_of[mi]
+                assert left is not None
                 del left[mi]
                 if not left:
                     del buckets[old]
                 self.free_of[mi] = None
+                bucket_of[mi] = None
                 self.roomy.pop(mi, None)
             return
-        joined = buckets.get(new)
+        # Its bucket is found by machine, and the new one with one look-up: a free vector
+        # is a tuple of floats, hashed again at every look-up.
+        reused: dict[int, None] | None = None
         if old is None:
             if not self.alive[mi]:
                 return
             # Room again: last in roomy.
             self.roomy[mi] = None
         else:
-            left = buckets[old]
+            left = bucket_of[mi]
+            assert left is not None
             if len(left) == 1:
                 # Alone in its bucket (a full cluster's usual case: each machine's room is
                 # its own): the bucket leaves, and it is the new one when there is none
                 # (the same {mi: None}, last among the buckets), with no dictionary made.
                 del buckets[old]
-                if joined is None:
-                    buckets[new] = left
-                    self.free_of[mi] = new
-                    return
+                reused = left
             else:
                 del left[mi]
-        if joined is None:
-            buckets[new] = {mi: None}
-        else:
+        fresh = reused if reused is not None else {mi: None}
+        joined = buckets.setdefault(new, fresh)
+        if joined is not fresh:
             joined[mi] = None
+        bucket_of[mi] = joined
         self.free_of[mi] = new
 
     def bump(self, mi: int) -> None:
@@ -366,9 +374,9 @@ class ClusterState:
             The index of a machine with room.
         """
         free = self.free_of[mi]
-        assert free is not None
+        bucket = self.bucket_of[mi]
+        assert free is not None and bucket is not None
         buckets = self.buckets
-        bucket = buckets[free]
         del bucket[mi]
         if not bucket:
             del buckets[free]
