@@ -37,7 +37,7 @@ not fit the freed room: a is served.
 from __future__ import annotations
 
 import heapq
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, cast
 
 from mypy_extensions import mypyc_attr
 
@@ -55,6 +55,12 @@ if TYPE_CHECKING:
 heapify: Final = heapq.heapify
 heappop: Final = heapq.heappop
 heappush: Final = heapq.heappush
+
+BoxedEntry = tuple[object, ...]
+"""A heap entry as a heap holds it: a Python tuple. The compiled kernel keeps a
+:data:`~fairshare.policies.ranking.HeapEntry` it builds or reads as six C fields, and made a
+new tuple (and floats, and large ints) each time it handed one to ``heapq``: an entry made to
+be pushed, or popped to be pushed back, is made or moved in this form."""
 
 STALE_SLACK: Final = 64
 """Stale entries a group's heap may hold beyond twice its users before they are dropped at
@@ -109,30 +115,33 @@ class HeapSelection(Selection):
             for g, heap in user.job_heaps.items():
                 head = ledger.first_pending(heap)
                 tier = 0 if head is None else -head.priority
-                self._push(g, (tier, ranking.user_rank(user, g), since, served, idx, version))
+                rank = ranking.user_rank(user, g)
+                self._push(g, (tier, rank, since, served, idx, version), tier, rank)
             return
         if self._by_share:
             # One entry serves every group: the rank does not depend on the group.
-            entry = (0, user.share / user.divisor, since, served, idx, version)
+            rank = user.share / user.divisor
+            entry: BoxedEntry = (0, rank, since, served, idx, version)
             for g in user.job_heaps:
-                self._push(g, entry)
+                self._push(g, entry, 0, rank)
             return
         for g in user.job_heaps:
-            self._push(g, (0, ranking.user_rank(user, g), since, served, idx, version))
+            rank = ranking.user_rank(user, g)
+            self._push(g, (0, rank, since, served, idx, version), 0, rank)
 
-    def _push(self, g: int, entry: HeapEntry) -> None:
+    def _push(self, g: int, entry: BoxedEntry, tier: int, rank: float) -> None:
         """Push ``entry`` on group ``g``'s heap. Selections drop stale entries only as they
         surface in a group that fits the machine offered, so a group that seldom fits (a
         large task on a full cluster) would keep every entry its users' changes push: past
         twice its users' number (plus :data:`STALE_SLACK`), its stale entries are dropped
         all at once (amortised O(1) per push; the valid entries, and so every selection,
-        stay the same)."""
+        stay the same). ``tier`` and ``rank`` are the entry's first two fields."""
         grp = self.ledger.cluster.groups[g]
-        heap = grp.heap
-        _lower_top(grp, entry)
+        heap = _boxed(grp.heap)
+        _lower_top(grp, tier, rank)
         heappush(heap, entry)
         if len(heap) > 2 * len(grp.users) + STALE_SLACK:
-            heap[:] = [e for e in heap if self._current(e, g)]
+            heap[:] = [e for e in heap if self._current(cast(HeapEntry, e), g)]
             heapify(heap)
 
     def _current(self, entry: HeapEntry, g: int) -> bool:
@@ -206,7 +215,7 @@ class HeapSelection(Selection):
                 entry = heap[0]
                 if self._current(entry, g):
                     break
-                heappop(heap)
+                heappop(_boxed(heap))
             else:
                 continue
             # The top is known now: the bound is tightened to it.
@@ -241,7 +250,7 @@ class HeapSelection(Selection):
             groups = self.ledger.cluster.groups
             for g, entry in self._held:
                 grp = groups[g]
-                _lower_top(grp, entry)
+                _lower_top(grp, entry[0], entry[1])
                 heappush(grp.heap, entry)
             self._held.clear()
 
@@ -280,14 +289,15 @@ class HeapSelection(Selection):
             if cand[4] == u:
                 # Look under u's entry: drop the stale entries that surface (u's own older
                 # ones above all), then put u's entry back.
-                mine = heappop(heap)
+                boxed = _boxed(heap)
+                mine = heappop(boxed)
                 while heap and not self._current(heap[0], g):
-                    heappop(heap)
+                    heappop(boxed)
                 if not heap:
-                    heappush(heap, mine)
+                    heappush(boxed, mine)
                     continue
                 cand = heap[0]
-                heappush(heap, mine)
+                heappush(boxed, mine)
             if found and not entry_before(cand, best):
                 continue
             if fits(free, grp.demand) if room is None else room.room(mi, free, grp.demand):
@@ -296,11 +306,16 @@ class HeapSelection(Selection):
         return best if found else None
 
 
-def _lower_top(grp: Group, entry: HeapEntry) -> None:
-    """``entry`` is about to be pushed on ``grp``'s heap: its (tier, rank) bound on the top
-    (:class:`~fairshare.policies.records.Group`) takes the entry's when the heap is empty or
-    the entry's is lower."""
-    tier = entry[0]
-    if not grp.heap or tier < grp.top_tier or (tier == grp.top_tier and entry[1] < grp.top_rank):
+def _lower_top(grp: Group, tier: int, rank: float) -> None:
+    """An entry of ``tier`` and ``rank`` is about to be pushed on ``grp``'s heap: its (tier,
+    rank) bound on the top (:class:`~fairshare.policies.records.Group`) takes the entry's
+    when the heap is empty or the entry's is lower."""
+    if not grp.heap or tier < grp.top_tier or (tier == grp.top_tier and rank < grp.top_rank):
         grp.top_tier = tier
-        grp.top_rank = entry[1]
+        grp.top_rank = rank
+
+
+def _boxed(heap: list[HeapEntry]) -> list[BoxedEntry]:
+    """``heap`` as the Python tuples it holds (no copy): what goes in and out of it through
+    heapq without a look at the fields."""
+    return cast("list[BoxedEntry]", heap)
