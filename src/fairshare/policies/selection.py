@@ -278,12 +278,32 @@ class HeapSelection(Selection):
         # The lowest entry so far (read while found): unboxed in the compiled kernel, and
         # compared field by field (entry_before), as in select.
         best: HeapEntry = (0, 0.0, 0.0, 0, -1, 0)
+        best_tier = 0
+        best_rank = 0.0
         found = False
+        width = len(free)
+        free0 = free[0] if width > 0 else 0.0
+        free1 = free[1] if width > 1 else 0.0
         # Only listed groups can hold a valid entry (see ClusterState.afor).
         for g in cs.afor[mi]:
             grp = groups[g]
             heap = grp.heap
             if not heap:
+                continue
+            # As in select: a group whose (tier, rank) bound is above the lowest so far
+            # holds nothing lower, and one whose task does not fit is passed, both before
+            # a look at its heap (the result is the same; only the stale entries under u's
+            # that a look drops stay).
+            if found:
+                tier = grp.top_tier
+                if tier > best_tier or (tier == best_tier and grp.top_rank > best_rank):
+                    continue
+            if not fits_first_two(free0, free1, grp):
+                continue
+            if room is None:
+                if width > 2 and not fits(free, grp.demand):
+                    continue
+            elif not room.room(mi, free, grp.demand):
                 continue
             cand = heap[0]
             if cand[4] == u:
@@ -300,9 +320,10 @@ class HeapSelection(Selection):
                 heappush(boxed, mine)
             if found and not entry_before(cand, best):
                 continue
-            if fits(free, grp.demand) if room is None else room.room(mi, free, grp.demand):
-                best = cand
-                found = True
+            best = cand
+            best_tier = cand[0]
+            best_rank = cand[1]
+            found = True
         return best if found else None
 
 
