@@ -468,7 +468,15 @@ class RunState:
         slot = len(attempts) + self.base
         if phase == "map":
             end = now + seconds
-            attempts += (now, run.index, phase, index, attempt, machine, end, locality)
+            # Item by item: a tuple of them was built (and boxed) for the list to copy.
+            attempts.append(now)
+            attempts.append(run.index)
+            attempts.append(phase)
+            attempts.append(index)
+            attempts.append(attempt)
+            attempts.append(machine)
+            attempts.append(end)
+            attempts.append(locality)
             entry = Finish(end, FINISH, self.queue.token(), task, slot, run, lane)
             run.map_entries[index] = entry
             lane.append(entry)
