@@ -606,12 +606,14 @@ class AttemptSpill:
         self.patches = {}
         return out
 
-    def patch_many(self, rows: IntArray, finish: FloatArray, *, truncated: bool) -> None:
+    def patch_many(
+        self, rows: IntArray, finish: FloatArray, *, killed: bool, truncated: bool
+    ) -> None:
         """:meth:`patch` for many rows at once (a run's end truncating every attempt still
         running), without a call per row from the compiled kernel."""
         patch = self.patch
         for row, end in zip(rows.tolist(), finish.tolist(), strict=True):
-            patch(row, end, killed=False, truncated=truncated)
+            patch(row, end, killed=killed, truncated=truncated)
 
     def _write_patches(self) -> None:
         """Write the patches over their rows in the file and forget them: the patches held

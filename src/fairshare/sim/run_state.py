@@ -361,10 +361,12 @@ class RunState:
         ``end``."""
         slot = state.slot
         if slot < self.base:
-            spilled = self.spilled_open
-            at = spilled.find(slot)
-            spilled.end[at] = end
-            self.pieces.patch(int(spilled.rows[at]), end, killed=killed, truncated=truncated)
+            self._rewrite_spilled(
+                np.array([slot], dtype=np.int64),
+                np.array([end], dtype=np.float64),
+                killed=killed,
+                truncated=truncated,
+            )
             return
         self.attempts[slot - self.base + ROW_FINISH] = end
         if killed:
@@ -755,11 +757,21 @@ class RunState:
         (a run cut at ``until`` has tens of thousands still running)."""
         open_rows = self.spilled_open
         slots = np.fromiter((state.slot for state in states), dtype=np.int64, count=len(states))
+        starts = open_rows.start[np.searchsorted(open_rows.slots, slots)]
+        ends = np.maximum(end, starts)
+        self._rewrite_spilled(slots, ends, killed=False, truncated=True)
+
+    def _rewrite_spilled(
+        self, slots: IntArray, ends: FloatArray, *, killed: bool, truncated: bool
+    ) -> None:
+        """Rewrite the spilled rows of the running tasks at attempt slots ``slots`` to end at
+        ``ends``: their open rows and the spill file's patches. The one change of a spilled
+        row, for one task (:meth:`_row`) or for every task still running at the end."""
+        open_rows = self.spilled_open
         at = np.searchsorted(open_rows.slots, slots)
         assert bool(np.all(open_rows.slots[at] == slots)), "a running task's row is held"
-        ends = np.maximum(end, open_rows.start[at])
         open_rows.end[at] = ends
-        self.pieces.patch_many(open_rows.rows[at], ends, truncated=True)
+        self.pieces.patch_many(open_rows.rows[at], ends, killed=killed, truncated=truncated)
 
     def _record(self, run: JobRun) -> JobRecord:
         """The job record of ``run`` as it stands (unfinished jobs keep ``finish=None``)."""
