@@ -336,17 +336,28 @@ def segmented_cumsum(
     out = np.empty_like(values)
     if not values.size:
         return out
-    seg_of = np.repeat(np.arange(seg_len.size), seg_len)
+    segments = seg_len.size
+    seg_of = np.repeat(np.arange(segments), seg_len)
     pos = np.arange(values.size) - seg_start[seg_of] + 1
     # Lengths bucketed by powers of two: a bucket's matrix is at most twice its values.
-    bucket = np.ceil(np.log2(seg_len)).astype(np.int64)
-    for b in np.unique(bucket).tolist():
-        segs = np.flatnonzero(bucket == b)
+    bucket = np.ceil(np.log2(seg_len)).astype(np.uint8)
+    # The segments, and the values, grouped by bucket once (stable sorts of small integers:
+    # in order within each), rather than a pass over all of them per bucket; a segment's
+    # column is its rank among its bucket's.
+    seg_order = np.argsort(bucket, kind="stable")
+    seg_count = np.bincount(bucket)
+    seg_first = np.cumsum(seg_count) - seg_count
+    column = np.empty(segments, dtype=np.int64)
+    column[seg_order] = np.arange(segments) - seg_first[bucket[seg_order]]
+    value_bucket = bucket[seg_of]
+    value_order = np.argsort(value_bucket, kind="stable")
+    value_count = np.bincount(value_bucket, minlength=seg_count.size)
+    value_first = np.cumsum(value_count) - value_count
+    for b in np.flatnonzero(seg_count).tolist():
+        segs = seg_order[seg_first[b] : seg_first[b] + seg_count[b]]
+        mine = value_order[value_first[b] : value_first[b] + value_count[b]]
         height = int(seg_len[segs].max()) + 1
-        local = np.full(seg_len.size, -1, dtype=np.int64)
-        local[segs] = np.arange(segs.size)
-        mine = np.flatnonzero(local[seg_of] >= 0)
-        col = local[seg_of[mine]]
+        col = column[seg_of[mine]]
         grid = np.zeros((height, segs.size), dtype=np.float64)
         grid[0] = carry[segs]
         grid[pos[mine], col] = values[mine]
