@@ -55,6 +55,7 @@ if TYPE_CHECKING:
 heapify: Final = heapq.heapify
 heappop: Final = heapq.heappop
 heappush: Final = heapq.heappush
+heapreplace: Final = heapq.heapreplace
 
 BoxedEntry = tuple[object, ...]
 """A heap entry as a heap holds it: a Python tuple. The compiled kernel keeps a
@@ -138,6 +139,17 @@ class HeapSelection(Selection):
         stay the same). ``tier`` and ``rank`` are the entry's first two fields."""
         grp = self.ledger.cluster.groups[g]
         heap = _boxed(grp.heap)
+        if heap and heap[0][4] == entry[4]:
+            # The top is the user's older entry, stale now (a push follows its version's
+            # move): the new one takes its place in one sift, where a push beside it left
+            # the stale one for a selection to pop. A group of one user (most groups of a
+            # trace replay) keeps a heap of one entry. The (tier, rank) bound is the new
+            # top's: the old top, its lower bound, is gone.
+            heapreplace(heap, entry)
+            top = cast(HeapEntry, heap[0])
+            grp.top_tier = top[0]
+            grp.top_rank = top[1]
+            return
         _lower_top(grp, tier, rank)
         heappush(heap, entry)
         if len(heap) > 2 * len(grp.users) + STALE_SLACK:
