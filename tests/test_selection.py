@@ -56,13 +56,46 @@ def _check_top_bounds(selection: HeapSelection) -> None:
             assert (grp.top_tier, grp.top_rank) <= grp.heap[0][:2]
 
 
+def _full_bound(selection: HeapSelection, mi: int, u: int) -> HeapEntry | None:
+    """The lowest valid entry of a user but ``u`` over every group listed for ``mi`` whose
+    task fits, each heap read whole."""
+    ledger: Any = selection.ledger
+    cs = ledger.cluster
+    best: HeapEntry | None = None
+    for g in cs.afor[mi]:
+        grp = cs.groups[g]
+        if not fits(cs.free[mi], grp.demand):
+            continue
+        for entry in grp.heap:
+            user = ledger.users[entry[4]]
+            valid = entry[5] == user.version and g in user.job_heaps and user.running < user.cap
+            if valid and entry[4] != u and (best is None or entry < best):
+                best = entry
+    return best
+
+
 class _Checked(HeapSelection):
-    """The selection, each pick compared with the full scan, and every heap's size checked."""
+    """The selection, each pick compared with the full scan, each bound checked to be one
+    (from the last selection's record or from a scan), and every heap's size checked."""
 
     def __init__(self) -> None:
         super().__init__()
         self.selects = 0
         self.largest_heap = 0
+        self.largest_of: dict[int, int] = {}
+        self.bounds = 0
+        self.recorded_bounds = 0
+
+    def bound(self, mi: int, u: int) -> HeapEntry | None:
+        self.bounds += 1
+        self.recorded_bounds += self._seen_mi == mi and self._seen_user == u
+        expected = _full_bound(self, mi, u)
+        got = super().bound(mi, u)
+        if got is None:
+            assert expected is None  # nobody bounds the batch: nobody else fits
+        elif expected is not None:
+            assert got[:4] <= expected[:4]
+        return got
 
     def select(self, mi: int) -> Pick | None:
         expected = _full_scan(self, mi)
@@ -79,8 +112,9 @@ class _Checked(HeapSelection):
                 for g, grp in enumerate(cs.groups)
                 if cs.listed[g] and cs.eligible(grp.cls, machine)
             ]
-        for grp in ledger.cluster.groups:
+        for g, grp in enumerate(ledger.cluster.groups):
             self.largest_heap = max(self.largest_heap, len(grp.heap))
+            self.largest_of[g] = max(self.largest_of.get(g, 0), len(grp.heap))
             assert len(grp.heap) <= 2 * len(grp.users) + STALE_SLACK + 1
             if not grp.users:
                 assert not grp.heap  # an inactive group holds no entry
@@ -141,10 +175,35 @@ def test_selection_picks_what_a_full_scan_picks(
 
 
 def test_a_group_that_never_fits_keeps_a_bounded_heap() -> None:
-    """User a's task of <8, 8> fits no machine of <4, 4> while a's and b's 400 small tasks
-    each change a's rank twice: every change pushes an entry in a's large group, which no
-    selection reads (it never fits). The heap is cut back at twice its one user plus the
-    slack, where it would otherwise hold about 800 entries."""
+    """Users a and b each have a task of <8, 8>, which fits no machine of <4, 4>, while their
+    400 small tasks each change their ranks twice: every change pushes an entry in the large
+    group, which no selection reads (it never fits). A push over the user's own older top
+    replaces it, but the other user's entries pile up under it. The heap is cut back at
+    twice its two users plus the slack, where it would otherwise hold about 1,600 entries."""
+    cluster = Cluster.build(["cpu", "mem"], [Machine("m", np.array([4.0, 4.0]))])
+    jobs = [
+        Job("large-a", 0.0, "a", np.array([8.0, 8.0]), 1, FixedDuration(1.0)),
+        Job("large-b", 0.0, "b", np.array([8.0, 8.0]), 1, FixedDuration(1.0)),
+        Job("small-a", 0.0, "a", np.array([1.0, 1.0]), 400, FixedDuration(1.0)),
+        Job("small-b", 0.0, "b", np.array([1.0, 1.0]), 400, FixedDuration(1.0)),
+    ]
+    selection = _Checked()
+    sched = Scheduler(cluster, ranking=DrfRanking(), selection=selection)
+    log = simulate(cluster, jobs, sched, seed=0)
+    assert log.stranded == ("large-a", "large-b")
+    assert log.attempt_count == 800
+    large_group = sched.ledger.cluster.groups[0]
+    assert large_group.demand == (8.0, 8.0)
+    assert len(large_group.heap) <= 4 + STALE_SLACK + 1
+    # Seen at a selection: within one push of the cut.
+    assert selection.largest_of[0] in (4 + STALE_SLACK, 4 + STALE_SLACK + 1)
+
+
+def test_a_push_over_the_users_own_top_replaces_it() -> None:
+    """User a alone has a task of <8, 8> that fits nowhere, and 400 small tasks: each of
+    a's about 800 changes of rank pushes an entry in the large group over a's own older
+    one, which it replaces (the group's (tier, rank) bound follows the new top); the heap
+    holds one entry all along, where it held up to twice its user plus the slack."""
     cluster = Cluster.build(["cpu", "mem"], [Machine("m", np.array([4.0, 4.0]))])
     jobs = [
         Job("large", 0.0, "a", np.array([8.0, 8.0]), 1, FixedDuration(1.0)),
@@ -155,11 +214,31 @@ def test_a_group_that_never_fits_keeps_a_bounded_heap() -> None:
     sched = Scheduler(cluster, ranking=DrfRanking(), selection=selection)
     log = simulate(cluster, jobs, sched, seed=0)
     assert log.stranded == ("large",)
-    assert log.attempt_count == 800
     large_group = sched.ledger.cluster.groups[0]
     assert large_group.demand == (8.0, 8.0)
-    assert len(large_group.heap) <= 2 + STALE_SLACK + 1
-    assert selection.largest_heap == 2 + STALE_SLACK + 1
+    assert len(large_group.heap) == 1
+    user_a = sched.ledger.users[0]
+    assert large_group.heap[0][4] == user_a.idx
+    assert large_group.heap[0][5] == user_a.version
+    assert (large_group.top_tier, large_group.top_rank) == large_group.heap[0][:2]
+    assert selection.largest_of[0] == 1
+
+
+def test_a_batchs_bound_comes_from_its_selection() -> None:
+    """DRF on one machine of <8, 8>: a (tasks of <1, 1>) and b (tasks of <2, 2>) submit at
+    once. Every batch's bound is answered from the record of the selection that picked its
+    user (no second scan of the groups), and is a lower bound on b's entry (checked)."""
+    cluster = Cluster.build(["cpu", "mem"], [Machine("m", np.array([8.0, 8.0]))])
+    jobs = [
+        Job("x", 0.0, "a", np.array([1.0, 1.0]), 6, FixedDuration(2.0)),
+        Job("y", 0.0, "b", np.array([2.0, 2.0]), 3, FixedDuration(3.0)),
+    ]
+    selection = _Checked()
+    sched = Scheduler(cluster, ranking=DrfRanking(), selection=selection)
+    log = simulate(cluster, jobs, sched, seed=0)
+    assert log.attempt_count == 9
+    assert selection.bounds > 0
+    assert selection.recorded_bounds == selection.bounds
 
 
 @settings(deadline=None)

@@ -37,6 +37,7 @@ not fit the freed room: a is served.
 from __future__ import annotations
 
 import heapq
+import math
 from typing import TYPE_CHECKING, Final, cast
 
 from mypy_extensions import mypyc_attr
@@ -63,6 +64,9 @@ BoxedEntry = tuple[object, ...]
 new tuple (and floats, and large ints) each time it handed one to ``heapq``: an entry made to
 be pushed, or popped to be pushed back, is made or moved in this form."""
 
+_NO_ENTRY: Final[HeapEntry] = (0, 0.0, 0.0, 0, -1, 0)
+"""A placeholder entry, returned beside False where there is none."""
+
 STALE_SLACK: Final = 64
 """Stale entries a group's heap may hold beyond twice its users before they are dropped at
 once (see :meth:`HeapSelection._push`)."""
@@ -79,6 +83,18 @@ class HeapSelection(Selection):
         self.idle_touches = False
         # Entries set aside by skip() for the rest of one machine's offer.
         self._held: list[tuple[int, HeapEntry]] = []
+        # What the last selection saw, for bound() to answer from (see _recorded_bound):
+        # the machine and the user it picked (-1: nothing to answer from), the lowest valid
+        # top of another user it read, the groups whose top was the user's, and the lowest
+        # (tier, rank) bound of the fitting groups it passed unread.
+        self._seen_mi = -1
+        self._seen_user = -1
+        self._second: HeapEntry = _NO_ENTRY
+        self._has_second = False
+        self._mine: list[int] = []
+        self._passed = False
+        self._passed_tier = 0
+        self._passed_rank = 0.0
 
     def bind(self, ledger: Ledger, room: RoomFilter | None) -> None:
         """Read ``ledger``, and test room with ``room`` (None: the plain fit test).
@@ -103,6 +119,8 @@ class HeapSelection(Selection):
         user : UserState
             The user.
         """
+        # A push may lower what the last selection saw.
+        self._seen_mi = -1
         if not user.job_heaps or user.running >= user.cap:
             return
         ledger = self.ledger
@@ -195,10 +213,20 @@ class HeapSelection(Selection):
         free0 = free[0] if width > 0 else 0.0
         free1 = free[1] if width > 1 else 0.0
         cs.selects += 1
+        self._seen_mi = -1
         # A room filter admits at most what fits, so room short of every pending demand
         # ends the offer with no group looked at (a full cluster's usual last selection).
         if cs.fits_none(free):
             return None
+        # The record for bound(): the groups whose valid top was read, and the lowest
+        # (tier, rank) bound of the groups passed by it.
+        mine = self._mine
+        mine.clear()
+        second: HeapEntry = _NO_ENTRY
+        has_second = False
+        passed = False
+        passed_tier = 0
+        passed_rank = 0.0
         # Groups nobody has pending work in hold only stale entries: skipped (see afor).
         for g in cs.afor[mi]:
             grp = groups[g]
@@ -210,7 +238,23 @@ class HeapSelection(Selection):
             # passed without reading its heap (equal keys are read: the later fields decide).
             if best_group >= 0:
                 tier = grp.top_tier
-                if tier > best_tier or (tier == best_tier and grp.top_rank > best_rank):
+                rank = grp.top_rank
+                if tier > best_tier or (tier == best_tier and rank > best_rank):
+                    # The lowest bound passed, of a group whose task fits (bound() reads
+                    # those only).
+                    lower = not passed or tier < passed_tier
+                    if (
+                        (lower or (tier == passed_tier and rank < passed_rank))
+                        and fits_first_two(free0, free1, grp)
+                        and (
+                            (width <= 2 or fits(free, grp.demand))
+                            if room is None
+                            else room.room(mi, free, grp.demand)
+                        )
+                    ):
+                        passed = True
+                        passed_tier = tier
+                        passed_rank = rank
                     continue
             # So is a group whose task does not fit: fits()'s test of the first two resources
             # first, on plain fields (a room filter admits at most what fits).
@@ -233,13 +277,33 @@ class HeapSelection(Selection):
             # The top is known now: the bound is tightened to it.
             grp.top_tier = entry[0]
             grp.top_rank = entry[1]
+            # The record: the lowest top of a user but the best's (the best's user changes:
+            # the former best is then the lowest other top), and the groups the best's user
+            # tops, whose next entries bound the others there.
             if best_group < 0 or entry_before(entry, best):
+                if best_group >= 0 and entry[4] != best[4]:
+                    second = best
+                    has_second = True
+                    mine.clear()
+                mine.append(g)
                 best = entry
                 best_group = g
                 best_tier = entry[0]
                 best_rank = entry[1]
+            elif entry[4] == best[4]:
+                mine.append(g)
+            elif not has_second or entry_before(entry, second):
+                second = entry
+                has_second = True
         if best_group < 0:
             return None
+        self._seen_mi = mi
+        self._seen_user = best[4]
+        self._second = second
+        self._has_second = has_second
+        self._passed = passed
+        self._passed_tier = passed_tier
+        self._passed_rank = passed_rank
         return best[4], best_group
 
     def skip(self, user: int, group: int) -> None:
@@ -253,11 +317,13 @@ class HeapSelection(Selection):
         group : int
             The group its skipped task belongs to.
         """
+        self._seen_mi = -1
         entry = heappop(self.ledger.cluster.groups[group].heap)
         self._held.append((group, entry))
 
     def restore_held(self) -> None:
         """The offer is over: entries set aside by :meth:`skip` go back."""
+        self._seen_mi = -1
         if self._held:
             groups = self.ledger.cluster.groups
             for g, entry in self._held:
@@ -282,6 +348,9 @@ class HeapSelection(Selection):
         -------
         tuple or None
         """
+        if self._seen_mi == mi and self._seen_user == u:
+            self._seen_mi = -1
+            return self._recorded_bound(u)
         ledger = self.ledger
         cs = ledger.cluster
         free = cs.free[mi]
@@ -318,26 +387,70 @@ class HeapSelection(Selection):
                     continue
             elif not room.room(mi, free, grp.demand):
                 continue
-            cand = heap[0]
-            if cand[4] == u:
-                # Look under u's entry: drop the stale entries that surface (u's own older
-                # ones above all), then put u's entry back.
-                boxed = _boxed(heap)
-                mine = heappop(boxed)
-                while heap and not self._current(heap[0], g):
-                    heappop(boxed)
-                if not heap:
-                    heappush(boxed, mine)
-                    continue
-                cand = heap[0]
-                heappush(boxed, mine)
-            if found and not entry_before(cand, best):
+            some, cand = self._other_top(g, u)
+            if not some or (found and not entry_before(cand, best)):
                 continue
             best = cand
             best_tier = cand[0]
             best_rank = cand[1]
             found = True
         return best if found else None
+
+    def _recorded_bound(self, u: int) -> HeapEntry | None:
+        """:meth:`bound` from what the last selection saw, which picked ``u`` on the same
+        machine with nothing pushed since (the batch's first launch changed only ``u``'s
+        state): the lowest valid top of another user among the fitting groups it read, the
+        next entries under ``u``'s tops, and for the fitting groups it passed unread their
+        (tier, rank) bound, as an entry before any other of that tier and rank (a batch
+        ends on it when ``u`` reaches it; bound's own scan would have read those tops, so
+        a batch may end sooner, with the same decisions)."""
+        found = self._passed
+        best: HeapEntry = (self._passed_tier, self._passed_rank, -math.inf, 0, -1, 0)
+        if self._has_second:
+            second = self._second
+            if not found or entry_before(second, best):
+                best = second
+                found = True
+        for g in self._mine:
+            some, cand = self._other_top(g, u)
+            if some and (not found or entry_before(cand, best)):
+                best = cand
+                found = True
+        return best if found else None
+
+    def _other_top(self, g: int, u: int) -> tuple[bool, HeapEntry]:
+        """The lowest entry of group ``g``'s heap that may be another user's than ``u``:
+        its top, or when the top is ``u``'s the first valid entry under it (False: none).
+        The stale entries that surface under ``u``'s (its own older ones above all) are
+        dropped, and ``u``'s entry goes back."""
+        heap = self.ledger.cluster.groups[g].heap
+        if not heap:
+            return False, _NO_ENTRY
+        cand = heap[0]
+        if cand[4] == u:
+            # The lower child bounds everything under the top: it is the answer when it is
+            # another user's valid entry (stale entries are few: a push replaces its user's
+            # top).
+            size = len(heap)
+            if size == 1:
+                return False, _NO_ENTRY
+            cand = heap[1]
+            if size > 2:
+                right = heap[2]
+                if entry_before(right, cand):
+                    cand = right
+            if cand[4] != u and self._current(cand, g):
+                return True, cand
+            boxed = _boxed(heap)
+            mine = heappop(boxed)
+            while heap and not self._current(heap[0], g):
+                heappop(boxed)
+            if not heap:
+                heappush(boxed, mine)
+                return False, _NO_ENTRY
+            cand = heap[0]
+            heappush(boxed, mine)
+        return True, cand
 
 
 def _lower_top(grp: Group, tier: int, rank: float) -> None:
