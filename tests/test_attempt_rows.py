@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fairshare.cluster import Cluster, Machine
-from fairshare.runlog import LOCALITIES, PHASES, ROW_FIELDS, AttemptRows
+from fairshare.runlog import LOCALITIES, PHASES, ROW_FIELDS, AttemptRows, _lexicographic_order
 from fairshare.sim import SimOptions, run_state, simulate
 from fairshare.workload.model import FixedDuration, Job
 
@@ -72,6 +72,35 @@ def test_columns_are_the_attempts_sorted_as_tuples(
     assert got == expected
     assert sorted(rows.machine_names) == sorted({row[5] for row in attempts})
     assert all(not column.flags.writeable for column in (rows.start, rows.machine, rows.killed))
+
+
+@settings(max_examples=scaled_examples(300), deadline=None)
+@given(
+    st.lists(st.sampled_from([-0.0, 0.0, 0.5, 2.25, 7.0]), min_size=2, max_size=40),
+    st.booleans(),  # the starts ascending, as a driver appends them
+    st.lists(
+        st.sampled_from([(0, 3), (-5, 5), (0, 2**40), (-(2**62), 2**62)]), min_size=1, max_size=4
+    ),
+    st.data(),
+)
+def test_the_packed_order_is_lexsorts(
+    starts: list[float],
+    ascending: bool,
+    spans: list[tuple[int, int]],
+    data: st.DataObject,
+) -> None:
+    """``_lexicographic_order`` is ``np.lexsort``'s permutation, ties in row order: one packed
+    key when the columns fit 62 bits and the starts ascend (-0.0 equal to 0.0), else
+    ``np.lexsort`` itself."""
+    n = len(starts)
+    start = np.array(sorted(starts) if ascending else starts)
+    columns = [
+        np.array(data.draw(st.lists(st.integers(lo, hi), min_size=n, max_size=n)))
+        for lo, hi in spans
+    ]
+    for keys in ((start, *columns), tuple(columns)):
+        expected = np.lexsort(keys[::-1])
+        assert _lexicographic_order(keys).tolist() == expected.tolist()
 
 
 @settings(max_examples=scaled_examples(200), deadline=None)
