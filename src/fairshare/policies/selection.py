@@ -170,7 +170,9 @@ class HeapSelection(Selection):
             return
         _lower_top(grp, tier, rank)
         heappush(heap, entry)
-        if len(heap) > 2 * len(grp.users) + STALE_SLACK:
+        # The slack first: the users' dictionary is read only for a heap that may be over.
+        size = len(heap)
+        if size > STALE_SLACK + 2 and size > 2 * len(grp.users) + STALE_SLACK:
             heap[:] = [e for e in heap if self._current(cast(HeapEntry, e), g)]
             heapify(heap)
 
@@ -179,7 +181,8 @@ class HeapSelection(Selection):
         work in the group and is under its cap (a stale entry never becomes valid again: a
         user's version only grows, and a user back under its cap is pushed afresh)."""
         user = self.ledger.users[entry[4]]
-        return entry[5] == user.version and g in user.job_heaps and user.running < user.cap
+        # The dictionary look-up last: a user's version and count are plain fields.
+        return entry[5] == user.version and user.running < user.cap and g in user.job_heaps
 
     def select(self, mi: int) -> Pick | None:
         """The lowest valid heap entry over the groups that may use ``mi`` and whose task fits
