@@ -1045,6 +1045,7 @@ class Ledger:
         heap = user.job_heaps.get(job.group)
         if heap is None:
             heap = user.job_heaps[job.group] = []
+            user.groups.append(job.group)
             group_users = self.cluster.groups[job.group].users
             if not group_users:
                 self.cluster.group_active(job.group, True)
@@ -1081,6 +1082,7 @@ class Ledger:
         group = job.group
         if self.first_pending(user.job_heaps[group]) is None:
             del user.job_heaps[group]
+            user.groups.remove(group)
             group_users = self.cluster.groups[group].users
             del group_users[user.idx]
             if not group_users:

@@ -226,6 +226,9 @@ class UserState:
         Moves at every change of rank, so that older heap entries go stale.
     job_heaps : dict of int to list
         Per group, the heap of its jobs with pending tasks there.
+    groups : list of int
+        The groups of ``job_heaps``, in its order: what a refresh of the user's entries
+        walks (a list walks in a fraction of a dictionary's time).
     served : int
         When it was last served: the ledger's count of launches at its last launch (0
         before its first). Of users with equal ranks and equally old pending work, the one
@@ -240,6 +243,7 @@ class UserState:
         "alloc",
         "cap",
         "divisor",
+        "groups",
         "idx",
         "job_heaps",
         "min_share",
@@ -275,6 +279,7 @@ class UserState:
         # group -> heap of (-priority, job rank, part id, job version) of jobs with pending
         # tasks there: higher priority first, then the policy's job order.
         self.job_heaps: dict[int, list[tuple[int, float, int, int]]] = {}
+        self.groups: list[int] = []
         # running reducer (or copy or compute part) -> machine index; running map tasks are
         # in their job's ``JobState.where``. The scheduler's launch numbers, which preemption
         # reads to kill the newest first, are kept beside them only then.

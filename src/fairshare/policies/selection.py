@@ -141,10 +141,10 @@ class HeapSelection(Selection):
             # One entry serves every group: the rank does not depend on the group.
             rank = user.share / user.divisor
             entry: BoxedEntry = (0, rank, since, served, idx, version)
-            for g in user.job_heaps:
+            for g in user.groups:
                 self._push(g, entry, 0, rank)
             return
-        for g in user.job_heaps:
+        for g in user.groups:
             rank = ranking.user_rank(user, g)
             self._push(g, (0, rank, since, served, idx, version), 0, rank)
 
