@@ -29,7 +29,7 @@ from typing import Final
 
 from fairshare.cluster import Machine
 from fairshare.policies import TaskRef
-from fairshare.workload.model import Job
+from fairshare.workload.model import FixedDuration, Job
 
 # The heap functions as Final names: the compiled kernel keeps them in C statics, where an
 # imported function is a dictionary look-up at every call.
@@ -71,6 +71,10 @@ class JobRun:
 
     Attributes
     ----------
+    seconds_each : float
+        Every map task's duration when the job gives one for all (a fixed duration, a trace
+        task's instances), else -1: read at each launch instead of ``map_seconds``, whose
+        item is a generic sequence read (it may be an ``array``).
     maps, total : int
         The job's map tasks, and all its tasks (maps and reducers, a split reducer once).
     done, maps_done : int
@@ -96,6 +100,7 @@ class JobRun:
         "maps",
         "maps_done",
         "maps_only",
+        "seconds_each",
         "total",
         "waiting",
     )
@@ -104,6 +109,8 @@ class JobRun:
         self.index = index
         self.job = job
         self.map_seconds = map_seconds
+        duration = job.duration
+        self.seconds_each = duration.seconds if isinstance(duration, FixedDuration) else -1.0
         self.maps = job.tasks
         # Per map task, its running entry (None while it does not run): a list slot per task
         # is cheaper to set and clear than a dict entry per launch, on the hottest path.

@@ -452,7 +452,8 @@ class RunState:
         if run.first_start is None:
             run.first_start = now
         if phase == "map":
-            seconds = run.map_seconds[index]
+            each = run.seconds_each
+            seconds = each if each >= 0.0 else run.map_seconds[index]
             if locality is not None:
                 seconds *= self.slow[locality]
         else:
