@@ -292,10 +292,10 @@ class Group:
 
     ``heap`` holds (tier, rank, pending since, served, user index, user version) entries
     (:data:`~fairshare.policies.ranking.HeapEntry`) with lazy invalidation: an entry is
-    stale when the user's version moved on. The tier is minus the priority of the user's
-    next job in the group (0 without priorities): higher priorities first, then the policy's
-    rank, then the fair tie rule (the oldest pending task first, then the user served least
-    recently).
+    stale when the user's version moved on (a push over the user's own top replaces it). The
+    tier is minus the priority of the user's next job in the group (0 without priorities):
+    higher priorities first, then the policy's rank, then the fair tie rule (the oldest
+    pending task first, then the user served least recently).
 
     ``demand0`` and ``demand1`` are the demand's first two amounts (``-inf`` past the last
     resource), plain fields for a selection's fit test of those resources (the one most

@@ -3,8 +3,10 @@ work there, ordered by the policy's rank (:class:`HeapSelection`).
 
 Users sit in one heap per group (see :mod:`fairshare.policies.state`) ordered by ``(priority
 tier, rank, pending since, served, user index, version)``; a change of a user's rank pushes a
-fresh entry and the old one is dropped when it surfaces (lazy invalidation), so a selection is
-O(G + log n), G the groups eligible for the machine. Equal ranks go by the fair tie rule: the
+fresh entry (in place of the old one when that is the top) and an old one is dropped when it
+surfaces (lazy invalidation), so a selection is O(G + log n), G the groups eligible for the
+machine. A selection also records what it saw, from which the bound of the batch it starts is
+answered (:meth:`HeapSelection.bound`). Equal ranks go by the fair tie rule: the
 user whose oldest pending task was submitted first, then the user served least recently
 (:meth:`~fairshare.policies.ledger.Ledger.pending_since`); before anyone is served, users named
 in the scenario in scenario order, then the others in order of their first job's submission.
