@@ -174,22 +174,25 @@ def test_selection_picks_what_a_full_scan_picks(
     assert log.attempt_count == sum(job.tasks for job in jobs)
 
 
+def _never_fitting(large: list[str]) -> tuple[Any, _Checked, Scheduler]:
+    """DRF on one machine of <4, 4>, every selection checked: a task of <8, 8> (it fits
+    nowhere) for each user in ``large``, and 400 small tasks each for users a and b, every one
+    of which changes its user's rank twice. Returns the log, the selection and the policy."""
+    cluster = Cluster.build(["cpu", "mem"], [Machine("m", np.array([4.0, 4.0]))])
+    jobs = [Job(f"large-{u}", 0.0, u, np.array([8.0, 8.0]), 1, FixedDuration(1.0)) for u in large]
+    jobs += [Job(f"small-{u}", 0.0, u, np.array([1.0, 1.0]), 400, FixedDuration(1.0)) for u in "ab"]
+    selection = _Checked()
+    sched = Scheduler(cluster, ranking=DrfRanking(), selection=selection)
+    return simulate(cluster, jobs, sched, seed=0), selection, sched
+
+
 def test_a_group_that_never_fits_keeps_a_bounded_heap() -> None:
     """Users a and b each have a task of <8, 8>, which fits no machine of <4, 4>, while their
     400 small tasks each change their ranks twice: every change pushes an entry in the large
     group, which no selection reads (it never fits). A push over the user's own older top
     replaces it, but the other user's entries pile up under it. The heap is cut back at
     twice its two users plus the slack, where it would otherwise hold about 1,600 entries."""
-    cluster = Cluster.build(["cpu", "mem"], [Machine("m", np.array([4.0, 4.0]))])
-    jobs = [
-        Job("large-a", 0.0, "a", np.array([8.0, 8.0]), 1, FixedDuration(1.0)),
-        Job("large-b", 0.0, "b", np.array([8.0, 8.0]), 1, FixedDuration(1.0)),
-        Job("small-a", 0.0, "a", np.array([1.0, 1.0]), 400, FixedDuration(1.0)),
-        Job("small-b", 0.0, "b", np.array([1.0, 1.0]), 400, FixedDuration(1.0)),
-    ]
-    selection = _Checked()
-    sched = Scheduler(cluster, ranking=DrfRanking(), selection=selection)
-    log = simulate(cluster, jobs, sched, seed=0)
+    log, selection, sched = _never_fitting(["a", "b"])
     assert log.stranded == ("large-a", "large-b")
     assert log.attempt_count == 800
     large_group = sched.ledger.cluster.groups[0]
@@ -204,16 +207,8 @@ def test_a_push_over_the_users_own_top_replaces_it() -> None:
     a's about 800 changes of rank pushes an entry in the large group over a's own older
     one, which it replaces (the group's (tier, rank) bound follows the new top); the heap
     holds one entry all along, where it held up to twice its user plus the slack."""
-    cluster = Cluster.build(["cpu", "mem"], [Machine("m", np.array([4.0, 4.0]))])
-    jobs = [
-        Job("large", 0.0, "a", np.array([8.0, 8.0]), 1, FixedDuration(1.0)),
-        Job("small-a", 0.0, "a", np.array([1.0, 1.0]), 400, FixedDuration(1.0)),
-        Job("small-b", 0.0, "b", np.array([1.0, 1.0]), 400, FixedDuration(1.0)),
-    ]
-    selection = _Checked()
-    sched = Scheduler(cluster, ranking=DrfRanking(), selection=selection)
-    log = simulate(cluster, jobs, sched, seed=0)
-    assert log.stranded == ("large",)
+    log, selection, sched = _never_fitting(["a"])
+    assert log.stranded == ("large-a",)
     large_group = sched.ledger.cluster.groups[0]
     assert large_group.demand == (8.0, 8.0)
     assert len(large_group.heap) == 1
