@@ -223,8 +223,9 @@ class HeapSelection(Selection):
         # ends the offer with no group looked at (a full cluster's usual last selection).
         if cs.fits_none(free):
             return None
-        # The record for bound(): the groups whose valid top was read, and the lowest
-        # (tier, rank) bound of the groups passed by it.
+        # The record for bound() (see __init__): the groups the best's user tops, the lowest
+        # valid top of another user, and the lowest (tier, rank) bound of the fitting groups
+        # passed unread.
         mine = self._mine
         mine.clear()
         second: HeapEntry = _NO_ENTRY
