@@ -57,7 +57,7 @@ from fairshare.policies.ledger import DRAINED, ROOM, Ledger
 from fairshare.policies.protocol import Decision, Locality, TaskRef
 from fairshare.policies.ranking import HeapEntry, Pick, Selection, rank_before
 from fairshare.policies.records import Demand, JobState, UserState
-from fairshare.policies.state import fits
+from fairshare.policies.state import fits, fits_two
 from fairshare.tolerances import FIT
 
 _new: Final = tuple.__new__
@@ -267,8 +267,8 @@ class Placer:
         ledger = self.ledger
         cs = ledger.cluster
         demand = job.demand
-        # The first two amounts, for fits()'s test written out below (a call per bucket
-        # scanned, with its generic sequence reads, was a twentieth of a saturated replay).
+        # The first two amounts, for fits_two below: fits() per bucket scanned, with its
+        # generic sequence reads, was a twentieth of a saturated replay.
         width = len(demand)
         need0 = demand[0] if width > 0 else -math.inf
         need1 = demand[1] if width > 1 else -math.inf
@@ -316,7 +316,7 @@ class Placer:
             free = frees[b]
             bucket = machine_sets[b]
             b += 1
-            if width > 0 and (free[0] + FIT < need0 or (width > 1 and free[1] + FIT < need1)):
+            if width > 0 and not fits_two(free[0], free[1] if width > 1 else 0.0, need0, need1):
                 continue
             if width > 2 and not fits(free, demand):
                 continue
