@@ -297,6 +297,88 @@ def test_finishes_held_back_while_quiescent_change_nothing(
     assert held.events == one_by_one.events
 
 
+def _finishes_one_by_one(name: str, cluster: Cluster, options: SimOptions) -> Policy:
+    """Policy ``name``, never quiescent, taking a time's finishes as one ``task_finished``
+    call each (the protocol's own ``tasks_finished_at``) instead of its one release."""
+    base = type(_never_quiescent(name, cluster, options)).__mro__[1]
+
+    class OneByOne(base):  # type: ignore[valid-type,misc]
+        def quiescent(self) -> bool:
+            return False
+
+        def tasks_finished_at(self, now: float, tasks: Sequence[TaskRef]) -> None:
+            for task in tasks:
+                self.task_finished(now, task)
+
+    policy: Policy = OneByOne(cluster, options=options.policy_options())
+    return policy
+
+
+@settings(
+    max_examples=scaled_examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+@given(_workloads())
+def test_a_time_s_finishes_in_one_call_decide_as_one_call_each(
+    case: tuple[int, list[Job], list[MachineEvent], str, SimOptions],
+) -> None:
+    """The engine delivers the finishes of one time (a busy cluster's) in one
+    ``tasks_finished_at`` call: every policy decides what it decides taking them one
+    ``task_finished`` call at a time."""
+    n, jobs, events, name, options = case
+    cluster = mixed_cluster(n)
+    batched = _never_quiescent(name, cluster, options)
+    one_by_one = _finishes_one_by_one(name, cluster, options)
+    log = simulate(cluster, jobs, batched, seed=2, options=options, machine_events=events)
+    again = simulate(cluster, jobs, one_by_one, seed=2, options=options, machine_events=events)
+    assert log.attempts == again.attempts
+    assert [repr(j) for j in log.jobs] == [repr(j) for j in again.jobs]
+    assert log.events == again.events
+
+
+class _CallsDrf(Drf):
+    """DRF recording how the engine tells it of finishes."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        super().__init__(cluster)
+        self.calls: list[tuple[str, float, int]] = []
+
+    def task_finished(self, now: float, task: TaskRef) -> None:
+        self.calls.append(("task_finished", now, 1))
+        super().task_finished(now, task)
+
+    def tasks_finished_at(self, now: float, tasks: Sequence[TaskRef]) -> None:
+        self.calls.append(("tasks_finished_at", now, len(tasks)))
+        super().tasks_finished_at(now, tasks)
+
+    def tasks_finished(
+        self, now: float, tasks: Sequence[TaskRef], times: Sequence[float] | None = None
+    ) -> None:
+        self.calls.append(("tasks_finished", now, len(tasks)))
+        super().tasks_finished(now, tasks, times)
+
+
+def test_a_busy_cluster_s_finishes_of_one_time_come_in_one_call() -> None:
+    """DRF gives a and b four slots each at 0; their eight tasks end together at 10 while
+    a's other four wait: one call delivers the eight (one release: each user's entries
+    refreshed once), then the round that places a's four. Their finishes at 20, with nothing
+    left to place, are held back to the end of the run."""
+    cluster = Cluster.build(
+        ["cpu", "mem"], [Machine("m0", np.array([4.0, 4.0])), Machine("m1", np.array([4.0, 4.0]))]
+    )
+    one = np.array([1.0, 1.0])
+    jobs = [
+        Job("a", 0.0, "u0", one, 8, FixedDuration(10.0)),
+        Job("b", 0.0, "u1", one, 4, FixedDuration(10.0)),
+    ]
+    policy = _CallsDrf(cluster)
+    log = simulate(cluster, jobs, policy, seed=0)
+    assert policy.calls == [("tasks_finished_at", 10.0, 8), ("tasks_finished", 20.0, 4)]
+    assert [(r.job, r.first_start, r.finish) for r in log.jobs] == [
+        ("a", 0.0, 20.0),
+        ("b", 0.0, 10.0),
+    ]
+
+
 class _CountingDrf(Drf):
     def __init__(self, cluster: Cluster) -> None:
         super().__init__(cluster)

@@ -287,7 +287,11 @@ class _Run(RunState):
         policy said it is ``quiescent`` after the last round, a map task's finish of a job
         without a reduce phase, alone at its time or among other finishes only, is held
         back, and the held finishes go in one ``tasks_finished`` call before anything else
-        reaches the policy (:meth:`_flush`)."""
+        reaches the policy (:meth:`_flush`). Otherwise the finishes of one time go in one
+        ``tasks_finished_at`` call (by contract ``task_finished`` for each, in order), made
+        before anything else of that time reaches the policy and before its round: the
+        instances of a trace's task end together, and one release of them all touches
+        their user once, where a call each touched it per finish."""
         self.job_iter = jobs
         self.next_job(0.0)
         queue = self.queue
@@ -313,6 +317,8 @@ class _Run(RunState):
         quiet = False  # the policy's quiescent() after the last decision round
         held: list[TaskRef] = []  # finishes held back while quiet
         held_at: list[float] = []  # and their times (usage over time books each at its own)
+        # This time's finishes not yet delivered (one tasks_finished_at call, see above).
+        batch: list[TaskRef] = []
         delivered = False  # events of this time were delivered: a decision round is due
         exhausted = True
         events = 0
@@ -362,7 +368,10 @@ class _Run(RunState):
                     if alone and task.phase == "map":
                         decisions = policy.finish_and_decide(now, task)
                     else:
-                        policy.task_finished(now, task)
+                        # Not alone (or a reducer's): this time's round comes after the
+                        # rest of its events, so nothing reads the policy before the batch
+                        # is delivered.
+                        batch.append(task)
                 elif over is not None and (not delivered or (times and times[0] == now)):
                     # A finish event replaced by a retimed one: nothing happened at its time.
                     continue
@@ -372,6 +381,9 @@ class _Run(RunState):
                     held = []
                     held_at = []
                 assert not isinstance(event, Finish)
+                if batch:
+                    policy.tasks_finished_at(now, batch)
+                    batch = []
                 self._deliver(now, event)
             if decisions is None:
                 if times and times[0] == now:
@@ -381,6 +393,9 @@ class _Run(RunState):
                     self._flush(now, held, held_at)
                     held = []
                     held_at = []
+                if batch:
+                    policy.tasks_finished_at(now, batch)
+                    batch = []
                 decisions = policy.decide(now)
             delivered = False
             self._apply(now, decisions)
@@ -395,6 +410,8 @@ class _Run(RunState):
                 self._ask_wakeup(now)
         if held:
             policy.tasks_finished(now, held, held_at)
+        if batch:
+            policy.tasks_finished_at(now, batch)
         if at is not None:
             at[1](policy)
         if sampling:
