@@ -19,7 +19,8 @@ from fairshare.policies.choosy import ChoosyRanking
 from fairshare.policies.drf import DrfRanking
 from fairshare.policies.fair import FairRanking
 from fairshare.policies.fifo import FifoRanking
-from fairshare.policies.ranking import HeapEntry, Pick, Ranking
+from fairshare.policies.ranking import Pick, Ranking, entry_before, rank_before
+from fairshare.policies.records import HeapEntry
 from fairshare.policies.scheduler import Scheduler
 from fairshare.policies.selection import STALE_SLACK, HeapSelection
 from fairshare.policies.state import fits
@@ -40,12 +41,12 @@ def _full_scan(selection: HeapSelection, mi: int) -> Pick | None:
         if not fits(cs.free[mi], grp.demand):
             continue
         for entry in sorted(grp.heap):
-            user = ledger.users[entry[4]]
-            if entry[5] == user.version and g in user.job_heaps and user.running < user.cap:
-                if best is None or entry < best:
+            user = ledger.users[entry.user]
+            if entry.version == user.version and g in user.job_heaps and user.running < user.cap:
+                if best is None or entry.key() < best.key():
                     best, best_group = entry, g
                 break
-    return None if best is None else (best[4], best_group)
+    return None if best is None else (best.user, best_group)
 
 
 def _check_top_bounds(selection: HeapSelection) -> None:
@@ -53,7 +54,7 @@ def _check_top_bounds(selection: HeapSelection) -> None:
     ledger: Any = selection.ledger
     for grp in ledger.cluster.groups:
         if grp.heap:
-            assert (grp.top_tier, grp.top_rank) <= grp.heap[0][:2]
+            assert (grp.top_tier, grp.top_rank) <= grp.heap[0].key()[:2]
 
 
 def _full_bound(selection: HeapSelection, mi: int, u: int) -> HeapEntry | None:
@@ -67,9 +68,10 @@ def _full_bound(selection: HeapSelection, mi: int, u: int) -> HeapEntry | None:
         if not fits(cs.free[mi], grp.demand):
             continue
         for entry in grp.heap:
-            user = ledger.users[entry[4]]
-            valid = entry[5] == user.version and g in user.job_heaps and user.running < user.cap
-            if valid and entry[4] != u and (best is None or entry < best):
+            user = ledger.users[entry.user]
+            current = entry.version == user.version and user.running < user.cap
+            valid = current and g in user.job_heaps
+            if valid and entry.user != u and (best is None or entry.key() < best.key()):
                 best = entry
     return best
 
@@ -94,7 +96,7 @@ class _Checked(HeapSelection):
         if got is None:
             assert expected is None  # nobody bounds the batch: nobody else fits
         elif expected is not None:
-            assert got[:4] <= expected[:4]
+            assert got.key()[:4] <= expected.key()[:4]
         return got
 
     def select(self, mi: int) -> Pick | None:
@@ -213,9 +215,9 @@ def test_a_push_over_the_users_own_top_replaces_it() -> None:
     assert large_group.demand == (8.0, 8.0)
     assert len(large_group.heap) == 1
     user_a = sched.ledger.users[0]
-    assert large_group.heap[0][4] == user_a.idx
-    assert large_group.heap[0][5] == user_a.version
-    assert (large_group.top_tier, large_group.top_rank) == large_group.heap[0][:2]
+    assert large_group.heap[0].user == user_a.idx
+    assert large_group.heap[0].version == user_a.version
+    assert (large_group.top_tier, large_group.top_rank) == large_group.heap[0].key()[:2]
     assert selection.largest_of[0] == 1
 
 
@@ -284,3 +286,29 @@ def test_machines_alike_share_their_listed_groups(
     # a profile.
     for machine in range(len(cs.names)):
         assert cs.afor[machine] is cs.profile_groups[cs.profile[machine]]
+
+
+_FIELDS = st.tuples(
+    st.integers(-3, 0),
+    st.sampled_from([0.0, -0.0, 0.25, 0.5, 1.0, float("inf")]),
+    st.sampled_from([0.0, 1.0, 2.0, float("inf")]),
+    st.integers(0, 3),
+    st.integers(-1, 3),
+    st.integers(0, 2),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(a=_FIELDS, b=_FIELDS)
+def test_heap_entries_order_as_their_tuples(
+    a: tuple[int, float, float, int, int, int], b: tuple[int, float, float, int, int, int]
+) -> None:
+    """A heap entry compares (``<``, ``entry_before``) and a user's key against an entry
+    compares (``rank_before``) as the tuples they stand for: heaps of entries keep the
+    order heaps of tuples kept, equal floats (-0.0 and 0.0) passing to the next field."""
+    first, second = HeapEntry(*a), HeapEntry(*b)
+    assert first.key() == a
+    assert (first < second) is (a < b)
+    assert entry_before(first, second) is (a < b)
+    assert rank_before(a[0], a[1], a[2], a[3], second) is (a[:4] < b[:4])
+    assert sorted([first, second], key=HeapEntry.key) == sorted([first, second])

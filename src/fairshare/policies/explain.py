@@ -333,7 +333,7 @@ class _Explainer:
     def entry(self, user: UserState) -> tuple[int, float, float, int, int] | None:
         """A user's best heap entry over its groups with pending work: (tier, rank, pending
         since, served, index), the selection's order
-        (:data:`~fairshare.policies.ranking.HeapEntry`)."""
+        (:class:`~fairshare.policies.records.HeapEntry`)."""
         ledger = self.ledger
         ranking = ledger.ranking
         best: tuple[int, float, float, int, int] | None = None

@@ -99,7 +99,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from heapq import heappush
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from mypy_extensions import mypyc_attr
 
@@ -108,8 +108,8 @@ from fairshare.policies.drf import dominant_share
 from fairshare.policies.filters import Filter
 from fairshare.policies.hdrf_views import Tree, View, highest_then_lowest, lowest, update
 from fairshare.policies.options import PolicyOptions
-from fairshare.policies.ranking import HeapEntry, Ranking, Selection
-from fairshare.policies.records import JobState, UserState
+from fairshare.policies.ranking import Ranking, Selection
+from fairshare.policies.records import HeapEntry, JobState, UserState
 from fairshare.policies.scheduler import Scheduler
 from fairshare.policies.shares import hierarchical_shares
 from fairshare.policies.state import fits
@@ -120,7 +120,7 @@ if TYPE_CHECKING:
     from fairshare.policies.filters import RoomFilter
     from fairshare.policies.ledger import Ledger
 
-_NEVER = (-(2**62), -float("inf"), -float("inf"), -1, -1, -1)
+_NEVER: Final = HeapEntry(-(2**62), -float("inf"), -float("inf"), -1, -1, -1)
 """A batching bound no user's rank is below (see :meth:`TreeSelection.bound`): select again."""
 
 

@@ -55,8 +55,8 @@ from fairshare.policies.gangs import gain, gang_plan, reserve
 from fairshare.policies.headroom import Headroom
 from fairshare.policies.ledger import DRAINED, ROOM, Ledger
 from fairshare.policies.protocol import Decision, Locality, TaskRef
-from fairshare.policies.ranking import HeapEntry, Pick, Selection, rank_before
-from fairshare.policies.records import Demand, JobState, UserState
+from fairshare.policies.ranking import Pick, Selection, rank_before
+from fairshare.policies.records import Demand, HeapEntry, JobState, UserState
 from fairshare.policies.state import fits, fits_two
 from fairshare.tolerances import FIT
 
@@ -65,6 +65,9 @@ _new: Final = tuple.__new__
 _TASK_REF: Final = TaskRef
 """``TaskRef`` as a Final name: the compiled kernel keeps it in a C static, where an imported
 class is a dictionary look-up at every launch."""
+
+_NO_BOUND: Final = HeapEntry(0, 0.0, 0.0, 0, -1, 0)
+"""A batch's bound before it has one (read only once ``below`` is set)."""
 
 
 FIRST_BUCKETS: Final = 16
@@ -450,7 +453,7 @@ class Placer:
         # user's tier is its head job's priority, fixed while the batch lasts, and its
         # pending since too (a batch ends when its job drains).
         below = False
-        bound: HeapEntry = (0, 0.0, 0.0, 0, -1, 0)
+        bound = _NO_BOUND
         since = ledger.pending_since(user)
         tier = -job.priority
         launched = False

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING
 
 from mypy_extensions import mypyc_attr
 
-from fairshare.policies.records import JobState, UserState
+from fairshare.policies.records import HeapEntry, JobState, UserState
 from fairshare.policies.shares import fair_shares
 
 if TYPE_CHECKING:
@@ -52,17 +52,10 @@ if TYPE_CHECKING:
 Pick = tuple[int, int]
 """A selection: (user index, group)."""
 
-HeapEntry = tuple[int, float, float, int, int, int]
-"""A user's entry in a group's heap: (priority tier, rank, pending since, served, user index,
-user version). Equal ranks go to the user whose oldest pending task was submitted first, then
-to the user served least recently, then to the lower index (the fair tie rule,
-:meth:`Ledger.pending_since <fairshare.policies.ledger.Ledger.pending_since>`)."""
-
 
 def entry_before(a: HeapEntry, b: HeapEntry) -> bool:
-    """Whether entry ``a`` comes before ``b`` (``a < b`` as tuples, field by field). The
-    compiled kernel holds an entry read from a heap unboxed, and comparing two as tuples would
-    build both tuples again, per comparison.
+    """Whether entry ``a`` comes before ``b`` (``a < b``: the tuple order of
+    :class:`~fairshare.policies.records.HeapEntry`, field by field), as a native call.
 
     Parameters
     ----------
@@ -75,43 +68,43 @@ def entry_before(a: HeapEntry, b: HeapEntry) -> bool:
 
     Examples
     --------
-    >>> entry_before((0, 0.5, 1.0, 2, 3, 4), (0, 0.5, 1.0, 2, 3, 5))
+    >>> entry_before(HeapEntry(0, 0.5, 1.0, 2, 3, 4), HeapEntry(0, 0.5, 1.0, 2, 3, 5))
     True
-    >>> entry_before((0, 0.5, 1.0, 2, 3, 4), (-1, 0.9, 1.0, 2, 3, 4))
+    >>> entry_before(HeapEntry(0, 0.5, 1.0, 2, 3, 4), HeapEntry(-1, 0.9, 1.0, 2, 3, 4))
     False
     """
-    if a[0] != b[0]:
-        return a[0] < b[0]
-    if a[1] != b[1]:
-        return a[1] < b[1]
-    if a[2] != b[2]:
-        return a[2] < b[2]
-    if a[3] != b[3]:
-        return a[3] < b[3]
-    if a[4] != b[4]:
-        return a[4] < b[4]
-    return a[5] < b[5]
+    if a.tier != b.tier:
+        return a.tier < b.tier
+    if a.rank != b.rank:
+        return a.rank < b.rank
+    if a.since != b.since:
+        return a.since < b.since
+    if a.served != b.served:
+        return a.served < b.served
+    if a.user != b.user:
+        return a.user < b.user
+    return a.version < b.version
 
 
 def rank_before(tier: int, rank: float, since: float, served: int, b: HeapEntry) -> bool:
     """Whether a user's ``(tier, rank, pending since, served)`` comes before entry ``b``'s
-    first four fields (as tuples compare, field by field as :func:`entry_before` does): a
-    batch's test that its user stays first (equal keys end the batch).
+    first four fields (field by field, as :func:`entry_before` compares): a batch's test
+    that its user stays first (equal keys end the batch).
 
     Examples
     --------
-    >>> rank_before(0, 0.5, 1.0, 2, (0, 0.5, 1.0, 3, 0, 0))
+    >>> rank_before(0, 0.5, 1.0, 2, HeapEntry(0, 0.5, 1.0, 3, 0, 0))
     True
-    >>> rank_before(0, 0.5, 1.0, 2, (0, 0.5, 1.0, 2, 9, 9))
+    >>> rank_before(0, 0.5, 1.0, 2, HeapEntry(0, 0.5, 1.0, 2, 9, 9))
     False
     """
-    if tier != b[0]:
-        return tier < b[0]
-    if rank != b[1]:
-        return rank < b[1]
-    if since != b[2]:
-        return since < b[2]
-    return served < b[3]
+    if tier != b.tier:
+        return tier < b.tier
+    if rank != b.rank:
+        return rank < b.rank
+    if since != b.since:
+        return since < b.since
+    return served < b.served
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)
@@ -199,7 +192,8 @@ class Ranking:
         Returns
         -------
         float
-            The user's rank; ties go by the fair tie rule (see :data:`HeapEntry`).
+            The user's rank; ties go by the fair tie rule (see
+            :class:`~fairshare.policies.records.HeapEntry`).
         """
         usage = self.ledger.usage
         if usage is None:

@@ -40,12 +40,12 @@ from __future__ import annotations
 
 import heapq
 import math
-from typing import TYPE_CHECKING, Final, cast
+from typing import TYPE_CHECKING, Final
 
 from mypy_extensions import mypyc_attr
 
-from fairshare.policies.ranking import HeapEntry, Pick, Selection, entry_before
-from fairshare.policies.records import Group, UserState
+from fairshare.policies.ranking import Pick, Selection, entry_before
+from fairshare.policies.records import Group, HeapEntry, UserState
 from fairshare.policies.state import fits, fits_first_two
 
 if TYPE_CHECKING:
@@ -60,13 +60,7 @@ heappop: Final = heapq.heappop
 heappush: Final = heapq.heappush
 heapreplace: Final = heapq.heapreplace
 
-BoxedEntry = tuple[object, ...]
-"""A heap entry as a heap holds it: a Python tuple. The compiled kernel keeps a
-:data:`~fairshare.policies.ranking.HeapEntry` it builds or reads as six C fields, and made a
-new tuple (and floats, and large ints) each time it handed one to ``heapq``: an entry made to
-be pushed, or popped to be pushed back, is made or moved in this form."""
-
-_NO_ENTRY: Final[HeapEntry] = (0, 0.0, 0.0, 0, -1, 0)
+_NO_ENTRY: Final = HeapEntry(0, 0.0, 0.0, 0, -1, 0)
 """A placeholder entry, returned beside False where there is none."""
 
 STALE_SLACK: Final = 64
@@ -137,54 +131,55 @@ class HeapSelection(Selection):
                 head = ledger.first_pending(heap)
                 tier = 0 if head is None else -head.priority
                 rank = ranking.user_rank(user, g)
-                self._push(g, (tier, rank, since, served, idx, version), tier, rank)
+                self._push(g, HeapEntry(tier, rank, since, served, idx, version))
             return
         if self._by_share:
             # One entry serves every group: the rank does not depend on the group.
             rank = user.share / user.divisor
-            entry: BoxedEntry = (0, rank, since, served, idx, version)
+            entry = HeapEntry(0, rank, since, served, idx, version)
             for g in user.groups:
-                self._push(g, entry, 0, rank)
+                self._push(g, entry)
             return
         for g in user.groups:
             rank = ranking.user_rank(user, g)
-            self._push(g, (0, rank, since, served, idx, version), 0, rank)
+            self._push(g, HeapEntry(0, rank, since, served, idx, version))
 
-    def _push(self, g: int, entry: BoxedEntry, tier: int, rank: float) -> None:
+    def _push(self, g: int, entry: HeapEntry) -> None:
         """Push ``entry`` on group ``g``'s heap. Selections drop stale entries only as they
         surface in a group that fits the machine offered, so a group that seldom fits (a
         large task on a full cluster) would keep every entry its users' changes push: past
         twice its users' number (plus :data:`STALE_SLACK`), its stale entries are dropped
         all at once (amortised O(1) per push; the valid entries, and so every selection,
-        stay the same). ``tier`` and ``rank`` are the entry's first two fields."""
+        stay the same). An entry is immutable once made: one serves each of the user's
+        groups when its rank does not depend on the group."""
         grp = self.ledger.cluster.groups[g]
-        heap = _boxed(grp.heap)
-        if heap and heap[0][4] == entry[4]:
+        heap = grp.heap
+        if heap and heap[0].user == entry.user:
             # The top is the user's older entry, stale now (a push follows its version's
             # move): the new one takes its place in one sift, where a push beside it left
             # the stale one for a selection to pop. A group of one user (most groups of a
             # trace replay) keeps a heap of one entry. The (tier, rank) bound is the new
             # top's: the old top, its lower bound, is gone.
             heapreplace(heap, entry)
-            top = cast(HeapEntry, heap[0])
-            grp.top_tier = top[0]
-            grp.top_rank = top[1]
+            top = heap[0]
+            grp.top_tier = top.tier
+            grp.top_rank = top.rank
             return
-        _lower_top(grp, tier, rank)
+        _lower_top(grp, entry.tier, entry.rank)
         heappush(heap, entry)
         # The slack first: the users' dictionary is read only for a heap that may be over.
         size = len(heap)
         if size > STALE_SLACK + 2 and size > 2 * len(grp.users) + STALE_SLACK:
-            heap[:] = [e for e in heap if self._current(cast(HeapEntry, e), g)]
+            heap[:] = [e for e in heap if self._current(e, g)]
             heapify(heap)
 
     def _current(self, entry: HeapEntry, g: int) -> bool:
         """Whether ``entry`` of group ``g``'s heap is valid: its user's latest, the user has
         work in the group and is under its cap (a stale entry never becomes valid again: a
         user's version only grows, and a user back under its cap is pushed afresh)."""
-        user = self.ledger.users[entry[4]]
+        user = self.ledger.users[entry.user]
         # The dictionary look-up last: a user's version and count are plain fields.
-        return entry[5] == user.version and user.running < user.cap and g in user.job_heaps
+        return entry.version == user.version and user.running < user.cap and g in user.job_heaps
 
     def select(self, mi: int) -> Pick | None:
         """The lowest valid heap entry over the groups that may use ``mi`` and whose task fits
@@ -205,9 +200,8 @@ class HeapSelection(Selection):
         cs = ledger.cluster
         free = cs.free[mi]
         groups = cs.groups
-        # The best entry so far (read while best_group >= 0): a plain tuple local, which the
-        # compiled kernel keeps unboxed.
-        best: HeapEntry = (0, 0.0, 0.0, 0, -1, 0)
+        # The best entry so far (read while best_group >= 0).
+        best = _NO_ENTRY
         best_group = -1
         best_tier = 0
         best_rank = 0.0
@@ -277,26 +271,26 @@ class HeapSelection(Selection):
                 entry = heap[0]
                 if self._current(entry, g):
                     break
-                heappop(_boxed(heap))
+                heappop(heap)
             else:
                 continue
             # The top is known now: the bound is tightened to it.
-            grp.top_tier = entry[0]
-            grp.top_rank = entry[1]
+            grp.top_tier = entry.tier
+            grp.top_rank = entry.rank
             # The record: the lowest top of a user but the best's (the best's user changes:
             # the former best is then the lowest other top), and the groups the best's user
             # tops, whose next entries bound the others there.
             if best_group < 0 or entry_before(entry, best):
-                if best_group >= 0 and entry[4] != best[4]:
+                if best_group >= 0 and entry.user != best.user:
                     second = best
                     has_second = True
                     mine.clear()
                 mine.append(g)
                 best = entry
                 best_group = g
-                best_tier = entry[0]
-                best_rank = entry[1]
-            elif entry[4] == best[4]:
+                best_tier = entry.tier
+                best_rank = entry.rank
+            elif entry.user == best.user:
                 mine.append(g)
             elif not has_second or entry_before(entry, second):
                 second = entry
@@ -304,13 +298,13 @@ class HeapSelection(Selection):
         if best_group < 0:
             return None
         self._seen_mi = mi
-        self._seen_user = best[4]
+        self._seen_user = best.user
         self._second = second
         self._has_second = has_second
         self._passed = passed
         self._passed_tier = passed_tier
         self._passed_rank = passed_rank
-        return best[4], best_group
+        return best.user, best_group
 
     def skip(self, user: int, group: int) -> None:
         """Set (user, group) aside for the rest of this machine's offer: its heap entry is
@@ -334,7 +328,7 @@ class HeapSelection(Selection):
             groups = self.ledger.cluster.groups
             for g, entry in self._held:
                 grp = groups[g]
-                _lower_top(grp, entry[0], entry[1])
+                _lower_top(grp, entry.tier, entry.rank)
                 heappush(grp.heap, entry)
             self._held.clear()
 
@@ -362,9 +356,9 @@ class HeapSelection(Selection):
         free = cs.free[mi]
         groups = cs.groups
         room = self.room
-        # The lowest entry so far (read while found): unboxed in the compiled kernel, and
-        # compared field by field (entry_before), as in select.
-        best: HeapEntry = (0, 0.0, 0.0, 0, -1, 0)
+        # The lowest entry so far (read while found), compared field by field
+        # (entry_before), as in select.
+        best = _NO_ENTRY
         best_tier = 0
         best_rank = 0.0
         found = False
@@ -397,8 +391,8 @@ class HeapSelection(Selection):
             if not some or (found and not entry_before(cand, best)):
                 continue
             best = cand
-            best_tier = cand[0]
-            best_rank = cand[1]
+            best_tier = cand.tier
+            best_rank = cand.rank
             found = True
         return best if found else None
 
@@ -411,7 +405,7 @@ class HeapSelection(Selection):
         ends on it when ``u`` reaches it; bound's own scan would have read those tops, so
         a batch may end sooner, with the same decisions)."""
         found = self._passed
-        best: HeapEntry = (self._passed_tier, self._passed_rank, -math.inf, 0, -1, 0)
+        best = HeapEntry(self._passed_tier, self._passed_rank, -math.inf, 0, -1, 0)
         if self._has_second:
             second = self._second
             if not found or entry_before(second, best):
@@ -433,7 +427,7 @@ class HeapSelection(Selection):
         if not heap:
             return False, _NO_ENTRY
         cand = heap[0]
-        if cand[4] == u:
+        if cand.user == u:
             # The lower child bounds everything under the top: it is the answer when it is
             # another user's valid entry (stale entries are few: a push replaces its user's
             # top).
@@ -445,17 +439,16 @@ class HeapSelection(Selection):
                 right = heap[2]
                 if entry_before(right, cand):
                     cand = right
-            if cand[4] != u and self._current(cand, g):
+            if cand.user != u and self._current(cand, g):
                 return True, cand
-            boxed = _boxed(heap)
-            mine = heappop(boxed)
+            mine = heappop(heap)
             while heap and not self._current(heap[0], g):
-                heappop(boxed)
+                heappop(heap)
             if not heap:
-                heappush(boxed, mine)
+                heappush(heap, mine)
                 return False, _NO_ENTRY
             cand = heap[0]
-            heappush(boxed, mine)
+            heappush(heap, mine)
         return True, cand
 
 
@@ -466,9 +459,3 @@ def _lower_top(grp: Group, tier: int, rank: float) -> None:
     if not grp.heap or tier < grp.top_tier or (tier == grp.top_tier and rank < grp.top_rank):
         grp.top_tier = tier
         grp.top_rank = rank
-
-
-def _boxed(heap: list[HeapEntry]) -> list[BoxedEntry]:
-    """``heap`` as the Python tuples it holds (no copy): what goes in and out of it through
-    heapq without a look at the fields."""
-    return cast("list[BoxedEntry]", heap)
