@@ -279,14 +279,16 @@ class AttemptRows(NamedTuple):
 
         def numbers(offset: int, dtype: type[np.generic]) -> npt.NDArray[Any]:
             items = flat[offset::ROW_FIELDS]
-            if dtype is np.int64 and n and items.count(items[0]) == n:
+            # The last item first: a column that varies (a job's order, a task's number)
+            # mostly differs there, and is then not scanned twice.
+            if dtype is np.int64 and n and items[-1] == items[0] and items.count(items[0]) == n:
                 uniform.add(offset)
                 return np.full(n, items[0], dtype=dtype)
             return np.fromiter(items, dtype=dtype, count=n)
 
         def codes(offset: int, lookup: Callable[[Any], int]) -> IntArray:
             items = flat[offset::ROW_FIELDS]
-            if n and items.count(items[0]) == n:
+            if n and items[-1] == items[0] and items.count(items[0]) == n:
                 uniform.add(offset)
                 return np.full(n, lookup(items[0]), dtype=np.int64)
             return np.fromiter(map(lookup, items), dtype=np.int64, count=n)
