@@ -484,15 +484,16 @@ class ClusterState:
             del retiring[r]
             self._list(r, False)
 
-    def fits_none(self, free: Sequence[float]) -> bool:
+    def fits_none(self, free: list[float]) -> bool:
         """Whether ``free`` room is short, in some resource, of every active group's demand
         there (within the fit tolerance): then no pending task fits it. A quick test ahead of
         a selection; False says nothing (a group may still not fit).
 
         Parameters
         ----------
-        free : sequence of float
-            A machine's free room.
+        free : list of float
+            A machine's free room (a list: the compiled kernel reads a list's items
+            directly, a sequence's through the generic item look-up).
 
         Returns
         -------
