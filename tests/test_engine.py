@@ -300,12 +300,9 @@ def test_finishes_held_back_while_quiescent_change_nothing(
 def _finishes_one_by_one(name: str, cluster: Cluster, options: SimOptions) -> Policy:
     """Policy ``name``, never quiescent, taking a time's finishes as one ``task_finished``
     call each (the protocol's own ``tasks_finished_at``) instead of its one release."""
-    base = type(_never_quiescent(name, cluster, options)).__mro__[1]
+    never_quiescent = type(_never_quiescent(name, cluster, options))
 
-    class OneByOne(base):  # type: ignore[valid-type,misc]
-        def quiescent(self) -> bool:
-            return False
-
+    class OneByOne(never_quiescent):  # type: ignore[valid-type,misc]
         def tasks_finished_at(self, now: float, tasks: Sequence[TaskRef]) -> None:
             for task in tasks:
                 self.task_finished(now, task)

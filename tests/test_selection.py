@@ -19,8 +19,8 @@ from fairshare.policies.choosy import ChoosyRanking
 from fairshare.policies.drf import DrfRanking
 from fairshare.policies.fair import FairRanking
 from fairshare.policies.fifo import FifoRanking
-from fairshare.policies.ranking import Pick, Ranking, entry_before, rank_before
-from fairshare.policies.records import HeapEntry
+from fairshare.policies.ranking import Pick, Ranking, rank_before
+from fairshare.policies.records import HeapEntry, entry_before
 from fairshare.policies.scheduler import Scheduler
 from fairshare.policies.selection import STALE_SLACK, HeapSelection
 from fairshare.policies.state import fits

@@ -53,42 +53,10 @@ Pick = tuple[int, int]
 """A selection: (user index, group)."""
 
 
-def entry_before(a: HeapEntry, b: HeapEntry) -> bool:
-    """Whether entry ``a`` comes before ``b`` (``a < b``: the tuple order of
-    :class:`~fairshare.policies.records.HeapEntry`, field by field), as a native call.
-
-    Parameters
-    ----------
-    a, b : HeapEntry
-        Two heap entries.
-
-    Returns
-    -------
-    bool
-
-    Examples
-    --------
-    >>> entry_before(HeapEntry(0, 0.5, 1.0, 2, 3, 4), HeapEntry(0, 0.5, 1.0, 2, 3, 5))
-    True
-    >>> entry_before(HeapEntry(0, 0.5, 1.0, 2, 3, 4), HeapEntry(-1, 0.9, 1.0, 2, 3, 4))
-    False
-    """
-    if a.tier != b.tier:
-        return a.tier < b.tier
-    if a.rank != b.rank:
-        return a.rank < b.rank
-    if a.since != b.since:
-        return a.since < b.since
-    if a.served != b.served:
-        return a.served < b.served
-    if a.user != b.user:
-        return a.user < b.user
-    return a.version < b.version
-
-
 def rank_before(tier: int, rank: float, since: float, served: int, b: HeapEntry) -> bool:
     """Whether a user's ``(tier, rank, pending since, served)`` comes before entry ``b``'s
-    first four fields (field by field, as :func:`entry_before` compares): a batch's test
+    first four fields (field by field, as
+    :func:`~fairshare.policies.records.entry_before` compares): a batch's test
     that its user stays first (equal keys end the batch).
 
     Examples

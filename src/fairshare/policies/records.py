@@ -323,18 +323,7 @@ class HeapEntry:
         self.version = version
 
     def __lt__(self, other: HeapEntry) -> bool:
-        # The tuple's order, field by field (equal floats compare equal: -0.0 == 0.0).
-        if self.tier != other.tier:
-            return self.tier < other.tier
-        if self.rank != other.rank:
-            return self.rank < other.rank
-        if self.since != other.since:
-            return self.since < other.since
-        if self.served != other.served:
-            return self.served < other.served
-        if self.user != other.user:
-            return self.user < other.user
-        return self.version < other.version
+        return entry_before(self, other)
 
     def key(self) -> tuple[int, float, float, int, int, int]:
         """The entry as the tuple it orders as."""
@@ -342,6 +331,40 @@ class HeapEntry:
 
     def __repr__(self) -> str:
         return f"HeapEntry{self.key()!r}"
+
+
+def entry_before(a: HeapEntry, b: HeapEntry) -> bool:
+    """Whether entry ``a`` comes before ``b``: the order of the tuple ``a.key() < b.key()``,
+    field by field (equal floats compare equal: -0.0 == 0.0), the heaps' order
+    (``HeapEntry.__lt__``) and, as a native call, the selection's.
+
+    Parameters
+    ----------
+    a, b : HeapEntry
+        Two heap entries.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> entry_before(HeapEntry(0, 0.5, 1.0, 2, 3, 4), HeapEntry(0, 0.5, 1.0, 2, 3, 5))
+    True
+    >>> entry_before(HeapEntry(0, 0.5, 1.0, 2, 3, 4), HeapEntry(-1, 0.9, 1.0, 2, 3, 4))
+    False
+    """
+    if a.tier != b.tier:
+        return a.tier < b.tier
+    if a.rank != b.rank:
+        return a.rank < b.rank
+    if a.since != b.since:
+        return a.since < b.since
+    if a.served != b.served:
+        return a.served < b.served
+    if a.user != b.user:
+        return a.user < b.user
+    return a.version < b.version
 
 
 class Group:

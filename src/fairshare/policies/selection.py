@@ -44,8 +44,8 @@ from typing import TYPE_CHECKING, Final
 
 from mypy_extensions import mypyc_attr
 
-from fairshare.policies.ranking import Pick, Selection, entry_before
-from fairshare.policies.records import Group, HeapEntry, UserState
+from fairshare.policies.ranking import Pick, Selection
+from fairshare.policies.records import Group, HeapEntry, UserState, entry_before
 from fairshare.policies.state import fits, fits_first_two
 
 if TYPE_CHECKING:
