@@ -1,8 +1,9 @@
 """The scheduler's records of its jobs and users: a job's sides (:class:`JobState`, keyed by
 :func:`part_id`), a user's or pool's running tasks and share (:class:`UserState`), and the
-tasks of one constraint class and demand (:class:`Group`), with the types that name them, and
-what preemption remembers between decisions (:class:`PreemptionState`: FAIR section 3.2's
-starvation timers, :class:`StarvationTimers`).
+tasks of one constraint class and demand (:class:`Group`) and a user's entry in a group's heap
+(:class:`HeapEntry`), with the types that name them, and what preemption remembers between
+decisions (:class:`PreemptionState`: FAIR section 3.2's starvation timers,
+:class:`StarvationTimers`).
 
 The records hold what the policies read and :mod:`fairshare.policies.ledger` changes (one
 function per change); the machines and the placement index they are matched against are
