@@ -21,7 +21,7 @@ from fairshare.policies import (
     make_policy,
 )
 from fairshare.policies.drf import Drf
-from fairshare.runlog import AttemptRows
+from fairshare.runlog import AttemptRows, RunLog
 from fairshare.sim.engine import MachineEvent, SimOptions, SimulationError, simulate
 from fairshare.workload.model import (
     ExponentialDuration,
@@ -33,6 +33,13 @@ from fairshare.workload.model import (
 
 from conftest import scaled_examples
 from strategies import mixed_cluster
+
+
+def _assert_same_run(log: RunLog, other: RunLog) -> None:
+    """Two runs made the same decisions: the same attempts, job records and events."""
+    assert log.attempts == other.attempts
+    assert [repr(j) for j in log.jobs] == [repr(j) for j in other.jobs]
+    assert log.events == other.events
 
 
 def test_unknown_policy_is_a_policy_error() -> None:
@@ -259,9 +266,7 @@ def test_a_policy_without_wakeups_is_not_asked_and_decides_the_same() -> None:
     quiet = simulate(cluster, jobs, policy, seed=3)
     plain = simulate(cluster, jobs, "drf", seed=3)
     assert policy.asked == 0
-    assert quiet.attempts == plain.attempts
-    assert [repr(j) for j in quiet.jobs] == [repr(j) for j in plain.jobs]
-    assert quiet.events == plain.events
+    _assert_same_run(quiet, plain)
 
 
 def _never_quiescent(name: str, cluster: Cluster, options: SimOptions) -> Policy:
@@ -292,9 +297,7 @@ def test_finishes_held_back_while_quiescent_change_nothing(
     held = simulate(cluster, jobs, name, seed=2, options=options, machine_events=events)
     policy = _never_quiescent(name, cluster, options)
     one_by_one = simulate(cluster, jobs, policy, seed=2, options=options, machine_events=events)
-    assert held.attempts == one_by_one.attempts
-    assert [repr(j) for j in held.jobs] == [repr(j) for j in one_by_one.jobs]
-    assert held.events == one_by_one.events
+    _assert_same_run(held, one_by_one)
 
 
 def _finishes_one_by_one(name: str, cluster: Cluster, options: SimOptions) -> Policy:
@@ -327,9 +330,7 @@ def test_a_time_s_finishes_in_one_call_decide_as_one_call_each(
     one_by_one = _finishes_one_by_one(name, cluster, options)
     log = simulate(cluster, jobs, batched, seed=2, options=options, machine_events=events)
     again = simulate(cluster, jobs, one_by_one, seed=2, options=options, machine_events=events)
-    assert log.attempts == again.attempts
-    assert [repr(j) for j in log.jobs] == [repr(j) for j in again.jobs]
-    assert log.events == again.events
+    _assert_same_run(log, again)
 
 
 class _CallsDrf(Drf):
