@@ -100,6 +100,14 @@ def _usage(db: Path) -> dict[str, Any]:
     return doc
 
 
+def _task_rows(db: Path, job: str) -> list[tuple[Any, ...]]:
+    """A job's task rows as the service wrote them (state, attempts, failures, error): what
+    an assertion on its output shows when the output is not the expected one."""
+    with sqlite3.connect(db) as conn:
+        query = "SELECT idx, state, attempts, failures, error FROM tasks WHERE job = ? ORDER BY idx"
+        return list(conn.execute(query, (job,)).fetchall())
+
+
 def test_logs_cancel_unfit_shutdown_and_usage_on_ray(tmp_path: Path) -> None:
     (tmp_path / "scenario.yaml").write_text(SCENARIO)
     (tmp_path / "tasks").mkdir(mode=0o711)
@@ -123,7 +131,10 @@ def test_logs_cancel_unfit_shutdown_and_usage_on_ray(tmp_path: Path) -> None:
     job = done.stdout.strip()
     # --follow prints as the task writes, until it ends.
     followed = cli("logs", job, "--task", "1", "--follow")
-    assert (followed.returncode, followed.stdout) == (0, "line 1 of 1\nline 2 of 1\n")
+    assert (followed.returncode, followed.stdout) == (0, "line 1 of 1\nline 2 of 1\n"), (
+        _task_rows(tmp_path / "db", job),
+        followed.stderr,
+    )
     assert cli("logs", job, "--task", "1", token=tokens["bob"]).returncode == 2
     # The one node has 4 CPUs.
     unfit = cli("submit", "--name", "u", "--tasks", "1", "--demand", "cpu=5", "--", "true")
