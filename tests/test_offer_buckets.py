@@ -1,5 +1,6 @@
 """A job's offer copies the cluster's free-vector buckets lazily (``Placer._offer_job``):
-the first ``placer.FIRST_BUCKETS``, then, for a job they do not place whole, the rest as they
+none before the first its task fits (those are passed on the dictionary itself), the next
+``placer.FIRST_BUCKETS``, then, for a job they do not place whole, the rest as they
 were before its offers moved machines between buckets. The launches must be those of a copy
 of every bucket up front (the previous code): lowering the constant to 1 makes nearly every
 job of these runs take the second copy, after offers that emptied, made and filled buckets.
@@ -46,7 +47,7 @@ def _launches(
     st.lists(
         st.tuples(
             st.integers(0, 3),  # user
-            st.integers(1, 3),  # cpu per task
+            st.integers(1, 6),  # cpu per task (the leading buckets may not fit it)
             st.integers(1, 40),  # tasks
             st.integers(0, 20),  # submit
             st.integers(1, 9),  # duration
@@ -87,3 +88,20 @@ def test_a_job_spread_over_every_bucket() -> None:
         f"m{i}" for i in range(10) for _ in range(i + 1)
     )
     assert _launches(cluster, jobs, "drf", 1) == whole
+
+
+def test_a_job_that_fits_none_of_the_first_buckets() -> None:
+    """Ten machines of 1 to 10 CPUs (one bucket each, in that order) and a job of seven
+    five-CPU tasks: the first four buckets are passed uncopied, and the tasks go to the
+    machines of 5 to 10 CPUs in the buckets' order, one each and a second on m9 (10 CPUs),
+    the same with one bucket copied at a time as with all."""
+    cluster = Cluster.build(
+        ["cpu", "mem"], [Machine(f"m{i}", np.array([float(i + 1), 64.0])) for i in range(10)]
+    )
+    jobs = [Job("j", 0.0, "u", np.array([5.0, 1.0]), 7, FixedDuration(5.0))]
+    whole = _launches(cluster, jobs, "drf", 10**9)
+    assert [m for _, _, m, _, _ in whole] == ["m4", "m5", "m6", "m7", "m8", "m9", "m9"]
+    assert _launches(cluster, jobs, "drf", 1) == whole
+    # A job that fits no bucket is offered nothing.
+    wide = [Job("w", 0.0, "u", np.array([11.0, 1.0]), 2, FixedDuration(5.0))]
+    assert _launches(cluster, wide, "drf", 1) == []

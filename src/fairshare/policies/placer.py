@@ -296,26 +296,42 @@ class Placer:
         # and a copy of thousands of buckets for every job cost more than its offers.
         buckets = cs.buckets
         total = len(buckets)
-        frees = list(islice(buckets, FIRST_BUCKETS))
-        machine_sets = list(islice(buckets.values(), FIRST_BUCKETS))
+        # The leading buckets the job's task does not fit are passed on the dictionary
+        # itself, with no copy: nothing is offered before the first that fits, so none of
+        # them moves meanwhile (most arrivals on a full cluster fit no bucket, and copying
+        # the buckets for them was a fortieth of a saturated replay). The copies start at
+        # ``first``, the position of the first bucket that fits.
+        first = 0
+        for free in buckets:
+            if width == 0 or (
+                fits_two(free[0], free[1] if width > 1 else 0.0, need0, need1)
+                and (width <= 2 or fits(free, demand))
+            ):
+                break
+            first += 1
+        if first == total:
+            return
+        frees = list(islice(buckets, first, first + FIRST_BUCKETS))
+        machine_sets = list(islice(buckets.values(), first, first + FIRST_BUCKETS))
         b = 0
         while job.pending != 0:
             if b == len(frees):
-                if b == total:
+                if first + b == total:
                     break
                 # The rest of the buckets as they were. An offer only re-buckets its own
                 # machine, taken from a bucket seen already: the buckets it empties are among
                 # those (dropped, or made again at the end), the buckets it makes are added at
                 # the end (a bucket its machine leaves alone is moved to the new room's key,
-                # so it is gone from its own), and the others keep their order. So the rest
-                # are where the first ones that are still there end.
+                # so it is gone from its own), and the others keep their order (those before
+                # ``first`` too: none of their machines was offered). So the rest are where
+                # the first ones that are still there end.
                 gone = 0
                 for k in range(b):
                     if buckets.get(frees[k]) is not machine_sets[k]:
                         gone += 1
-                frees += islice(buckets, b - gone, total - gone)
-                machine_sets += islice(buckets.values(), b - gone, total - gone)
-                assert len(frees) == total
+                frees += islice(buckets, first + b - gone, total - gone)
+                machine_sets += islice(buckets.values(), first + b - gone, total - gone)
+                assert first + len(frees) == total
             free = frees[b]
             bucket = machine_sets[b]
             b += 1
