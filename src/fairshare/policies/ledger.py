@@ -1081,6 +1081,9 @@ class Ledger:
         job.version += 1
         group = job.group
         if self.first_pending(user.job_heaps[group]) is None:
+            # The user's entries go stale too: a valid entry's group is one of its user's
+            # groups (the selection need not look the group up).
+            user.version += 1
             del user.job_heaps[group]
             user.groups.remove(group)
             group_users = self.cluster.groups[group].users

@@ -170,16 +170,17 @@ class HeapSelection(Selection):
         # The slack first: the users' dictionary is read only for a heap that may be over.
         size = len(heap)
         if size > STALE_SLACK + 2 and size > 2 * len(grp.users) + STALE_SLACK:
-            heap[:] = [e for e in heap if self._current(e, g)]
+            heap[:] = [e for e in heap if self._current(e)]
             heapify(heap)
 
-    def _current(self, entry: HeapEntry, g: int) -> bool:
-        """Whether ``entry`` of group ``g``'s heap is valid: its user's latest, the user has
-        work in the group and is under its cap (a stale entry never becomes valid again: a
-        user's version only grows, and a user back under its cap is pushed afresh)."""
+    def _current(self, entry: HeapEntry) -> bool:
+        """Whether heap entry ``entry`` is valid: its user's latest and the user is
+        under its cap (a stale entry never becomes valid again: a user's version only grows,
+        and a user back under its cap is pushed afresh). The user has work in the entry's group: a
+        user's entries are pushed in its groups only, and its version moves when it leaves
+        one (:meth:`~fairshare.policies.ledger.Ledger.retire`)."""
         user = self.ledger.users[entry.user]
-        # The dictionary look-up last: a user's version and count are plain fields.
-        return entry.version == user.version and user.running < user.cap and g in user.job_heaps
+        return entry.version == user.version and user.running < user.cap
 
     def select(self, mi: int) -> Pick | None:
         """The lowest valid heap entry over the groups that may use ``mi`` and whose task fits
@@ -269,7 +270,7 @@ class HeapSelection(Selection):
             # as they surface.
             while heap:
                 entry = heap[0]
-                if self._current(entry, g):
+                if self._current(entry):
                     break
                 heappop(heap)
             else:
@@ -439,10 +440,10 @@ class HeapSelection(Selection):
                 right = heap[2]
                 if entry_before(right, cand):
                     cand = right
-            if cand.user != u and self._current(cand, g):
+            if cand.user != u and self._current(cand):
                 return True, cand
             mine = heappop(heap)
-            while heap and not self._current(heap[0], g):
+            while heap and not self._current(heap[0]):
                 heappop(heap)
             if not heap:
                 heappush(heap, mine)
