@@ -109,7 +109,7 @@ from fairshare.policies.filters import Filter
 from fairshare.policies.hdrf_views import Tree, View, highest_then_lowest, lowest, update
 from fairshare.policies.options import PolicyOptions
 from fairshare.policies.ranking import Ranking, Selection
-from fairshare.policies.records import HeapEntry, JobState, UserState
+from fairshare.policies.records import HeapEntry, JobHeapEntry, JobState, UserState
 from fairshare.policies.scheduler import Scheduler
 from fairshare.policies.shares import hierarchical_shares
 from fairshare.policies.state import fits
@@ -319,7 +319,7 @@ class TreeSelection(Selection):
                     self._tree.retier(leaf, g, None, q)
         self._member[u] = new
 
-    def _head_priority(self, heap: list[tuple[int, float, int, int]]) -> int:
+    def _head_priority(self, heap: list[JobHeapEntry]) -> int:
         """The priority of the job a user launches from next in a group (its job heap)."""
         head = self.ledger.first_pending(heap)
         return 0 if head is None else head.priority

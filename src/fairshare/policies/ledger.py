@@ -64,7 +64,14 @@ from fairshare.policies.options import PolicyOptions
 from fairshare.policies.protocol import Decision, Launch, Locality, TaskRef
 from fairshare.policies.quota import QuotaTree
 from fairshare.policies.ranking import Ranking, Selection
-from fairshare.policies.records import Demand, JobState, PreemptionState, UserState, part_id
+from fairshare.policies.records import (
+    Demand,
+    JobHeapEntry,
+    JobState,
+    PreemptionState,
+    UserState,
+    part_id,
+)
 from fairshare.policies.state import ClusterState
 from fairshare.policies.usage import DecayedUsage
 from fairshare.tolerances import FIT
@@ -323,15 +330,15 @@ class Ledger:
         float
         """
         waiting = user.waiting
-        jobs = self.jobs
         while waiting:
-            job = jobs.get(waiting[0][1])
-            if job is not None and job.pending > 0 and not job.gang and job.user == user.idx:
-                return waiting[0][0]
+            # A part left (finished or cancelled) has nothing pending.
+            submit, _, job = waiting[0]
+            if job.pending > 0 and not job.gang:
+                return submit
             heappop(waiting)
         return math.inf
 
-    def first_pending(self, heap: list[tuple[int, float, int, int]]) -> JobState | None:
+    def first_pending(self, heap: list[JobHeapEntry]) -> JobState | None:
         """The top of a user's job heap once its stale entries (a job's older version, or a
         job with nothing pending) are dropped; None when none is left.
 
@@ -344,11 +351,10 @@ class Ledger:
         -------
         JobState or None
         """
-        jobs = self.jobs
         while heap:
-            _, _, key, version = heap[0]
-            job = jobs.get(key)
-            if job is not None and job.version == version and job.pending > 0:
+            # A part left (finished or cancelled) has nothing pending.
+            _, _, _, version, job = heap[0]
+            if job.version == version and job.pending > 0:
                 return job
             heappop(heap)
         return None
@@ -827,7 +833,7 @@ class Ledger:
                 job.version += 1
                 heappush(
                     user.job_heaps[job.group],
-                    (-job.priority, ranking.job_rank(job), job.part_id, job.version),
+                    (-job.priority, ranking.job_rank(job), job.part_id, job.version, job),
                 )
             if not finished:
                 continue
@@ -1050,8 +1056,8 @@ class Ledger:
             if not group_users:
                 self.cluster.group_active(job.group, True)
             group_users[user.idx] = None
-        heappush(heap, (-job.priority, self.ranking.job_rank(job), job.part_id, job.version))
-        heappush(user.waiting, (job.job.submit, job.part_id))
+        heappush(heap, (-job.priority, self.ranking.job_rank(job), job.part_id, job.version, job))
+        heappush(user.waiting, (job.job.submit, job.part_id, job))
         user.pending += job.pending
         self.touch(user)
         self.offers[job.part_id] = None
@@ -1105,7 +1111,7 @@ class Ledger:
         job.version += 1
         heappush(
             user.job_heaps[job.group],
-            (-job.priority, self.ranking.job_rank(job), job.part_id, job.version),
+            (-job.priority, self.ranking.job_rank(job), job.part_id, job.version, job),
         )
 
     # ------------------------------------------------------------------ map-reduce parts

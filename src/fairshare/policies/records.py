@@ -201,6 +201,11 @@ def part_id(job_id: int, phase: Phase) -> int:
     return -2 * job_id - (1 if phase == "reduce" else 2)
 
 
+JobHeapEntry = tuple[int, float, int, int, JobState]
+"""An entry of a user's job heap (:attr:`UserState.job_heaps`): (-priority, job rank, part
+id, version, the part)."""
+
+
 class UserState:
     """A user (or FAIR pool): its running tasks in launch order, share and allocation
     (``alloc``, per resource: kept only by a policy whose ``tracks_allocation`` is set).
@@ -226,7 +231,10 @@ class UserState:
     version : int
         Moves at every change of rank, so that older heap entries go stale.
     job_heaps : dict of int to list
-        Per group, the heap of its jobs with pending tasks there.
+        Per group, the heap of its jobs with pending tasks there: (-priority, job rank, part
+        id, version, the part), the part last so that it is never compared (part ids are
+        unique) and is read without a look-up by id (stale entries dropped when they
+        surface).
     groups : list of int
         The groups of ``job_heaps``, in its order: what a refresh of the user's entries
         walks (a list walks in a fraction of a dictionary's time).
@@ -235,9 +243,10 @@ class UserState:
         before its first). Of users with equal ranks and equally old pending work, the one
         served least recently goes first, then the lower index (the fair tie rule:
         :meth:`~fairshare.policies.ledger.Ledger.pending_since`).
-    waiting : list of (float, int)
-        A heap of (submit time, part id) of its job parts with pending tasks (stale entries
-        dropped when they surface), for the submit time of its oldest pending task.
+    waiting : list of (float, int, JobState)
+        A heap of (submit time, part id, the part) of its job parts with pending tasks
+        (stale entries dropped when they surface), for the submit time of its oldest pending
+        task.
     """
 
     __slots__ = (
@@ -275,11 +284,11 @@ class UserState:
         self.share = 0.0
         self.version = 0
         self.served = 0
-        self.waiting: list[tuple[float, int]] = []
+        self.waiting: list[tuple[float, int, JobState]] = []
         self.alloc = [0.0] * resources
         # group -> heap of (-priority, job rank, part id, job version) of jobs with pending
         # tasks there: higher priority first, then the policy's job order.
-        self.job_heaps: dict[int, list[tuple[int, float, int, int]]] = {}
+        self.job_heaps: dict[int, list[JobHeapEntry]] = {}
         self.groups: list[int] = []
         # running reducer (or copy or compute part) -> machine index; running map tasks are
         # in their job's ``JobState.where``. The scheduler's launch numbers, which preemption
