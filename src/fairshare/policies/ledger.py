@@ -53,7 +53,7 @@ import math
 from bisect import bisect_left, insort
 from collections.abc import Sequence
 from heapq import heappop, heappush
-from typing import Final, Literal
+from typing import Any, Final, Literal, cast
 
 from mypy_extensions import mypyc_attr
 
@@ -780,7 +780,9 @@ class Ledger:
                 self.now = times[k]
                 k += 1
             if ref[1] == "map":
-                job = jobs[ref[0]]
+                # The job id as the object the TaskRef holds: read as an int, the compiled
+                # kernel would box it again for the key (an allocation above 256).
+                job = jobs[cast("tuple[Any, ...]", ref)[0]]
                 user = users[job.user]
                 where = job.where
                 assert where is not None

@@ -26,7 +26,7 @@ import math
 from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import numpy as np
 
@@ -447,8 +447,13 @@ class RunState:
         the machines once the round is applied.
         """
         task, machine, locality = launch
-        job_id, phase, index = task
-        run = self.runs[job_id]
+        _, phase, index = task
+        # The job id and task number as the objects the TaskRef holds, for the dictionary
+        # key and the row (the compiled kernel would box the ints again: an allocation each
+        # for numbers above 256, three per launch). A job's id is its order of submission
+        # (submit), the row's job field.
+        held = cast("tuple[Any, ...]", task)
+        run = self.runs[held[0]]
         if run.first_start is None:
             run.first_start = now
         if phase == "map":
@@ -473,9 +478,9 @@ class RunState:
             end = now + seconds
             # Item by item: a tuple of them was built (and boxed) for the list to copy.
             attempts.append(now)
-            attempts.append(run.index)
+            attempts.append(held[0])
             attempts.append(phase)
-            attempts.append(index)
+            attempts.append(held[2])
             attempts.append(attempt)
             attempts.append(machine)
             attempts.append(end)
