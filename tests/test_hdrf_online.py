@@ -15,6 +15,7 @@ from fairshare.cluster import Cluster, Machine
 from fairshare.cluster.constraints import Constraint
 from fairshare.policies import PolicyOptions, Scheduler
 from fairshare.policies.hdrf import Hdrf, HdrfRanking, NaiveHdrf, TreeSelection
+from fairshare.policies.ranking import NO_PICK, Pick
 from fairshare.policies.records import UserState
 from fairshare.policies.state import EPS, fits
 from fairshare.sim.engine import MachineEvent, SimOptions, simulate
@@ -63,7 +64,7 @@ class ReferenceTree(TreeSelection):
             return self.ledger.cluster.groups[g].demand
         return ()
 
-    def select(self, mi: int) -> tuple[int, int] | None:
+    def select(self, mi: int) -> Pick:
         cs = self.ledger.cluster
         free = cs.free[mi]
         total = cs.total
@@ -82,7 +83,7 @@ class ReferenceTree(TreeSelection):
                     if user.running < user.cap:
                         candidate[u] = g
         if not candidate:
-            return None
+            return NO_PICK
         size = len(self.parent)
         vector: list[list[float]] = [[0.0] * len(total) for _ in range(size)]
         share = [0.0] * size

@@ -14,6 +14,7 @@ import pytest
 
 import fairshare
 from fairshare.policies.hdrf import Hdrf, NaiveHdrf
+from fairshare.policies.ranking import NO_PICK, Pick
 from fairshare.policies.state import EPS, fits
 from fairshare.runlog import RunLog
 from fairshare.sim.engine import simulate
@@ -103,7 +104,7 @@ class _PrioritizedTree(ReferenceTree):
     """The paper's full recomputation with the walk preferring, at each node, the children
     holding the highest priority among the leaves that can launch on the machine."""
 
-    def select(self, mi: int) -> tuple[int, int] | None:
+    def select(self, mi: int) -> Pick:
         if not self.ledger.prioritized:
             return super().select(mi)
         cs = self.ledger.cluster
@@ -122,7 +123,7 @@ class _PrioritizedTree(ReferenceTree):
                 if u not in best or p > best[u][0]:
                     best[u] = (p, g)
         if not best:
-            return None
+            return NO_PICK
         tier: dict[int, int] = {}
         for node in _postorder(self._children):
             u = self._user_of_node.get(node)

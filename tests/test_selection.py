@@ -19,7 +19,7 @@ from fairshare.policies.choosy import ChoosyRanking
 from fairshare.policies.drf import DrfRanking
 from fairshare.policies.fair import FairRanking
 from fairshare.policies.fifo import FifoRanking
-from fairshare.policies.ranking import Pick, Ranking, rank_before
+from fairshare.policies.ranking import NO_PICK, Pick, Ranking, rank_before
 from fairshare.policies.records import HeapEntry, entry_before
 from fairshare.policies.scheduler import Scheduler
 from fairshare.policies.selection import STALE_SLACK, HeapSelection
@@ -29,7 +29,7 @@ from fairshare.sim.engine import MachineEvent, simulate
 from fairshare.workload.model import FixedDuration, Job
 
 
-def _full_scan(selection: HeapSelection, mi: int) -> Pick | None:
+def _full_scan(selection: HeapSelection, mi: int) -> Pick:
     """The lowest valid entry over every group listed for ``mi`` whose task fits, each heap
     read whole (no shortcut); ties to the group listed first."""
     ledger: Any = selection.ledger
@@ -46,7 +46,7 @@ def _full_scan(selection: HeapSelection, mi: int) -> Pick | None:
                 if best is None or entry.key() < best.key():
                     best, best_group = entry, g
                 break
-    return None if best is None else (best.user, best_group)
+    return NO_PICK if best is None else (best.user, best_group)
 
 
 def _check_top_bounds(selection: HeapSelection) -> None:
@@ -99,7 +99,7 @@ class _Checked(HeapSelection):
             assert got.key()[:4] <= expected.key()[:4]
         return got
 
-    def select(self, mi: int) -> Pick | None:
+    def select(self, mi: int) -> Pick:
         expected = _full_scan(self, mi)
         _check_top_bounds(self)
         got = super().select(mi)

@@ -108,7 +108,7 @@ from fairshare.policies.drf import dominant_share
 from fairshare.policies.filters import Filter
 from fairshare.policies.hdrf_views import Tree, View, highest_then_lowest, lowest, update
 from fairshare.policies.options import PolicyOptions
-from fairshare.policies.ranking import Ranking, Selection
+from fairshare.policies.ranking import NO_PICK, Pick, Ranking, Selection
 from fairshare.policies.records import HeapEntry, JobHeapEntry, JobState, UserState
 from fairshare.policies.scheduler import Scheduler
 from fairshare.policies.shares import hierarchical_shares
@@ -439,7 +439,7 @@ class TreeSelection(Selection):
             for u in sorted(users):
                 self._recount(self.ledger.users[u])
 
-    def select(self, mi: int) -> tuple[int, int] | None:
+    def select(self, mi: int) -> Pick:
         """Algorithm 2 for one task on machine ``mi``: Algorithm 3 on the nodes changed since
         the last decision with the same ``Y``, then Algorithm 4's walk (see the module).
 
@@ -456,15 +456,15 @@ class TreeSelection(Selection):
 
         Returns
         -------
-        (int, int) or None
-            The user's index and the group of its task to launch, or None when no leaf's
-            task fits.
+        (int, int)
+            The user's index and the group of its task to launch, or
+            :data:`~fairshare.policies.ranking.NO_PICK` when no leaf's task fits.
         """
         # The root counts, per group, the leaves that can launch in it: none on a cluster
         # where nobody can launch (most finishes of a cluster with room).
         root = self._count[0]
         if not root:
-            return None
+            return NO_PICK
         ledger = self.ledger
         cs = ledger.cluster
         free = cs.free[mi]
@@ -486,12 +486,12 @@ class TreeSelection(Selection):
             elif room.room(mi, free, grp.demand):
                 fitting.append(g)
         if not fitting:
-            return None
+            return NO_PICK
         pairs = 0
         for g in fitting:
             pairs += root.get(g, 0)
         if pairs == 0:
-            return None
+            return NO_PICK
         if pairs == 1:
             for g in fitting:
                 if g in root:
@@ -521,7 +521,7 @@ class TreeSelection(Selection):
             while user_at[node] < 0:
                 node = lowest(view, node, fitting, self._count, self._tree.served)
                 if node < 0:
-                    return None
+                    return NO_PICK
             u = user_at[node]
             member = self._member[u]
             for g in fitting:
@@ -534,7 +534,7 @@ class TreeSelection(Selection):
         while user_at[node] < 0:
             node = highest_then_lowest(view, node, fitting, tree)
             if node < 0:
-                return None
+                return NO_PICK
         u = user_at[node]
         member = self._member[u]
         pick = -1

@@ -55,7 +55,7 @@ from fairshare.policies.gangs import gain, gang_plan, reserve
 from fairshare.policies.headroom import Headroom
 from fairshare.policies.ledger import DRAINED, ROOM, Ledger
 from fairshare.policies.protocol import Decision, Locality, TaskRef
-from fairshare.policies.ranking import Pick, Selection, rank_before
+from fairshare.policies.ranking import NO_PICK, Pick, Selection, rank_before
 from fairshare.policies.records import Demand, HeapEntry, JobState, UserState
 from fairshare.policies.state import fits, fits_two
 from fairshare.tolerances import FIT
@@ -365,7 +365,7 @@ class Placer:
                     # selection is known, and no other user bounds the batch.
                     self.offer_machine(mi, now, out, (job.user, job.group), solo=True)
                 else:
-                    self.offer_machine(mi, now, out, None)
+                    self.offer_machine(mi, now, out)
                 if free_of[mi] == free:
                     # Nothing was placed (cap or delay): the bucket's eligible twins fare
                     # the same.
@@ -376,7 +376,7 @@ class Placer:
         mi: int,
         now: float,
         out: list[Decision],
-        pick: Pick | None = None,
+        pick: Pick = NO_PICK,
         *,
         solo: bool = False,
     ) -> None:
@@ -394,7 +394,7 @@ class Placer:
         out : list of Decision
             Where the launches are appended.
         pick : (int, int), optional
-            The (user, group) to serve first, already selected.
+            The (user, group) to serve first, already selected (:data:`NO_PICK`: none).
         solo : bool
             The picked user is the only one with work.
         """
@@ -407,8 +407,10 @@ class Placer:
         # Set when the served group's next task no longer fits and it is the only group with
         # work: a selection would find nobody, so the offer ends without one.
         alone = False
+        # The (user, group) to serve: two plain numbers, never a tuple made (see Pick).
+        u, g = pick
         while True:
-            if pick is None:
+            if u < 0:
                 if alone:
                     break
                 if not cs.tiny_groups:
@@ -420,24 +422,24 @@ class Placer:
                             break
                     else:
                         break
-                pick = selection.select(mi)
+                u, g = selection.select(mi)
                 if pick_filters:
                     # A user a pick filter refuses sits out the rest of the offer.
-                    while pick is not None and not self._pick_admits(pick, mi, free, now):
-                        selection.skip(pick[0], pick[1])
-                        pick = selection.select(mi)
-                if pick is None:
+                    while u >= 0 and not self._pick_admits(u, g, mi, free, now):
+                        selection.skip(u, g)
+                        u, g = selection.select(mi)
+                if u < 0:
                     break
-            alone = self._serve(mi, now, out, users[pick[0]], pick[1], solo)
-            pick = None
+            alone = self._serve(mi, now, out, users[u], g, solo)
+            u = -1
             solo = False
         selection.restore_held()
         cs.rebucket(mi)
 
-    def _pick_admits(self, pick: Pick, mi: int, free: Sequence[float], now: float) -> bool:
-        """Whether every ``pick`` filter admits the picked user's next task of its group."""
+    def _pick_admits(self, u: int, g: int, mi: int, free: Sequence[float], now: float) -> bool:
+        """Whether every ``pick`` filter admits user ``u``'s next task of group ``g``."""
         ledger = self.ledger
-        job = ledger.head_job(ledger.users[pick[0]], pick[1])
+        job = ledger.head_job(ledger.users[u], g)
         return all(f.admits(job, mi, free, now) for f in self.pick_filters)
 
     def _serve(

@@ -38,7 +38,7 @@ tasks go first until the shares meet.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from mypy_extensions import mypyc_attr
 
@@ -50,7 +50,11 @@ if TYPE_CHECKING:
     from fairshare.policies.ledger import Ledger
 
 Pick = tuple[int, int]
-"""A selection: (user index, group)."""
+"""A selection: (user index, group). Never None, so that the compiled kernel returns it as
+two plain numbers, with no tuple made: :data:`NO_PICK` says nobody."""
+
+NO_PICK: Final = (-1, -1)
+"""The selection that found nobody whose next task fits (its user index is negative)."""
 
 
 def rank_before(tier: int, rank: float, since: float, served: int, b: HeapEntry) -> bool:
@@ -414,7 +418,7 @@ class Selection:
         """
         raise NotImplementedError
 
-    def select(self, mi: int) -> Pick | None:
+    def select(self, mi: int) -> Pick:
         """The (user, group) to serve next on machine ``mi``.
 
         Parameters
@@ -424,8 +428,9 @@ class Selection:
 
         Returns
         -------
-        (int, int) or None
-            The user's index and the group, or None when no user's next task fits.
+        (int, int)
+            The user's index and the group, or :data:`NO_PICK` when no user's next task
+            fits.
         """
         raise NotImplementedError
 

@@ -68,7 +68,7 @@ from fairshare.policies.placer import Placer
 from fairshare.policies.preemption import Preemptor
 from fairshare.policies.protocol import Decision, TaskRef
 from fairshare.policies.quota import QuotaTree
-from fairshare.policies.ranking import Pick, Ranking, Selection
+from fairshare.policies.ranking import NO_PICK, Pick, Ranking, Selection
 from fairshare.policies.records import Demand, JobState, PreemptionState, UserState
 from fairshare.policies.selection import HeapSelection
 from fairshare.policies.state import ClusterState
@@ -303,8 +303,10 @@ class Scheduler:
         Returns
         -------
         (int, int) or None
+            None when no user's next task fits.
         """
-        return self.selection.select(mi)
+        pick = self.selection.select(mi)
+        return None if pick[0] < 0 else pick
 
     def may_place(self, mi: int, free: Sequence[float], demand: Demand) -> bool:
         """Whether a task of ``demand`` may use machine ``mi`` whose free room is ``free``
@@ -442,8 +444,8 @@ class Scheduler:
         mi = ledger.release((task,), finished=True, then="hold")
         cs = ledger.cluster
         # While nobody has pending work, no selection can find anyone.
-        pick = self.selection.select(mi) if cs.active_groups else None
-        if pick is None:
+        pick = self.selection.select(mi) if cs.active_groups else NO_PICK
+        if pick[0] < 0:
             cs.rebucket(mi)
             return []
         out: list[Decision] = []

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Final
 
 from mypy_extensions import mypyc_attr
 
-from fairshare.policies.ranking import Pick, Selection
+from fairshare.policies.ranking import NO_PICK, Pick, Selection
 from fairshare.policies.records import Group, HeapEntry, UserState, entry_before
 from fairshare.policies.state import fits, fits_first_two
 
@@ -81,13 +81,13 @@ class HeapSelection(Selection):
         self._held: list[tuple[int, HeapEntry]] = []
         # What the last selection saw, for bound() to answer from (see _recorded_bound):
         # the machine and the user it picked (-1: nothing to answer from), the lowest valid
-        # top of another user it read, the groups whose top was the user's, and the lowest
-        # (tier, rank) bound of the fitting groups it passed unread.
+        # top of another user it read, the heaps of the groups whose top was the user's, and
+        # the lowest (tier, rank) bound of the fitting groups it passed unread.
         self._seen_mi = -1
         self._seen_user = -1
         self._second: HeapEntry = _NO_ENTRY
         self._has_second = False
-        self._mine: list[int] = []
+        self._mine: list[list[HeapEntry]] = []
         self._passed = False
         self._passed_tier = 0
         self._passed_rank = 0.0
@@ -182,7 +182,7 @@ class HeapSelection(Selection):
         user = self.ledger.users[entry.user]
         return entry.version == user.version and user.running < user.cap
 
-    def select(self, mi: int) -> Pick | None:
+    def select(self, mi: int) -> Pick:
         """The lowest valid heap entry over the groups that may use ``mi`` and whose task fits
         there. Ties (one user's equal entries in two groups) go to the group listed first
         for the machine.
@@ -194,8 +194,9 @@ class HeapSelection(Selection):
 
         Returns
         -------
-        (int, int) or None
-            The user's index and the group, or None when no user's next task fits.
+        (int, int)
+            The user's index and the group, or :data:`~fairshare.policies.ranking.NO_PICK`
+            when no user's next task fits.
         """
         ledger = self.ledger
         cs = ledger.cluster
@@ -217,8 +218,8 @@ class HeapSelection(Selection):
         # A room filter admits at most what fits, so room short of every pending demand
         # ends the offer with no group looked at (a full cluster's usual last selection).
         if cs.fits_none(free):
-            return None
-        # The record for bound() (see __init__): the groups the best's user tops, the lowest
+            return NO_PICK
+        # The record for bound() (see __init__): the heaps the best's user tops, the lowest
         # valid top of another user, and the lowest (tier, rank) bound of the fitting groups
         # passed unread.
         mine = self._mine
@@ -286,18 +287,18 @@ class HeapSelection(Selection):
                     second = best
                     has_second = True
                     mine.clear()
-                mine.append(g)
+                mine.append(heap)
                 best = entry
                 best_group = g
                 best_tier = entry.tier
                 best_rank = entry.rank
             elif entry.user == best.user:
-                mine.append(g)
+                mine.append(heap)
             elif not has_second or entry_before(entry, second):
                 second = entry
                 has_second = True
         if best_group < 0:
-            return None
+            return NO_PICK
         self._seen_mi = mi
         self._seen_user = best.user
         self._second = second
@@ -388,7 +389,7 @@ class HeapSelection(Selection):
                     continue
             elif not room.room(mi, free, grp.demand):
                 continue
-            some, cand = self._other_top(g, u)
+            some, cand = self._other_top(heap, u)
             if not some or (found and not entry_before(cand, best)):
                 continue
             best = cand
@@ -412,19 +413,18 @@ class HeapSelection(Selection):
             if not found or entry_before(second, best):
                 best = second
                 found = True
-        for g in self._mine:
-            some, cand = self._other_top(g, u)
+        for heap in self._mine:
+            some, cand = self._other_top(heap, u)
             if some and (not found or entry_before(cand, best)):
                 best = cand
                 found = True
         return best if found else None
 
-    def _other_top(self, g: int, u: int) -> tuple[bool, HeapEntry]:
-        """The lowest entry of group ``g``'s heap that may be another user's than ``u``:
+    def _other_top(self, heap: list[HeapEntry], u: int) -> tuple[bool, HeapEntry]:
+        """The lowest entry of a group's ``heap`` that may be another user's than ``u``:
         its top, or when the top is ``u``'s the first valid entry under it (False: none).
         The stale entries that surface under ``u``'s (its own older ones above all) are
         dropped, and ``u``'s entry goes back."""
-        heap = self.ledger.cluster.groups[g].heap
         if not heap:
             return False, _NO_ENTRY
         cand = heap[0]
