@@ -87,7 +87,10 @@ class HeapSelection(Selection):
         self._seen_user = -1
         self._second: HeapEntry = _NO_ENTRY
         self._has_second = False
+        # The heaps are the first ``_mine_count`` items of ``_mine``, a list kept and
+        # overwritten: a list's clear() frees its storage, which the next append allocates.
         self._mine: list[list[HeapEntry]] = []
+        self._mine_count = 0
         self._passed = False
         self._passed_tier = 0
         self._passed_rank = 0.0
@@ -158,9 +161,13 @@ class HeapSelection(Selection):
             # The top is the user's older entry, stale now (a push follows its version's
             # move): the new one takes its place in one sift, where a push beside it left
             # the stale one for a selection to pop. A group of one user (most groups of a
-            # trace replay) keeps a heap of one entry. The (tier, rank) bound is the new
-            # top's: the old top, its lower bound, is gone.
-            heapreplace(heap, entry)
+            # trace replay) keeps a heap of one entry, replaced in place with no sift (the
+            # heap functions are Python calls). The (tier, rank) bound is the new top's: the
+            # old top, its lower bound, is gone.
+            if len(heap) == 1:
+                heap[0] = entry
+            else:
+                heapreplace(heap, entry)
             top = heap[0]
             grp.top_tier = top.tier
             grp.top_rank = top.rank
@@ -223,7 +230,7 @@ class HeapSelection(Selection):
         # valid top of another user, and the lowest (tier, rank) bound of the fitting groups
         # passed unread.
         mine = self._mine
-        mine.clear()
+        mine_count = 0
         second: HeapEntry = _NO_ENTRY
         has_second = False
         passed = False
@@ -286,14 +293,22 @@ class HeapSelection(Selection):
                 if best_group >= 0 and entry.user != best.user:
                     second = best
                     has_second = True
-                    mine.clear()
-                mine.append(heap)
+                    mine_count = 0
+                if mine_count < len(mine):
+                    mine[mine_count] = heap
+                else:
+                    mine.append(heap)
+                mine_count += 1
                 best = entry
                 best_group = g
                 best_tier = entry.tier
                 best_rank = entry.rank
             elif entry.user == best.user:
-                mine.append(heap)
+                if mine_count < len(mine):
+                    mine[mine_count] = heap
+                else:
+                    mine.append(heap)
+                mine_count += 1
             elif not has_second or entry_before(entry, second):
                 second = entry
                 has_second = True
@@ -303,6 +318,7 @@ class HeapSelection(Selection):
         self._seen_user = best.user
         self._second = second
         self._has_second = has_second
+        self._mine_count = mine_count
         self._passed = passed
         self._passed_tier = passed_tier
         self._passed_rank = passed_rank
@@ -413,8 +429,9 @@ class HeapSelection(Selection):
             if not found or entry_before(second, best):
                 best = second
                 found = True
-        for heap in self._mine:
-            some, cand = self._other_top(heap, u)
+        mine = self._mine
+        for i in range(self._mine_count):
+            some, cand = self._other_top(mine[i], u)
             if some and (not found or entry_before(cand, best)):
                 best = cand
                 found = True
