@@ -294,13 +294,15 @@ class Placer:
         # The buckets as they are now, in order (offers move machines between them, and
         # add and drop buckets), copied lazily: a job is usually placed from the first few,
         # and a copy of thousands of buckets for every job cost more than its offers.
+        # Most arrivals on a full cluster fit no bucket: said off the machines' list first.
+        if width > 0 and not cs.fits_some_bucket(need0, need1, demand):
+            return
         buckets = cs.buckets
         total = len(buckets)
         # The leading buckets the job's task does not fit are passed on the dictionary
         # itself, with no copy: nothing is offered before the first that fits, so none of
-        # them moves meanwhile (most arrivals on a full cluster fit no bucket, and copying
-        # the buckets for them was a fortieth of a saturated replay). The copies start at
-        # ``first``, the position of the first bucket that fits.
+        # them moves meanwhile. The copies start at ``first``, the position of the first
+        # bucket that fits.
         first = 0
         for free in buckets:
             if width == 0 or (

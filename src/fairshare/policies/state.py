@@ -598,6 +598,31 @@ class ClusterState:
         self._name_classes.append(c)
         self._class_profiles = [None] * len(self._class_profiles)
 
+    def fits_some_bucket(self, need0: float, need1: float, demand: Demand) -> bool:
+        """Whether some bucket's free vector fits a task of ``demand``, whose first two
+        amounts are ``need0`` and ``need1`` (``-inf`` past its last resource), by
+        :func:`fits_two` and :func:`fits`. Read off the machines' free vectors (a list), not
+        the buckets (a dictionary, whose iteration walks the holes its churn leaves): a
+        quick exact answer for a job that fits nowhere, most arrivals on a full cluster.
+
+        Examples
+        --------
+        >>> from fairshare.cluster import Machine
+        >>> cs = ClusterState(["cpu", "mem"], [Machine("m", np.array([4.0, 8.0]))])
+        >>> cs.rebucket(0)
+        >>> cs.fits_some_bucket(4.0, 8.0, (4.0, 8.0)), cs.fits_some_bucket(4.5, 1.0, (4.5, 1.0))
+        (True, False)
+        """
+        width = len(demand)
+        for free in self.free_of:
+            if (
+                free is not None
+                and fits_two(free[0], free[1] if width > 1 else 0.0, need0, need1)
+                and (width <= 2 or fits(free, demand))
+            ):
+                return True
+        return False
+
     def eligible(self, cls: int, mi: int) -> bool:
         """Whether tasks of constraint class ``cls`` may use machine ``mi``.
 
