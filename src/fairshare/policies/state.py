@@ -317,12 +317,21 @@ class ClusterState:
             The machine's index; its ``free`` has changed.
         """
         old = self.free_of[mi]
-        new = tuple(self.free[mi])
-        if new == old:
-            return
+        free = self.free[mi]
+        if old is not None:
+            # Compared item by item, on the list: no tuple is made for a room that did not
+            # change (a machine offered with nothing placed), and the tuples' generic
+            # comparison was a fifth of a move.
+            i = 0
+            for v in free:
+                if v != old[i]:
+                    break
+                i += 1  # noqa: SIM113 (enumerate allocates a tuple per step)
+            else:
+                return
         buckets = self.buckets
         bucket_of = self.bucket_of
-        for v in new:
+        for v in free:
             if v > EPS:
                 break
         else:
@@ -339,6 +348,7 @@ class ClusterState:
             return
         # Its bucket is found by machine, and the new one with one look-up: a free vector
         # is a tuple of floats, hashed again at every look-up.
+        new = tuple(free)
         reused: dict[int, None] | None = None
         if old is None:
             if not self.alive[mi]:
