@@ -332,9 +332,10 @@ class Ledger:
         waiting = user.waiting
         while waiting:
             # A part left (finished or cancelled) has nothing pending.
-            submit, _, job = waiting[0]
+            top = waiting[0]
+            job = top[2]
             if job.pending > 0 and not job.gang:
-                return submit
+                return top[0]
             heappop(waiting)
         return math.inf
 
@@ -352,9 +353,11 @@ class Ledger:
         JobState or None
         """
         while heap:
-            # A part left (finished or cancelled) has nothing pending.
-            _, _, _, version, job = heap[0]
-            if job.version == version and job.pending > 0:
+            # Two items read, not the entry unpacked: the compiled kernel would unbox all
+            # five. A part left (finished or cancelled) has nothing pending.
+            top = heap[0]
+            job = top[4]
+            if job.version == top[3] and job.pending > 0:
                 return job
             heappop(heap)
         return None
@@ -653,7 +656,9 @@ class Ledger:
             alloc = user.alloc
             r = 0
             for d in demand:
-                alloc[r] += d
+                # Written out: the compiled kernel makes ``alloc[r] += d`` a generic in-place
+                # add of two boxed floats.
+                alloc[r] = alloc[r] + d
                 r += 1  # noqa: SIM113
         where = job.where
         if where is None:
@@ -806,7 +811,9 @@ class Ledger:
                 free = frees[mi]
                 r = 0
                 for d in demand:
-                    free[r] += d
+                    # Written out: the compiled kernel makes ``free[r] += d`` a generic
+                    # in-place add of two boxed floats.
+                    free[r] = free[r] + d
                     r += 1  # noqa: SIM113 (enumerate allocates a tuple per step)
                 if settle:
                     if moved != mi:
@@ -819,7 +826,7 @@ class Ledger:
                 alloc = user.alloc
                 r = 0
                 for d in demand:
-                    alloc[r] -= d
+                    alloc[r] = alloc[r] - d  # written out, as above
                     r += 1  # noqa: SIM113
             user.share -= job.share_per_task
             user.version += 1
