@@ -247,10 +247,15 @@ class Placer:
         dirty = ledger.dirty
         alive = ledger.cluster.alive
         while dirty:
-            mi = next(iter(dirty))
-            del dirty[mi]
-            if alive[mi]:
-                self.offer_machine(mi, now, out)
+            # The machines in order, a copy at a time: taking the first key each time walked
+            # the holes the deletions leave at the front of the dictionary, and cost as much
+            # as a selection. A machine an offer marks again after its own offer comes after
+            # the copy's, as it would have; one marked again before its turn keeps its place.
+            for mi in list(dirty):
+                if mi in dirty:
+                    del dirty[mi]
+                    if alive[mi]:
+                        self.offer_machine(mi, now, out)
         offers = ledger.offers
         while offers:
             part = next(iter(offers))
