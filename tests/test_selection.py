@@ -36,8 +36,8 @@ def _full_scan(selection: HeapSelection, mi: int) -> Pick:
     cs = ledger.cluster
     best: HeapEntry | None = None
     best_group = -1
-    for g in cs.afor[mi]:
-        grp = cs.groups[g]
+    for grp in cs.afor[mi]:
+        g = grp.index
         if not fits(cs.free[mi], grp.demand):
             continue
         for entry in sorted(grp.heap):
@@ -63,8 +63,8 @@ def _full_bound(selection: HeapSelection, mi: int, u: int) -> HeapEntry | None:
     ledger: Any = selection.ledger
     cs = ledger.cluster
     best: HeapEntry | None = None
-    for g in cs.afor[mi]:
-        grp = cs.groups[g]
+    for grp in cs.afor[mi]:
+        g = grp.index
         if not fits(cs.free[mi], grp.demand):
             continue
         for entry in grp.heap:
@@ -119,10 +119,11 @@ class _Checked(HeapSelection):
         cs = ledger.cluster
         for machine in range(len(cs.names)):
             assert cs.afor[machine] == [
-                g
+                grp
                 for g, grp in enumerate(cs.groups)
                 if cs.listed[g] and cs.eligible(grp.cls, machine)
             ]
+            assert all(cs.groups[grp.index] is grp for grp in cs.afor[machine])
         for g, grp in enumerate(ledger.cluster.groups):
             self.largest_heap = max(self.largest_heap, len(grp.heap))
             self.largest_of[g] = max(self.largest_of.get(g, 0), len(grp.heap))

@@ -419,7 +419,8 @@ class TreeSelection(Selection):
         root = self._count[0]
         member = self._member[u]
         room = self.room
-        for g in cs.afor[mi]:
+        for grp in cs.afor[mi]:
+            g = grp.index
             n = root.get(g, 0)
             if g in member:
                 n -= 1
@@ -471,8 +472,8 @@ class TreeSelection(Selection):
         groups = cs.groups
         room = self.room
         fitting: list[int] = []
-        for g in cs.afor[mi]:
-            grp = groups[g]
+        for grp in cs.afor[mi]:
+            g = grp.index
             if not grp.users:
                 continue
             if room is None:

@@ -199,12 +199,11 @@ class Headroom(RoomFilter):
         if sizes is None:
             sizes = self._group_sizes[capacity] = {}
         cs = self.ledger.cluster
-        groups = cs.groups
         users = self.ledger.users
         best: Demand | None = None
         best_size = (FIT, 0.0)
-        for g in cs.afor[mi]:
-            grp = groups[g]
+        for grp in cs.afor[mi]:
+            g = grp.index
             if not grp.users:
                 continue
             if g in sizes:

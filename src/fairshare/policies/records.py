@@ -399,15 +399,28 @@ class Group:
 
     Parameters
     ----------
+    index : int
+        Its index among the cluster's groups (``ClusterState.groups``).
     cls : int
         The constraint class.
     demand : Demand
         The tasks' demand.
     """
 
-    __slots__ = ("cls", "demand", "demand0", "demand1", "heap", "top_rank", "top_tier", "users")
+    __slots__ = (
+        "cls",
+        "demand",
+        "demand0",
+        "demand1",
+        "heap",
+        "index",
+        "top_rank",
+        "top_tier",
+        "users",
+    )
 
-    def __init__(self, cls: int, demand: Demand) -> None:
+    def __init__(self, index: int, cls: int, demand: Demand) -> None:
+        self.index = index
         self.cls = cls
         self.demand = demand
         self.heap: list[HeapEntry] = []

@@ -208,7 +208,6 @@ class HeapSelection(Selection):
         ledger = self.ledger
         cs = ledger.cluster
         free = cs.free[mi]
-        groups = cs.groups
         # The best entry so far (read while best_group >= 0).
         best = _NO_ENTRY
         best_group = -1
@@ -237,8 +236,7 @@ class HeapSelection(Selection):
         passed_tier = 0
         passed_rank = 0.0
         # Groups nobody has pending work in hold only stale entries: skipped (see afor).
-        for g in cs.afor[mi]:
-            grp = groups[g]
+        for grp in cs.afor[mi]:
             heap = grp.heap
             if not heap:
                 continue
@@ -300,7 +298,7 @@ class HeapSelection(Selection):
                     mine.append(heap)
                 mine_count += 1
                 best = entry
-                best_group = g
+                best_group = grp.index
                 best_tier = entry.tier
                 best_rank = entry.rank
             elif entry.user == best.user:
@@ -372,7 +370,6 @@ class HeapSelection(Selection):
         ledger = self.ledger
         cs = ledger.cluster
         free = cs.free[mi]
-        groups = cs.groups
         room = self.room
         # The lowest entry so far (read while found), compared field by field
         # (entry_before), as in select.
@@ -384,8 +381,7 @@ class HeapSelection(Selection):
         free0 = free[0] if width > 0 else 0.0
         free1 = free[1] if width > 1 else 0.0
         # Only listed groups can hold a valid entry (see ClusterState.afor).
-        for g in cs.afor[mi]:
-            grp = groups[g]
+        for grp in cs.afor[mi]:
             heap = grp.heap
             if not heap:
                 continue

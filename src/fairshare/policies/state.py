@@ -132,16 +132,18 @@ class ClusterState:
         # while there is none, an offer ends as soon as its machine is full.
         self.tiny_groups = 0
         # Per machine, the groups that some user has pending work in (and some that had
-        # lately) and that may use it, in creation order: a selection picks only from these,
-        # and reading the list allocates nothing. Constrained workloads (Choosy section 7.1)
-        # leave most groups without work most of the time.
-        self.afor: list[list[int]] = []
+        # lately) and that may use it, in creation order (by index): a selection picks only
+        # from these, and reading the list allocates nothing. The groups themselves, not
+        # their indices: a selection reads every one, and an index costs a second list read
+        # and an unboxing. Constrained workloads (Choosy section 7.1) leave most groups
+        # without work most of the time.
+        self.afor: list[list[Group]] = []
         # Machines alike for every class (one signature, and the same answer for every class
         # read by name) share one afor list: a *profile*. A group is listed once per profile
         # of its class, not once per machine (an Alibaba cluster of 4,034 machines has 526
         # signatures; most workloads have no class read by name).
         self.profile: list[int] = []  # per machine
-        self.profile_groups: list[list[int]] = []  # per profile: the afor list it shares
+        self.profile_groups: list[list[Group]] = []  # per profile: the afor list it shares
         self.profile_machines: list[list[int]] = []  # per profile, never empty
         self.sig_profiles: list[list[int]] = []  # per signature
         self._name_classes: list[int] = []  # the classes read by name
@@ -451,7 +453,7 @@ class ClusterState:
         g = self._group_of.get((cls, demand))
         if g is None:
             g = self._group_of[(cls, demand)] = len(self.groups)
-            self.groups.append(Group(cls, demand))
+            self.groups.append(Group(g, cls, demand))
             self.listed.append(False)
             if all(d <= 2 * EPS for d in demand):
                 self.tiny_groups += 1
@@ -544,11 +546,12 @@ class ClusterState:
         """List group ``g`` in (or take it out of) ``afor`` of every machine it may use: once
         per profile of its class (its machines share the list)."""
         lists = self.profile_groups
-        for p in self._profiles_of_class(self.groups[g].cls):
+        grp = self.groups[g]
+        for p in self._profiles_of_class(grp.cls):
             if on:
-                bisect.insort(lists[p], g)
+                bisect.insort(lists[p], grp, key=_group_index)
             else:
-                lists[p].remove(g)
+                lists[p].remove(grp)
         self.listed[g] = on
 
     def _profiles_of_class(self, cls: int) -> list[int]:
@@ -575,7 +578,7 @@ class ClusterState:
             self.profile_machines.append([])
             self.profile_groups.append(
                 [
-                    g
+                    grp
                     for g, grp in enumerate(self.groups)
                     if self.listed[g] and self.eligible(grp.cls, mi)
                 ]
@@ -664,6 +667,11 @@ class ClusterState:
         return eligibility.allows(self._constraints[cls], self.classes[cls][1], self.machines[mi])
 
 
+def _group_index(grp: Group) -> int:
+    """A group's index: the order of a machine's ``afor`` list."""
+    return grp.index
+
+
 def fits(free: Sequence[float], demand: Demand) -> bool:
     """Whether a task of ``demand`` fits in ``free`` room, within the fit tolerance
     (:data:`fairshare.tolerances.FIT`); :func:`fits_first_two` is its test of the first two
@@ -718,7 +726,7 @@ def fits_first_two(free0: float, free1: float, grp: Group) -> bool:
 
     Examples
     --------
-    >>> grp = Group(0, (3.0, 6.5))
+    >>> grp = Group(0, 0, (3.0, 6.5))
     >>> fits_first_two(3.0, 6.0, grp), fits_first_two(3.0, 6.5, grp)
     (False, True)
     """
