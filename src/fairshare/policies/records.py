@@ -377,6 +377,93 @@ def entry_before(a: HeapEntry, b: HeapEntry) -> bool:
     return a.version < b.version
 
 
+# A group's heap of entries, kept by heapq's algorithm written out with native comparisons
+# (:func:`entry_before`): heapq's own functions compare through the generic rich comparison,
+# a call of ``HeapEntry.__lt__`` through its Python slot at every step. The same sifts as
+# heapq's, so a heap holds its entries in the same places either way (tests/test_selection.py
+# checks both against each other).
+
+
+def push_entry(heap: list[HeapEntry], entry: HeapEntry) -> None:
+    """``heapq.heappush`` for a heap of entries.
+
+    Examples
+    --------
+    >>> heap: list[HeapEntry] = []
+    >>> for rank in (0.5, 0.25, 0.75):
+    ...     push_entry(heap, HeapEntry(0, rank, 0.0, 0, 0, 0))
+    >>> [e.rank for e in heap]
+    [0.25, 0.5, 0.75]
+    """
+    heap.append(entry)
+    _sift_toward_root(heap, 0, len(heap) - 1)
+
+
+def pop_entry(heap: list[HeapEntry]) -> HeapEntry:
+    """``heapq.heappop`` for a heap of entries (not empty): the lowest entry.
+
+    Examples
+    --------
+    >>> heap = [HeapEntry(0, 0.25, 0.0, 0, 0, 0), HeapEntry(0, 0.5, 0.0, 0, 1, 0)]
+    >>> pop_entry(heap).rank, [e.rank for e in heap]
+    (0.25, [0.5])
+    """
+    last = heap.pop()
+    if not heap:
+        return last
+    top = heap[0]
+    heap[0] = last
+    _sift_toward_leaves(heap, 0)
+    return top
+
+
+def replace_entry(heap: list[HeapEntry], entry: HeapEntry) -> HeapEntry:
+    """``heapq.heapreplace`` for a heap of entries (not empty): the lowest entry leaves and
+    ``entry`` joins, in one sift."""
+    top = heap[0]
+    heap[0] = entry
+    _sift_toward_leaves(heap, 0)
+    return top
+
+
+def heapify_entries(heap: list[HeapEntry]) -> None:
+    """``heapq.heapify`` for a list of entries."""
+    for pos in range(len(heap) // 2 - 1, -1, -1):
+        _sift_toward_leaves(heap, pos)
+
+
+def _sift_toward_root(heap: list[HeapEntry], start: int, pos: int) -> None:
+    """heapq's ``_siftdown``: the entry at ``pos`` moves up past the parents it comes before,
+    no higher than ``start``."""
+    entry = heap[pos]
+    while pos > start:
+        parent_pos = (pos - 1) >> 1
+        parent = heap[parent_pos]
+        if not entry_before(entry, parent):
+            break
+        heap[pos] = parent
+        pos = parent_pos
+    heap[pos] = entry
+
+
+def _sift_toward_leaves(heap: list[HeapEntry], pos: int) -> None:
+    """heapq's ``_siftup``: the entry at ``pos`` goes down to a leaf along the lower
+    children, then back up to its place."""
+    end = len(heap)
+    start = pos
+    entry = heap[pos]
+    child = 2 * pos + 1
+    while child < end:
+        right = child + 1
+        if right < end and not entry_before(heap[child], heap[right]):
+            child = right
+        heap[pos] = heap[child]
+        pos = child
+        child = 2 * pos + 1
+    heap[pos] = entry
+    _sift_toward_root(heap, start, pos)
+
+
 class Group:
     """Tasks with one constraint class and one demand vector (the placement index's unit: see
     :mod:`fairshare.policies.state`).

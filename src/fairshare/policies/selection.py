@@ -38,27 +38,28 @@ not fit the freed room: a is served.
 
 from __future__ import annotations
 
-import heapq
 import math
 from typing import TYPE_CHECKING, Final
 
 from mypy_extensions import mypyc_attr
 
 from fairshare.policies.ranking import NO_PICK, Pick, Selection
-from fairshare.policies.records import Group, HeapEntry, UserState, entry_before
+from fairshare.policies.records import (
+    Group,
+    HeapEntry,
+    UserState,
+    entry_before,
+    heapify_entries,
+    pop_entry,
+    push_entry,
+    replace_entry,
+)
 from fairshare.policies.state import fits, fits_first_two
 
 if TYPE_CHECKING:
     from fairshare.policies.filters import RoomFilter
     from fairshare.policies.ledger import Ledger
 
-
-# The heap functions as Final names: the compiled kernel keeps them in C statics, where an
-# imported function is a dictionary look-up at every call.
-heapify: Final = heapq.heapify
-heappop: Final = heapq.heappop
-heappush: Final = heapq.heappush
-heapreplace: Final = heapq.heapreplace
 
 _NO_ENTRY: Final = HeapEntry(0, 0.0, 0.0, 0, -1, 0)
 """A placeholder entry, returned beside False where there is none."""
@@ -160,25 +161,21 @@ class HeapSelection(Selection):
         if heap and heap[0].user == entry.user:
             # The top is the user's older entry, stale now (a push follows its version's
             # move): the new one takes its place in one sift, where a push beside it left
-            # the stale one for a selection to pop. A group of one user (most groups of a
-            # trace replay) keeps a heap of one entry, replaced in place with no sift (the
-            # heap functions are Python calls). The (tier, rank) bound is the new top's: the
-            # old top, its lower bound, is gone.
-            if len(heap) == 1:
-                heap[0] = entry
-            else:
-                heapreplace(heap, entry)
+            # the stale one for a selection to pop: a group of one user (most groups of a
+            # trace replay) keeps a heap of one entry. The (tier, rank) bound is the new
+            # top's: the old top, its lower bound, is gone.
+            replace_entry(heap, entry)
             top = heap[0]
             grp.top_tier = top.tier
             grp.top_rank = top.rank
             return
         _lower_top(grp, entry.tier, entry.rank)
-        heappush(heap, entry)
+        push_entry(heap, entry)
         # The slack first: the users' dictionary is read only for a heap that may be over.
         size = len(heap)
         if size > STALE_SLACK + 2 and size > 2 * len(grp.users) + STALE_SLACK:
             heap[:] = [e for e in heap if self._current(e)]
-            heapify(heap)
+            heapify_entries(heap)
 
     def _current(self, entry: HeapEntry) -> bool:
         """Whether heap entry ``entry`` is valid: its user's latest and the user is
@@ -278,7 +275,7 @@ class HeapSelection(Selection):
                 entry = heap[0]
                 if self._current(entry):
                     break
-                heappop(heap)
+                pop_entry(heap)
             else:
                 continue
             # The top is known now: the bound is tightened to it.
@@ -334,7 +331,7 @@ class HeapSelection(Selection):
             The group its skipped task belongs to.
         """
         self._seen_mi = -1
-        entry = heappop(self.ledger.cluster.groups[group].heap)
+        entry = pop_entry(self.ledger.cluster.groups[group].heap)
         self._held.append((group, entry))
 
     def restore_held(self) -> None:
@@ -345,7 +342,7 @@ class HeapSelection(Selection):
             for g, entry in self._held:
                 grp = groups[g]
                 _lower_top(grp, entry.tier, entry.rank)
-                heappush(grp.heap, entry)
+                push_entry(grp.heap, entry)
             self._held.clear()
 
     def bound(self, mi: int, u: int) -> HeapEntry | None:
@@ -455,14 +452,14 @@ class HeapSelection(Selection):
                     cand = right
             if cand.user != u and self._current(cand):
                 return True, cand
-            mine = heappop(heap)
+            mine = pop_entry(heap)
             while heap and not self._current(heap[0]):
-                heappop(heap)
+                pop_entry(heap)
             if not heap:
-                heappush(heap, mine)
+                push_entry(heap, mine)
                 return False, _NO_ENTRY
             cand = heap[0]
-            heappush(heap, mine)
+            push_entry(heap, mine)
         return True, cand
 
 
