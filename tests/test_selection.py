@@ -6,7 +6,6 @@ list shared by the machines of a profile) are exactly the listed groups it may r
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Callable
 from typing import Any
 
@@ -21,14 +20,7 @@ from fairshare.policies.drf import DrfRanking
 from fairshare.policies.fair import FairRanking
 from fairshare.policies.fifo import FifoRanking
 from fairshare.policies.ranking import NO_PICK, Pick, Ranking, rank_before
-from fairshare.policies.records import (
-    HeapEntry,
-    entry_before,
-    heapify_entries,
-    pop_entry,
-    push_entry,
-    replace_entry,
-)
+from fairshare.policies.records import HeapEntry, entry_before
 from fairshare.policies.scheduler import Scheduler
 from fairshare.policies.selection import STALE_SLACK, HeapSelection
 from fairshare.policies.state import fits
@@ -343,36 +335,3 @@ def test_heap_entries_order_as_their_tuples(
     assert entry_before(first, second) is (a < b)
     assert rank_before(a[0], a[1], a[2], a[3], second) is (a[:4] < b[:4])
     assert sorted([first, second], key=HeapEntry.key) == sorted([first, second])
-
-
-@settings(max_examples=300, deadline=None)
-@given(
-    st.lists(_FIELDS, max_size=40),
-    st.lists(st.tuples(st.sampled_from(["push", "pop", "replace"]), _FIELDS), max_size=60),
-)
-def test_entry_heaps_keep_heapq_s_layout(
-    start: list[tuple[int, float, float, int, int, int]],
-    steps: list[tuple[str, tuple[int, float, float, int, int, int]]],
-) -> None:
-    """The selection's heap functions (``push_entry``, ``pop_entry``, ``replace_entry``,
-    ``heapify_entries``, native comparisons) leave every entry where heapq's functions leave
-    it, and return the same entries, equal keys included: the heaps, and so the selections,
-    are the same."""
-    ours = [HeapEntry(*f) for f in start]
-    theirs = list(ours)
-    heapify_entries(ours)
-    heapq.heapify(theirs)
-    assert ours == theirs
-    for step, fields in steps:
-        entry = HeapEntry(*fields)
-        if step == "push":
-            push_entry(ours, entry)
-            heapq.heappush(theirs, entry)
-        elif not theirs:
-            continue
-        elif step == "pop":
-            assert pop_entry(ours) is heapq.heappop(theirs)
-        else:
-            assert replace_entry(ours, entry) is heapq.heapreplace(theirs, entry)
-        # Identity, not equality: equal entries are distinct objects in distinct places.
-        assert all(a is b for a, b in zip(ours, theirs, strict=True))

@@ -38,28 +38,27 @@ not fit the freed room: a is served.
 
 from __future__ import annotations
 
+import heapq
 import math
 from typing import TYPE_CHECKING, Final
 
 from mypy_extensions import mypyc_attr
 
 from fairshare.policies.ranking import NO_PICK, Pick, Selection
-from fairshare.policies.records import (
-    Group,
-    HeapEntry,
-    UserState,
-    entry_before,
-    heapify_entries,
-    pop_entry,
-    push_entry,
-    replace_entry,
-)
+from fairshare.policies.records import Group, HeapEntry, UserState, entry_before
 from fairshare.policies.state import fits, fits_first_two
 
 if TYPE_CHECKING:
     from fairshare.policies.filters import RoomFilter
     from fairshare.policies.ledger import Ledger
 
+
+# The heap functions as Final names: the compiled kernel keeps them in C statics, where an
+# imported function is a dictionary look-up at every call.
+heapify: Final = heapq.heapify
+heappop: Final = heapq.heappop
+heappush: Final = heapq.heappush
+heapreplace: Final = heapq.heapreplace
 
 _NO_ENTRY: Final = HeapEntry(0, 0.0, 0.0, 0, -1, 0)
 """A placeholder entry, returned beside False where there is none."""
@@ -161,21 +160,25 @@ class HeapSelection(Selection):
         if heap and heap[0].user == entry.user:
             # The top is the user's older entry, stale now (a push follows its version's
             # move): the new one takes its place in one sift, where a push beside it left
-            # the stale one for a selection to pop: a group of one user (most groups of a
-            # trace replay) keeps a heap of one entry. The (tier, rank) bound is the new
-            # top's: the old top, its lower bound, is gone.
-            replace_entry(heap, entry)
+            # the stale one for a selection to pop. A group of one user (most groups of a
+            # trace replay) keeps a heap of one entry, replaced in place with no sift (the
+            # heap functions are Python calls). The (tier, rank) bound is the new top's: the
+            # old top, its lower bound, is gone.
+            if len(heap) == 1:
+                heap[0] = entry
+            else:
+                heapreplace(heap, entry)
             top = heap[0]
             grp.top_tier = top.tier
             grp.top_rank = top.rank
             return
         _lower_top(grp, entry.tier, entry.rank)
-        push_entry(heap, entry)
+        heappush(heap, entry)
         # The slack first: the users' dictionary is read only for a heap that may be over.
         size = len(heap)
         if size > STALE_SLACK + 2 and size > 2 * len(grp.users) + STALE_SLACK:
             heap[:] = [e for e in heap if self._current(e)]
-            heapify_entries(heap)
+            heapify(heap)
 
     def _current(self, entry: HeapEntry) -> bool:
         """Whether heap entry ``entry`` is valid: its user's latest and the user is
@@ -275,7 +278,7 @@ class HeapSelection(Selection):
                 entry = heap[0]
                 if self._current(entry):
                     break
-                pop_entry(heap)
+                heappop(heap)
             else:
                 continue
             # The top is known now: the bound is tightened to it.
@@ -331,7 +334,7 @@ class HeapSelection(Selection):
             The group its skipped task belongs to.
         """
         self._seen_mi = -1
-        entry = pop_entry(self.ledger.cluster.groups[group].heap)
+        entry = heappop(self.ledger.cluster.groups[group].heap)
         self._held.append((group, entry))
 
     def restore_held(self) -> None:
@@ -342,7 +345,7 @@ class HeapSelection(Selection):
             for g, entry in self._held:
                 grp = groups[g]
                 _lower_top(grp, entry.tier, entry.rank)
-                push_entry(grp.heap, entry)
+                heappush(grp.heap, entry)
             self._held.clear()
 
     def bound(self, mi: int, u: int) -> HeapEntry | None:
@@ -452,14 +455,14 @@ class HeapSelection(Selection):
                     cand = right
             if cand.user != u and self._current(cand):
                 return True, cand
-            mine = pop_entry(heap)
+            mine = heappop(heap)
             while heap and not self._current(heap[0]):
-                pop_entry(heap)
+                heappop(heap)
             if not heap:
-                push_entry(heap, mine)
+                heappush(heap, mine)
                 return False, _NO_ENTRY
             cand = heap[0]
-            push_entry(heap, mine)
+            heappush(heap, mine)
         return True, cand
 
 
