@@ -13,12 +13,15 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import fairshare
-from fairshare.policies import ONLINE_POLICIES
+from fairshare.cluster import Cluster, Machine
+from fairshare.policies import ONLINE_POLICIES, make_policy
+from fairshare.workload.model import Job
 
 from conftest import scaled_examples
 
@@ -154,3 +157,21 @@ def test_fifo_takes_a_burst_round_by_round_and_a_batch_in_order() -> None:
         ("j2", 10.0),
         ("j2", 10.0),
     ]
+
+
+def test_a_user_with_nothing_left_to_launch_keeps_no_pending_since_entries() -> None:
+    """A user's pending-since heap holds its job parts (for the submit time of its oldest
+    pending task). Once the user has nothing pending, the heap is emptied at once (nobody asks
+    it again, and the parts' task lists would stay to the run's end); a part pending again
+    (a killed task) is pushed afresh."""
+    cluster = Cluster.build(["cpu", "mem"], [Machine("m", np.array([4.0, 4.0]))])
+    drf: Any = make_policy("drf", cluster)
+    drf.job_submitted(0.0, 0, Job("x", 0.0, "a", np.array([1.0, 1.0]), 2))
+    drf.job_submitted(0.0, 1, Job("y", 1.0, "a", np.array([1.0, 1.0]), 1))
+    user = drf.ledger.users[drf.ledger.jobs[0].user]
+    assert [(submit, part) for submit, part, _ in user.waiting] == [(0.0, 0), (1.0, 1)]
+    assert len(drf.decide(1.0)) == 3
+    assert user.pending == 0 and user.waiting == []
+    drf.machine_removed(2.0, "m")  # its three tasks are pending again
+    assert (user.pending, user.running) == (3, 0)
+    assert [(submit, part) for submit, part, _ in user.waiting] == [(0.0, 0), (1.0, 1)]

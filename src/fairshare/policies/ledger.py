@@ -1105,6 +1105,11 @@ class Ledger:
             del group_users[user.idx]
             if not group_users:
                 self.cluster.group_active(group, False)
+        if user.pending == 0:
+            # Every entry of its pending-since heap is stale (pending_since would drop them
+            # all): dropped now, since they hold their parts, and a user with nothing left to
+            # launch is not asked again (a part's task list would be kept to the run's end).
+            user.waiting.clear()
 
     def reorder(self, job: JobState, user: UserState) -> None:
         """The job's place among its user's jobs moved (FAIR's fair order inside a pool): a
