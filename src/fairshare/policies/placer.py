@@ -296,18 +296,18 @@ class Placer:
         sig = cs.sig
         free_of = cs.free_of
         solo_offers = self.solo_offers
-        # The buckets as they are now, in order (offers move machines between them, and
-        # add and drop buckets), copied lazily: a job is usually placed from the first few,
-        # and a copy of thousands of buckets for every job cost more than its offers.
         # Most arrivals on a full cluster fit no bucket: said off the machines' list first.
         if width > 0 and not cs.fits_some_bucket(need0, need1, demand):
             return
+        # The buckets as they are now, in order (offers move machines between them, and
+        # add and drop buckets), copied lazily: a job is usually placed from the first few,
+        # and a copy of thousands of buckets for every job cost more than its offers. The
+        # leading buckets the job's task does not fit are passed on the dictionary itself,
+        # with no copy: nothing is offered before the first that fits, so none of them
+        # moves meanwhile. The copies start at ``first``, the position of the first bucket
+        # that fits (there is one: a machine's room fits the task).
         buckets = cs.buckets
         total = len(buckets)
-        # The leading buckets the job's task does not fit are passed on the dictionary
-        # itself, with no copy: nothing is offered before the first that fits, so none of
-        # them moves meanwhile. The copies start at ``first``, the position of the first
-        # bucket that fits.
         first = 0
         for free in buckets:
             if width == 0 or (
@@ -317,7 +317,7 @@ class Placer:
                 break
             first += 1
         if first == total:
-            return
+            return  # no bucket at all (every machine full) for a demand of no resource
         frees = list(islice(buckets, first, first + FIRST_BUCKETS))
         machine_sets = list(islice(buckets.values(), first, first + FIRST_BUCKETS))
         b = 0
