@@ -57,7 +57,7 @@ from fairshare.policies.ledger import DRAINED, ROOM, Ledger
 from fairshare.policies.protocol import Decision, Locality, TaskRef
 from fairshare.policies.ranking import NO_PICK, Pick, Selection, rank_before
 from fairshare.policies.records import Demand, HeapEntry, JobState, UserState
-from fairshare.policies.state import fits, fits_two
+from fairshare.policies.state import fits, room_fits
 from fairshare.tolerances import FIT
 
 _new: Final = tuple.__new__
@@ -310,10 +310,7 @@ class Placer:
         total = len(buckets)
         first = 0
         for free in buckets:
-            if width == 0 or (
-                fits_two(free[0], free[1] if width > 1 else 0.0, need0, need1)
-                and (width <= 2 or fits(free, demand))
-            ):
+            if room_fits(free, need0, need1, demand):
                 break
             first += 1
         if first == total:
@@ -342,9 +339,7 @@ class Placer:
             free = frees[b]
             bucket = machine_sets[b]
             b += 1
-            if width > 0 and not fits_two(free[0], free[1] if width > 1 else 0.0, need0, need1):
-                continue
-            if width > 2 and not fits(free, demand):
+            if not room_fits(free, need0, need1, demand):
                 continue
             if every_machine:
                 # The machine decides the locality, or (a copy part, which takes no room)

@@ -181,9 +181,9 @@ class HeapSelection(Selection):
             heapify(heap)
 
     def _current(self, entry: HeapEntry) -> bool:
-        """Whether heap entry ``entry`` is valid: its user's latest and the user is
-        under its cap (a stale entry never becomes valid again: a user's version only grows,
-        and a user back under its cap is pushed afresh). The user has work in the entry's group: a
+        """Whether heap entry ``entry`` is valid: its user's latest and the user is under its
+        cap (a stale entry never becomes valid again: a user's version only grows, and a user
+        back under its cap is pushed afresh). The user then has work in the entry's group: a
         user's entries are pushed in its groups only, and its version moves when it leaves
         one (:meth:`~fairshare.policies.ledger.Ledger.retire`)."""
         user = self.ledger.users[entry.user]

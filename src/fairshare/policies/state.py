@@ -626,13 +626,8 @@ class ClusterState:
         >>> cs.fits_some_bucket(4.0, 8.0, (4.0, 8.0)), cs.fits_some_bucket(4.5, 1.0, (4.5, 1.0))
         (True, False)
         """
-        width = len(demand)
         for free in self.free_of:
-            if (
-                free is not None
-                and fits_two(free[0], free[1] if width > 1 else 0.0, need0, need1)
-                and (width <= 2 or fits(free, demand))
-            ):
+            if free is not None and room_fits(free, need0, need1, demand):
                 return True
         return False
 
@@ -717,6 +712,26 @@ def fits_two(free0: float, free1: float, need0: float, need1: float) -> bool:
     True
     """
     return not (free0 + EPS < need0 or free1 + EPS < need1)
+
+
+def room_fits(free: tuple[float, ...], need0: float, need1: float, demand: Demand) -> bool:
+    """:func:`fits` for a free vector (a bucket's key) and a demand whose first two amounts
+    ``need0`` and ``need1`` the caller holds as plain numbers: :func:`fits_two`, then
+    :func:`fits` past two resources. An arriving job's test of the buckets and machines.
+
+    Examples
+    --------
+    >>> room_fits((3.0, 6.0), 3.0, 6.5, (3.0, 6.5)), room_fits((3.0, 6.5), 3.0, 6.5, (3.0, 6.5))
+    (False, True)
+    >>> room_fits((3.0, 6.5, 1.0), 3.0, 6.5, (3.0, 6.5, 2.0))  # short past two resources
+    False
+    """
+    width = len(demand)
+    if width == 0:
+        return True
+    return fits_two(free[0], free[1] if width > 1 else 0.0, need0, need1) and (
+        width <= 2 or fits(free, demand)
+    )
 
 
 def fits_first_two(free0: float, free1: float, grp: Group) -> bool:
