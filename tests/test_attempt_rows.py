@@ -176,10 +176,10 @@ def test_a_spilled_run_records_the_same_attempts(
         return [rows.names("machine"), *(c.tolist() for c in rows if hasattr(c, "tolist"))]
 
     whole = columns()
-    saved = run_state.SPILL_ITEMS
-    run_state.SPILL_ITEMS = ROW_FIELDS * every
+    saved = run_state.SPILL_ROWS
+    run_state.SPILL_ROWS = every
     try:
         spilled = columns()
     finally:
-        run_state.SPILL_ITEMS = saved
+        run_state.SPILL_ROWS = saved
     assert spilled == whole

@@ -1,9 +1,9 @@
 """The simulator's attempt rows spilled in pieces during the run, and ``tasks.parquet``
 written in row groups (issue 32, bounded memory): every output of every golden run is
-byte-identical when the flat attempt list is spilled after every few rows (``tasks.parquet``:
+byte-identical when the attempt rows are spilled after every few of them (``tasks.parquet``:
 the same schema and rows), and the spilled log's columns equal the unspilled one's.
 
-``fairshare.sim.run_state.SPILL_ITEMS`` is lowered so that the goldens' small runs spill
+``fairshare.sim.run_state.SPILL_ROWS`` is lowered so that the goldens' small runs spill
 hundreds of times: pieces cut by preemption's kills, ``until``'s truncations, reducers
 waiting for their maps (``reduce`` rows open for the whole map phase), copy-compute
 splitting and delay scheduling's ties at one time.
@@ -19,17 +19,17 @@ import pytest
 
 import fairshare
 from fairshare.metrics import tables
-from fairshare.runlog import ROW_FIELDS, AttemptRows
+from fairshare.runlog import AttemptRows
 from fairshare.sim import SimOptions, run_state
 from test_simulate_outputs import CASES, EXAMPLES, golden, outputs
 
 
-@pytest.mark.parametrize("items", [ROW_FIELDS, ROW_FIELDS * 3])
+@pytest.mark.parametrize("rows", [1, 3])
 @pytest.mark.parametrize("name", [n for n in CASES if n != "compare-constraints"])
 def test_spilled_runs_write_the_golden_bytes(
-    name: str, items: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    name: str, rows: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(run_state, "SPILL_ITEMS", items)
+    monkeypatch.setattr(run_state, "SPILL_ROWS", rows)
     assert outputs(name, tmp_path) == golden()[name]
 
 
@@ -71,7 +71,7 @@ def test_spilled_columns_equal_the_unspilled(
     example: str, policy: str, options: SimOptions, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     whole = fairshare.simulate(EXAMPLES / example, policy, seed=3, options=options).log
-    monkeypatch.setattr(run_state, "SPILL_ITEMS", ROW_FIELDS)
+    monkeypatch.setattr(run_state, "SPILL_ROWS", 1)
     spilled = fairshare.simulate(EXAMPLES / example, policy, seed=3, options=options).log
     a, b = whole.attempt_columns().rows, spilled.attempt_columns().rows
     assert a.machine_names == b.machine_names

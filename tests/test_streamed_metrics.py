@@ -26,7 +26,7 @@ import fairshare
 from fairshare.metrics.timeline import resample, segmented_cumsum, share_integrals
 from fairshare.metrics.totals import ExactSum, run_totals
 from fairshare.report import write_outputs
-from fairshare.runlog import ROW_FIELDS, AttemptRows, RunLog, SpilledRows, attempt_chunks
+from fairshare.runlog import AttemptRows, RunLog, SpilledRows, attempt_chunks
 from fairshare.sim import SimOptions, run_state
 
 from conftest import scaled_examples
@@ -125,7 +125,7 @@ def _run(policy: str, options: SimOptions) -> RunLog:
 
 
 def _small(monkeypatch: pytest.MonkeyPatch, size: int) -> None:
-    monkeypatch.setattr(run_state, "SPILL_ITEMS", ROW_FIELDS * size)
+    monkeypatch.setattr(run_state, "SPILL_ROWS", size)
     monkeypatch.setattr(totals_module, "ATTEMPT_CHUNK", size)
     monkeypatch.setattr(timeline_module, "TIMELINE_CHUNK", size)
     monkeypatch.setattr(tables_module, "TASK_ROW_GROUP", size)
@@ -178,7 +178,7 @@ def test_spilled_rows_read_any_range(lo: int, width: int, size: int) -> None:
     """A range of the spill file, across pieces and patched rows, is the same range of
     the table read whole."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(run_state, "SPILL_ITEMS", ROW_FIELDS * size)
+        patch.setattr(run_state, "SPILL_ROWS", size)
         log = _run("fair", RUNS[0][1])
     table = log.attempt_table()
     assert isinstance(table, SpilledRows)

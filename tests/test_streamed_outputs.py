@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import fairshare
-from fairshare.runlog import ROW_FIELDS, AttemptRows, AttemptSpill, RunLog
+from fairshare.runlog import AttemptRows, AttemptSpill, RunLog
 from fairshare.sim import SimOptions, run_state
 from test_simulate_outputs import CASES, EXAMPLES, golden, outputs
 
@@ -164,7 +164,7 @@ def test_golden_runs_spilled_and_walked_in_chunks(
     """Every file of a golden run, byte for byte, with the attempts spilled to the file
     every row and the timeline walked five events at a time."""
     assert name in CASES
-    monkeypatch.setattr(run_state, "SPILL_ITEMS", ROW_FIELDS)
+    monkeypatch.setattr(run_state, "SPILL_ROWS", 1)
     monkeypatch.setattr(timeline_module, "TIMELINE_CHUNK", 5)
     assert outputs(name, tmp_path) == golden()[name]
 
@@ -213,7 +213,7 @@ def test_attempts_spilled_while_they_run_are_rewritten(
         patch(self, row, finish, killed=killed, truncated=truncated)
 
     monkeypatch.setattr(AttemptSpill, "patch", counted)
-    monkeypatch.setattr(run_state, "SPILL_ITEMS", ROW_FIELDS * items)
+    monkeypatch.setattr(run_state, "SPILL_ROWS", items)
     spilled = fairshare.simulate(scenario, "fair", seed=1, options=options).log
     assert _all_columns(spilled) == whole
     assert len(rewrites) >= 5

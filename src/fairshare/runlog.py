@@ -170,6 +170,24 @@ were always sorted by (a copy part before the map before the reduce of one time,
 task index)."""
 
 
+class RowColumns(NamedTuple):
+    """Attempts as a driver records them, one array per field in launch order (unsorted),
+    names coded as in :class:`AttemptRows`: what :meth:`AttemptRows.from_columns_open`
+    sorts into a table. The simulator appends each launch to typed arrays of these fields
+    and hands them over as numpy arrays (:meth:`fairshare.sim.run_state.RunState.spill`).
+    """
+
+    start: FloatArray
+    order: IntArray
+    phase: IntArray
+    task: IntArray
+    attempt: IntArray
+    machine: IntArray
+    machine_names: tuple[str, ...]
+    finish: FloatArray
+    locality: IntArray
+
+
 class AttemptRows(NamedTuple):
     """A run's attempts as columns, one numpy array per field (a table of attempts).
 
@@ -255,13 +273,70 @@ class AttemptRows(NamedTuple):
         >>> table.order.tolist(), flat_rows.tolist(), table_rows.tolist()
         ([0, 1], [0], [1])
         """
-        by, table = cls._sorted_from_flat(flat, killed, truncated)
-        table_rows = np.flatnonzero(table.finish >= now)
-        if by is None:
-            return table, table_rows, table_rows
-        flat_rows = by[table_rows]
-        ascending = np.argsort(flat_rows, kind="stable")
-        return table, flat_rows[ascending], table_rows[ascending]
+        return _open_rows(*cls._sorted_from_flat(flat, killed, truncated), now)
+
+    @classmethod
+    def from_columns_open(
+        cls,
+        columns: RowColumns,
+        killed: Sequence[int],
+        truncated: Sequence[int],
+        now: float,
+    ) -> tuple[AttemptRows, IntArray, IntArray]:
+        """:meth:`from_flat_open` of attempts held as columns in launch order (a driver's
+        typed arrays, :class:`RowColumns`), ``killed`` and ``truncated`` given by row: the
+        same table, and the same rows that may still run at ``now``, with no item converted
+        one by one.
+
+        Examples
+        --------
+        Job 1's attempt launched before job 0's at one time; the first was killed:
+
+        >>> columns = RowColumns(
+        ...     start=np.array([5.0, 5.0]), order=np.array([1, 0]), phase=np.array([0, 0]),
+        ...     task=np.array([0, 0]), attempt=np.array([0, 0]), machine=np.array([0, 1]),
+        ...     machine_names=("m1", "m2"), finish=np.array([9.0, 4.0]),
+        ...     locality=np.array([-1, -1]))
+        >>> table, flat_rows, table_rows = AttemptRows.from_columns_open(columns, [0], [], 6.0)
+        >>> table.order.tolist(), table.names("machine"), table.killed.tolist()
+        ([0, 1], ['m2', 'm1'], [False, True])
+        >>> flat_rows.tolist(), table_rows.tolist()
+        ([0], [1])
+        """
+        return _open_rows(*cls._sorted_columns(columns, killed, truncated), now)
+
+    @classmethod
+    def from_columns(
+        cls, columns: RowColumns, killed: Sequence[int], truncated: Sequence[int]
+    ) -> AttemptRows:
+        """:meth:`from_columns_open`'s table alone."""
+        return cls._sorted_columns(columns, killed, truncated)[1]
+
+    @classmethod
+    def _sorted_columns(
+        cls, columns: RowColumns, killed: Sequence[int], truncated: Sequence[int]
+    ) -> tuple[IntArray | None, AttemptRows]:
+        """The table of ``columns`` and the permutation that sorted it (None: none did)."""
+        n = len(columns.start)
+        uniform = {
+            offset
+            for offset, column in (
+                (ROW_ORDER, columns.order),
+                (ROW_PHASE, columns.phase),
+                (ROW_TASK, columns.task),
+                (ROW_ATTEMPT, columns.attempt),
+                (ROW_LOCALITY, columns.locality),
+            )
+            if n and column[0] == column[-1] and bool(np.all(column == column[0]))
+        }
+        return cls._sorted(
+            columns,
+            _flags_at(n, killed),
+            _flags_at(n, truncated),
+            uniform,
+            bool(killed),
+            bool(truncated),
+        )
 
     @classmethod
     def _sorted_from_flat(
@@ -295,18 +370,51 @@ class AttemptRows(NamedTuple):
 
         machines = flat[ROW_MACHINE::ROW_FIELDS]
         machine_index = {name: i for i, name in enumerate(dict.fromkeys(machines))}
-        start = numbers(ROW_START, np.float64)
-        order = numbers(ROW_ORDER, np.int64)
-        phase = codes(ROW_PHASE, _PHASE_CODE.__getitem__)
-        task = numbers(ROW_TASK, np.int64)
-        attempt = numbers(ROW_ATTEMPT, np.int64)
-        machine = np.fromiter(map(machine_index.__getitem__, machines), dtype=np.int64, count=n)
-        finish = numbers(ROW_FINISH, np.float64)
-        locality = codes(ROW_LOCALITY, _LOCALITY_CODE.__getitem__)
+        columns = RowColumns(
+            start=numbers(ROW_START, np.float64),
+            order=numbers(ROW_ORDER, np.int64),
+            phase=codes(ROW_PHASE, _PHASE_CODE.__getitem__),
+            task=numbers(ROW_TASK, np.int64),
+            attempt=numbers(ROW_ATTEMPT, np.int64),
+            machine=np.fromiter(map(machine_index.__getitem__, machines), dtype=np.int64, count=n),
+            machine_names=tuple(machine_index),
+            finish=numbers(ROW_FINISH, np.float64),
+            locality=codes(ROW_LOCALITY, _LOCALITY_CODE.__getitem__),
+        )
         killed = list(killed)
         truncated = list(truncated)
-        was_killed = _flags(n, killed)
-        cut = _flags(n, truncated)
+        return cls._sorted(
+            columns,
+            _flags(n, killed),
+            _flags(n, truncated),
+            uniform,
+            bool(killed),
+            bool(truncated),
+        )
+
+    @classmethod
+    def _sorted(
+        cls,
+        columns: RowColumns,
+        was_killed: BoolArray,
+        cut: BoolArray,
+        uniform: set[int],
+        killed: bool,
+        truncated: bool,
+    ) -> tuple[IntArray | None, AttemptRows]:
+        """The table of ``columns`` (in launch order) and the permutation that sorted it
+        (None: none did); ``uniform`` names the row offsets of columns of one value all along
+        (neither sort keys nor permuted), ``killed`` and ``truncated`` whether any flag is
+        set."""
+        # Generic arrays: a sort permutes the float and the integer columns alike.
+        start: npt.NDArray[Any] = columns.start
+        order: npt.NDArray[Any] = columns.order
+        phase: npt.NDArray[Any] = columns.phase
+        task: npt.NDArray[Any] = columns.task
+        attempt: npt.NDArray[Any] = columns.attempt
+        machine: npt.NDArray[Any] = columns.machine
+        finish: npt.NDArray[Any] = columns.finish
+        locality: npt.NDArray[Any] = columns.locality
         keys = tuple(
             key
             for offset, key in (
@@ -343,8 +451,8 @@ class AttemptRows(NamedTuple):
                 was_killed = was_killed[by]
             if truncated:
                 cut = cut[by]
-        columns = (start, order, phase, task, attempt, machine, finish, was_killed, locality, cut)
-        for column in columns:
+        out = (start, order, phase, task, attempt, machine, finish, was_killed, locality, cut)
+        for column in out:
             column.flags.writeable = False  # a log is immutable; its readers share these
         return by, cls(
             start,
@@ -353,7 +461,7 @@ class AttemptRows(NamedTuple):
             task,
             attempt,
             machine,
-            tuple(machine_index),
+            columns.machine_names,
             finish,
             was_killed,
             locality,
@@ -460,6 +568,27 @@ class AttemptRows(NamedTuple):
             names = self.machine_names
             return [names[code] for code in self.machine.tolist()]
         return [None if code < 0 else LOCALITIES[code] for code in self.locality.tolist()]
+
+
+def _open_rows(
+    by: IntArray | None, table: AttemptRows, now: float
+) -> tuple[AttemptRows, IntArray, IntArray]:
+    """``table`` (sorted by permutation ``by``, None: none) and its attempts that may still
+    run at ``now`` (ending then or later): their rows in launch order, ascending, and where
+    each is in the table."""
+    table_rows = np.flatnonzero(table.finish >= now)
+    if by is None:
+        return table, table_rows, table_rows
+    launch_rows = by[table_rows]
+    ascending = np.argsort(launch_rows, kind="stable")
+    return table, launch_rows[ascending], table_rows[ascending]
+
+
+def _flags_at(n: int, rows: Iterable[int]) -> BoolArray:
+    """A column of ``n`` flags, set at these rows."""
+    flags = np.zeros(n, dtype=np.bool_)
+    flags[np.fromiter(rows, dtype=np.int64)] = True
+    return flags
 
 
 def _flags(n: int, offsets: Iterable[int]) -> BoolArray:

@@ -177,7 +177,7 @@ class Finish(Timed):
     task : TaskRef
         The task.
     slot : int
-        The offset of its attempt's row in the engine's flat attempt list (written at the
+        Its attempt's row number in the run (the engine's attempt slot; written at the
         launch, as the task will end).
     run : JobRun
         Its job's run.

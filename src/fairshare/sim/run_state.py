@@ -29,17 +29,19 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Final, cast
 
 import numpy as np
+from librt.vecs import append, vec
+from mypy_extensions import i64
 
 from fairshare.allocation.types import IntArray
 from fairshare.cluster import Cluster, FloatArray, Machine
 from fairshare.policies import Launch, Policy, TaskRef
 from fairshare.runlog import (
-    ROW_ATTEMPT,
-    ROW_FIELDS,
-    ROW_FINISH,
+    LOCALITIES,
+    PHASES,
     AttemptRows,
     AttemptSpill,
     JobRecord,
+    RowColumns,
     SpilledRows,
     greedy_end,
 )
@@ -75,10 +77,121 @@ PAUSED: Final = 2
 """A reason a running task stops: paused (:class:`~fairshare.sim.options.Pause`); the
 fraction of its work left is kept."""
 
-SPILL_ITEMS = ROW_FIELDS * 65_536
-"""The flat attempt list's length at which its closed rows move into a piece of columns
-(:meth:`RunState.spill`): about 8 MB of list, converted in a few milliseconds. Read at each
+SPILL_ROWS = 65_536
+"""The attempts held in :class:`LaunchRows` at which the closed ones move into a piece of
+columns (:meth:`RunState.spill`): about 4 MB of arrays, copied in a millisecond. Read at each
 spill, so a test may lower it."""
+
+assert PHASES == ("map", "reduce", "copy") and LOCALITIES == ("node", "rack", "off_rack")
+
+
+def phase_code(phase: str) -> int:
+    """A phase's code in :data:`fairshare.runlog.PHASES` (a map task's, the usual, first).
+
+    >>> [phase_code(p) for p in ("map", "reduce", "copy")]
+    [0, 1, 2]
+    """
+    if phase == "map":
+        return 0
+    return 1 if phase == "reduce" else 2
+
+
+def locality_code(locality: str | None) -> int:
+    """A locality level's code in :data:`fairshare.runlog.LOCALITIES`, -1 for None (an
+    attempt that read no input data).
+
+    >>> [locality_code(level) for level in (None, "node", "rack", "off_rack")]
+    [-1, 0, 1, 2]
+    """
+    if locality is None:
+        return -1
+    if locality == "node":
+        return 0
+    return 1 if locality == "rack" else 2
+
+
+class LaunchRows:
+    """The attempt rows launched since the last spill (:meth:`RunState.spill`), one typed
+    array (``librt.vecs.vec``) per field in launch order, names coded (phases and localities
+    as :func:`phase_code` and :func:`locality_code`, machines in the run's order of first
+    use): a launch appends eight numbers, with no object made per field, and a spill hands
+    them over as numpy arrays with a copy each, not a conversion item by item (the columns
+    of a Python list of objects were a tenth of a large replay).
+
+    Row ``k`` here is the run's attempt slot ``base + k`` (:class:`RunState`).
+
+    Examples
+    --------
+    >>> rows = LaunchRows()
+    >>> rows.add(5.0, 3, 0, 7, 0, 1, 9.0, -1)
+    >>> len(rows.start), rows.task[0], rows.finish[0]
+    (1, 7, 9.0)
+    >>> rows.columns(0, 1, ("m0", "m1")).machine.tolist()
+    [1]
+    """
+
+    def __init__(self) -> None:
+        self.start = vec[float]()
+        self.order = vec[i64]()
+        self.phase = vec[i64]()
+        self.task = vec[i64]()
+        self.attempt = vec[i64]()
+        self.machine = vec[i64]()
+        self.finish = vec[float]()
+        self.locality = vec[i64]()
+
+    def add(
+        self,
+        start: float,
+        order: i64,
+        phase: i64,
+        task: i64,
+        attempt: i64,
+        machine: i64,
+        finish: float,
+        locality: i64,
+    ) -> None:
+        """Append an attempt's row."""
+        self.start = append(self.start, start)
+        self.order = append(self.order, order)
+        self.phase = append(self.phase, phase)
+        self.task = append(self.task, task)
+        self.attempt = append(self.attempt, attempt)
+        self.machine = append(self.machine, machine)
+        self.finish = append(self.finish, finish)
+        self.locality = append(self.locality, locality)
+
+    def columns(self, lo: int, hi: int, machine_names: tuple[str, ...]) -> RowColumns:
+        """Rows ``lo:hi`` as numpy arrays (copies), machines coded in ``machine_names``."""
+        return RowColumns(
+            start=_copied(self.start, np.float64, lo, hi),
+            order=_copied(self.order, np.int64, lo, hi),
+            phase=_copied(self.phase, np.int64, lo, hi),
+            task=_copied(self.task, np.int64, lo, hi),
+            attempt=_copied(self.attempt, np.int64, lo, hi),
+            machine=_copied(self.machine, np.int64, lo, hi),
+            machine_names=machine_names,
+            finish=_copied(self.finish, np.float64, lo, hi),
+            locality=_copied(self.locality, np.int64, lo, hi),
+        )
+
+    def tail(self, lo: int) -> LaunchRows:
+        """The rows from ``lo`` on, as new arrays (a spill keeps its last start time's)."""
+        rows = LaunchRows()
+        rows.start = self.start[lo:]
+        rows.order = self.order[lo:]
+        rows.phase = self.phase[lo:]
+        rows.task = self.task[lo:]
+        rows.attempt = self.attempt[lo:]
+        rows.machine = self.machine[lo:]
+        rows.finish = self.finish[lo:]
+        rows.locality = self.locality[lo:]
+        return rows
+
+
+def _copied(column: Any, dtype: type[np.generic], lo: int, hi: int) -> Any:
+    """Items ``lo:hi`` of a typed array, copied into a numpy array of ``dtype``."""
+    return np.frombuffer(column, dtype=dtype)[lo:hi].copy()
 
 
 class OpenRows:
@@ -193,24 +306,26 @@ class RunState:
         self.files: dict[str, list[tuple[str, ...]]] = {}
         # The live machines by rack, for block placement; rebuilt when machines change.
         self.placer: BlockPlacer | None = None
-        # Attempts flat, records.ROW_FIELDS items each (start, job order, phase, task,
-        # attempt, machine, finish, locality), made into the log's sorted columns at the end.
-        # An attempt's items are appended at its launch (written as the task will end), so
-        # the list is in start order but for ties; kills and truncations are noted by the
-        # attempt's offset in the list (its slot).
-        self.attempts: list[Any] = []
+        # The attempts' rows (start, job order, phase, task, attempt, machine, finish,
+        # locality), made into the log's sorted columns as they spill. An attempt's row is
+        # appended at its launch (written as the task will end), so the rows are in start
+        # order but for ties; an attempt is known by its row's number in the run (its slot),
+        # and kills and truncations are noted by slot.
+        self.rows = LaunchRows()
         self.killed: set[int] = set()
         self.truncated: set[int] = set()
-        # Attempts leave the flat list in pieces of columns (:meth:`spill`) written to a
-        # temporary file, so that a long run holds its latest attempts only, not a Python
-        # list's 130 bytes per attempt: ``base`` is the slot of the list's first item,
-        # ``pieces`` holds the columns of the rows before it.
+        # The machines' codes in the rows, in the run's order of first use.
+        self.machine_codes: dict[str, int] = {}
+        self.machine_names: list[str] = []
+        # Attempts leave the rows in pieces of columns (:meth:`spill`) written to a
+        # temporary file, so that a long run holds its latest attempts only: ``base`` is the
+        # slot of the rows' first, ``pieces`` holds the columns of the attempts before it.
         self.base = 0
         self.pieces = AttemptSpill()
         # Attempts spilled while they may still run, for the writes and reads of their row
         # until they end.
         self.spilled_open = OpenRows()
-        self.spill_at = SPILL_ITEMS
+        self.spill_at = SPILL_ROWS
         # Told (simulated time, attempts launched) every PROGRESS_EVENTS events: a progress bar.
         self.progress: Callable[[float, int], None] | None = None
         # Running reducer (or copy part) -> its Finish (its running entry); a running map
@@ -368,7 +483,7 @@ class RunState:
                 truncated=truncated,
             )
             return
-        self.attempts[slot - self.base + ROW_FINISH] = end
+        self.rows.finish[slot - self.base] = end
         if killed:
             self.killed.add(slot)
         if truncated:
@@ -379,16 +494,14 @@ class RunState:
         if state.slot < self.base:
             spilled = self.spilled_open
             return int(spilled.attempt[spilled.find(state.slot)])
-        attempt: int = self.attempts[state.slot - self.base + ROW_ATTEMPT]
-        return attempt
+        return int(self.rows.attempt[state.slot - self.base])
 
     def _started(self, state: Finish) -> float:
         """When running task ``state`` started."""
         if state.slot < self.base:
             spilled = self.spilled_open
             return float(spilled.start[spilled.find(state.slot)])
-        start: float = self.attempts[state.slot - self.base]
-        return start
+        return self.rows.start[state.slot - self.base]
 
     def _reduce_seconds(self, job: Job, ref: TaskRef) -> float:
         """A reducer's seconds once the maps are done: copy and compute, or with splitting
@@ -469,22 +582,19 @@ class RunState:
                 seconds *= fraction
                 self.fraction[task] = fraction
         attempt = self.attempt_of.get(task, 0) if self.attempt_of else 0
-        attempts = self.attempts
-        if len(attempts) >= self.spill_at:
+        rows = self.rows
+        if len(rows.start) >= self.spill_at:
             self.spill(now)
-            attempts = self.attempts
-        slot = len(attempts) + self.base
+            rows = self.rows
+        slot = len(rows.start) + self.base
+        code = self.machine_codes.get(machine, -1)
+        if code < 0:
+            code = len(self.machine_names)
+            self.machine_codes[machine] = code
+            self.machine_names.append(machine)
         if phase == "map":
             end = now + seconds
-            # Item by item: a tuple of them was built (and boxed) for the list to copy.
-            attempts.append(now)
-            attempts.append(held[0])
-            attempts.append(phase)
-            attempts.append(held[2])
-            attempts.append(attempt)
-            attempts.append(machine)
-            attempts.append(end)
-            attempts.append(locality)
+            rows.add(now, run.index, 0, index, attempt, code, end, locality_code(locality))
             entry = Finish(end, FINISH, self.queue.token(), task, slot, run, lane)
             run.map_entries[index] = entry
             lane.append(entry)
@@ -495,11 +605,20 @@ class RunState:
             # event until the maps are done).
             end = math.inf
             run.waiting[task] = None
-            attempts += (now, run.index, phase, index, attempt, machine, end, None)
+            rows.add(now, run.index, phase_code(phase), index, attempt, code, end, -1)
             self.running[task] = Finish(end, FINISH, 0, task, slot, run, None)
         else:
             end = now + seconds
-            attempts += (now, run.index, phase, index, attempt, machine, end, locality)
+            rows.add(
+                now,
+                run.index,
+                phase_code(phase),
+                index,
+                attempt,
+                code,
+                end,
+                locality_code(locality),
+            )
             entry = Finish(end, FINISH, self.queue.token(), task, slot, run, None)
             self.running[task] = entry
             self.queue.push(entry)
@@ -651,7 +770,7 @@ class RunState:
 
     def spill(self, now: float) -> None:
         """Move the attempt rows that start before the latest start time into a piece of
-        columns (:meth:`AttemptRows.from_flat`) written to the spill file
+        columns (:meth:`AttemptRows.from_columns_open`) written to the spill file
         (:class:`AttemptSpill`), cut where the start time changes so that the pieces in
         order are the log's order (:meth:`AttemptRows.concat`).
 
@@ -659,30 +778,35 @@ class RunState:
         sort before them. A row whose task still runs goes too: its start and attempt
         number are kept (:class:`OpenRows`) for the engine to read, and a later change of its
         end (its finish rewritten, a kill, a truncation) is written over its row in the
-        table at the next spill (:meth:`AttemptSpill.patch`). So the list never
-        holds more than about :data:`SPILL_ITEMS` items, however long a task runs.
+        table at the next spill (:meth:`AttemptSpill.patch`). So the rows never
+        number more than about :data:`SPILL_ROWS`, however long a task runs.
         """
-        attempts = self.attempts
+        rows = self.rows
         base = self.base
-        cut = len(attempts) - ROW_FIELDS
-        while cut > 0 and attempts[cut - ROW_FIELDS] == attempts[cut]:
-            cut -= ROW_FIELDS
-        self.spill_at = len(attempts) - cut + SPILL_ITEMS
+        start = rows.start
+        count = len(start)
+        cut = count - 1
+        while cut > 0 and start[cut - 1] == start[cut]:
+            cut -= 1
+        self.spill_at = count - cut + SPILL_ROWS
         if cut <= 0:
             return
         end = base + cut
         killed = [slot - base for slot in self.killed if slot < end]
         truncated = [slot - base for slot in self.truncated if slot < end]
-        # The rows that stay, then the list cut in place: no copy of the rows that go.
-        tail = attempts[cut:]
-        del attempts[cut:]
+        columns = rows.columns(0, cut, tuple(self.machine_names))
+        # The rows that stay (those of the latest start time) in new arrays: the arrays of
+        # the rows that go are dropped whole.
+        self.rows = rows.tail(cut)
         # The rows still written to are those of running tasks, which end at ``now`` or
         # later (a finish event before ``now`` would have come): found on the columns, with
         # no look-up per row (a scan of the running tasks cost a tenth of a large replay).
-        piece, flat_rows, table_rows = AttemptRows.from_flat_open(attempts, killed, truncated, now)
+        piece, launch_rows, table_rows = AttemptRows.from_columns_open(
+            columns, killed, truncated, now
+        )
         self.spilled_open.add(
             now,
-            base + flat_rows * ROW_FIELDS,
+            base + launch_rows,
             self.pieces.spilled + table_rows,
             piece.start[table_rows],
             piece.attempt[table_rows],
@@ -691,49 +815,55 @@ class RunState:
         self.pieces.append(piece)
         self.killed.difference_update(slot + base for slot in killed)
         self.truncated.difference_update(slot + base for slot in truncated)
-        self.attempts = tail
         self.base = end
 
     def launched(self) -> int:
         """The attempts launched so far."""
-        return (self.base + len(self.attempts)) // ROW_FIELDS
+        return self.base + len(self.rows.start)
 
     def attempt_rows(self) -> AttemptRows | SpilledRows:
         """All the run's attempt rows as columns, sorted (at the end of the run, when every
         attempt is closed): in memory when nothing was spilled, else the spill file
         (:meth:`AttemptSpill.finish`), which the metrics read a chunk at a time.
 
-        What is left of the flat list goes to the spill file too, a piece of about
-        :data:`SPILL_ITEMS` items at a time (cut where the start time changes, as
-        :meth:`spill` cuts), and the list is dropped: the list, its columns and the whole
+        What is left of the rows goes to the spill file too, a piece of about
+        :data:`SPILL_ROWS` rows at a time (cut where the start time changes, as
+        :meth:`spill` cuts), and the rows are dropped: the rows, their columns and the whole
         run's columns are never held at once.
         """
-        attempts = self.attempts
+        rows = self.rows
+        start = rows.start
+        count = len(start)
+        names = tuple(self.machine_names)
         base = self.base
         killed = sorted(slot - base for slot in self.killed)
         truncated = sorted(slot - base for slot in self.truncated)
         lo = 0
-        while len(attempts) - lo > SPILL_ITEMS:
-            cut = lo + SPILL_ITEMS
-            while cut > lo and attempts[cut - ROW_FIELDS] == attempts[cut]:
-                cut -= ROW_FIELDS
+        while count - lo > SPILL_ROWS:
+            cut = lo + SPILL_ROWS
+            while cut > lo and start[cut - 1] == start[cut]:
+                cut -= 1
             if cut == lo:
                 break  # one start time all along: the rest is one piece
             self.pieces.append(
-                AttemptRows.from_flat(
-                    attempts[lo:cut], _within(killed, lo, cut), _within(truncated, lo, cut)
+                AttemptRows.from_columns(
+                    rows.columns(lo, cut, names),
+                    _within(killed, lo, cut),
+                    _within(truncated, lo, cut),
                 )
             )
             lo = cut
-        last = AttemptRows.from_flat(
-            attempts[lo:], _within(killed, lo, len(attempts)), _within(truncated, lo, len(attempts))
+        last = AttemptRows.from_columns(
+            rows.columns(lo, count, names),
+            _within(killed, lo, count),
+            _within(truncated, lo, count),
         )
         # Every row is in the file now (launched() still counts them).
-        self.base = base + len(attempts)
-        self.attempts = []
+        self.base = base + count
+        self.rows = LaunchRows()
         self.killed.clear()
         self.truncated.clear()
-        del attempts
+        del rows, start
         return self.pieces.finish(last)
 
     def close(self, last: float) -> None:
