@@ -834,7 +834,7 @@ class KueueAdmission:
         borrowing: dict[int, bool] = {}
         out: list[tuple[JobState, int]] = []
         for side in self.ledger.jobs.values():
-            if not side.running or side.where is None or side.part_id not in self.admitted:
+            if not side.running or side.phase != "map" or side.part_id not in self.admitted:
                 continue
             other = ranking.cq_of[side.user]
             if other == UNMANAGED or not any(side.demand[r] > 0 for r in short):
@@ -1022,10 +1022,9 @@ class KueueAdmission:
         # room (ledger.freed is cleared after this decision): they try again.
         self.wake()
         for side, other in victims:
-            where = side.where
-            assert where is not None
+            assert side.phase == "map"
             self.ranking.tree.add(rows, other, self._usage_of(side), -1.0)
-            for t, mi in enumerate(where):
+            for t, mi in enumerate(side.where):
                 if mi >= 0:
                     out.append(Kill(TaskRef(side.id, "map", t), names[mi]))
             ledger.preemption_state.kills += len(ledger.requeue_gang(side))

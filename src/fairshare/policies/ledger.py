@@ -378,9 +378,9 @@ class Ledger:
         side = self.jobs.get(ref.job if ref.phase == "map" else part_id(ref.job, ref.phase))
         if side is None:
             return None
-        if side.where is None:
+        if side.phase != "map":
             return self.users[side.user].tasks.get(ref)
-        mi = side.where[ref.task]
+        mi = int(side.where[ref.task])
         return mi if mi >= 0 else None
 
     def running_tasks(self) -> list[list[tuple[TaskRef, int]]]:
@@ -394,10 +394,11 @@ class Ledger:
         """
         running: list[list[tuple[TaskRef, int]]] = [[] for _ in self.users]
         for side in self.jobs.values():
-            where = side.where
-            if where is not None and side.running:
+            if side.phase == "map" and side.running:
                 running[side.user] += [
-                    (TaskRef(side.id, "map", t), mi) for t, mi in enumerate(where) if mi >= 0
+                    (TaskRef(side.id, "map", t), int(mi))
+                    for t, mi in enumerate(side.where)
+                    if mi >= 0
                 ]
         for user, tasks in zip(self.users, running, strict=True):
             tasks.extend(user.tasks.items())
@@ -510,7 +511,7 @@ class Ledger:
                     lost.append(ref)
         for side in self.jobs.values():
             where = side.where
-            if where is not None and mi in where:
+            if side.phase == "map" and mi in where:
                 lost += [TaskRef(side.id, "map", t) for t, at in enumerate(where) if at == mi]
         lost.sort()
         for ref in lost:
@@ -660,11 +661,10 @@ class Ledger:
                 # add of two boxed floats.
                 alloc[r] = alloc[r] + d
                 r += 1  # noqa: SIM113
-        where = job.where
-        if where is None:
-            user.tasks[ref] = mi
+        if job.phase == "map":
+            job.where[ref[2]] = mi
         else:
-            where[ref[2]] = mi
+            user.tasks[ref] = mi
         if self.launch_order is not None:
             self.launch_seq += 1
             self.launch_order[ref] = self.launch_seq
@@ -790,14 +790,14 @@ class Ledger:
                 job = jobs[cast("tuple[Any, ...]", ref)[0]]
                 user = users[job.user]
                 where = job.where
-                assert where is not None
                 index = ref[2]
-                mi = where[index]
+                mi = int(where[index])
                 where[index] = -1
+                is_map = True
             else:
                 job = jobs[part_id(ref[0], ref[1])]
                 user = users[job.user]
-                where = None
+                is_map = False
                 mi = user.tasks.pop(ref)
             if order is not None:
                 del order[ref]
@@ -846,7 +846,7 @@ class Ledger:
                 )
             if not finished:
                 continue
-            if where is None or job.maps_done + 1 == job.reduce_after:
+            if not is_map or job.maps_done + 1 == job.reduce_after:
                 # The count below reads what waits: a reducer part's may offer machines
                 # (copy-compute splitting), and a job's last map activates its reducers
                 # (a copy part's activation reads ``roomy``). The waiting move and touch first.
@@ -856,7 +856,7 @@ class Ledger:
                 if waiting is not None:
                     self.touch(waiting)
                     waiting = None
-            if where is None:
+            if not is_map:
                 self._count_finish(job, user, ref, mi)
             else:
                 # A map task's count, the hot one, in place (a reducer part's: above).
@@ -934,7 +934,7 @@ class Ledger:
         """
         where = job.where
         min_tasks = job.job.min_tasks
-        assert where is not None and min_tasks is not None and not job.gang
+        assert job.phase == "map" and min_tasks is not None and not job.gang
         user = self.users[job.user]
         stopped = [TaskRef(job.id, "map", t) for t, mi in enumerate(where) if mi >= 0]
         for ref in stopped:
@@ -1007,7 +1007,7 @@ class Ledger:
                 part.pending = 0
                 part.requeue.clear()
                 self.retire(part, user)
-            if part.where is not None:
+            if part.phase == "map":
                 stopped += [TaskRef(job_id, "map", t) for t, mi in enumerate(part.where) if mi >= 0]
         stopped.sort()
         for ref in stopped:

@@ -467,7 +467,7 @@ class Placer:
         job = ledger.head_job(user, group)
         demand = job.demand
         # A map side that reads no input takes its maps in order (_take's common case).
-        in_order = job.where is not None and job.blocks is None
+        in_order = job.phase == "map" and job.blocks is None
         uidx = user.idx
         # The lowest other entry (when ``below``: else nobody else bounds the batch); a
         # user's tier is its head job's priority, fixed while the batch lasts, and its
@@ -534,7 +534,7 @@ class Placer:
             if reorder:
                 job = ledger.head_job(user, group)
                 tier = -job.priority
-                in_order = job.where is not None and job.blocks is None
+                in_order = job.phase == "map" and job.blocks is None
 
     def _take(self, job: JobState, mi: int, now: float) -> tuple[TaskRef, Locality | None]:
         """The next task of ``job`` for machine ``mi`` (the ``launch`` filters admitted it): a

@@ -409,7 +409,7 @@ def is_gang(side: JobState) -> bool:
     -------
     bool
     """
-    return side.where is not None and side.job.min_tasks is not None
+    return side.phase == "map" and side.job.min_tasks is not None
 
 
 def _spare(
@@ -504,9 +504,9 @@ def _victims(
         elif side.part_id in taken:
             continue
         else:
-            where = side.where
-            assert where is not None
-            kills = [(TaskRef(side.id, "map", t), v, m) for t, m in enumerate(where) if m >= 0]
+            kills = [
+                (TaskRef(side.id, "map", t), v, int(m)) for t, m in enumerate(side.where) if m >= 0
+            ]
         k = len(kills)
         if mode == FAIR:
             if any(

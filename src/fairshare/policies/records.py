@@ -28,6 +28,9 @@ from __future__ import annotations
 import math
 from collections import deque
 
+from librt.vecs import vec
+from mypy_extensions import i64
+
 from fairshare.policies.protocol import Phase, TaskRef
 from fairshare.workload.model import ROOT, Job
 
@@ -72,8 +75,8 @@ class JobState:
     share_per_task : float
         What one running task adds to its user's share (the policy's
         ``share_per_task``).
-    where : list of int or None
-        A map side's machine index per map task, -1 while the task does not run; None for
+    where : vec of i64
+        A map side's machine index per map task, -1 while the task does not run; empty for
         other sides (their running tasks are in their user's ``tasks``).
     requeue : deque of TaskRef
         Killed, lost or failed tasks waiting to run again, launched before new ones.
@@ -152,9 +155,10 @@ class JobState:
         self.running = 0
         self.requeue: deque[TaskRef] = deque()
         # A map side's running tasks: the machine index per map task, -1 while it does not
-        # run (a list slot per task costs a launch and a finish less than a dict entry, on
-        # the simulator's hottest path). A reduce or copy side's are in its user's ``tasks``.
-        self.where: list[int] | None = [-1] * self.maps if phase == "map" else None
+        # run (a slot per task costs a launch and a finish less than a dict entry, on the
+        # simulator's hottest path; a typed array's, no int object made per launch and read
+        # cold at the finish). A reduce or copy side's are in its user's ``tasks``.
+        self.where = vec[i64]([-1] * self.maps) if phase == "map" else vec[i64]()
         self.share_per_task = 0.0
         self.version = 0
         # Data locality (only for jobs that read input blocks).

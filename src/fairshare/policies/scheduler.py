@@ -478,9 +478,7 @@ class Scheduler:
             or ledger.gangs
         ):
             return False
-        where = job.where
-        assert where is not None
-        return ledger.cluster.alive[where[task[2]]]
+        return ledger.cluster.alive[job.where[task[2]]]
 
     def reported_shares(self) -> tuple[dict[str, float], dict[str, float]]:
         """Each queue's and user's share as the policy computes it now (SPEC section 8.3's
