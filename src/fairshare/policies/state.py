@@ -43,6 +43,8 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
+from librt.vecs import append, vec
+from mypy_extensions import i64
 
 from fairshare.cluster import Machine
 from fairshare.cluster.constraints import Constraint
@@ -118,6 +120,10 @@ class ClusterState:
         # Per machine: the free vector of its bucket while it has room (None: no room, or
         # dead).
         self.free_of: list[tuple[float, ...] | None] = []
+        # Per machine, the first two amounts of ``free_of`` (0.0 past the last resource;
+        # -inf: no room): :meth:`fits_some_bucket` scans them as plain numbers.
+        self.room0 = vec[float]()
+        self.room1 = vec[float]()
         # Per machine, its bucket while it has room (the dictionary ``buckets`` maps its
         # free vector to).
         self.bucket_of: list[dict[int, None] | None] = []
@@ -244,6 +250,8 @@ class ClusterState:
                 known.append(mi)  # the highest index yet: the list stays in order
         self._join_profile(mi)
         self.free_of.append(None)
+        self.room0 = append(self.room0, -math.inf)
+        self.room1 = append(self.room1, -math.inf)
         self.bucket_of.append(None)
         self.rebucket(mi)
         return mi
@@ -345,6 +353,8 @@ class ClusterState:
                 if not left:
                     del buckets[old]
                 self.free_of[mi] = None
+                self.room0[mi] = -math.inf
+                self.room1[mi] = -math.inf
                 bucket_of[mi] = None
                 self.roomy.pop(mi, None)
             return
@@ -374,6 +384,9 @@ class ClusterState:
             joined[mi] = None
         bucket_of[mi] = joined
         self.free_of[mi] = new
+        width = len(new)
+        self.room0[mi] = new[0] if width > 0 else 0.0
+        self.room1[mi] = new[1] if width > 1 else 0.0
 
     def bump(self, mi: int) -> None:
         """Move machine ``mi`` to the end of its bucket (and a bucket it is alone in to the end
@@ -470,8 +483,9 @@ class ClusterState:
         active : bool
             Whether it gained its first user with work (else it lost its last).
         """
-        self._floor = None
+        floor = self._floor
         if not active:
+            self._floor = None  # the least demand may rise: computed again when read
             self.active_groups -= 1
             del self.active[g]
             # No user has work in it: every heap entry is stale. Selections skip a group whose
@@ -482,6 +496,12 @@ class ClusterState:
             return
         self.active_groups += 1
         self.active[g] = None
+        if floor is not None:
+            # One more group: the least demand per resource falls to its demand where lower.
+            i = 0
+            for d in self.groups[g].demand:
+                floor[i] = min(floor[i], d)
+                i += 1  # noqa: SIM113 (enumerate allocates a tuple per step)
         if self.retiring.pop(g, None) is None and not self.listed[g]:
             self._list(g, True)
         # Groups retired for longer than a selection per machine leave the lists. The
@@ -547,11 +567,17 @@ class ClusterState:
         per profile of its class (its machines share the list)."""
         lists = self.profile_groups
         grp = self.groups[g]
+        index = grp.index
         for p in self._profiles_of_class(grp.cls):
-            if on:
-                bisect.insort(lists[p], grp, key=_group_index)
+            listed = lists[p]
+            if not on:
+                listed.remove(grp)
+            elif not listed or listed[-1].index < index:
+                # A new group (the highest index yet), the usual case: last, with no search
+                # (a trace's hundreds of machine profiles each took a bisection of key calls).
+                listed.append(grp)
             else:
-                lists[p].remove(grp)
+                bisect.insort(listed, grp, key=_group_index)
         self.listed[g] = on
 
     def _profiles_of_class(self, cls: int) -> list[int]:
@@ -614,8 +640,9 @@ class ClusterState:
     def fits_some_bucket(self, need0: float, need1: float, demand: Demand) -> bool:
         """Whether some bucket's free vector fits a task of ``demand``, whose first two
         amounts are ``need0`` and ``need1`` (``-inf`` past its last resource), by
-        :func:`fits_two` and :func:`fits`. Read off the machines' free vectors (a list), not
-        the buckets (a dictionary, whose iteration walks the holes its churn leaves): a
+        :func:`fits_two` and :func:`fits`. Read off the machines' first two amounts, typed
+        arrays of plain numbers (``room0``, ``room1``), not the buckets (a dictionary, whose
+        iteration walks the holes its churn leaves, and whose keys' floats are objects): a
         quick exact answer for a job that fits nowhere, most arrivals on a full cluster.
 
         Examples
@@ -626,9 +653,18 @@ class ClusterState:
         >>> cs.fits_some_bucket(4.0, 8.0, (4.0, 8.0)), cs.fits_some_bucket(4.5, 1.0, (4.5, 1.0))
         (True, False)
         """
-        for free in self.free_of:
-            if free is not None and room_fits(free, need0, need1, demand):
-                return True
+        room0 = self.room0
+        room1 = self.room1
+        past_two = len(demand) > 2
+        mi: i64 = 0
+        for free0 in room0:
+            if fits_two(free0, room1[mi], need0, need1):
+                if not past_two:
+                    return True
+                free = self.free_of[mi]
+                if free is not None and fits(free, demand):
+                    return True
+            mi += 1  # noqa: SIM113 (enumerate allocates a tuple per step)
         return False
 
     def eligible(self, cls: int, mi: int) -> bool:
