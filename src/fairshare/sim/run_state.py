@@ -912,18 +912,18 @@ class RunState:
     def _record(self, run: JobRun) -> JobRecord:
         """The job record of ``run`` as it stands (unfinished jobs keep ``finish=None``)."""
         job = run.job
-        return JobRecord(
-            job=job.name,
-            user=job.user,
-            queue=job.queue,
-            submit=job.submit,
-            tasks=run.total,
-            demand=job.demand,
-            weight=job.weight,
-            first_start=run.first_start,
-            finish=run.finish,
-            isolated_response=self._isolated(run),
-            reduce_demand=job.reduce.demand if job.reduce is not None else None,
+        return JobRecord.of(
+            job.name,
+            job.user,
+            job.queue,
+            job.submit,
+            run.total,
+            job.demand,
+            job.weight,
+            run.first_start,
+            run.finish,
+            self._isolated(run),
+            job.reduce.demand if job.reduce is not None else None,
         )
 
     def _isolated(self, run: JobRun) -> float:
