@@ -58,7 +58,7 @@ from fairshare.cluster import Cluster
 from fairshare.policies.filters import Filter, Stage
 from fairshare.policies.hdrf import NaiveHdrf, TreeSelection
 from fairshare.policies.options import PolicyOptions
-from fairshare.policies.records import JobState
+from fairshare.policies.records import JobState, Room
 from fairshare.tolerances import FIT as EPS
 from fairshare.workload.model import Queue, User
 
@@ -80,7 +80,7 @@ class MaxCapacity(Filter):
 
     reason: ClassVar[str] = "quota"
 
-    def describe(self, job: JobState, mi: int, free: Sequence[float], now: float) -> str:
+    def describe(self, job: JobState, mi: int, free: Room, now: float) -> str:
         """The queue at its maximum capacity (see
         :meth:`~fairshare.policies.filters.Filter.describe`).
 
@@ -144,7 +144,7 @@ class MaxCapacity(Filter):
                 node = parent[node]
         return used
 
-    def admits(self, job: JobState, mi: int, free: Sequence[float], now: float) -> bool:
+    def admits(self, job: JobState, mi: int, free: Room, now: float) -> bool:
         """Whether a task of ``job`` may go to its user: every node from its leaf to the root
         is below its maximum capacity and stays within it with the task.
 

@@ -65,7 +65,7 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 from mypy_extensions import mypyc_attr
 
 from fairshare.policies.delay import deadlines, first_unlaunched, may_launch
-from fairshare.policies.records import Demand, JobState, part_id, shown_amount
+from fairshare.policies.records import Demand, JobState, Room, part_id, shown_amount
 from fairshare.policies.state import fits
 from fairshare.tolerances import FIT
 
@@ -110,7 +110,7 @@ class Filter:
         """
         self.ledger = ledger
 
-    def admits(self, job: JobState, mi: int, free: Sequence[float], now: float) -> bool:
+    def admits(self, job: JobState, mi: int, free: Room, now: float) -> bool:
         """Whether the next task of ``job`` may start on machine ``mi``, whose free room is
         ``free`` (the actual one, or the one preemption counts with its victims gone), at
         ``now``. Reads the ledger, never writes it.
@@ -167,7 +167,7 @@ class Filter:
             The time of the decision.
         """
 
-    def describe(self, job: JobState, mi: int, free: Sequence[float], now: float) -> str:
+    def describe(self, job: JobState, mi: int, free: Room, now: float) -> str:
         """Why :meth:`admits` refuses the next task of ``job`` on machine ``mi`` (asked only
         after it did), in one sentence for ``fairshare explain``: by default, the filter's
         name.
@@ -218,7 +218,7 @@ class RoomFilter(Filter):
 
     stage: ClassVar[Stage] = "room"
 
-    def admits(self, job: JobState, mi: int, free: Sequence[float], now: float) -> bool:
+    def admits(self, job: JobState, mi: int, free: Room, now: float) -> bool:
         """:meth:`room` for the job's demand (see :meth:`Filter.admits`).
 
         Parameters
@@ -238,7 +238,7 @@ class RoomFilter(Filter):
         """
         return self.room(mi, free, job.demand)
 
-    def room(self, mi: int, free: Sequence[float], demand: Demand) -> bool:
+    def room(self, mi: int, free: Room, demand: Demand) -> bool:
         """Whether a task of ``demand`` may use machine ``mi`` whose free room is ``free``.
         A room filter admits at most what fits (:func:`~fairshare.policies.state.fits`): the
         selection ends an offer without asking it when no pending demand fits.
@@ -267,7 +267,7 @@ class Fit(RoomFilter):
 
     reason: ClassVar[str] = "fair-share"
 
-    def describe(self, job: JobState, mi: int, free: Sequence[float], now: float) -> str:
+    def describe(self, job: JobState, mi: int, free: Room, now: float) -> str:
         """The machine has no room for the task: others' tasks hold it (see
         :meth:`Filter.describe`).
 
@@ -298,7 +298,7 @@ class RoomChain(RoomFilter):
     def __init__(self, filters: Sequence[RoomFilter]) -> None:
         self.filters = list(filters)
 
-    def room(self, mi: int, free: Sequence[float], demand: Demand) -> bool:
+    def room(self, mi: int, free: Room, demand: Demand) -> bool:
         """Whether every room filter admits (see :meth:`RoomFilter.room`).
 
         Parameters
@@ -326,7 +326,7 @@ class Eligibility(Filter):
 
     reason: ClassVar[str] = "constraint"
 
-    def describe(self, job: JobState, mi: int, free: Sequence[float], now: float) -> str:
+    def describe(self, job: JobState, mi: int, free: Room, now: float) -> str:
         """Machine ``mi`` fails the job's constraint or whitelist (see
         :meth:`Filter.describe`).
 
@@ -352,7 +352,7 @@ class Eligibility(Filter):
 
     stage: ClassVar[Stage] = "index"
 
-    def admits(self, job: JobState, mi: int, free: Sequence[float], now: float) -> bool:
+    def admits(self, job: JobState, mi: int, free: Room, now: float) -> bool:
         """Whether the job's class may use machine ``mi`` (see :meth:`Filter.admits`).
 
         Parameters
@@ -383,7 +383,7 @@ class Quota(Filter):
 
     reason: ClassVar[str] = "quota"
 
-    def describe(self, job: JobState, mi: int, free: Sequence[float], now: float) -> str:
+    def describe(self, job: JobState, mi: int, free: Room, now: float) -> str:
         """The queue whose quota refuses: the first of the user's queues (lowest first) that
         one more task would take past its quota plus borrowing limit, or past its quota
         when its siblings do not lend (see :meth:`Filter.describe`).
@@ -444,7 +444,7 @@ class Quota(Filter):
 
     stage: ClassVar[Stage] = "pick"
 
-    def admits(self, job: JobState, mi: int, free: Sequence[float], now: float) -> bool:
+    def admits(self, job: JobState, mi: int, free: Room, now: float) -> bool:
         """Whether the quotas admit one more task of ``job``'s group for its user (see
         :meth:`Filter.admits`).
 
@@ -511,7 +511,7 @@ class Reservation(Filter):
 
     reason: ClassVar[str] = "reservation"
 
-    def describe(self, job: JobState, mi: int, free: Sequence[float], now: float) -> str:
+    def describe(self, job: JobState, mi: int, free: Room, now: float) -> str:
         """The machine's room is held for the head gang's reserved start (see
         :meth:`Filter.describe`).
 
@@ -538,7 +538,7 @@ class Reservation(Filter):
             f"t={shown_amount(reservation.start)}, and its task would not end by then"
         )
 
-    def admits(self, job: JobState, mi: int, free: Sequence[float], now: float) -> bool:
+    def admits(self, job: JobState, mi: int, free: Room, now: float) -> bool:
         """Whether a task of ``job`` on ``mi`` leaves the head gang's reserved start as it
         is (see :meth:`Filter.admits`).
 
@@ -595,7 +595,7 @@ class DelayScheduling(Filter):
 
     reason: ClassVar[str] = "constraint"
 
-    def describe(self, job: JobState, mi: int, free: Sequence[float], now: float) -> str:
+    def describe(self, job: JobState, mi: int, free: Room, now: float) -> str:
         """The job waits for a machine that holds its input (see :meth:`Filter.describe`).
 
         Parameters
@@ -612,7 +612,7 @@ class DelayScheduling(Filter):
         name = self.ledger.cluster.names[mi]
         return f"delay scheduling: it waits for a data-local machine rather than {name}"
 
-    def admits(self, job: JobState, mi: int, free: Sequence[float], now: float) -> bool:
+    def admits(self, job: JobState, mi: int, free: Room, now: float) -> bool:
         """Whether delay scheduling lets ``job`` launch on machine ``mi`` now: the test of
         :func:`fairshare.policies.delay.pick_map` without its side effects (see
         :meth:`Filter.admits`).
@@ -682,7 +682,7 @@ class CopyAdmission(Filter):
 
     reason: ClassVar[str] = "constraint"
 
-    def describe(self, job: JobState, mi: int, free: Sequence[float], now: float) -> str:
+    def describe(self, job: JobState, mi: int, free: Room, now: float) -> str:
         """The machine holds as many reducers as it admits (see :meth:`Filter.describe`).
 
         Parameters
@@ -703,7 +703,7 @@ class CopyAdmission(Filter):
         # Per (machine, compute demand): how many compute parts fit the machine's capacity.
         self._compute_slots: dict[tuple[int, Demand], int] = {}
 
-    def admits(self, job: JobState, mi: int, free: Sequence[float], now: float) -> bool:
+    def admits(self, job: JobState, mi: int, free: Room, now: float) -> bool:
         """Whether machine ``mi`` admits one more copy part of ``job`` (any other part:
         yes; see :meth:`Filter.admits`).
 

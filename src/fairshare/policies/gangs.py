@@ -52,7 +52,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from fairshare.policies.records import Demand
+from fairshare.policies.records import Demand, Room
 from fairshare.policies.state import ClusterState
 from fairshare.tolerances import FIT
 from fairshare.workload.model import (
@@ -158,7 +158,7 @@ class Reservation:
         return True
 
 
-def tasks_fitting(free: Sequence[float], demand: Demand, limit: int) -> int:
+def tasks_fitting(free: Room, demand: Demand, limit: int) -> int:
     """How many tasks of ``demand`` fit in ``free`` room together, at most ``limit``.
 
     Parameters
@@ -425,10 +425,9 @@ def reserve(
         if k == 0:
             continue
         n = min(k, left)
-        room = rooms.get(mi)
-        if room is None:
-            room = cs.free[mi]
-        extra[mi] = [f - d * n for f, d in zip(room, demand, strict=True)]
+        copied = rooms.get(mi)
+        now_free: Room = cs.free[mi] if copied is None else copied
+        extra[mi] = [f - d * n for f, d in zip(now_free, demand, strict=True)]
         left -= n
         if left == 0:
             break

@@ -29,13 +29,12 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, ClassVar
 
 from mypy_extensions import mypyc_attr
 
 from fairshare.policies.filters import RoomFilter
-from fairshare.policies.records import Demand, JobState
+from fairshare.policies.records import Demand, JobState, Room
 from fairshare.policies.state import fits
 from fairshare.tolerances import FIT
 
@@ -50,7 +49,7 @@ class Headroom(RoomFilter):
 
     reason: ClassVar[str] = "headroom"
 
-    def describe(self, job: JobState, mi: int, free: Sequence[float], now: float) -> str:
+    def describe(self, job: JobState, mi: int, free: Room, now: float) -> str:
         """The task fits but would eat the machine's headroom, or does not fit (see
         :meth:`~fairshare.policies.filters.Filter.describe`).
 
@@ -88,7 +87,7 @@ class Headroom(RoomFilter):
         """
         self.ledger = ledger
 
-    def room(self, mi: int, free: Sequence[float], demand: Demand) -> bool:
+    def room(self, mi: int, free: Room, demand: Demand) -> bool:
         """:meth:`may_place` (see :meth:`RoomFilter.room`).
 
         Parameters
@@ -106,7 +105,7 @@ class Headroom(RoomFilter):
         """
         return self.may_place(mi, free, demand)
 
-    def may_place(self, mi: int, free: Sequence[float], demand: Demand) -> bool:
+    def may_place(self, mi: int, free: Room, demand: Demand) -> bool:
         """Whether a task of ``demand`` may launch on machine ``mi`` whose free room is
         ``free``: it fits, and it leaves the machine's headroom free on every resource it
         takes, unless it may use it (:meth:`headroom`).

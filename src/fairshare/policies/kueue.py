@@ -96,7 +96,7 @@ from fairshare.policies.ledger import Ledger
 from fairshare.policies.options import PolicyOptions
 from fairshare.policies.placer import Placer
 from fairshare.policies.protocol import Decision, Kill, TaskRef
-from fairshare.policies.records import Demand, JobState, UserState, shown_amount
+from fairshare.policies.records import Demand, JobState, Room, UserState, shown_amount
 from fairshare.policies.scheduler import Scheduler
 from fairshare.tolerances import FIT
 from fairshare.workload.model import Job, Queue, QueuePreemption, User
@@ -248,7 +248,7 @@ class KueueQuota(Filter):
 
     reason: ClassVar[str] = "quota"
 
-    def describe(self, job: JobState, mi: int, free: Sequence[float], now: float) -> str:
+    def describe(self, job: JobState, mi: int, free: Room, now: float) -> str:
         """The ClusterQueue that cannot hold the request: what it may still use (its nominal
         quota, then what its cohort lends up to its borrowing limit) against what the
         workload asks (see :meth:`~fairshare.policies.filters.Filter.describe`).
@@ -323,7 +323,7 @@ class KueueQuota(Filter):
         node = ranking.cq_of[job.user]
         return node == UNMANAGED or ranking.tree.fits(rows, node, self.request(job))
 
-    def admits(self, job: JobState, mi: int, free: Sequence[float], now: float) -> bool:
+    def admits(self, job: JobState, mi: int, free: Room, now: float) -> bool:
         """:meth:`fits` on the usage now (see :meth:`Filter.admits`).
 
         Parameters

@@ -56,7 +56,7 @@ from fairshare.policies.headroom import Headroom
 from fairshare.policies.ledger import DRAINED, ROOM, Ledger
 from fairshare.policies.protocol import Decision, Locality, TaskRef
 from fairshare.policies.ranking import NO_PICK, Pick, Selection, rank_before
-from fairshare.policies.records import Demand, HeapEntry, JobState, UserState
+from fairshare.policies.records import Demand, HeapEntry, JobState, Room, UserState
 from fairshare.policies.state import fits, room_fits
 from fairshare.tolerances import FIT
 
@@ -139,7 +139,7 @@ class Placer:
 
     # ------------------------------------------------------------------ filters
 
-    def room_admits(self, mi: int, free: Sequence[float], demand: Demand) -> bool:
+    def room_admits(self, mi: int, free: Room, demand: Demand) -> bool:
         """Whether a task of ``demand`` may use machine ``mi`` whose free room is ``free``:
         the room filter in force (the plain fit test, or the headroom).
 
@@ -159,7 +159,7 @@ class Placer:
         room = self.room
         return fits(free, demand) if room is None else room.room(mi, free, demand)
 
-    def trial_admits(self, job: JobState, mi: int, free: Sequence[float], now: float) -> bool:
+    def trial_admits(self, job: JobState, mi: int, free: Room, now: float) -> bool:
         """Preemption's dry run: whether every filter but the ``pick`` ones admits the next
         task of ``job`` on machine ``mi`` with free room ``free`` (the room its victims would
         leave), in the list's order.
@@ -438,7 +438,7 @@ class Placer:
         selection.restore_held()
         cs.rebucket(mi)
 
-    def _pick_admits(self, u: int, g: int, mi: int, free: Sequence[float], now: float) -> bool:
+    def _pick_admits(self, u: int, g: int, mi: int, free: Room, now: float) -> bool:
         """Whether every ``pick`` filter admits user ``u``'s next task of group ``g``."""
         ledger = self.ledger
         job = ledger.head_job(ledger.users[u], g)

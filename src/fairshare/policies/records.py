@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from collections.abc import Sequence
 
 from librt.vecs import vec
 from mypy_extensions import i64
@@ -39,6 +40,11 @@ ClassSignature = tuple[str | None, frozenset[str] | None]
 
 Demand = tuple[float, ...]
 """A task's demand vector as plain floats, in the cluster's resource order."""
+
+Room = vec[float] | Sequence[float]
+"""A machine's free room, in the cluster's resource order: its live vector in the
+:class:`~fairshare.policies.state.ClusterState` (a typed array, read and written unboxed by
+the compiled kernel), or a copy a caller works on (a list), or a bucket's key (a tuple)."""
 
 
 class JobState:

@@ -69,7 +69,7 @@ from fairshare.policies.preemption import Preemptor
 from fairshare.policies.protocol import Decision, TaskRef
 from fairshare.policies.quota import QuotaTree
 from fairshare.policies.ranking import NO_PICK, Pick, Ranking, Selection
-from fairshare.policies.records import Demand, JobState, PreemptionState, UserState
+from fairshare.policies.records import Demand, JobState, PreemptionState, Room, UserState
 from fairshare.policies.selection import HeapSelection
 from fairshare.policies.state import ClusterState
 from fairshare.workload.model import Job, Queue, User
@@ -308,7 +308,7 @@ class Scheduler:
         pick = self.selection.select(mi)
         return None if pick[0] < 0 else pick
 
-    def may_place(self, mi: int, free: Sequence[float], demand: Demand) -> bool:
+    def may_place(self, mi: int, free: Room, demand: Demand) -> bool:
         """Whether a task of ``demand`` may use machine ``mi`` whose free room is ``free``
         (the room filter in force: :meth:`Placer.room_admits`).
 

@@ -30,7 +30,7 @@ Two machines of one signature share a bucket until one of them loses room:
 ...                                    Machine("m2", np.array([4.0, 8.0]))])
 >>> cs.buckets
 {(4.0, 8.0): {0: None, 1: None}}
->>> cs.free[0] = [3.0, 6.0]
+>>> cs.free[0][0], cs.free[0][1] = 3.0, 6.0
 >>> cs.rebucket(0)
 >>> cs.buckets
 {(4.0, 8.0): {1: None}, (3.0, 6.0): {0: None}}
@@ -48,7 +48,7 @@ from mypy_extensions import i64
 
 from fairshare.cluster import Machine
 from fairshare.cluster.constraints import Constraint
-from fairshare.policies.records import ClassSignature, Demand, Group
+from fairshare.policies.records import ClassSignature, Demand, Group, Room
 from fairshare.tolerances import FIT as EPS
 from fairshare.workload import eligibility
 from fairshare.workload.eligibility import AttributeCodes
@@ -107,7 +107,9 @@ class ClusterState:
         self.names: list[str] = []
         self.index: dict[str, int] = {}
         self.machines: list[Machine] = []
-        self.free: list[list[float]] = []
+        # Per machine, its free room: a typed array, read and written unboxed in the
+        # compiled kernel (a list of float objects made two objects per launch and finish).
+        self.free: list[vec[float]] = []
         self.rack: list[str | None] = []
         self.alive: list[bool] = []
         self.sig: list[int] = []
@@ -236,7 +238,7 @@ class ClusterState:
         self.index[machine.name] = mi
         self.machines.append(machine)
         capacity = list(map(float, machine.capacity.tolist()))
-        self.free.append(capacity)
+        self.free.append(vec[float](capacity))
         self.rack.append(machine.rack)
         self.alive.append(True)
         self.sig.append(sig)
@@ -267,7 +269,7 @@ class ClusterState:
         """
         # A dead machine has no room: the re-bucketing takes it out of its bucket.
         self.capacity_tasks.clear()
-        self.free[mi] = [0.0] * len(self.resources)
+        self.free[mi] = vec[float]([0.0] * len(self.resources))
         self.rebucket(mi)
         self.alive[mi] = False
         for r, value in enumerate(self.machines[mi].capacity):
@@ -516,7 +518,7 @@ class ClusterState:
             del retiring[r]
             self._list(r, False)
 
-    def fits_none(self, free: list[float]) -> bool:
+    def fits_none(self, free: vec[float]) -> bool:
         """Whether ``free`` room is short, in some resource, of every active group's demand
         there (within the fit tolerance): then no pending task fits it. A quick test ahead of
         a selection; False says nothing (a group may still not fit).
@@ -703,7 +705,7 @@ def _group_index(grp: Group) -> int:
     return grp.index
 
 
-def fits(free: Sequence[float], demand: Demand) -> bool:
+def fits(free: Room, demand: Demand) -> bool:
     """Whether a task of ``demand`` fits in ``free`` room, within the fit tolerance
     (:data:`fairshare.tolerances.FIT`); :func:`fits_first_two` is its test of the first two
     resources on plain numbers.
