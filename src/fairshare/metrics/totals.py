@@ -28,7 +28,7 @@ Examples
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -120,10 +120,26 @@ def demand_rows(log: RunLog, rows: AttemptRows) -> IntArray:
     return out
 
 
+_UNIT_EXP = -1074 - 53
+""":class:`ExactSum` counts in units of ``2**_UNIT_EXP``: every finite float is an integer
+number of them (``np.frexp``'s mantissa times 2**53, shifted by its exponent)."""
+_SLICE = 1 << 20
+"""Values split and binned at a time by :class:`ExactSum`: a bin's float64 sum of up to this
+many integers below 2**27 stays below 2**53, so it is exact."""
+
+
 class ExactSum:
     """A sum of floats given in parts, correctly rounded: ``math.fsum`` of all of them at
-    once, whatever the parts (Shewchuk's partials, carried between parts as a few floats
-    whose exact sum is the exact sum so far).
+    once, whatever the parts.
+
+    The exact sum is kept as an integer count of ``2**-1127`` (the least float is ``2**-1074``,
+    and a mantissa has 53 bits). Each value is split without rounding into ``m * 2**e``
+    (``np.frexp``, ``m`` an integer below 2**53) and ``m`` into a high and a low half of 27
+    and 26 bits; each exponent's halves are summed by ``np.bincount`` in float64, exactly
+    (integers below 2**53), and added to the count as Python integers. A part is a few
+    vectorised passes, not ``math.fsum``'s two passes of a Python float each (busy time over
+    the attempts of a large replay cost its output about a second). The value is the count
+    over its power of two, which Python's integer division rounds correctly.
 
     Examples
     --------
@@ -134,24 +150,36 @@ class ExactSum:
     """
 
     def __init__(self) -> None:
-        self.terms: list[float] = []
+        self.count = 0
+        """The exact sum so far, in units of ``2**_UNIT_EXP``."""
 
-    def add(self, values: list[float]) -> None:
-        """Add ``values``."""
-        terms = self.terms + values
-        kept = [math.fsum(terms)]
-        while True:
-            # The exact rest, rounded; 0 only if nothing is left (a rest is a multiple of
-            # the least float, which rounds to itself or more).
-            rest = math.fsum([*terms, *(-x for x in kept)])
-            if rest == 0.0:
-                break
-            kept.append(rest)
-        self.terms = kept
+    def add(self, values: Sequence[float] | FloatArray) -> None:
+        """Add ``values`` (finite)."""
+        array = np.asarray(values, dtype=np.float64).ravel()
+        for lo in range(0, array.shape[0], _SLICE):
+            self._add(array[lo : lo + _SLICE])
+
+    def _add(self, values: FloatArray) -> None:
+        """Add at most :data:`_SLICE` values."""
+        if not values.shape[0]:
+            return
+        mantissa, exponent = np.frexp(values)
+        whole = mantissa * 2.0**53  # an integer below 2**53: exact
+        high = np.floor(whole / 2.0**26)  # exact: a power of two, then an integer
+        low = whole - high * 2.0**26  # from 0 to 2**26: exact
+        least = int(exponent.min())
+        bins = (exponent - least).astype(np.intp)
+        highs = np.bincount(bins, weights=high)
+        lows = np.bincount(bins, weights=low)
+        count = self.count
+        shift = least - 53 - _UNIT_EXP
+        for k in np.flatnonzero((highs != 0.0) | (lows != 0.0)).tolist():
+            count += ((int(highs[k]) << 26) + int(lows[k])) << (shift + k)
+        self.count = count
 
     def value(self) -> float:
         """The correctly rounded sum so far."""
-        return math.fsum(self.terms)
+        return self.count / (1 << -_UNIT_EXP)
 
 
 @dataclass(frozen=True)
@@ -272,7 +300,7 @@ def _totals(log: RunLog) -> RunTotals:
         duration = np.maximum(rows.finish - rows.start, 0.0)
         held = demand[demand_rows(log, rows)]
         for r, total in enumerate(busy):
-            total.add((held[:, r] * duration).tolist())
+            total.add(held[:, r] * duration)
         np.add.at(task_seconds, user[done], duration[done])
         if not done.all():
             wasted.append(duration[~done])
