@@ -316,23 +316,6 @@ class AttemptRows(NamedTuple):
         return cls._sorted_from_flat(flat, killed, truncated)[1]
 
     @classmethod
-    def from_flat_open(
-        cls, flat: list[Any], killed: Iterable[int], truncated: Iterable[int], now: float
-    ) -> tuple[AttemptRows, IntArray, IntArray]:
-        """:meth:`from_flat`, and the attempts that may still be running at ``now`` (those
-        ending at ``now`` or later): their indices among the flat list's attempts, ascending,
-        and where each is in the sorted columns. Found on the columns, all at once.
-
-        Examples
-        --------
-        >>> flat = [5.0, 1, "map", 0, 0, "m1", 9.0, None, 5.0, 0, "map", 0, 0, "m2", 4.0, None]
-        >>> table, flat_rows, table_rows = AttemptRows.from_flat_open(flat, [], [], 6.0)
-        >>> table.order.tolist(), flat_rows.tolist(), table_rows.tolist()
-        ([0, 1], [0], [1])
-        """
-        return _open_rows(*cls._sorted_from_flat(flat, killed, truncated), now)
-
-    @classmethod
     def from_columns_open(
         cls,
         columns: RowColumns,
@@ -340,9 +323,11 @@ class AttemptRows(NamedTuple):
         truncated: Sequence[int],
         now: float,
     ) -> tuple[AttemptRows, IntArray, IntArray]:
-        """:meth:`from_flat_open` of attempts held as columns in launch order (a driver's
-        typed arrays, :class:`RowColumns`), ``killed`` and ``truncated`` given by row: the
-        same table, and the same rows that may still run at ``now``, with no item converted
+        """The sorted table of attempts held as columns in launch order (a driver's typed
+        arrays, :class:`RowColumns`; ``killed`` and ``truncated`` given by row), as
+        :meth:`from_flat` sorts a flat list, and the attempts that may still be running at
+        ``now`` (those ending then or later): their rows in launch order, ascending, and
+        where each is in the table. Found on the columns, all at once, with no item converted
         one by one.
 
         Examples
