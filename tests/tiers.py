@@ -149,6 +149,7 @@ FILE_TIERS: dict[str, tuple[str, ...]] = {
         "test_attempt_rows.py",
         "test_constrained_properties.py",
         "test_fair_ties.py",
+        "test_kernel_records.py",
         "test_solver_properties.py",
         "test_streamed_metrics.py",
         "test_timeline_reference.py",

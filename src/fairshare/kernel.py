@@ -48,6 +48,7 @@ __all__ = [
 ]
 
 KERNEL_MODULES = (
+    "fairshare.policies.decisions",
     "fairshare.policies.records",
     "fairshare.policies.state",
     "fairshare.policies.copy_compute",

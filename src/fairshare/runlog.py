@@ -1299,3 +1299,23 @@ def greedy_end(seconds: Sequence[float], slots: int, start: float) -> float:
         end = max(end, t)
         heapq.heappush(heap, t)
     return end
+
+
+def uniform_end(seconds: float, tasks: int, slots: int, start: float) -> float:
+    """:func:`greedy_end` of ``tasks`` tasks of ``seconds`` each, in one step per round of
+    ``slots`` tasks, not per task (a trace task's instances all take the same time): the
+    same sums in the same order, so the same float.
+
+    Examples
+    --------
+    >>> uniform_end(10.0, 3, 2, 5.0), greedy_end([10.0] * 3, 2, 5.0)
+    (25.0, 25.0)
+    >>> uniform_end(0.1, 7, 2, 0.3) == greedy_end([0.1] * 7, 2, 0.3)
+    True
+    """
+    if tasks == 0:
+        return start + 0.0
+    end = start
+    for _ in range(-(-tasks // slots)):
+        end += seconds
+    return end

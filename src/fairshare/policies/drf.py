@@ -66,7 +66,21 @@ def dominant_share(demand: Sequence[float], total: Sequence[float]) -> float:
     >>> dominant_share((1.0, 4.0), (9.0, 18.0))
     0.2222222222222222
     """
-    return max((d / t for d, t in zip(demand, total, strict=True) if t > 0), default=0.0)
+    if len(demand) != len(total):
+        raise ValueError(f"a demand of {len(demand)} resources on a cluster of {len(total)}")
+    # A loop, not max() over a generator with a default (a generator object, a zip and a
+    # keyword call per job submitted, a fiftieth of an hour of alibaba-2018): the first
+    # largest ratio, as max() returns it.
+    best = 0.0
+    seen = False
+    for r in range(len(demand)):
+        t = total[r]
+        if t > 0:
+            ratio = demand[r] / t
+            if not seen or ratio > best:
+                best = ratio
+                seen = True
+    return best
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)

@@ -277,7 +277,7 @@ def gang_plan(
         end <= reservation.start and not math.isinf(reservation.start)
     )
     for free, bucket in cs.buckets.items():
-        per = tasks_fitting(free, demand, need)
+        per = tasks_fitting(free.amounts, demand, need)
         if per == 0:
             continue
         for mi in reversed(list(bucket)):
@@ -386,7 +386,7 @@ def reserve(
     counts: dict[int, int] = {}
     count = 0
     for free, bucket in cs.buckets.items():
-        per = tasks_fitting(free, demand, need)
+        per = tasks_fitting(free.amounts, demand, need)
         if per == 0:
             continue
         for mi in bucket:

@@ -59,9 +59,10 @@ from mypy_extensions import mypyc_attr
 
 from fairshare.cluster import Cluster, Machine
 from fairshare.policies.copy_compute import CopyComputeAdmission
+from fairshare.policies.decisions import Launch
 from fairshare.policies.gangs import Ending, Reservation, expected_seconds
 from fairshare.policies.options import PolicyOptions
-from fairshare.policies.protocol import Decision, Launch, Locality, TaskRef
+from fairshare.policies.protocol import Decision, Locality, TaskRef
 from fairshare.policies.quota import QuotaTree
 from fairshare.policies.ranking import Ranking, Selection
 from fairshare.policies.records import (
@@ -76,13 +77,6 @@ from fairshare.policies.state import ClusterState
 from fairshare.policies.usage import DecayedUsage
 from fairshare.tolerances import FIT
 from fairshare.workload.model import Job, Queue, ReducePhase, User
-
-_new: Final = tuple.__new__
-"""Builds a NamedTuple (``TaskRef``, ``Launch``) without its Python-level ``__new__`` (looked
-up once per process)."""
-_LAUNCH: Final = Launch
-"""``Launch`` as a Final name: the compiled kernel keeps it in a C static, where an imported
-class is a dictionary look-up at every launch."""
 
 StopReason = Literal["finished", "killed", "lost", "failed"]
 """Why a running task stops (:meth:`Ledger.stop_task`)."""
@@ -456,7 +450,7 @@ class Ledger:
                     state.by_rack.setdefault(cs.rack[mi], []).append(t)
             state.waits = waits
         if state.maps:
-            self.jobs[job_id] = state
+            self.jobs[state.key] = state
         if job.min_tasks is not None and state.pending:
             # A gang waits outside the job heaps until all its tasks fit at once.
             state.gang = job.min_tasks
@@ -680,7 +674,7 @@ class Ledger:
         user.served = self.serve_seq
         if self.accounting:
             self.account(user)
-        out.append(_new(_LAUNCH, (ref, cs.names[mi], locality)))
+        out.append(Launch(ref, cs.names[mi], locality))
         if job.gang:
             job.pending -= 1
         elif ref[1] == "reduce" and self.copy_compute is not None:
@@ -756,6 +750,7 @@ class Ledger:
         alive = cs.alive
         frees = cs.free
         dirty = self.dirty
+        keys = cs.keys
         order = self.launch_order
         track = self.track
         ranking = self.ranking
@@ -821,7 +816,8 @@ class Ledger:
                             cs.rebucket(moved)
                         moved = mi
                     if offer:
-                        dirty[mi] = None
+                        # The machine's own key object (ClusterState.keys).
+                        dirty[keys[mi]] = None
             if track:
                 alloc = user.alloc
                 r = 0

@@ -44,7 +44,7 @@ import math
 from collections.abc import Sequence
 from heapq import heapify, heappop, heappush
 from itertools import islice
-from typing import Final
+from typing import Any, Final
 
 from mypy_extensions import mypyc_attr
 
@@ -251,9 +251,14 @@ class Placer:
             # the holes the deletions leave at the front of the dictionary, and cost as much
             # as a selection. A machine an offer marks again after its own offer comes after
             # the copy's, as it would have; one marked again before its turn keeps its place.
-            for mi in list(dirty):
-                if mi in dirty:
-                    del dirty[mi]
+            # The keys as the dictionary's own objects (typed Any, so the compiled kernel
+            # does not unbox them): its look-ups then find each by identity, where a new box
+            # of a machine index above 256 was compared by value.
+            keys: list[Any] = list(dirty)
+            for key in keys:
+                if key in dirty:
+                    del dirty[key]
+                    mi: int = key
                     if alive[mi]:
                         self.offer_machine(mi, now, out)
         offers = ledger.offers
@@ -310,7 +315,7 @@ class Placer:
         total = len(buckets)
         first = 0
         for free in buckets:
-            if room_fits(free, need0, need1, demand):
+            if room_fits(free.amounts, need0, need1, demand):
                 break
             first += 1
         if first == total:
@@ -339,7 +344,7 @@ class Placer:
             free = frees[b]
             bucket = machine_sets[b]
             b += 1
-            if not room_fits(free, need0, need1, demand):
+            if not room_fits(free.amounts, need0, need1, demand):
                 continue
             if every_machine:
                 # The machine decides the locality, or (a copy part, which takes no room)
@@ -496,7 +501,8 @@ class Placer:
             if in_order and not job.requeue:
                 index = job.next_map
                 job.next_map = index + 1
-                ref: TaskRef = _new(_TASK_REF, (job.id, "map", index))
+                # The job's id object (JobState.key), not a new box of the number.
+                ref: TaskRef = _new(_TASK_REF, (job.key, "map", index))
                 locality: Locality | None = None
             else:
                 ref, locality = self._take(job, mi, now)

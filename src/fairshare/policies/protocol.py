@@ -96,6 +96,7 @@ from typing import ClassVar, Literal, NamedTuple, Protocol
 
 from fairshare.cluster import Machine
 from fairshare.errors import PolicyError as PolicyError  # noqa: PLC0414 - re-exported
+from fairshare.policies.decisions import Launch as Launch  # noqa: PLC0414 - re-exported
 from fairshare.workload.model import Job
 
 Phase = Literal["map", "reduce", "copy"]
@@ -131,25 +132,6 @@ class TaskRef(NamedTuple):
     job: int
     phase: Phase
     task: int
-
-
-class Launch(NamedTuple):
-    """A decision: start ``task`` on ``machine`` now.
-
-    Attributes
-    ----------
-    task : TaskRef
-        The task to start.
-    machine : str
-        The machine's name.
-    locality : {"node", "rack", "off_rack"} or None
-        Where the task's input block was found (FAIR section 4); None when the task reads
-        no block.
-    """
-
-    task: TaskRef
-    machine: str
-    locality: Locality | None
 
 
 class Kill(NamedTuple):

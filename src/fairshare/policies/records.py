@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 from collections import deque
 from collections.abc import Sequence
+from typing import Any, Final, final
 
 from librt.vecs import vec
 from mypy_extensions import i64
@@ -45,6 +46,65 @@ Room = vec[float] | Sequence[float]
 """A machine's free room, in the cluster's resource order: its live vector in the
 :class:`~fairshare.policies.state.ClusterState` (a typed array, read and written unboxed by
 the compiled kernel), or a copy a caller works on (a list), or a bucket's key (a tuple)."""
+
+
+@final
+class RoomKey:
+    """A bucket's key in the cluster's placement index (:class:`~fairshare.policies.state.
+    ClusterState`'s ``buckets``): a free vector (``amounts``) whose hash is computed once,
+    from its unboxed amounts, when a machine's room changes. A tuple of floats was hashed
+    again at every look-up, two per move between buckets (each amount through the float
+    hash), about a twentieth of a saturated replay. Compares equal to a key of the same
+    amounts and prints as its tuple.
+
+    Examples
+    --------
+    >>> key = RoomKey((4.0, 8.0), room_digest((4.0, 8.0)))
+    >>> key, key == RoomKey((4.0, 8.0), room_digest((4.0, 8.0))), key.amounts[1]
+    ((4.0, 8.0), True, 8.0)
+    >>> room_digest((0.0, 1.5)) == room_digest((-0.0, 1.5))
+    True
+    """
+
+    __slots__ = ("amounts", "digest")
+
+    def __init__(self, amounts: tuple[float, ...], digest: int) -> None:
+        self.amounts = amounts
+        self.digest = digest
+
+    def __hash__(self) -> int:
+        return self.digest
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, RoomKey):
+            return self.digest == other.digest and self.amounts == other.amounts
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return repr(self.amounts)
+
+
+_DIGEST_SCALE: Final = 1073741824.0
+"""2**30: amounts below :data:`_DIGEST_LIMIT` scaled by it and truncated are integers below
+2**52 (exact in a float, and in an ``i64``)."""
+_DIGEST_LIMIT: Final = 4194304.0
+"""2**22: larger amounts (and inf, nan) are hashed as floats."""
+_DIGEST_MASK: Final = 0xFFFFFFFFFF
+"""40 bits of the running digest are kept before each step, so that it stays in an ``i64``."""
+
+
+def room_digest(amounts: tuple[float, ...]) -> int:
+    """The hash of a free vector for its :class:`RoomKey`: equal amounts (``0.0`` and
+    ``-0.0`` too) give equal digests. Each amount scaled by 2**30 and truncated, mixed as
+    CPython mixes a tuple's items; an integer function of plain numbers, where a tuple's
+    hash made each float's. Distinct vectors may share a digest (amounts within 2**-30 of
+    each other): the dictionary then compares their amounts.
+    """
+    digest: i64 = 0x345678
+    for v in amounts:
+        part = i64(v * _DIGEST_SCALE) if -_DIGEST_LIMIT < v < _DIGEST_LIMIT else i64(hash(v))
+        digest = ((digest & _DIGEST_MASK) * 1000003) ^ part
+    return int(digest)
 
 
 class JobState:
@@ -88,6 +148,11 @@ class JobState:
         Killed, lost or failed tasks waiting to run again, launched before new ones.
     priority : int
         The job's priority (higher first among its user's jobs, and its user's tier).
+    key : object
+        The job id as one int object, made once: the key of a map side in the ledger's
+        ``jobs`` and the ``job`` of its TaskRefs, so that a finish's look-up finds the key by
+        identity (the compiled kernel keeps ints unboxed and would make a new object above
+        256 for every TaskRef, which the dictionary then compares by value).
     gang : int
         While the side is a gang waiting for admission, how many of its tasks must start
         together (:mod:`fairshare.policies.gangs`); 0 otherwise.
@@ -108,6 +173,7 @@ class JobState:
         "group",
         "id",
         "job",
+        "key",
         "launched",
         "maps",
         "maps_done",
@@ -141,6 +207,7 @@ class JobState:
     ) -> None:
         self.id = job_id
         self.part_id = job_id if phase == "map" else part_id(job_id, phase)
+        self.key: Any = self.part_id
         self.phase = phase
         self.job = job
         self.user = user

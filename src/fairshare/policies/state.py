@@ -38,9 +38,9 @@ Two machines of one signature share a bucket until one of them loses room:
 
 from __future__ import annotations
 
-import bisect
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from librt.vecs import append, vec
@@ -48,7 +48,7 @@ from mypy_extensions import i64
 
 from fairshare.cluster import Machine
 from fairshare.cluster.constraints import Constraint
-from fairshare.policies.records import ClassSignature, Demand, Group, Room
+from fairshare.policies.records import ClassSignature, Demand, Group, Room, RoomKey, room_digest
 from fairshare.tolerances import FIT as EPS
 from fairshare.workload import eligibility
 from fairshare.workload.eligibility import AttributeCodes
@@ -118,10 +118,10 @@ class ClusterState:
         # Alive machines with room: the order delay scheduling re-offers them in.
         self.roomy: dict[int, None] = {}
         # Free vector -> the machines with that free vector and room (every class reads it).
-        self.buckets: dict[tuple[float, ...], dict[int, None]] = {}
+        self.buckets: dict[RoomKey, dict[int, None]] = {}
         # Per machine: the free vector of its bucket while it has room (None: no room, or
         # dead).
-        self.free_of: list[tuple[float, ...] | None] = []
+        self.free_of: list[RoomKey | None] = []
         # Per machine, the first two amounts of ``free_of`` (0.0 past the last resource;
         # -inf: no room): :meth:`fits_some_bucket` scans them as plain numbers.
         self.room0 = vec[float]()
@@ -129,6 +129,11 @@ class ClusterState:
         # Per machine, its bucket while it has room (the dictionary ``buckets`` maps its
         # free vector to).
         self.bucket_of: list[dict[int, None] | None] = []
+        # Per machine, its index as one int object, made once: the key it is filed under in
+        # the buckets, ``roomy`` and the ledger's ``dirty``. The compiled kernel keeps ints
+        # unboxed and would make a new object for each look-up of an index above 256, which
+        # the dictionary then compares by value.
+        self.keys: list[Any] = []
         self.total = [0.0] * len(self.resources)
         self.classes: list[ClassSignature] = []
         self._class_of: dict[ClassSignature, int] = {}
@@ -255,6 +260,7 @@ class ClusterState:
         self.room0 = append(self.room0, -math.inf)
         self.room1 = append(self.room1, -math.inf)
         self.bucket_of.append(None)
+        self.keys.append(mi)
         self.rebucket(mi)
         return mi
 
@@ -334,15 +340,17 @@ class ClusterState:
             # Compared item by item, on the list: no tuple is made for a room that did not
             # change (a machine offered with nothing placed), and the tuples' generic
             # comparison was a fifth of a move.
+            amounts = old.amounts
             i = 0
             for v in free:
-                if v != old[i]:
+                if v != amounts[i]:
                     break
                 i += 1  # noqa: SIM113 (enumerate allocates a tuple per step)
             else:
                 return
         buckets = self.buckets
         bucket_of = self.bucket_of
+        key = self.keys[mi]
         for v in free:
             if v > EPS:
                 break
@@ -351,24 +359,25 @@ class ClusterState:
             if old is not None:
                 left = bucket_of[mi]
                 assert left is not None
-                del left[mi]
+                del left[key]
                 if not left:
                     del buckets[old]
                 self.free_of[mi] = None
                 self.room0[mi] = -math.inf
                 self.room1[mi] = -math.inf
                 bucket_of[mi] = None
-                self.roomy.pop(mi, None)
+                self.roomy.pop(key, None)
             return
         # Its bucket is found by machine, and the new one with one look-up: a free vector
         # is a tuple of floats, hashed again at every look-up.
-        new = tuple(free)
+        amounts = tuple(free)
+        new = RoomKey(amounts, room_digest(amounts))
         reused: dict[int, None] | None = None
         if old is None:
             if not self.alive[mi]:
                 return
             # Room again: last in roomy.
-            self.roomy[mi] = None
+            self.roomy[key] = None
         else:
             left = bucket_of[mi]
             assert left is not None
@@ -379,16 +388,16 @@ class ClusterState:
                 del buckets[old]
                 reused = left
             else:
-                del left[mi]
-        fresh = reused if reused is not None else {mi: None}
+                del left[key]
+        fresh = reused if reused is not None else {key: None}
         joined = buckets.setdefault(new, fresh)
         if joined is not fresh:
-            joined[mi] = None
+            joined[key] = None
         bucket_of[mi] = joined
         self.free_of[mi] = new
-        width = len(new)
-        self.room0[mi] = new[0] if width > 0 else 0.0
-        self.room1[mi] = new[1] if width > 1 else 0.0
+        width = len(amounts)
+        self.room0[mi] = amounts[0] if width > 0 else 0.0
+        self.room1[mi] = amounts[1] if width > 1 else 0.0
 
     def bump(self, mi: int) -> None:
         """Move machine ``mi`` to the end of its bucket (and a bucket it is alone in to the end
@@ -404,11 +413,12 @@ class ClusterState:
         bucket = self.bucket_of[mi]
         assert free is not None and bucket is not None
         buckets = self.buckets
-        del bucket[mi]
+        key = self.keys[mi]
+        del bucket[key]
         if not bucket:
             del buckets[free]
             buckets[free] = bucket
-        bucket[mi] = None
+        bucket[key] = None
 
     # --------------------------------------------------------------------- classes, groups
 
@@ -573,13 +583,17 @@ class ClusterState:
         for p in self._profiles_of_class(grp.cls):
             listed = lists[p]
             if not on:
-                listed.remove(grp)
+                # Found by bisection on the plain index (a list's remove() compared every
+                # group before it through the generic comparison: with a trace's hundreds of
+                # machine profiles, a twentieth of an hour of alibaba-2018).
+                at = _group_position(listed, index)
+                assert listed[at] is grp, "a listed group is in its profiles' lists"
+                del listed[at]
             elif not listed or listed[-1].index < index:
-                # A new group (the highest index yet), the usual case: last, with no search
-                # (a trace's hundreds of machine profiles each took a bisection of key calls).
+                # A new group (the highest index yet), the usual case: last, with no search.
                 listed.append(grp)
             else:
-                bisect.insort(listed, grp, key=_group_index)
+                listed.insert(_group_position(listed, index), grp)
         self.listed[g] = on
 
     def _profiles_of_class(self, cls: int) -> list[int]:
@@ -664,7 +678,7 @@ class ClusterState:
                 if not past_two:
                     return True
                 free = self.free_of[mi]
-                if free is not None and fits(free, demand):
+                if free is not None and fits(free.amounts, demand):
                     return True
             mi += 1  # noqa: SIM113 (enumerate allocates a tuple per step)
         return False
@@ -700,9 +714,26 @@ class ClusterState:
         return eligibility.allows(self._constraints[cls], self.classes[cls][1], self.machines[mi])
 
 
-def _group_index(grp: Group) -> int:
-    """A group's index: the order of a machine's ``afor`` list."""
-    return grp.index
+def _group_position(listed: list[Group], index: int) -> int:
+    """Where the group of ``index`` is, or goes, in ``listed`` (a machine profile's groups,
+    by index): the first position whose group's index is not below it (``bisect_left`` on
+    the plain indices).
+
+    Examples
+    --------
+    >>> listed = [Group(i, 0, (1.0,)) for i in (2, 5, 9)]
+    >>> _group_position(listed, 5), _group_position(listed, 6), _group_position(listed, 1)
+    (1, 2, 0)
+    """
+    lo = 0
+    hi = len(listed)
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if listed[mid].index < index:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
 
 
 def fits(free: Room, demand: Demand) -> bool:

@@ -247,10 +247,6 @@ PROGRESS_EVENTS: Final = 16_384
 """How often (in events) ``simulate``'s ``progress`` is told how the run goes: a few
 hundred times a second at the engine's rate, a test of an integer otherwise."""
 
-_LAUNCH: Final = Launch
-"""``Launch`` as a Final name: the compiled kernel keeps it in a C static, where an imported
-class is a dictionary look-up at every decision applied."""
-
 SHARE_SAMPLE_SECONDS: Final = 1.0
 """With queues, each queue's share as the policy computes it is sampled after a decision
 round at most once per this many simulated seconds, and at the end (``RunLog.queue_shares``):
@@ -499,7 +495,7 @@ class _Run(RunState):
             return
         lane: list[Finish] = []
         for decision in decisions:
-            if type(decision) is _LAUNCH:
+            if type(decision) is Launch:
                 self.start(now, decision, lane)
             else:
                 reason = PAUSED if type(decision) is Pause else KILLED

@@ -26,7 +26,7 @@ import math
 from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, Final, cast
+from typing import Any, Final
 
 import numpy as np
 from librt.vecs import append, vec
@@ -44,6 +44,7 @@ from fairshare.runlog import (
     RowColumns,
     SpilledRows,
     greedy_end,
+    uniform_end,
 )
 from fairshare.sim.events import (
     ARRIVAL,
@@ -283,6 +284,10 @@ class RunState:
         self.queue_shares: list[tuple[float, str, float]] = []
         self.last_queue_shares: dict[str, float] = {}
         self.runs: dict[int, JobRun] = {}
+        # Per job index, its run while it runs (None before and after): a launch's look-up
+        # by the number its TaskRef holds, a list item where the dictionary's int keys
+        # (another object than the TaskRef's, above 256) were compared by value.
+        self.run_of: list[JobRun | None] = []
         # One record per job in submission order, written when the job finishes or the run
         # ends (None until then: the isolated response depends on the machines by then).
         self.records: list[JobRecord | None] = []
@@ -440,6 +445,7 @@ class RunState:
             blocks = self._blocks(job)
         run = JobRun(index, job, seconds)
         self.runs[index] = run
+        self.run_of.append(run)
         self.records.append(None)
         self.policy.job_submitted(now, index, job, blocks)
         if not job.follows:
@@ -559,14 +565,13 @@ class RunState:
         it had left. With over-commit, the task joins its machine's load; the caller settles
         the machines once the round is applied.
         """
-        task, machine, locality = launch
+        task = launch.task
+        machine = launch.machine
+        locality = launch.locality
         _, phase, index = task
-        # The job id and task number as the objects the TaskRef holds, for the dictionary
-        # key and the row (the compiled kernel would box the ints again: an allocation each
-        # for numbers above 256, three per launch). A job's id is its order of submission
-        # (submit), the row's job field.
-        held = cast("tuple[Any, ...]", task)
-        run = self.runs[held[0]]
+        # A job's id is its order of submission (submit), the row's job field.
+        run = self.run_of[task[0]]
+        assert run is not None, "a launched task's job runs"
         if run.first_start is None:
             run.first_start = now
         if phase == "map":
@@ -691,6 +696,7 @@ class RunState:
                 run.finish = now
                 self.records[run.index] = self._record(run)
                 del self.runs[run.index]
+                self.run_of[run.index] = None
                 if self.followers:
                     self._release(now, run.job.name)
             return True
@@ -740,6 +746,7 @@ class RunState:
             self.stop(now, self.entry(ref), KILLED)
         self.records[run.index] = self._record(run)
         del self.runs[run.index]
+        self.run_of[run.index] = None
         if self.followers:
             self._release(now, run.job.name)
 
@@ -937,14 +944,19 @@ class RunState:
         if slots == 0 or (job.min_tasks is not None and slots < job.min_tasks):
             # A gang whose tasks never fit at once never starts.
             return math.inf
-        end = greedy_end(run.map_seconds, slots, 0.0)
+        each = run.seconds_each
+        if each >= 0.0:
+            # Every map takes the same time (a trace task's instances): a step per round.
+            end = uniform_end(each, job.tasks, slots, 0.0)
+        else:
+            end = greedy_end(run.map_seconds, slots, 0.0)
         if job.reduce is not None and job.reduce.tasks:
             demand = job.demand if job.reduce.demand is None else job.reduce.demand
             slots = self._slots(job, demand)
             if slots == 0:
                 return math.inf
             each = job.reduce.copy + job.reduce.compute
-            end = greedy_end([each] * job.reduce.tasks, slots, end)
+            end = uniform_end(each, job.reduce.tasks, slots, end)
         return end
 
     def _slots(self, job: Job, demand: FloatArray) -> int:
@@ -967,7 +979,8 @@ def _durations(job: Job, rng: np.random.Generator) -> Sequence[float]:
     duration = job.duration
     n = job.tasks
     if isinstance(duration, FixedDuration):
-        return [duration.seconds] * n
+        # Read as JobRun.seconds_each, never per task: no list of n equal numbers is made.
+        return ()
     if isinstance(duration, PerTaskDurations):
         given = duration.seconds
         return [given[i % len(given)] for i in range(n)] if given else [0.0] * n
