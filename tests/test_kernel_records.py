@@ -13,9 +13,10 @@ import pickle
 
 from hypothesis import given
 from hypothesis import strategies as st
+from librt.vecs import vec
 
 from fairshare.policies import Launch, TaskRef
-from fairshare.policies.records import RoomKey, room_digest
+from fairshare.policies.records import RoomKey
 from fairshare.runlog import greedy_end, uniform_end
 
 
@@ -24,12 +25,13 @@ from fairshare.runlog import greedy_end, uniform_end
     st.lists(st.sampled_from([0.0, -0.0, 0.5, 1e-9, 3.0, 2.0**22, 1e300, math.inf]), max_size=4),
 )
 def test_room_keys_equal_exactly_when_their_amounts_do(a: list[float], b: list[float]) -> None:
-    key_a = RoomKey(tuple(a), room_digest(tuple(a)))
-    key_b = RoomKey(tuple(b), room_digest(tuple(b)))
+    key_a = RoomKey(vec[float](a))
+    key_b = RoomKey(vec[float](b))
     assert (key_a == key_b) == (tuple(a) == tuple(b))
     if tuple(a) == tuple(b):
         assert hash(key_a) == hash(key_b)
-    assert repr(key_a) == repr(tuple(a))
+    assert key_a.amounts == tuple(a) and repr(key_a) == repr(tuple(a))
+    assert key_a.same(vec[float](b)) == (tuple(a) == tuple(b))
 
 
 def test_launch_behaves_as_its_named_tuple_did() -> None:

@@ -302,7 +302,8 @@ class Ledger:
         JobState
             The first of its jobs in the group by the ranking's ``job_rank``.
         """
-        job = self.first_pending(user.job_heaps[group])
+        # The group's own key object (Group.key): found by identity.
+        job = self.first_pending(user.job_heaps[self.cluster.groups[group].key])
         assert job is not None, "the user has pending work in the group"
         return job
 
@@ -1053,9 +1054,10 @@ class Ledger:
             Its user.
         """
         job.version += 1
-        heap = user.job_heaps.get(job.group)
+        key = self.cluster.groups[job.group].key
+        heap = user.job_heaps.get(key)
         if heap is None:
-            heap = user.job_heaps[job.group] = []
+            heap = user.job_heaps[key] = []
             user.groups.append(job.group)
             group_users = self.cluster.groups[job.group].users
             if not group_users:

@@ -57,7 +57,7 @@ from fairshare.policies.ledger import DRAINED, ROOM, Ledger
 from fairshare.policies.protocol import Decision, Locality, TaskRef
 from fairshare.policies.ranking import NO_PICK, Pick, Selection, rank_before
 from fairshare.policies.records import Demand, HeapEntry, JobState, Room, UserState
-from fairshare.policies.state import fits, room_fits
+from fairshare.policies.state import fits, key_fits
 from fairshare.tolerances import FIT
 
 _new: Final = tuple.__new__
@@ -315,7 +315,7 @@ class Placer:
         total = len(buckets)
         first = 0
         for free in buckets:
-            if room_fits(free.amounts, need0, need1, demand):
+            if key_fits(free, need0, need1, demand):
                 break
             first += 1
         if first == total:
@@ -344,7 +344,7 @@ class Placer:
             free = frees[b]
             bucket = machine_sets[b]
             b += 1
-            if not room_fits(free.amounts, need0, need1, demand):
+            if not key_fits(free, need0, need1, demand):
                 continue
             if every_machine:
                 # The machine decides the locality, or (a copy part, which takes no room)

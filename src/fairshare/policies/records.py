@@ -51,33 +51,73 @@ the compiled kernel), or a copy a caller works on (a list), or a bucket's key (a
 @final
 class RoomKey:
     """A bucket's key in the cluster's placement index (:class:`~fairshare.policies.state.
-    ClusterState`'s ``buckets``): a free vector (``amounts``) whose hash is computed once,
-    from its unboxed amounts, when a machine's room changes. A tuple of floats was hashed
-    again at every look-up, two per move between buckets (each amount through the float
-    hash), about a twentieth of a saturated replay. Compares equal to a key of the same
-    amounts and prints as its tuple.
+    ClusterState`'s ``buckets``): a machine's free vector, its first two amounts unboxed
+    (``first``, ``second``; the rest, past two resources, in ``rest``) and its hash computed
+    once from them (:func:`room_digest`). A tuple of floats was hashed again at every
+    look-up, two per move between buckets (each amount through the float hash), and made two
+    float objects per move: together about a twentieth of a saturated replay. Compares equal
+    to a key of the same amounts and prints as their tuple (``amounts``).
+
+    Parameters
+    ----------
+    free : vec of float
+        The free vector, read once.
 
     Examples
     --------
-    >>> key = RoomKey((4.0, 8.0), room_digest((4.0, 8.0)))
-    >>> key, key == RoomKey((4.0, 8.0), room_digest((4.0, 8.0))), key.amounts[1]
-    ((4.0, 8.0), True, 8.0)
-    >>> room_digest((0.0, 1.5)) == room_digest((-0.0, 1.5))
+    >>> from librt.vecs import vec
+    >>> key = RoomKey(vec[float]([4.0, 8.0]))
+    >>> key, key == RoomKey(vec[float]([4.0, 8.0])), key.amounts, key.second
+    ((4.0, 8.0), True, (4.0, 8.0), 8.0)
+    >>> RoomKey(vec[float]([0.0, 1.5])) == RoomKey(vec[float]([-0.0, 1.5]))
     True
+    >>> RoomKey(vec[float]([1.0, 2.0, 3.0])).amounts, RoomKey(vec[float]([1.0])).amounts
+    ((1.0, 2.0, 3.0), (1.0,))
     """
 
-    __slots__ = ("amounts", "digest")
+    __slots__ = ("digest", "first", "rest", "second", "width")
 
-    def __init__(self, amounts: tuple[float, ...], digest: int) -> None:
-        self.amounts = amounts
-        self.digest = digest
+    def __init__(self, free: vec[float]) -> None:
+        width = len(free)
+        self.width = width
+        self.first = free[0] if width > 0 else 0.0
+        self.second = free[1] if width > 1 else 0.0
+        self.rest: tuple[float, ...] = tuple(free[2:]) if width > 2 else ()
+        self.digest = room_digest(self.first, self.second, self.rest)
+
+    @property
+    def amounts(self) -> tuple[float, ...]:
+        """The free vector as a tuple."""
+        return (self.first, self.second, *self.rest)[: self.width]
+
+    def same(self, free: vec[float]) -> bool:
+        """Whether live room ``free`` is this key's free vector (no key made to say so)."""
+        width = self.width
+        if len(free) != width:
+            return False
+        if width > 0 and free[0] != self.first:
+            return False
+        if width > 1 and free[1] != self.second:
+            return False
+        rest = self.rest
+        # A loop, not all() of a generator (a generator object per call in the compiled kernel).
+        for r in range(2, width):  # noqa: SIM110
+            if free[r] != rest[r - 2]:
+                return False
+        return True
 
     def __hash__(self) -> int:
         return self.digest
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, RoomKey):
-            return self.digest == other.digest and self.amounts == other.amounts
+            return (
+                self.digest == other.digest
+                and self.first == other.first
+                and self.second == other.second
+                and self.width == other.width
+                and self.rest == other.rest
+            )
         return NotImplemented
 
     def __repr__(self) -> str:
@@ -93,17 +133,23 @@ _DIGEST_MASK: Final = 0xFFFFFFFFFF
 """40 bits of the running digest are kept before each step, so that it stays in an ``i64``."""
 
 
-def room_digest(amounts: tuple[float, ...]) -> int:
+def _digest_part(v: float) -> i64:
+    """One amount's part of a digest: scaled by 2**30 and truncated (equal for 0.0 and -0.0),
+    or its float hash when large, infinite or nan."""
+    return i64(v * _DIGEST_SCALE) if -_DIGEST_LIMIT < v < _DIGEST_LIMIT else i64(hash(v))
+
+
+def room_digest(first: float, second: float, rest: tuple[float, ...]) -> int:
     """The hash of a free vector for its :class:`RoomKey`: equal amounts (``0.0`` and
-    ``-0.0`` too) give equal digests. Each amount scaled by 2**30 and truncated, mixed as
+    ``-0.0`` too) give equal digests. Each amount's part (:func:`_digest_part`) mixed as
     CPython mixes a tuple's items; an integer function of plain numbers, where a tuple's
     hash made each float's. Distinct vectors may share a digest (amounts within 2**-30 of
     each other): the dictionary then compares their amounts.
     """
-    digest: i64 = 0x345678
-    for v in amounts:
-        part = i64(v * _DIGEST_SCALE) if -_DIGEST_LIMIT < v < _DIGEST_LIMIT else i64(hash(v))
-        digest = ((digest & _DIGEST_MASK) * 1000003) ^ part
+    digest: i64 = (0x345678 * 1000003) ^ _digest_part(first)
+    digest = ((digest & _DIGEST_MASK) * 1000003) ^ _digest_part(second)
+    for v in rest:
+        digest = ((digest & _DIGEST_MASK) * 1000003) ^ _digest_part(v)
     return int(digest)
 
 
@@ -474,6 +520,10 @@ class Group:
     cannot win without reading its top (:class:`~fairshare.policies.selection.HeapSelection`:
     a push lowers them, a pop leaves them below the new top).
 
+    ``key`` is the index as one int object, made once: the key of the group in its users'
+    ``job_heaps``, so that a look-up finds it by identity (the compiled kernel keeps ints
+    unboxed, and a new box of an index above 256 was compared by value).
+
     Parameters
     ----------
     index : int
@@ -491,6 +541,7 @@ class Group:
         "demand1",
         "heap",
         "index",
+        "key",
         "top_rank",
         "top_tier",
         "users",
@@ -498,6 +549,7 @@ class Group:
 
     def __init__(self, index: int, cls: int, demand: Demand) -> None:
         self.index = index
+        self.key: Any = index
         self.cls = cls
         self.demand = demand
         self.heap: list[HeapEntry] = []

@@ -450,7 +450,7 @@ class Scheduler:
             return []
         out: list[Decision] = []
         old = cs.free_of[mi]
-        freed = old is not None and tuple(cs.free[mi]) != old.amounts
+        freed = old is not None and not old.same(cs.free[mi])
         self.placer.offer_machine(mi, now, out, pick)
         if freed and cs.free_of[mi] == old:
             # Filled back to where it was: the general path's two re-bucketings (at the

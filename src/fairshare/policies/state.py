@@ -48,7 +48,7 @@ from mypy_extensions import i64
 
 from fairshare.cluster import Machine
 from fairshare.cluster.constraints import Constraint
-from fairshare.policies.records import ClassSignature, Demand, Group, Room, RoomKey, room_digest
+from fairshare.policies.records import ClassSignature, Demand, Group, Room, RoomKey
 from fairshare.tolerances import FIT as EPS
 from fairshare.workload import eligibility
 from fairshare.workload.eligibility import AttributeCodes
@@ -336,18 +336,10 @@ class ClusterState:
         """
         old = self.free_of[mi]
         free = self.free[mi]
-        if old is not None:
-            # Compared item by item, on the list: no tuple is made for a room that did not
-            # change (a machine offered with nothing placed), and the tuples' generic
-            # comparison was a fifth of a move.
-            amounts = old.amounts
-            i = 0
-            for v in free:
-                if v != amounts[i]:
-                    break
-                i += 1  # noqa: SIM113 (enumerate allocates a tuple per step)
-            else:
-                return
+        if old is not None and old.same(free):
+            # Compared amount by amount, unboxed: no key is made for a room that did not
+            # change (a machine offered with nothing placed).
+            return
         buckets = self.buckets
         bucket_of = self.bucket_of
         key = self.keys[mi]
@@ -370,8 +362,7 @@ class ClusterState:
             return
         # Its bucket is found by machine, and the new one with one look-up: a free vector
         # is a tuple of floats, hashed again at every look-up.
-        amounts = tuple(free)
-        new = RoomKey(amounts, room_digest(amounts))
+        new = RoomKey(free)
         reused: dict[int, None] | None = None
         if old is None:
             if not self.alive[mi]:
@@ -395,9 +386,8 @@ class ClusterState:
             joined[key] = None
         bucket_of[mi] = joined
         self.free_of[mi] = new
-        width = len(amounts)
-        self.room0[mi] = amounts[0] if width > 0 else 0.0
-        self.room1[mi] = amounts[1] if width > 1 else 0.0
+        self.room0[mi] = new.first
+        self.room1[mi] = new.second
 
     def bump(self, mi: int) -> None:
         """Move machine ``mi`` to the end of its bucket (and a bucket it is alone in to the end
@@ -783,23 +773,26 @@ def fits_two(free0: float, free1: float, need0: float, need1: float) -> bool:
     return not (free0 + EPS < need0 or free1 + EPS < need1)
 
 
-def room_fits(free: tuple[float, ...], need0: float, need1: float, demand: Demand) -> bool:
-    """:func:`fits` for a free vector (a bucket's key) and a demand whose first two amounts
-    ``need0`` and ``need1`` the caller holds as plain numbers: :func:`fits_two`, then
-    :func:`fits` past two resources. An arriving job's test of the buckets and machines.
+def key_fits(key: RoomKey, need0: float, need1: float, demand: Demand) -> bool:
+    """:func:`fits` for a bucket's key and a demand whose first two amounts ``need0`` and
+    ``need1`` the caller holds as plain numbers: :func:`fits_two` on the key's unboxed
+    amounts, then :func:`fits` past two resources. An arriving job's test of the buckets and
+    machines.
 
     Examples
     --------
-    >>> room_fits((3.0, 6.0), 3.0, 6.5, (3.0, 6.5)), room_fits((3.0, 6.5), 3.0, 6.5, (3.0, 6.5))
+    >>> from librt.vecs import vec
+    >>> key = RoomKey(vec[float]([3.0, 6.0]))
+    >>> key_fits(key, 3.0, 6.5, (3.0, 6.5)), key_fits(key, 3.0, 6.0, (3.0, 6.0))
     (False, True)
-    >>> room_fits((3.0, 6.5, 1.0), 3.0, 6.5, (3.0, 6.5, 2.0))  # short past two resources
+    >>> key_fits(RoomKey(vec[float]([3.0, 6.5, 1.0])), 3.0, 6.5, (3.0, 6.5, 2.0))  # past two
     False
     """
     width = len(demand)
     if width == 0:
         return True
-    return fits_two(free[0], free[1] if width > 1 else 0.0, need0, need1) and (
-        width <= 2 or fits(free, demand)
+    return fits_two(key.first, key.second, need0, need1) and (
+        width <= 2 or fits(key.amounts, demand)
     )
 
 
