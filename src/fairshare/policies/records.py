@@ -45,7 +45,8 @@ Demand = tuple[float, ...]
 Room = vec[float] | Sequence[float]
 """A machine's free room, in the cluster's resource order: its live vector in the
 :class:`~fairshare.policies.state.ClusterState` (a typed array, read and written unboxed by
-the compiled kernel), or a copy a caller works on (a list), or a bucket's key (a tuple)."""
+the compiled kernel), or a copy a caller works on (a list), or a bucket key's amounts (a
+tuple: :attr:`RoomKey.amounts`)."""
 
 
 @final
