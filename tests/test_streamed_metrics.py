@@ -79,6 +79,13 @@ def test_segmented_cumsum_is_each_segments_cumsum(lengths: list[int], data: Any)
     for j, (lo, n) in enumerate(zip(seg_start.tolist(), lengths, strict=True)):
         want = np.cumsum(np.concatenate([[carry[j]], values[lo : lo + n]]))[1:]
         assert got[lo : lo + n].tobytes() == want.tobytes()
+    # Columns summed together over one layout: each column's bits as summed alone.
+    both = segmented_cumsum(
+        np.stack([values, values[::-1]], axis=1), seg_start, seg_len, np.stack([carry, -carry], 1)
+    )
+    reversed_alone = segmented_cumsum(values[::-1].copy(), seg_start, seg_len, -carry)
+    assert both[:, 0].tobytes() == got.tobytes()
+    assert both[:, 1].tobytes() == reversed_alone.tobytes()
 
 
 _SCENARIO = {

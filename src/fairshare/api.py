@@ -102,6 +102,7 @@ __all__ = [
     "load_scenario",
     "parse_scenario",
     "replay",
+    "screen_unrunnable",
     "simulate",
     "solve",
     "unrunnable_jobs",
@@ -557,17 +558,61 @@ def unrunnable_jobs(workload: Workload, until: float | None = None) -> list[tupl
     >>> api.unrunnable_jobs(api.workload_of(scenario))
     [('big', 'its task demand (cpu 4) fits on no machine')]
     """
+    found: list[tuple[str, str]] = []
+    for job in screen_unrunnable(workload, found, until):
+        if until is not None and job.submit > until:
+            break  # the rest are not read
+    return found
+
+
+def screen_unrunnable(
+    workload: Workload, found: list[tuple[str, str]], until: float | None = None
+) -> Iterator[Job]:
+    """The jobs of ``workload`` as they are read, each job that can never run appended to
+    ``found`` with the reason as it passes (the check of :func:`unrunnable_jobs`).
+
+    A run given this stream (``replay(..., jobs=...)``) finds the jobs that can never run
+    while it reads them, so a trace is read once, not once for the check and once for the
+    run; ``found`` is complete once the run has read every job submitted by ``until``.
+
+    Parameters
+    ----------
+    workload : Workload
+        The jobs and the cluster (:func:`workload_of`).
+    found : list of (str, str)
+        Where each such job's name and reason are appended, in submission order.
+    until : float, optional
+        Jobs submitted after it are passed on unchecked (``SimOptions.until``).
+
+    Yields
+    ------
+    Job
+        Every job of the workload, in its order.
+
+    Examples
+    --------
+    >>> from fairshare import api
+    >>> scenario = api.parse_scenario(
+    ...     {"machines": [{"name": "m", "capacity": {"cpu": 2}}],
+    ...      "jobs": [{"name": "big", "submit": 0, "tasks": 1, "duration": 5,
+    ...                "demand": {"cpu": 4}}]},
+    ...     source="too-big",
+    ... )
+    >>> found = []
+    >>> [job.name for job in api.screen_unrunnable(api.workload_of(scenario), found)]
+    ['big']
+    >>> found
+    [('big', 'its task demand (cpu 4) fits on no machine')]
+    """
     from fairshare.workload.eligibility import TaskFit  # noqa: PLC0415
 
     fit = TaskFit(workload.cluster.machines, workload.cluster.resources)
-    found: list[tuple[str, str]] = []
     for job in workload.jobs:
-        if until is not None and job.submit > until:
-            break
-        reason = fit.never_runs(job)
-        if reason is not None:
-            found.append((job.name, reason))
-    return found
+        if until is None or job.submit <= until:
+            reason = fit.never_runs(job)
+            if reason is not None:
+                found.append((job.name, reason))
+        yield job
 
 
 def compare(

@@ -6,7 +6,6 @@ themselves with a progress bar, the warnings about jobs that can never run, and 
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import inspect
 import itertools
@@ -415,28 +414,49 @@ _WARN_EACH = 5
 """Up to this many jobs that can never run get a warning line each; more get one line."""
 
 
-def unrunnable_warnings(settings: RunSettings) -> tuple[list[str], frozenset[str]]:
-    """The ``warning:`` lines for jobs that can never run on the run's machines (a task larger
-    than every machine it may use, or a constraint that matches no machine), found at load
-    time, before the run, by :class:`~fairshare.workload.eligibility.TaskFit`: the check
-    behind the simulator's slowdown denominator, so the lines and ``summary.json``'s
-    ``unrunnable_jobs`` agree. Reading the whole workload here also reports a corrupt trace
-    record before anything runs. The lines are printed by :func:`warn`; the names of the
-    jobs are returned too, so that the end-of-run warning about stranded jobs leaves them out."""
-    from fairshare.api import unrunnable_jobs  # noqa: PLC0415
+class LoadCheck:
+    """The load-time warnings of a run, found while its (first) run reads the jobs: jobs
+    that can never run on the run's machines (a task larger than every machine it may use,
+    or a constraint that matches no machine, :func:`fairshare.api.screen_unrunnable`: the
+    check behind the simulator's slowdown denominator, so the lines and ``summary.json``'s
+    ``unrunnable_jobs`` agree), the trace's skipped records, and a run that simulates
+    nothing. The trace is read once: a corrupt record ends the run with its ``error:`` line
+    where the run reaches it, and nothing is written, since the outputs are staged. The
+    lines are printed by :func:`warn` after the run (:meth:`lines`); the names of the jobs
+    that can never run (:meth:`names`) are left out of the end-of-run warning about
+    stranded jobs."""
 
-    until = settings.options.until
-    if until is not None:  # the run stops at ``until`` in scaled time
-        until *= settings.options.load_scale
-    workload = _workload(settings)
-    jobs = iter(workload.jobs)
-    first = next(jobs, None)  # put back: the check reads them all
-    if first is not None:
-        workload = dataclasses.replace(workload, jobs=itertools.chain([first], jobs))
-    every = unrunnable_jobs(workload, until)
-    # The trace's skipped records, known once it is read, come first.
-    lines = [*workload.warnings, *unrunnable_lines(every, settings), *_empty_run(settings, first)]
-    return lines, frozenset(name for name, _ in every)
+    def __init__(self, settings: RunSettings) -> None:
+        self.settings = settings
+        self.found: list[tuple[str, str]] = []
+        self.first: Job | None = None
+        self.workload: Workload | None = None
+
+    def jobs(self, workload: Workload) -> Iterator[Job]:
+        """``workload``'s jobs, checked as the run reads them."""
+        from fairshare.api import screen_unrunnable  # noqa: PLC0415
+
+        until = self.settings.options.until
+        if until is not None:  # the run stops at ``until`` in scaled time
+            until *= self.settings.options.load_scale
+        self.workload = workload
+        stream = screen_unrunnable(workload, self.found, until)
+        self.first = next(stream, None)  # put back
+        return stream if self.first is None else itertools.chain([self.first], stream)
+
+    def lines(self) -> list[str]:
+        """The ``warning:`` lines, the trace's skipped records first (known once it is
+        read)."""
+        skipped = self.workload.warnings if self.workload is not None else ()
+        return [
+            *skipped,
+            *unrunnable_lines(self.found, self.settings),
+            *_empty_run(self.settings, self.first),
+        ]
+
+    def names(self) -> frozenset[str]:
+        """The names of the jobs that can never run."""
+        return frozenset(name for name, _ in self.found)
 
 
 def _empty_run(settings: RunSettings, first: Job | None) -> list[str]:
@@ -457,7 +477,7 @@ def _empty_run(settings: RunSettings, first: Job | None) -> list[str]:
 
 
 def unrunnable_lines(every: list[tuple[str, str]], settings: RunSettings) -> list[str]:
-    """The ``warning:`` lines of :func:`unrunnable_warnings` for the jobs found (name and
+    """The ``warning:`` lines of :class:`LoadCheck` for the jobs found (name and
     reason each, :func:`fairshare.api.unrunnable_jobs`)."""
     count = len(every)
     found = every[:_WARN_EACH]
@@ -593,15 +613,22 @@ PROGRESS_AFTER = 2.0
 """Seconds of wall time before a run shows its progress bar (shorter runs show none)."""
 
 
-def run_policy(settings: RunSettings, policy_name: str, show: bool | None = None) -> RunLog:
+def run_policy(
+    settings: RunSettings,
+    policy_name: str,
+    show: bool | None = None,
+    check: LoadCheck | None = None,
+) -> RunLog:
     """Simulate one policy (:func:`fairshare.api.replay`) with a progress bar (``show``:
-    None for a bar only on a terminal, False never, True always); input problems become
-    :class:`InputError` (exit 2)."""
+    None for a bar only on a terminal, False never, True always), its jobs read through
+    ``check`` when given (:class:`LoadCheck`); input problems become :class:`InputError`
+    (exit 2)."""
     from fairshare.api import replay  # noqa: PLC0415
     from fairshare.policies import PolicyError  # noqa: PLC0415
 
     scenario = settings.scenario
     workload = _workload(settings)
+    jobs = check.jobs(workload) if check is not None else workload.jobs
     horizon = settings.options.until
     scaled = settings.options.load_scale != 1.0 or settings.options.time_scale != 1.0
     if horizon is None and settings.trace is None and scenario.jobs and not scaled:
@@ -614,7 +641,7 @@ def run_policy(settings: RunSettings, policy_name: str, show: bool | None = None
             policy_name,
             seed=settings.seed,
             options=settings.options,
-            jobs=progress.wrap(workload.jobs),
+            jobs=progress.wrap(jobs),
             progress=progress.tick if progress.enabled else None,
         )
     except PolicyError as err:  # includes SimulationError

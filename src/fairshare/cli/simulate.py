@@ -17,6 +17,7 @@ from fairshare.cli.runs import (
     INPUT_FILES,
     RUN_FILES,
     ForceOption,
+    LoadCheck,
     OptionalScenarioArgument,
     OutOption,
     ProgressOption,
@@ -27,7 +28,6 @@ from fairshare.cli.runs import (
     run_policy,
     run_settings,
     simulation_options,
-    unrunnable_warnings,
     validate_comparison,
     validate_policy,
     warn,
@@ -94,8 +94,8 @@ def simulate_command(
     settings = run_settings(scenario_path, options)
     validate_policy(policy, settings)
     with output_dir(out, "simulate", [*RUN_FILES, *INPUT_FILES], force) as target:
-        warnings, unrunnable = unrunnable_warnings(settings)
-        log = run_policy(settings, policy, progress_shown(quiet, progress))
+        check = LoadCheck(settings)
+        log = run_policy(settings, policy, progress_shown(quiet, progress), check)
 
         def write(path: Path) -> dict[str, object]:
             doc = write_outputs(log, path)
@@ -103,8 +103,8 @@ def simulate_command(
             return doc
 
         doc = target.commit(write)
-    warn(warnings)
-    warn_stranded(settings.source, log, unrunnable)
+    warn(check.lines())
+    warn_stranded(settings.source, log, check.names())
     console = Console(markup=False, highlight=False)
     table = Table(title=f"simulated {policy} on {settings.source}", title_justify="left")
     table.add_column("")
@@ -165,9 +165,12 @@ def compare_command(
     run_files = (*RUN_FILES, *INPUT_FILES)
     files = [*COMPARE_FILES, *(f"{name}/{file}" for name in names for file in run_files)]
     with output_dir(out, "compare", files, force) as target:
-        warnings, unrunnable = unrunnable_warnings(settings)
+        check = LoadCheck(settings)  # the first run reads the jobs through it
         show = progress_shown(quiet, progress)
-        logs = [run_policy(settings, name, show) for name in names]
+        logs = [
+            run_policy(settings, name, show, check if i == 0 else None)
+            for i, name in enumerate(names)
+        ]
 
         def write(path: Path) -> list[dict[str, object]]:
             docs = [write_outputs(log, path / name) for name, log in zip(names, logs, strict=True)]
@@ -177,9 +180,9 @@ def compare_command(
             return docs
 
         docs = target.commit(write)
-    warn(warnings)
+    warn(check.lines())
     for log in logs:
-        warn_stranded(settings.source, log, unrunnable)
+        warn_stranded(settings.source, log, check.names())
     _print_compare(settings, names, docs, logs, reference or names[0], out)
 
 

@@ -88,10 +88,13 @@ def _floats(values: FloatArray) -> pl.Series:
     )
 
 
-def _names(names: Sequence[str | None], index: IntArray) -> pl.Series:
+def _names(names: Sequence[str | None] | pl.Series, index: IntArray) -> pl.Series:
     """``names[index]`` as a string column, gathered by polars from the few names: no Python
-    string per row (a large run's attempts are 200,000 rows of four such columns)."""
-    return pl.Series(list(names), dtype=pl.String).gather(index)
+    string per row (a large run's attempts are 200,000 rows of four such columns). A pass
+    that gathers batch after batch from the same names passes them as a column, made once
+    (a trace's users are tens of thousands)."""
+    column = names if isinstance(names, pl.Series) else pl.Series(list(names), dtype=pl.String)
+    return column.gather(index)
 
 
 def jobs_frame(log: RunLog) -> pl.DataFrame:
@@ -172,12 +175,18 @@ def timeline_frame(log: RunLog) -> pl.DataFrame:
     return _timeline_frame(tl, tl.users, log)
 
 
-def _timeline_frame(tl: Timeline | TimelineRows, users: Sequence[str], log: RunLog) -> pl.DataFrame:
-    """:func:`timeline_frame` of a timeline already built, or of a batch of its rows."""
+def _timeline_frame(
+    tl: Timeline | TimelineRows,
+    users: Sequence[str],
+    log: RunLog,
+    user_column: pl.Series | None = None,
+) -> pl.DataFrame:
+    """:func:`timeline_frame` of a timeline already built, or of a batch of its rows (the
+    users' names made a column once, ``user_column``, for a pass over many batches)."""
     return pl.DataFrame(
         {
             "time": _floats(tl.time),
-            "user": _names(users, tl.user),
+            "user": _names(users if user_column is None else user_column, tl.user),
             "running_tasks": pl.Series(tl.running, dtype=pl.Int64),
             "share": _floats(tl.share),
             "queue_share": pl.Series(_queue_shares(tl, users, log), dtype=pl.Float64),
@@ -250,6 +259,22 @@ class _TaskNames(NamedTuple):
     machines: pl.Series
     racks: pl.Series
     cluster_index: dict[str, int]
+    known: dict[tuple[str, ...], IntArray]
+    """Per machine list of a chunk, each machine's place in the cluster's list (chunks of a
+    spilled run share one list, thousands of machines long)."""
+
+    def to_cluster(self, machine_names: tuple[str, ...]) -> IntArray:
+        """Each of ``machine_names``' place in the cluster's list; an attempt on a machine
+        the cluster does not list gets the empty names after them."""
+        found = self.known.get(machine_names)
+        if found is None:
+            absent = len(self.cluster_index)
+            found = self.known[machine_names] = np.fromiter(
+                (self.cluster_index.get(name, absent) for name in machine_names),
+                dtype=np.int64,
+                count=len(machine_names),
+            )
+        return found
 
     @classmethod
     def of(cls, log: RunLog) -> _TaskNames:
@@ -260,20 +285,14 @@ class _TaskNames(NamedTuple):
             pl.Series([*(m.name for m in machines), ""], dtype=pl.String),
             pl.Series([*(m.rack or "" for m in machines), ""], dtype=pl.String),
             {name: i for i, name in enumerate(log.cluster.machine_names)},
+            {},
         )
 
 
 def _tasks_rows(names: _TaskNames, rows: AttemptRows, user: IntArray) -> pl.DataFrame:
     """The rows of :func:`tasks_frame` of a chunk of attempts (``rows``, their users
     ``user``): the one place its columns are made."""
-    # An attempt on a machine the cluster does not list gets empty names.
-    absent = len(names.cluster_index)
-    to_cluster = np.fromiter(
-        (names.cluster_index.get(name, absent) for name in rows.machine_names),
-        dtype=np.int64,
-        count=len(rows.machine_names),
-    )
-    m_idx = to_cluster[rows.machine]
+    m_idx = names.to_cluster(rows.machine_names)[rows.machine]
     # No input data (-1) is the null after the named levels.
     locality = np.where(rows.locality >= 0, rows.locality, len(LOCALITY_LEVELS))
     return pl.DataFrame(
@@ -417,12 +436,13 @@ def _write_timeline(log: RunLog, path: Path, horizon: float, grid_points: int) -
     header once) and return the :class:`TimelineView` the same pass follows (cached for the
     report)."""
     users = attempt_users(log).names
+    user_column = pl.Series(list(users), dtype=pl.String)
     with path.open("wb") as sink:
         header = [True]
 
         def write(batch: TimelineRows) -> None:
             buffer = io.BytesIO()
-            _timeline_frame(batch, users, log).write_csv(
+            _timeline_frame(batch, users, log, user_column).write_csv(
                 buffer,
                 include_header=header[0],
                 float_precision=FLOAT_DECIMALS,

@@ -272,12 +272,16 @@ class _Carried:
         last[:-1] |= first[1:]
         last[-1] = True
         top = np.zeros(int(last.sum()), dtype=np.float64)
-        for j in range(scaled.shape[1]):
-            step = scaled[demand, j]
-            np.negative(step, out=step, where=ending)
-            load = segmented_cumsum(step, seg_start, seg_len, self.load[seg_user, j])
-            np.maximum(top, load[last], out=top)
-            self.load[seg_user, j] = load[seg_start + seg_len - 1]
+        columns = scaled.shape[1]
+        if columns:  # (a cluster with none of any resource has no columns)
+            # Every column's sums over one layout of the users' segments.
+            step = as_items(scaled)[demand].view(np.float64).reshape(m, columns)
+            np.negative(step, out=step, where=ending[:, None])
+            load = Segments(seg_start, seg_len).cumsum(step, self.load[seg_user])
+            self.load[seg_user] = load[seg_start + seg_len - 1]
+            at_rows = load[last]
+            for j in range(columns):
+                np.maximum(top, at_rows[:, j], out=top)
         self.running[seg_user] = running[seg_start + seg_len - 1]
         t, u, r = time[last], user[last], running[last]
         share = np.where(r > 0, np.round(top, SHARE_DECIMALS), 0.0)
@@ -306,25 +310,22 @@ def segmented_cumsum(
 ) -> FloatArray:
     """Cumulative sums of consecutive segments of ``values``, each from its own start value
     ``carry``: every sum one addition after the other (``np.cumsum``'s order), so a sum
-    continued from its carried value gives the bits of one sum over all of it.
-
-    Segments of similar lengths are summed together, as the columns of a matrix padded
-    with zeros (a cumulative sum down axis 0 is sequential in each column), so the work is
-    a few vectorised passes however many segments, and the matrices hold at most about
-    twice the values.
+    continued from its carried value gives the bits of one sum over all of it
+    (:class:`Segments`, which keeps the layout for several columns).
 
     Parameters
     ----------
     values : FloatArray
-        The values, segment after segment.
+        The values, segment after segment; with a second axis, each column summed apart.
     seg_start, seg_len : IntArray
         Each segment's first index and length (positive, covering ``values``).
     carry : FloatArray
-        Each segment's start value.
+        Each segment's start value (a row per segment for values with columns).
 
     Returns
     -------
     FloatArray
+        The shape of ``values``.
 
     Examples
     --------
@@ -333,37 +334,89 @@ def segmented_cumsum(
     ...                  np.array([10.0, 0.5])).tolist()
     [11.0, 13.0, 3.5, 7.5]
     """
-    out = np.empty_like(values)
-    if not values.size:
+    return Segments(seg_start, seg_len).cumsum(values, carry)
+
+
+class Segments:
+    """Consecutive segments of an array laid out for cumulative sums of each
+    (:func:`segmented_cumsum`): built once, used for every column summed over them.
+
+    Segments of similar lengths are summed together, as the columns of a matrix padded
+    with zeros (a cumulative sum down axis 0 is sequential in each column), so the work is
+    a few vectorised passes however many segments, and the matrices hold at most about
+    twice the values. Segments are bucketed by the power of two of their length; per
+    bucket the layout keeps its segments, its values' indices and each value's flat place
+    in the bucket's matrix.
+
+    Parameters
+    ----------
+    seg_start, seg_len : IntArray
+        Each segment's first index and length (positive, covering the values).
+    """
+
+    def __init__(self, seg_start: IntArray, seg_len: IntArray) -> None:
+        self.parts: list[tuple[IntArray, IntArray, IntArray, int]] = []
+        segments = seg_len.size
+        if not segments:
+            return
+        bucket = np.ceil(np.log2(seg_len)).astype(np.uint8)
+        # The segments grouped by bucket (a stable sort of small integers: in order within
+        # each); a segment's column is its rank among its bucket's.
+        seg_order = np.argsort(bucket, kind="stable")
+        seg_count = np.bincount(bucket)
+        seg_first = np.cumsum(seg_count) - seg_count
+        ordered_len = seg_len[seg_order]
+        ordered_from = np.cumsum(ordered_len) - ordered_len  # in the grouped order
+        # The values grouped the same way: each segment's run of indices, one after another.
+        shift = np.repeat(seg_start[seg_order], ordered_len)
+        back = np.repeat(ordered_from, ordered_len)
+        inside = np.arange(back.size) - back  # a value's place in its segment
+        value_order = shift + inside
+        rank = np.arange(segments) - np.repeat(seg_first, seg_count)
+        value_rank = np.repeat(rank, ordered_len)
+        value_first = np.append(ordered_from, back.size)[seg_first]
+        value_count = np.bincount(bucket, weights=seg_len, minlength=seg_count.size)
+        for b in np.flatnonzero(seg_count).tolist():
+            segs = seg_order[seg_first[b] : seg_first[b] + seg_count[b]]
+            lo = int(value_first[b])
+            hi = lo + int(value_count[b])
+            height = int(ordered_len[seg_first[b] : seg_first[b] + seg_count[b]].max()) + 1
+            # Row ``inside + 1`` (row 0 holds the carried values), column ``rank``.
+            flat = (inside[lo:hi] + 1) * segs.size + value_rank[lo:hi]
+            self.parts.append((segs, value_order[lo:hi], flat, height))
+
+    def cumsum(self, values: FloatArray, carry: FloatArray) -> FloatArray:
+        """Each segment's cumulative sums of ``values`` from its ``carry`` (columns apart
+        when ``values`` has a second axis, ``carry`` then a row per segment)."""
+        values = np.ascontiguousarray(values)
+        out = np.empty_like(values)
+        columns = values.shape[1:]
+        # Rows are moved as single items (numpy gathers rows of a few floats one float at a
+        # time, about twenty times slower).
+        given, taken = as_items(values), as_items(out)
+        for segs, mine, flat, height in self.parts:
+            grid = np.zeros((height, segs.size, *columns), dtype=np.float64)
+            grid[0] = carry[segs]
+            cells = as_items(grid.reshape(height * segs.size, *columns))
+            cells[flat] = given[mine]
+            np.cumsum(grid, axis=0, out=grid)
+            taken[mine] = cells[flat]
         return out
-    segments = seg_len.size
-    seg_of = np.repeat(np.arange(segments), seg_len)
-    pos = np.arange(values.size) - seg_start[seg_of] + 1
-    # Lengths bucketed by powers of two: a bucket's matrix is at most twice its values.
-    bucket = np.ceil(np.log2(seg_len)).astype(np.uint8)
-    # The segments, and the values, grouped by bucket once (stable sorts of small integers:
-    # in order within each), rather than a pass over all of them per bucket; a segment's
-    # column is its rank among its bucket's.
-    seg_order = np.argsort(bucket, kind="stable")
-    seg_count = np.bincount(bucket)
-    seg_first = np.cumsum(seg_count) - seg_count
-    column = np.empty(segments, dtype=np.int64)
-    column[seg_order] = np.arange(segments) - seg_first[bucket[seg_order]]
-    value_bucket = bucket[seg_of]
-    value_order = np.argsort(value_bucket, kind="stable")
-    value_count = np.bincount(value_bucket, minlength=seg_count.size)
-    value_first = np.cumsum(value_count) - value_count
-    for b in np.flatnonzero(seg_count).tolist():
-        segs = seg_order[seg_first[b] : seg_first[b] + seg_count[b]]
-        mine = value_order[value_first[b] : value_first[b] + value_count[b]]
-        height = int(seg_len[segs].max()) + 1
-        col = column[seg_of[mine]]
-        grid = np.zeros((height, segs.size), dtype=np.float64)
-        grid[0] = carry[segs]
-        grid[pos[mine], col] = values[mine]
-        np.cumsum(grid, axis=0, out=grid)
-        out[mine] = grid[pos[mine], col]
-    return out
+
+
+def as_items(rows: FloatArray) -> npt.NDArray[np.void]:
+    """A C-contiguous array of floats as one item per row (its first axis), sharing its
+    memory: a view numpy gathers and scatters a row at a time.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> a = np.arange(6.0).reshape(3, 2)
+    >>> as_items(a)[[2, 0]].view(np.float64).reshape(2, 2).tolist()
+    [[4.0, 5.0], [0.0, 1.0]]
+    """
+    width = rows.dtype.itemsize * (int(np.prod(rows.shape[1:])) if rows.ndim > 1 else 1)
+    return rows.view(np.dtype((np.void, width))).reshape(rows.shape[0])
 
 
 def share_integrals(tl: Timeline, horizon: float) -> FloatArray:
