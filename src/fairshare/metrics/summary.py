@@ -9,7 +9,7 @@ Definitions, fixed here because the papers leave them open:
   of its tasks, or a gang whose ``min_tasks`` those machines never hold at once, so it has
   no isolated response either) is unfinished too, and also counted
   in ``unrunnable_jobs``, with the first ``UNRUNNABLE_IDS`` of their names in
-  ``unrunnable_job_ids`` (``simulate`` warns about them before the run). A job whose
+  ``unrunnable_job_ids`` (``simulate`` warns about them once the run is done). A job whose
   isolated response is not positive has no
   slowdown. Queueing delay (first start - submit, the wait FAIR section 4 attacks) is over
   jobs that started. Percentiles interpolate linearly between order statistics
