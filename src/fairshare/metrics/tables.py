@@ -384,8 +384,9 @@ def write_run_files(
     a few chunks', whatever the attempts (issue 32).
 
     polars encodes and compresses ``tasks.parquet`` and ``jobs.csv`` without holding the
-    interpreter, so they are written by worker threads while this one writes the timeline
-    and the summary (and runs ``alongside``). The bytes are the same either way.
+    interpreter, so they are written by worker threads while this one takes the totals and
+    writes the timeline and the summary (and runs ``alongside``). The bytes are the same
+    either way.
 
     Parameters
     ----------
@@ -410,13 +411,16 @@ def write_run_files(
         A file cannot be written.
     """
     out_dir.mkdir(parents=True, exist_ok=True)
-    totals = run_totals(log)
-    span = makespan(totals)
+    # The attempts' users, which every pass reads (cached), are found before a worker needs
+    # them, so no two threads build them.
+    attempt_users(log)
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="fairshare-write") as pool:
-        writes = [
-            pool.submit(_write_tasks, log, out_dir / "tasks.parquet"),
-            pool.submit(_write_jobs, log, out_dir / "jobs.csv"),
-        ]
+        # tasks.parquet, the longest write, starts first: the totals are this thread's
+        # while it runs (jobs.csv reads them, so its worker starts after).
+        writes = [pool.submit(_write_tasks, log, out_dir / "tasks.parquet")]
+        totals = run_totals(log)
+        span = makespan(totals)
+        writes.append(pool.submit(_write_jobs, log, out_dir / "jobs.csv"))
         view = _write_timeline(log, out_dir / "timeline.csv", span, grid_points)
         doc = clean(_summary(log, totals, view.integrals))
         assert isinstance(doc, dict)
