@@ -1278,7 +1278,7 @@ class Kueue(Scheduler):
         list of Decision
         """
         ledger = self.ledger
-        job = ledger.jobs.get(task[0]) if task[1] == "map" else None
+        job = ledger.jobs.get(task.job) if task.phase == "map" else None
         if (
             job is None
             or job.maps_done + 1 == job.reduce_after

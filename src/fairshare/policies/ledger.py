@@ -53,7 +53,7 @@ import math
 from bisect import bisect_left, insort
 from collections.abc import Sequence
 from heapq import heappop, heappush
-from typing import Any, Final, Literal, cast
+from typing import Final, Literal
 
 from mypy_extensions import mypyc_attr
 
@@ -657,7 +657,7 @@ class Ledger:
                 alloc[r] = alloc[r] + d
                 r += 1  # noqa: SIM113
         if job.phase == "map":
-            job.where[ref[2]] = mi
+            job.where[ref.task] = mi
         else:
             user.tasks[ref] = mi
         if self.launch_order is not None:
@@ -678,7 +678,7 @@ class Ledger:
         out.append(Launch(ref, cs.names[mi], locality))
         if job.gang:
             job.pending -= 1
-        elif ref[1] == "reduce" and self.copy_compute is not None:
+        elif ref.phase == "reduce" and self.copy_compute is not None:
             # A compute part was never pending: it takes a compute slot of its machine.
             self.copy_compute.compute_started(mi)
             self.touch(user)
@@ -780,18 +780,16 @@ class Ledger:
                 assert times is not None
                 self.now = times[k]
                 k += 1
-            if ref[1] == "map":
-                # The job id as the object the TaskRef holds: read as an int, the compiled
-                # kernel would box it again for the key (an allocation above 256).
-                job = jobs[cast("tuple[Any, ...]", ref)[0]]
+            if ref.phase == "map":
+                job = jobs[ref.job]
                 user = users[job.user]
                 where = job.where
-                index = ref[2]
+                index = ref.task
                 mi = int(where[index])
                 where[index] = -1
                 is_map = True
             else:
-                job = jobs[part_id(ref[0], ref[1])]
+                job = jobs[part_id(ref.job, ref.phase)]
                 user = users[job.user]
                 is_map = False
                 mi = user.tasks.pop(ref)
@@ -881,7 +879,7 @@ class Ledger:
         map task's count is :meth:`release`'s.)"""
         job.finished += 1
         cpac = self.copy_compute
-        if ref[1] == "copy":
+        if ref.phase == "copy":
             assert cpac is not None
             # The reducer keeps its reducer slot and asks its machine to compute.
             cpac.copy_stopped(ref.job, mi, finished=True)

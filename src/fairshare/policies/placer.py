@@ -60,12 +60,6 @@ from fairshare.policies.records import Demand, HeapEntry, JobState, Room, UserSt
 from fairshare.policies.state import fits, key_fits
 from fairshare.tolerances import FIT
 
-_new: Final = tuple.__new__
-"""Builds a ``TaskRef`` without its Python-level ``__new__`` (looked up once per process)."""
-_TASK_REF: Final = TaskRef
-"""``TaskRef`` as a Final name: the compiled kernel keeps it in a C static, where an imported
-class is a dictionary look-up at every launch."""
-
 _NO_BOUND: Final = HeapEntry(0, 0.0, 0.0, 0, -1, 0)
 """A batch's bound before it has one (read only once ``below`` is set)."""
 
@@ -501,8 +495,7 @@ class Placer:
             if in_order and not job.requeue:
                 index = job.next_map
                 job.next_map = index + 1
-                # The job's id object (JobState.key), not a new box of the number.
-                ref: TaskRef = _new(_TASK_REF, (job.key, "map", index))
+                ref = TaskRef(job.key, "map", index)
                 locality: Locality | None = None
             else:
                 ref, locality = self._take(job, mi, now)
@@ -728,7 +721,7 @@ class Placer:
                 else:
                     index = job.next_map
                     job.next_map = index + 1
-                    ref = TaskRef(job.id, "map", index)
+                    ref = TaskRef(job.key, "map", index)
                 locality: Locality | None = None
                 if launched is not None:
                     locality = locality_of(job, index, mi, cs.rack)

@@ -479,7 +479,7 @@ def _victims(
             continue
         for ref, mi in running[v]:
             if cs.alive[mi] and cs.eligible(cls, mi):
-                plain = 0 if ref[1] == "map" and is_gang(pre.view.jobs[ref[0]]) else 1
+                plain = 0 if ref.phase == "map" and is_gang(pre.view.jobs[ref.job]) else 1
                 candidates.append((plain, order[ref], ref, v, mi))
     candidates.sort(reverse=True)
     left = [u.share for u in users]

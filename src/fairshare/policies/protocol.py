@@ -97,6 +97,7 @@ from typing import ClassVar, Literal, NamedTuple, Protocol
 from fairshare.cluster import Machine
 from fairshare.errors import PolicyError as PolicyError  # noqa: PLC0414 - re-exported
 from fairshare.policies.decisions import Launch as Launch  # noqa: PLC0414 - re-exported
+from fairshare.policies.decisions import TaskRef as TaskRef  # noqa: PLC0414 - re-exported
 from fairshare.workload.model import Job
 
 Phase = Literal["map", "reduce", "copy"]
@@ -105,33 +106,6 @@ Phase = Literal["map", "reduce", "copy"]
 Locality = Literal["node", "rack", "off_rack"]
 """Where a map task's input block was found, seen from the machine it runs on (FAIR section
 4): on the machine, in its rack, or elsewhere."""
-
-
-class TaskRef(NamedTuple):
-    """One task of one job, as the driver and the policy name it.
-
-    Attributes
-    ----------
-    job : int
-        The driver's id of the job (``job_submitted``'s ``job_id``).
-    phase : {"map", "reduce", "copy"}
-        The task's phase; ``"copy"`` only with copy-compute splitting (FAIR section 5.2).
-    task : int
-        The task's index in its phase: 0 .. tasks-1 for maps, 0 .. reduce.tasks-1 for
-        reducers and their copy parts.
-
-    Examples
-    --------
-    >>> from fairshare.policies import TaskRef
-    >>> TaskRef(3, "reduce", 0)
-    TaskRef(job=3, phase='reduce', task=0)
-    >>> sorted([TaskRef(1, "map", 2), TaskRef(0, "reduce", 0), TaskRef(1, "map", 0)])[0]
-    TaskRef(job=0, phase='reduce', task=0)
-    """
-
-    job: int
-    phase: Phase
-    task: int
 
 
 class Kill(NamedTuple):

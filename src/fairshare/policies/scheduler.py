@@ -465,7 +465,7 @@ class Scheduler:
         become runnable, machines or jobs wait for offers, a wake-up is due, gangs wait, or
         the machine is gone."""
         ledger = self.ledger
-        job = ledger.jobs.get(task[0]) if task[1] == "map" else None
+        job = ledger.jobs.get(task.job) if task.phase == "map" else None
         if (
             job is None
             or not self.fused
@@ -478,7 +478,7 @@ class Scheduler:
             or ledger.gangs
         ):
             return False
-        return ledger.cluster.alive[job.where[task[2]]]
+        return ledger.cluster.alive[job.where[task.task]]
 
     def reported_shares(self) -> tuple[dict[str, float], dict[str, float]]:
         """Each queue's and user's share as the policy computes it now (SPEC section 8.3's

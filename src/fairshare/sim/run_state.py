@@ -568,9 +568,10 @@ class RunState:
         task = launch.task
         machine = launch.machine
         locality = launch.locality
-        _, phase, index = task
+        phase = task.phase
+        index = task.task
         # A job's id is its order of submission (submit), the row's job field.
-        run = self.run_of[task[0]]
+        run = self.run_of[task.job]
         assert run is not None, "a launched task's job runs"
         if run.first_start is None:
             run.first_start = now
