@@ -52,6 +52,10 @@ class TaskRef:
     ----------
     job : int
         The driver's id of the job (``job_submitted``'s ``job_id``).
+    key : object
+        The job id as the object given, which the ledger's dictionaries find by identity
+        (the compiled kernel would box ``job`` anew at each look-up, an allocation above
+        256).
     phase : {"map", "reduce", "copy"}
         The task's phase; ``"copy"`` only with copy-compute splitting (FAIR section 5.2).
     task : int
@@ -69,25 +73,29 @@ class TaskRef:
 
     # The hash is the tuple's, computed at the first look-up that needs it (most tasks of
     # a trace replay are never a dictionary's key) and kept.
-    __slots__ = ("_hash", "job", "phase", "task")
+    __slots__ = ("_hash", "key", "phase", "task")
 
-    def __init__(self, job: Any, phase: Phase, task: int) -> None:  # job: int
-        # The job id is taken and held as the object given (Any to the compiled kernel,
-        # which would unbox an int argument): the ledger keys its parts by it, and an int
-        # read back from a native field is boxed anew, an allocation above 256, at every
-        # look-up (the placer passes JobState.key, the ledger's own key object).
-        self.job: Any = job
+    def __init__(self, job: Any, phase: Phase, task: int) -> None:  # job: an int
+        # Held as the object given (Any: the kernel would unbox an int argument and box it
+        # anew here); the placer passes the ledger's own key object (JobState.key).
+        self.key: Any = job
         self.phase = phase
         self.task = task
         self._hash = _NO_HASH
 
+    @property
+    def job(self) -> int:
+        """The driver's id of the job."""
+        job: int = self.key
+        return job
+
     def as_tuple(self) -> tuple[int, Phase, int]:
         """The name as the tuple ``(job, phase, task)`` it compares equal to."""
-        return (self.job, self.phase, self.task)
+        return (self.key, self.phase, self.task)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, TaskRef):
-            return self.task == other.task and self.job == other.job and self.phase == other.phase
+            return self.task == other.task and self.key == other.key and self.phase == other.phase
         if isinstance(other, tuple):
             return self.as_tuple() == other
         return NotImplemented
@@ -135,7 +143,7 @@ class TaskRef:
         return self.as_tuple()[index]
 
     def __repr__(self) -> str:
-        return f"TaskRef(job={self.job!r}, phase={self.phase!r}, task={self.task!r})"
+        return f"TaskRef(job={self.key!r}, phase={self.phase!r}, task={self.task!r})"
 
     def __reduce__(self) -> tuple[type[TaskRef], tuple[int, Phase, int]]:
         return (TaskRef, self.as_tuple())

@@ -781,7 +781,8 @@ class Ledger:
                 self.now = times[k]
                 k += 1
             if ref.phase == "map":
-                job = jobs[ref.job]
+                # The job id as the object the TaskRef holds (see TaskRef.key).
+                job = jobs[ref.key]
                 user = users[job.user]
                 where = job.where
                 index = ref.task

@@ -557,10 +557,11 @@ class Placer:
             if job.blocks is not None:
                 picked = pick_map(job, mi, self.ledger.cluster.rack, now)
                 assert picked is not None, "delay scheduling admitted the launch"
-                return TaskRef(job.id, "map", picked[0]), picked[1]
+                # A map part's key is its job id, as the object the ledger holds.
+                return TaskRef(job.key, "map", picked[0]), picked[1]
             index = job.next_map
             job.next_map += 1
-            return TaskRef(job.id, "map", index), None
+            return TaskRef(job.key, "map", index), None
         index = job.next_reduce
         job.next_reduce += 1
         return TaskRef(job.id, "reduce", index), None
