@@ -115,31 +115,39 @@ class LaunchRows:
     """The attempt rows launched since the last spill (:meth:`RunState.spill`), one typed
     array (``librt.vecs.vec``) per field in launch order, names coded (phases and localities
     as :func:`phase_code` and :func:`locality_code`, machines in the run's order of first
-    use): a launch appends eight numbers, with no object made per field, and a spill hands
+    use): a launch writes eight numbers, with no object made per field, and a spill hands
     them over as numpy arrays with a copy each, not a conversion item by item (the columns
     of a Python list of objects were a tenth of a large replay).
+
+    The arrays are sized once, for the rows until the next spill (``capacity``, cut from
+    arrays of zeros made once), and a launch writes its row's items in place: an ``append``
+    per field is a call through librt's API table, about 55 instructions where a write is
+    about 20. Rows past the size are appended. ``count`` rows are held; the arrays' items
+    after them are not rows.
 
     Row ``k`` here is the run's attempt slot ``base + k`` (:class:`RunState`).
 
     Examples
     --------
-    >>> rows = LaunchRows()
+    >>> rows = LaunchRows(4)
     >>> rows.add(5.0, 3, 0, 7, 0, 1, 9.0, -1)
-    >>> len(rows.start), rows.task[0], rows.finish[0]
+    >>> rows.count, rows.task[0], rows.finish[0]
     (1, 7, 9.0)
     >>> rows.columns(0, 1, ("m0", "m1")).machine.tolist()
     [1]
     """
 
-    def __init__(self) -> None:
-        self.start = vec[float]()
-        self.order = vec[i64]()
-        self.phase = vec[i64]()
-        self.task = vec[i64]()
-        self.attempt = vec[i64]()
-        self.machine = vec[i64]()
-        self.finish = vec[float]()
-        self.locality = vec[i64]()
+    def __init__(self, capacity: int = 0) -> None:
+        self.count = 0
+        self.start = _FLOAT_ZEROS[:capacity]
+        self.order = _INT_ZEROS[:capacity]
+        self.phase = _INT_ZEROS[:capacity]
+        self.task = _INT_ZEROS[:capacity]
+        self.attempt = _INT_ZEROS[:capacity]
+        self.machine = _INT_ZEROS[:capacity]
+        self.finish = _FLOAT_ZEROS[:capacity]
+        self.locality = _INT_ZEROS[:capacity]
+        self.capacity = len(self.start)
 
     def add(
         self,
@@ -152,15 +160,28 @@ class LaunchRows:
         finish: float,
         locality: i64,
     ) -> None:
-        """Append an attempt's row."""
-        self.start = append(self.start, start)
-        self.order = append(self.order, order)
-        self.phase = append(self.phase, phase)
-        self.task = append(self.task, task)
-        self.attempt = append(self.attempt, attempt)
-        self.machine = append(self.machine, machine)
-        self.finish = append(self.finish, finish)
-        self.locality = append(self.locality, locality)
+        """Write an attempt's row after the others."""
+        k = self.count
+        if k < self.capacity:
+            self.start[k] = start
+            self.order[k] = order
+            self.phase[k] = phase
+            self.task[k] = task
+            self.attempt[k] = attempt
+            self.machine[k] = machine
+            self.finish[k] = finish
+            self.locality[k] = locality
+        else:
+            self.start = append(self.start, start)
+            self.order = append(self.order, order)
+            self.phase = append(self.phase, phase)
+            self.task = append(self.task, task)
+            self.attempt = append(self.attempt, attempt)
+            self.machine = append(self.machine, machine)
+            self.finish = append(self.finish, finish)
+            self.locality = append(self.locality, locality)
+            self.capacity = k + 1
+        self.count = k + 1
 
     def columns(self, lo: int, hi: int, machine_names: tuple[str, ...]) -> RowColumns:
         """Rows ``lo:hi`` as numpy arrays (copies), machines coded in ``machine_names``."""
@@ -176,18 +197,28 @@ class LaunchRows:
             locality=_copied(self.locality, np.int64, lo, hi),
         )
 
-    def tail(self, lo: int) -> LaunchRows:
-        """The rows from ``lo`` on, as new arrays (a spill keeps its last start time's)."""
-        rows = LaunchRows()
-        rows.start = self.start[lo:]
-        rows.order = self.order[lo:]
-        rows.phase = self.phase[lo:]
-        rows.task = self.task[lo:]
-        rows.attempt = self.attempt[lo:]
-        rows.machine = self.machine[lo:]
-        rows.finish = self.finish[lo:]
-        rows.locality = self.locality[lo:]
+    def tail(self, lo: int, capacity: int) -> LaunchRows:
+        """The rows from ``lo`` on, in new arrays sized for ``capacity`` rows (a spill keeps
+        its last start time's)."""
+        rows = LaunchRows(capacity)
+        for k in range(lo, self.count):
+            rows.add(
+                self.start[k],
+                self.order[k],
+                self.phase[k],
+                self.task[k],
+                self.attempt[k],
+                self.machine[k],
+                self.finish[k],
+                self.locality[k],
+            )
         return rows
+
+
+_ZEROS_KEPT: Final = 1 << 17
+"""Rows of zeros :class:`LaunchRows` cuts its arrays from (twice :data:`SPILL_ROWS`)."""
+_FLOAT_ZEROS: Final = vec[float]([0.0] * _ZEROS_KEPT)
+_INT_ZEROS: Final = vec[i64]([0] * _ZEROS_KEPT)
 
 
 def _copied(column: Any, dtype: type[np.generic], lo: int, hi: int) -> Any:
@@ -316,7 +347,7 @@ class RunState:
         # appended at its launch (written as the task will end), so the rows are in start
         # order but for ties; an attempt is known by its row's number in the run (its slot),
         # and kills and truncations are noted by slot.
-        self.rows = LaunchRows()
+        self.rows = LaunchRows(SPILL_ROWS)
         self.killed: set[int] = set()
         self.truncated: set[int] = set()
         # The machines' codes in the rows, in the run's order of first use.
@@ -589,10 +620,10 @@ class RunState:
                 self.fraction[task] = fraction
         attempt = self.attempt_of.get(task, 0) if self.attempt_of else 0
         rows = self.rows
-        if len(rows.start) >= self.spill_at:
+        if rows.count >= self.spill_at:
             self.spill(now)
             rows = self.rows
-        slot = len(rows.start) + self.base
+        slot = rows.count + self.base
         code = self.machine_codes.get(machine, -1)
         if code < 0:
             code = len(self.machine_names)
@@ -792,7 +823,7 @@ class RunState:
         rows = self.rows
         base = self.base
         start = rows.start
-        count = len(start)
+        count = rows.count
         cut = count - 1
         while cut > 0 and start[cut - 1] == start[cut]:
             cut -= 1
@@ -805,7 +836,7 @@ class RunState:
         columns = rows.columns(0, cut, tuple(self.machine_names))
         # The rows that stay (those of the latest start time) in new arrays: the arrays of
         # the rows that go are dropped whole.
-        self.rows = rows.tail(cut)
+        self.rows = rows.tail(cut, self.spill_at)
         # The rows still written to are those of running tasks, which end at ``now`` or
         # later (a finish event before ``now`` would have come): found on the columns, with
         # no look-up per row (a scan of the running tasks cost a tenth of a large replay).
@@ -827,7 +858,7 @@ class RunState:
 
     def launched(self) -> int:
         """The attempts launched so far."""
-        return self.base + len(self.rows.start)
+        return self.base + self.rows.count
 
     def attempt_rows(self) -> AttemptRows | SpilledRows:
         """All the run's attempt rows as columns, sorted (at the end of the run, when every
@@ -841,7 +872,7 @@ class RunState:
         """
         rows = self.rows
         start = rows.start
-        count = len(start)
+        count = rows.count
         names = tuple(self.machine_names)
         base = self.base
         killed = sorted(slot - base for slot in self.killed)
