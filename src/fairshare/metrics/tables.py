@@ -314,13 +314,16 @@ def _tasks_rows(names: _TaskNames, rows: AttemptRows, user: IntArray) -> pl.Data
     )
 
 
-def dumps_json(document: object) -> str:
+def dumps_json(document: object, *, cleaned: bool = False) -> str:
     """Deterministic JSON text of a document.
 
     Parameters
     ----------
     document : object
         Cleaned first (:func:`~fairshare.metrics.clean`: rounded floats, null for NaN).
+    cleaned : bool
+        The document is :func:`~fairshare.metrics.clean`'s already (a run's summary, tens
+        of thousands of users' entries): not walked again.
 
     Returns
     -------
@@ -336,7 +339,8 @@ def dumps_json(document: object) -> str:
       "b": 0.3333333333333333
     }
     """
-    return json.dumps(clean(document), sort_keys=True, indent=2, allow_nan=False) + "\n"
+    ready = document if cleaned else clean(document)
+    return json.dumps(ready, sort_keys=True, indent=2, allow_nan=False) + "\n"
 
 
 def write_csv(frame: pl.DataFrame, path: Path) -> None:
@@ -424,7 +428,7 @@ def write_run_files(
         view = _write_timeline(log, out_dir / "timeline.csv", span, grid_points)
         doc = clean(_summary(log, totals, view.integrals))
         assert isinstance(doc, dict)
-        (out_dir / "summary.json").write_text(dumps_json(doc), encoding="utf-8")
+        (out_dir / "summary.json").write_text(dumps_json(doc, cleaned=True), encoding="utf-8")
         if log.user_queues or any(record.queue for record in log.jobs):
             # Per-queue use over time, the quantity quotas bound (fairshare.metrics.queues).
             write_csv(queue_usage(log), out_dir / "queues.csv")
